@@ -1,0 +1,34 @@
+"""waybook: an AI agent's sessions and memory as one append-only, event-sourced journal.
+
+Start with `Session.create(InMemoryJournal())` or a `JsonlJournal` path; see README.md.
+"""
+
+from waybook._version import __version__
+from waybook.journal import (
+    GENESIS,
+    AppendResult,
+    Head,
+    InMemoryJournal,
+    JournalError,
+    Record,
+    SessionJournal,
+    StaleWriterError,
+    verify,
+)
+from waybook.session import Session, new_id, utc_now
+
+__all__ = [
+    "GENESIS",
+    "AppendResult",
+    "Head",
+    "InMemoryJournal",
+    "JournalError",
+    "Record",
+    "Session",
+    "SessionJournal",
+    "StaleWriterError",
+    "__version__",
+    "new_id",
+    "utc_now",
+    "verify",
+]

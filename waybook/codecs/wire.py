@@ -1,0 +1,253 @@
+"""The native wire codec: the tag registry, sealing records into canonical lines, and decoding them.
+
+A line is the canonical JSON of a Record, with `digest` as its last field:
+
+    {"seq":1,"id":"…","at":"…","prev":"<64 hex>","body":{"kind":"waybook.user/2",…},"digest":"<64 hex>"}
+
+`digest` is SHA-256 over the same bytes without the `,"digest":"…"` member, so a reader verifies a line
+by hashing a slice of it, without re-encoding anything.
+
+Decoding fails closed: an unknown tag, a missing or unknown field, a wrong type, invalid UTF-8 or
+malformed JSON raises a typed DecodeError naming the tag, the field and where the line was found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Union
+
+import msgspec
+
+from waybook.codecs.canonical import ENCODER
+from waybook.codecs.legacy import UserMessageV1, upcast_user_v1
+from waybook.journal.errors import (
+    DecodeError,
+    InvalidRecordError,
+    InvalidUtf8Error,
+    MalformedJsonError,
+    MissingFieldError,
+    UnknownFieldError,
+    UnknownTagError,
+    WrongTypeError,
+)
+from waybook.journal.records import (
+    BODY_TYPES,
+    AnyBody,
+    AssistantMessage,
+    Body,
+    Compaction,
+    ContextExclusion,
+    CustomEntry,
+    Header,
+    LeafMoved,
+    NewRecord,
+    Record,
+    Reset,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+)
+
+# --- the registry ---------------------------------------------------------------------------------
+
+CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
+    "waybook.header/1": Header,
+    "waybook.user/2": UserMessage,
+    "waybook.assistant/1": AssistantMessage,
+    "waybook.system/1": SystemMessage,
+    "waybook.tool_result/1": ToolResult,
+    "waybook.compaction/1": Compaction,
+    "waybook.exclusion/1": ContextExclusion,
+    "waybook.custom/1": CustomEntry,
+    "waybook.leaf_moved/1": LeafMoved,
+    "waybook.reset/1": Reset,
+}
+"""Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
+
+LEGACY_TAGS: Final[Mapping[str, tuple[type[Body], Callable[[Any], Body]]]] = {
+    "waybook.user/1": (UserMessageV1, upcast_user_v1),
+}
+"""Old versions still read, each with the pure function that lifts it to the current type."""
+
+TAG_PATTERN: Final = re.compile(r"^waybook\.[a-z_]+/[1-9][0-9]*$")
+
+
+def _check_registry() -> None:
+    """The registry is the contract: fail at import if it disagrees with the types it names."""
+    seen: set[str] = set()
+    for tag, cls in [*CURRENT_TAGS.items(), *((t, c) for t, (c, _) in LEGACY_TAGS.items())]:
+        declared = cls.__struct_config__.tag
+        if declared != tag or tag != cls.KIND or not TAG_PATTERN.match(tag) or tag in seen:
+            msg = f"wire registry entry {tag!r} does not match {cls.__qualname__} (tag {declared!r})"
+            raise RuntimeError(msg)
+        seen.add(tag)
+    if set(CURRENT_TAGS.values()) != set(BODY_TYPES):
+        msg = "wire registry and BODY_TYPES disagree: every body type needs exactly one current tag"
+        raise RuntimeError(msg)
+
+
+_check_registry()
+
+# Records of any registered version; only used when the fast current-version decode refused a line.
+_AnyVersionBody = Union[(*CURRENT_TAGS.values(), *(c for c, _ in LEGACY_TAGS.values()))]  # type: ignore[valid-type]
+_AnyVersionRecord: Any = msgspec.defstruct(
+    "_AnyVersionRecord",
+    [
+        ("seq", int),
+        ("id", str),
+        ("at", str),
+        ("prev", str),
+        ("body", _AnyVersionBody),
+        ("digest", str),
+    ],
+    frozen=True,
+    forbid_unknown_fields=True,
+    kw_only=True,
+)
+_UPCAST: Final = dict(LEGACY_TAGS.values())
+
+_RECORD_DECODER: Final = msgspec.json.Decoder(Record)
+_ANY_VERSION_DECODER: Final = msgspec.json.Decoder(_AnyVersionRecord)
+_BODY_DECODER: Final = msgspec.json.Decoder(AnyBody)
+
+
+# --- sealing --------------------------------------------------------------------------------------
+
+
+class _Unsealed(msgspec.Struct, frozen=True, kw_only=True):
+    """A Record without its digest: exactly the bytes the digest covers."""
+
+    seq: int = msgspec.field(name="seq")
+    id: str = msgspec.field(name="id")
+    at: str = msgspec.field(name="at")
+    prev: str = msgspec.field(name="prev")
+    body: AnyBody = msgspec.field(name="body")
+
+
+_DIGEST_PREFIX: Final = b',"digest":"'
+_DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex + "}
+
+
+def seal(seq: int, new: NewRecord, prev: str) -> tuple[Record, bytes]:
+    """Give `new` its position and digest. Returns the committed Record and its canonical line.
+
+    The Record returned is decoded back from the line, so a writer holds exactly what a later replay
+    will read (a NaN written becomes null in both, a list becomes a tuple in both). A body that cannot
+    be encoded or does not decode as its own type raises InvalidRecordError.
+    """
+    unsealed = _Unsealed(seq=seq, id=new.id, at=new.at, prev=prev, body=new.body)
+    try:
+        covered = ENCODER.encode(unsealed)
+    except (TypeError, msgspec.EncodeError, OverflowError) as exc:
+        msg = f"record {new.id!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
+        raise InvalidRecordError(msg, record_id=new.id) from exc
+    digest = hashlib.sha256(covered).hexdigest()
+    line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
+    try:
+        record = decode_record(line)
+    except DecodeError as exc:
+        msg = f"record {new.id!r} does not match its wire type: {exc.reason}"
+        raise InvalidRecordError(msg, record_id=new.id) from exc
+    return record, line
+
+
+def line_digest(line: bytes) -> str | None:
+    """The digest a line claims, if it is well placed and covers the line's other bytes; else None."""
+    if len(line) <= _DIGEST_SUFFIX_LEN or not line.endswith(b'"}'):
+        return None
+    cut = len(line) - _DIGEST_SUFFIX_LEN
+    if line[cut : cut + len(_DIGEST_PREFIX)] != _DIGEST_PREFIX:
+        return None
+    claimed = line[-66:-2]
+    actual = hashlib.sha256(line[:cut] + b"}").hexdigest().encode()
+    return claimed.decode() if claimed == actual else None
+
+
+def encode_record(record: Record) -> bytes:
+    """The canonical line of a committed record (without a trailing newline)."""
+    return ENCODER.encode(record)
+
+
+# --- decoding -------------------------------------------------------------------------------------
+
+
+def decode_record(line: bytes, *, where: str = "") -> Record:
+    """Decode one canonical line into a Record, upcasting old versions. Fails closed with DecodeError."""
+    try:
+        return _RECORD_DECODER.decode(line)
+    except msgspec.ValidationError as exc:
+        if _is_unknown_kind(exc):
+            upcast = _try_legacy(line)
+            if upcast is not None:
+                return upcast
+        raise _typed_error(exc, line, where) from None
+    except msgspec.DecodeError as exc:
+        raise _typed_error(exc, line, where) from None
+
+
+def decode_body(data: bytes, *, where: str = "") -> AnyBody:
+    """Decode a body alone (current versions only)."""
+    try:
+        return _BODY_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _typed_error(exc, data, where) from None
+
+
+def _try_legacy(line: bytes) -> Record | None:
+    try:
+        old = _ANY_VERSION_DECODER.decode(line)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    body = old.body
+    upcaster = _UPCAST.get(type(body))
+    if upcaster is not None:
+        body = upcaster(body)
+    return Record(seq=old.seq, id=old.id, at=old.at, prev=old.prev, body=body, digest=old.digest)
+
+
+_INVALID_VALUE = re.compile(r"^Invalid value (.+) - at `(.+)`$")
+_MISSING = re.compile(r"^Object missing required field `(.+)`(?: - at `(.+)`)?$")
+_UNKNOWN = re.compile(r"^Object contains unknown field `(.+)`(?: - at `(.+)`)?$")
+_AT = re.compile(r" - at `(.+)`$")
+
+
+def _is_unknown_kind(exc: msgspec.ValidationError) -> bool:
+    match = _INVALID_VALUE.match(str(exc))
+    return match is not None and match.group(2) == "$.body.kind"
+
+
+def _sniff_tag(line: bytes) -> str | None:
+    """Best-effort tag of a line that failed to decode, for the error message only."""
+    try:
+        value = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict):
+        body = value.get("body", value)
+        if isinstance(body, dict) and isinstance(body.get("kind"), str):
+            return str(body["kind"])
+    return None
+
+
+def _typed_error(exc: Exception, line: bytes, where: str) -> DecodeError:
+    text = str(exc)
+    if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError):
+        if "UTF-8" in text:
+            return InvalidUtf8Error("the bytes are not valid UTF-8", where=where)
+        return MalformedJsonError(f"not a complete JSON record ({text})", where=where)
+    tag = _sniff_tag(line)
+    if (match := _INVALID_VALUE.match(text)) and match.group(2).endswith((".kind", ".type")):
+        path = match.group(2)
+        reason = f"unknown tag {match.group(1)} at {path}; it may come from a newer waybook"
+        return UnknownTagError(reason, tag=tag, field=path, where=where)
+    if match := _MISSING.match(text):
+        path = f"{match.group(2) or '$'}.{match.group(1)}"
+        return MissingFieldError(f"required field {path} is missing", tag=tag, field=path, where=where)
+    if match := _UNKNOWN.match(text):
+        path = f"{match.group(2) or '$'}.{match.group(1)}"
+        reason = f"unknown field {path}; strict records refuse fields they do not know"
+        return UnknownFieldError(reason, tag=tag, field=path, where=where)
+    at = _AT.search(text)
+    return WrongTypeError(text, tag=tag, field=at.group(1) if at else None, where=where)

@@ -1,0 +1,226 @@
+"""Every error a journal, its codecs or its rules can raise, in one hierarchy under `JournalError`.
+
+Categories (ARCHITECTURE section 3): conflict, integrity (which includes decoding committed bytes),
+validation, capacity and storage. Each error carries the data a caller needs to act on it, and its
+message says what was wrong and what to do next. A raised error means nothing was written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from waybook.journal.head import Head
+
+
+class JournalError(Exception):
+    """Base of every error raised by waybook journals."""
+
+
+# --- conflict -------------------------------------------------------------------------------------
+
+
+class ConflictError(JournalError):
+    """Another writer committed first; re-read the journal and decide again."""
+
+
+class StaleWriterError(ConflictError):
+    """The writer's expected head is not the committed head. Nothing was written."""
+
+    def __init__(self, *, journal: str, expected: Head, actual: Head) -> None:
+        self.journal = journal
+        self.expected = expected
+        self.actual = actual
+        msg = (
+            f"{journal}: stale writer: expected head seq {expected.seq} ({expected.digest[:12]}) but the "
+            f"committed head is seq {actual.seq} ({actual.digest[:12]}); nothing was written. "
+            "Read the records after your head (Session.sync()), decide again, and retry with the new head."
+        )
+        super().__init__(msg)
+
+
+class OverlappingBatchError(ConflictError):
+    """A batch reuses ids that are already committed, but is not an exact retry of a committed batch."""
+
+    def __init__(self, *, journal: str, ids: tuple[str, ...]) -> None:
+        self.journal = journal
+        self.ids = ids
+        shown = ", ".join(repr(i) for i in ids[:5])
+        msg = (
+            f"{journal}: the batch partially overlaps committed records ({shown}); nothing was written. "
+            "An exact retry must resend the same records with the head it first presented; otherwise "
+            "drop the committed records from the batch and append the rest at the current head."
+        )
+        super().__init__(msg)
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+class RecordValidationError(JournalError, ValueError):
+    """A record or batch breaks a journal or session rule. Nothing was written."""
+
+    def __init__(self, message: str, *, journal: str = "", record_id: str | None = None) -> None:
+        self.journal = journal
+        self.record_id = record_id
+        prefix = f"{journal}: " if journal else ""
+        super().__init__(prefix + message)
+
+
+class EmptyBatchError(RecordValidationError):
+    """An append was given no records."""
+
+
+class InvalidRecordError(RecordValidationError):
+    """A field has a value the wire format does not allow (bad id, timestamp, tag)."""
+
+
+class DuplicateIdError(RecordValidationError):
+    """An id is already used in this journal, or twice in one batch."""
+
+
+class MisplacedHeaderError(RecordValidationError):
+    """The header must be the first record, and only the first."""
+
+
+class ParentMismatchError(RecordValidationError):
+    """A node's parent is not the current leaf."""
+
+
+class InvalidLeafMoveError(RecordValidationError):
+    """A leaf move does not start at the current leaf, or goes to an unknown node."""
+
+
+class PartialAssistantError(RecordValidationError):
+    """An assistant entry without a terminal stop reason (a streaming partial) was offered."""
+
+
+class UnknownNodeError(RecordValidationError):
+    """A record refers to a node id that is not in the journal."""
+
+
+# --- integrity ------------------------------------------------------------------------------------
+
+
+class IntegrityError(JournalError):
+    """Committed bytes do not prove a complete, unaltered history."""
+
+
+class BrokenChainError(IntegrityError):
+    """A record's seq, prev or digest does not follow from the record before it."""
+
+    def __init__(self, *, journal: str, seq: int, reason: str, offset: int | None = None) -> None:
+        self.journal = journal
+        self.seq = seq
+        self.reason = reason
+        self.offset = offset
+        where = f" at byte {offset}" if offset is not None else ""
+        msg = (
+            f"{journal}: chain broken at seq {seq}{where}: {reason}. The history is not the one that was "
+            "committed; do not append. Run `waybook verify` to locate the damage."
+        )
+        super().__init__(msg)
+
+
+class DecodeError(IntegrityError, ValueError):
+    """Bytes are not a record this codec knows. Decoding fails closed: nothing is guessed.
+
+    `where` names the line (1-based) or seq when the caller knows it; `field` is the JSON path.
+    """
+
+    def __init__(
+        self, reason: str, *, tag: str | None = None, field: str | None = None, where: str = ""
+    ) -> None:
+        self.reason = reason
+        self.tag = tag
+        self.field = field
+        self.where = where
+        parts = [p for p in (where, f"tag {tag!r}" if tag else "", f"field {field}" if field else "") if p]
+        context = f" ({', '.join(parts)})" if parts else ""
+        msg = f"cannot decode record{context}: {reason}"
+        super().__init__(msg)
+
+
+class UnknownTagError(DecodeError):
+    """The record's wire tag is not registered; it may come from a newer waybook. Upgrade to read it."""
+
+
+class MissingFieldError(DecodeError):
+    """A required wire field is absent."""
+
+
+class UnknownFieldError(DecodeError):
+    """A wire field this version does not know; strict records refuse it rather than drop it."""
+
+
+class WrongTypeError(DecodeError):
+    """A wire field has the wrong JSON type or an invalid value."""
+
+
+class InvalidUtf8Error(DecodeError):
+    """The bytes are not valid UTF-8."""
+
+
+class MalformedJsonError(DecodeError):
+    """The bytes are not one complete JSON object."""
+
+
+class TornTailError(IntegrityError):
+    """The final record is incomplete or damaged. Reads of the prefix work; appends need `repair()`."""
+
+    def __init__(self, *, path: str, offset: int, seq: int, reason: str, torn_bytes: int) -> None:
+        self.path = path
+        self.offset = offset
+        self.seq = seq
+        self.reason = reason
+        self.torn_bytes = torn_bytes
+        msg = (
+            f"{path}: torn tail at byte {offset} (would be seq {seq}): {reason}; {torn_bytes} bytes after "
+            "the last valid record. Committed records before it are intact and readable. Appends are "
+            "refused until the host repairs it explicitly: JsonlJournal.repair() or `waybook repair PATH`, "
+            "which keeps the torn bytes in a quarantine file."
+        )
+        super().__init__(msg)
+
+
+class CorruptJournalError(IntegrityError):
+    """A record before the final one is damaged. Only an explicit prefix read is allowed."""
+
+    def __init__(self, *, path: str, offset: int, seq: int, reason: str) -> None:
+        self.path = path
+        self.offset = offset
+        self.seq = seq
+        self.reason = reason
+        msg = (
+            f"{path}: corrupt record at seq {seq} (byte {offset}): {reason}. Records after it cannot be "
+            "trusted and appends are refused. Open with read_prefix=True to read the intact records "
+            "before it, and restore the file from a copy."
+        )
+        super().__init__(msg)
+
+
+class SnapshotMismatchError(IntegrityError):
+    """A snapshot was taken at a head this journal does not have."""
+
+
+# --- capacity and storage -------------------------------------------------------------------------
+
+
+class CapacityError(JournalError):
+    """A configured limit would be passed. Nothing was written."""
+
+
+class StorageError(JournalError, OSError):
+    """The storage below the journal failed. The journal object may refuse further use."""
+
+
+class LockUnsupportedError(StorageError):
+    """The filesystem cannot give an exclusive lock; waybook never falls back to a weaker one."""
+
+
+class DurabilityError(StorageError):
+    """An fsync or write failed; this journal object refuses every further append."""
+
+
+class JournalClosedError(StorageError):
+    """The journal was closed."""

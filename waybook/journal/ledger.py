@@ -1,0 +1,132 @@
+"""Compare-and-append, decided the same way by every adapter.
+
+`Ledger` owns what an adapter needs to decide an append without touching storage: the committed head
+and the session rules. `plan` turns a batch into sealed records and lines (or recognises an exact retry,
+or refuses); the adapter writes the lines once, then calls `commit`. Storage I/O stays in the adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import attrs
+
+from waybook.codecs.canonical import ENCODER
+from waybook.codecs.wire import decode_record, line_digest, seal
+from waybook.journal.errors import BrokenChainError, OverlappingBatchError, StaleWriterError
+from waybook.journal.head import GENESIS, AppendResult, Head
+from waybook.journal.records import NewRecord, Record
+from waybook.journal.rules import RulesDelta, SessionRules
+
+ReadRange = Callable[[int, int], Sequence[Record]]
+"""`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
+
+
+@attrs.frozen
+class Plan:
+    """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`."""
+
+    result: AppendResult
+    lines: tuple[bytes, ...]
+    delta: RulesDelta
+
+
+@attrs.define
+class Ledger:
+    name: str
+    rules: SessionRules
+    head: Head = GENESIS
+
+    @classmethod
+    def empty(cls, name: str) -> Ledger:
+        return cls(name=name, rules=SessionRules(journal=name))
+
+    def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
+        """Decide an append. Returns a Plan to write, or the original result of an exact retry.
+
+        Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
+        such case nothing has been written.
+        """
+        batch = tuple(batch)
+        if expected != self.head:
+            retry = self._committed_retry(batch, expected, read_range)
+            if retry is not None:
+                return retry
+            overlap = tuple(r.id for r in batch if isinstance(r, NewRecord) and r.id in self.rules.is_node)
+            if overlap:
+                raise OverlappingBatchError(journal=self.name, ids=overlap)
+            raise StaleWriterError(journal=self.name, expected=expected, actual=self.head)
+        delta = self.rules.check(batch)
+        records: list[Record] = []
+        lines: list[bytes] = []
+        prev = self.head.digest
+        for offset, new in enumerate(batch):
+            record, line = seal(self.head.seq + offset + 1, new, prev)
+            records.append(record)
+            lines.append(line)
+            prev = record.digest
+        result = AppendResult(prior=self.head, head=Head.of(records[-1]), records=tuple(records))
+        return Plan(result=result, lines=tuple(lines), delta=delta)
+
+    def commit(self, plan: Plan) -> None:
+        """Record that `plan`'s lines are durably written."""
+        self.rules.commit(plan.delta)
+        self.head = plan.result.head
+
+    def advance(self, records: Iterable[Record], *, check_rules: bool = False) -> None:
+        """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).
+
+        With `check_rules`, each record is also held to the session rules, since a well-chained history
+        written by a faulty writer can still break them.
+        """
+        for record in records:
+            if check_rules:
+                as_new = NewRecord(id=record.id, at=record.at, body=record.body)
+                self.rules.commit(self.rules.check((as_new,)))
+            else:
+                self.rules.apply_committed((record,))
+            self.head = Head.of(record)
+
+    def _committed_retry(
+        self, batch: tuple[NewRecord, ...], expected: Head, read_range: ReadRange
+    ) -> AppendResult | None:
+        """The original result if `batch` is already committed right after `expected`, else None."""
+        if not batch or expected.seq + len(batch) > self.head.seq or expected.seq < 0:
+            return None
+        first = batch[0]
+        if not isinstance(first, NewRecord) or first.id not in self.rules.is_node:
+            return None
+        window = read_range(max(expected.seq - 1, 0), len(batch) + (1 if expected.seq else 0))
+        if expected.seq:
+            anchor, window = window[0], window[1:]
+            if anchor.digest != expected.digest:
+                return None
+        elif expected != GENESIS:
+            return None
+        for new, committed in zip(batch, window, strict=True):
+            if not isinstance(new, NewRecord) or (new.id, new.at) != (committed.id, committed.at):
+                return None
+            if ENCODER.encode(new.body) != ENCODER.encode(committed.body):
+                return None
+        return AppendResult(prior=expected, head=Head.of(window[-1]), records=tuple(window))
+
+
+def iter_chain(lines: Iterable[bytes], *, start: Head = GENESIS, journal: str = "") -> Iterator[Record]:
+    """Decode `lines` (the records after `start`) and prove each follows the one before.
+
+    Raises DecodeError for bytes that are not a record, BrokenChainError for a wrong seq, prev or digest.
+    """
+    seq, prev = start.seq, start.digest
+    for line in lines:
+        seq += 1
+        record = decode_record(line, where=f"{journal} seq {seq}".strip())
+        if record.seq != seq:
+            raise BrokenChainError(journal=journal, seq=seq, reason=f"the record says seq {record.seq}")
+        if record.prev != prev:
+            reason = "its prev is not the digest of the record before it"
+            raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+        if line_digest(line) != record.digest:
+            reason = "its digest does not match its bytes (altered or not canonical)"
+            raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+        prev = record.digest
+        yield record

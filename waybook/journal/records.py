@@ -1,0 +1,225 @@
+"""The record model: frozen value types for every fact a session journal holds.
+
+Records are frozen `msgspec.Struct`s rather than attrs classes because decoding them is the hot path
+of every replay: msgspec builds them straight from JSON in C. Each type declares its stable wire tag
+(`kind` for bodies, `type` for content blocks) and an explicit wire name for every field, so renaming a
+Python attribute never changes the bytes on the wire (see docs/wire-format.md for the evolution rules).
+
+A body is what a writer says (a message, a leaf move, ...). The journal wraps it in a `Record` with the
+committed position, the timestamp, and the digest chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final, TypeAlias
+
+import msgspec
+from msgspec import field
+
+TERMINAL_STOP_REASONS: Final = frozenset(
+    {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "error", "aborted"}
+)
+"""Why an assistant turn ended. A turn without one of these is a streaming partial and is refused."""
+
+
+# --- content blocks -------------------------------------------------------------------------------
+
+
+class _Block(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="type"):
+    """Base of content blocks; each subclass names its wire tag in the `type` field."""
+
+
+class TextBlock(_Block, tag="text", frozen=True):
+    text: str = field(name="text")
+
+
+class ThinkingBlock(_Block, tag="thinking", frozen=True):
+    thinking: str = field(name="thinking")
+    signature: str | None = field(default=None, name="signature")
+    redacted: bool = field(default=False, name="redacted")
+
+
+class ImageBlock(_Block, tag="image", frozen=True):
+    """A reference to an image kept outside the journal (a URI or a content digest), never its bytes."""
+
+    source: str = field(name="source")
+    media_type: str = field(name="media_type")
+
+
+class ToolCallBlock(_Block, tag="tool_call", frozen=True):
+    call_id: str = field(name="id")
+    name: str = field(name="name")
+    arguments: dict[str, Any] = field(default_factory=dict, name="arguments")
+
+
+Block: TypeAlias = TextBlock | ThinkingBlock | ImageBlock | ToolCallBlock
+Content: TypeAlias = tuple[Block, ...]
+
+
+# --- bodies ---------------------------------------------------------------------------------------
+
+
+class Body(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Base of every record body. `KIND` mirrors the wire tag for fast dispatch without reflection."""
+
+    KIND: ClassVar[str] = ""
+    IS_NODE: ClassVar[bool] = False
+
+
+class Header(Body, tag_field="kind", tag="waybook.header/1", frozen=True):
+    """The first record of every journal."""
+
+    KIND: ClassVar[str] = "waybook.header/1"
+    journal: str = field(name="journal")
+    creator: str = field(name="creator")
+    schema: int = field(default=1, name="schema")
+    metadata: dict[str, Any] = field(default_factory=dict, name="metadata")
+
+
+class Node(Body, frozen=True):
+    """An entry in the conversation tree. Appending a node makes it the leaf."""
+
+    IS_NODE: ClassVar[bool] = True
+    parent: str | None = field(name="parent")
+
+
+class UserMessage(Node, tag_field="kind", tag="waybook.user/2", frozen=True):
+    KIND: ClassVar[str] = "waybook.user/2"
+    content: Content = field(name="content")
+
+
+class AssistantMessage(Node, tag_field="kind", tag="waybook.assistant/1", frozen=True):
+    """A complete assistant turn. `stop_reason` must be one of TERMINAL_STOP_REASONS."""
+
+    KIND: ClassVar[str] = "waybook.assistant/1"
+    content: Content = field(name="content")
+    stop_reason: str | None = field(default=None, name="stop_reason")
+    model: str | None = field(default=None, name="model")
+    usage: dict[str, int] | None = field(default=None, name="usage")
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolCallBlock))
+
+
+class SystemMessage(Node, tag_field="kind", tag="waybook.system/1", frozen=True):
+    KIND: ClassVar[str] = "waybook.system/1"
+    content: Content = field(name="content")
+
+
+class ToolResult(Node, tag_field="kind", tag="waybook.tool_result/1", frozen=True):
+    """The outcome of one tool call, answering `call_id` of an assistant's ToolCallBlock."""
+
+    KIND: ClassVar[str] = "waybook.tool_result/1"
+    call_id: str = field(name="call_id")
+    content: Content = field(name="content")
+    tool_name: str | None = field(default=None, name="tool_name")
+    is_error: bool = field(default=False, name="is_error")
+    details: dict[str, Any] | None = field(default=None, name="details")
+
+
+class Compaction(Node, tag_field="kind", tag="waybook.compaction/1", frozen=True):
+    """A summary that replaces, in the model context, the path before `first_kept`."""
+
+    KIND: ClassVar[str] = "waybook.compaction/1"
+    summary: str = field(name="summary")
+    first_kept: str | None = field(name="first_kept")
+    tokens_before: int | None = field(default=None, name="tokens_before")
+    details: dict[str, Any] | None = field(default=None, name="details")
+
+
+class ContextExclusion(Node, tag_field="kind", tag="waybook.exclusion/1", frozen=True):
+    """Removes `target` from the model context of this path from here on; the target stays recorded."""
+
+    KIND: ClassVar[str] = "waybook.exclusion/1"
+    target: str = field(name="target")
+    reason: str = field(default="", name="reason")
+
+
+class CustomEntry(Node, tag_field="kind", tag="waybook.custom/1", frozen=True):
+    """An extension's entry under a namespaced type such as `pi.model_change`.
+
+    It stays out of the model context unless `in_context` is set, in which case `content` is shown to
+    the model as a user message.
+    """
+
+    KIND: ClassVar[str] = "waybook.custom/1"
+    type: str = field(name="type")
+    data: Any = field(default=None, name="data")
+    in_context: bool = field(default=False, name="in_context")
+    content: Content = field(default=(), name="content")
+
+
+class LeafMoved(Body, tag_field="kind", tag="waybook.leaf_moved/1", frozen=True):
+    """Moves the active leaf. The only way to start a branch or go back; nothing is erased."""
+
+    KIND: ClassVar[str] = "waybook.leaf_moved/1"
+    from_leaf: str | None = field(name="from")
+    to_leaf: str | None = field(name="to")
+    reason: str = field(name="reason")
+    actor: str | None = field(default=None, name="actor")
+
+
+class Reset(Body, tag_field="kind", tag="waybook.reset/1", frozen=True):
+    """Clears the leaf, so the next node starts a new root and the context starts empty."""
+
+    KIND: ClassVar[str] = "waybook.reset/1"
+    reason: str = field(default="", name="reason")
+    actor: str | None = field(default=None, name="actor")
+
+
+NodeBody: TypeAlias = (
+    UserMessage | AssistantMessage | SystemMessage | ToolResult | Compaction | ContextExclusion | CustomEntry
+)
+AnyBody: TypeAlias = Header | NodeBody | LeafMoved | Reset
+
+NODE_TYPES: Final = (
+    UserMessage,
+    AssistantMessage,
+    SystemMessage,
+    ToolResult,
+    Compaction,
+    ContextExclusion,
+    CustomEntry,
+)
+BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset)
+
+
+# --- envelopes ------------------------------------------------------------------------------------
+
+
+class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A record a writer offers to a journal: its id, its UTC timestamp and its body."""
+
+    id: str = field(name="id")
+    at: str = field(name="at")
+    body: AnyBody = field(name="body")
+
+
+class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A committed record. `digest` is SHA-256 over the canonical bytes of every other field.
+
+    Field order is part of the wire format: `digest` is last, so the bytes it covers are the line with
+    its own field cut off (see waybook.codecs.wire).
+    """
+
+    seq: int = field(name="seq")
+    id: str = field(name="id")
+    at: str = field(name="at")
+    prev: str = field(name="prev")
+    body: AnyBody = field(name="body")
+    digest: str = field(name="digest")
+
+    @property
+    def kind(self) -> str:
+        return self.body.KIND
+
+
+def text(value: str) -> Content:
+    """Content made of one text block: `UserMessage(parent=..., content=text("hi"))`."""
+    return (TextBlock(text=value),)
+
+
+def plain_text(content: Content) -> str:
+    """The text blocks of `content` joined by blank lines; other blocks are left out."""
+    return "\n\n".join(b.text for b in content if isinstance(b, TextBlock))
