@@ -208,8 +208,8 @@ def _try_legacy(line: bytes) -> Record | None:
 
 
 _INVALID_VALUE = re.compile(r"^Invalid value (.+) - at `(.+)`$")
-_MISSING = re.compile(r"^Object missing required field `(.+)`(?: - at `(.+)`)?$")
-_UNKNOWN = re.compile(r"^Object contains unknown field `(.+)`(?: - at `(.+)`)?$")
+_MISSING = re.compile(r"^Object missing required field `([^`]+)`(?: - at `([^`]+)`)?$")
+_UNKNOWN = re.compile(r"^Object contains unknown field `([^`]+)`(?: - at `([^`]+)`)?$")
 _AT = re.compile(r" - at `(.+)`$")
 
 

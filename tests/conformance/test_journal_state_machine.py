@@ -1,0 +1,174 @@
+"""A hypothesis state machine drives each adapter and a plain list model side by side.
+
+Rules append valid nodes, try stale and invalid appends, branch, reset, retry committed batches and
+read ranges; after every step the adapter's own invariant check runs and its head must match the model.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from tests.builders import AT, header
+from tests.conformance.conftest import ADAPTERS, Adapter
+from waybook.journal import (
+    AppendResult,
+    AssistantMessage,
+    Head,
+    LeafMoved,
+    NewRecord,
+    ParentMismatchError,
+    Reset,
+    SessionJournal,
+    StaleWriterError,
+    UserMessage,
+    text,
+    verify,
+)
+from waybook.journal.rules import next_leaf
+
+
+@attrs.define
+class JournalModel:
+    """What a journal must hold: the records in order, the leaf, the node ids."""
+
+    records: list[NewRecord] = attrs.Factory(list)
+    heads: list[Head] = attrs.Factory(list)
+    leaf: str | None = None
+    nodes: list[str] = attrs.Factory(list)
+
+    def commit(self, batch: list[NewRecord], result: AppendResult) -> None:
+        for new, record in zip(batch, result.records, strict=True):
+            self.records.append(new)
+            self.heads.append(Head.of(record))
+            self.leaf = next_leaf(self.leaf, new.id, new.body)
+            if new.body.IS_NODE:
+                self.nodes.append(new.id)
+
+
+def machine_for(adapter: Adapter) -> type[RuleBasedStateMachine]:
+    class JournalMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tmp = Path(tempfile.mkdtemp(prefix="waybook-sm-"))
+            self.journal: SessionJournal = adapter.make(self.tmp)
+            self.model = JournalModel()
+            self.counter = 0
+            self.last: tuple[list[NewRecord], Head, AppendResult] | None = None
+
+        def teardown(self) -> None:
+            assert verify(self.journal).ok
+            self.journal.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+        def fresh(self) -> str:
+            self.counter += 1
+            return f"n{self.counter}"
+
+        def head(self) -> Head:
+            return self.model.heads[-1]
+
+        def append(self, batch: list[NewRecord]) -> None:
+            expected = self.head()
+            result = self.journal.append(batch, expected=expected)
+            self.model.commit(batch, result)
+            self.last = (batch, expected, result)
+
+        @initialize()
+        def start(self) -> None:
+            from waybook.journal import GENESIS
+
+            batch = [header()]
+            result = self.journal.append(batch, expected=GENESIS)
+            self.model.commit(batch, result)
+
+        @rule(words=st.text(max_size=20), size=st.integers(1, 3))
+        def append_turns(self, words: str, size: int) -> None:
+            batch, leaf = [], self.model.leaf
+            for i in range(size):
+                rid = self.fresh()
+                body: UserMessage | AssistantMessage = (
+                    UserMessage(parent=leaf, content=text(words))
+                    if i % 2 == 0
+                    else AssistantMessage(parent=leaf, content=text(words), stop_reason="end_turn")
+                )
+                batch.append(NewRecord(id=rid, at=AT, body=body))
+                leaf = rid
+            self.append(batch)
+
+        @precondition(lambda self: len(self.model.nodes) > 0)
+        @rule(data=st.data())
+        def branch_to_an_earlier_node(self, data: st.DataObject) -> None:
+            target = data.draw(st.sampled_from(self.model.nodes))
+            move = LeafMoved(from_leaf=self.model.leaf, to_leaf=target, reason="retry")
+            self.append([NewRecord(id=self.fresh(), at=AT, body=move)])
+
+        @rule()
+        def reset(self) -> None:
+            self.append([NewRecord(id=self.fresh(), at=AT, body=Reset())])
+
+        @precondition(lambda self: len(self.model.nodes) > 1)
+        @rule(data=st.data())
+        def a_node_off_the_leaf_is_refused(self, data: st.DataObject) -> None:
+            parent = data.draw(st.sampled_from([n for n in self.model.nodes if n != self.model.leaf]))
+            bad = NewRecord(id=self.fresh(), at=AT, body=UserMessage(parent=parent, content=text("x")))
+            before = self.journal.head()
+            try:
+                self.journal.append([bad], expected=self.head())
+            except ParentMismatchError:
+                pass
+            else:
+                raise AssertionError("a node off the leaf was committed")
+            assert self.journal.head() == before
+
+        @precondition(lambda self: len(self.model.heads) > 1)
+        @rule(data=st.data())
+        def a_stale_append_is_refused(self, data: st.DataObject) -> None:
+            stale = data.draw(st.sampled_from(self.model.heads[:-1]))
+            fresh = NewRecord(id=self.fresh(), at=AT, body=Reset())
+            try:
+                self.journal.append([fresh], expected=stale)
+            except StaleWriterError as exc:
+                assert exc.actual == self.head()
+            else:
+                raise AssertionError("a stale append was committed")
+
+        @precondition(lambda self: self.last is not None)
+        @rule()
+        def a_retry_of_the_last_batch_returns_its_result(self) -> None:
+            assert self.last is not None
+            batch, expected, result = self.last
+            assert self.journal.append(batch, expected=expected) == result
+
+        @rule(after=st.integers(0, 40), limit=st.none() | st.integers(0, 10))
+        def read_a_range(self, after: int, limit: int | None) -> None:
+            got = [r.id for r in self.journal.read(after=after, limit=limit)]
+            end = None if limit is None else after + limit
+            assert got == [r.id for r in self.model.records[after:end]]
+
+        @invariant()
+        def adapter_is_consistent_and_matches_the_model(self) -> None:
+            check = getattr(self.journal, "check_invariants", None)
+            if check is not None:
+                check()
+            if self.model.heads:
+                assert self.journal.head() == self.head()
+
+    JournalMachine.__name__ = f"JournalMachine_{adapter.name}"
+    return JournalMachine
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=lambda a: a.name)
+def test_journal_matches_a_list_model(adapter: Adapter) -> None:
+    machine = machine_for(adapter)
+    machine.TestCase.settings = settings(
+        max_examples=60, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    machine.TestCase().runTest()

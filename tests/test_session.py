@@ -1,0 +1,84 @@
+"""The high-level writer: one Session per conversation writer."""
+
+from __future__ import annotations
+
+import pytest
+
+from waybook import InMemoryJournal, Session, StaleWriterError, utc_now, verify
+from waybook.journal import (
+    AssistantMessage,
+    Header,
+    LeafMoved,
+    ParentMismatchError,
+    ToolCallBlock,
+    ToolResult,
+    UserMessage,
+)
+from waybook.journal.rules import TIMESTAMP_PATTERN
+
+
+def test_create_writes_the_header_once() -> None:
+    journal = InMemoryJournal()
+    Session.create(journal, journal_id="s1", metadata={"cwd": "/w"})
+    Session.create(journal, journal_id="ignored")
+    (only,) = list(journal.read())
+    assert only.body == Header(journal="s1", creator="waybook", metadata={"cwd": "/w"})
+
+
+def test_each_entry_extends_the_leaf_and_becomes_it() -> None:
+    session = Session.create(InMemoryJournal())
+    question = session.user("list the files")
+    call = ToolCallBlock(call_id="c1", name="ls", arguments={"path": "."})
+    answer = session.assistant(["Looking.", call][1:], stop_reason="tool_use")
+    result = session.tool_result("c1", "a.txt\nb.txt", tool_name="ls")
+    assert isinstance(answer.body, AssistantMessage)
+    assert answer.body.parent == question.id
+    assert answer.body.tool_calls == (call,)
+    assert isinstance(result.body, ToolResult)
+    assert result.body.parent == answer.id
+    assert session.leaf == result.id
+    assert verify(session.journal).ok
+
+
+def test_branch_from_moves_the_leaf_and_new_entries_grow_from_there() -> None:
+    session = Session.create(InMemoryJournal(), actor="user")
+    first = session.user("hi")
+    session.assistant("a bad answer")
+    move = session.branch_from(first.id, reason="regenerate")
+    retry = session.assistant("a better answer")
+    assert move.body == LeafMoved(from_leaf=move.body.from_leaf, to_leaf=first.id, reason="regenerate", actor="user")  # type: ignore[union-attr]
+    assert retry.body.parent == first.id  # type: ignore[union-attr]
+
+
+def test_reset_starts_a_new_root() -> None:
+    session = Session.create(InMemoryJournal())
+    session.user("one topic")
+    session.reset(reason="new task")
+    assert session.leaf is None
+    assert session.user("another").body.parent is None  # type: ignore[union-attr]
+
+
+def test_a_stale_session_raises_and_is_usable_after_sync() -> None:
+    journal = InMemoryJournal()
+    alice = Session.create(journal)
+    bob = Session(journal)
+    alice.user("from alice")
+    with pytest.raises(StaleWriterError):
+        bob.user("from bob")
+    assert bob.sync() == 1
+    entry = bob.assistant("bob answers alice")
+    assert isinstance(entry.body, AssistantMessage)
+    assert alice.sync() == 1
+    assert alice.leaf == entry.id
+
+
+def test_a_batch_is_atomic_and_needs_explicit_parents() -> None:
+    session = Session.create(InMemoryJournal())
+    head = session.head
+    with pytest.raises(ParentMismatchError):
+        session.append(UserMessage(parent=None, content=()), UserMessage(parent=None, content=()))
+    assert session.head == head == session.journal.head()
+
+
+def test_timestamps_are_rfc3339_utc() -> None:
+    assert TIMESTAMP_PATTERN.match(utc_now())

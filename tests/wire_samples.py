@@ -1,0 +1,142 @@
+"""One sample body of every registered wire tag, and the generator of fixtures/wire/.
+
+The golden files freeze the wire format. Regenerating them (`python -m tests.wire_samples --write`) is a
+breaking change: do it only together with a new tag version and an upcaster for the old one.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from waybook.codecs.canonical import ENCODER
+from waybook.codecs.legacy import UserMessageV1
+from waybook.codecs.wire import seal
+from waybook.journal import (
+    AnyBody,
+    AssistantMessage,
+    Compaction,
+    ContextExclusion,
+    CustomEntry,
+    Header,
+    ImageBlock,
+    LeafMoved,
+    NewRecord,
+    Reset,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResult,
+    UserMessage,
+)
+from waybook.journal.head import GENESIS_DIGEST
+
+WIRE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "wire"
+AT = "2026-12-01T09:00:00.000Z"
+
+SAMPLES: dict[str, list[AnyBody]] = {
+    "waybook.header/1": [
+        Header(journal="j-demo", creator="waybook-tests", metadata={"cwd": "/work", "model": "m-1"}),
+        Header(journal="j-min", creator="x"),
+    ],
+    "waybook.user/2": [
+        UserMessage(parent=None, content=(TextBlock(text="What is in data.csv? ünïcødé ✓"),)),
+        UserMessage(
+            parent="a1",
+            content=(TextBlock(text="and this one"), ImageBlock(source="sha256:ab12", media_type="image/png")),
+        ),
+    ],
+    "waybook.assistant/1": [
+        AssistantMessage(
+            parent="u1",
+            content=(
+                ThinkingBlock(thinking="Read the file first.", signature="sig=="),
+                TextBlock(text="Let me look."),
+                ToolCallBlock(call_id="call_1", name="read", arguments={"path": "data.csv", "limit": 10}),
+            ),
+            stop_reason="tool_use",
+            model="claude-x",
+            usage={"input": 120, "output": 40},
+        ),
+        AssistantMessage(parent="t1", content=(TextBlock(text="Done."),), stop_reason="end_turn"),
+    ],
+    "waybook.system/1": [SystemMessage(parent=None, content=(TextBlock(text="You are terse."),))],
+    "waybook.tool_result/1": [
+        ToolResult(parent="a1", call_id="call_1", content=(TextBlock(text="a,b\n1,2"),), tool_name="read"),
+        ToolResult(
+            parent="a2",
+            call_id="call_2",
+            content=(TextBlock(text="no such file"),),
+            is_error=True,
+            details={"receipt": {"seq": 4}},
+        ),
+    ],
+    "waybook.compaction/1": [
+        Compaction(parent="t9", summary="The user asked about data.csv.", first_kept="u5", tokens_before=51200)
+    ],
+    "waybook.exclusion/1": [ContextExclusion(parent="c1", target="t3", reason="leaked secret")],
+    "waybook.custom/1": [
+        CustomEntry(parent="c2", type="pi.model_change", data={"provider": "x", "modelId": "m-2"}),
+        CustomEntry(
+            parent="c3", type="ext.note", data=None, in_context=True, content=(TextBlock(text="remember"),)
+        ),
+    ],
+    "waybook.leaf_moved/1": [
+        LeafMoved(from_leaf="a2", to_leaf="u1", reason="retry with a better prompt", actor="user"),
+        LeafMoved(from_leaf="a9", to_leaf=None, reason="start over"),
+    ],
+    "waybook.reset/1": [Reset(reason="new task", actor="host")],
+}
+
+LEGACY_SAMPLES: dict[str, list[object]] = {
+    "waybook.user/1": [UserMessageV1(parent=None, text="an old-style user message")],
+}
+
+
+def sealed_lines(bodies: list[AnyBody] | list[object]) -> list[bytes]:
+    """Seal bodies as consecutive records (chained, ids r1, r2, ...). Legacy bodies are sealed raw."""
+    lines: list[bytes] = []
+    prev = GENESIS_DIGEST
+    for i, body in enumerate(bodies, start=1):
+        if isinstance(body, UserMessageV1):
+            lines.append(_seal_legacy(i, body, prev))
+        else:
+            _, line = seal(i, NewRecord(id=f"r{i}", at=AT, body=body), prev)  # type: ignore[arg-type]
+            lines.append(line)
+        prev = lines[-1][-66:-2].decode()
+    return lines
+
+
+def _seal_legacy(seq: int, body: UserMessageV1, prev: str) -> bytes:
+    import hashlib
+
+    # Written by hand because the current envelope type no longer accepts a user/1 body.
+    covered = (
+        b'{"seq":%d,"id":"r%d","at":"%s","prev":"%s","body":' % (seq, seq, AT.encode(), prev.encode())
+        + ENCODER.encode(body)
+        + b"}"
+    )
+    digest = hashlib.sha256(covered).hexdigest()
+    return covered[:-1] + b',"digest":"' + digest.encode() + b'"}'
+
+
+def fixture_name(tag: str) -> str:
+    return tag.replace("waybook.", "").replace("/", "-v") + ".jsonl"
+
+
+def write_fixtures() -> None:
+    WIRE_DIR.mkdir(parents=True, exist_ok=True)
+    (WIRE_DIR / "legacy").mkdir(exist_ok=True)
+    for tag, bodies in SAMPLES.items():
+        (WIRE_DIR / fixture_name(tag)).write_bytes(b"".join(line + b"\n" for line in sealed_lines(bodies)))
+    for tag, old in LEGACY_SAMPLES.items():
+        (WIRE_DIR / "legacy" / fixture_name(tag)).write_bytes(
+            b"".join(line + b"\n" for line in sealed_lines(old))
+        )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python -m tests.wire_samples --write   (a breaking change: read the docstring)")
+    write_fixtures()
