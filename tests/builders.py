@@ -31,7 +31,9 @@ def user(record_id: str, parent: str | None, words: str = "hello") -> NewRecord:
     return NewRecord(id=record_id, at=AT, body=UserMessage(parent=parent, content=text(words)))
 
 
-def assistant(record_id: str, parent: str | None, words: str = "hi", stop: str | None = "end_turn") -> NewRecord:
+def assistant(
+    record_id: str, parent: str | None, words: str = "hi", stop: str | None = "end_turn"
+) -> NewRecord:
     return NewRecord(
         id=record_id, at=AT, body=AssistantMessage(parent=parent, content=text(words), stop_reason=stop)
     )

@@ -46,7 +46,9 @@ def test_branch_from_moves_the_leaf_and_new_entries_grow_from_there() -> None:
     session.assistant("a bad answer")
     move = session.branch_from(first.id, reason="regenerate")
     retry = session.assistant("a better answer")
-    assert move.body == LeafMoved(from_leaf=move.body.from_leaf, to_leaf=first.id, reason="regenerate", actor="user")  # type: ignore[union-attr]
+    assert move.body == LeafMoved(
+        from_leaf=move.body.from_leaf, to_leaf=first.id, reason="regenerate", actor="user"
+    )  # type: ignore[union-attr]
     assert retry.body.parent == first.id  # type: ignore[union-attr]
 
 

@@ -90,7 +90,12 @@ def _renamed_twin(cls: type[msgspec.Struct]) -> type[msgspec.Struct]:
     ]
     config = cls.__struct_config__
     return msgspec.defstruct(
-        f"Renamed{cls.__name__}", fields, tag=config.tag, tag_field=config.tag_field, kw_only=True, frozen=True
+        f"Renamed{cls.__name__}",
+        fields,
+        tag=config.tag,
+        tag_field=config.tag_field,
+        kw_only=True,
+        frozen=True,
     )
 
 
@@ -240,12 +245,20 @@ blocks = st.one_of(
     st.builds(TextBlock, text=texts),
     st.builds(ThinkingBlock, thinking=texts, signature=st.none() | texts, redacted=st.booleans()),
     st.builds(ImageBlock, source=texts, media_type=st.sampled_from(["image/png", "image/jpeg"])),
-    st.builds(ToolCallBlock, call_id=ids, name=ids, arguments=st.dictionaries(texts, json_values, max_size=3)),
+    st.builds(
+        ToolCallBlock, call_id=ids, name=ids, arguments=st.dictionaries(texts, json_values, max_size=3)
+    ),
 )
 contents = st.lists(blocks, max_size=4).map(tuple)
 parents = st.none() | ids
 bodies: st.SearchStrategy[AnyBody] = st.one_of(
-    st.builds(Header, journal=ids, creator=texts, schema=st.integers(1, 9), metadata=st.dictionaries(texts, json_values)),
+    st.builds(
+        Header,
+        journal=ids,
+        creator=texts,
+        schema=st.integers(1, 9),
+        metadata=st.dictionaries(texts, json_values),
+    ),
     st.builds(UserMessage, parent=parents, content=contents),
     st.builds(
         AssistantMessage,
@@ -265,7 +278,13 @@ bodies: st.SearchStrategy[AnyBody] = st.one_of(
         is_error=st.booleans(),
         details=st.none() | st.dictionaries(texts, json_values, max_size=3),
     ),
-    st.builds(Compaction, parent=parents, summary=texts, first_kept=parents, tokens_before=st.none() | st.integers(0)),
+    st.builds(
+        Compaction,
+        parent=parents,
+        summary=texts,
+        first_kept=parents,
+        tokens_before=st.none() | st.integers(0),
+    ),
     st.builds(ContextExclusion, parent=parents, target=ids, reason=texts),
     st.builds(
         CustomEntry, parent=parents, type=ids, data=json_values, in_context=st.booleans(), content=contents

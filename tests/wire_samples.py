@@ -44,7 +44,10 @@ SAMPLES: dict[str, list[AnyBody]] = {
         UserMessage(parent=None, content=(TextBlock(text="What is in data.csv? ünïcødé ✓"),)),
         UserMessage(
             parent="a1",
-            content=(TextBlock(text="and this one"), ImageBlock(source="sha256:ab12", media_type="image/png")),
+            content=(
+                TextBlock(text="and this one"),
+                ImageBlock(source="sha256:ab12", media_type="image/png"),
+            ),
         ),
     ],
     "waybook.assistant/1": [
@@ -73,7 +76,9 @@ SAMPLES: dict[str, list[AnyBody]] = {
         ),
     ],
     "waybook.compaction/1": [
-        Compaction(parent="t9", summary="The user asked about data.csv.", first_kept="u5", tokens_before=51200)
+        Compaction(
+            parent="t9", summary="The user asked about data.csv.", first_kept="u5", tokens_before=51200
+        )
     ],
     "waybook.exclusion/1": [ContextExclusion(parent="c1", target="t3", reason="leaked secret")],
     "waybook.custom/1": [

@@ -327,7 +327,9 @@ def test_r10_references_to_nodes_must_name_known_nodes(journal: SessionJournal) 
 
 
 @pytest.mark.parametrize("stop", [None, "", "streaming", "partial"])
-def test_r11_a_streaming_partial_assistant_entry_is_refused(journal: SessionJournal, stop: str | None) -> None:
+def test_r11_a_streaming_partial_assistant_entry_is_refused(
+    journal: SessionJournal, stop: str | None
+) -> None:
     head = started(journal, 1)
     with pytest.raises(PartialAssistantError):
         journal.append([assistant("a", "m0", stop=stop)], expected=head)

@@ -105,4 +105,3 @@ class InMemoryJournal:
         if self._closed:
             msg = f"{self._name}: the journal is closed; open a new one to continue"
             raise JournalClosedError(msg)
-

@@ -22,7 +22,7 @@ ReadRange = Callable[[int, int], Sequence[Record]]
 """`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
 
 
-@attrs.frozen
+@attrs.define
 class Plan:
     """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`."""
 

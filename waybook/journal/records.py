@@ -25,7 +25,9 @@ TERMINAL_STOP_REASONS: Final = frozenset(
 # --- content blocks -------------------------------------------------------------------------------
 
 
-class _Block(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="type"):
+class _Block(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False, tag_field="type"
+):
     """Base of content blocks; each subclass names its wire tag in the `type` field."""
 
 
@@ -59,7 +61,7 @@ Content: TypeAlias = tuple[Block, ...]
 # --- bodies ---------------------------------------------------------------------------------------
 
 
-class Body(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class Body(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """Base of every record body. `KIND` mirrors the wire tag for fast dispatch without reflection."""
 
     KIND: ClassVar[str] = ""
@@ -188,7 +190,7 @@ BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset)
 # --- envelopes ------------------------------------------------------------------------------------
 
 
-class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """A record a writer offers to a journal: its id, its UTC timestamp and its body."""
 
     id: str = field(name="id")
@@ -196,7 +198,7 @@ class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     body: AnyBody = field(name="body")
 
 
-class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """A committed record. `digest` is SHA-256 over the canonical bytes of every other field.
 
     Field order is part of the wire format: `digest` is last, so the bytes it covers are the line with

@@ -8,8 +8,8 @@ changing it and returns the state change; `commit` applies that change once the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 import attrs
 
@@ -35,6 +35,9 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
 )
 
 ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
@@ -53,12 +56,11 @@ def next_leaf(leaf: str | None, record_id: str, body: AnyBody) -> str | None:
     return leaf
 
 
-@attrs.frozen
+@attrs.define
 class RulesDelta:
-    """What a validated batch changes: new ids (node or not), whether it writes the header, the leaf."""
+    """What a validated batch changes: the new ids (and whether each is a node) and the leaf after it."""
 
-    ids: tuple[tuple[str, bool], ...]
-    header: bool
+    ids: dict[str, bool]
     leaf: str | None
 
 
@@ -73,36 +75,69 @@ class SessionRules:
     is_node: dict[str, bool] = attrs.field(factory=dict)
 
     def check(self, batch: Sequence[NewRecord]) -> RulesDelta:
-        """Validate `batch` as the next records, raising a RecordValidationError; changes nothing."""
+        """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
+
+        This runs on every append, so it is one flat loop; per-type checks are looked up by type.
+        """
         if not batch:
             msg = "an append needs at least one record"
             raise EmptyBatchError(msg, journal=self.journal)
         new_ids: dict[str, bool] = {}
-        header = self.has_header
+        is_node = self.is_node
         leaf = self.leaf
-        for offset, record in enumerate(batch):
-            position = self.count + offset + 1
-            self._check_fields(record)
-            if record.id in self.is_node or record.id in new_ids:
-                msg = f"id {record.id!r} is already used in this journal; every record needs a fresh id"
-                raise DuplicateIdError(msg, journal=self.journal, record_id=record.id)
-            body = record.body
-            if isinstance(body, Header) != (position == 1):
+        position = self.count
+        for record in batch:
+            position += 1
+            if type(record) is not NewRecord:
+                msg = f"append takes NewRecord values, got {type(record).__name__}"
+                raise InvalidRecordError(msg, journal=self.journal)
+            rid, body = record.id, record.body
+            if type(rid) is not str or not _ID_MATCH(rid):
                 msg = (
-                    f"record {record.id!r} at seq {position}: the header must be the first record and "
+                    f"record id {rid!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
+                    "starting with a letter or digit"
+                )
+                raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
+            if type(record.at) is not str or not _TIMESTAMP_MATCH(record.at):
+                msg = (
+                    f"record {rid!r}: timestamp {record.at!r} is not RFC 3339 UTC "
+                    "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
+                )
+                raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
+            if rid in is_node or rid in new_ids:
+                msg = f"id {rid!r} is already used in this journal; every record needs a fresh id"
+                raise DuplicateIdError(msg, journal=self.journal, record_id=rid)
+            kind = type(body)
+            if (kind is Header) != (position == 1):
+                msg = (
+                    f"record {rid!r} at seq {position}: the header must be the first record and "
                     "only the first; create a journal with its header, then append entries"
                 )
-                raise MisplacedHeaderError(msg, journal=self.journal, record_id=record.id)
-            header = header or isinstance(body, Header)
-            self._check_body(record, body, leaf, new_ids)
-            new_ids[record.id] = body.IS_NODE
-            leaf = next_leaf(leaf, record.id, body)
-        return RulesDelta(ids=tuple(new_ids.items()), header=header, leaf=leaf)
+                raise MisplacedHeaderError(msg, journal=self.journal, record_id=rid)
+            extra = _BODY_CHECKS.get(kind)
+            if extra is None:
+                msg = f"record {rid!r} has a body of type {kind.__name__}, which is not a record body"
+                raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
+            if body.IS_NODE:
+                if body.parent != leaf:  # type: ignore[union-attr]
+                    msg = (
+                        f"node {rid!r} names parent {body.parent!r} but the current leaf is {leaf!r}; a "  # type: ignore[union-attr]
+                        "node must extend the current leaf. To branch, move the leaf first (Session.branch_from)"
+                    )
+                    raise ParentMismatchError(msg, journal=self.journal, record_id=rid)
+                if extra is not _no_check:
+                    extra(self, rid, body, leaf, new_ids)
+                leaf = rid
+            else:
+                extra(self, rid, body, leaf, new_ids)
+                leaf = next_leaf(leaf, rid, body)
+            new_ids[rid] = body.IS_NODE
+        return RulesDelta(ids=new_ids, leaf=leaf)
 
     def commit(self, delta: RulesDelta) -> None:
         self.is_node.update(delta.ids)
         self.count += len(delta.ids)
-        self.has_header = delta.header
+        self.has_header = True  # a checked batch either starts with the header or follows it
         self.leaf = delta.leaf
 
     def apply_committed(self, records: Iterable[Record]) -> None:
@@ -110,72 +145,82 @@ class SessionRules:
         for record in records:
             self.is_node[record.id] = record.body.IS_NODE
             self.count += 1
-            self.has_header = self.has_header or isinstance(record.body, Header)
+            self.has_header = True
             self.leaf = next_leaf(self.leaf, record.id, record.body)
 
-    def _is_known_node(self, node_id: str, pending: Mapping[str, bool]) -> bool:
+    def is_known_node(self, node_id: str, pending: Mapping[str, bool]) -> bool:
         return self.is_node.get(node_id, False) or pending.get(node_id, False)
 
-    def _check_fields(self, record: NewRecord) -> None:
-        if not isinstance(record, NewRecord):
-            msg = f"append takes NewRecord values, got {type(record).__name__}"
-            raise InvalidRecordError(msg, journal=self.journal)
-        if not isinstance(record.id, str) or not ID_PATTERN.match(record.id):
-            msg = (
-                f"record id {record.id!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
-                "starting with a letter or digit"
-            )
-            raise InvalidRecordError(msg, journal=self.journal, record_id=str(record.id))
-        if not isinstance(record.at, str) or not TIMESTAMP_PATTERN.match(record.at):
-            msg = (
-                f"record {record.id!r}: timestamp {record.at!r} is not RFC 3339 UTC "
-                "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
-            )
-            raise InvalidRecordError(msg, journal=self.journal, record_id=record.id)
 
-    def _check_body(
-        self, record: NewRecord, body: AnyBody, leaf: str | None, pending: Mapping[str, bool]
-    ) -> None:
-        rid = record.id
-        if body.IS_NODE:
-            parent = body.parent  # type: ignore[union-attr]
-            if parent != leaf:
-                msg = (
-                    f"node {rid!r} names parent {parent!r} but the current leaf is {leaf!r}; a node "
-                    "must extend the current leaf. To branch, move the leaf first (Session.branch_from)"
-                )
-                raise ParentMismatchError(msg, journal=self.journal, record_id=rid)
-        if isinstance(body, AssistantMessage) and body.stop_reason not in TERMINAL_STOP_REASONS:
-            msg = (
-                f"assistant entry {rid!r} has stop reason {body.stop_reason!r}: only complete turns are "
-                f"committed (one of {', '.join(sorted(TERMINAL_STOP_REASONS))}); never a streaming partial"
-            )
-            raise PartialAssistantError(msg, journal=self.journal, record_id=rid)
-        if isinstance(body, LeafMoved):
-            if body.from_leaf != leaf:
-                msg = (
-                    f"leaf move {rid!r} starts at {body.from_leaf!r} but the current leaf is {leaf!r}; "
-                    "sync with the journal and move from the current leaf"
-                )
-                raise InvalidLeafMoveError(msg, journal=self.journal, record_id=rid)
-            if body.to_leaf is not None and not self._is_known_node(body.to_leaf, pending):
-                msg = f"leaf move {rid!r} goes to {body.to_leaf!r}, which is not a node of this journal"
-                raise InvalidLeafMoveError(msg, journal=self.journal, record_id=rid)
-        for ref in _node_refs(body):
-            if not self._is_known_node(ref, pending):
-                msg = f"record {rid!r} refers to {ref!r}, which is not a node of this journal"
-                raise UnknownNodeError(msg, journal=self.journal, record_id=rid)
-        if isinstance(body, CustomEntry) and not CUSTOM_TYPE_PATTERN.match(body.type):
-            msg = (
-                f"custom entry {rid!r} has type {body.type!r}; use a namespaced type such as "
-                "'myext.note' so extensions cannot collide"
-            )
-            raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
+_ID_MATCH: Final = ID_PATTERN.match
+_TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.match
+BodyCheck = Callable[[SessionRules, str, Any, "str | None", Mapping[str, bool]], None]
 
 
-def _node_refs(body: AnyBody) -> tuple[str, ...]:
-    if isinstance(body, Compaction) and body.first_kept is not None:
-        return (body.first_kept,)
-    if isinstance(body, ContextExclusion):
-        return (body.target,)
-    return ()
+def _no_check(
+    rules: SessionRules, rid: str, body: Any, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    return
+
+
+def _check_assistant(
+    rules: SessionRules, rid: str, body: AssistantMessage, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if body.stop_reason not in TERMINAL_STOP_REASONS:
+        msg = (
+            f"assistant entry {rid!r} has stop reason {body.stop_reason!r}: only complete turns are "
+            f"committed (one of {', '.join(sorted(TERMINAL_STOP_REASONS))}); never a streaming partial"
+        )
+        raise PartialAssistantError(msg, journal=rules.journal, record_id=rid)
+
+
+def _check_leaf_move(
+    rules: SessionRules, rid: str, body: LeafMoved, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if body.from_leaf != leaf:
+        msg = (
+            f"leaf move {rid!r} starts at {body.from_leaf!r} but the current leaf is {leaf!r}; "
+            "sync with the journal and move from the current leaf"
+        )
+        raise InvalidLeafMoveError(msg, journal=rules.journal, record_id=rid)
+    if body.to_leaf is not None and not rules.is_known_node(body.to_leaf, pending):
+        msg = f"leaf move {rid!r} goes to {body.to_leaf!r}, which is not a node of this journal"
+        raise InvalidLeafMoveError(msg, journal=rules.journal, record_id=rid)
+
+
+def _check_refs(
+    rules: SessionRules,
+    rid: str,
+    body: Compaction | ContextExclusion,
+    leaf: str | None,
+    pending: Mapping[str, bool],
+) -> None:
+    ref = body.first_kept if isinstance(body, Compaction) else body.target
+    if ref is not None and not rules.is_known_node(ref, pending):
+        msg = f"record {rid!r} refers to {ref!r}, which is not a node of this journal"
+        raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
+
+
+def _check_custom(
+    rules: SessionRules, rid: str, body: CustomEntry, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.match(body.type):
+        msg = (
+            f"custom entry {rid!r} has type {body.type!r}; use a namespaced type such as "
+            "'myext.note' so extensions cannot collide"
+        )
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+
+
+_BODY_CHECKS: Final[dict[type, BodyCheck]] = {
+    Header: _no_check,
+    UserMessage: _no_check,
+    SystemMessage: _no_check,
+    ToolResult: _no_check,
+    AssistantMessage: _check_assistant,
+    Compaction: _check_refs,
+    ContextExclusion: _check_refs,
+    CustomEntry: _check_custom,
+    LeafMoved: _check_leaf_move,
+    Reset: _no_check,
+}
