@@ -120,12 +120,8 @@ def machine_for(adapter: Adapter) -> type[RuleBasedStateMachine]:
             parent = data.draw(st.sampled_from([n for n in self.model.nodes if n != self.model.leaf]))
             bad = NewRecord(id=self.fresh(), at=AT, body=UserMessage(parent=parent, content=text("x")))
             before = self.journal.head()
-            try:
+            with pytest.raises(ParentMismatchError):
                 self.journal.append([bad], expected=self.head())
-            except ParentMismatchError:
-                pass
-            else:
-                raise AssertionError("a node off the leaf was committed")
             assert self.journal.head() == before
 
         @precondition(lambda self: len(self.model.heads) > 1)
@@ -133,12 +129,9 @@ def machine_for(adapter: Adapter) -> type[RuleBasedStateMachine]:
         def a_stale_append_is_refused(self, data: st.DataObject) -> None:
             stale = data.draw(st.sampled_from(self.model.heads[:-1]))
             fresh = NewRecord(id=self.fresh(), at=AT, body=Reset())
-            try:
+            with pytest.raises(StaleWriterError) as caught:
                 self.journal.append([fresh], expected=stale)
-            except StaleWriterError as exc:
-                assert exc.actual == self.head()
-            else:
-                raise AssertionError("a stale append was committed")
+            assert caught.value.actual == self.head()
 
         @precondition(lambda self: self.last is not None)
         @rule()

@@ -119,10 +119,11 @@ class SessionRules:
                 msg = f"record {rid!r} has a body of type {kind.__name__}, which is not a record body"
                 raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
             if body.IS_NODE:
-                if body.parent != leaf:  # type: ignore[union-attr]
+                parent = body.parent  # type: ignore[union-attr]
+                if parent != leaf:
                     msg = (
-                        f"node {rid!r} names parent {body.parent!r} but the current leaf is {leaf!r}; a "  # type: ignore[union-attr]
-                        "node must extend the current leaf. To branch, move the leaf first (Session.branch_from)"
+                        f"node {rid!r} names parent {parent!r} but the current leaf is {leaf!r}; a node must "
+                        "extend the current leaf. To branch, move the leaf first (Session.branch_from)"
                     )
                     raise ParentMismatchError(msg, journal=self.journal, record_id=rid)
                 if extra is not _no_check:
