@@ -12,7 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from waybook.journal import InMemoryJournal, SessionJournal
+from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 
 
 @attrs.frozen
@@ -22,8 +22,20 @@ class Adapter:
     reopen: Callable[[SessionJournal], SessionJournal] | None = None
 
 
+def _reopen_jsonl(journal: SessionJournal) -> SessionJournal:
+    assert isinstance(journal, JsonlJournal)
+    journal.close()
+    return JsonlJournal(journal.path, create=False)
+
+
 ADAPTERS: list[Adapter] = [
     Adapter("in_memory", lambda _tmp: InMemoryJournal("conformance")),
+    Adapter("jsonl", lambda tmp: JsonlJournal(tmp / "journal.jsonl"), _reopen_jsonl),
+    Adapter(
+        "jsonl_group",
+        lambda tmp: JsonlJournal(tmp / "journal.jsonl", durability="group"),
+        _reopen_jsonl,
+    ),
 ]
 
 

@@ -146,6 +146,13 @@ def machine_for(adapter: Adapter) -> type[RuleBasedStateMachine]:
             end = None if limit is None else after + limit
             assert got == [r.id for r in self.model.records[after:end]]
 
+        @precondition(lambda self: adapter.reopen is not None)
+        @rule()
+        def reopen_the_journal(self) -> None:
+            assert adapter.reopen is not None
+            self.journal = adapter.reopen(self.journal)
+            assert [r.id for r in self.journal.read()] == [r.id for r in self.model.records]
+
         @invariant()
         def adapter_is_consistent_and_matches_the_model(self) -> None:
             check = getattr(self.journal, "check_invariants", None)

@@ -1,5 +1,6 @@
 """Journals: records, the `SessionJournal` protocol, heads, errors and adapters."""
 
+from waybook.journal.durability import Durability
 from waybook.journal.errors import (
     BrokenChainError,
     CapacityError,
@@ -34,6 +35,7 @@ from waybook.journal.errors import (
 )
 from waybook.journal.head import GENESIS, GENESIS_DIGEST, AppendResult, Head
 from waybook.journal.in_memory import InMemoryJournal
+from waybook.journal.jsonl import JsonlJournal, RepairReceipt, verify_file
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
     TERMINAL_STOP_REASONS,
@@ -68,10 +70,14 @@ __all__ = [
     "GENESIS_DIGEST",
     "AppendResult",
     "Head",
+    "Durability",
     "InMemoryJournal",
+    "JsonlJournal",
+    "RepairReceipt",
     "SessionJournal",
     "VerifyReport",
     "verify",
+    "verify_file",
     # records
     "TERMINAL_STOP_REASONS",
     "AnyBody",

@@ -79,13 +79,14 @@ class Ledger:
         With `check_rules`, each record is also held to the session rules, since a well-chained history
         written by a faulty writer can still break them.
         """
-        for record in records:
-            if check_rules:
-                as_new = NewRecord(id=record.id, at=record.at, body=record.body)
-                self.rules.commit(self.rules.check((as_new,)))
-            else:
-                self.rules.apply_committed((record,))
-            self.head = Head.of(record)
+        records = tuple(records)
+        if not records:
+            return
+        if check_rules:
+            self.rules.commit(self.rules.check(records))
+        else:
+            self.rules.apply_committed(records)
+        self.head = Head.of(records[-1])
 
     def _committed_retry(
         self, batch: tuple[NewRecord, ...], expected: Head, read_range: ReadRange
@@ -119,14 +120,20 @@ def iter_chain(lines: Iterable[bytes], *, start: Head = GENESIS, journal: str = 
     seq, prev = start.seq, start.digest
     for line in lines:
         seq += 1
-        record = decode_record(line, where=f"{journal} seq {seq}".strip())
-        if record.seq != seq:
-            raise BrokenChainError(journal=journal, seq=seq, reason=f"the record says seq {record.seq}")
-        if record.prev != prev:
-            reason = "its prev is not the digest of the record before it"
-            raise BrokenChainError(journal=journal, seq=seq, reason=reason)
-        if line_digest(line) != record.digest:
-            reason = "its digest does not match its bytes (altered or not canonical)"
-            raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+        record = check_line(line, seq, prev, journal)
         prev = record.digest
         yield record
+
+
+def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
+    """Decode one line and prove it is record `seq` following digest `prev`."""
+    record = decode_record(line, where=f"{journal} seq {seq}".strip())
+    if record.seq != seq:
+        raise BrokenChainError(journal=journal, seq=seq, reason=f"the record says seq {record.seq}")
+    if record.prev != prev:
+        reason = "its prev is not the digest of the record before it"
+        raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+    if line_digest(line) != record.digest:
+        reason = "its digest does not match its bytes (altered or not canonical)"
+        raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+    return record

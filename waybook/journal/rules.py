@@ -74,7 +74,7 @@ class SessionRules:
     leaf: str | None = None
     is_node: dict[str, bool] = attrs.field(factory=dict)
 
-    def check(self, batch: Sequence[NewRecord]) -> RulesDelta:
+    def check(self, batch: Sequence[NewRecord | Record]) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
 
         This runs on every append, so it is one flat loop; per-type checks are looked up by type.
@@ -88,7 +88,7 @@ class SessionRules:
         position = self.count
         for record in batch:
             position += 1
-            if type(record) is not NewRecord:
+            if type(record) is not NewRecord and type(record) is not Record:
                 msg = f"append takes NewRecord values, got {type(record).__name__}"
                 raise InvalidRecordError(msg, journal=self.journal)
             rid, body = record.id, record.body

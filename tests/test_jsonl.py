@@ -1,0 +1,355 @@
+"""The JSONL adapter beyond the shared contract: files, processes, durability, damage and repair."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.builders import chat, header, reset, user
+from tests.faults import CountingFileOps, CrashableFileOps, FailingFsyncOps
+from waybook import Session
+from waybook.journal import (
+    GENESIS,
+    CorruptJournalError,
+    DurabilityError,
+    Head,
+    JsonlJournal,
+    LockUnsupportedError,
+    StaleWriterError,
+    StorageError,
+    TornTailError,
+    verify,
+    verify_file,
+)
+
+
+def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:
+    journal = JsonlJournal(path, **options)  # type: ignore[arg-type]
+    head = journal.append([header()], expected=GENESIS).head
+    if nodes:
+        journal.append(list(chat(nodes)), expected=head)
+    return journal
+
+
+def line_offsets(path: Path) -> list[int]:
+    data = path.read_bytes()
+    offsets, pos = [], 0
+    for line in data.splitlines(keepends=True):
+        offsets.append(pos)
+        pos += len(line)
+    return offsets
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+
+def test_journal_and_lock_files_are_created_private(tmp_path: Path) -> None:
+    make_file(tmp_path / "s.jsonl").close()
+    assert (tmp_path / "s.jsonl").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "s.jsonl.lock").stat().st_mode & 0o777 == 0o600
+
+
+def test_each_line_is_the_canonical_record_and_a_newline(tmp_path: Path) -> None:
+    with make_file(tmp_path / "s.jsonl") as journal:
+        assert (tmp_path / "s.jsonl").read_bytes() == b"".join(line + b"\n" for line in journal.read_lines())
+
+
+def test_create_writes_the_header_atomically_and_refuses_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "new.jsonl"
+    with JsonlJournal.create(path, journal_id="j1", metadata={"agent": "x"}) as journal:
+        (record,) = list(journal.read())
+        assert record.body.journal == "j1"  # type: ignore[union-attr]
+    assert not list(tmp_path.glob(".new.jsonl.*.tmp")), "the temp file is gone"
+    with pytest.raises(StorageError, match="already exists"):
+        JsonlJournal.create(path, journal_id="j2")
+
+
+def test_opening_a_missing_file_without_create_is_a_typed_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="no such journal"):
+        JsonlJournal(tmp_path / "missing.jsonl", create=False)
+
+
+def test_a_symlinked_journal_is_refused(tmp_path: Path) -> None:
+    make_file(tmp_path / "real.jsonl").close()
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "real.jsonl")
+    with pytest.raises(StorageError):
+        JsonlJournal(tmp_path / "link.jsonl")
+
+
+def test_lineage_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal)
+        first = session.user("q")
+        session.assistant("a1")
+        session.branch_from(first.id, reason="retry")
+        session.assistant("a2")
+        head, leaf = session.head, session.leaf
+    with JsonlJournal(path) as journal:
+        again = Session(journal)
+        assert (again.head, again.leaf) == (head, leaf)
+        assert verify(journal).ok
+
+
+# --- several writers and readers ------------------------------------------------------------------
+
+
+def test_a_second_journal_object_sees_new_records_on_its_next_call(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with make_file(path) as writer, JsonlJournal(path) as reader:
+        assert reader.head() == writer.head()
+        result = writer.append([user("late", "m3")], expected=writer.head())
+        assert reader.head() == result.head
+        assert [r.id for r in reader.read(after=result.prior.seq)] == ["late"]
+
+
+def test_read_after_seeks_by_offset_and_never_rescans_from_the_start(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=40).close()
+    ops = CountingFileOps()
+    with JsonlJournal(path, file_ops=ops) as journal:
+        ops.reads.clear()
+        records = list(journal.read(after=30, limit=5))
+        assert [r.seq for r in records] == [31, 32, 33, 34, 35]
+        assert min(ops.reads) == line_offsets(path)[30]
+
+
+def test_a_stale_writer_in_another_object_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with make_file(path) as one, JsonlJournal(path) as two:
+        seen = two.head()
+        one.append([user("x", "m3")], expected=one.head())
+        before = path.read_bytes()
+        with pytest.raises(Exception, match="stale writer"):
+            two.append([user("y", "m3")], expected=seen)
+        assert path.read_bytes() == before
+
+
+def test_locking_that_the_filesystem_refuses_is_a_typed_error_not_a_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = make_file(tmp_path / "s.jsonl")
+
+    def refuse(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    with pytest.raises(LockUnsupportedError):
+        journal.append([user("x", "m3")], expected=journal.head())
+
+
+# --- durability policies --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("policy", "syncs_per_append"), [("none", 0), ("flush", 0), ("fsync", 1)])
+def test_each_policy_syncs_as_documented(tmp_path: Path, policy: str, syncs_per_append: int) -> None:
+    ops = CountingFileOps()
+    journal = make_file(tmp_path / "s.jsonl", nodes=0, durability=policy, file_ops=ops)
+    before = ops.fsyncs
+    head = journal.head()
+    for i in range(10):
+        head = journal.append([user(f"u{i}", None if i == 0 else f"u{i - 1}")], expected=head).head
+    assert ops.fsyncs - before == 10 * syncs_per_append
+    journal.flush()
+    journal.close()
+    expected_at_close = {"none": 0, "flush": 2, "fsync": 0}[policy]
+    assert ops.fsyncs - before - 10 * syncs_per_append == expected_at_close
+
+
+def test_group_commit_shares_fsyncs_and_every_append_returns_durable(tmp_path: Path) -> None:
+    ops = CrashableFileOps(tmp_path / "s.jsonl")
+    journal = make_file(tmp_path / "s.jsonl", nodes=0, durability="group", file_ops=ops)
+    durable_at_return: list[bool] = []
+    lock = threading.Lock()
+
+    def writer(w: int) -> None:
+        for i in range(50):
+            while True:
+                try:
+                    result = journal.append([reset(f"w{w}-{i}")], expected=journal.head())
+                except Exception as exc:
+                    assert "stale" in str(exc)
+                    continue
+                end = line_offsets(tmp_path / "s.jsonl")[result.head.seq - 1]
+                with lock:
+                    durable_at_return.append(ops.durable > end)
+                break
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(durable_at_return) == 200
+    assert all(durable_at_return)
+    assert journal._group.fsyncs < 200
+
+
+def test_an_fsync_failure_is_fatal_for_the_journal_object(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=1).close()
+    journal = JsonlJournal(path, durability="fsync", file_ops=FailingFsyncOps(ok=0))
+    with pytest.raises(DurabilityError):
+        journal.append([user("a", "m0")], expected=journal.head())
+    with pytest.raises(DurabilityError):
+        journal.append([user("b", "a")], expected=journal.head())
+
+
+def test_a_group_fsync_failure_is_fatal_too(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=1).close()
+    journal = JsonlJournal(path, durability="group", file_ops=FailingFsyncOps(ok=0))
+    with pytest.raises(DurabilityError):
+        journal.append([user("a", "m0")], expected=journal.head())
+    with pytest.raises(DurabilityError):
+        journal.append([user("b", "a")], expected=journal.head())
+
+
+# --- damage: detect, refuse, repair ---------------------------------------------------------------
+
+
+def test_truncating_the_last_record_at_every_byte_is_a_torn_tail_that_repair_fixes(tmp_path: Path) -> None:
+    source = tmp_path / "source.jsonl"
+    make_file(source, nodes=3).close()
+    data = source.read_bytes()
+    last = line_offsets(source)[-1]
+    committed = data[:last]
+    for cut in range(last + 1, len(data)):
+        path = tmp_path / f"cut-{cut}.jsonl"
+        path.write_bytes(data[:cut])
+        journal = JsonlJournal(path)
+        assert journal.damage is not None and journal.damage.torn, cut
+        assert journal.head().seq == 3, "every record before the torn one is kept"
+        assert [r.seq for r in journal.read()] == [1, 2, 3]
+        with pytest.raises(TornTailError) as caught:
+            journal.append([user("x", "m1")], expected=journal.head())
+        assert (caught.value.offset, caught.value.seq) == (last, 4)
+        assert path.read_bytes() == data[:cut], "detection changes nothing on disk"
+        receipt = journal.repair()
+        assert receipt.removed_bytes == cut - last
+        assert Path(receipt.quarantine_path or "").read_bytes() == data[last:cut]
+        assert path.read_bytes() == committed
+        journal.append([user("x", "m1")], expected=journal.head())
+        assert verify(journal).ok
+        journal.close()
+
+
+@pytest.mark.parametrize(
+    ("tail", "reason"),
+    [
+        (b"\x00" * 300, "zero"),
+        (b'{"seq":6,"garbage":\n', "unknown field"),
+        (b"\xff\xfe\n", "malformed"),
+    ],
+)
+def test_damaged_final_bytes_are_a_torn_tail(tmp_path: Path, tail: bytes, reason: str) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path).close()
+    path.write_bytes(path.read_bytes() + tail)
+    with JsonlJournal(path) as journal:
+        assert journal.damage is not None
+        assert journal.damage.torn
+        assert reason in journal.damage.reason
+        assert journal.head().seq == 5
+
+
+def test_a_chain_broken_only_at_the_last_line_is_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path).close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[-1] = lines[-1].replace(b"answer", b"ANSWER")
+    path.write_bytes(b"".join(lines))
+    with JsonlJournal(path) as journal:
+        assert journal.damage is not None
+        assert journal.damage.torn
+        assert "digest" in journal.damage.reason
+        assert journal.head().seq == 4
+
+
+def test_a_garbled_byte_in_the_middle_is_corruption_at_the_right_seq(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=6).close()
+    offsets = line_offsets(path)
+    data = bytearray(path.read_bytes())
+    data[offsets[3] + 40] ^= 0x01  # a byte inside seq 4
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptJournalError) as caught:
+        JsonlJournal(path)
+    assert caught.value.seq == 4
+    assert caught.value.offset == offsets[3]
+    with JsonlJournal(path, read_prefix=True) as prefix:
+        assert [r.seq for r in prefix.read()] == [1, 2, 3]
+        with pytest.raises(CorruptJournalError):
+            prefix.append([user("x", "m1")], expected=prefix.head())
+        with pytest.raises(CorruptJournalError):
+            prefix.repair()
+    report = verify_file(path)
+    assert (report.ok, report.bad_seq, report.offset) == (False, 4, offsets[3])
+
+
+def test_opening_with_the_repair_policy_repairs_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path).close()
+    path.write_bytes(path.read_bytes() + b'{"seq":6')
+    with JsonlJournal(path, on_torn_tail="repair") as journal:
+        assert journal.repair_receipt is not None
+        assert journal.repair_receipt.removed_bytes == 8
+        assert journal.damage is None
+        journal.append([user("x", "m3")], expected=journal.head())
+
+
+def test_repair_without_damage_removes_nothing(tmp_path: Path) -> None:
+    with make_file(tmp_path / "s.jsonl") as journal:
+        receipt = journal.repair()
+        assert not receipt.repaired
+        assert receipt.quarantine_path is None
+
+
+def test_a_torn_tail_written_by_another_process_is_refused_by_a_live_object(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with make_file(path) as journal:
+        with path.open("ab") as other:
+            other.write(b'{"seq":6,"id":')
+        with pytest.raises(TornTailError):
+            journal.append([user("x", "m3")], expected=journal.head())
+
+
+# --- crashes against a disk that loses unsynced bytes ---------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_append_acknowledged_under_fsync_survives_a_crash(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=0).close()
+    acknowledged: list[str] = []
+    for crash in range(6):
+        ops = CrashableFileOps(path)
+        journal = JsonlJournal(
+            path, durability=rng.choice(["fsync", "group"]), file_ops=ops, on_torn_tail="repair"
+        )
+        session = Session(journal)
+        for i in range(rng.randrange(1, 8)):
+            acknowledged.append(session.user(f"crash {crash} turn {i}").id)
+        # Unsynced writes the crash may lose: written under `none` by a second object.
+        loose = JsonlJournal(path, durability="none", file_ops=ops)
+        Session(loose).user("never acknowledged as durable")
+        ops.crash(rng)
+        loose._release_files()
+        journal._release_files()
+        with JsonlJournal(path, on_torn_tail="repair") as reopened:
+            ids = {r.id for r in reopened.read()}
+            assert set(acknowledged) <= ids
+            assert verify(reopened).ok
+
+
+def test_head_of_an_empty_file_is_genesis(tmp_path: Path) -> None:
+    with JsonlJournal(tmp_path / "empty.jsonl") as journal:
+        assert journal.head() == GENESIS == Head(0, "0" * 64)
+        assert os.path.getsize(tmp_path / "empty.jsonl") == 0

@@ -1,0 +1,76 @@
+"""Several processes on one JSONL journal: races without kills, and writers killed at random moments."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from waybook import JsonlJournal, Session, verify
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spawn(path: Path, name: str, attempts: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.process_writer", str(path), name, str(attempts)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def acknowledgements(process: subprocess.Popen[str]) -> list[tuple[int, str]]:
+    out, _ = process.communicate()
+    return [(int(seq), rid) for seq, rid in (line.split() for line in out.splitlines())]
+
+
+def new_journal(path: Path) -> None:
+    with JsonlJournal(path) as journal:
+        Session.create(journal, journal_id="race")
+
+
+@pytest.mark.slow
+def test_four_processes_racing_win_each_position_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "race.jsonl"
+    new_journal(path)
+    writers = [spawn(path, f"w{i}", 500) for i in range(4)]
+    wins = [ack for w in writers for ack in acknowledgements(w)]
+    assert all(w.returncode == 0 for w in writers)
+    with JsonlJournal(path) as journal:
+        records = list(journal.read())
+        assert verify(journal).ok
+    assert sorted(seq for seq, _ in wins) == list(range(2, len(records) + 1)), "one winner per position"
+    assert {(r.seq, r.id) for r in records[1:]} == set(wins)
+    assert len(wins) >= 500
+
+
+@pytest.mark.slow
+def test_writers_killed_at_random_lose_no_acknowledged_record(tmp_path: Path) -> None:
+    path = tmp_path / "kill.jsonl"
+    new_journal(path)
+    rng = random.Random(20261201)
+    writers = [spawn(path, f"w{i}-0", 0) for i in range(4)]
+    acked: list[tuple[int, str]] = []
+    for round_no in range(200):
+        time.sleep(rng.uniform(0.0, 0.02))
+        victim = rng.randrange(4)
+        os.kill(writers[victim].pid, signal.SIGKILL)
+        acked += acknowledgements(writers[victim])
+        writers[victim] = spawn(path, f"w{victim}-{round_no + 1}", 0)
+    for writer in writers:
+        os.kill(writer.pid, signal.SIGKILL)
+        acked += acknowledgements(writer)
+    with JsonlJournal(path, on_torn_tail="repair") as journal:
+        assert verify(journal).ok
+        by_seq = {r.seq: r.id for r in journal.read()}
+    assert len(acked) >= 200, f"writers must make progress between kills (only {len(acked)} acknowledged)"
+    assert len({seq for seq, _ in acked}) == len(acked), "no position was acknowledged twice"
+    for seq, rid in acked:
+        assert by_seq.get(seq) == rid, f"acknowledged record {rid} at seq {seq} was lost"

@@ -1,0 +1,486 @@
+"""`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
+
+Cross-process safe: every append takes an exclusive `flock` on a sidecar lock file, reads any tail other
+writers committed, compares the expected head, writes the batch with one write loop on an O_APPEND
+descriptor, applies the durability policy, and releases. Readers see other writers' records on their
+next call; `read(after=seq)` seeks through a byte-offset index and never rescans from the start.
+
+Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
+(which quarantines the torn bytes); damage before the final record is corruption, readable only through
+`read_prefix=True`. See docs/jsonl.md for the caveats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from array import array
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import attrs
+
+from waybook.codecs.wire import decode_record
+from waybook.journal.durability import Durability, GroupCommit
+from waybook.journal.errors import (
+    CorruptJournalError,
+    DurabilityError,
+    JournalClosedError,
+    StorageError,
+    TornTailError,
+)
+from waybook.journal.fileio import (
+    FILE_MODE,
+    OS_FILE_OPS,
+    FileLock,
+    FileOps,
+    create_atomically,
+    fsync_dir,
+    write_all,
+)
+from waybook.journal.head import GENESIS, AppendResult, Head
+from waybook.journal.jsonl_scan import CHUNK, Damage, scan
+from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.records import Header, NewRecord, Record
+from waybook.journal.verify import VerifyReport
+
+
+@attrs.frozen
+class RepairReceipt:
+    """What `repair()` removed: the torn bytes [offset, end) now live in `quarantine_path`."""
+
+    path: str
+    offset: int
+    end: int
+    removed_bytes: int
+    removed_sha256: str
+    quarantine_path: str | None
+    seq: int
+    head: Head
+    reason: str
+
+    @property
+    def repaired(self) -> bool:
+        return self.removed_bytes > 0
+
+
+class JsonlJournal:
+    """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
+
+    Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
+    ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
+    `create` (create an empty journal if the file is missing; default True), `group_window` (seconds a
+    group fsync waits for company).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability | str = Durability.FLUSH,
+        on_torn_tail: str = "refuse",
+        read_prefix: bool = False,
+        create: bool = True,
+        group_window: float = 0.0,
+        file_ops: FileOps = OS_FILE_OPS,
+    ) -> None:
+        if on_torn_tail not in ("refuse", "repair"):
+            msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}"
+            raise ValueError(msg)
+        self._path = Path(path)
+        self._name = str(self._path)
+        self._durability = Durability(durability)
+        self._ops = file_ops
+        self._mutex = threading.Lock()
+        self._ledger = Ledger.empty(self._name)
+        self._offsets: array[int] = array("Q")
+        self._end = 0
+        self._size_seen = 0
+        self._damage: Damage | None = None
+        self._failure: StorageError | None = None
+        self._closed = False
+        self.repair_receipt: RepairReceipt | None = None
+        if not self._path.exists():
+            if not create:
+                msg = f"{self._path}: no such journal; pass create=True to create an empty one"
+                raise StorageError(msg)
+            try:
+                create_atomically(self._path, b"")
+            except OSError as exc:
+                msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
+                raise StorageError(msg) from exc
+        self._lock = FileLock(self._path.with_name(self._path.name + ".lock"))
+        try:
+            self._fd = self._ops.open(self._path, os.O_RDWR | os.O_APPEND)
+        except OSError as exc:
+            self._lock.close()
+            msg = f"{self._path}: cannot open the journal: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
+        try:
+            self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair")
+        except BaseException:
+            self._release_files()
+            raise
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        journal_id: str,
+        creator: str = "waybook",
+        metadata: dict[str, Any] | None = None,
+        record_id: str | None = None,
+        at: str | None = None,
+        **options: Any,
+    ) -> JsonlJournal:
+        """Create a new journal file whose first line is its header, atomically; refuse an existing file."""
+        from waybook.codecs.wire import seal
+        from waybook.journal.head import GENESIS_DIGEST
+        from waybook.session import new_id, utc_now
+
+        header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
+        new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)
+        Ledger.empty(str(path)).rules.check((new,))
+        _, line = seal(1, new, GENESIS_DIGEST)
+        target = Path(path)
+        if not create_atomically(target, line + b"\n"):
+            msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
+            raise StorageError(msg)
+        return cls(target, create=False, **options)
+
+    # --- the SessionJournal protocol ----------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def durability(self) -> Durability:
+        return self._durability
+
+    @property
+    def damage(self) -> Damage | None:
+        """The first bad bytes found (a torn tail, or corruption under read_prefix), else None."""
+        return self._damage
+
+    def head(self) -> Head:
+        self._check_open()
+        self._refresh()
+        return self._ledger.head
+
+    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        with self._mutex:
+            self._check_writable()
+            self._lock.acquire(exclusive=True)
+            try:
+                self._refresh_locked()
+                self._refuse_damage()
+                plan = self._ledger.plan(records, expected, self._records_range)
+                if isinstance(plan, AppendResult):
+                    return plan
+                start = self._end
+                data = b"\n".join(plan.lines) + b"\n"
+                self._write(data)
+                self._ledger.commit(plan)
+                for line in plan.lines:
+                    self._offsets.append(start)
+                    start += len(line) + 1
+                self._end = self._size_seen = start
+                if self._durability is Durability.FSYNC:
+                    self._fsync()
+            finally:
+                self._lock.release()
+        if self._durability is Durability.GROUP:
+            self._group.written(start)
+            self._group.wait_durable(start)
+        return plan.result
+
+    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        where = self._name
+        return (decode_record(line, where=where) for line in self.read_lines(after, limit))
+
+    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        self._check_open()
+        self._refresh()
+        with self._mutex:
+            count = len(self._offsets)
+            first = min(max(after, 0), count)
+            stop = count if limit is None else min(count, first + max(limit, 0))
+            if first >= stop:
+                return iter(())
+            start_offset = self._offsets[first]
+            end_offset = self._offsets[stop] if stop < count else self._end
+        return self._lines_between(start_offset, end_offset)
+
+    def flush(self) -> None:
+        self._check_open()
+        if self._durability is Durability.FLUSH:
+            with self._mutex:
+                self._fsync()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._durability is Durability.FLUSH and self._failure is None:
+                with self._mutex:
+                    self._fsync()
+        finally:
+            self._closed = True
+            self._release_files()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"JsonlJournal({self._name!r}, head={self._ledger.head}, durability={self._durability})"
+
+    def check_invariants(self) -> None:
+        """Assert the offset index, the ledger and the file agree; stress tests call this after each step."""
+        with self._mutex:
+            offsets = list(self._offsets)
+            assert offsets == sorted(set(offsets)), "offsets strictly increase"
+            assert len(offsets) == self._ledger.rules.count == self._ledger.head.seq
+            assert self._end <= self._size_seen <= self._ops.size(self._fd) or self._damage is not None
+            lines = list(self._lines_between(0, self._end))
+            assert [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))] == offsets
+            last = list(iter_chain(lines, journal=self._name))[-1:] if lines else []
+            assert self._ledger.head == (Head.of(last[0]) if last else GENESIS)
+
+    # --- repair ---------------------------------------------------------------------------------------
+
+    def repair(self) -> RepairReceipt:
+        """Move a torn tail into a quarantine file beside the journal and truncate to the last record.
+
+        An explicit host decision: it never runs unless called (or opened with on_torn_tail="repair").
+        A journal without damage returns a receipt that removed nothing; corruption is refused.
+        """
+        with self._mutex:
+            self._check_open()
+            self._lock.acquire(exclusive=True)
+            try:
+                self._refresh_locked()
+                return self._repair_locked()
+            finally:
+                self._lock.release()
+
+    def _repair_locked(self) -> RepairReceipt:
+        damage = self._damage
+        head = self._ledger.head
+        if damage is None:
+            nothing = hashlib.sha256().hexdigest()
+            return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
+        if not damage.torn:
+            raise self._corrupt_error(damage)
+        end = self._ops.size(self._fd)
+        digest, quarantine = self._quarantine(damage.offset, end)
+        try:
+            self._ops.truncate(self._fd, damage.offset)
+            self._ops.fsync(self._fd)
+        except OSError as exc:
+            msg = f"{self._name}: repair could not truncate the torn tail: {exc}; the quarantine copy is kept"
+            raise StorageError(msg) from exc
+        self._damage = None
+        self._end = self._size_seen = damage.offset
+        self._group.mark_durable(damage.offset)
+        return RepairReceipt(
+            path=self._name,
+            offset=damage.offset,
+            end=end,
+            removed_bytes=end - damage.offset,
+            removed_sha256=digest,
+            quarantine_path=str(quarantine),
+            seq=damage.seq,
+            head=head,
+            reason=damage.reason,
+        )
+
+    def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
+        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path."""
+        hasher = hashlib.sha256()
+        pos = start
+        chunks: list[bytes] = []
+        while pos < end:
+            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
+            if not chunk:
+                break
+            hasher.update(chunk)
+            chunks.append(chunk)
+            pos += len(chunk)
+        digest = hasher.hexdigest()
+        quarantine = self._path.with_name(f"{self._path.name}.torn-{start}-{digest[:12]}.quarantine")
+        fd = os.open(
+            quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
+        )
+        try:
+            for chunk in chunks:
+                write_all(OS_FILE_OPS, fd, chunk)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self._path.parent)
+        return digest, quarantine
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    def _open_scan(self, *, read_prefix: bool, repair: bool) -> None:
+        self._lock.acquire(exclusive=repair)
+        try:
+            self._refresh_locked()
+            damage = self._damage
+            if damage is not None and damage.torn and repair:
+                self.repair_receipt = self._repair_locked()
+            elif damage is not None and not damage.torn and not read_prefix:
+                raise self._corrupt_error(damage)
+        finally:
+            self._lock.release()
+        self._group.mark_durable(self._end)
+
+    def _refresh(self) -> None:
+        """Take in records other writers committed since our last look (cheap when nothing changed)."""
+        if self._ops.size(self._fd) == self._size_seen:
+            return
+        with self._mutex:
+            self._lock.acquire(exclusive=False)
+            try:
+                self._refresh_locked()
+            finally:
+                self._lock.release()
+
+    def _refresh_locked(self) -> None:
+        size = self._ops.size(self._fd)
+        if size == self._size_seen:
+            return
+        if size < self._end:
+            self._damage = Damage(
+                torn=False,
+                offset=size,
+                seq=self._ledger.head.seq,
+                reason=f"the file shrank from {self._end} to {size} bytes: committed records were removed",
+                bad_bytes=0,
+            )
+            self._size_seen = size
+            return
+        self._damage = None
+        self._end, self._damage = scan(
+            lambda n, offset: self._ops.pread(self._fd, n, offset),
+            start=self._end,
+            end=size,
+            ledger=self._ledger,
+            offsets=self._offsets,
+            journal=self._name,
+        )
+        self._size_seen = size
+
+    def _records_range(self, after: int, limit: int) -> list[Record]:
+        count = len(self._offsets)
+        stop = min(count, after + limit)
+        if after >= stop:
+            return []
+        end = self._offsets[stop] if stop < count else self._end
+        return [decode_record(line) for line in self._lines_between(self._offsets[after], end)]
+
+    def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
+        carry = b""
+        pos = start
+        while pos < end:
+            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
+            if not chunk:
+                msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
+                raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
+            pos += len(chunk)
+            lines = (carry + chunk).split(b"\n")
+            carry = lines.pop()
+            yield from lines
+
+    def _write(self, data: bytes) -> None:
+        try:
+            write_all(self._ops, self._fd, data)
+        except OSError as exc:
+            msg = (
+                f"{self._name}: write failed ({exc}); the file may now end in a partial record. This "
+                "journal object refuses further appends: reopen it and repair the torn tail."
+            )
+            self._failure = StorageError(msg)
+            raise self._failure from exc
+
+    def _fsync(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        try:
+            self._ops.fsync(self._fd)
+        except OSError as exc:
+            msg = (
+                f"{self._name}: fsync failed ({exc}); appends since the last successful sync may not be "
+                "durable. This journal object refuses further appends: reopen it and check the tail."
+            )
+            self._failure = DurabilityError(msg)
+            raise self._failure from exc
+
+    def _refuse_damage(self) -> None:
+        damage = self._damage
+        if damage is None:
+            return
+        if damage.torn:
+            raise TornTailError(
+                path=self._name,
+                offset=damage.offset,
+                seq=damage.seq,
+                reason=damage.reason,
+                torn_bytes=damage.bad_bytes,
+            )
+        raise self._corrupt_error(damage)
+
+    def _corrupt_error(self, damage: Damage) -> CorruptJournalError:
+        return CorruptJournalError(
+            path=self._name, offset=damage.offset, seq=damage.seq, reason=damage.reason
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = f"{self._name}: the journal is closed; open it again to continue"
+            raise JournalClosedError(msg)
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._failure is not None:
+            raise self._failure
+
+    def _release_files(self) -> None:
+        with contextlib.suppress(OSError):
+            self._ops.close(self._fd)
+        self._lock.close()
+
+
+def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
+    with JsonlJournal(path, create=False, read_prefix=True, durability=Durability.NONE) as journal:
+        head = journal.head()
+        damage = journal.damage
+        if damage is None:
+            return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
+        kind = "torn tail" if damage.torn else "corruption"
+        return VerifyReport(
+            journal.name,
+            ok=False,
+            records=head.seq,
+            head=head,
+            bad_seq=damage.seq,
+            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset})",
+            offset=damage.offset,
+        )
