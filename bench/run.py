@@ -133,8 +133,197 @@ def bench_core(quick: bool) -> Iterator[Row]:
     )
 
 
+# --- issue 3: the JSONL adapter --------------------------------------------------------------------
+
+
+def write_journal_file(path: Path, n: int) -> list[bytes]:
+    """A valid n-record journal file, sealed directly (fast), and its lines."""
+    from waybook.codecs.wire import seal
+    from waybook.journal.head import GENESIS_DIGEST
+
+    lines: list[bytes] = []
+    prev = GENESIS_DIGEST
+    with path.open("wb") as out:
+        for seq, new in enumerate(session_records(n), start=1):
+            record, line = seal(seq, new, prev)
+            prev = record.digest
+            out.write(line + b"\n")
+            if len(lines) < 200_000:
+                lines.append(line)
+    return lines
+
+
+def bench_jsonl(quick: bool) -> Iterator[Row]:
+    import os
+    import tempfile
+    import threading
+
+    import msgspec
+
+    from waybook.journal import GENESIS, JsonlJournal, Record, StaleWriterError
+
+    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-"))
+    n = 20_000 if quick else 100_000
+    records = list(session_records(n))
+
+    def raw_flush() -> None:
+        encode = msgspec.json.encode
+        with (tmp / "raw.jsonl").open("wb") as out:
+            for r in records:
+                out.write(encode(r) + b"\n")
+                out.flush()
+
+    def journal_appends(policy: str, count: int) -> Callable[[], None]:
+        def run() -> None:
+            path = tmp / f"{policy}.jsonl"
+            path.unlink(missing_ok=True)
+            with JsonlJournal(path, durability=policy) as journal:
+                head = GENESIS
+                for r in records[:count]:
+                    head = journal.append((r,), expected=head).head
+
+        return run
+
+    baseline = rate(n, raw_flush)
+    value = rate(n, journal_appends("flush", n))
+    yield Row(
+        "jsonl.append.flush",
+        value,
+        "appends/s",
+        baseline,
+        ">= 100k/s and >= 20%",
+        value >= 100_000 and value >= 0.2 * baseline,
+        "one record per append; baseline msgspec encode + write + flush per line",
+    )
+
+    n_sync = 300 if quick else 1_000
+
+    def raw_fsync() -> None:
+        encode = msgspec.json.encode
+        fd = os.open(tmp / "raw-fsync.jsonl", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        try:
+            for r in records[:n_sync]:
+                os.write(fd, encode(r) + b"\n")
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    sync_base = rate(n_sync, raw_fsync, repeat=2)
+    sync_value = rate(n_sync, journal_appends("fsync", n_sync), repeat=2)
+    yield Row(
+        "jsonl.append.fsync",
+        sync_value,
+        "appends/s",
+        sync_base,
+        ">= 90% of raw fsync",
+        sync_value >= 0.9 * sync_base,
+        "baseline write + fsync per line",
+    )
+
+    def group_run() -> None:
+        path = tmp / "group.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, durability="group") as journal:
+            journal.append(records[:1], expected=GENESIS)
+            per_thread = n_sync
+
+            def writer(w: int) -> None:
+                from waybook.journal import NewRecord, Reset
+
+                done = 0
+                while done < per_thread:
+                    try:
+                        journal.append(
+                            [NewRecord(id=f"w{w}-{done}", at=records[0].at, body=Reset())],
+                            expected=journal.head(),
+                        )
+                        done += 1
+                    except StaleWriterError:
+                        pass
+
+            threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+
+    group_value = rate(4 * n_sync, group_run, repeat=2)
+    yield Row(
+        "jsonl.append.group_4_threads",
+        group_value,
+        "appends/s",
+        sync_value,
+        ">= 5x per-append fsync",
+        group_value >= 5 * sync_value,
+        "4 writer threads, each append returns durable; baseline the fsync policy row",
+    )
+
+    n_open = 200_000 if quick else 1_000_000
+    big = tmp / "big.jsonl"
+    write_journal_file(big, n_open)
+    decoder = msgspec.json.Decoder(Record)
+    raw = rate(n_open, lambda: decoder.decode_lines(big.read_bytes()), repeat=2)
+
+    def cold_open() -> None:
+        with JsonlJournal(big, create=False) as journal:
+            assert journal.head().seq == n_open
+
+    value = rate(n_open, cold_open, repeat=2)
+    yield Row(
+        "jsonl.open.verify",
+        value,
+        "records/s",
+        raw,
+        ">= 40% of decode_lines",
+        value >= 0.4 * raw,
+        f"cold open of {n_open:,} records (chain + rules); baseline decode_lines of the same bytes",
+    )
+    yield from open_memory_rows(big, n_open)
+    for path in tmp.iterdir():
+        path.unlink()
+    tmp.rmdir()
+
+
+def open_memory_rows(big: Path, n_open: int) -> Iterator[Row]:
+    """Peak RSS of opening the file in a fresh process, per record, against a tenth of the file."""
+    import subprocess
+
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child would report our peak.
+    probe = (
+        "import sys; from waybook.journal import JsonlJournal;"
+        "j = JsonlJournal(sys.argv[1], create=False); j.head();"
+        "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))"
+    )
+    small = big.with_name("small.jsonl")
+    with big.open("rb") as src, small.open("wb") as dst:
+        for i, line in enumerate(src):
+            if i >= n_open // 10:
+                break
+            dst.write(line)
+
+    def peak(path: Path) -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout.strip()) * 1024
+
+    big_peak, small_peak = peak(big), peak(small)
+    per_record = (big_peak - small_peak) / (n_open - n_open // 10)
+    yield Row(
+        "jsonl.open.peak_rss_per_record",
+        per_record,
+        "bytes",
+        None,
+        "",
+        None,
+        f"peak RSS {big_peak / 2**20:.0f} MiB at {n_open:,} vs {small_peak / 2**20:.0f} MiB at "
+        f"{n_open // 10:,}: the offset index (8 B) plus the id index used for uniqueness",
+    )
+
+
 SUITES: dict[str, Callable[[bool], Iterator[Row]]] = {
     "core": bench_core,
+    "jsonl": bench_jsonl,
 }
 
 

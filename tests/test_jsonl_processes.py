@@ -27,8 +27,10 @@ def spawn(path: Path, name: str, attempts: int) -> subprocess.Popen[str]:
 
 
 def acknowledgements(process: subprocess.Popen[str]) -> list[tuple[int, str]]:
+    """Complete `seq id` lines only: a writer killed while printing leaves a partial last line."""
     out, _ = process.communicate()
-    return [(int(seq), rid) for seq, rid in (line.split() for line in out.splitlines())]
+    complete = out.split("\n")[:-1]
+    return [(int(seq), rid) for seq, rid in (line.split() for line in complete)]
 
 
 def new_journal(path: Path) -> None:

@@ -158,11 +158,12 @@ def line_digest(line: bytes) -> str | None:
     if len(line) <= _DIGEST_SUFFIX_LEN or not line.endswith(b'"}'):
         return None
     cut = len(line) - _DIGEST_SUFFIX_LEN
-    if line[cut : cut + len(_DIGEST_PREFIX)] != _DIGEST_PREFIX:
+    if not line.startswith(_DIGEST_PREFIX, cut):
         return None
-    claimed = line[-66:-2]
-    actual = hashlib.sha256(line[:cut] + b"}").hexdigest().encode()
-    return claimed.decode() if claimed == actual else None
+    hasher = hashlib.sha256(memoryview(line)[:cut])
+    hasher.update(b"}")
+    claimed = line[-66:-2].decode("ascii", "replace")
+    return claimed if hasher.hexdigest() == claimed else None
 
 
 def encode_record(record: Record) -> bytes:
@@ -173,8 +174,11 @@ def encode_record(record: Record) -> bytes:
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def decode_record(line: bytes, *, where: str = "") -> Record:
-    """Decode one canonical line into a Record, upcasting old versions. Fails closed with DecodeError."""
+def decode_record(line: bytes, *, where: str | Callable[[], str] = "") -> Record:
+    """Decode one canonical line into a Record, upcasting old versions. Fails closed with DecodeError.
+
+    `where` (or a function returning it, evaluated only on failure) says where the line came from.
+    """
     try:
         return _RECORD_DECODER.decode(line)
     except msgspec.ValidationError as exc:
@@ -231,7 +235,9 @@ def _sniff_tag(line: bytes) -> str | None:
     return None
 
 
-def _typed_error(exc: Exception, line: bytes, where: str) -> DecodeError:
+def _typed_error(exc: Exception, line: bytes, where: str | Callable[[], str]) -> DecodeError:
+    if callable(where):
+        where = where()
     text = str(exc)
     if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError):
         if "UTF-8" in text:

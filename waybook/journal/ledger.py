@@ -83,7 +83,7 @@ class Ledger:
         if not records:
             return
         if check_rules:
-            self.rules.commit(self.rules.check(records))
+            self.rules.commit(self.rules.check(records, formats=False))
         else:
             self.rules.apply_committed(records)
         self.head = Head.of(records[-1])
@@ -127,7 +127,7 @@ def iter_chain(lines: Iterable[bytes], *, start: Head = GENESIS, journal: str = 
 
 def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
     """Decode one line and prove it is record `seq` following digest `prev`."""
-    record = decode_record(line, where=f"{journal} seq {seq}".strip())
+    record = decode_record(line, where=lambda: f"{journal} seq {seq}".strip())
     if record.seq != seq:
         raise BrokenChainError(journal=journal, seq=seq, reason=f"the record says seq {record.seq}")
     if record.prev != prev:
