@@ -483,4 +483,5 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
             bad_seq=damage.seq,
             reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset})",
             offset=damage.offset,
+            torn_tail=damage.torn,
         )

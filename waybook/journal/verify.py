@@ -21,6 +21,8 @@ class VerifyReport:
     bad_seq: int | None = None
     reason: str | None = None
     offset: int | None = None
+    torn_tail: bool = False
+    """The damage is a torn final record, which `repair` can quarantine; else it is corruption."""
 
     def __str__(self) -> str:
         if self.ok:

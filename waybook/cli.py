@@ -1,0 +1,36 @@
+"""The `waybook` command. Exit codes: 0 ok, 1 a problem was found, 2 usage error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from waybook._version import __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.run(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="waybook",
+        description="Audit, export and repair agent session journals.",
+        epilog="Example: waybook verify session.jsonl",
+    )
+    parser.add_argument("--version", action="version", version=f"waybook {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    from waybook.commands import register_all
+
+    register_all(commands)
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())
