@@ -321,9 +321,104 @@ def open_memory_rows(big: Path, n_open: int) -> Iterator[Row]:
     )
 
 
+# --- issue 4: projections -------------------------------------------------------------------------
+
+
+def bench_projections(quick: bool) -> Iterator[Row]:
+    import tempfile
+
+    import msgspec
+
+    from waybook.journal import JsonlJournal, Record
+    from waybook.projections import (
+        ContextProjection,
+        SnapshotStore,
+        TreeProjection,
+        at_seq,
+        replay,
+    )
+
+    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-"))
+    n = 200_000 if quick else 1_000_000
+    big = tmp / "big.jsonl"
+    write_journal_file(big, n)
+    decoder = msgspec.json.Decoder(Record)
+    raw = rate(n, lambda: decoder.decode_lines(big.read_bytes()), repeat=2)
+    with JsonlJournal(big, create=False) as journal:
+        value = rate(n, lambda: replay(ContextProjection(), journal), repeat=2)
+        yield Row(
+            "projections.replay.tree_and_context",
+            value,
+            "records/s",
+            raw,
+            ">= 25% of decode_lines",
+            value >= 0.25 * raw,
+            f"{n:,} records read from a JSONL journal; baseline decode_lines of the same bytes",
+        )
+    yield from incremental_rows(tmp, quick)
+
+    middle = n // 2 + 4_321
+    with JsonlJournal(big, create=False) as journal:
+        store = SnapshotStore.build(TreeProjection(), journal, every=10_000)
+        samples = [
+            median_seconds(lambda k=k: at_seq(TreeProjection(), journal, middle + k * 97, store), repeat=1)
+            for k in range(7)
+        ]
+    travel = statistics.median(samples) * 1000
+    yield Row(
+        "projections.time_travel.middle_ms",
+        travel,
+        "ms",
+        None,
+        "< 50 ms median",
+        travel < 50,
+        f"tree at seq ~{middle:,} of {n:,}, snapshot every 10k (restore + fold the rest)",
+    )
+    for path in tmp.iterdir():
+        path.unlink()
+    tmp.rmdir()
+
+
+def incremental_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    """Median cost of one append plus keeping tree + context current, at 1k and at a large size."""
+    from waybook.journal import JsonlJournal, NewRecord, UserMessage, text
+    from waybook.projections import ContextProjection, LiveProjection
+
+    medians = {}
+    for size in (1_000, 200_000 if quick else 1_000_000):
+        path = tmp / f"inc-{size}.jsonl"
+        write_journal_file(path, size)
+        with JsonlJournal(path, create=False) as journal:
+            live = LiveProjection(ContextProjection(), journal)
+            samples = []
+            for i in range(300):
+                leaf = live.state.tree.leaf_id
+                new = NewRecord(
+                    id=f"inc{i}",
+                    at="2026-12-01T09:00:00.000Z",
+                    body=UserMessage(parent=leaf, content=text("x" * 150)),
+                )
+                journal.append([new], expected=journal.head())
+                start = time.perf_counter()
+                live.refresh()
+                samples.append(time.perf_counter() - start)
+        medians[size] = statistics.median(samples) * 1e6
+    small, large = medians.values()
+    yield Row(
+        "projections.incremental.refresh_us",
+        large,
+        "us",
+        small,
+        "<= 1.5x the 1k median",
+        large <= 1.5 * small,
+        f"median refresh after one append: {small:.1f} us at 1k vs {large:.1f} us at the large size",
+    )
+
+
 SUITES: dict[str, Callable[[bool], Iterator[Row]]] = {
     "core": bench_core,
     "jsonl": bench_jsonl,
+    "projections": bench_projections,
 }
 
 

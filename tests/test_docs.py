@@ -24,3 +24,13 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     test_command = next(c for c in commands if "pytest" in c)
     ci = (ROOT / ".ci" / "run").read_text()
     assert test_command in ci.splitlines()
+
+
+def test_the_projections_worked_example_prints_what_the_doc_says() -> None:
+    doc = (ROOT / "docs" / "projections.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, flags=re.S)
+    expected = re.search(r"```text\n(.*?)```", doc, flags=re.S)
+    assert code is not None
+    assert expected is not None
+    run = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, check=True)
+    assert run.stdout == expected.group(1)

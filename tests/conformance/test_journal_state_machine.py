@@ -33,6 +33,7 @@ from waybook.journal import (
     verify,
 )
 from waybook.journal.rules import next_leaf
+from waybook.projections import TreeProjection, replay
 
 
 @attrs.define
@@ -160,6 +161,15 @@ def machine_for(adapter: Adapter) -> type[RuleBasedStateMachine]:
                 check()
             if self.model.heads:
                 assert self.journal.head() == self.head()
+
+        @invariant()
+        def the_tree_projection_is_well_formed_and_follows_the_leaf(self) -> None:
+            if not self.model.heads:
+                return
+            tree = replay(TreeProjection(), self.journal)
+            tree.check_invariants()
+            assert tree.leaf_id == self.model.leaf
+            assert set(tree.ids) == set(self.model.nodes)
 
     JournalMachine.__name__ = f"JournalMachine_{adapter.name}"
     return JournalMachine

@@ -1,0 +1,60 @@
+"""Projections: pure folds of session journals (tree, context, trajectories), snapshots, time travel."""
+
+from waybook.projections.base import (
+    LiveProjection,
+    Projection,
+    ProjectionOrderError,
+    fold,
+    replay,
+)
+from waybook.projections.context import (
+    COMPACTION_PREAMBLE,
+    ContextMessage,
+    ContextProjection,
+    ContextRefs,
+    ContextState,
+    Trajectory,
+    context_at,
+    context_refs,
+    render_context,
+    trajectory,
+)
+from waybook.projections.snapshots import (
+    SNAPSHOT_TAG,
+    SnapshotStore,
+    at_seq,
+    check_belongs,
+    decode_snapshot,
+    encode_snapshot,
+    restore,
+)
+from waybook.projections.tree import Branch, LeafMove, TreeProjection, TreeState
+
+__all__ = [
+    "COMPACTION_PREAMBLE",
+    "SNAPSHOT_TAG",
+    "Branch",
+    "ContextMessage",
+    "ContextProjection",
+    "ContextRefs",
+    "ContextState",
+    "LeafMove",
+    "LiveProjection",
+    "Projection",
+    "ProjectionOrderError",
+    "SnapshotStore",
+    "Trajectory",
+    "TreeProjection",
+    "TreeState",
+    "at_seq",
+    "check_belongs",
+    "context_at",
+    "context_refs",
+    "decode_snapshot",
+    "encode_snapshot",
+    "fold",
+    "render_context",
+    "replay",
+    "restore",
+    "trajectory",
+]
