@@ -82,12 +82,15 @@ def test_todays_encoder_still_writes_the_golden_bytes(tag: str) -> None:
 def _renamed_twin(cls: type[msgspec.Struct]) -> type[msgspec.Struct]:
     """The same wire type with every Python attribute renamed, keeping the declared wire names."""
     info = msgspec.structs.fields(cls)
-    fields = [
-        (f"renamed_{f.name}", f.type, msgspec.field(name=f.encode_name, default=f.default))
-        if f.default is not msgspec.NODEFAULT
-        else (f"renamed_{f.name}", f.type, msgspec.field(name=f.encode_name))
-        for f in info
-    ]
+
+    def same_field(f: msgspec.structs.FieldInfo) -> Any:
+        if f.default is not msgspec.NODEFAULT:
+            return msgspec.field(name=f.encode_name, default=f.default)
+        if f.default_factory is not msgspec.NODEFAULT:
+            return msgspec.field(name=f.encode_name, default_factory=f.default_factory)
+        return msgspec.field(name=f.encode_name)
+
+    fields = [(f"renamed_{f.name}", f.type, same_field(f)) for f in info]
     config = cls.__struct_config__
     return msgspec.defstruct(
         f"Renamed{cls.__name__}",
@@ -96,6 +99,7 @@ def _renamed_twin(cls: type[msgspec.Struct]) -> type[msgspec.Struct]:
         tag_field=config.tag_field,
         kw_only=True,
         frozen=True,
+        omit_defaults=config.omit_defaults,
     )
 
 

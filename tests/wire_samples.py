@@ -42,6 +42,7 @@ SAMPLES: dict[str, list[AnyBody]] = {
     ],
     "waybook.user/2": [
         UserMessage(parent=None, content=(TextBlock(text="What is in data.csv? ünïcødé ✓"),)),
+        UserMessage(parent="c9", content=(TextBlock(text="with details"),), details={"timestamp": 1765}),
         UserMessage(
             parent="a1",
             content=(
@@ -61,6 +62,7 @@ SAMPLES: dict[str, list[AnyBody]] = {
             stop_reason="tool_use",
             model="claude-x",
             usage={"input": 120, "output": 40},
+            details={"provider": "anthropic", "cost": {"total": 0.0123}},
         ),
         AssistantMessage(parent="t1", content=(TextBlock(text="Done."),), stop_reason="end_turn"),
     ],

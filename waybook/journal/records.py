@@ -61,8 +61,14 @@ Content: TypeAlias = tuple[Block, ...]
 # --- bodies ---------------------------------------------------------------------------------------
 
 
-class Body(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
-    """Base of every record body. `KIND` mirrors the wire tag for fast dispatch without reflection."""
+class Body(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False, omit_defaults=True
+):
+    """Base of every record body. `KIND` mirrors the wire tag for fast dispatch without reflection.
+
+    Fields equal to their default are left off the wire (`omit_defaults`), so adding an optional field
+    never changes the bytes of records that do not use it.
+    """
 
     KIND: ClassVar[str] = ""
     IS_NODE: ClassVar[bool] = False
@@ -88,6 +94,7 @@ class Node(Body, frozen=True):
 class UserMessage(Node, tag_field="kind", tag="waybook.user/2", frozen=True):
     KIND: ClassVar[str] = "waybook.user/2"
     content: Content = field(name="content")
+    details: dict[str, Any] | None = field(default=None, name="details")
 
 
 class AssistantMessage(Node, tag_field="kind", tag="waybook.assistant/1", frozen=True):
@@ -98,6 +105,7 @@ class AssistantMessage(Node, tag_field="kind", tag="waybook.assistant/1", frozen
     stop_reason: str | None = field(default=None, name="stop_reason")
     model: str | None = field(default=None, name="model")
     usage: dict[str, int] | None = field(default=None, name="usage")
+    details: dict[str, Any] | None = field(default=None, name="details")
 
     @property
     def tool_calls(self) -> tuple[ToolCallBlock, ...]:
@@ -107,6 +115,7 @@ class AssistantMessage(Node, tag_field="kind", tag="waybook.assistant/1", frozen
 class SystemMessage(Node, tag_field="kind", tag="waybook.system/1", frozen=True):
     KIND: ClassVar[str] = "waybook.system/1"
     content: Content = field(name="content")
+    details: dict[str, Any] | None = field(default=None, name="details")
 
 
 class ToolResult(Node, tag_field="kind", tag="waybook.tool_result/1", frozen=True):
