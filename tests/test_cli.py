@@ -72,3 +72,161 @@ def test_verify_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     run = waybook("verify", tmp_path / "nope.jsonl")
     assert run.returncode == 2
     assert "no such journal" in run.stderr
+
+
+COMMANDS = ["demo", "verify", "tree", "log", "show", "diff", "export", "import", "repair", "memory"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_with_an_example(command: str) -> None:
+    run = waybook(command, "--help")
+    assert run.returncode == 0
+    assert "Example: waybook" in run.stdout
+
+
+def test_demo_writes_a_verified_session_and_shows_its_tree(tmp_path: Path) -> None:
+    run = waybook("demo", tmp_path / "d")
+    assert run.returncode == 0, run.stderr
+    assert "ok, 19 records" in run.stdout
+    assert "<- leaf" in run.stdout
+    assert "rejected: the fix changed a public signature" in run.stdout
+    pathless = [line for line in run.stdout.splitlines() if str(tmp_path) not in line]
+    assert max(len(line) for line in pathless) <= 80, "readable in an 80-column terminal"
+    again = waybook("demo", tmp_path / "d")
+    assert again.returncode == 2
+    assert "already exists" in again.stderr
+
+
+def test_demo_without_a_dir_makes_a_new_folder_in_the_current_directory(tmp_path: Path) -> None:
+    assert WAYBOOK is not None
+    for _ in range(2):
+        subprocess.run([WAYBOOK, "demo"], cwd=tmp_path, capture_output=True, check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["waybook-demo", "waybook-demo-2"]
+
+
+def test_tree_json_lists_nodes_branches_and_moves(session_file: Path) -> None:
+    run = waybook("tree", session_file, "--json")
+    tree = json.loads(run.stdout)
+    assert sorted(tree) == ["branches", "digest", "leaf", "moves", "nodes", "seq"]
+    assert [b["active"] for b in tree["branches"]] == [False, True]
+    (move,) = tree["moves"]
+    assert move["reason"] == "retry"
+    then = json.loads(waybook("tree", session_file, "--json", "--at", "3").stdout)
+    assert then["seq"] == 3
+    assert then["moves"] == []
+
+
+def test_log_filters_by_kind_and_range(session_file: Path) -> None:
+    run = waybook("log", session_file, "--kind", "assistant")
+    assert len(run.stdout.splitlines()) == 2
+    rows = [
+        json.loads(x)
+        for x in waybook("log", session_file, "--after", "1", "--limit", "2", "--json").stdout.splitlines()
+    ]
+    assert [r["seq"] for r in rows] == [2, 3]
+    assert rows[0]["body"]["kind"] == "waybook.user/2"
+
+
+def test_show_prints_the_path_or_the_context(session_file: Path) -> None:
+    path = json.loads(waybook("show", session_file, "--json").stdout)
+    assert [r["kind"] for r in path["records"]] == ["waybook.user/2", "waybook.assistant/1"]
+    context = json.loads(waybook("show", session_file, "--context", "--json").stdout)
+    assert [m["role"] for m in context] == ["user", "assistant"]
+    assert context[1]["content"] == [{"type": "text", "text": "hello again"}]
+    bad = waybook("show", session_file, "--leaf", "nope")
+    assert bad.returncode == 2
+    assert "not a node" in bad.stderr
+
+
+def test_diff_names_the_fork_and_each_side(session_file: Path) -> None:
+    tree = json.loads(waybook("tree", session_file, "--json").stdout)
+    first, second = (b["end"] for b in tree["branches"])
+    diff = json.loads(waybook("diff", session_file, "--leaf", first, "--leaf", second, "--json").stdout)
+    assert diff["shared"] == 1
+    assert [len(b["after_fork"]) for b in diff["branches"]] == [1, 1]
+    assert waybook("diff", session_file, "--leaf", first).returncode == 2
+
+
+def test_export_writes_rows_and_reports_on_stderr(session_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "train.jsonl"
+    run = waybook("export", session_file, "--format", "openai", "--branches", "all", "-o", out)
+    assert run.returncode == 0
+    assert run.stdout == ""
+    assert "wrote 2 trajectories" in run.stderr
+    assert len(out.read_text().splitlines()) == 2
+    again = tmp_path / "again.jsonl"
+    waybook("export", session_file, "--format", "openai", "--branches", "all", "-o", again)
+    assert again.read_bytes() == out.read_bytes()
+    stdout = waybook("export", session_file, "--format", "sharegpt", "-o", "-")
+    assert json.loads(stdout.stdout)["conversations"][0]["from"] == "human"
+    assert waybook("export", session_file, "--format", "archival", "--redact", "-o", out).returncode == 2
+
+
+def test_archival_export_is_the_journal_itself(session_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "archive.jsonl"
+    assert waybook("export", session_file, "--format", "archival", "-o", out).returncode == 0
+    assert out.read_bytes() == session_file.read_bytes()
+
+
+def test_import_pi_then_export_pi_round_trips(tmp_path: Path) -> None:
+    pi = tmp_path / "pi.jsonl"
+    pi.write_text(
+        '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
+        '{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hi"}}\n'
+    )
+    out = tmp_path / "imported.jsonl"
+    run = waybook("import", "pi", pi, "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert "imported 2 records from a Pi v3 session" in run.stderr
+    assert waybook("verify", out).returncode == 0
+    assert waybook("import", "pi", pi, "-o", out).returncode == 2
+    back = tmp_path / "back.jsonl"
+    assert waybook("export", out, "--format", "pi", "-o", back).returncode == 0
+    assert json.loads(back.read_text().splitlines()[1])["message"]["content"] == [
+        {"type": "text", "text": "hi"}
+    ]
+
+
+def test_import_refuses_bad_lines_unless_lenient(tmp_path: Path) -> None:
+    pi = tmp_path / "pi.jsonl"
+    pi.write_text('{"type":"session","id":"s1","timestamp":"2026-01-01T00:00:00.000Z"}\nnot json\n')
+    refused = waybook("import", "pi", pi, "-o", tmp_path / "a.jsonl")
+    assert refused.returncode == 1
+    assert "line 2" in refused.stderr
+    assert not (tmp_path / "a.jsonl").exists()
+    lenient = waybook("import", "pi", pi, "-o", tmp_path / "b.jsonl", "--lenient")
+    assert lenient.returncode == 0
+    assert "skipped 1 unparseable lines" in lenient.stderr
+
+
+def test_repair_changes_nothing_without_confirmation(session_file: Path) -> None:
+    session_file.write_bytes(session_file.read_bytes()[:-10])
+    torn = session_file.read_bytes()
+    refused = waybook("repair", session_file)
+    assert refused.returncode == 1
+    assert "repair would move" in refused.stdout
+    assert session_file.read_bytes() == torn
+    done = waybook("repair", session_file, "--yes", "--json")
+    assert done.returncode == 0
+    receipt = json.loads(done.stdout.splitlines()[-1])
+    assert Path(receipt["quarantine_path"]).is_file()
+    assert waybook("verify", session_file).returncode == 0
+    assert waybook("repair", session_file).returncode == 0
+
+
+def test_memory_says_it_is_not_available_yet(session_file: Path) -> None:
+    run = waybook("memory", session_file)
+    assert run.returncode == 2
+    assert "not supported" in run.stderr
+
+
+def test_a_corrupt_journal_is_a_problem_not_a_crash(session_file: Path) -> None:
+    data = bytearray(session_file.read_bytes())
+    data[200] ^= 0x01
+    session_file.write_bytes(bytes(data))
+    for command in (["tree"], ["log"], ["show"]):
+        run = waybook(*command, session_file)
+        assert run.returncode == 1
+        assert "corrupt" in run.stderr
+        assert "Traceback" not in run.stderr

@@ -358,3 +358,18 @@ def test_head_of_an_empty_file_is_genesis(tmp_path: Path) -> None:
     with JsonlJournal(tmp_path / "empty.jsonl") as journal:
         assert journal.head() == GENESIS == Head(0, "0" * 64)
         assert os.path.getsize(tmp_path / "empty.jsonl") == 0
+
+
+def test_a_readonly_journal_reads_creates_nothing_and_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    make_file(path).close()
+    (tmp_path / "s.jsonl.lock").unlink()
+    with JsonlJournal(path, readonly=True) as journal:
+        assert journal.head().seq == 5
+        with pytest.raises(StorageError, match="read-only"):
+            journal.append([user("x", "m3")], expected=journal.head())
+        with pytest.raises(StorageError, match="read-only"):
+            journal.repair()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+    with pytest.raises(StorageError):
+        JsonlJournal(tmp_path / "missing.jsonl", readonly=True)

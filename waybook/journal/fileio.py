@@ -111,15 +111,24 @@ class FileLock:
     processes do. An unsupported filesystem raises LockUnsupportedError: there is no weaker fallback.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        """Open (or create) the lock file. With create=False a missing lock file means no locking:
+        only for read-only audits, where nobody else may be writing."""
         self.path = path
+        self._fd = -1
+        flags = os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_RDWR | os.O_CREAT if create else os.O_RDONLY)
         try:
-            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+            self._fd = os.open(path, flags, FILE_MODE)
+        except FileNotFoundError:
+            if create:
+                raise
         except OSError as exc:
             msg = f"{path}: cannot open the lock file: {exc.strerror}"
             raise StorageError(msg) from exc
 
     def acquire(self, *, exclusive: bool) -> None:
+        if self._fd < 0:
+            return
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         except OSError as exc:
@@ -133,7 +142,8 @@ class FileLock:
             raise StorageError(msg) from exc
 
     def release(self) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        if self._fd >= 0:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         if self._fd >= 0:

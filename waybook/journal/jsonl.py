@@ -74,7 +74,8 @@ class JsonlJournal:
     Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
     ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
     `create` (create an empty journal if the file is missing; default True), `group_window` (seconds a
-    group fsync waits for company).
+    group fsync waits for company), `readonly` (open for reading only: no file is created, appends and
+    repair are refused; for audits).
     """
 
     def __init__(
@@ -86,6 +87,7 @@ class JsonlJournal:
         read_prefix: bool = False,
         create: bool = True,
         group_window: float = 0.0,
+        readonly: bool = False,
         file_ops: FileOps = OS_FILE_OPS,
     ) -> None:
         if on_torn_tail not in ("refuse", "repair"):
@@ -103,9 +105,10 @@ class JsonlJournal:
         self._damage: Damage | None = None
         self._failure: StorageError | None = None
         self._closed = False
+        self._readonly = readonly
         self.repair_receipt: RepairReceipt | None = None
         if not self._path.exists():
-            if not create:
+            if not create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
             try:
@@ -113,16 +116,16 @@ class JsonlJournal:
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
-        self._lock = FileLock(self._path.with_name(self._path.name + ".lock"))
+        self._lock = FileLock(self._path.with_name(self._path.name + ".lock"), create=not readonly)
         try:
-            self._fd = self._ops.open(self._path, os.O_RDWR | os.O_APPEND)
+            self._fd = self._ops.open(self._path, os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND)
         except OSError as exc:
             self._lock.close()
             msg = f"{self._path}: cannot open the journal: {exc.strerror or exc}"
             raise StorageError(msg) from exc
         self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
         try:
-            self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair")
+            self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
         except BaseException:
             self._release_files()
             raise
@@ -271,7 +274,7 @@ class JsonlJournal:
         A journal without damage returns a receipt that removed nothing; corruption is refused.
         """
         with self._mutex:
-            self._check_open()
+            self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
                 self._refresh_locked()
@@ -458,6 +461,9 @@ class JsonlJournal:
 
     def _check_writable(self) -> None:
         self._check_open()
+        if self._readonly:
+            msg = f"{self._name}: opened read-only; open it without readonly=True to write or repair"
+            raise StorageError(msg)
         if self._failure is not None:
             raise self._failure
 
@@ -469,7 +475,7 @@ class JsonlJournal:
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
-    with JsonlJournal(path, create=False, read_prefix=True, durability=Durability.NONE) as journal:
+    with JsonlJournal(path, read_prefix=True, durability=Durability.NONE, readonly=True) as journal:
         head = journal.head()
         damage = journal.damage
         if damage is None:

@@ -32,7 +32,8 @@ S = TypeVar("S", bound=ProjectionState)
 class Projection(Protocol[S]):
     """A named, versioned fold. `tag` names its snapshot format, like a wire tag."""
 
-    tag: str
+    @property
+    def tag(self) -> str: ...
 
     def initial(self) -> S: ...
 

@@ -126,6 +126,10 @@ class TreeState:
     def seq_of(self, node_id: str) -> int:
         return self.seqs[self.position(node_id)]
 
+    def children_positions(self, position: int) -> Iterator[int]:
+        """Positions of a node's children, in append order."""
+        return self._children(position)
+
     def _children(self, position: int) -> Iterator[int]:
         child = self.first_child[position]
         while child != NONE:

@@ -1,0 +1,155 @@
+"""`waybook demo [DIR]`: write a small, realistic session journal, then show its tree and verify it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from waybook.commands.common import OK, PROBLEM, UsageError, guarded
+from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
+from waybook.session import Session
+
+TOOLS = [
+    {
+        "name": "bash",
+        "description": "Run a shell command in the repository",
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+    },
+    {
+        "name": "edit",
+        "description": "Replace text in a file",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
+            "required": ["path", "old", "new"],
+        },
+    },
+]
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "demo",
+        help="write a demo session journal and show it",
+        description=(
+            "Write a small realistic session (a debugging task with tool calls and results, a retry that "
+            "branches, a compaction) into DIR/session.jsonl, then print its tree and verify its chain."
+        ),
+        epilog="Example: waybook demo && waybook show waybook-demo/session.jsonl --context",
+    )
+    parser.add_argument(
+        "dir", nargs="?", type=Path, metavar="DIR", help="default: a new ./waybook-demo folder"
+    )
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = args.dir or _new_folder(Path.cwd() / "waybook-demo")
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "session.jsonl"
+    if path.exists():
+        msg = f"{path} already exists; choose another DIR"
+        raise UsageError(msg)
+    with JsonlJournal.create(
+        path, journal_id="demo-session", metadata={"cwd": "/srv/shop", "tools": TOOLS}
+    ) as journal:
+        write_demo_session(Session(journal, actor="demo"))
+    from waybook.commands import tree
+
+    tree.run(argparse.Namespace(path=path, at=None, json=False))
+    report = verify_file(path)
+    print(report)
+    print(
+        f"\nnext: waybook show {path} --context\n"
+        f"      waybook export {path} --format openai --branches all --redact -o train.jsonl"
+    )
+    return OK if report.ok else PROBLEM
+
+
+def write_demo_session(session: Session) -> None:
+    """A debugging task: run the tests, read the code, a fix that is rejected, a better fix, a compaction."""
+    session.system("You are a careful coding agent. Use tools; keep public APIs stable.")
+    session.user("The tests in payments/ fail since this morning. Can you find out why?")
+    session.assistant(
+        [
+            ThinkingBlock(thinking="Run the failing tests first to see the error."),
+            TextBlock(text="I'll run the payment tests."),
+            ToolCallBlock(call_id="call-1", name="bash", arguments={"cmd": "pytest payments -x -q"}),
+        ],
+        stop_reason="tool_use",
+        model="demo-model",
+    )
+    session.tool_result(
+        "call-1",
+        "FAILED payments/test_totals.py::test_vat - assert 10.99 == 11.0\n"
+        "env: STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        tool_name="bash",
+        is_error=True,
+    )
+    session.assistant(
+        [ToolCallBlock(call_id="call-2", name="bash", arguments={"cmd": "git log -1 -p payments/totals.py"})],
+        stop_reason="tool_use",
+        model="demo-model",
+    )
+    session.tool_result(
+        "call-2", "-    return round(net * 1.1, 2)\n+    return int(net * 110) / 100", tool_name="bash"
+    )
+    diagnosis = session.assistant(
+        "This morning's commit replaced round() with truncation, so 10.995 becomes 10.99.", model="demo-model"
+    )
+    ask_fix = session.user("Can you fix it?")
+    session.assistant(
+        [
+            ToolCallBlock(
+                call_id="call-3",
+                name="edit",
+                arguments={
+                    "path": "payments/totals.py",
+                    "old": "def total(net)",
+                    "new": "def total(net, ndigits=2)",
+                },
+            )
+        ],
+        stop_reason="tool_use",
+        model="demo-model",
+    )
+    session.tool_result("call-3", "edited payments/totals.py", tool_name="edit")
+    session.assistant("Fixed by adding an ndigits parameter.", model="demo-model")
+    # The user rejects that fix: go back to the request and try again. Nothing is erased.
+    session.branch_from(ask_fix.id, reason="rejected: the fix changed a public signature")
+    session.assistant(
+        [
+            ToolCallBlock(
+                call_id="call-4",
+                name="edit",
+                arguments={
+                    "path": "payments/totals.py",
+                    "old": "int(net * 110) / 100",
+                    "new": "round(net * 1.1, 2)",
+                },
+            )
+        ],
+        stop_reason="tool_use",
+        model="demo-model",
+    )
+    session.tool_result("call-4", "edited payments/totals.py", tool_name="edit")
+    session.assistant("Restored rounding without changing the signature; the tests pass.", model="demo-model")
+    thanks = session.user("Thanks. Summarise what changed for the changelog.")
+    session.compact(
+        f"The payment tests failed because truncation replaced rounding ({diagnosis.id}). "
+        "The first fix changed a public signature and was rejected; rounding was restored instead.",
+        first_kept=thanks.id,
+        tokens_before=5200,
+    )
+    session.assistant(
+        "Fix VAT totals: restore rounding to 2 decimals (regression from truncation).", model="demo-model"
+    )
+
+
+def _new_folder(base: Path) -> Path:
+    candidate, n = base, 1
+    while candidate.exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate

@@ -1,0 +1,82 @@
+"""`waybook diff PATH --leaf A --leaf B`: where two branches diverge and what each holds after it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from waybook.commands.common import (
+    OK,
+    UsageError,
+    emit_json,
+    guarded,
+    open_journal,
+    short_kind,
+    stdout,
+    summary,
+)
+from waybook.journal.reading import read_seqs
+from waybook.projections import TreeProjection, replay
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "diff",
+        help="compare two branches",
+        description="Show the last entry two branches share and the entries each has after it.",
+        epilog="Example: waybook diff session.jsonl --leaf a1b2 --leaf c3d4",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("--leaf", action="append", required=True, metavar="ID", help="give exactly two")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    if len(args.leaf) != 2:
+        msg = "diff needs exactly two --leaf options"
+        raise UsageError(msg)
+    with open_journal(args.path) as journal:
+        tree = replay(TreeProjection(), journal)
+        for leaf in args.leaf:
+            if leaf not in tree.index:
+                msg = f"{leaf!r} is not a node of {args.path}"
+                raise UsageError(msg)
+        a, b = (tree.path_to(leaf) for leaf in args.leaf)
+        shared = 0
+        while shared < min(len(a), len(b)) and a[shared] == b[shared]:
+            shared += 1
+        fork = a[shared - 1] if shared else None
+        sides = [a[shared:], b[shared:]]
+        records = {
+            r.id: r for r in read_seqs(journal, sorted({tree.seq_of(n) for side in sides for n in side}))
+        }
+    if args.json:
+        emit_json(
+            {
+                "fork": fork,
+                "shared": shared,
+                "branches": [
+                    {
+                        "leaf": leaf,
+                        "after_fork": [
+                            {"id": n, "kind": records[n].kind, "seq": records[n].seq} for n in side
+                        ],
+                    }
+                    for leaf, side in zip(args.leaf, sides, strict=True)
+                ],
+            }
+        )
+        return OK
+    console = stdout()
+    where = f"after {fork}" if fork else "from different roots"
+    console.print(f"the branches share {shared} entries and diverge {escape(where)}")
+    for leaf, side in zip(args.leaf, sides, strict=True):
+        console.print(f"[bold]{escape(leaf)}[/bold]: {len(side)} entries after the fork")
+        for node in side:
+            record = records[node]
+            console.print(f"  {record.seq:>6} {short_kind(record.kind):<11} {escape(summary(record, 50))}")
+    return OK

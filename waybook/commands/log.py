@@ -1,0 +1,59 @@
+"""`waybook log PATH [--after SEQ] [--limit N] [--kind K]`: records in order, one per line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from waybook.codecs import canonical_json
+from waybook.commands.common import OK, guarded, open_journal, seq_arg, short_kind, summary
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "log",
+        help="list records in commit order",
+        description="List records one per line: seq, time, kind, id and a summary (--json: JSON lines).",
+        epilog="Example: waybook log session.jsonl --after 100 --limit 20 --kind assistant",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("--after", type=seq_arg, default=0, metavar="SEQ", help="start after this seq")
+    parser.add_argument("--limit", type=seq_arg, metavar="N", help="at most N records")
+    parser.add_argument(
+        "--kind", metavar="K", help="only this kind: a tag (waybook.user/2) or short name (user)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="JSON lines: seq, id, kind, at, prev, digest, body"
+    )
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    shown = 0
+    with open_journal(args.path) as journal:
+        for record in journal.read(after=args.after):
+            if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
+                continue
+            if args.limit is not None and shown >= args.limit:
+                break
+            shown += 1
+            if args.json:
+                line = {
+                    "seq": record.seq,
+                    "id": record.id,
+                    "kind": record.kind,
+                    "at": record.at,
+                    "prev": record.prev,
+                    "digest": record.digest,
+                    "body": json.loads(canonical_json(record.body)),
+                }
+                sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+            else:
+                kind = short_kind(record.kind)
+                sys.stdout.write(
+                    f"{record.seq:>6} {record.at[:19]} {kind:<11} {record.id:<16} {summary(record, 38)}\n"
+                )
+    return OK

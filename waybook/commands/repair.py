@@ -1,0 +1,73 @@
+"""`waybook repair PATH [--yes]`: quarantine a torn tail, only with confirmation."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from waybook.commands.common import OK, PROBLEM, UsageError, emit_json, guarded, warn
+from waybook.journal import JsonlJournal
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "repair",
+        help="quarantine a torn final record (asks first)",
+        description=(
+            "Show what a repair would remove: the torn bytes after the last valid record. With --yes (or "
+            "a 'y' at the prompt) move them to a quarantine file beside the journal and truncate. Nothing "
+            "changes without confirmation. Corruption before the final record is not repairable."
+        ),
+        epilog="Example: waybook repair session.jsonl --yes",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("--yes", action="store_true", help="repair without asking")
+    parser.add_argument("--json", action="store_true", help="print the repair receipt as JSON")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.path.is_file():
+        msg = f"{args.path}: no such journal file"
+        raise UsageError(msg)
+    with JsonlJournal(args.path, create=False) as journal:
+        damage = journal.damage
+        if damage is None:
+            print(f"{args.path}: no damage; nothing to repair")
+            return OK
+        print(
+            f"{args.path}: torn tail at byte {damage.offset} (would be seq {damage.seq}): {damage.reason}\n"
+            f"repair would move {damage.bad_bytes} bytes to a quarantine file beside the journal and keep "
+            f"seq 1..{journal.head().seq}"
+        )
+        if not args.yes and not _confirmed():
+            warn("nothing changed; run again with --yes to repair")
+            return PROBLEM
+        receipt = journal.repair()
+    if args.json:
+        emit_json(
+            {
+                "path": receipt.path,
+                "offset": receipt.offset,
+                "end": receipt.end,
+                "removed_bytes": receipt.removed_bytes,
+                "removed_sha256": receipt.removed_sha256,
+                "quarantine_path": receipt.quarantine_path,
+                "seq": receipt.seq,
+                "head": {"seq": receipt.head.seq, "digest": receipt.head.digest},
+            }
+        )
+    else:
+        print(
+            f"repaired: {receipt.removed_bytes} bytes (sha256 {receipt.removed_sha256[:16]}…) "
+            f"moved to {receipt.quarantine_path}"
+        )
+    return OK
+
+
+def _confirmed() -> bool:
+    if not sys.stdin.isatty():
+        return False
+    return input("quarantine these bytes? [y/N] ").strip().lower() in ("y", "yes")

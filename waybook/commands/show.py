@@ -1,0 +1,101 @@
+"""`waybook show PATH [--leaf ID] [--at SEQ] [--context]`: a trajectory, or the model context at a leaf."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from waybook.codecs import canonical_json
+from waybook.commands.common import (
+    OK,
+    UsageError,
+    emit_json,
+    guarded,
+    open_journal,
+    seq_arg,
+    short_kind,
+    stdout,
+)
+from waybook.journal import plain_text
+from waybook.journal.records import AssistantMessage
+from waybook.projections import TreeProjection, context_at, replay, trajectory
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "show",
+        help="show a branch's entries, or what the model saw",
+        description=(
+            "Show the entries of one root-to-leaf path (default: the active leaf), or with --context the "
+            "messages the model sees at that leaf after compaction and exclusions."
+        ),
+        epilog="Example: waybook show session.jsonl --leaf a1b2c3 --context",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument(
+        "--leaf", metavar="ID", help="the leaf (or any node) to show; default the active leaf"
+    )
+    parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
+    parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_journal(args.path) as journal:
+        tree = replay(TreeProjection(), journal, at=args.at)
+        if args.leaf is not None and args.leaf not in tree.index:
+            msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")
+            raise UsageError(msg)
+        console = stdout()
+        if args.context:
+            messages = context_at(journal, tree, args.leaf)
+            if args.json:
+                emit_json([_message_json(m.role, m.source, m.content) for m in messages])
+                return OK
+            for message in messages:
+                console.print(f"[bold]{message.role}[/bold] ({message.source})")
+                console.print(escape(plain_text(message.content)) or "[dim](no text)[/dim]", markup=True)
+                console.print()
+            return OK
+        path = trajectory(journal, tree, args.leaf)
+        if args.json:
+            emit_json(
+                {
+                    "leaf": path.leaf,
+                    "active": path.active,
+                    "records": [
+                        {
+                            "seq": r.seq,
+                            "id": r.id,
+                            "kind": r.kind,
+                            "at": r.at,
+                            "body": json.loads(canonical_json(r.body)),
+                        }
+                        for r in path.records
+                    ],
+                }
+            )
+            return OK
+        for record in path.records:
+            body = record.body
+            content = getattr(body, "content", ())
+            text = plain_text(content)
+            calls = body.tool_calls if isinstance(body, AssistantMessage) else ()
+            console.print(f"[bold]{record.seq} {short_kind(record.kind)}[/bold] {record.id}")
+            if text:
+                console.print(escape(text))
+            for call in calls:
+                console.print(
+                    f"  -> {escape(call.name)}({escape(json.dumps(call.arguments, sort_keys=True))})"
+                )
+            console.print()
+    return OK
+
+
+def _message_json(role: str, source: str, content: Any) -> dict[str, Any]:
+    return {"role": role, "source": source, "content": json.loads(canonical_json(content))}

@@ -1,0 +1,130 @@
+"""`waybook tree PATH [--at SEQ]`: the branch tree, active leaf marked, abandoned branches dimmed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.tree import Tree
+
+from waybook.commands.common import OK, emit_json, guarded, open_journal, seq_arg, short_kind, stdout, summary
+from waybook.journal.reading import read_seqs
+from waybook.projections import TreeProjection, TreeState, replay
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "tree",
+        help="show the branch tree and every leaf move",
+        description=(
+            "Show the session tree. Straight runs of entries are folded into one line; the active branch "
+            "is marked with *, abandoned branches are dimmed, and every leaf move is listed with its reason."
+        ),
+        epilog="Example: waybook tree session.jsonl --at 120",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_journal(args.path) as journal:
+        tree = replay(TreeProjection(), journal, at=args.at)
+        if args.json:
+            emit_json(tree_json(tree))
+            return OK
+        labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
+    console = stdout()
+    console.print(f"{args.path}  seq {tree.seq}  {tree.node_count} nodes  leaf {tree.leaf_id or '(none)'}")
+    active = set(tree.path_to(tree.leaf_id))
+    for root in tree.roots():
+        console.print(_segment_tree(tree, root, active, labels))
+    if tree.moves:
+        console.print("leaf moves:")
+        for move in tree.moves:
+            what = "reset" if move.reset else f"{move.from_leaf} -> {move.to_leaf}"
+            who = f" by {move.actor}" if move.actor else ""
+            console.print(f"  seq {move.seq}: {escape(what)}{escape(who)}")
+            if move.reason:
+                console.print(f"    {escape(move.reason)}")
+    return OK
+
+
+def _segment_end(tree: TreeState, start: int) -> int:
+    """The last node of the straight run beginning at `start` (stops at a fork or a childless node)."""
+    node = start
+    while True:
+        children = list(tree.children_positions(node))
+        if len(children) != 1 or node == tree.leaf:
+            return node
+        node = children[0]
+
+
+def _shown_seqs(tree: TreeState) -> set[int]:
+    seqs = set()
+    starts = [tree.index[r] for r in tree.roots()]
+    while starts:
+        start = starts.pop()
+        end = _segment_end(tree, start)
+        seqs.update({tree.seqs[start], tree.seqs[end]})
+        starts.extend(tree.children_positions(end))
+    return seqs
+
+
+def _segment_tree(tree: TreeState, root: str, active: set[str], labels: dict[str, Any]) -> Tree:
+    def label(start: int) -> tuple[str, int]:
+        end = _segment_end(tree, start)
+        first, last = tree.ids[start], tree.ids[end]
+        count = len(tree.path_positions(end)) - len(tree.path_positions(start)) + 1
+        is_active = last in active
+        mark = "* " if is_active else "  "
+        run = first if start == end else f"{first} .. {last} ({count} entries)"
+        record = labels[last]
+        text = f"{mark}{escape(run)}  {escape(short_kind(record.kind))}: {escape(summary(record, 34))}"
+        if tree.leaf_id == last:
+            text += "  <- leaf"
+        return (text if is_active else f"[dim]{text}[/dim]"), end
+
+    text, end = label(tree.index[root])
+    top = Tree(text, guide_style="dim")
+    stack = [(top, end)]
+    while stack:
+        node, end = stack.pop()
+        for child in tree.children_positions(end):
+            text, child_end = label(child)
+            stack.append((node.add(text), child_end))
+    return top
+
+
+def tree_json(tree: TreeState) -> dict[str, Any]:
+    return {
+        "seq": tree.seq,
+        "digest": tree.digest,
+        "leaf": tree.leaf_id,
+        "nodes": [
+            {
+                "id": tree.ids[i],
+                "kind": tree.kinds[i],
+                "seq": tree.seqs[i],
+                "parent": tree.parent_of(tree.ids[i]),
+            }
+            for i in range(tree.node_count)
+        ],
+        "branches": [{"end": b.end, "active": b.active, "path": list(b.path)} for b in tree.branches()],
+        "moves": [
+            {
+                "seq": m.seq,
+                "id": m.record_id,
+                "from": m.from_leaf,
+                "to": m.to_leaf,
+                "reason": m.reason,
+                "actor": m.actor,
+                "at": m.at,
+                "reset": m.reset,
+            }
+            for m in tree.moves
+        ],
+    }
