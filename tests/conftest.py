@@ -1,0 +1,13 @@
+"""Test-wide settings. Machines here are shared and noisy: no test may depend on wall-clock speed."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "waybook",
+    deadline=None,  # timing belongs in bench/, not in tests
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.load_profile("waybook")
