@@ -59,13 +59,20 @@ def test_writers_killed_at_random_lose_no_acknowledged_record(tmp_path: Path) ->
     new_journal(path)
     rng = random.Random(20261201)
     writers = [spawn(path, f"w{i}-0", 0) for i in range(4)]
+    started = [time.monotonic()] * 4
     acked: list[tuple[int, str]] = []
     for round_no in range(200):
+        # Kill only writers past their start-up, so kills land in the middle of appends.
         time.sleep(rng.uniform(0.0, 0.02))
-        victim = rng.randrange(4)
+        eligible = [i for i in range(4) if time.monotonic() - started[i] > 0.15]
+        while not eligible:
+            time.sleep(0.01)
+            eligible = [i for i in range(4) if time.monotonic() - started[i] > 0.15]
+        victim = rng.choice(eligible)
         os.kill(writers[victim].pid, signal.SIGKILL)
         acked += acknowledgements(writers[victim])
         writers[victim] = spawn(path, f"w{victim}-{round_no + 1}", 0)
+        started[victim] = time.monotonic()
     for writer in writers:
         os.kill(writer.pid, signal.SIGKILL)
         acked += acknowledgements(writer)
