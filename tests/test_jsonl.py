@@ -373,3 +373,21 @@ def test_a_readonly_journal_reads_creates_nothing_and_refuses_writes(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
     with pytest.raises(StorageError):
         JsonlJournal(tmp_path / "missing.jsonl", readonly=True)
+
+
+def test_a_live_object_recovers_after_another_object_repairs_and_appends(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with make_file(path) as live:
+        with path.open("ab") as crashed:
+            crashed.write(b'{"seq":6,"id":')  # a writer killed mid-write
+        with pytest.raises(TornTailError):
+            live.append([user("x", "m3")], expected=live.head())
+        with JsonlJournal(path, on_torn_tail="repair") as host:
+            assert host.repair_receipt is not None
+            host.append([user("from-host", "m3")], expected=host.head())
+        assert live.damage is not None
+        head = live.head()
+        assert live.damage is None
+        assert head.seq == 6
+        live.append([user("from-live", "from-host")], expected=head)
+        assert [r.id for r in live.read(after=5)] == ["from-host", "from-live"]

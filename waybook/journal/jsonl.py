@@ -356,7 +356,7 @@ class JsonlJournal:
 
     def _refresh(self) -> None:
         """Take in records other writers committed since our last look (cheap when nothing changed)."""
-        if self._ops.size(self._fd) == self._size_seen:
+        if self._ops.size(self._fd) == self._size_seen and self._damage is None:
             return
         with self._mutex:
             self._lock.acquire(exclusive=False)
@@ -367,8 +367,8 @@ class JsonlJournal:
 
     def _refresh_locked(self) -> None:
         size = self._ops.size(self._fd)
-        if size == self._size_seen:
-            return
+        if size == self._size_seen and self._damage is None:
+            return  # append-only: same size, same bytes (only a repair shrinks a file, and only damage)
         if size < self._end:
             self._damage = Damage(
                 torn=False,
