@@ -87,7 +87,7 @@ def test_every_command_has_help_with_an_example(command: str) -> None:
 def test_demo_writes_a_verified_session_and_shows_its_tree(tmp_path: Path) -> None:
     run = waybook("demo", tmp_path / "d")
     assert run.returncode == 0, run.stderr
-    assert "ok, 19 records" in run.stdout
+    assert "ok, 20 records" in run.stdout
     assert "<- leaf" in run.stdout
     assert "rejected: the fix changed a public signature" in run.stdout
     pathless = [line for line in run.stdout.splitlines() if str(tmp_path) not in line]
@@ -215,10 +215,24 @@ def test_repair_changes_nothing_without_confirmation(session_file: Path) -> None
     assert waybook("repair", session_file).returncode == 0
 
 
-def test_memory_says_it_is_not_available_yet(session_file: Path) -> None:
-    run = waybook("memory", session_file)
-    assert run.returncode == 2
-    assert "not supported" in run.stderr
+def test_memory_shows_files_at_a_seq_and_a_files_history(tmp_path: Path) -> None:
+    assert waybook("demo", tmp_path / "d").returncode == 0
+    journal = tmp_path / "d" / "memory.jsonl"
+    listing = json.loads(waybook("memory", journal, "--json").stdout)
+    assert listing["scope"] == "demo-agent"
+    assert [f["path"] for f in listing["files"]] == ["/memories/payments.md"]
+    assert json.loads(waybook("memory", journal, "--json", "--at", "1").stdout)["files"] == []
+    (created,) = json.loads(waybook("memory", journal, "--history", "/memories/payments.md", "--json").stdout)
+    assert (created["event"], created["call_id"]) == ("created", "call-5")
+    session = tmp_path / "d" / "session.jsonl"
+    receipts = [
+        json.loads(x)["body"]
+        for x in waybook("log", session, "--kind", "tool_result", "--json").stdout.splitlines()
+    ]
+    assert receipts[-1]["details"]["memory_receipt"]["seq"] == listing["seq"]
+    not_memory = waybook("memory", session)
+    assert not_memory.returncode == 2
+    assert "not a working-memory journal" in not_memory.stderr
 
 
 def test_a_corrupt_journal_is_a_problem_not_a_crash(session_file: Path) -> None:

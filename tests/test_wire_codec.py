@@ -26,6 +26,9 @@ from waybook.journal import (
     InvalidUtf8Error,
     LeafMoved,
     MalformedJsonError,
+    MemoryDelete,
+    MemoryRename,
+    MemoryWrite,
     MissingFieldError,
     NewRecord,
     Reset,
@@ -295,6 +298,11 @@ bodies: st.SearchStrategy[AnyBody] = st.one_of(
     ),
     st.builds(LeafMoved, from_leaf=parents, to_leaf=parents, reason=texts, actor=st.none() | texts),
     st.builds(Reset, reason=texts, actor=st.none() | texts),
+    st.builds(MemoryWrite, path=texts, text=texts, digest=texts, prior=st.none() | texts, command=texts),
+    st.builds(
+        MemoryDelete, paths=st.lists(texts, max_size=3).map(tuple), reason=texts, call_id=st.none() | ids
+    ),
+    st.builds(MemoryRename, moves=st.lists(st.tuples(texts, texts), max_size=3).map(tuple)),
 )
 
 

@@ -21,6 +21,9 @@ from waybook.journal import (
     Header,
     ImageBlock,
     LeafMoved,
+    MemoryDelete,
+    MemoryRename,
+    MemoryWrite,
     NewRecord,
     Reset,
     SystemMessage,
@@ -94,6 +97,21 @@ SAMPLES: dict[str, list[AnyBody]] = {
         LeafMoved(from_leaf="a9", to_leaf=None, reason="start over"),
     ],
     "waybook.reset/1": [Reset(reason="new task", actor="host")],
+    "waybook.memory.write/1": [
+        MemoryWrite(path="/memories/notes.md", text="# Notes\n", digest="ab" * 32, call_id="toolu_1"),
+        MemoryWrite(
+            path="/memories/notes.md",
+            text="# Notes\nmore\n",
+            digest="cd" * 32,
+            prior="ab" * 32,
+            command="str_replace",
+        ),
+    ],
+    "waybook.memory.delete/1": [
+        MemoryDelete(paths=("/memories/old.md",), call_id="toolu_2"),
+        MemoryDelete(paths=("/memories/a.md", "/memories/b.md"), reason="evict"),
+    ],
+    "waybook.memory.rename/1": [MemoryRename(moves=(("/memories/a.md", "/memories/b/a.md"),))],
 }
 
 LEGACY_SAMPLES: dict[str, list[object]] = {

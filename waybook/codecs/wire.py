@@ -42,6 +42,9 @@ from waybook.journal.records import (
     CustomEntry,
     Header,
     LeafMoved,
+    MemoryDelete,
+    MemoryRename,
+    MemoryWrite,
     NewRecord,
     Record,
     Reset,
@@ -63,6 +66,9 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.custom/1": CustomEntry,
     "waybook.leaf_moved/1": LeafMoved,
     "waybook.reset/1": Reset,
+    "waybook.memory.write/1": MemoryWrite,
+    "waybook.memory.delete/1": MemoryDelete,
+    "waybook.memory.rename/1": MemoryRename,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 
@@ -71,7 +77,7 @@ LEGACY_TAGS: Final[Mapping[str, tuple[type[Body], Callable[[Any], Body]]]] = {
 }
 """Old versions still read, each with the pure function that lifts it to the current type."""
 
-TAG_PATTERN: Final = re.compile(r"^waybook\.[a-z_]+/[1-9][0-9]*$")
+TAG_PATTERN: Final = re.compile(r"^waybook\.[a-z_]+(\.[a-z_]+)?/[1-9][0-9]*$")
 
 
 def _check_registry() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from waybook.commands.common import OK, PROBLEM, UsageError, guarded
 from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
+from waybook.memory import Memory
 from waybook.session import Session
 
 TOOLS = [
@@ -51,10 +52,13 @@ def run(args: argparse.Namespace) -> int:
     if path.exists():
         msg = f"{path} already exists; choose another DIR"
         raise UsageError(msg)
-    with JsonlJournal.create(
-        path, journal_id="demo-session", metadata={"cwd": "/srv/shop", "tools": TOOLS}
-    ) as journal:
-        write_demo_session(Session(journal, actor="demo"))
+    memory_path = directory / "memory.jsonl"
+    metadata = {"cwd": "/srv/shop", "tools": TOOLS}
+    with (
+        JsonlJournal.create(path, journal_id="demo-session", metadata=metadata) as journal,
+        JsonlJournal(memory_path) as memory_journal,
+    ):
+        write_demo_session(Session(journal, actor="demo"), Memory(memory_journal, scope="demo-agent"))
     from waybook.commands import tree
 
     tree.run(argparse.Namespace(path=path, at=None, json=False))
@@ -62,13 +66,18 @@ def run(args: argparse.Namespace) -> int:
     print(report)
     print(
         f"\nnext: waybook show {path} --context\n"
+        f"      waybook memory {memory_path} --history /memories/payments.md\n"
         f"      waybook export {path} --format openai --branches all --redact -o train.jsonl"
     )
     return OK if report.ok else PROBLEM
 
 
-def write_demo_session(session: Session) -> None:
-    """A debugging task: run the tests, read the code, a fix that is rejected, a better fix, a compaction."""
+def write_demo_session(session: Session, memory: Memory) -> None:
+    """A debugging task: run the tests, read the code, a fix that is rejected, a better fix, a compaction.
+
+    The agent also notes what it learned in working memory; each memory write's receipt goes into the
+    tool result that reports it.
+    """
     session.system("You are a careful coding agent. Use tools; keep public APIs stable.")
     session.user("The tests in payments/ fail since this morning. Can you find out why?")
     session.assistant(
@@ -134,7 +143,25 @@ def write_demo_session(session: Session) -> None:
         model="demo-model",
     )
     session.tool_result("call-4", "edited payments/totals.py", tool_name="edit")
-    session.assistant("Restored rounding without changing the signature; the tests pass.", model="demo-model")
+    session.assistant(
+        [
+            TextBlock(text="Restored rounding without changing the signature; the tests pass."),
+            ToolCallBlock(
+                call_id="call-5",
+                name="memory",
+                arguments={"command": "create", "path": "/memories/payments.md", "file_text": NOTE},
+            ),
+        ],
+        stop_reason="tool_use",
+        model="demo-model",
+    )
+    note = memory.execute(
+        {"command": "create", "path": "/memories/payments.md", "text": NOTE}, call_id="call-5"
+    )
+    assert note.receipt is not None
+    session.tool_result(
+        "call-5", "saved /memories/payments.md", tool_name="memory", details=note.receipt.as_details()
+    )
     thanks = session.user("Thanks. Summarise what changed for the changelog.")
     session.compact(
         f"The payment tests failed because truncation replaced rounding ({diagnosis.id}). "
@@ -145,6 +172,13 @@ def write_demo_session(session: Session) -> None:
     session.assistant(
         "Fix VAT totals: restore rounding to 2 decimals (regression from truncation).", model="demo-model"
     )
+
+
+NOTE = (
+    "---\ndescription: lessons from the payments module\n---\n"
+    "- totals must round to 2 decimals; never truncate\n"
+    "- keep public signatures stable (the user rejects API changes)\n"
+)
 
 
 def _new_folder(base: Path) -> Path:

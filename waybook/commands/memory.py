@@ -1,4 +1,4 @@
-"""`waybook memory PATH`: memory files at a seq, and a file's revision history."""
+"""`waybook memory PATH [--at SEQ] [--history FILE]`: memory files at a seq, or one file's history."""
 
 from __future__ import annotations
 
@@ -6,22 +6,100 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import USAGE, warn
+from rich.markup import escape
+from rich.table import Table
+
+from waybook.commands.common import OK, UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.memory.state import MemoryProjection
+from waybook.projections import replay
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "memory",
-        help="memory files and revision history (not available yet)",
-        description="Show the memory files of a memory journal at a seq, and one file's revision history.",
-        epilog="Example: waybook memory memory.jsonl --at 40 --history /memories/notes.md",
+        help="memory files at a seq, and a file's revision history",
+        description=(
+            "Show the files of a working-memory journal as they were at a seq (default: now), or with "
+            "--history the revisions of one file: created, superseded, tombstoned, recreated, renamed, "
+            "with the tool call that caused each."
+        ),
+        epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
-    parser.add_argument("--at", metavar="SEQ")
-    parser.add_argument("--history", metavar="FILE")
-    parser.set_defaults(run=run)
+    parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="memory as it was at this seq")
+    parser.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
-    warn("memory journals are not supported by this version yet; memory views arrive with the memory port")
-    return USAGE
+    with open_journal(args.path) as journal:
+        state = replay(MemoryProjection(), journal, at=args.at)
+    if state.scope is None:
+        msg = f"{args.path} is not a working-memory journal (its header names no memory scope)"
+        raise UsageError(msg)
+    console = stdout()
+    if args.history is not None:
+        revisions = state.revisions(args.history)
+        if not revisions:
+            msg = f"{args.history} has no history in {args.path}" + (
+                f" up to seq {args.at}" if args.at else ""
+            )
+            raise UsageError(msg)
+        if args.json:
+            emit_json(
+                [
+                    {
+                        "seq": r.seq,
+                        "id": r.record_id,
+                        "event": r.event,
+                        "digest": r.digest,
+                        "prior": r.prior,
+                        "command": r.command,
+                        "call_id": r.call_id,
+                        "at": r.at,
+                        "other_path": r.other_path,
+                    }
+                    for r in revisions
+                ]
+            )
+            return OK
+        table = Table(
+            "seq", "event", "command", "call", "digest", title=escape(args.history), title_justify="left"
+        )
+        for r in revisions:
+            event = f"{r.event} ({r.other_path})" if r.other_path else r.event
+            digest = (r.digest or r.prior or "")[:12]
+            table.add_row(str(r.seq), escape(event), r.command, escape(r.call_id or ""), digest)
+        console.print(table)
+        return OK
+    files = sorted(state.files.values(), key=lambda f: f.path)
+    if args.json:
+        emit_json(
+            {
+                "scope": state.scope,
+                "seq": state.seq,
+                "files": [
+                    {
+                        "path": f.path,
+                        "bytes": f.size,
+                        "digest": f.digest,
+                        "written": f.written,
+                        "revision": f.revision,
+                    }
+                    for f in files
+                ],
+            }
+        )
+        return OK
+    table = Table(
+        "path",
+        "bytes",
+        "written",
+        title=f"scope {escape(state.scope)} at seq {state.seq}",
+        title_justify="left",
+    )
+    for f in files:
+        table.add_row(escape(f.path), str(f.size), str(f.written))
+    console.print(table)
+    return OK

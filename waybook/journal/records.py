@@ -179,10 +179,45 @@ class Reset(Body, tag_field="kind", tag="waybook.reset/1", frozen=True):
     actor: str | None = field(default=None, name="actor")
 
 
+# --- memory -----------------------------------------------------------------------------------------
+# Working and canonical memory journals hold these (after their header); they are not tree nodes.
+
+
+class MemoryWrite(Body, tag_field="kind", tag="waybook.memory.write/1", frozen=True):
+    """A file's new content: created (prior None), superseded (prior = the digest it replaced), recreated."""
+
+    KIND: ClassVar[str] = "waybook.memory.write/1"
+    path: str = field(name="path")
+    text: str = field(name="text")
+    digest: str = field(name="digest")
+    prior: str | None = field(default=None, name="prior")
+    command: str = field(default="create", name="command")
+    call_id: str | None = field(default=None, name="call_id")
+
+
+class MemoryDelete(Body, tag_field="kind", tag="waybook.memory.delete/1", frozen=True):
+    """Tombstones for files: deleted by a command, or evicted to make room (`reason`)."""
+
+    KIND: ClassVar[str] = "waybook.memory.delete/1"
+    paths: tuple[str, ...] = field(name="paths")
+    reason: str = field(default="delete", name="reason")
+    call_id: str | None = field(default=None, name="call_id")
+
+
+class MemoryRename(Body, tag_field="kind", tag="waybook.memory.rename/1", frozen=True):
+    """Files moved to new paths, keeping their content, history and write order."""
+
+    KIND: ClassVar[str] = "waybook.memory.rename/1"
+    moves: tuple[tuple[str, str], ...] = field(name="moves")
+    call_id: str | None = field(default=None, name="call_id")
+
+
+MemoryBody: TypeAlias = MemoryWrite | MemoryDelete | MemoryRename
+
 NodeBody: TypeAlias = (
     UserMessage | AssistantMessage | SystemMessage | ToolResult | Compaction | ContextExclusion | CustomEntry
 )
-AnyBody: TypeAlias = Header | NodeBody | LeafMoved | Reset
+AnyBody: TypeAlias = Header | NodeBody | LeafMoved | Reset | MemoryWrite | MemoryDelete | MemoryRename
 
 NODE_TYPES: Final = (
     UserMessage,
@@ -193,7 +228,8 @@ NODE_TYPES: Final = (
     ContextExclusion,
     CustomEntry,
 )
-BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset)
+MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename)
+BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES)
 
 
 # --- envelopes ------------------------------------------------------------------------------------

@@ -32,6 +32,9 @@ from waybook.journal.records import (
     CustomEntry,
     Header,
     LeafMoved,
+    MemoryDelete,
+    MemoryRename,
+    MemoryWrite,
     NewRecord,
     Record,
     Reset,
@@ -226,4 +229,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     CustomEntry: _check_custom,
     LeafMoved: _check_leaf_move,
     Reset: _no_check,
+    MemoryWrite: _no_check,
+    MemoryDelete: _no_check,
+    MemoryRename: _no_check,
 }

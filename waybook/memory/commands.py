@@ -1,0 +1,116 @@
+"""The six memory commands as typed values, and strict parsing of a tool's JSON input into them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+import cattrs
+
+
+@attrs.frozen
+class View:
+    path: str
+    view_range: tuple[int, int] | None = None
+
+
+@attrs.frozen
+class Create:
+    path: str
+    text: str
+
+
+@attrs.frozen
+class StrReplace:
+    path: str
+    old_text: str
+    new_text: str
+
+
+@attrs.frozen
+class Insert:
+    path: str
+    insert_line: int
+    text: str
+
+
+@attrs.frozen
+class Delete:
+    path: str
+
+
+@attrs.frozen
+class Rename:
+    old_path: str
+    new_path: str
+
+
+Command = View | Create | StrReplace | Insert | Delete | Rename
+
+COMMANDS: Final[dict[str, type]] = {
+    "view": View,
+    "create": Create,
+    "str_replace": StrReplace,
+    "insert": Insert,
+    "delete": Delete,
+    "rename": Rename,
+}
+NAMES: Final = {cls: name for name, cls in COMMANDS.items()}
+
+
+class CommandError(ValueError):
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        self.code = code
+        self.details = details
+        super().__init__(message)
+
+
+def _strict_int(value: Any, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"expected a whole number, got {type(value).__name__}"
+        raise TypeError(msg)
+    return value
+
+
+def _strict_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        msg = f"expected a string, got {type(value).__name__}"
+        raise TypeError(msg)
+    return value
+
+
+def _view_range(value: Any, _: type) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        msg = "view_range must be [start, end]"
+        raise TypeError(msg)
+    return (_strict_int(value[0], int), _strict_int(value[1], int))
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+_converter.register_structure_hook(int, _strict_int)
+_converter.register_structure_hook(str, _strict_str)
+_converter.register_structure_hook(tuple[int, int] | None, _view_range)
+
+
+def parse(command: Mapping[str, Any] | Command) -> tuple[str, Command]:
+    """(command name, typed command) from a typed command or a tool's JSON object; CommandError if not."""
+    if isinstance(command, View | Create | StrReplace | Insert | Delete | Rename):
+        return NAMES[type(command)], command
+    if not isinstance(command, Mapping):
+        msg = "a memory command is an object with a `command` field"
+        raise CommandError("INVALID_COMMAND", msg)
+    name = command.get("command")
+    cls = COMMANDS.get(name) if isinstance(name, str) else None
+    if cls is None or not isinstance(name, str):
+        msg = f"unknown command {name!r}; use one of {', '.join(COMMANDS)}"
+        raise CommandError("INVALID_COMMAND", msg)
+    fields = {k: v for k, v in command.items() if k != "command"}
+    try:
+        return name, _converter.structure(fields, cls)
+    except cattrs.BaseValidationError as exc:
+        problems = cattrs.transform_error(exc)
+        msg = f"{name}: " + "; ".join(problems)
+        raise CommandError("INVALID_ARGUMENT", msg, {"problems": problems}) from None

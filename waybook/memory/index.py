@@ -1,0 +1,94 @@
+"""The memory index a prompt carries: a bounded, deterministic listing of one pinned revision set.
+
+`render_index(state, limit=...)` lists paths, descriptions (from front matter) and sizes of the files of a
+memory state folded to a pin (a seq). The result names the pin, the revision (record) id of every file
+shown, the limit, and a SHA-256 of the exact bytes: the same pin always renders the same bytes.
+
+`load_index(open_journal, pin=..., policy=...)` is what a host calls per prompt: an unavailable memory
+journal is a typed outcome the caller must handle with an explicit policy, never a silent omission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Literal
+
+import attrs
+
+from waybook.journal.errors import JournalError
+from waybook.journal.protocol import SessionJournal
+from waybook.memory.state import MemoryProjection, MemoryState
+from waybook.memory.text import front_matter
+from waybook.projections.base import replay
+
+
+@attrs.frozen
+class MemoryIndex:
+    text: str
+    as_of: int
+    revisions: tuple[str, ...]
+    limit: int
+    truncated: int
+    sha256: str
+
+
+def render_index(state: MemoryState, *, limit: int = 50) -> MemoryIndex:
+    """The index of `state`'s files (sorted by path), at most `limit` entries."""
+    files = sorted(state.files.values(), key=lambda f: f.path)
+    shown = files[: max(limit, 0)]
+    lines = [f"Memory index at seq {state.seq} ({len(files)} files):"]
+    for file in shown:
+        description = front_matter(file.text).description
+        about = f": {' '.join(description.split())}" if description else ""
+        lines.append(f"- {file.path} ({file.size} bytes){about}")
+    truncated = len(files) - len(shown)
+    if truncated:
+        lines.append(f"- … and {truncated} more (view /memories to list them)")
+    text = "\n".join(lines) + "\n"
+    return MemoryIndex(
+        text=text,
+        as_of=state.seq,
+        revisions=tuple(f.revision for f in shown),
+        limit=limit,
+        truncated=truncated,
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )
+
+
+@attrs.frozen
+class MemoryUnavailable:
+    """The memory journal could not be read. Under the `continue` policy the prompt goes on without memory,
+    and this value says so (and why) so the host can record it."""
+
+    reason: str
+
+
+class MemoryRequiredError(JournalError):
+    """The `require` policy: memory could not be read, so the prompt must not go on without it."""
+
+
+Policy = Literal["require", "continue"]
+
+
+def load_index(
+    open_journal: Callable[[], SessionJournal], *, pin: int | None = None, limit: int = 50, policy: Policy
+) -> MemoryIndex | MemoryUnavailable:
+    """The index at `pin` (default: the journal's head). `policy` decides what an unavailable journal does."""
+    try:
+        journal = open_journal()
+        try:
+            state = replay(MemoryProjection(), journal, at=pin)
+        finally:
+            journal.close()
+    except (JournalError, OSError) as exc:
+        if policy == "require":
+            msg = f"memory is required but unavailable: {exc}"
+            raise MemoryRequiredError(msg) from exc
+        return MemoryUnavailable(reason=str(exc))
+    if pin is not None and state.seq != pin:
+        reason = f"the memory journal has no seq {pin} (its head is {state.seq})"
+        if policy == "require":
+            raise MemoryRequiredError(reason)
+        return MemoryUnavailable(reason=reason)
+    return render_index(state, limit=limit)

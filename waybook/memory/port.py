@@ -1,0 +1,157 @@
+"""`Memory`: the agent-facing memory tool port over a working-memory journal (one journal per scope).
+
+`execute(command)` takes one of the six commands (a typed command or the tool's JSON object) and returns
+a `Result` value: `ok` with a typed value and, for writes, a receipt; or a `Failure` with a code. Caller
+mistakes are never raised. Each write is one compare-and-append of the records the decision planned; a
+writer that lost a race gets CONFLICT and nothing is half-applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from waybook.journal.errors import (
+    ConflictError,
+    CorruptJournalError,
+    DecodeError,
+    IntegrityError,
+    JournalError,
+    StorageError,
+    TornTailError,
+)
+from waybook.journal.head import GENESIS, Head
+from waybook.journal.protocol import SessionJournal
+from waybook.journal.records import Header, NewRecord
+from waybook.memory.commands import Command, CommandError, parse
+from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write, decide
+from waybook.memory.results import Failure, Receipt, Result, failed
+from waybook.memory.state import MemoryProjection, MemoryState, Revision
+from waybook.projections.base import LiveProjection, replay
+from waybook.session import new_id, utc_now
+
+
+class ScopeMismatchError(ValueError):
+    """A Memory port was given a journal that belongs to another scope (a host programming error)."""
+
+
+class Memory:
+    """The Memory port for one agent scope. Not thread-safe: one port per writer; several may share a journal."""
+
+    def __init__(
+        self,
+        journal: SessionJournal,
+        *,
+        scope: str,
+        limits: Limits = DEFAULT_LIMITS,
+        clock: Callable[[], str] = utc_now,
+        ids: Callable[[], str] = new_id,
+    ) -> None:
+        self._journal = journal
+        self._scope = scope
+        self._limits = limits
+        self._clock = clock
+        self._ids = ids
+        self._live = LiveProjection(MemoryProjection(), journal)
+        if self._live.state.seq == 0:
+            header = Header(
+                journal=f"memory-{ids()}",
+                creator="waybook.memory",
+                metadata={"kind": "working-memory", "scope": scope},
+            )
+            with contextlib.suppress(ConflictError):  # another port created it first; read its header below
+                journal.append([NewRecord(id=ids(), at=clock(), body=header)], expected=GENESIS)
+            self._live.refresh()
+        if self._live.state.scope != scope:
+            msg = f"{journal.name} holds memory of scope {self._live.state.scope!r}, not {scope!r}"
+            raise ScopeMismatchError(msg)
+
+    @property
+    def scope(self) -> str:
+        return self._scope
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    def execute(self, command: Mapping[str, Any] | Command, *, call_id: str | None = None) -> Result:
+        """Run one command. Never raises for a caller's mistake or a storage problem: see `Result`."""
+        try:
+            name, parsed = parse(command)
+        except CommandError as problem:
+            given = command.get("command") if isinstance(command, Mapping) else None
+            return failed(str(given or "unknown"), problem.code, str(problem), **(problem.details or {}))
+        outcome = self._storage_guard(name, lambda: self._refresh_state())
+        if isinstance(outcome, Result):
+            return outcome
+        decision = decide(parsed, outcome, self._limits, call_id)
+        if isinstance(decision, Failure):
+            return Result(False, name, error=decision)
+        if isinstance(decision, Write):
+            return self._commit(name, decision, outcome, call_id)
+        return Result(True, name, value=decision)
+
+    # --- the programmatic store API (for hosts, not for the model) ------------------------------
+
+    def state(self) -> MemoryState:
+        """The current files and histories (refreshed from the journal)."""
+        return self._refresh_state()
+
+    def history(self, path: str) -> tuple[Revision, ...]:
+        return self._refresh_state().revisions(path)
+
+    def as_of(self, seq: int) -> MemoryState:
+        """Memory as it was at `seq` (time travel by folding the prefix)."""
+        return replay(MemoryProjection(), self._journal, at=seq)
+
+    def supersede(self, path: str, text: str, *, expected_digest: str, call_id: str | None = None) -> Result:
+        """Compare-and-supersede: replace `path` only if its content digest is still `expected_digest`."""
+        state = self._refresh_state()
+        current = state.files.get(path)
+        if current is None or current.digest != expected_digest:
+            found = current.digest if current else None
+            msg = f"{path} is not at digest {expected_digest[:12]} (found {str(found)[:12]}); nothing changed"
+            return failed("create", "CONFLICT", msg, path=path, expected=expected_digest, actual=found)
+        return self.execute({"command": "create", "path": path, "text": text}, call_id=call_id)
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _refresh_state(self) -> MemoryState:
+        self._live.refresh()
+        return self._live.state
+
+    def _commit(self, name: str, decision: Write, state: MemoryState, call_id: str | None) -> Result:
+        batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in decision.bodies]
+        head = Head(state.seq, state.digest)  # the state the decision was made on
+        appended = self._storage_guard(name, lambda: self._journal.append(batch, expected=head))
+        if isinstance(appended, Result):
+            return appended
+        self._live.refresh()
+        last = appended.records[-1]
+        receipt = Receipt(
+            journal=state.journal_id or self._journal.name,
+            seq=last.seq,
+            digest=last.digest,
+            content_digest=decision.content_digest,
+            call_id=call_id,
+            dropped_links=decision.dropped_links,
+        )
+        return Result(True, name, value=decision.value, receipt=receipt)
+
+    def _storage_guard(self, name: str, action: Callable[[], Any]) -> Any:
+        """Run a journal action; turn journal failures into the port's error results."""
+        try:
+            return action()
+        except ConflictError as exc:
+            return failed(
+                name, "CONFLICT", f"another writer changed memory first; read again and retry ({exc})"
+            )
+        except (TornTailError, CorruptJournalError, DecodeError, IntegrityError) as exc:
+            return failed(
+                name, "UNSAFE_STORAGE", f"the memory journal is damaged; nothing was changed ({exc})"
+            )
+        except (StorageError, OSError) as exc:
+            return failed(name, "STORAGE_ERROR", f"the memory journal could not be written ({exc})")
+        except JournalError as exc:
+            return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")

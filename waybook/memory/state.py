@@ -1,0 +1,132 @@
+"""The memory projection: the files of a memory journal at a seq, and each path's revision history.
+
+Pure like every projection: the same records always give the same files. Write order (`written`, the seq
+of a file's latest content write) decides eviction: an overwrite refreshes it, a rename keeps it, a view
+never touches it.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import attrs
+
+from waybook.journal.head import GENESIS_DIGEST
+from waybook.journal.records import Header, MemoryDelete, MemoryRename, MemoryWrite, Record
+from waybook.memory.paths import is_under
+from waybook.memory.text import byte_length
+from waybook.projections.base import check_next
+
+Event = Literal["created", "superseded", "tombstoned", "recreated", "renamed"]
+
+
+@attrs.frozen
+class Revision:
+    """One change to one path: what happened, at which seq, by which record, from which tool call."""
+
+    seq: int
+    record_id: str
+    event: Event
+    digest: str | None
+    prior: str | None
+    command: str
+    call_id: str | None
+    at: str
+    other_path: str | None = None
+    """For a rename, the path on the other side of the move."""
+
+
+@attrs.frozen
+class MemoryFile:
+    path: str
+    text: str
+    digest: str
+    size: int
+    written: int
+    revision: str
+
+
+@attrs.define
+class MemoryState:
+    seq: int = 0
+    digest: str = GENESIS_DIGEST
+    journal_id: str | None = None
+    scope: str | None = None
+    files: dict[str, MemoryFile] = attrs.Factory(dict)
+    history: dict[str, list[Revision]] = attrs.Factory(dict)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files.values())
+
+    def is_file(self, path: str) -> bool:
+        return path in self.files
+
+    def is_directory(self, path: str) -> bool:
+        prefix = path + "/"
+        return path == "/memories" or any(p.startswith(prefix) for p in self.files)
+
+    def files_under(self, directory: str) -> list[MemoryFile]:
+        return sorted((f for p, f in self.files.items() if is_under(p, directory)), key=lambda f: f.path)
+
+    def revisions(self, path: str) -> tuple[Revision, ...]:
+        return tuple(self.history.get(path, ()))
+
+
+class MemoryProjection:
+    """Folds a memory journal into its files and histories."""
+
+    tag: Final = "waybook.projection.memory/1"
+
+    def initial(self) -> MemoryState:
+        return MemoryState()
+
+    def apply(self, state: MemoryState, record: Record) -> MemoryState:
+        check_next(state, record)
+        body = record.body
+        if isinstance(body, Header):
+            state.journal_id = body.journal
+            scope = body.metadata.get("scope")
+            state.scope = scope if isinstance(scope, str) else None
+        elif isinstance(body, MemoryWrite):
+            current = state.files.get(body.path)
+            past = state.history.get(body.path)
+            event: Event = "superseded" if current else ("recreated" if past else "created")
+            state.files[body.path] = MemoryFile(
+                body.path, body.text, body.digest, byte_length(body.text), record.seq, record.id
+            )
+            self._log(state, body.path, record, event, body.digest, body.prior, body.command, body.call_id)
+        elif isinstance(body, MemoryDelete):
+            for path in body.paths:
+                gone = state.files.pop(path, None)
+                prior = gone.digest if gone else None
+                self._log(state, path, record, "tombstoned", None, prior, body.reason, body.call_id)
+        elif isinstance(body, MemoryRename):
+            moved = {old: state.files.pop(old) for old, _ in body.moves if old in state.files}
+            for old, new in body.moves:
+                file = moved.get(old)
+                if file is None:
+                    continue
+                state.files[new] = attrs.evolve(file, path=new)
+                state.history[new] = [*state.history.get(old, [])]  # the file's past moves with it
+                self._log(state, old, record, "renamed", None, file.digest, "rename", body.call_id, other=new)
+                self._log(state, new, record, "renamed", file.digest, None, "rename", body.call_id, other=old)
+        state.seq = record.seq
+        state.digest = record.digest
+        return state
+
+    @staticmethod
+    def _log(
+        state: MemoryState,
+        path: str,
+        record: Record,
+        event: Event,
+        digest: str | None,
+        prior: str | None,
+        command: str,
+        call_id: str | None,
+        *,
+        other: str | None = None,
+    ) -> None:
+        revision = Revision(record.seq, record.id, event, digest, prior, command, call_id, record.at, other)
+        state.history.setdefault(path, []).append(revision)
