@@ -469,11 +469,91 @@ def bench_export(quick: bool) -> Iterator[Row]:
     )
 
 
+# --- issue 5: working memory ----------------------------------------------------------------------
+
+
+def bench_memory(quick: bool) -> Iterator[Row]:
+    import tempfile
+
+    from waybook.journal import JsonlJournal
+    from waybook.memory import Limits, Memory, MemoryProjection
+    from waybook.projections import replay
+
+    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-"))
+    limits = Limits(max_file_bytes=1 << 20, max_total_bytes=1 << 30, max_files=1 << 20)
+    n_replace = 200 if quick else 1_000
+    memory = Memory(JsonlJournal(tmp / "replace.jsonl", durability="flush"), scope="bench", limits=limits)
+    big = ("line of memory text " * 3 + "\n") * 1092  # ~64 KiB
+    memory.execute({"command": "create", "path": "/memories/big.md", "text": big + "token-0"})
+
+    def replaces() -> None:
+        for i in range(n_replace):
+            result = memory.execute(
+                {
+                    "command": "str_replace",
+                    "path": "/memories/big.md",
+                    "old_text": f"token-{i}",
+                    "new_text": f"token-{i + 1}",
+                }
+            )
+            assert result.ok, result.error
+
+    value = rate(n_replace, replaces, repeat=1)
+    yield Row(
+        "memory.str_replace.64k", value, "ops/s", None, "", None, "str_replace on a 64 KiB file, JSONL, flush"
+    )
+
+    n_create = 1_000 if quick else 5_000
+    creator = Memory(JsonlJournal(tmp / "create.jsonl", durability="flush"), scope="bench", limits=limits)
+    kib = "x" * 1023 + "\n"
+
+    def creates() -> None:
+        for i in range(n_create):
+            assert creator.execute({"command": "create", "path": f"/memories/f{i % 500}.md", "text": kib}).ok
+
+    value = rate(n_create, creates, repeat=1)
+    yield Row(
+        "memory.create.1k",
+        value,
+        "ops/s",
+        None,
+        "",
+        None,
+        "create (and overwrite) of 1 KiB files, JSONL, flush",
+    )
+
+    n_ops = 20_000 if quick else 100_000
+    replayed = Memory(JsonlJournal(tmp / "replay.jsonl", durability="none"), scope="bench", limits=limits)
+    for i in range(n_ops):
+        if i % 10 == 9:
+            replayed.execute({"command": "delete", "path": f"/memories/d/f{i % 300}.md"})
+        else:
+            replayed.execute(
+                {"command": "create", "path": f"/memories/d/f{i % 300}.md", "text": f"note {i}\n"}
+            )
+    with JsonlJournal(tmp / "replay.jsonl", create=False) as journal:
+        value = rate(journal.head().seq, lambda: replay(MemoryProjection(), journal), repeat=2)
+        seq = journal.head().seq
+    yield Row(
+        "memory.replay",
+        value,
+        "records/s",
+        None,
+        "",
+        None,
+        f"replay of a {seq:,}-record memory journal ({n_ops:,} operations)",
+    )
+    for path in tmp.iterdir():
+        path.unlink()
+    tmp.rmdir()
+
+
 SUITES: dict[str, Callable[[bool], Iterator[Row]]] = {
     "core": bench_core,
     "jsonl": bench_jsonl,
     "projections": bench_projections,
     "export": bench_export,
+    "memory": bench_memory,
 }
 
 

@@ -124,7 +124,9 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @invariant()
     def the_port_matches_the_model_and_replay_rebuilds_it(self) -> None:
-        live = {p: f.text for p, f in self.memory.state().files.items()}
+        state = self.memory.state()
+        state.check_invariants()
+        live = {p: f.text for p, f in state.files.items()}
         assert live == self.files
         rebuilt = replay(MemoryProjection(), self.journal)
         assert {p: f.text for p, f in rebuilt.files.items()} == self.files

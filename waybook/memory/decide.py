@@ -29,7 +29,6 @@ from waybook.memory.state import MemoryState
 from waybook.memory.text import (
     byte_length,
     content_digest,
-    front_matter,
     is_valid_unicode,
     links_of,
     logical_lines,
@@ -125,7 +124,7 @@ def _existing_file(raw: str, state: MemoryState) -> str:
 
 def _writable(path: str, state: MemoryState) -> None:
     file = state.files.get(path)
-    if file is not None and front_matter(file.text).read_only:
+    if file is not None and file.read_only:
         msg = f"{path} is read-only (front matter `read_only: true`); nothing was changed"
         raise RefusedError("INVALID_ARGUMENT", msg, path, read_only=True)
 
@@ -143,13 +142,16 @@ def _make_room(path: str, size: int, state: MemoryState, limits: Limits) -> tupl
     if size > limits.max_file_bytes:
         msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
         raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size, limit=limits.max_file_bytes)
-    others = [f for p, f in state.files.items() if p != path]
-    total = sum(f.size for f in others) + size
-    count = len(others) + 1
-    candidates = sorted(
-        (f for f in others if not front_matter(f.text).read_only), key=lambda f: (f.written, f.path)
-    )
+    current = state.files.get(path)
+    total = state.total_bytes - (current.size if current else 0) + size
+    count = len(state.files) + (0 if current else 1)
     evicted: list[str] = []
+    if total <= limits.max_total_bytes and count <= limits.max_files:
+        return ()
+    candidates = sorted(
+        (f for p, f in state.files.items() if p != path and not f.read_only),
+        key=lambda f: (f.written, f.path),
+    )
     for victim in candidates:
         if total <= limits.max_total_bytes and count <= limits.max_files:
             break

@@ -37,7 +37,7 @@ class ScopeMismatchError(ValueError):
 
 
 class Memory:
-    """The Memory port for one agent scope. Not thread-safe: one port per writer; several may share a journal."""
+    """The Memory port for one scope. Not thread-safe: one port per writer; several may share a journal."""
 
     def __init__(
         self,

@@ -13,8 +13,8 @@ import attrs
 
 from waybook.journal.head import GENESIS_DIGEST
 from waybook.journal.records import Header, MemoryDelete, MemoryRename, MemoryWrite, Record
-from waybook.memory.paths import is_under
-from waybook.memory.text import byte_length
+from waybook.memory.paths import ancestors, is_under
+from waybook.memory.text import byte_length, front_matter
 from waybook.projections.base import check_next
 
 Event = Literal["created", "superseded", "tombstoned", "recreated", "renamed"]
@@ -44,6 +44,7 @@ class MemoryFile:
     size: int
     written: int
     revision: str
+    read_only: bool = False
 
 
 @attrs.define
@@ -54,17 +55,48 @@ class MemoryState:
     scope: str | None = None
     files: dict[str, MemoryFile] = attrs.Factory(dict)
     history: dict[str, list[Revision]] = attrs.Factory(dict)
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(f.size for f in self.files.values())
+    total_bytes: int = 0
+    directories: dict[str, int] = attrs.Factory(dict)
+    """How many files are below each directory (derived from `files`, kept so lookups are O(1))."""
 
     def is_file(self, path: str) -> bool:
         return path in self.files
 
     def is_directory(self, path: str) -> bool:
-        prefix = path + "/"
-        return path == "/memories" or any(p.startswith(prefix) for p in self.files)
+        return path == "/memories" or self.directories.get(path, 0) > 0
+
+    def put(self, file: MemoryFile) -> None:
+        old = self.files.get(file.path)
+        if old is not None:
+            self.total_bytes -= old.size
+        else:
+            for directory in ancestors(file.path):
+                self.directories[directory] = self.directories.get(directory, 0) + 1
+        self.files[file.path] = file
+        self.total_bytes += file.size
+
+    def remove(self, path: str) -> MemoryFile | None:
+        old = self.files.pop(path, None)
+        if old is not None:
+            self.total_bytes -= old.size
+            for directory in ancestors(path):
+                left = self.directories[directory] - 1
+                if left:
+                    self.directories[directory] = left
+                else:
+                    del self.directories[directory]
+        return old
+
+    def check_invariants(self) -> None:
+        """Assert the derived indexes match the files; stress tests call this after every step."""
+        assert self.total_bytes == sum(f.size for f in self.files.values())
+        expected: dict[str, int] = {}
+        for path in self.files:
+            for directory in ancestors(path):
+                expected[directory] = expected.get(directory, 0) + 1
+        assert self.directories == expected
+        assert all(f.path == p for p, f in self.files.items())
+        assert not any(self.is_file(d) for d in self.directories), "no path is both a file and a directory"
 
     def files_under(self, directory: str) -> list[MemoryFile]:
         return sorted((f for p, f in self.files.items() if is_under(p, directory)), key=lambda f: f.path)
@@ -92,22 +124,22 @@ class MemoryProjection:
             current = state.files.get(body.path)
             past = state.history.get(body.path)
             event: Event = "superseded" if current else ("recreated" if past else "created")
-            state.files[body.path] = MemoryFile(
-                body.path, body.text, body.digest, byte_length(body.text), record.seq, record.id
-            )
+            read_only = front_matter(body.text).read_only
+            size = byte_length(body.text)
+            state.put(MemoryFile(body.path, body.text, body.digest, size, record.seq, record.id, read_only))
             self._log(state, body.path, record, event, body.digest, body.prior, body.command, body.call_id)
         elif isinstance(body, MemoryDelete):
             for path in body.paths:
-                gone = state.files.pop(path, None)
+                gone = state.remove(path)
                 prior = gone.digest if gone else None
                 self._log(state, path, record, "tombstoned", None, prior, body.reason, body.call_id)
         elif isinstance(body, MemoryRename):
-            moved = {old: state.files.pop(old) for old, _ in body.moves if old in state.files}
+            moved = {old: state.remove(old) for old, _ in body.moves}
             for old, new in body.moves:
                 file = moved.get(old)
                 if file is None:
                     continue
-                state.files[new] = attrs.evolve(file, path=new)
+                state.put(attrs.evolve(file, path=new))
                 state.history[new] = [*state.history.get(old, [])]  # the file's past moves with it
                 self._log(state, old, record, "renamed", None, file.digest, "rename", body.call_id, other=new)
                 self._log(state, new, record, "renamed", file.digest, None, "rename", body.call_id, other=old)

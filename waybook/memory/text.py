@@ -52,6 +52,8 @@ def front_matter(text: str) -> FrontMatter:
     Supported: `key: value` lines, `links: [/memories/a.md, /memories/b.md]` and `links:` followed by
     `- /memories/a.md` items. Anything else in the block is ignored; there is no nested YAML.
     """
+    if not text.lstrip(" \t").startswith("---"):
+        return FrontMatter()  # the common case, decided without splitting the text
     lines = logical_lines(text)
     if not lines or lines[0].strip() != "---":
         return FrontMatter()
