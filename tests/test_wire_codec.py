@@ -26,7 +26,9 @@ from waybook.journal import (
     InvalidUtf8Error,
     LeafMoved,
     MalformedJsonError,
+    MemoryAdoption,
     MemoryDelete,
+    MemoryPinMoved,
     MemoryRename,
     MemoryWrite,
     MissingFieldError,
@@ -303,6 +305,29 @@ bodies: st.SearchStrategy[AnyBody] = st.one_of(
         MemoryDelete, paths=st.lists(texts, max_size=3).map(tuple), reason=texts, call_id=st.none() | ids
     ),
     st.builds(MemoryRename, moves=st.lists(st.tuples(texts, texts), max_size=3).map(tuple)),
+    st.builds(
+        MemoryAdoption,
+        operation=ids,
+        actor=texts,
+        binding=texts,
+        nomination=texts,
+        source=ids,
+        source_seq=st.integers(0, 9),
+        source_digest=texts,
+        prior_seq=st.integers(0, 9),
+        prior_digest=texts,
+        writes=st.integers(0, 9),
+        replaced=st.lists(texts, max_size=2).map(tuple),
+    ),
+    st.builds(
+        MemoryPinMoved,
+        canonical=ids,
+        prior_seq=st.integers(0, 9),
+        prior_digest=texts,
+        new_seq=st.integers(0, 9),
+        new_digest=texts,
+        receipt=texts,
+    ),
 )
 
 

@@ -21,7 +21,9 @@ from waybook.journal import (
     Header,
     ImageBlock,
     LeafMoved,
+    MemoryAdoption,
     MemoryDelete,
+    MemoryPinMoved,
     MemoryRename,
     MemoryWrite,
     NewRecord,
@@ -112,6 +114,31 @@ SAMPLES: dict[str, list[AnyBody]] = {
         MemoryDelete(paths=("/memories/a.md", "/memories/b.md"), reason="evict"),
     ],
     "waybook.memory.rename/1": [MemoryRename(moves=(("/memories/a.md", "/memories/b/a.md"),))],
+    "waybook.memory.adoption/1": [
+        MemoryAdoption(
+            operation="memory_adopt_" + "0a" * 24,
+            actor="host:review-bot",
+            binding="b1" * 32,
+            nomination="c2" * 32,
+            source="memory-working-1",
+            source_seq=12,
+            source_digest="d3" * 32,
+            prior_seq=4,
+            prior_digest="e4" * 32,
+            writes=2,
+            replaced=("/memories/facts.md",),
+        )
+    ],
+    "waybook.memory.pin_moved/1": [
+        MemoryPinMoved(
+            canonical="memory-canonical-1",
+            prior_seq=4,
+            prior_digest="e4" * 32,
+            new_seq=7,
+            new_digest="f5" * 32,
+            receipt="a6" * 32,
+        )
+    ],
 }
 
 LEGACY_SAMPLES: dict[str, list[object]] = {

@@ -42,7 +42,9 @@ from waybook.journal.records import (
     CustomEntry,
     Header,
     LeafMoved,
+    MemoryAdoption,
     MemoryDelete,
+    MemoryPinMoved,
     MemoryRename,
     MemoryWrite,
     NewRecord,
@@ -69,6 +71,8 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.memory.write/1": MemoryWrite,
     "waybook.memory.delete/1": MemoryDelete,
     "waybook.memory.rename/1": MemoryRename,
+    "waybook.memory.adoption/1": MemoryAdoption,
+    "waybook.memory.pin_moved/1": MemoryPinMoved,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 

@@ -212,12 +212,55 @@ class MemoryRename(Body, tag_field="kind", tag="waybook.memory.rename/1", frozen
     call_id: str | None = field(default=None, name="call_id")
 
 
-MemoryBody: TypeAlias = MemoryWrite | MemoryDelete | MemoryRename
+class MemoryAdoption(Body, tag_field="kind", tag="waybook.memory.adoption/1", frozen=True):
+    """Opens one adoption into canonical memory; the `writes` MemoryWrite records that follow complete it.
+
+    Carries what a receipt is recomputed from: who adopted which nomination, under which binding, on
+    top of which canonical head.
+    """
+
+    KIND: ClassVar[str] = "waybook.memory.adoption/1"
+    operation: str = field(name="operation")
+    actor: str = field(name="actor")
+    binding: str = field(name="binding")
+    nomination: str = field(name="nomination")
+    source: str = field(name="source")
+    source_seq: int = field(name="source_seq")
+    source_digest: str = field(name="source_digest")
+    prior_seq: int = field(name="prior_seq")
+    prior_digest: str = field(name="prior_digest")
+    writes: int = field(name="writes")
+    replaced: tuple[str, ...] = field(default=(), name="replaced")
+
+
+class MemoryPinMoved(Body, tag_field="kind", tag="waybook.memory.pin_moved/1", frozen=True):
+    """In a session journal: the canonical memory the agent reads moved from one head to another."""
+
+    KIND: ClassVar[str] = "waybook.memory.pin_moved/1"
+    canonical: str = field(name="canonical")
+    prior_seq: int = field(name="prior_seq")
+    prior_digest: str = field(name="prior_digest")
+    new_seq: int = field(name="new_seq")
+    new_digest: str = field(name="new_digest")
+    receipt: str = field(name="receipt")
+
+
+MemoryBody: TypeAlias = MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved
 
 NodeBody: TypeAlias = (
     UserMessage | AssistantMessage | SystemMessage | ToolResult | Compaction | ContextExclusion | CustomEntry
 )
-AnyBody: TypeAlias = Header | NodeBody | LeafMoved | Reset | MemoryWrite | MemoryDelete | MemoryRename
+AnyBody: TypeAlias = (
+    Header
+    | NodeBody
+    | LeafMoved
+    | Reset
+    | MemoryWrite
+    | MemoryDelete
+    | MemoryRename
+    | MemoryAdoption
+    | MemoryPinMoved
+)
 
 NODE_TYPES: Final = (
     UserMessage,
@@ -228,7 +271,7 @@ NODE_TYPES: Final = (
     ContextExclusion,
     CustomEntry,
 )
-MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename)
+MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved)
 BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES)
 
 

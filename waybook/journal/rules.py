@@ -32,7 +32,9 @@ from waybook.journal.records import (
     CustomEntry,
     Header,
     LeafMoved,
+    MemoryAdoption,
     MemoryDelete,
+    MemoryPinMoved,
     MemoryRename,
     MemoryWrite,
     NewRecord,
@@ -232,4 +234,6 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryWrite: _no_check,
     MemoryDelete: _no_check,
     MemoryRename: _no_check,
+    MemoryAdoption: _no_check,
+    MemoryPinMoved: _no_check,
 }

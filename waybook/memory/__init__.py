@@ -1,7 +1,21 @@
 """Memory: the agent-facing Memory port over working-memory journals, its projection and its index."""
 
+from waybook.memory.authority import (
+    AdoptionReceipt,
+    AsyncAuthority,
+    Authority,
+    Explanation,
+    PinReceipt,
+    QueryResult,
+    RememberReceipt,
+    Route,
+    create_async_authority,
+    create_authority,
+)
 from waybook.memory.commands import Command, Create, Delete, Insert, Rename, StrReplace, View
 from waybook.memory.decide import DEFAULT_LIMITS, Limits
+from waybook.memory.errors import AdoptionConflictError, ExplanationExpiredError, ProfileError, RequestError
+from waybook.memory.nominations import NominatedRecord, Nomination
 from waybook.memory.port import Memory, ScopeMismatchError
 from waybook.memory.results import (
     CODES,
@@ -21,6 +35,22 @@ from waybook.memory.state import MemoryFile, MemoryProjection, MemoryState, Revi
 
 __all__ = [
     "CODES",
+    "AdoptionConflictError",
+    "AdoptionReceipt",
+    "AsyncAuthority",
+    "Authority",
+    "Explanation",
+    "ExplanationExpiredError",
+    "NominatedRecord",
+    "Nomination",
+    "PinReceipt",
+    "ProfileError",
+    "QueryResult",
+    "RememberReceipt",
+    "RequestError",
+    "Route",
+    "create_async_authority",
+    "create_authority",
     "DEFAULT_LIMITS",
     "Command",
     "Create",

@@ -58,6 +58,22 @@ class MemoryState:
     total_bytes: int = 0
     directories: dict[str, int] = attrs.Factory(dict)
     """How many files are below each directory (derived from `files`, kept so lookups are O(1))."""
+    requests: dict[str, tuple[int, int]] = attrs.Factory(dict)
+    """First and last seq of the records each request (or tool-call) id wrote: makes requests idempotent."""
+
+    def copy(self) -> MemoryState:
+        """An independent copy (files are immutable values; the containers are new)."""
+        return MemoryState(
+            seq=self.seq,
+            digest=self.digest,
+            journal_id=self.journal_id,
+            scope=self.scope,
+            files=dict(self.files),
+            history={path: list(revisions) for path, revisions in self.history.items()},
+            total_bytes=self.total_bytes,
+            directories=dict(self.directories),
+            requests=dict(self.requests),
+        )
 
     def is_file(self, path: str) -> bool:
         return path in self.files
@@ -143,6 +159,10 @@ class MemoryProjection:
                 state.history[new] = [*state.history.get(old, [])]  # the file's past moves with it
                 self._log(state, old, record, "renamed", None, file.digest, "rename", body.call_id, other=new)
                 self._log(state, new, record, "renamed", file.digest, None, "rename", body.call_id, other=old)
+        call_id = getattr(body, "call_id", None)
+        if isinstance(call_id, str):
+            first, _ = state.requests.get(call_id, (record.seq, record.seq))
+            state.requests[call_id] = (first, record.seq)
         state.seq = record.seq
         state.digest = record.digest
         return state
