@@ -548,12 +548,80 @@ def bench_memory(quick: bool) -> Iterator[Row]:
     tmp.rmdir()
 
 
+# --- issue 6: canonical memory ---------------------------------------------------------------------
+
+
+def bench_authority(quick: bool) -> Iterator[Row]:
+    from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
+    from waybook.memory import Route, create_authority
+    from waybook.memory.text import content_digest
+
+    n = 200 if quick else 1_000
+
+    def adopt_once() -> None:
+        authority = create_authority(
+            working=InMemoryJournal("w"),
+            canonical=InMemoryJournal("c"),
+            routes=[Route("shared", frozenset({"facts"}))],
+            actor="bench",
+        )
+        facts = {
+            f"/memories/f{i:04d}.md": f"fact {i} see [next](/memories/f{i + 1:04d}.md)" for i in range(n)
+        }
+        authority.agent.remember("bench", facts)  # type: ignore[attr-defined]
+        roots = [f"/memories/f{i:04d}.md" for i in range(0, n, 10)]
+        nomination = authority.agent.nominate(roots, "shared", "facts")  # type: ignore[attr-defined]
+        assert len(nomination.records) == n
+        receipt = authority.host.adopt_nomination(authority.agent.query().head, nomination)  # type: ignore[attr-defined]
+        assert receipt.status == "adopted"
+
+    value = rate(n, adopt_once, repeat=2)
+    yield Row(
+        "authority.nominate_adopt",
+        value,
+        "records/s",
+        None,
+        "",
+        None,
+        f"{n} records with closures (link chains)",
+    )
+
+    distance = 4_000 if quick else 16_384
+    canonical = InMemoryJournal("c")
+    authority = create_authority(
+        working=InMemoryJournal("w"),
+        canonical=canonical,
+        routes=[Route("r", frozenset({"p"}))],
+        actor="bench",
+    )
+    pin = authority.agent.query().head  # type: ignore[attr-defined]
+    batch = []
+    for i in range(distance):
+        text = f"canonical fact {i}"
+        body = MemoryWrite(path=f"/memories/c{i % 500}.md", text=text, digest=content_digest(text))
+        batch.append(NewRecord(id=f"c{i}", at="2026-12-01T09:00:00.000Z", body=body))
+    canonical.append(batch, expected=canonical.head())
+    start = time.perf_counter()
+    authority.host.advance_canonical(pin, canonical.head())  # type: ignore[attr-defined]
+    elapsed = time.perf_counter() - start
+    yield Row(
+        "authority.advance",
+        distance / elapsed,
+        "records/s",
+        None,
+        "",
+        None,
+        f"advance over {distance:,} records: {elapsed * 1000:.0f} ms (read in pages, proven, folded)",
+    )
+
+
 SUITES: dict[str, Callable[[bool], Iterator[Row]]] = {
     "core": bench_core,
     "jsonl": bench_jsonl,
     "projections": bench_projections,
     "export": bench_export,
     "memory": bench_memory,
+    "authority": bench_authority,
 }
 
 

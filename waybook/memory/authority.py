@@ -690,7 +690,8 @@ class _Core:
         """The working journal must export exactly this closure at the nomination's source head."""
         source = replay(MemoryProjection(), self.working, at=nomination.source_head.seq)
         if Head(source.seq, source.digest) != nomination.source_head:
-            msg = f"{self.working_id} lacks head {nomination.source_head}: the nomination is from another history"
+            head = nomination.source_head
+            msg = f"{self.working_id} lacks head {head}: the nomination is from another history"
             raise IntegrityError(msg)
         try:
             records = closure(source, nomination.roots)
