@@ -391,3 +391,21 @@ def test_a_live_object_recovers_after_another_object_repairs_and_appends(tmp_pat
         assert head.seq == 6
         live.append([user("from-live", "from-host")], expected=head)
         assert [r.id for r in live.read(after=5)] == ["from-host", "from-live"]
+
+
+def test_a_well_chained_record_that_breaks_a_session_rule_is_corruption_even_before_a_torn_tail(
+    tmp_path: Path,
+) -> None:
+    from waybook.codecs.wire import seal
+
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=2).close()
+    head = JsonlJournal(path, readonly=True).head()
+    # A foreign writer chains a node whose parent is not the leaf, then dies mid-write.
+    _, bad = seal(head.seq + 1, user("rogue", None), head.digest)
+    with path.open("ab") as file:
+        file.write(bad + b"\n" + b'{"seq":')
+    with pytest.raises(CorruptJournalError) as caught:
+        JsonlJournal(path)
+    assert caught.value.seq == head.seq + 1
+    assert "leaf" in caught.value.reason

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import attrs
 
 from waybook.journal.errors import JournalError
-from waybook.journal.ledger import Ledger, check_line
+from waybook.journal.ledger import Ledger, prove_lines
 from waybook.journal.records import Record
 
 CHUNK = 1 << 20
@@ -77,24 +77,16 @@ def _check_lines(
     read_at: ReadAt,
     end: int,
 ) -> Damage | None:
-    head = ledger.head
-    seq, prev = head.seq, head.digest
-    good: list[Record] = []
-    for line in lines:
-        seq += 1
-        try:
-            record = check_line(line, seq, prev, journal)
-        except JournalError as exc:
-            ledger.advance(good)
-            return _verdict(pos, seq, _reason(exc), len(line), read_at, end)
-        good.append(record)
+    good, error = prove_lines(lines, ledger.head, journal)
+    for line in lines[: len(good)]:
         offsets.append(pos)
         pos += len(line) + 1
-        prev = record.digest
     try:
         ledger.advance(good, check_rules=True)
     except JournalError:
         return _locate_rule_break(good, offsets, ledger, journal, read_at, end)
+    if error is not None:
+        return _verdict(pos, ledger.head.seq + 1, _reason(error), len(lines[len(good)]), read_at, end)
     return None
 
 
