@@ -401,10 +401,10 @@ def test_a_well_chained_record_that_breaks_a_session_rule_is_corruption_even_bef
     path = tmp_path / "s.jsonl"
     make_file(path, nodes=2).close()
     head = JsonlJournal(path, readonly=True).head()
-    # A foreign writer chains a node whose parent is not the leaf, then dies mid-write.
+    # A foreign writer chains a node whose parent is not the leaf, then writes a damaged final line.
     _, bad = seal(head.seq + 1, user("rogue", None), head.digest)
     with path.open("ab") as file:
-        file.write(bad + b"\n" + b'{"seq":')
+        file.write(bad + b"\n" + b'{"seq":99,"garbage"}\n')
     with pytest.raises(CorruptJournalError) as caught:
         JsonlJournal(path)
     assert caught.value.seq == head.seq + 1
