@@ -244,3 +244,80 @@ def test_a_corrupt_journal_is_a_problem_not_a_crash(session_file: Path) -> None:
         assert run.returncode == 1
         assert "corrupt" in run.stderr
         assert "Traceback" not in run.stderr
+
+
+def test_show_says_which_canonical_memory_the_agent_read_at_each_turn(tmp_path: Path) -> None:
+    from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
+    from waybook.memory import Route, create_authority
+    from waybook.memory.text import content_digest
+
+    path = tmp_path / "s.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal)
+        session.user("before any pin move")
+        canonical = InMemoryJournal("c")
+        authority = create_authority(
+            working=InMemoryJournal("w"),
+            canonical=canonical,
+            routes=[Route("r", frozenset({"p"}))],
+            actor="h",
+            session=journal,
+        )
+        body = MemoryWrite(path="/memories/a.md", text="t", digest=content_digest("t"))
+        canonical.append(
+            [NewRecord(id="x", at="2026-12-01T09:00:00.000Z", body=body)], expected=canonical.head()
+        )
+        receipt = authority.host.advance_canonical(authority.agent.query().head, canonical.head())  # type: ignore[attr-defined]
+        session.sync()
+        session.assistant("after the pin moved")
+    records = json.loads(waybook("show", path, "--json").stdout)["records"]
+    assert records[0]["canonical_pin"] is None
+    assert records[1]["canonical_pin"]["seq"] == receipt.new.seq
+    assert records[1]["canonical_pin"]["receipt"] == receipt.receipt_sha256
+    assert f"pinned at seq {receipt.new.seq}" in waybook("show", path).stdout
+
+
+def _long_journal(path: Path, records: int) -> None:
+    from waybook.codecs.wire import seal
+    from waybook.journal import NewRecord, UserMessage, text
+    from waybook.journal.head import GENESIS_DIGEST
+    from waybook.journal.records import Header
+
+    prev, parent = GENESIS_DIGEST, None
+    with path.open("wb") as out:
+        for seq in range(1, records + 1):
+            body = (
+                Header(journal="long", creator="tests")
+                if seq == 1
+                else UserMessage(parent=parent, content=text(f"turn {seq}"))
+            )
+            record, line = seal(seq, NewRecord(id=f"n{seq}", at="2026-12-01T09:00:00.000Z", body=body), prev)
+            out.write(line + b"\n")
+            prev, parent = record.digest, (record.id if seq > 1 else None)
+
+
+def test_long_replays_show_progress_only_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    path = tmp_path / "long.jsonl"
+    _long_journal(path, 25_000)
+    quiet = waybook("tree", path)
+    assert quiet.returncode == 0
+    assert quiet.stderr == "", "no progress output when stderr is not a terminal"
+    assert WAYBOOK is not None
+    main, side = pty.openpty()
+    run = subprocess.run([WAYBOOK, "tree", str(path)], stderr=side, stdout=subprocess.PIPE, check=False)
+    os.close(side)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    assert run.returncode == 0
+    assert b"replaying" in seen

@@ -542,3 +542,21 @@ def test_the_async_authority_has_the_same_semantics() -> None:
         assert explanation.present
 
     asyncio.run(scenario())
+
+
+def test_writes_that_land_after_an_adoption_are_proven_to_follow_it() -> None:
+    authority, _, canonical = setup()
+    nomination = nominate(authority, {"/memories/a.md": "x"})
+    real_append = canonical.inner.append
+
+    def append_then_someone_else(records: Sequence[NewRecord], *, expected: Head) -> Any:
+        result = real_append(records, expected=expected)
+        body = MemoryWrite(path="/memories/later.md", text="later", digest=content_digest("later"))
+        real_append([NewRecord(id="later", at=AT, body=body)], expected=result.head)
+        return result
+
+    canonical.inner.append = append_then_someone_else  # type: ignore[method-assign]
+    receipt = authority.host.adopt_nomination(pin_of(authority), nomination)  # type: ignore[attr-defined]
+    assert receipt.status == "adopted"
+    assert pin_of(authority) == receipt.new
+    assert canonical.head().seq == receipt.new.seq + 1

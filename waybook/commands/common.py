@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from waybook.journal import JournalError, JsonlJournal, Record, plain_text
+from waybook.journal import JournalError, JsonlJournal, Record, SessionJournal, plain_text
 from waybook.journal.records import (
     AssistantMessage,
     Compaction,
@@ -25,6 +26,7 @@ from waybook.journal.records import (
     ToolResult,
     UserMessage,
 )
+from waybook.projections import replay
 
 OK, PROBLEM, USAGE = 0, 1, 2
 
@@ -105,6 +107,38 @@ def summary(record: Record, width: int = 60) -> str:
         text = ""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+PROGRESS_THRESHOLD = 20_000
+"""Replays of at least this many records show a progress bar (on a terminal only)."""
+
+
+def replay_with_progress(projection: Any, journal: SessionJournal, *, at: int | None = None) -> Any:
+    """`replay`, with a progress bar on stderr when stderr is a terminal and the replay is long."""
+    head = journal.head().seq
+    total = head if at is None else min(at, head)
+    if total < PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        return replay(projection, journal, at=at)
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("replaying", total=total)
+        state = projection.initial()
+        for record in journal.read(limit=at):
+            state = projection.apply(state, record)
+            if record.seq % 4096 == 0:
+                progress.update(task, completed=record.seq)
+        return state
+
+
+@contextlib.contextmanager
+def activity(message: str) -> Iterator[None]:
+    """A spinner on stderr while a long step runs, on a terminal only."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with Console(stderr=True).status(message):
+        yield
 
 
 def seq_arg(value: str) -> int:

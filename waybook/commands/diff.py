@@ -14,12 +14,13 @@ from waybook.commands.common import (
     emit_json,
     guarded,
     open_journal,
+    replay_with_progress,
     short_kind,
     stdout,
     summary,
 )
 from waybook.journal.reading import read_seqs
-from waybook.projections import TreeProjection, replay
+from waybook.projections import TreeProjection
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         msg = "diff needs exactly two --leaf options"
         raise UsageError(msg)
     with open_journal(args.path) as journal:
-        tree = replay(TreeProjection(), journal)
+        tree = replay_with_progress(TreeProjection(), journal)
         for leaf in args.leaf:
             if leaf not in tree.index:
                 msg = f"{leaf!r} is not a node of {args.path}"

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs.pi import export_pi
-from waybook.commands.common import OK, UsageError, guarded, open_journal, seq_arg, warn
+from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
+from waybook.projections import TreeProjection
 
 FORMATS = ("openai", "sharegpt", "archival", "pi")
 
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             count = _write(args.output, export_pi(journal.read(limit=args.at)))
             warn(f"wrote {count} Pi lines to {args.output}")
             return OK
-        exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact)
+        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+        exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree)
         selection = Selection(args.branches)
         if args.branches not in ("active", "all") and args.branches not in exporter.tree.index:
             msg = f"--branches {args.branches!r}: not 'active', 'all' or a node of {args.path}"

@@ -16,13 +16,14 @@ from waybook.commands.common import (
     emit_json,
     guarded,
     open_journal,
+    replay_with_progress,
     seq_arg,
     short_kind,
     stdout,
 )
 from waybook.journal import plain_text
-from waybook.journal.records import AssistantMessage
-from waybook.projections import TreeProjection, context_at, replay, trajectory
+from waybook.journal.records import AssistantMessage, MemoryPinMoved
+from waybook.projections import TreeProjection, context_at, trajectory
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -47,7 +48,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
-        tree = replay(TreeProjection(), journal, at=args.at)
+        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.leaf is not None and args.leaf not in tree.index:
             msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")
             raise UsageError(msg)
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
                 console.print()
             return OK
         path = trajectory(journal, tree, args.leaf)
+        pins = canonical_pins(journal, args.at)
         if args.json:
             emit_json(
                 {
@@ -75,13 +77,21 @@ def run(args: argparse.Namespace) -> int:
                             "kind": r.kind,
                             "at": r.at,
                             "body": json.loads(canonical_json(r.body)),
+                            "canonical_pin": pin_at(pins, r.seq),
                         }
                         for r in path.records
                     ],
                 }
             )
             return OK
+        shown_pin: dict[str, Any] | None = None
         for record in path.records:
+            pin = pin_at(pins, record.seq)
+            if pin != shown_pin and pin is not None:
+                console.print(
+                    f"[dim]canonical memory {escape(pin['canonical'])} pinned at seq {pin['seq']}[/dim]"
+                )
+            shown_pin = pin
             body = record.body
             content = getattr(body, "content", ())
             text = plain_text(content)
@@ -95,6 +105,32 @@ def run(args: argparse.Namespace) -> int:
                 )
             console.print()
     return OK
+
+
+def canonical_pins(journal: Any, at: int | None) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, pin) for every canonical-memory pin move recorded in the session, in order."""
+    pins = []
+    for record in journal.read(limit=at):
+        if isinstance(record.body, MemoryPinMoved):
+            body = record.body
+            pin = {
+                "canonical": body.canonical,
+                "seq": body.new_seq,
+                "digest": body.new_digest,
+                "receipt": body.receipt,
+            }
+            pins.append((record.seq, pin))
+    return pins
+
+
+def pin_at(pins: list[tuple[int, dict[str, Any]]], seq: int) -> dict[str, Any] | None:
+    """The canonical memory pin in force when the record at `seq` was written."""
+    current = None
+    for moved_at, pin in pins:
+        if moved_at >= seq:
+            break
+        current = pin
+    return current
 
 
 def _message_json(role: str, source: str, content: Any) -> dict[str, Any]:

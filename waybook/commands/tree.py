@@ -9,9 +9,19 @@ from typing import Any
 from rich.markup import escape
 from rich.tree import Tree
 
-from waybook.commands.common import OK, emit_json, guarded, open_journal, seq_arg, short_kind, stdout, summary
+from waybook.commands.common import (
+    OK,
+    emit_json,
+    guarded,
+    open_journal,
+    replay_with_progress,
+    seq_arg,
+    short_kind,
+    stdout,
+    summary,
+)
 from waybook.journal.reading import read_seqs
-from waybook.projections import TreeProjection, TreeState, replay
+from waybook.projections import TreeProjection, TreeState
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -32,7 +42,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
-        tree = replay(TreeProjection(), journal, at=args.at)
+        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.json:
             emit_json(tree_json(tree))
             return OK

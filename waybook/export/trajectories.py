@@ -117,9 +117,16 @@ class ExportResult:
 class TrajectoryExporter:
     """Exports one journal's chosen branches as JSONL rows."""
 
-    def __init__(self, journal: SessionJournal, *, at: int | None = None, redact: bool = False) -> None:
+    def __init__(
+        self,
+        journal: SessionJournal,
+        *,
+        at: int | None = None,
+        redact: bool = False,
+        tree: TreeState | None = None,
+    ) -> None:
         self.journal = journal
-        self.tree = replay(TreeProjection(), journal, at=at)
+        self.tree = tree if tree is not None else replay(TreeProjection(), journal, at=at)
         self.head = Head(self.tree.seq, self.tree.digest)
         first = next(journal.read(limit=1), None)
         self.header = first.body if first is not None and isinstance(first.body, Header) else None

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Self
 
 from waybook.journal.errors import JournalClosedError
-from waybook.journal.head import AppendResult, Head
+from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.ledger import Ledger, iter_chain
 from waybook.journal.records import NewRecord, Record
 
@@ -94,7 +94,7 @@ class InMemoryJournal:
             assert len({r.id for r in self._records}) == len(self._records)
             assert set(self._ledger.rules.is_node) == {r.id for r in self._records}
             last = self._records[-1] if self._records else None
-            assert self._ledger.head == (Head.of(last) if last else Head(0, self._ledger.head.digest))
+            assert self._ledger.head == (Head.of(last) if last else GENESIS)
 
     def _range(self, after: int, limit: int | None) -> list[Record]:
         start = max(after, 0)

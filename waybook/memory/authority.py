@@ -649,6 +649,7 @@ class _Core:
             msg = f"{self.canonical_id}: the journal did not commit the operation that was sent"
             raise IntegrityError(msg)
         new_view = self._proven_view(pin, view, result.head)
+        self._prove_later_writes(result.head, new_view)
         receipt = AdoptionReceipt.make(
             actor=self.actor,
             authority=self.canonical_id,
@@ -662,6 +663,17 @@ class _Core:
         )
         self._install(result.head, new_view, receipt.receipt_sha256, pin)
         return receipt
+
+    def _prove_later_writes(self, ours: Head, view: MemoryState) -> None:
+        """If other writes landed after ours, prove the journal's history continues from what we wrote.
+
+        The pin stays at our head; the host reviews the later writes with advance_canonical. A later
+        history that does not chain to our records is an IntegrityError (raised from `_proven_view`).
+        """
+        self.canonical_live.refresh()
+        later = Head(self.canonical_live.state.seq, self.canonical_live.state.digest)
+        if later != ours and later.seq - ours.seq <= MAX_ADVANCE_RECORDS:
+            self._proven_view(ours, view, later)
 
     def _already_present(
         self, nomination: Nomination, pin: Head, view: MemoryState, current: Head
