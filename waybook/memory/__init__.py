@@ -1,21 +1,18 @@
 """Memory: the agent-facing Memory port over working-memory journals, its projection and its index."""
 
-from waybook.memory.authority import (
+from waybook.memory.authority import AsyncAuthority, Authority, create_async_authority, create_authority
+from waybook.memory.commands import Command, Create, Delete, Insert, Rename, StrReplace, View
+from waybook.memory.decide import DEFAULT_LIMITS, Limits
+from waybook.memory.errors import AdoptionConflictError, ExplanationExpiredError, ProfileError, RequestError
+from waybook.memory.nominations import NominatedRecord, Nomination
+from waybook.memory.outcomes import (
     AdoptionReceipt,
-    AsyncAuthority,
-    Authority,
     Explanation,
     PinReceipt,
     QueryResult,
     RememberReceipt,
     Route,
-    create_async_authority,
-    create_authority,
 )
-from waybook.memory.commands import Command, Create, Delete, Insert, Rename, StrReplace, View
-from waybook.memory.decide import DEFAULT_LIMITS, Limits
-from waybook.memory.errors import AdoptionConflictError, ExplanationExpiredError, ProfileError, RequestError
-from waybook.memory.nominations import NominatedRecord, Nomination
 from waybook.memory.port import Memory, ScopeMismatchError
 from waybook.memory.results import (
     CODES,

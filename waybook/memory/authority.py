@@ -20,9 +20,9 @@ import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import count
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import attrs
 
@@ -48,9 +48,20 @@ from waybook.journal.records import (
 )
 from waybook.memory.errors import AdoptionConflictError, ExplanationExpiredError, ProfileError, RequestError
 from waybook.memory.nominations import NominatedRecord, Nomination, closure, nomination_digest
+from waybook.memory.outcomes import (
+    AdoptionReceipt,
+    Explanation,
+    PinReceipt,
+    QueryResult,
+    RememberReceipt,
+    Route,
+    fields_digest,
+    head_json,
+)
 from waybook.memory.paths import PathError, check_extension, normalize
-from waybook.memory.state import MemoryProjection, MemoryState, Revision
+from waybook.memory.state import MemoryProjection, MemoryState
 from waybook.memory.text import byte_length, content_digest, is_valid_unicode
+from waybook.memory.turns import AsyncTurns, Turns
 from waybook.projections.base import LiveProjection, replay
 from waybook.session import new_id, utc_now
 
@@ -63,199 +74,6 @@ MAX_CANONICAL_BYTES: Final = 32 * 1024 * 1024
 MAX_REPLACEMENTS: Final = 128
 CACHE_ENTRIES: Final = 256
 CACHE_BYTES: Final = 64 * 1024 * 1024
-
-
-# --- values ---------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Route:
-    """A registered route: where nominations may go, and for which purposes."""
-
-    name: str
-    purposes: frozenset[str]
-
-
-def _sha(fields: dict[str, Any]) -> str:
-    return digest_of(fields)
-
-
-def _head(value: Any, what: str) -> Head:
-    if not isinstance(value, Head):
-        msg = f"{what} must be a Head (seq, digest), not {type(value).__name__}"
-        raise RequestError(msg)
-    return Head(value.seq, value.digest)
-
-
-def _head_json(head: Head) -> dict[str, Any]:
-    return {"seq": head.seq, "digest": head.digest}
-
-
-@attrs.frozen
-class PinReceipt:
-    authority: str
-    binding: str
-    prior: Head
-    new: Head
-    status: Literal["advanced", "unchanged"]
-    receipt_sha256: str
-
-    @staticmethod
-    def make(authority: str, binding: str, prior: Head, new: Head, status: str) -> PinReceipt:
-        fields = {
-            "kind": "waybook.pin_receipt/1",
-            "authority": authority,
-            "binding": binding,
-            "prior": _head_json(prior),
-            "new": _head_json(new),
-            "status": status,
-        }
-        return PinReceipt(authority, binding, prior, new, status, _sha(fields))  # type: ignore[arg-type]
-
-
-@attrs.frozen
-class AdoptionReceipt:
-    actor: str
-    authority: str
-    binding: str
-    nomination: str
-    prior: Head
-    new: Head
-    status: Literal["adopted", "already-present"]
-    operation: str | None
-    operation_digest: str | None
-    receipt_sha256: str
-
-    @staticmethod
-    def make(
-        *,
-        actor: str,
-        authority: str,
-        binding: str,
-        nomination: str,
-        prior: Head,
-        new: Head,
-        status: str,
-        operation: str | None,
-        operation_digest: str | None,
-    ) -> AdoptionReceipt:
-        fields = {
-            "kind": "waybook.adoption_receipt/1",
-            "actor": actor,
-            "authority": authority,
-            "binding": binding,
-            "nomination": nomination,
-            "prior": _head_json(prior),
-            "new": _head_json(new),
-            "status": status,
-            "operation": operation,
-            "operation_digest": operation_digest,
-        }
-        return AdoptionReceipt(
-            actor,
-            authority,
-            binding,
-            nomination,
-            prior,
-            new,
-            status,  # type: ignore[arg-type]
-            operation,
-            operation_digest,
-            _sha(fields),
-        )
-
-
-@attrs.frozen
-class RememberReceipt:
-    authority: str
-    request_id: str
-    first_seq: int
-    head: Head
-    receipt_sha256: str
-
-
-@attrs.frozen
-class QueryResult:
-    authority: str
-    head: Head
-    records: tuple[NominatedRecord, ...]
-
-
-@attrs.frozen
-class Explanation:
-    """Why canonical memory holds what it holds for one key, at one pin. Kept under `handle`."""
-
-    handle: int
-    key: str
-    head: Head
-    present: bool
-    digest: str | None
-    text: str | None
-    revisions: tuple[Revision, ...]
-    adopted_by: tuple[str, ...]
-
-
-# --- the turn queue -------------------------------------------------------------------------------
-
-
-class _Turns:
-    """First come, first served: a ticket is taken when a host method is called."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._next = 0
-        self._serving = 0
-
-    def take(self) -> int:
-        with self._cond:
-            ticket = self._next
-            self._next += 1
-            return ticket
-
-    @contextlib.contextmanager
-    def turn(self, ticket: int) -> Iterator[None]:
-        with self._cond:
-            while self._serving != ticket:
-                self._cond.wait()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._serving += 1
-                self._cond.notify_all()
-
-
-class _AsyncTurns:
-    def __init__(self) -> None:
-        self._cond = asyncio.Condition()
-        self._next = 0
-        self._serving = 0
-        self._abandoned: set[int] = set()
-
-    def take(self) -> int:
-        ticket = self._next
-        self._next += 1
-        return ticket
-
-    async def acquire(self, ticket: int) -> None:
-        async with self._cond:
-            try:
-                await self._cond.wait_for(lambda: self._serving == ticket)
-            except asyncio.CancelledError:
-                self._abandoned.add(ticket)
-                self._skip_abandoned()
-                raise
-
-    async def release(self) -> None:
-        async with self._cond:
-            self._serving += 1
-            self._skip_abandoned()
-            self._cond.notify_all()
-
-    def _skip_abandoned(self) -> None:
-        while self._serving in self._abandoned:
-            self._abandoned.discard(self._serving)
-            self._serving += 1
 
 
 # --- the core -------------------------------------------------------------------------------------
@@ -378,9 +196,9 @@ class _Core:
             "authority": self.working_id,
             "request": request_id,
             "first_seq": first,
-            "head": _head_json(head),
+            "head": head_json(head),
         }
-        return RememberReceipt(self.working_id, request_id, first, head, _sha(fields))
+        return RememberReceipt(self.working_id, request_id, first, head, fields_digest(fields))
 
     def query(self, keys: Iterable[str] | None, prefix: str | None) -> QueryResult:
         pin, view = self.pinned  # a running query keeps the pin it began with
@@ -727,6 +545,13 @@ class _Core:
 # --- request copying ------------------------------------------------------------------------------
 
 
+def _head(value: Any, what: str) -> Head:
+    if not isinstance(value, Head):
+        msg = f"{what} must be a Head (seq, digest), not {type(value).__name__}"
+        raise RequestError(msg)
+    return Head(value.seq, value.digest)
+
+
 def _key(value: Any) -> str:
     try:
         key = normalize(value)
@@ -833,7 +658,7 @@ def _agent_face(core: _Core) -> AgentFace:
 
 
 def _host_face(core: _Core) -> HostFace:
-    turns = _Turns()
+    turns = Turns()
 
     class Host(HostFace):
         __slots__ = ()
@@ -902,7 +727,7 @@ def create_async_authority(
     """The same authority with coroutine methods. Host calls queue in arrival order on the event loop;
     journal work runs in a worker thread so the loop is never blocked."""
     core = _Core(working=working, canonical=canonical, routes=routes, actor=actor, session=session, pin=pin)
-    turns = _AsyncTurns()
+    turns = AsyncTurns()
 
     class Agent(AsyncAgentFace):
         __slots__ = ()

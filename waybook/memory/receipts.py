@@ -12,7 +12,7 @@ from waybook.journal.errors import IntegrityError
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import MemoryAdoption, MemoryWrite
-from waybook.memory.authority import AdoptionReceipt, PinReceipt
+from waybook.memory.outcomes import AdoptionReceipt, PinReceipt
 
 
 def _head_at(journal: SessionJournal, seq: int) -> Head:
