@@ -146,3 +146,20 @@ def test_redacted_exports_mask_secrets_in_every_message_but_not_provenance() -> 
     assert exporter.redactor is not None
     assert exporter.redactor.counts == {"github-token": 1, "url-password": 1}
     assert row["metadata"]["leaf"] == "e05"
+
+
+def test_an_exclusion_on_one_branch_does_not_shift_the_pair_split() -> None:
+    from waybook import Session
+
+    journal = InMemoryJournal()
+    session = Session.create(journal)
+    system = session.system("sensitive system prompt")
+    question = session.user("q")
+    session.assistant("rejected answer")
+    session.exclude(system.id, reason="hide it on this branch")
+    session.branch_from(question.id, reason="retry")
+    session.assistant("chosen answer")
+    (pair,) = TrajectoryExporter(journal).pairs()
+    assert [m["content"] for m in pair["prompt"]] == ["sensitive system prompt", "q"]
+    assert [m["content"] for m in pair["chosen"]] == ["chosen answer"]
+    assert [m["content"] for m in pair["rejected"]] == ["rejected answer"]

@@ -155,39 +155,65 @@ class TrajectoryExporter:
             yield self._redacted(row)
 
     def pairs(self) -> Iterator[dict[str, Any]]:
-        """TRL preference rows for every fork whose branches have a chosen one (active or labelled)."""
+        """TRL preference rows for every fork whose branches have a chosen one (active or labelled).
+
+        The prompt is the path up to the fork; chosen and rejected are what each branch holds after it.
+        Each path is split at the fork by record, with the exclusions of that whole path applied, so an
+        exclusion further down a branch cannot shift the split.
+        """
         chosen_ends = self._chosen_ends()
-        for fork in range(self.tree.node_count):
-            children = list(self.tree._children(fork))
+        tree = self.tree
+        branch_ends = {tree.position(end) for end in tree.leaves()}
+        for fork in range(tree.node_count):
+            children = list(tree.children_positions(fork))
             if len(children) < 2:
                 continue
-            ends = {
-                child: [
-                    e for e in self.tree.leaves() if child in self.tree.path_positions(self.tree.position(e))
-                ]
-                for child in children
-            }
-            chosen = [(c, e) for c, es in ends.items() for e in es if e in chosen_ends]
+            ends = {child: self._ends_below(child, branch_ends) for child in children}
+            chosen = [(c, e) for c, es in ends.items() for e in es if tree.ids[e] in chosen_ends]
             if not chosen:
                 continue
             chosen_child, chosen_end = chosen[0]
-            prompt = self.messages(self.tree.ids[fork])
-            chosen_tail = self.messages(chosen_end)[len(prompt) :]
+            prompt, chosen_tail = self._split_at(chosen_end, fork)
             for child, child_ends in ends.items():
                 if child == chosen_child:
                     continue
                 for end in child_ends:
+                    _, rejected_tail = self._split_at(end, fork)
                     row = {
                         "prompt": [_openai_message(m) for m in prompt],
                         "chosen": [_openai_message(m) for m in chosen_tail],
-                        "rejected": [_openai_message(m) for m in self.messages(end)[len(prompt) :]],
+                        "rejected": [_openai_message(m) for m in rejected_tail],
                         "metadata": {
-                            **self.provenance(chosen_end),
-                            "rejected_leaf": end,
-                            "fork": self.tree.ids[fork],
+                            **self.provenance(tree.ids[chosen_end]),
+                            "rejected_leaf": tree.ids[end],
+                            "fork": tree.ids[fork],
                         },
                     }
                     yield self._redacted(row)
+
+    def _ends_below(self, start: int, branch_ends: set[int]) -> list[int]:
+        """Branch ends in the subtree of `start`, in append order."""
+        found, stack = [], [start]
+        while stack:
+            node = stack.pop()
+            if node in branch_ends:
+                found.append(node)
+            stack.extend(self.tree.children_positions(node))
+        return sorted(found)
+
+    def _split_at(self, end: int, fork: int) -> tuple[list[Message], list[Message]]:
+        """The messages of the path to `end`, split into those up to `fork` and those after it."""
+        positions = self.tree.path_positions(end)
+        records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions])
+        cut = positions.index(fork) + 1
+        excluded = {self.tree.exclusions[p] for p in positions if p in self.tree.exclusions}
+        kept = [r for p, r in zip(positions, records, strict=True) if p not in excluded]
+        before = {self.tree.seqs[p] for p in positions[:cut]}
+        messages = [(r.seq in before, to_message(r)) for r in kept]
+        return (
+            [m for first, m in messages if first and m is not None],
+            [m for first, m in messages if not first and m is not None],
+        )
 
     def _chosen_ends(self) -> set[str]:
         """Branch ends that are preferred: the active leaf, and ends below a node labelled chosen."""
