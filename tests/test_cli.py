@@ -321,3 +321,15 @@ def test_long_replays_show_progress_only_on_a_terminal(tmp_path: Path) -> None:
     os.close(main)
     assert run.returncode == 0
     assert b"replaying" in seen
+
+
+def test_python_dash_m_waybook_is_the_same_command() -> None:
+    import sys
+
+    from waybook import __version__
+
+    run = subprocess.run(
+        [sys.executable, "-m", "waybook", "--version"], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0
+    assert run.stdout.strip() == f"waybook {__version__}"
