@@ -391,3 +391,19 @@ class _ListJournal:
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> object:
         return iter(self._lines[after : None if limit is None else after + limit])
+
+
+def test_r5_verify_names_the_first_record_that_breaks_a_session_rule() -> None:
+    from waybook.codecs.wire import seal
+    from waybook.journal import InMemoryJournal
+
+    source = InMemoryJournal()
+    started(source, 6)
+    lines = list(source.read_lines())[:4]
+    prev = list(source.read())[3].digest
+    _, rogue = seal(5, user("rogue", None), prev)  # well chained, but not a child of the leaf
+    report = verify(_ListJournal([*lines, rogue]))
+    assert not report.ok
+    assert report.bad_seq == 5
+    assert report.records == 4
+    assert "leaf" in (report.reason or "")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 import attrs
 
 from waybook.journal.errors import JournalError
-from waybook.journal.head import GENESIS, Head
-from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.head import Head
+from waybook.journal.ledger import Ledger, prove_lines
 from waybook.journal.protocol import SessionJournal
 
 
@@ -34,16 +36,29 @@ class VerifyReport:
 def verify(journal: SessionJournal) -> VerifyReport:
     """Prove `journal`'s digest chain and session rules from seq 1. Never raises for bad data.
 
-    Reads the stored canonical bytes, so the check covers exactly what a later reader will see.
+    Reads the stored canonical bytes, so the check covers exactly what a later reader will see. Lines
+    are proven and rule-checked in chunks; a chunk that breaks a rule is rechecked record by record to
+    name the first bad seq.
     """
-    ledger = Ledger.empty(journal.name)
-    head, count = GENESIS, 0
-    try:
-        for record in iter_chain(journal.read_lines(), journal=journal.name):
-            ledger.advance((record,), check_rules=True)
-            head, count = Head.of(record), count + 1
-    except JournalError as exc:
-        reason = getattr(exc, "reason", None) or str(exc)
-        name = journal.name
-        return VerifyReport(name, ok=False, records=count, head=head, bad_seq=count + 1, reason=reason)
-    return VerifyReport(journal.name, ok=True, records=count, head=head)
+    name = journal.name
+    ledger = Ledger.empty(name)
+    lines = journal.read_lines()
+    while chunk := list(islice(lines, 4096)):
+        records, error = prove_lines(chunk, ledger.head, name)
+        try:
+            ledger.advance(records, check_rules=True)
+        except JournalError:
+            for record in records:
+                try:
+                    ledger.advance((record,), check_rules=True)
+                except JournalError as exc:
+                    return _failed(name, ledger, exc)
+        if error is not None:
+            return _failed(name, ledger, error)
+    return VerifyReport(name, ok=True, records=ledger.head.seq, head=ledger.head)
+
+
+def _failed(name: str, ledger: Ledger, exc: JournalError) -> VerifyReport:
+    reason = getattr(exc, "reason", None) or str(exc)
+    head = ledger.head
+    return VerifyReport(name, ok=False, records=head.seq, head=head, bad_seq=head.seq + 1, reason=reason)
