@@ -6,6 +6,7 @@ The branching tests port how Pi and Rho describe session trees, in our own words
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -339,3 +340,34 @@ def test_folding_in_chunks_with_snapshots_equals_one_full_fold(
     for record in journal.read(after=state.seq):
         state = projection.apply(state, record)
     assert encode_snapshot(projection, state) == encode_snapshot(projection, full)
+
+
+# --- the timeline: O(1) snapshots that share a later state's columns ----------------------------
+
+
+def tree_facts(tree: Any) -> tuple[Any, ...]:
+    return (
+        tree.seq,
+        tree.leaf_id,
+        tree.leaves(),
+        tree.roots(),
+        tuple((b.end, b.path, b.active) for b in tree.branches()),
+        tuple(tree.children_of(i) for i in tree.ids),
+        tuple(tree.moves),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=actions, every=st.integers(1, 7))
+def test_the_timeline_at_every_seq_equals_folding_the_prefix(
+    steps: list[tuple[str, object]], every: int
+) -> None:
+    from waybook.projections.timeline import Timeline
+
+    journal = build_session(steps)
+    timeline = Timeline(journal, every=every)
+    for seq in range(journal.head().seq + 1):
+        fast = timeline.at(seq)
+        slow = replay(TreeProjection(), journal, at=seq)
+        assert tree_facts(fast) == tree_facts(slow)
+        assert encode_snapshot(TreeProjection(), fast) == encode_snapshot(TreeProjection(), slow)

@@ -28,6 +28,7 @@ from waybook.projections.snapshots import (
     encode_snapshot,
     restore,
 )
+from waybook.projections.timeline import Timeline
 from waybook.projections.tree import Branch, LeafMove, TreeProjection, TreeState
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "Projection",
     "ProjectionOrderError",
     "SnapshotStore",
+    "Timeline",
     "Trajectory",
     "TreeProjection",
     "TreeState",

@@ -67,7 +67,7 @@ _TREE_COLUMNS: Final = {
 
 def _unstructure_tree(tree: TreeState) -> dict[str, Any]:
     return {
-        **{wire: getattr(tree, attr) for attr, wire in _TREE_COLUMNS.items()},
+        **{wire: list(getattr(tree, attr)) for attr, wire in _TREE_COLUMNS.items()},
         "seq": tree.seq,
         "digest": tree.digest,
         "leaf": tree.leaf,
@@ -115,7 +115,7 @@ def _structure_tree(data: Any, _: type) -> TreeState:
 
 
 def _unstructure_context(state: ContextState) -> dict[str, Any]:
-    return {"tree": _unstructure_tree(state.tree), "summary": state.summary, "entries": state.entries}
+    return {"tree": _unstructure_tree(state.tree), "summary": state.summary, "entries": list(state.entries)}
 
 
 class _ContextWire(msgspec.Struct, forbid_unknown_fields=True, gc=False):
