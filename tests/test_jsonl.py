@@ -195,20 +195,11 @@ def test_group_commit_shares_fsyncs_and_every_append_returns_durable(tmp_path: P
     assert journal._group.fsyncs < 200
 
 
-def test_an_fsync_failure_is_fatal_for_the_journal_object(tmp_path: Path) -> None:
+@pytest.mark.parametrize("policy", ["fsync", "group"])
+def test_an_fsync_failure_is_fatal_for_the_journal_object(tmp_path: Path, policy: str) -> None:
     path = tmp_path / "s.jsonl"
     make_file(path, nodes=1).close()
-    journal = JsonlJournal(path, durability="fsync", file_ops=FailingFsyncOps(ok=0))
-    with pytest.raises(DurabilityError):
-        journal.append([user("a", "m0")], expected=journal.head())
-    with pytest.raises(DurabilityError):
-        journal.append([user("b", "a")], expected=journal.head())
-
-
-def test_a_group_fsync_failure_is_fatal_too(tmp_path: Path) -> None:
-    path = tmp_path / "s.jsonl"
-    make_file(path, nodes=1).close()
-    journal = JsonlJournal(path, durability="group", file_ops=FailingFsyncOps(ok=0))
+    journal = JsonlJournal(path, durability=policy, file_ops=FailingFsyncOps(ok=0))
     with pytest.raises(DurabilityError):
         journal.append([user("a", "m0")], expected=journal.head())
     with pytest.raises(DurabilityError):

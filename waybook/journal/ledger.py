@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Final
+from typing import Final
 
 import attrs
 import msgspec
 
 from waybook.codecs.canonical import ENCODER
-from waybook.codecs.wire import decode_record, line_digest, seal
+from waybook.codecs.wire import _RECORD_DECODER, decode_record, line_digest, seal
 from waybook.journal.errors import BrokenChainError, JournalError, OverlappingBatchError, StaleWriterError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.records import NewRecord, Record
@@ -148,7 +148,7 @@ def prove_lines(
     The hot loop of every replay and every open, so it is one flat loop over C calls; a line that fails
     any check is handed to `check_line` to produce the exact typed error.
     """
-    decode = _decoder().decode
+    decode = _RECORD_DECODER.decode
     sha256 = hashlib.sha256
     seq, prev = start.seq, start.digest
     records: list[Record] = []
@@ -190,9 +190,3 @@ def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
         reason = "its digest does not match its bytes (altered or not canonical)"
         raise BrokenChainError(journal=journal, seq=seq, reason=reason)
     return record
-
-
-def _decoder() -> Any:
-    from waybook.codecs.wire import _RECORD_DECODER
-
-    return _RECORD_DECODER
