@@ -83,4 +83,4 @@ def test_a_batch_is_atomic_and_needs_explicit_parents() -> None:
 
 
 def test_timestamps_are_rfc3339_utc() -> None:
-    assert TIMESTAMP_PATTERN.match(utc_now())
+    assert TIMESTAMP_PATTERN.fullmatch(utc_now())

@@ -361,7 +361,16 @@ def test_r12_a_body_that_is_not_json_is_refused_before_writing(journal: SessionJ
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("id", ""), ("id", "../x"), ("id", "a" * 129), ("at", "yesterday"), ("at", "2026-12-01T09:00:00+01:00")],
+    [
+        ("id", ""),
+        ("id", "../x"),
+        ("id", "a" * 129),
+        ("id", "u\n"),
+        ("at", "yesterday"),
+        ("at", "2026-12-01T09:00:00+01:00"),
+        ("at", "2026-12-01T09:00:00Z\n"),
+        ("at", "\u0662\u0660\u0662\u0666-12-01T09:00:00Z"),  # Arabic-Indic digits are digits, not ASCII
+    ],
 )
 def test_r12_ids_and_timestamps_have_one_wire_form(journal: SessionJournal, field: str, value: str) -> None:
     head = started(journal)

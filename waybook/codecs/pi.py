@@ -182,7 +182,7 @@ def _migrate(entries: list[tuple[int, dict[str, Any]]], version: int) -> list[tu
 def _header_record(header: dict[str, Any], line: int, problems: list[tuple[int, str]]) -> NewRecord:
     extra = {k: v for k, v in header.items() if k not in ("type", "id", "version", "timestamp")}
     session_id = header.get("id")
-    if not isinstance(session_id, str) or not ID_PATTERN.match(session_id):
+    if not isinstance(session_id, str) or not ID_PATTERN.fullmatch(session_id):
         problems.append((line, f"session id {session_id!r} is not usable as a record id"))
         session_id = "pi-session"
     at = _timestamp(header.get("timestamp"))
@@ -329,14 +329,14 @@ def _pi(fields: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _id(value: Any) -> str:
-    if not isinstance(value, str) or not ID_PATTERN.match(value):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         msg = f"entry id {value!r} is not usable as a record id"
         raise ValueError(msg)
     return value
 
 
 def _timestamp(value: Any) -> str:
-    if isinstance(value, str) and TIMESTAMP_PATTERN.match(value):
+    if isinstance(value, str) and TIMESTAMP_PATTERN.fullmatch(value):
         return value
     if isinstance(value, str):
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -81,7 +81,7 @@ LEGACY_TAGS: Final[Mapping[str, tuple[type[Body], Callable[[Any], Body]]]] = {
 }
 """Old versions still read, each with the pure function that lifts it to the current type."""
 
-TAG_PATTERN: Final = re.compile(r"^waybook\.[a-z_]+(\.[a-z_]+)?/[1-9][0-9]*$")
+TAG_PATTERN: Final = re.compile(r"waybook\.[a-z_]+(\.[a-z_]+)?/[1-9][0-9]*")
 
 
 def _check_registry() -> None:
@@ -89,7 +89,7 @@ def _check_registry() -> None:
     seen: set[str] = set()
     for tag, cls in [*CURRENT_TAGS.items(), *((t, c) for t, (c, _) in LEGACY_TAGS.items())]:
         declared = cls.__struct_config__.tag
-        if declared != tag or tag != cls.KIND or not TAG_PATTERN.match(tag) or tag in seen:
+        if declared != tag or tag != cls.KIND or not TAG_PATTERN.fullmatch(tag) or tag in seen:
             msg = f"wire registry entry {tag!r} does not match {cls.__qualname__} (tag {declared!r})"
             raise RuntimeError(msg)
         seen.add(tag)

@@ -45,9 +45,9 @@ from waybook.journal.records import (
     UserMessage,
 )
 
-ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
-TIMESTAMP_PATTERN: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$")
-CUSTOM_TYPE_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+$")
+ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
+TIMESTAMP_PATTERN: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")
+CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
 
 
 def next_leaf(leaf: str | None, record_id: str, body: AnyBody) -> str | None:
@@ -160,8 +160,8 @@ class SessionRules:
         return self.is_node.get(node_id, False) or pending.get(node_id, False)
 
 
-_ID_MATCH: Final = ID_PATTERN.match
-_TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.match
+_ID_MATCH: Final = ID_PATTERN.fullmatch
+_TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.fullmatch
 BodyCheck = Callable[[SessionRules, str, Any, "str | None", Mapping[str, bool]], None]
 
 
@@ -212,7 +212,7 @@ def _check_refs(
 def _check_custom(
     rules: SessionRules, rid: str, body: CustomEntry, leaf: str | None, pending: Mapping[str, bool]
 ) -> None:
-    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.match(body.type):
+    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.fullmatch(body.type):
         msg = (
             f"custom entry {rid!r} has type {body.type!r}; use a namespaced type such as "
             "'myext.note' so extensions cannot collide"

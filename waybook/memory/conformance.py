@@ -182,6 +182,8 @@ class MemoryPortConformance:
             "/memories\\x.md",
             "/memories/a\\b.md",
             "/memories/a\x00.md",
+            "/memories/a\n/x.md",  # a newline before a slash: a `$`-anchored pattern would let it through
+            "/memories/d\n",
             "/memories//x.md",
             "/memories/.hidden.md",
             "memories/x.md",

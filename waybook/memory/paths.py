@@ -14,7 +14,7 @@ from typing import Final
 ROOT: Final = "/memories"
 MAX_PATH_BYTES: Final = 1024
 EXTENSIONS: Final = (".txt", ".md", ".json", ".py", ".yaml", ".yml")
-_SEGMENT: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class PathError(ValueError):
@@ -41,7 +41,7 @@ def normalize(path: object) -> str:
         msg = f"{path!r} is outside {ROOT}; every memory path starts with {ROOT}/"
         raise PathError("INVALID_PATH", msg)
     for segment in path[len(ROOT) + 1 :].split("/"):
-        if not _SEGMENT.match(segment):
+        if not _SEGMENT.fullmatch(segment):
             msg = (
                 f"{path!r}: segment {segment!r} is not allowed; use letters, digits, '.', '_' and '-', "
                 "starting with a letter or digit, at most 128 characters (no '..', '%', backslash or control)"
