@@ -153,8 +153,11 @@ def seal(seq: int, new: NewRecord, prev: str) -> tuple[Record, bytes]:
     except (TypeError, msgspec.EncodeError, OverflowError) as exc:
         msg = f"record {new.id!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
         raise InvalidRecordError(msg, record_id=new.id) from exc
-    digest = hashlib.sha256(covered).hexdigest()
-    line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
+    line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
+    try:
+        return _RECORD_DECODER.decode(line), line
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass  # decode again below, for the typed error naming the field
     try:
         record = decode_record(line)
     except DecodeError as exc:

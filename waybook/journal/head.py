@@ -1,10 +1,14 @@
-"""Positions in a journal: the committed head and what an append returns."""
+"""Positions in a journal: the committed head and what an append returns.
+
+Both are built on every append, so like records they are frozen msgspec Structs (about ten times
+cheaper to construct than frozen attrs classes; at 150k appends/s that is a sixth of the budget).
+"""
 
 from __future__ import annotations
 
 from typing import Final
 
-import attrs
+import msgspec
 
 from waybook.journal.records import Record
 
@@ -12,8 +16,7 @@ GENESIS_DIGEST: Final = "0" * 64
 """The `prev` of seq 1, and the digest of an empty journal's head."""
 
 
-@attrs.frozen
-class Head:
+class Head(msgspec.Struct, frozen=True, gc=False):
     """The seq and digest of a journal's last committed record (seq 0 and GENESIS_DIGEST when empty).
 
     A writer presents the head it knows to `append`; if another writer has moved it, the append is
@@ -34,8 +37,7 @@ class Head:
 GENESIS: Final = Head(0, GENESIS_DIGEST)
 
 
-@attrs.frozen
-class AppendResult:
+class AppendResult(msgspec.Struct, frozen=True, gc=False):
     """What a committed batch became: the head before it, the head after it, and its records."""
 
     prior: Head

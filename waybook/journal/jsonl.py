@@ -96,6 +96,8 @@ class JsonlJournal:
         self._path = Path(path)
         self._name = str(self._path)
         self._durability = Durability(durability)
+        self._fsync_each = self._durability is Durability.FSYNC
+        self._group_commit = self._durability is Durability.GROUP
         self._ops = file_ops
         self._mutex = threading.Lock()
         self._ledger = Ledger.empty(self._name)
@@ -183,29 +185,32 @@ class JsonlJournal:
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         with self._mutex:
-            self._check_writable()
+            if self._closed or self._readonly or self._failure is not None:
+                self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
-                self._refresh_locked()
-                self._refuse_damage()
+                if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
+                    self._refresh_locked()  # another writer committed, or there is damage to report
+                    self._refuse_damage()
                 plan = self._ledger.plan(records, expected, self._records_range)
                 if isinstance(plan, AppendResult):
                     return plan
-                start = self._end
-                data = b"\n".join(plan.lines) + b"\n"
+                lines = plan.lines
+                end = self._end
+                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
                 self._write(data)
                 self._ledger.commit(plan)
-                for line in plan.lines:
-                    self._offsets.append(start)
-                    start += len(line) + 1
-                self._end = self._size_seen = start
-                if self._durability is Durability.FSYNC:
+                for line in lines:
+                    self._offsets.append(end)
+                    end += len(line) + 1
+                self._end = self._size_seen = end
+                if self._fsync_each:
                     self._fsync()
             finally:
                 self._lock.release()
-        if self._durability is Durability.GROUP:
-            self._group.written(start)
-            self._group.wait_durable(start)
+        if self._group_commit:
+            self._group.written(end)
+            self._group.wait_durable(end)
         return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
@@ -412,8 +417,11 @@ class JsonlJournal:
             yield from lines
 
     def _write(self, data: bytes) -> None:
+        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over."""
         try:
-            write_all(self._ops, self._fd, data)
+            done = self._ops.write(self._fd, data)
+            while done < len(data):
+                done += self._ops.write(self._fd, data[done:])
         except OSError as exc:
             msg = (
                 f"{self._name}: write failed ({exc}); the file may now end in a partial record. This "

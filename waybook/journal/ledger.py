@@ -25,8 +25,7 @@ ReadRange = Callable[[int, int], Sequence[Record]]
 """`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
 
 
-@attrs.define
-class Plan:
+class Plan(msgspec.Struct, frozen=True, gc=False):
     """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`."""
 
     result: AppendResult
@@ -48,28 +47,27 @@ class Ledger:
         """Decide an append. Returns a Plan to write, or the original result of an exact retry.
 
         Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
-        such case nothing has been written.
+        such case nothing has been written. Runs once per append, so the one-record case is kept short.
         """
-        batch = tuple(batch)
-        if expected != self.head:
-            retry = self._committed_retry(batch, expected, read_range)
-            if retry is not None:
-                return retry
-            overlap = tuple(r.id for r in batch if isinstance(r, NewRecord) and r.id in self.rules.is_node)
-            if overlap:
-                raise OverlappingBatchError(journal=self.name, ids=overlap)
-            raise StaleWriterError(journal=self.name, expected=expected, actual=self.head)
+        if type(batch) is not tuple and type(batch) is not list:
+            batch = tuple(batch)
+        head = self.head
+        if expected != head:
+            return self._retry_or_refuse(tuple(batch), expected, read_range)
         delta = self.rules.check(batch)
+        if len(batch) == 1:
+            record, line = seal(head.seq + 1, batch[0], head.digest)
+            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
         records: list[Record] = []
         lines: list[bytes] = []
-        prev = self.head.digest
-        for offset, new in enumerate(batch):
-            record, line = seal(self.head.seq + offset + 1, new, prev)
+        prev = head.digest
+        for offset, new in enumerate(batch, start=head.seq + 1):
+            record, line = seal(offset, new, prev)
             records.append(record)
             lines.append(line)
             prev = record.digest
-        result = AppendResult(prior=self.head, head=Head.of(records[-1]), records=tuple(records))
-        return Plan(result=result, lines=tuple(lines), delta=delta)
+        result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
+        return Plan(result, tuple(lines), delta)
 
     def commit(self, plan: Plan) -> None:
         """Record that `plan`'s lines are durably written."""
@@ -90,6 +88,17 @@ class Ledger:
         else:
             self.rules.apply_committed(records)
         self.head = Head.of(records[-1])
+
+    def _retry_or_refuse(
+        self, batch: tuple[NewRecord, ...], expected: Head, read_range: ReadRange
+    ) -> AppendResult:
+        retry = self._committed_retry(batch, expected, read_range)
+        if retry is not None:
+            return retry
+        overlap = tuple(r.id for r in batch if isinstance(r, NewRecord) and r.id in self.rules.is_node)
+        if overlap:
+            raise OverlappingBatchError(journal=self.name, ids=overlap)
+        raise StaleWriterError(journal=self.name, expected=expected, actual=self.head)
 
     def _committed_retry(
         self, batch: tuple[NewRecord, ...], expected: Head, read_range: ReadRange

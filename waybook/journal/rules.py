@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
+import msgspec
 
 from waybook.journal.errors import (
     DuplicateIdError,
@@ -45,8 +46,11 @@ from waybook.journal.records import (
     UserMessage,
 )
 
+# Patterns are used with fullmatch: a `$` anchor would also accept a trailing newline.
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
-TIMESTAMP_PATTERN: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")
+TIMESTAMP_PATTERN: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z"
+)
 CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
 
 
@@ -61,8 +65,7 @@ def next_leaf(leaf: str | None, record_id: str, body: AnyBody) -> str | None:
     return leaf
 
 
-@attrs.define
-class RulesDelta:
+class RulesDelta(msgspec.Struct, frozen=True, gc=False):
     """What a validated batch changes: the new ids (and whether each is a node) and the leaf after it."""
 
     ids: dict[str, bool]
