@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
+from itertools import accumulate
+from operator import add
 
 import attrs
 
@@ -78,9 +80,10 @@ def _check_lines(
     end: int,
 ) -> Damage | None:
     good, error = prove_lines(lines, ledger.head, journal)
-    for line in lines[: len(good)]:
-        offsets.append(pos)
-        pos += len(line) + 1
+    # Line i starts at pos + (lengths of the lines before it) + i newlines, summed in C.
+    offsets.extend(map(add, accumulate(map(len, lines[: len(good)]), initial=pos), range(len(good))))
+    if good:
+        pos = offsets[-1] + len(lines[len(good) - 1]) + 1
     try:
         ledger.advance(good, check_rules=True)
     except JournalError:

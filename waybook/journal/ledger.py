@@ -145,8 +145,9 @@ def iter_chain(lines: Iterable[bytes], *, start: Head = GENESIS, journal: str = 
         raise error
 
 
-_PREFIX: Final = b',"digest":"'
-_SUFFIX: Final = len(_PREFIX) + 64 + 2
+_SUFFIX: Final = len(b',"digest":"') + 64 + 2
+_LINE_START: Final = b'{"seq":'
+_AFTER_LINE_START: Final = b'{"seq";'  # the least bytes greater than every line starting with _LINE_START
 
 
 def prove_lines(
@@ -154,37 +155,71 @@ def prove_lines(
 ) -> tuple[list[Record], JournalError | None]:
     """Decode and prove consecutive lines after `start`: the good prefix, and the error at the first bad one.
 
-    The hot loop of every replay and every open, so it is one flat loop over C calls; a line that fails
-    any check is handed to `check_line` to produce the exact typed error.
+    The hot loop of every replay and every open. The whole batch is decoded in one C call when every line
+    starts a JSON object (so each line is exactly one value and record i is line i); the chain is then
+    proved in one flat loop. From the first line that fails anything, lines go one by one through
+    `check_line`, which upcasts old versions or produces the exact typed error.
     """
-    decode = _RECORD_DECODER.decode
-    sha256 = hashlib.sha256
+    records = _decode_aligned(lines)
     seq, prev = start.seq, start.digest
-    records: list[Record] = []
-    append = records.append
-    for line in lines:
+    good = _proved_prefix(lines, records, seq, prev)
+    if good:
+        seq, prev = seq + good, records[good - 1].digest
+    del records[good:]
+    for line in lines[good:]:
         seq += 1
-        cut = len(line) - _SUFFIX
         try:
-            record = decode(line)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            record = None
-        if (
-            record is None
-            or record.seq != seq
-            or record.prev != prev
-            or cut <= 0
-            or not line.startswith(_PREFIX, cut)
-            or not line.endswith(b'"}')
-            or sha256(line[:cut] + b"}").hexdigest() != record.digest
-        ):
-            try:
-                record = check_line(line, seq, prev, journal)  # upcasts old versions, or names the problem
-            except JournalError as exc:
-                return records, exc
-        append(record)
+            record = check_line(line, seq, prev, journal)
+        except JournalError as exc:
+            return records, exc
+        records.append(record)
         prev = record.digest
     return records, None
+
+
+def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev: str) -> int:
+    """How many of `records` (decoded from `lines`) follow each other from (`seq`, `prev`) and match
+    their bytes: each check is one pass in C over the batch; only a batch with a bad line is walked."""
+    if not records:
+        return 0
+    digests = [record.digest for record in records]
+    sha256 = hashlib.sha256
+    # Hashing all but the last _SUFFIX bytes also proves `digest` is the last field: if it is not, the
+    # slice covers other bytes and the hash cannot match.
+    if (
+        [record.seq for record in records] == list(range(seq + 1, seq + 1 + len(records)))
+        and [record.prev for record in records] == [prev, *digests[:-1]]
+        and [sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() for line in lines] == digests
+    ):
+        return len(records)
+    good = 0
+    for line, record in zip(lines, records, strict=True):
+        if (
+            record.seq != seq + 1
+            or record.prev != prev
+            or sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() != record.digest
+        ):
+            break
+        seq, prev = seq + 1, record.digest
+        good += 1
+    return good
+
+
+def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
+    """All of `lines` decoded at once, or [] when that cannot be done line for line.
+
+    `decode_lines` skips blank lines and accepts several values on one line, so it is only used when
+    every line starts with `{"seq":` (none is blank) and it returns exactly one record per line. All
+    lines start so exactly when the least and the greatest of them do (two C passes over the lines).
+    """
+    if not lines or min(lines) < _LINE_START or max(lines) >= _AFTER_LINE_START:
+        return []
+    joined = b"\n".join(lines)
+    try:
+        records: list[Record] = _RECORD_DECODER.decode_lines(joined)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return []
+    return records if len(records) == len(lines) else []
 
 
 def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:

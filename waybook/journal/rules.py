@@ -85,13 +85,18 @@ class SessionRules:
     def check(self, batch: Sequence[NewRecord | Record], *, formats: bool = True) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
 
-        This runs on every append, so it is one flat loop; per-type checks are looked up by type.
+        This runs on every append and every replay, so a message extending the leaf (nearly every
+        record) is decided inline; anything else, or any broken rule, goes through `_check_one`.
         `formats=False` skips the id and timestamp format checks, for replaying committed records
         whose bytes the digest chain has already proved are the ones their writer validated.
         """
         if not batch:
             msg = "an append needs at least one record"
             raise EmptyBatchError(msg, journal=self.journal)
+        if not formats:
+            delta = self._message_run(batch)
+            if delta is not None:
+                return delta
         new_ids: dict[str, bool] = {}
         is_node = self.is_node
         leaf = self.leaf
@@ -114,36 +119,68 @@ class SessionRules:
                     "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
-            if rid in is_node or rid in new_ids:
-                msg = f"id {rid!r} is already used in this journal; every record needs a fresh id"
-                raise DuplicateIdError(msg, journal=self.journal, record_id=rid)
             kind = type(body)
-            if (kind is Header) != (position == 1):
-                msg = (
-                    f"record {rid!r} at seq {position}: the header must be the first record and "
-                    "only the first; create a journal with its header, then append entries"
-                )
-                raise MisplacedHeaderError(msg, journal=self.journal, record_id=rid)
-            extra = _BODY_CHECKS.get(kind)
-            if extra is None:
-                msg = f"record {rid!r} has a body of type {kind.__name__}, which is not a record body"
-                raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
-            if body.IS_NODE:
-                parent = body.parent  # type: ignore[union-attr]
-                if parent != leaf:
-                    msg = (
-                        f"node {rid!r} names parent {parent!r} but the current leaf is {leaf!r}; a node must "
-                        "extend the current leaf. To branch, move the leaf first (Session.branch_from)"
-                    )
-                    raise ParentMismatchError(msg, journal=self.journal, record_id=rid)
-                if extra is not _no_check:
-                    extra(self, rid, body, leaf, new_ids)
+            if (  # the common case, a message extending the leaf, decided inline
+                kind in _MESSAGE_NODES
+                and body.parent == leaf  # type: ignore[union-attr]
+                and position != 1
+                and rid not in is_node
+                and rid not in new_ids
+                and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
+            ):
+                new_ids[rid] = True
                 leaf = rid
             else:
-                extra(self, rid, body, leaf, new_ids)
-                leaf = next_leaf(leaf, rid, body)
-            new_ids[rid] = body.IS_NODE
+                leaf = self._check_one(rid, body, position, leaf, new_ids)
         return RulesDelta(ids=new_ids, leaf=leaf)
+
+    def _message_run(self, records: Sequence[NewRecord | Record]) -> RulesDelta | None:
+        """The delta of a replayed run of messages, each extending the one before, checked with set and
+        list operations in C; None when `records` is anything else (the loop then names the problem)."""
+        bodies = [record.body for record in records]
+        if self.count == 0 or not _MESSAGE_NODES.issuperset(map(type, bodies)):
+            return None
+        ids = [record.id for record in records]
+        if [body.parent for body in bodies] != [self.leaf, *ids[:-1]]:  # type: ignore[union-attr]
+            return None
+        new_ids = dict.fromkeys(ids, True)
+        if len(new_ids) != len(ids) or not self.is_node.keys().isdisjoint(new_ids):
+            return None
+        stops = [body.stop_reason for body in bodies if type(body) is AssistantMessage]
+        if not _TERMINAL.issuperset(stops):
+            return None
+        return RulesDelta(ids=new_ids, leaf=ids[-1])
+
+    def _check_one(
+        self, rid: str, body: AnyBody, position: int, leaf: str | None, new_ids: dict[str, bool]
+    ) -> str | None:
+        """Every rule for one record at `position` after `leaf`: records it in `new_ids`, returns the
+        leaf after it, or raises the error that names the broken rule."""
+        if rid in self.is_node or rid in new_ids:
+            msg = f"id {rid!r} is already used in this journal; every record needs a fresh id"
+            raise DuplicateIdError(msg, journal=self.journal, record_id=rid)
+        kind = type(body)
+        if (kind is Header) != (position == 1):
+            msg = (
+                f"record {rid!r} at seq {position}: the header must be the first record and "
+                "only the first; create a journal with its header, then append entries"
+            )
+            raise MisplacedHeaderError(msg, journal=self.journal, record_id=rid)
+        extra = _BODY_CHECKS.get(kind)
+        if extra is None:
+            msg = f"record {rid!r} has a body of type {kind.__name__}, which is not a record body"
+            raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
+        if body.IS_NODE:
+            parent = body.parent  # type: ignore[union-attr]
+            if parent != leaf:
+                msg = (
+                    f"node {rid!r} names parent {parent!r} but the current leaf is {leaf!r}; a node must "
+                    "extend the current leaf. To branch, move the leaf first (Session.branch_from)"
+                )
+                raise ParentMismatchError(msg, journal=self.journal, record_id=rid)
+        extra(self, rid, body, leaf, new_ids)
+        new_ids[rid] = body.IS_NODE
+        return next_leaf(leaf, rid, body)
 
     def commit(self, delta: RulesDelta) -> None:
         self.is_node.update(delta.ids)
@@ -163,6 +200,8 @@ class SessionRules:
         return self.is_node.get(node_id, False) or pending.get(node_id, False)
 
 
+_TERMINAL: Final = TERMINAL_STOP_REASONS
+_MESSAGE_NODES: Final = frozenset({UserMessage, AssistantMessage, SystemMessage, ToolResult})
 _ID_MATCH: Final = ID_PATTERN.fullmatch
 _TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.fullmatch
 BodyCheck = Callable[[SessionRules, str, Any, "str | None", Mapping[str, bool]], None]
