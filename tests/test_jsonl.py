@@ -7,6 +7,7 @@ import fcntl
 import os
 import random
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from waybook.journal import (
     verify,
     verify_file,
 )
+from waybook.journal.durability import GroupCommit
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:
@@ -193,6 +195,45 @@ def test_group_commit_shares_fsyncs_and_every_append_returns_durable(tmp_path: P
     assert len(durable_at_return) == 200
     assert all(durable_at_return)
     assert journal._group.fsyncs < 200
+
+
+def test_a_group_fsync_leader_waits_for_the_company_the_last_fsync_had() -> None:
+    synced: list[int] = []
+    group = GroupCommit(lambda: synced.append(group._written), name="g", window=60.0)
+    for end in (10, 20, 30):  # three writers released together by one fsync
+        group.written(end)
+    group.wait_durable(30)
+    assert synced == [30]
+
+    leader = threading.Thread(target=group.wait_durable, args=(40,))
+    group.written(40)
+    leader.start()
+    deadline = time.monotonic() + 30
+    while not group._syncing and leader.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)  # until the leader holds the turn, waiting for two more appends
+    group.written(50)
+    group.written(60)
+    leader.join(timeout=30)
+    group.wait_durable(60)
+    assert not leader.is_alive()
+    assert synced == [30, 60], "all three appends shared the leader's fsync"
+    assert (group.fsyncs, group.synced_appends) == (2, 6)
+
+
+def test_a_lone_group_writer_never_waits_for_company() -> None:
+    group = GroupCommit(lambda: None, name="g", window=60.0)
+    writer = threading.Thread(
+        target=lambda: [group.written(i) or group.wait_durable(i) for i in range(1, 51)]
+    )
+    writer.start()
+    writer.join(timeout=30)  # waiting for company even once would take the 60 s window
+    assert not writer.is_alive()
+    assert group.fsyncs == 50
+
+
+def test_group_window_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="group_window"):
+        GroupCommit(lambda: None, name="g", window=-1.0)
 
 
 @pytest.mark.parametrize("policy", ["fsync", "group"])

@@ -8,7 +8,8 @@
 | `group` | write(2) and an fsync shared with other appends| survives      | survives             |
 
 Under `group`, appends from several threads share fsyncs: while one fsync runs, later appends queue
-behind it and the next fsync covers them all. Every append still returns only once its own bytes are
+behind it and the next fsync covers them all; its leader first waits briefly for as many appends as the
+last fsync covered (see GroupCommit). Every append still returns only once its own bytes are
 durable. A failed fsync is fatal for the journal object: it raises DurabilityError now and on every
 later append; it never retries and never reports success (the page cache may have dropped the data).
 """
@@ -33,11 +34,17 @@ class Durability(enum.StrEnum):
 class GroupCommit:
     """Shares fsyncs among concurrent appenders. `wait_durable(end)` returns once bytes before `end` are.
 
-    `window` (seconds) lets the syncing thread wait briefly for more appends to join its fsync; the
-    default 0 relies on natural batching (appends that arrive during an fsync share the next one).
+    The thread that finds no fsync running leads the next one. Before it syncs it waits for company:
+    until as many appends have been written as the last fsync covered, or `window` seconds have passed
+    (by default as long as the last fsync took). Without that wait, writers released together by one
+    fsync split into a leader syncing alone and the rest waiting a whole fsync more. A lone writer never
+    waits: its own append is all the company the last fsync had.
     """
 
-    def __init__(self, fsync: Callable[[], None], *, name: str, window: float = 0.0) -> None:
+    def __init__(self, fsync: Callable[[], None], *, name: str, window: float | None = None) -> None:
+        if window is not None and window < 0:
+            msg = f"group_window must be None (adaptive) or >= 0 seconds, not {window!r}"
+            raise ValueError(msg)
         self._fsync = fsync
         self._name = name
         self._window = window
@@ -46,12 +53,19 @@ class GroupCommit:
         self._durable = 0
         self._syncing = False
         self._failure: BaseException | None = None
+        self._unsynced = 0  # appends written that no started fsync covers yet
+        self._company = 1  # appends the last fsync covered
+        self._last_fsync = 0.0  # seconds the last fsync took
         self.fsyncs = 0
+        self.synced_appends = 0
 
     def written(self, end: int) -> None:
-        """Note that bytes up to `end` are written (and may now be synced)."""
+        """Note that one append's bytes, up to `end`, are written (and may now be synced)."""
         with self._cond:
             self._written = max(self._written, end)
+            self._unsynced += 1
+            if self._unsynced >= self._company:
+                self._cond.notify_all()
 
     def mark_durable(self, end: int) -> None:
         """Bytes up to `end` are known durable without an fsync (e.g. they were there at open)."""
@@ -68,13 +82,13 @@ class GroupCommit:
                 if self._syncing:
                     self._cond.wait()
                     continue
-                self._syncing = True
                 break
+            self._syncing = True
+            self._gather()
+            target, covered = self._written, self._unsynced
+            self._unsynced = 0
+        started = time.perf_counter()
         try:
-            if self._window > 0:
-                time.sleep(self._window)
-            with self._cond:
-                target = self._written
             self._fsync()
         except BaseException as exc:
             with self._cond:
@@ -83,12 +97,25 @@ class GroupCommit:
                 self._cond.notify_all()
             raise self._failed() from exc
         with self._cond:
+            self._last_fsync = time.perf_counter() - started
+            self._company = max(covered, 1)
             self.fsyncs += 1
+            self.synced_appends += covered
             self._durable = max(self._durable, target)
             self._syncing = False
             self._cond.notify_all()
         if target < end:  # cannot happen: `end` was written before we took the turn
             self.wait_durable(end)
+
+    def _gather(self) -> None:
+        """Wait (holding the turn, not the lock) until the expected company has written, or time is up."""
+        window = self._last_fsync if self._window is None else self._window
+        deadline = time.perf_counter() + window
+        while self._unsynced < self._company:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return
+            self._cond.wait(remaining)
 
     def _raise_if_failed(self) -> None:
         if self._failure is not None:

@@ -73,8 +73,8 @@ class JsonlJournal:
 
     Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
     ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
-    `create` (create an empty journal if the file is missing; default True), `group_window` (seconds a
-    group fsync waits for company), `readonly` (open for reading only: no file is created, appends and
+    `create` (create an empty journal if the file is missing; default True), `group_window` (the longest
+    a group fsync waits for company, in seconds; default: as long as the last fsync took), `readonly` (open for reading only: no file is created, appends and
     repair are refused; for audits).
     """
 
@@ -86,7 +86,7 @@ class JsonlJournal:
         on_torn_tail: str = "refuse",
         read_prefix: bool = False,
         create: bool = True,
-        group_window: float = 0.0,
+        group_window: float | None = None,
         readonly: bool = False,
         file_ops: FileOps = OS_FILE_OPS,
     ) -> None:
