@@ -331,9 +331,11 @@ bodies: st.SearchStrategy[AnyBody] = st.one_of(
 )
 
 
-@given(seq=st.integers(1, 2**40), record_id=ids, body=bodies)
-def test_encode_of_decode_is_identity_for_every_record(seq: int, record_id: str, body: AnyBody) -> None:
-    record, line = seal(seq, NewRecord(id=record_id, at=AT, body=body), "a" * 64)
+@given(seq=st.integers(1, 2**40), record_id=ids | texts, at=st.just(AT) | texts, body=bodies)
+def test_encode_of_decode_is_identity_for_every_record(
+    seq: int, record_id: str, at: str, body: AnyBody
+) -> None:
+    record, line = seal(seq, NewRecord(id=record_id, at=at, body=body), "a" * 64)
     decoded = decode_record(line)
     assert decoded == record
     assert encode_record(decoded) == line

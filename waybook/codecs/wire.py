@@ -136,6 +136,15 @@ class _Unsealed(msgspec.Struct, frozen=True, kw_only=True):
     body: AnyBody = msgspec.field(name="body")
 
 
+class _Envelope(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The fields of `_Unsealed` before `body`, encoded alone so that only the body is decoded back."""
+
+    seq: int = msgspec.field(name="seq")
+    id: str = msgspec.field(name="id")
+    at: str = msgspec.field(name="at")
+    prev: str = msgspec.field(name="prev")
+
+
 _DIGEST_PREFIX: Final = b',"digest":"'
 _DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex + "}
 
@@ -143,26 +152,39 @@ _DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex
 def seal(seq: int, new: NewRecord, prev: str) -> tuple[Record, bytes]:
     """Give `new` its position and digest. Returns the committed Record and its canonical line.
 
-    The Record returned is decoded back from the line, so a writer holds exactly what a later replay
-    will read (a NaN written becomes null in both, a list becomes a tuple in both). A body that cannot
-    be encoded or does not decode as its own type raises InvalidRecordError.
+    The body is decoded back from its bytes, so a writer holds exactly what a later replay will read
+    (a NaN written becomes null in both, a list becomes a tuple in both) and a body that does not
+    decode as its own type is refused (InvalidRecordError) before anything is written. The envelope's
+    strings are the writer's own (and `prev` is the previous record's digest), so they are not copied.
     """
-    unsealed = _Unsealed(seq=seq, id=new.id, at=new.at, prev=prev, body=new.body)
+    rid, at, body = new.id, new.at, new.body
+    if type(rid) is str and type(at) is str and type(prev) is str:
+        try:
+            head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev))
+            body_bytes = ENCODER.encode(body)
+        except (TypeError, msgspec.EncodeError, OverflowError, UnicodeEncodeError) as exc:
+            msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
+            raise InvalidRecordError(msg, record_id=rid) from exc
+        covered = head[:-1] + b',"body":' + body_bytes + b"}"
+        digest = hashlib.sha256(covered).hexdigest()
+        line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
+        try:
+            decoded = _BODY_DECODER.decode(body_bytes)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass  # decode the whole line below, for the typed error naming the field
+        else:
+            return Record(seq=seq, id=rid, at=at, prev=prev, body=decoded, digest=digest), line
     try:
-        covered = ENCODER.encode(unsealed)
-    except (TypeError, msgspec.EncodeError, OverflowError) as exc:
-        msg = f"record {new.id!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
-        raise InvalidRecordError(msg, record_id=new.id) from exc
+        covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, body=body))
+    except (TypeError, msgspec.EncodeError, OverflowError, UnicodeEncodeError) as exc:
+        msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
+        raise InvalidRecordError(msg, record_id=str(rid)) from exc
     line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
-    try:
-        return _RECORD_DECODER.decode(line), line
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        pass  # decode again below, for the typed error naming the field
     try:
         record = decode_record(line)
     except DecodeError as exc:
-        msg = f"record {new.id!r} does not match its wire type: {exc.reason}"
-        raise InvalidRecordError(msg, record_id=new.id) from exc
+        msg = f"record {rid!r} does not match its wire type: {exc.reason}"
+        raise InvalidRecordError(msg, record_id=str(rid)) from exc
     return record, line
 
 

@@ -74,8 +74,8 @@ class JsonlJournal:
     Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
     ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
     `create` (create an empty journal if the file is missing; default True), `group_window` (the longest
-    a group fsync waits for company, in seconds; default: as long as the last fsync took), `readonly` (open for reading only: no file is created, appends and
-    repair are refused; for audits).
+    a group fsync waits for company, in seconds; default: as long as the last fsync took), `readonly`
+    (open for reading only: no file is created, appends and repair are refused; for audits).
     """
 
     def __init__(
