@@ -231,6 +231,24 @@ def test_a_lone_group_writer_never_waits_for_company() -> None:
     assert group.fsyncs == 50
 
 
+def test_a_leader_interrupted_while_waiting_for_company_hands_the_turn_back() -> None:
+    group = GroupCommit(lambda: None, name="g", window=60.0)
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    group._gather = interrupted  # type: ignore[method-assign]
+    group.written(10)
+    with pytest.raises(KeyboardInterrupt):
+        group.wait_durable(10)
+    del group._gather  # the next leader waits normally (a lone writer: no wait at all)
+    retry = threading.Thread(target=group.wait_durable, args=(10,), daemon=True)
+    retry.start()
+    retry.join(timeout=30)
+    assert not retry.is_alive(), "the turn was never handed back"
+    assert group.fsyncs == 1
+
+
 def test_group_window_must_not_be_negative() -> None:
     with pytest.raises(ValueError, match="group_window"):
         GroupCommit(lambda: None, name="g", window=-1.0)

@@ -84,7 +84,12 @@ class GroupCommit:
                     continue
                 break
             self._syncing = True
-            self._gather()
+            try:
+                self._gather()
+            except BaseException:  # interrupted while waiting: hand the turn back, nothing was synced
+                self._syncing = False
+                self._cond.notify_all()
+                raise
             target, covered = self._written, self._unsynced
             self._unsynced = 0
         started = time.perf_counter()
