@@ -48,7 +48,9 @@ class GroupCommit:
         self._fsync = fsync
         self._name = name
         self._window = window
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # an fsync finished (or failed)
+        self._joined = threading.Condition(lock)  # the leader's company has written
         self._written = 0
         self._durable = 0
         self._syncing = False
@@ -65,7 +67,7 @@ class GroupCommit:
             self._written = max(self._written, end)
             self._unsynced += 1
             if self._unsynced >= self._company:
-                self._cond.notify_all()
+                self._joined.notify()
 
     def mark_durable(self, end: int) -> None:
         """Bytes up to `end` are known durable without an fsync (e.g. they were there at open)."""
@@ -120,7 +122,7 @@ class GroupCommit:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return
-            self._cond.wait(remaining)
+            self._joined.wait(remaining)
 
     def _raise_if_failed(self) -> None:
         if self._failure is not None:
