@@ -146,7 +146,7 @@ def test_replayed_rule_checks_agree_with_the_append_checks(case: int, split: int
         for start in range(0, len(records), split):
             try:
                 rules.commit(rules.check(records[start : start + split], formats=formats))
-                verdicts.append((rules.leaf, rules.count, dict(rules.is_node)))
+                verdicts.append((rules.leaf, rules.count, dict(rules.ids)))
             except JournalError as exc:
                 verdicts.append((type(exc), str(exc)))
                 break

@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import chat, header, reset, user
+from tests.builders import chat, header, move, reset, user
 from tests.faults import CountingFileOps, CrashableFileOps, FailingFsyncOps
 from waybook import Session
 from waybook.journal import (
     GENESIS,
     CorruptJournalError,
+    DuplicateIdError,
     DurabilityError,
     Head,
+    InvalidLeafMoveError,
     JsonlJournal,
     LockUnsupportedError,
     StaleWriterError,
@@ -102,6 +104,32 @@ def test_lineage_survives_reopen(tmp_path: Path) -> None:
         again = Session(journal)
         assert (again.head, again.leaf) == (head, leaf)
         assert verify(journal).ok
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["written", "reopened"])
+def test_the_rules_hold_for_ids_far_back_in_a_large_file(tmp_path: Path, reopen: bool) -> None:
+    """Thousands of records put their ids in the compact index's buckets, not its recent dict: the
+    uniqueness and known-node rules must hold there too, answered by reading the records back."""
+    path = tmp_path / "s.jsonl"
+    journal = JsonlJournal(path)
+    head = journal.append([header()], expected=GENESIS).head
+    nodes = [user(f"m{i}", f"m{i - 1}" if i else None) for i in range(3000)]
+    for start in range(0, len(nodes), 100):
+        head = journal.append(nodes[start : start + 100], expected=head).head
+    if reopen:
+        journal.close()
+        journal = JsonlJournal(path, create=False)
+    with journal:
+        with pytest.raises(DuplicateIdError):
+            journal.append([user("m17", "m2999")], expected=head)
+        with pytest.raises(InvalidLeafMoveError):
+            journal.append([move("mv", "m2999", "h")], expected=head)  # the header is not a node
+        with pytest.raises(InvalidLeafMoveError):
+            journal.append([move("mv", "m2999", "m3000")], expected=head)
+        head = journal.append([move("mv", "m2999", "m17")], expected=head).head
+        head = journal.append([user("again", "m17")], expected=head).head
+        assert journal.head().seq == 3003
+        journal.check_invariants()
 
 
 # --- several writers and readers ------------------------------------------------------------------
@@ -459,3 +487,28 @@ def test_a_well_chained_record_that_breaks_a_session_rule_is_corruption_even_bef
         JsonlJournal(path)
     assert caught.value.seq == head.seq + 1
     assert "leaf" in caught.value.reason
+
+
+def test_a_reused_id_far_back_in_a_file_is_corruption_on_open(tmp_path: Path) -> None:
+    """The id index's buckets hold thousands of replayed ids; a well-chained record reusing one of them
+    is found on open, at its seq."""
+    from waybook.codecs.wire import seal
+    from waybook.journal.head import GENESIS_DIGEST
+
+    n = 8000  # past the first 1 MiB chunk, so the reused id is checked against earlier chunks
+    records = [header(), *(user(f"m{i}", f"m{i - 1}" if i else None, "x" * 100) for i in range(n))]
+    records += [user("m5", f"m{n - 1}"), user("after", "m5")]
+    prev, lines = GENESIS_DIGEST, []
+    for seq, new in enumerate(records, start=1):
+        record, line = seal(seq, new, prev)
+        prev = record.digest
+        lines.append(line + b"\n")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(CorruptJournalError) as caught:
+        JsonlJournal(path)
+    assert path.stat().st_size > 1 << 20
+    assert caught.value.seq == n + 2
+    assert "already used" in caught.value.reason
+    with JsonlJournal(path, read_prefix=True, readonly=True) as prefix:
+        assert prefix.head().seq == n + 1

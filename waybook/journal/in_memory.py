@@ -92,7 +92,9 @@ class InMemoryJournal:
             assert len(self._records) == len(self._lines) == self._ledger.rules.count
             assert list(iter_chain(self._lines, journal=self._name)) == self._records
             assert len({r.id for r in self._records}) == len(self._records)
-            assert set(self._ledger.rules.is_node) == {r.id for r in self._records}
+            ids = self._ledger.rules.ids
+            assert len(ids) == len(self._records)
+            assert all(ids.node(r.id) == r.body.IS_NODE for r in self._records)
             last = self._records[-1] if self._records else None
             assert self._ledger.head == (Head.of(last) if last else GENESIS)
 

@@ -43,6 +43,7 @@ from waybook.journal.fileio import (
     write_all,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
+from waybook.journal.id_index import CompactIdIndex
 from waybook.journal.jsonl_scan import CHUNK, Damage, scan
 from waybook.journal.ledger import Ledger, iter_chain
 from waybook.journal.records import Header, NewRecord, Record
@@ -100,7 +101,8 @@ class JsonlJournal:
         self._group_commit = self._durability is Durability.GROUP
         self._ops = file_ops
         self._mutex = threading.Lock()
-        self._ledger = Ledger.empty(self._name)
+        self._ids = CompactIdIndex(self._committed_id)
+        self._ledger = Ledger.empty(self._name, self._ids)
         self._offsets: array[int] = array("Q")
         self._end = 0
         self._size_seen = 0
@@ -267,8 +269,11 @@ class JsonlJournal:
             assert self._end <= self._size_seen <= self._ops.size(self._fd) or self._damage is not None
             lines = list(self._lines_between(0, self._end))
             assert [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))] == offsets
-            last = list(iter_chain(lines, journal=self._name))[-1:] if lines else []
-            assert self._ledger.head == (Head.of(last[0]) if last else GENESIS)
+            records = list(iter_chain(lines, journal=self._name))
+            assert self._ledger.head == (Head.of(records[-1]) if records else GENESIS)
+            self._ids.check_invariants()
+            assert len(self._ids) == len(records)
+            assert all(self._ids.seq_of(r.id) == r.seq for r in records)
 
     # --- repair ---------------------------------------------------------------------------------------
 
@@ -386,7 +391,7 @@ class JsonlJournal:
             return
         self._damage = None
         self._end, self._damage = scan(
-            lambda n, offset: self._ops.pread(self._fd, n, offset),
+            self._read_at,
             start=self._end,
             end=size,
             ledger=self._ledger,
@@ -402,6 +407,22 @@ class JsonlJournal:
             return []
         end = self._offsets[stop] if stop < count else self._end
         return [decode_record(line) for line in self._lines_between(self._offsets[after], end)]
+
+    def _committed_id(self, seq: int) -> tuple[str, bool]:
+        """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
+        offset = self._offsets[seq - 1]
+        line, size = b"", 4096
+        while (newline := line.find(b"\n")) < 0:
+            chunk = self._ops.pread(self._fd, size, offset + len(line))
+            if not chunk:
+                msg = f"the file ended inside committed record {seq}"
+                raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
+            line, size = line + chunk, min(size * 2, CHUNK)
+        record = decode_record(line[:newline], where=self._name)
+        return record.id, record.body.IS_NODE
+
+    def _read_at(self, size: int, offset: int) -> bytes:
+        return self._ops.pread(self._fd, size, offset)
 
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
         carry = b""

@@ -18,6 +18,7 @@ from waybook.codecs.canonical import ENCODER
 from waybook.codecs.wire import _RECORD_DECODER, decode_record, line_digest, seal
 from waybook.journal.errors import BrokenChainError, JournalError, OverlappingBatchError, StaleWriterError
 from waybook.journal.head import GENESIS, AppendResult, Head
+from waybook.journal.id_index import IdIndex
 from waybook.journal.records import NewRecord, Record
 from waybook.journal.rules import RulesDelta, SessionRules
 
@@ -40,8 +41,10 @@ class Ledger:
     head: Head = GENESIS
 
     @classmethod
-    def empty(cls, name: str) -> Ledger:
-        return cls(name=name, rules=SessionRules(journal=name))
+    def empty(cls, name: str, ids: IdIndex | None = None) -> Ledger:
+        """A ledger before any record; `ids` is the id index to keep (a dict by default)."""
+        rules = SessionRules(journal=name) if ids is None else SessionRules(journal=name, ids=ids)
+        return cls(name=name, rules=rules)
 
     def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
         """Decide an append. Returns a Plan to write, or the original result of an exact retry.
@@ -84,7 +87,7 @@ class Ledger:
         if not records:
             return
         if check_rules:
-            self.rules.commit(self.rules.check(records, formats=False))
+            self.rules.replay(records)
         else:
             self.rules.apply_committed(records)
         self.head = Head.of(records[-1])
@@ -95,7 +98,7 @@ class Ledger:
         retry = self._committed_retry(batch, expected, read_range)
         if retry is not None:
             return retry
-        overlap = tuple(r.id for r in batch if isinstance(r, NewRecord) and r.id in self.rules.is_node)
+        overlap = tuple(r.id for r in batch if isinstance(r, NewRecord) and r.id in self.rules.ids)
         if overlap:
             raise OverlappingBatchError(journal=self.name, ids=overlap)
         raise StaleWriterError(journal=self.name, expected=expected, actual=self.head)
@@ -107,7 +110,7 @@ class Ledger:
         if not batch or expected.seq + len(batch) > self.head.seq or expected.seq < 0:
             return None
         first = batch[0]
-        if not isinstance(first, NewRecord) or first.id not in self.rules.is_node:
+        if not isinstance(first, NewRecord) or first.id not in self.rules.ids:
             return None
         window = read_range(max(expected.seq - 1, 0), len(batch) + (1 if expected.seq else 0))
         if expected.seq:

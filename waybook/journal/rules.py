@@ -1,8 +1,9 @@
 """The session rules every journal enforces before it writes (docs/journal-contract.md, R8-R11).
 
-`SessionRules` is the small state the rules need: which ids are used (and which of them are nodes),
-whether the header is written, and the current leaf. `check` validates a whole batch against it without
-changing it and returns the state change; `commit` applies that change once the batch is durable.
+`SessionRules` is the small state the rules need: which ids are used and which of them are nodes (an
+`IdIndex`), whether the header is written, and the current leaf. `check` validates a whole batch against
+it without changing it and returns the state change; `commit` applies that change once the batch is
+durable.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from waybook.journal.errors import (
     PartialAssistantError,
     UnknownNodeError,
 )
+from waybook.journal.id_index import DictIdIndex, IdIndex
 from waybook.journal.records import (
     TERMINAL_STOP_REASONS,
     AnyBody,
@@ -74,13 +76,13 @@ class RulesDelta(msgspec.Struct, frozen=True, gc=False):
 
 @attrs.define
 class SessionRules:
-    """Rule state of one journal. O(1) per record to check; memory is one dict entry per id."""
+    """Rule state of one journal. O(1) per record to check; memory is what its IdIndex holds per id."""
 
     journal: str = ""
     count: int = 0
     has_header: bool = False
     leaf: str | None = None
-    is_node: dict[str, bool] = attrs.field(factory=dict)
+    ids: IdIndex = attrs.field(factory=DictIdIndex)
 
     def check(self, batch: Sequence[NewRecord | Record], *, formats: bool = True) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
@@ -94,11 +96,11 @@ class SessionRules:
             msg = "an append needs at least one record"
             raise EmptyBatchError(msg, journal=self.journal)
         if not formats:
-            delta = self._message_run(batch)
-            if delta is not None:
-                return delta
+            ids = self._message_run(batch)
+            if ids is not None and self.ids.isdisjoint(ids):
+                return RulesDelta(ids=dict.fromkeys(ids, True), leaf=ids[-1])
         new_ids: dict[str, bool] = {}
-        is_node = self.is_node
+        used = self.ids
         leaf = self.leaf
         position = self.count
         for record in batch:
@@ -124,7 +126,7 @@ class SessionRules:
                 kind in _MESSAGE_NODES
                 and body.parent == leaf  # type: ignore[union-attr]
                 and position != 1
-                and rid not in is_node
+                and rid not in used
                 and rid not in new_ids
                 and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
             ):
@@ -134,29 +136,39 @@ class SessionRules:
                 leaf = self._check_one(rid, body, position, leaf, new_ids)
         return RulesDelta(ids=new_ids, leaf=leaf)
 
-    def _message_run(self, records: Sequence[NewRecord | Record]) -> RulesDelta | None:
-        """The delta of a replayed run of messages, each extending the one before, checked with set and
-        list operations in C; None when `records` is anything else (the loop then names the problem)."""
+    def replay(self, records: Sequence[Record]) -> None:
+        """Check committed records (a reopen, another writer's tail) and take them in: `check` with
+        `formats=False`, then `commit`, except that a run of messages is checked and indexed in one pass."""
+        ids = self._message_run(records)
+        if ids is not None and self.ids.add_new_nodes(ids, self.count + 1):
+            self.count += len(ids)
+            self.leaf = ids[-1]
+            return
+        self.commit(self.check(records, formats=False))
+
+    def _message_run(self, records: Sequence[NewRecord | Record]) -> list[str] | None:
+        """The ids of a replayed run of messages, each extending the one before and terminal, checked
+        with set and list operations in C; None when `records` is anything else (the loop then names
+        the problem). Whether the ids are new is left to the caller."""
         bodies = [record.body for record in records]
         if self.count == 0 or not _MESSAGE_NODES.issuperset(map(type, bodies)):
             return None
         ids = [record.id for record in records]
         if [body.parent for body in bodies] != [self.leaf, *ids[:-1]]:  # type: ignore[union-attr]
             return None
-        new_ids = dict.fromkeys(ids, True)
-        if len(new_ids) != len(ids) or not self.is_node.keys().isdisjoint(new_ids):
+        if len(set(ids)) != len(ids):
             return None
         stops = [body.stop_reason for body in bodies if type(body) is AssistantMessage]
         if not _TERMINAL.issuperset(stops):
             return None
-        return RulesDelta(ids=new_ids, leaf=ids[-1])
+        return ids
 
     def _check_one(
         self, rid: str, body: AnyBody, position: int, leaf: str | None, new_ids: dict[str, bool]
     ) -> str | None:
         """Every rule for one record at `position` after `leaf`: records it in `new_ids`, returns the
         leaf after it, or raises the error that names the broken rule."""
-        if rid in self.is_node or rid in new_ids:
+        if rid in self.ids or rid in new_ids:
             msg = f"id {rid!r} is already used in this journal; every record needs a fresh id"
             raise DuplicateIdError(msg, journal=self.journal, record_id=rid)
         kind = type(body)
@@ -183,7 +195,7 @@ class SessionRules:
         return next_leaf(leaf, rid, body)
 
     def commit(self, delta: RulesDelta) -> None:
-        self.is_node.update(delta.ids)
+        self.ids.add(delta.ids, self.count + 1)
         self.count += len(delta.ids)
         self.has_header = True  # a checked batch either starts with the header or follows it
         self.leaf = delta.leaf
@@ -191,13 +203,13 @@ class SessionRules:
     def apply_committed(self, records: Iterable[Record]) -> None:
         """Fold records already validated by their writer (a reopen, another process's tail)."""
         for record in records:
-            self.is_node[record.id] = record.body.IS_NODE
             self.count += 1
+            self.ids.add({record.id: record.body.IS_NODE}, self.count)
             self.has_header = True
             self.leaf = next_leaf(self.leaf, record.id, record.body)
 
     def is_known_node(self, node_id: str, pending: Mapping[str, bool]) -> bool:
-        return self.is_node.get(node_id, False) or pending.get(node_id, False)
+        return self.ids.node(node_id) or pending.get(node_id, False)
 
 
 _TERMINAL: Final = TERMINAL_STOP_REASONS

@@ -1,0 +1,287 @@
+"""Which record ids a journal has used, and which of them are nodes: the state of the uniqueness rule.
+
+Two implementations answer the same questions exactly:
+
+- `DictIdIndex` keeps the ids themselves in a dict: every question is one C call, at about 100 bytes
+  per record (the id string and its dict slot). Right where the records are held in memory anyway.
+- `CompactIdIndex` keeps a 4-byte fingerprint and a 4-byte seq per record, at about 11 bytes per
+  record all told, and confirms each fingerprint match by asking the journal for the id committed at
+  that seq. Right for a journal on disk, whose records are not in memory: a million records cost about
+  11 MB instead of 100.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
+from operator import not_
+from typing import Final, Protocol
+
+CommittedId = Callable[[int], tuple[str, bool]]
+"""`seq -> (id, is_node)` of a committed record: how a compact index confirms a fingerprint match."""
+
+
+class IdIndex(Protocol):
+    """The committed ids of one journal. `in` asks whether an id is used; `node` whether it is a node."""
+
+    def __contains__(self, rid: object, /) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def node(self, rid: str) -> bool:
+        """True when `rid` is a committed node (a message, compaction, ...), not just any record."""
+        ...
+
+    def isdisjoint(self, ids: Iterable[str]) -> bool:
+        """True when none of `ids` is committed."""
+        ...
+
+    def add(self, ids: Mapping[str, bool], first_seq: int) -> None:
+        """Take in newly committed ids (in commit order, id -> is_node); the first is at `first_seq`."""
+        ...
+
+    def add_new_nodes(self, ids: Sequence[str], first_seq: int) -> bool:
+        """Take in the ids of committed nodes, distinct from each other, if none of them is known yet.
+
+        Returns False, having taken in none of them, when one is already committed: a replay's check
+        and update in one pass, for the common run of messages.
+        """
+        ...
+
+
+class DictIdIndex(dict[str, bool]):
+    """An IdIndex as a dict from id to is_node. O(1) per question, in C."""
+
+    def node(self, rid: str) -> bool:
+        return self.get(rid, False)
+
+    def isdisjoint(self, ids: Iterable[str]) -> bool:
+        return self.keys().isdisjoint(ids)
+
+    def add(self, ids: Mapping[str, bool], first_seq: int) -> None:
+        self.update(ids)
+
+    def add_new_nodes(self, ids: Sequence[str], first_seq: int) -> bool:
+        if not self.keys().isdisjoint(ids):
+            return False
+        self.update(dict.fromkeys(ids, True))
+        return True
+
+
+_FINGERPRINT: Final = struct.Struct("=I")
+_PACK: Final = _FINGERPRINT.pack
+_FP_MASK: Final = 0xFFFFFFFF
+_SEQ_LIMIT: Final = 1 << 32
+_INITIAL_BUCKETS: Final = 64
+BUCKET_LOAD: Final = 64
+"""Average entries per bucket before one more bucket is split off."""
+RECENT: Final = 1024
+"""Ids added one by one wait in a dict until there are this many, then move to the buckets at once."""
+
+if array("I").itemsize != _FINGERPRINT.size:  # pragma: no cover - every platform CPython supports
+    msg = "CompactIdIndex needs a 4-byte unsigned int array type"
+    raise ImportError(msg)
+
+
+class CompactIdIndex:
+    """An IdIndex of fingerprints in linear-hashing buckets. About 11 bytes per record.
+
+    Each record adds the low 32 bits of its id's hash (the fingerprint) to a bytes bucket chosen by the
+    fingerprint's low bits, and its seq at the same position of the bucket's seq array. A lookup finds
+    the fingerprint in one bucket with `bytearray.find` (a C scan of about 256 bytes) and confirms each
+    match with `committed_id(seq)`, so the answers are exact: a false match (another id with the same
+    fingerprint) costs one read, never a wrong answer. Questions about a new id, nearly all of them,
+    cost O(1) and no read. Buckets split one at a time (linear hashing), so growing never pauses for a
+    rehash of everything.
+
+    Ids added one append at a time first go to a small dict (one C call each) and move to the buckets
+    `RECENT` at a time, which costs a quarter of adding them one by one; a replay adds whole chunks
+    straight to the buckets. `fingerprint` is the hash to use; tests pass a weak one to force collisions.
+    """
+
+    def __init__(self, committed_id: CommittedId, *, fingerprint: Callable[[str], int] = hash) -> None:
+        self._committed_id = committed_id
+        self._fingerprint = fingerprint
+        self._recent: dict[str, int] = {}  # id -> seq << 1 | is_node, not yet in the buckets
+        self._fps: list[bytearray] = [bytearray() for _ in range(_INITIAL_BUCKETS)]
+        self._seqs: list[array[int]] = [array("I") for _ in range(_INITIAL_BUCKETS)]
+        self._mask = _INITIAL_BUCKETS - 1  # buckets below _split are addressed with one more bit
+        self._wide = self._mask << 1 | 1
+        self._split = 0
+        self._in_buckets = 0
+        self._capacity = BUCKET_LOAD * _INITIAL_BUCKETS
+
+    def __len__(self) -> int:
+        return self._in_buckets + len(self._recent)
+
+    def __contains__(self, rid: object, /) -> bool:
+        if type(rid) is not str:
+            return False
+        if rid in self._recent:
+            return True
+        fp = self._fingerprint(rid) & _FP_MASK
+        bucket = fp & self._mask
+        if bucket < self._split:
+            bucket = fp & self._wide
+        if self._fps[bucket].find(_PACK(fp)) < 0:
+            return False  # a new id, nearly every question: no read
+        return self._find(rid) is not None
+
+    def node(self, rid: str) -> bool:
+        found = self._find(rid) if type(rid) is str else None
+        return found is not None and found[1]
+
+    def seq_of(self, rid: str) -> int | None:
+        """The seq of the record with id `rid`, or None."""
+        found = self._find(rid) if type(rid) is str else None
+        return None if found is None else found[0]
+
+    def isdisjoint(self, ids: Iterable[str]) -> bool:
+        find = self._find
+        return all(find(rid) is None for rid in ids)
+
+    def add(self, ids: Mapping[str, bool], first_seq: int) -> None:
+        recent = self._recent
+        seq = first_seq
+        for rid, is_node in ids.items():
+            recent[rid] = seq << 1 | is_node
+            seq += 1
+        if len(recent) >= RECENT:
+            self._settle()
+
+    def add_new_nodes(self, ids: Sequence[str], first_seq: int) -> bool:
+        if not self._recent.keys().isdisjoint(ids):
+            return False
+        if first_seq + len(ids) > _SEQ_LIMIT and self._seqs[0].typecode == "I":
+            self._widen()
+        fps, seqs, pack, fingerprint = self._fps, self._seqs, _PACK, self._fingerprint
+        mask, split, wide = self._mask, self._split, self._wide
+        seq = first_seq
+        for rid in ids:
+            fp = fingerprint(rid) & _FP_MASK
+            bucket = fp & mask
+            if bucket < split:
+                bucket = fp & wide
+            entries = fps[bucket]
+            needle = pack(fp)
+            if entries.find(needle) >= 0 and self._confirm(rid, bucket, needle, ids, first_seq):
+                self._take_back(ids[: seq - first_seq])
+                return False
+            entries += needle
+            seqs[bucket].append(seq)
+            seq += 1
+        self._in_buckets += len(ids)
+        if self._in_buckets > self._capacity:
+            self._grow()
+        return True
+
+    def nbytes(self) -> int:
+        """Memory held by the index, in bytes (the containers and their allocated room)."""
+        size = sys.getsizeof(self._fps) + sys.getsizeof(self._seqs) + sys.getsizeof(self._recent)
+        size += sum(map(sys.getsizeof, self._recent))
+        return size + sum(map(sys.getsizeof, self._fps)) + sum(map(sys.getsizeof, self._seqs))
+
+    def check_invariants(self) -> None:
+        """Assert every entry sits in the bucket its fingerprint addresses; stress tests call this."""
+        assert len(self._fps) == len(self._seqs) == self._mask + 1 + self._split
+        assert self._wide == self._mask << 1 | 1
+        assert sum(len(seqs) for seqs in self._seqs) == self._in_buckets <= self._capacity
+        assert len(self._recent) < RECENT
+        for bucket, (fps, seqs) in enumerate(zip(self._fps, self._seqs, strict=True)):
+            assert len(fps) == _FINGERPRINT.size * len(seqs)
+            assert all(self._bucket(fp) == bucket for fp in array("I", fps))
+
+    def entries(self) -> Iterator[tuple[int, int]]:
+        """Every (fingerprint, seq) held: the buckets', then the recent ids'."""
+        for fps, seqs in zip(self._fps, self._seqs, strict=True):
+            yield from zip(array("I", fps), seqs, strict=True)
+        for rid, packed in self._recent.items():
+            yield self._fingerprint(rid) & _FP_MASK, packed >> 1
+
+    def _bucket(self, fp: int) -> int:
+        bucket = fp & self._mask
+        return fp & self._wide if bucket < self._split else bucket
+
+    def _find(self, rid: str) -> tuple[int, bool] | None:
+        """(seq, is_node) of the committed record with id `rid`, or None."""
+        packed = self._recent.get(rid)
+        if packed is not None:
+            return packed >> 1, bool(packed & 1)
+        fp = self._fingerprint(rid) & _FP_MASK
+        bucket = self._bucket(fp)
+        fps = self._fps[bucket]
+        needle = _PACK(fp)
+        at = fps.find(needle)
+        while at >= 0:
+            if not at & 3:  # a match across two entries is no match
+                seq = self._seqs[bucket][at >> 2]
+                found, is_node = self._committed_id(seq)
+                if found == rid:
+                    return seq, is_node
+            at = fps.find(needle, at + 1)
+        return None
+
+    def _confirm(self, rid: str, bucket: int, needle: bytes, batch: Sequence[str], first_seq: int) -> bool:
+        """Whether a fingerprint match in `bucket` is really `rid`; entries from `first_seq` on are the
+        batch being added, which is not committed yet, so those are compared with `batch` itself."""
+        fps = self._fps[bucket]
+        at = fps.find(needle)
+        while at >= 0:
+            if not at & 3:
+                seq = self._seqs[bucket][at >> 2]
+                found = batch[seq - first_seq] if seq >= first_seq else self._committed_id(seq)[0]
+                if found == rid:
+                    return True
+            at = fps.find(needle, at + 1)
+        return False
+
+    def _take_back(self, ids: Sequence[str]) -> None:
+        """Remove the entries just appended for `ids`, newest first (no bucket has split since)."""
+        for rid in reversed(ids):
+            bucket = self._bucket(self._fingerprint(rid) & _FP_MASK)
+            del self._fps[bucket][-_FINGERPRINT.size :]
+            self._seqs[bucket].pop()
+
+    def _settle(self) -> None:
+        """Move the recent ids into the buckets, in one loop."""
+        recent, self._recent = self._recent, {}
+        if recent and max(recent.values()) >> 1 >= _SEQ_LIMIT and self._seqs[0].typecode == "I":
+            self._widen()
+        fps, seqs, pack, fingerprint = self._fps, self._seqs, _PACK, self._fingerprint
+        mask, split, wide = self._mask, self._split, self._wide
+        for rid, packed in recent.items():
+            fp = fingerprint(rid) & _FP_MASK
+            bucket = fp & mask
+            if bucket < split:
+                bucket = fp & wide
+            fps[bucket] += pack(fp)
+            seqs[bucket].append(packed >> 1)
+        self._in_buckets += len(recent)
+        if self._in_buckets > self._capacity:
+            self._grow()
+
+    def _widen(self) -> None:
+        """Hold seqs in 8 bytes from now on: the journal is passing 2**32 records."""
+        self._seqs = [array("Q", seqs) for seqs in self._seqs]
+
+    def _grow(self) -> None:
+        while self._in_buckets > self._capacity:
+            self._split_next()
+            self._capacity = BUCKET_LOAD * len(self._fps)
+
+    def _split_next(self) -> None:
+        """Split bucket `_split` by the next fingerprint bit: the entries with it set move to a new bucket."""
+        bucket, bit = self._split, self._mask + 1
+        fps, seqs = array("I", self._fps[bucket]), self._seqs[bucket]
+        moves = [fp & bit for fp in fps]  # the one pass in Python; the rest are C passes over it
+        stays = list(map(not_, moves))
+        self._fps[bucket] = bytearray(array("I", compress(fps, stays)))
+        self._seqs[bucket] = array(seqs.typecode, compress(seqs, stays))
+        self._fps.append(bytearray(array("I", compress(fps, moves))))
+        self._seqs.append(array(seqs.typecode, compress(seqs, moves)))
+        self._split += 1
+        if self._split == bit:  # every bucket of this round is split: address with one more bit
+            self._mask, self._wide, self._split = self._wide, self._wide << 1 | 1, 0
