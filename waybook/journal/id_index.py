@@ -98,7 +98,7 @@ class CompactIdIndex:
     rehash of everything.
 
     Ids added one append at a time first go to a small dict (one C call each) and move to the buckets
-    `RECENT` at a time, which costs a quarter of adding them one by one; a replay adds whole chunks
+    `RECENT` at a time, which halves the cost of adding them one by one; a replay adds whole chunks
     straight to the buckets. `fingerprint` is the hash to use; tests pass a weak one to force collisions.
     """
 
@@ -167,7 +167,7 @@ class CompactIdIndex:
                 bucket = fp & wide
             entries = fps[bucket]
             needle = pack(fp)
-            if entries.find(needle) >= 0 and self._confirm(rid, bucket, needle, ids, first_seq):
+            if entries.find(needle) >= 0 and self._match(rid, bucket, needle, ids, first_seq):
                 self._take_back(ids[: seq - first_seq])
                 return False
             entries += needle
@@ -211,32 +211,26 @@ class CompactIdIndex:
         if packed is not None:
             return packed >> 1, bool(packed & 1)
         fp = self._fingerprint(rid) & _FP_MASK
-        bucket = self._bucket(fp)
+        return self._match(rid, self._bucket(fp), _PACK(fp))
+
+    def _match(
+        self, rid: str, bucket: int, needle: bytes, batch: Sequence[str] = (), first_seq: int = sys.maxsize
+    ) -> tuple[int, bool] | None:
+        """(seq, is_node) of the entry of `bucket` whose fingerprint is `needle` and whose id is `rid`.
+
+        Every fingerprint match is confirmed by the id itself: read back for a committed record, taken
+        from `batch` for the entries from `first_seq` on (a batch being added, not yet committed).
+        """
         fps = self._fps[bucket]
-        needle = _PACK(fp)
         at = fps.find(needle)
         while at >= 0:
             if not at & 3:  # a match across two entries is no match
                 seq = self._seqs[bucket][at >> 2]
-                found, is_node = self._committed_id(seq)
-                if found == rid:
-                    return seq, is_node
+                found = (batch[seq - first_seq], True) if seq >= first_seq else self._committed_id(seq)
+                if found[0] == rid:
+                    return seq, found[1]
             at = fps.find(needle, at + 1)
         return None
-
-    def _confirm(self, rid: str, bucket: int, needle: bytes, batch: Sequence[str], first_seq: int) -> bool:
-        """Whether a fingerprint match in `bucket` is really `rid`; entries from `first_seq` on are the
-        batch being added, which is not committed yet, so those are compared with `batch` itself."""
-        fps = self._fps[bucket]
-        at = fps.find(needle)
-        while at >= 0:
-            if not at & 3:
-                seq = self._seqs[bucket][at >> 2]
-                found = batch[seq - first_seq] if seq >= first_seq else self._committed_id(seq)[0]
-                if found == rid:
-                    return True
-            at = fps.find(needle, at + 1)
-        return False
 
     def _take_back(self, ids: Sequence[str]) -> None:
         """Remove the entries just appended for `ids`, newest first (no bucket has split since)."""
