@@ -161,3 +161,16 @@ def test_a_non_string_is_never_a_committed_id(value: object) -> None:
     index.add({"id": True}, 1)
     assert value not in index
     assert not index.node(value)  # type: ignore[arg-type]
+
+
+def test_a_dict_index_hands_its_ids_over_in_commit_order() -> None:
+    committed = [(f"id-{i}", i % 4 != 0) for i in range(1, 5001)]
+    plain = DictIdIndex(committed)
+    index = CompactIdIndex(lambda seq: committed[seq - 1])
+    index.load(plain)
+    index.check_invariants()
+    assert len(index) == len(plain)
+    assert all(index.seq_of(rid) == seq for seq, (rid, _) in enumerate(committed, start=1))
+    assert all(index.node(rid) == is_node for rid, is_node in committed)
+    with pytest.raises(ValueError, match="empty"):
+        index.load(plain)

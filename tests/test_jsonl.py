@@ -31,6 +31,7 @@ from waybook.journal import (
     verify_file,
 )
 from waybook.journal.durability import GroupCommit
+from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:
@@ -108,27 +109,36 @@ def test_lineage_survives_reopen(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("reopen", [False, True], ids=["written", "reopened"])
 def test_the_rules_hold_for_ids_far_back_in_a_large_file(tmp_path: Path, reopen: bool) -> None:
-    """Thousands of records put their ids in the compact index's buckets, not its recent dict: the
-    uniqueness and known-node rules must hold there too, answered by reading the records back."""
+    """Past COMPACT_ABOVE records the ids move from a dict to the compact index, whose buckets answer by
+    reading records back: the uniqueness and known-node rules must hold the same there."""
     path = tmp_path / "s.jsonl"
     journal = JsonlJournal(path)
     head = journal.append([header()], expected=GENESIS).head
-    nodes = [user(f"m{i}", f"m{i - 1}" if i else None) for i in range(3000)]
-    for start in range(0, len(nodes), 100):
-        head = journal.append(nodes[start : start + 100], expected=head).head
+    n = COMPACT_ABOVE + 1000
+    nodes = [user(f"m{i}", f"m{i - 1}" if i else None) for i in range(n)]
+    for start in range(0, n, 2000):
+        head = journal.append(nodes[start : start + 2000], expected=head).head
     if reopen:
         journal.close()
         journal = JsonlJournal(path, create=False)
     with journal:
+        assert isinstance(journal._ledger.rules.ids, CompactIdIndex)
+        last = f"m{n - 1}"
         with pytest.raises(DuplicateIdError):
-            journal.append([user("m17", "m2999")], expected=head)
+            journal.append([user("m17", last)], expected=head)
         with pytest.raises(InvalidLeafMoveError):
-            journal.append([move("mv", "m2999", "h")], expected=head)  # the header is not a node
+            journal.append([move("mv", last, "h")], expected=head)  # the header is not a node
         with pytest.raises(InvalidLeafMoveError):
-            journal.append([move("mv", "m2999", "m3000")], expected=head)
-        head = journal.append([move("mv", "m2999", "m17")], expected=head).head
+            journal.append([move("mv", last, "nowhere")], expected=head)
+        head = journal.append([move("mv", last, "m17")], expected=head).head
         head = journal.append([user("again", "m17")], expected=head).head
-        assert journal.head().seq == 3003
+        assert journal.head().seq == n + 3
+        journal.check_invariants()
+
+
+def test_a_small_journal_keeps_its_ids_in_a_dict(tmp_path: Path) -> None:
+    with make_file(tmp_path / "s.jsonl", nodes=50) as journal:
+        assert isinstance(journal._ledger.rules.ids, DictIdIndex)
         journal.check_invariants()
 
 
@@ -495,8 +505,8 @@ def test_a_reused_id_far_back_in_a_file_is_corruption_on_open(tmp_path: Path) ->
     from waybook.codecs.wire import seal
     from waybook.journal.head import GENESIS_DIGEST
 
-    n = 8000  # past the first 1 MiB chunk, so the reused id is checked against earlier chunks
-    records = [header(), *(user(f"m{i}", f"m{i - 1}" if i else None, "x" * 100) for i in range(n))]
+    n = COMPACT_ABOVE + 1000  # past the threshold, so the reused id is found in the compact index
+    records = [header(), *(user(f"m{i}", f"m{i - 1}" if i else None) for i in range(n))]
     records += [user("m5", f"m{n - 1}"), user("after", "m5")]
     prev, lines = GENESIS_DIGEST, []
     for seq, new in enumerate(records, start=1):

@@ -6,8 +6,11 @@ Two implementations answer the same questions exactly:
   per record (the id string and its dict slot). Right where the records are held in memory anyway.
 - `CompactIdIndex` keeps a 4-byte fingerprint and a 4-byte seq per record, at about 11 bytes per
   record all told, and confirms each fingerprint match by asking the journal for the id committed at
-  that seq. Right for a journal on disk, whose records are not in memory: a million records cost about
-  11 MB instead of 100.
+  that seq. Right for a large journal on disk, whose records are not in memory: a million records cost
+  about 11 MB instead of 100.
+
+A JSONL journal starts with a dict and moves to the compact index past COMPACT_ABOVE ids
+(SessionRules.compact_ids); docs/jsonl.md, "The id index", has the trade-off.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ _SEQ_LIMIT: Final = 1 << 32
 _INITIAL_BUCKETS: Final = 64
 BUCKET_LOAD: Final = 64
 """Average entries per bucket before one more bucket is split off."""
+COMPACT_ABOVE: Final = 1 << 16
+"""A journal whose rules may compact their ids does so past this many (SessionRules.compact_ids)."""
 RECENT: Final = 1024
 """Ids added one by one wait in a dict until there are this many, then move to the buckets at once."""
 
@@ -177,6 +182,17 @@ class CompactIdIndex:
         if self._in_buckets > self._capacity:
             self._grow()
         return True
+
+    def load(self, ids: Mapping[str, bool]) -> None:
+        """Fill an empty index with a journal's ids (id -> is_node) in commit order from seq 1, unchecked:
+        they are committed, so already unique (a dict index handing over)."""
+        if len(self):
+            msg = "load() fills an empty index"
+            raise ValueError(msg)
+        for seq, (rid, is_node) in enumerate(ids.items(), start=1):
+            self._recent[rid] = seq << 1 | is_node
+            if len(self._recent) >= RECENT:
+                self._settle()
 
     def nbytes(self) -> int:
         """Memory held by the index, in bytes (the containers and their allocated room)."""

@@ -18,6 +18,7 @@ import os
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -43,7 +44,7 @@ from waybook.journal.fileio import (
     write_all,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
-from waybook.journal.id_index import CompactIdIndex
+from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.jsonl_scan import CHUNK, Damage, scan
 from waybook.journal.ledger import Ledger, iter_chain
 from waybook.journal.records import Header, NewRecord, Record
@@ -101,8 +102,7 @@ class JsonlJournal:
         self._group_commit = self._durability is Durability.GROUP
         self._ops = file_ops
         self._mutex = threading.Lock()
-        self._ids = CompactIdIndex(self._committed_id)
-        self._ledger = Ledger.empty(self._name, self._ids)
+        self._ledger = Ledger.empty(self._name, compact_ids=lambda: CompactIdIndex(self._committed_id))
         self._offsets: array[int] = array("Q")
         self._end = 0
         self._size_seen = 0
@@ -268,12 +268,17 @@ class JsonlJournal:
             assert len(offsets) == self._ledger.rules.count == self._ledger.head.seq
             assert self._end <= self._size_seen <= self._ops.size(self._fd) or self._damage is not None
             lines = list(self._lines_between(0, self._end))
-            assert [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))] == offsets
+            assert list(accumulate((len(x) + 1 for x in lines[:-1]), initial=0))[: len(lines)] == offsets
             records = list(iter_chain(lines, journal=self._name))
             assert self._ledger.head == (Head.of(records[-1]) if records else GENESIS)
-            self._ids.check_invariants()
-            assert len(self._ids) == len(records)
-            assert all(self._ids.seq_of(r.id) == r.seq for r in records)
+            ids = self._ledger.rules.ids
+            assert len(ids) == len(records)
+            if isinstance(ids, CompactIdIndex):
+                ids.check_invariants()
+                assert all(ids.seq_of(r.id) == r.seq for r in records)
+            else:
+                assert isinstance(ids, DictIdIndex)
+                assert list(ids) == [r.id for r in records]  # commit order: what compacting relies on
 
     # --- repair ---------------------------------------------------------------------------------------
 

@@ -85,7 +85,7 @@ def _check_lines(
     if good:
         pos = offsets[-1] + len(lines[len(good) - 1]) + 1
     try:
-        ledger.advance(good, check_rules=True)
+        ledger.advance(good)
     except JournalError:
         return _locate_rule_break(good, offsets, ledger, journal, read_at, end)
     if error is not None:
@@ -100,7 +100,7 @@ def _locate_rule_break(
     first = len(offsets) - len(good)
     for index, record in enumerate(good):
         try:
-            ledger.advance((record,), check_rules=True)
+            ledger.advance((record,))
         except JournalError as exc:
             offset = offsets[first + index]
             del offsets[first + index :]

@@ -18,7 +18,7 @@ from waybook.codecs.canonical import ENCODER
 from waybook.codecs.wire import _RECORD_DECODER, decode_record, line_digest, seal
 from waybook.journal.errors import BrokenChainError, JournalError, OverlappingBatchError, StaleWriterError
 from waybook.journal.head import GENESIS, AppendResult, Head
-from waybook.journal.id_index import IdIndex
+from waybook.journal.id_index import CompactIdIndex
 from waybook.journal.records import NewRecord, Record
 from waybook.journal.rules import RulesDelta, SessionRules
 
@@ -41,10 +41,10 @@ class Ledger:
     head: Head = GENESIS
 
     @classmethod
-    def empty(cls, name: str, ids: IdIndex | None = None) -> Ledger:
-        """A ledger before any record; `ids` is the id index to keep (a dict by default)."""
-        rules = SessionRules(journal=name) if ids is None else SessionRules(journal=name, ids=ids)
-        return cls(name=name, rules=rules)
+    def empty(cls, name: str, compact_ids: Callable[[], CompactIdIndex] | None = None) -> Ledger:
+        """A ledger before any record. Its ids are kept in a dict; with `compact_ids`, a journal that
+        grows past COMPACT_ABOVE records moves them to the compact index that makes (see id_index)."""
+        return cls(name=name, rules=SessionRules(journal=name, compact_ids=compact_ids))
 
     def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
         """Decide an append. Returns a Plan to write, or the original result of an exact retry.
@@ -77,19 +77,16 @@ class Ledger:
         self.rules.commit(plan.delta)
         self.head = plan.result.head
 
-    def advance(self, records: Iterable[Record], *, check_rules: bool = False) -> None:
+    def advance(self, records: Iterable[Record]) -> None:
         """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).
 
-        With `check_rules`, each record is also held to the session rules, since a well-chained history
-        written by a faulty writer can still break them.
+        Each record is also held to the session rules, since a well-chained history written by a faulty
+        writer can still break them.
         """
         records = tuple(records)
         if not records:
             return
-        if check_rules:
-            self.rules.replay(records)
-        else:
-            self.rules.apply_committed(records)
+        self.rules.replay(records)
         self.head = Head.of(records[-1])
 
     def _retry_or_refuse(

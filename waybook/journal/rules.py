@@ -9,7 +9,7 @@ durable.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -25,7 +25,7 @@ from waybook.journal.errors import (
     PartialAssistantError,
     UnknownNodeError,
 )
-from waybook.journal.id_index import DictIdIndex, IdIndex
+from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
 from waybook.journal.records import (
     TERMINAL_STOP_REASONS,
     AnyBody,
@@ -83,6 +83,8 @@ class SessionRules:
     has_header: bool = False
     leaf: str | None = None
     ids: IdIndex = attrs.field(factory=DictIdIndex)
+    compact_ids: Callable[[], CompactIdIndex] | None = None
+    """Where the ids move once there are more than COMPACT_ABOVE (None: they stay in the dict)."""
 
     def check(self, batch: Sequence[NewRecord | Record], *, formats: bool = True) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
@@ -143,6 +145,7 @@ class SessionRules:
         if ids is not None and self.ids.add_new_nodes(ids, self.count + 1):
             self.count += len(ids)
             self.leaf = ids[-1]
+            self._compact_when_large()
             return
         self.commit(self.check(records, formats=False))
 
@@ -199,14 +202,19 @@ class SessionRules:
         self.count += len(delta.ids)
         self.has_header = True  # a checked batch either starts with the header or follows it
         self.leaf = delta.leaf
+        self._compact_when_large()
 
-    def apply_committed(self, records: Iterable[Record]) -> None:
-        """Fold records already validated by their writer (a reopen, another process's tail)."""
-        for record in records:
-            self.count += 1
-            self.ids.add({record.id: record.body.IS_NODE}, self.count)
-            self.has_header = True
-            self.leaf = next_leaf(self.leaf, record.id, record.body)
+    def _compact_when_large(self) -> None:
+        """Past COMPACT_ABOVE ids, move them from the dict to the compact index, once.
+
+        A dict answers in one C call but costs about 100 bytes per id; the compact index costs about
+        11 and a Python call per question. Below the threshold the dict's speed wins and its memory is
+        bounded; above it, memory per record is what matters (docs/jsonl.md, "The id index").
+        """
+        if type(self.ids) is DictIdIndex and self.compact_ids is not None and len(self.ids) > COMPACT_ABOVE:
+            compact = self.compact_ids()
+            compact.load(self.ids)  # the dict holds the ids in commit order, from seq 1
+            self.ids = compact
 
     def is_known_node(self, node_id: str, pending: Mapping[str, bool]) -> bool:
         return self.ids.node(node_id) or pending.get(node_id, False)
