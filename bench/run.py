@@ -338,7 +338,7 @@ def open_memory_rows(big: Path, n_open: int) -> Iterator[Row]:
         "import sys; from waybook.journal import JsonlJournal;"
         "j = JsonlJournal(sys.argv[1], create=False); j.head();"
         "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')),"
-        "j._offsets.buffer_info()[1] * j._offsets.itemsize, j._ids.nbytes())"
+        "j._offsets.buffer_info()[1] * j._offsets.itemsize, j._ledger.rules.ids.nbytes())"
     )
     small = big.with_name("small.jsonl")
     with big.open("rb") as src, small.open("wb") as dst:

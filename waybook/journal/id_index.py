@@ -54,6 +54,10 @@ class IdIndex(Protocol):
         """
         ...
 
+    def nbytes(self) -> int:
+        """Memory the index holds, in bytes."""
+        ...
+
 
 class DictIdIndex(dict[str, bool]):
     """An IdIndex as a dict from id to is_node. O(1) per question, in C."""
@@ -72,6 +76,10 @@ class DictIdIndex(dict[str, bool]):
             return False
         self.update(dict.fromkeys(ids, True))
         return True
+
+    def nbytes(self) -> int:
+        """Memory held by the index, in bytes: the dict and its id strings."""
+        return sys.getsizeof(self) + sum(map(sys.getsizeof, self))
 
 
 _FINGERPRINT: Final = struct.Struct("=I")
