@@ -42,8 +42,8 @@ class Ledger:
 
     @classmethod
     def empty(cls, name: str, compact_ids: Callable[[], CompactIdIndex] | None = None) -> Ledger:
-        """A ledger before any record. Its ids are kept in a dict; with `compact_ids`, a journal that
-        grows past COMPACT_ABOVE records moves them to the compact index that makes (see id_index)."""
+        """A ledger before any record. Its ids are kept in a dict; given `compact_ids`, a journal that
+        grows past COMPACT_ABOVE records moves them to the compact index that `compact_ids()` returns."""
         return cls(name=name, rules=SessionRules(journal=name, compact_ids=compact_ids))
 
     def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
