@@ -8,6 +8,7 @@ from waybook import InMemoryJournal, Session, StaleWriterError, utc_now, verify
 from waybook.journal import (
     AssistantMessage,
     Header,
+    InvalidRecordError,
     LeafMoved,
     ParentMismatchError,
     ToolCallBlock,
@@ -84,3 +85,11 @@ def test_a_batch_is_atomic_and_needs_explicit_parents() -> None:
 
 def test_timestamps_are_rfc3339_utc() -> None:
     assert TIMESTAMP_PATTERN.fullmatch(utc_now())
+
+
+def test_a_journal_declares_its_role_in_the_header_and_an_unknown_role_is_refused() -> None:
+    journal = InMemoryJournal("roles")
+    Session.create(journal, journal_id="roles", role="canonical_memory")
+    assert next(iter(journal.read())).body.role == "canonical_memory"
+    with pytest.raises(InvalidRecordError, match="role is one of"):
+        Session.create(InMemoryJournal("bad"), journal_id="bad", role="bogus")

@@ -77,6 +77,7 @@ class Session:
         journal_id: str | None = None,
         creator: str = "waybook",
         metadata: dict[str, Any] | None = None,
+        role: str = "session",
         actor: str | None = None,
         clock: Callable[[], str] = utc_now,
         ids: Callable[[], str] = new_id,
@@ -84,7 +85,9 @@ class Session:
         """A session on `journal`, writing its header first if the journal is empty."""
         session = cls(journal, actor=actor, clock=clock, ids=ids)
         if session.head == GENESIS:
-            header = Header(journal=journal_id or ids(), creator=creator, metadata=dict(metadata or {}))
+            header = Header(
+                journal=journal_id or ids(), creator=creator, metadata=dict(metadata or {}), role=role
+            )
             session.append(header)
         return session
 

@@ -38,6 +38,7 @@ from waybook.journal.in_memory import InMemoryJournal
 from waybook.journal.jsonl import JsonlJournal, RepairReceipt, verify_file
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
+    JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
     AnyBody,
     AssistantMessage,
@@ -93,6 +94,7 @@ __all__ = [
     "ContextExclusion",
     "CustomEntry",
     "Header",
+    "JOURNAL_ROLES",
     "ImageBlock",
     "LeafMoved",
     "MemoryAdoption",

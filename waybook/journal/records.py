@@ -74,6 +74,10 @@ class Body(
     IS_NODE: ClassVar[bool] = False
 
 
+JOURNAL_ROLES: Final = ("session", "working_memory", "canonical_memory", "pin", "catalog")
+"""What a journal holds, declared in its header. Readers refuse a journal of the wrong role."""
+
+
 class Header(Body, tag_field="kind", tag="waybook.header/1", frozen=True):
     """The first record of every journal."""
 
@@ -82,6 +86,7 @@ class Header(Body, tag_field="kind", tag="waybook.header/1", frozen=True):
     creator: str = field(name="creator")
     schema: int = field(default=1, name="schema")
     metadata: dict[str, Any] = field(default_factory=dict, name="metadata")
+    role: str = field(default="session", name="role")
 
 
 class Node(Body, frozen=True):

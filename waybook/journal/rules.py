@@ -27,6 +27,7 @@ from waybook.journal.errors import (
 )
 from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
 from waybook.journal.records import (
+    JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
     AnyBody,
     AssistantMessage,
@@ -282,8 +283,17 @@ def _check_custom(
         raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
 
 
+def _check_header(
+    rules: SessionRules, rid: str, body: Header, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if body.role not in JOURNAL_ROLES:
+        roles = ", ".join(JOURNAL_ROLES)
+        msg = f"header {rid!r} declares role {body.role!r}; a journal's role is one of {roles}"
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+
+
 _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
-    Header: _no_check,
+    Header: _check_header,
     UserMessage: _no_check,
     SystemMessage: _no_check,
     ToolResult: _no_check,
