@@ -11,3 +11,6 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("waybook")
+
+# PostgreSQL: a server for the session (found or started), a fresh schema per test.
+from tests.pg_fixtures import pg_cluster, pg_server, pg_url  # noqa: E402, F401
