@@ -89,7 +89,7 @@ class SqliteTransaction:
             "SELECT line FROM records WHERE journal_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (journal_id, after, limit),
         ).fetchall()
-        return [row[0] for row in rows]
+        return [_bytes(row[0]) for row in rows]
 
     def allocate(self, count: int) -> int:
         (last,) = self._conn.execute(
@@ -142,7 +142,7 @@ class SqliteTransaction:
             "ORDER BY position LIMIT ?",
             (after, limit),
         ).fetchall()
-        return [FeedRow(*row) for row in rows]
+        return [FeedRow(position, journal_id, seq, _bytes(line)) for position, journal_id, seq, line in rows]
 
     def feed_head(self) -> int:
         (value,) = self._conn.execute("SELECT value FROM counters WHERE name = 'position'").fetchone()
@@ -150,6 +150,12 @@ class SqliteTransaction:
 
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
+
+
+def _bytes(line: object) -> bytes:
+    """A stored line as bytes. Only bytes are ever stored; text there means someone else wrote it, and
+    its bytes then go to the chain check like any other alteration."""
+    return line if type(line) is bytes else str(line).encode()
 
 
 def _journal_row(row: tuple[Any, ...]) -> JournalRow:
