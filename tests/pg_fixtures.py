@@ -1,37 +1,46 @@
-"""pytest fixtures for PostgreSQL tests: a server for the session, a fresh schema per test.
-
-Imported into tests/conftest.py. See tests/pg_server.py for where the server comes from.
+"""pytest fixtures for PostgreSQL tests: the session's server, a fresh store URL per test, and a
+cluster the tests own (to crash and restart). Imported into tests/conftest.py; see tests/pg_server.py.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from tests.pg_server import Cluster, NoServer, Server, in_ci, owned_cluster, server, with_schema
+from tests.pg_server import Cluster, NoServerError, Server, in_ci, owned_cluster, shared, store_url
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
+    """Skip with a one-line reason; under CI=true, fail instead (CI must install PostgreSQL)."""
     if in_ci():
         pytest.fail(f"PostgreSQL tests cannot run under CI=true: {reason}", pytrace=False)
     pytest.skip(f"no PostgreSQL: {reason}")
 
 
+def pg_store_url() -> str:
+    """A fresh store URL, or skip/fail the calling test when there is no server."""
+    try:
+        return store_url()
+    except NoServerError as exc:
+        unavailable(str(exc))
+        raise
+
+
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[Server]:
+def pg_server() -> Server:
     """The PostgreSQL server of this test session."""
     try:
-        context = server()
-        found = context.__enter__()
-    except NoServer as exc:
-        _unavailable(str(exc))
-        raise  # unreachable: _unavailable skips or fails
-    try:
-        yield found
-    finally:
-        context.__exit__(None, None, None)
+        return shared()
+    except NoServerError as exc:
+        unavailable(str(exc))
+        raise
+
+
+@pytest.fixture
+def pg_url(pg_server: Server) -> str:
+    """A `postgresql://` URL of an empty store: connections work in a fresh schema."""
+    return pg_store_url()
 
 
 @pytest.fixture(scope="session")
@@ -43,36 +52,10 @@ def pg_cluster(pg_server: Server) -> Iterator[Cluster]:
     try:
         context = owned_cluster()
         cluster = context.__enter__()
-    except NoServer as exc:
-        _unavailable(str(exc))
+    except NoServerError as exc:
+        unavailable(str(exc))
         raise
     try:
         yield cluster
     finally:
         context.__exit__(None, None, None)
-
-
-def fresh_schema(url: str) -> str:
-    import psycopg
-
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    return schema
-
-
-def drop_schema(url: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
-@pytest.fixture
-def pg_url(pg_server: Server) -> Iterator[str]:
-    """A `postgresql://` URL whose connections work in a fresh, empty schema, dropped after the test."""
-    schema = fresh_schema(pg_server.url)
-    try:
-        yield with_schema(pg_server.url, schema)
-    finally:
-        drop_schema(pg_server.url, schema)

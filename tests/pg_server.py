@@ -14,6 +14,7 @@ a server from 1. or 2. is used for everything else.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import os
@@ -23,6 +24,7 @@ import socket
 import subprocess
 import tempfile
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +42,7 @@ SETTINGS = (
 )
 
 
-class NoServer(Exception):
+class NoServerError(Exception):
     """No PostgreSQL server can be found or started here; the message says why, on one line."""
 
 
@@ -106,7 +108,7 @@ class Cluster:
         bindir = find_bindir()
         if bindir is None:
             msg = "PostgreSQL is not installed (no initdb/pg_ctl); apt-get install -y postgresql"
-            raise NoServer(msg)
+            raise NoServerError(msg)
         run_as = None
         root = Path(tempfile.mkdtemp(prefix="waybook-pg-"))
         if os.geteuid() == 0:
@@ -115,20 +117,43 @@ class Cluster:
             except KeyError:
                 shutil.rmtree(root)
                 msg = "running as root and there is no `postgres` user to run initdb as"
-                raise NoServer(msg) from None
+                raise NoServerError(msg) from None
             os.chown(root, owner.pw_uid, owner.pw_gid)
             run_as = "postgres"
         cluster = cls(bindir=bindir, root=root, port=free_port(), run_as=run_as)
-        cluster._run("initdb", "-D", str(cluster.datadir), "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                     "--no-sync", "--no-instructions")
+        cluster._run(
+            "initdb",
+            "-D",
+            str(cluster.datadir),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        )
         cluster.start()
         return cluster
 
     def start(self) -> None:
-        options = " ".join(f"-c {s}" for s in (*SETTINGS, f"port={self.port}",
-                                                 f"unix_socket_directories={self.root}"))
-        self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.root / "log"), "-o", options,
-                  "-w", "-t", "60", "start")
+        options = " ".join(
+            f"-c {s}" for s in (*SETTINGS, f"port={self.port}", f"unix_socket_directories={self.root}")
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(self.root / "log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
 
     def restart_immediate(self) -> None:
         """Crash the server (`pg_ctl restart -m immediate`: no checkpoint, recovery from WAL) and wait
@@ -136,7 +161,7 @@ class Cluster:
         self._run("pg_ctl", "-D", str(self.datadir), "-m", "immediate", "-w", "-t", "60", "restart")
 
     def stop(self) -> None:
-        with contextlib.suppress(NoServer):
+        with contextlib.suppress(NoServerError):
             self._run("pg_ctl", "-D", str(self.datadir), "-m", "fast", "-w", "-t", "60", "stop")
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -152,14 +177,19 @@ class Cluster:
         command = [str(self.bindir / program), *args]
         with tempfile.TemporaryFile() as output:
             result = subprocess.run(
-                command, user=self.run_as, cwd=self.root, stdin=subprocess.DEVNULL, stdout=output,
-                stderr=subprocess.STDOUT, check=False,
+                command,
+                user=self.run_as,
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                check=False,
             )
             output.seek(0)
             text = output.read().decode(errors="replace").strip()
         if result.returncode != 0:
             msg = f"{program} failed ({result.returncode}): {text} {self.log_tail(5)}"
-            raise NoServer(" ".join(msg.split()))
+            raise NoServerError(" ".join(msg.split()))
 
 
 @attrs.frozen
@@ -171,17 +201,17 @@ class Server:
 
 @contextlib.contextmanager
 def server() -> Iterator[Server]:
-    """The server the tests use (see the module docstring); raises NoServer with a one-line reason."""
+    """The server the tests use (see the module docstring); raises NoServerError with a one-line reason."""
     try:
         import psycopg  # noqa: F401
     except ImportError:
         msg = "psycopg is not installed; pip install -e '.[test]'"
-        raise NoServer(msg) from None
+        raise NoServerError(msg) from None
     url = os.environ.get(ENV_URL)
     if url:
         if not answers(url):
             msg = f"{ENV_URL} is set but no server answers there"
-            raise NoServer(msg)
+            raise NoServerError(msg)
         yield Server(url, None, ENV_URL)
         return
     if answers(LOCAL_URL):
@@ -208,3 +238,55 @@ def with_schema(url: str, schema: str) -> str:
     query.append(("options", f"-c search_path={schema}"))
     encoded = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)  # libpq reads no "+" as space
     return urllib.parse.urlunsplit(parts._replace(query=encoded))
+
+
+_shared: list[Server] = []
+_schemas: list[str] = []
+_failure: list[str] = []
+
+
+def shared() -> Server:
+    """The server of this test process, found or started on first use and stopped at exit."""
+    if _failure:
+        raise NoServerError(_failure[0])
+    if not _shared:
+        context = server()
+        try:
+            _shared.append(context.__enter__())
+        except NoServerError as exc:
+            _failure.append(str(exc))
+            raise
+        atexit.register(_finish, context)
+    return _shared[0]
+
+
+def _finish(context: contextlib.AbstractContextManager[Server]) -> None:
+    found = _shared[0]
+    if found.cluster is None:  # someone else's server: leave no schema behind
+        with contextlib.suppress(Exception):
+            for schema in _schemas:
+                drop_schema(found.url, schema)
+    context.__exit__(None, None, None)
+
+
+def fresh_schema(url: str) -> str:
+    import psycopg
+
+    schema = f"waybook_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}".encode())
+    _schemas.append(schema)
+    return schema
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE".encode())
+
+
+def store_url() -> str:
+    """A `postgresql://` URL of an empty store (a fresh schema) on the shared server."""
+    base = shared().url
+    return with_schema(base, fresh_schema(base))

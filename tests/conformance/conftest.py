@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.pg_fixtures import pg_store_url
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 from waybook.stores import JournalStore, open_store
 
@@ -37,6 +38,11 @@ def store_journal(url_of: Callable[[Path], str]) -> Callable[[Path], SessionJour
     """A factory for an empty journal (`header=False`: the suite writes its own header) in a store."""
 
     def make(tmp: Path) -> SessionJournal:
+        # A new journal means the previous test (or state machine run) is over: close its store, so
+        # server stores do not pile up connections.
+        while _STORE_OF:
+            _, (_, earlier) = _STORE_OF.popitem()
+            earlier.close()
         url = url_of(tmp)
         store = open_store(url)
         journal = store.create("conformance", header=False)
@@ -68,6 +74,7 @@ ADAPTERS: list[Adapter] = [
     Adapter("memory_store", store_journal(lambda _tmp: "memory:")),
     Adapter("directory_store", store_journal(lambda tmp: f"file:{tmp}/store"), reopen_from_store),
     Adapter("sqlite_store", store_journal(lambda tmp: f"sqlite:{tmp}/store.db"), reopen_from_store),
+    Adapter("postgresql_store", store_journal(lambda _tmp: pg_store_url()), reopen_from_store),
 ]
 
 

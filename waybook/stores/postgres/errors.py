@@ -1,4 +1,4 @@
-"""Errors of the PostgreSQL store. Each is a `StorageError` (an `OSError` too) under `JournalError`."""
+"""Errors of the PostgreSQL store. Each is a `StorageError` (so also an `OSError`) under `JournalError`."""
 
 from __future__ import annotations
 
@@ -18,25 +18,20 @@ class SchemaTooNewError(StorageError):
         super().__init__(msg)
 
 
-class ServerUnavailableError(StorageError):
-    """The server could not be reached (or kept dropping the connection) for the whole retry window."""
+class ConnectionLostError(StorageError):
+    """The connection to the server failed in the middle of a write, or no connection could be made.
 
-    def __init__(self, *, store: str, operation: str, seconds: float, cause: BaseException) -> None:
+    Whether a write committed is then unknown to this process; resending the same batch with the same
+    expected head is safe (R7): a batch that committed returns its original result.
+    """
+
+    def __init__(self, *, store: str, doing: str, cause: BaseException) -> None:
         self.store = store
-        self.operation = operation
+        self.doing = doing
+        detail = " ".join(str(cause).split()) or type(cause).__name__
         msg = (
-            f"{store}: {operation} failed: no usable connection to PostgreSQL for {seconds:.0f}s "
-            f"({type(cause).__name__}: {str(cause).strip()}). If it was an append, resend the same batch "
-            "with the same expected head once the server is back: a batch that did commit returns its "
-            "original result and is not written twice."
+            f"{store}: could not {doing}: the connection to PostgreSQL failed ({detail}). If this was an "
+            "append, resend the same batch with the same expected head once the server answers: a batch "
+            "that did commit returns its original result and is not written twice."
         )
-        super().__init__(msg)
-
-
-class JournalMissingError(StorageError, LookupError):
-    """The journal is not in the store (never created, or purged)."""
-
-    def __init__(self, *, journal: str) -> None:
-        self.journal = journal
-        msg = f"{journal}: no such journal in this store (never created, or purged); create it first"
         super().__init__(msg)

@@ -13,11 +13,12 @@ each must be safe to run on any database at the previous version.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import attrs
 import psycopg
 
+from waybook.journal.errors import StorageError
 from waybook.journal.head import GENESIS_DIGEST
 from waybook.stores.postgres.errors import SchemaTooNewError
 
@@ -29,41 +30,68 @@ class Migration:
     statements: tuple[str, ...]
 
 
-_APPEND_FUNCTION: Final = f"""
-CREATE OR REPLACE FUNCTION waybook_append(
-    p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[],
-    OUT committed boolean, OUT head_seq bigint, OUT head_digest text, OUT first_position bigint
-) LANGUAGE plpgsql AS $fn$
--- Compare-and-append, one round trip and one transaction:
--- 1. move the journal's head row only if it still is the head the writer planned against
---    (a concurrent writer holding the row makes this wait, then see the new head and match nothing);
--- 2. take feed positions from the one-row feed clock: the row lock it takes is held until commit, so
---    positions are handed out in commit order and a reader never sees a later one before an earlier;
--- 3. insert the records verbatim and notify tailing readers (delivered at commit).
+_INSERT_FUNCTION: Final = """
+CREATE FUNCTION waybook_insert(
+    p_journal text, p_expected_seq bigint, p_expected_digest text,
+    p_seqs bigint[], p_positions bigint[], p_digests text[], p_lines bytea[]
+) RETURNS void LANGUAGE plpgsql AS $fn$
+-- Insert a batch and move the journal's head row, only if the head row still is the head the batch
+-- follows. The writer holds the journal row (SELECT ... FOR UPDATE) and the feed clock row, so this
+-- cannot fail for a waybook writer; it fails closed if anything else has moved the head.
+DECLARE
+    n integer := cardinality(p_lines);
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_positions) <> n
+       OR cardinality(p_digests) <> n OR p_seqs[1] <> p_expected_seq + 1
+       OR p_seqs[n] <> p_expected_seq + n THEN
+        RAISE EXCEPTION 'waybook_insert: a batch of % must follow seq %', n, p_expected_seq
+            USING ERRCODE = 'WB400';
+    END IF;
+    UPDATE waybook_journals AS j SET head_seq = p_seqs[n], head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'waybook_insert: the head of % is no longer seq %', p_journal, p_expected_seq
+            USING ERRCODE = 'WB409';
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+    SELECT p_journal, r.seq, r.position, r.digest, r.line
+      FROM unnest(p_seqs, p_positions, p_digests, p_lines) AS r(seq, position, digest, line);
+    PERFORM pg_notify(waybook_channel(), p_positions[n]::text);
+END
+$fn$
+"""
+
+_APPEND_FUNCTION: Final = """
+CREATE FUNCTION waybook_append(
+    p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[]
+) RETURNS boolean LANGUAGE plpgsql AS $fn$
+-- Compare-and-append in one statement (so one round trip and, in autocommit, one transaction):
+-- move the journal's head row only if it still is the head the writer planned against (a writer
+-- holding the row makes this wait, then see the new head and match nothing), then take feed positions
+-- from the feed clock (its row lock, held until commit, orders writers by commit), insert the records
+-- verbatim and notify tailing readers (delivered at commit). False, with nothing written, when the
+-- head has moved (or the journal is purged or unknown): the writer then takes the locked path.
 DECLARE
     n integer := cardinality(p_lines);
     last_position bigint;
 BEGIN
-    IF n IS NULL OR n < 1 OR cardinality(p_digests) IS DISTINCT FROM n THEN
-        RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests);
+    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n THEN
+        RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests)
+            USING ERRCODE = 'WB400';
     END IF;
-    UPDATE waybook_heads AS h SET seq = p_expected_seq + n, digest = p_digests[n]
-     WHERE h.journal_id = p_journal AND h.seq = p_expected_seq AND h.digest = p_expected_digest;
+    UPDATE waybook_journals AS j SET head_seq = p_expected_seq + n, head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
     IF NOT FOUND THEN
-        committed := false;
-        SELECT h.seq, h.digest INTO head_seq, head_digest FROM waybook_heads AS h
-         WHERE h.journal_id = p_journal;
-        RETURN;
+        RETURN false;
     END IF;
     UPDATE waybook_feed_clock AS c SET position = c.position + n RETURNING c.position INTO last_position;
     INSERT INTO waybook_records (journal_id, seq, position, digest, line)
     SELECT p_journal, p_expected_seq + i, last_position - n + i, p_digests[i], p_lines[i]
       FROM generate_series(1, n) AS i;
     PERFORM pg_notify(waybook_channel(), last_position::text);
-    committed := true;
-    head_seq := p_expected_seq + n;
-    head_digest := p_digests[n];
-    first_position := last_position - n + 1;
+    RETURN true;
 END
 $fn$
 """
@@ -71,20 +99,20 @@ $fn$
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
-        "journals, heads, records, the feed clock, compare-and-append",
+        "journals with their head rows, records, the feed clock, the checked insert",
         (
-            """CREATE TABLE waybook_journals (
+            f"""CREATE TABLE waybook_journals (
                 journal_id text PRIMARY KEY,
-                created bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
                 role text NOT NULL,
                 metadata text NOT NULL,
-                created_at timestamptz NOT NULL DEFAULT now()
+                created bigint NOT NULL,
+                created_at text NOT NULL,
+                hidden boolean NOT NULL DEFAULT false,
+                purged bigint,
+                head_seq bigint NOT NULL DEFAULT 0 CHECK (head_seq >= 0),
+                head_digest text NOT NULL DEFAULT '{GENESIS_DIGEST}'
             )""",
-            f"""CREATE TABLE waybook_heads (
-                journal_id text PRIMARY KEY REFERENCES waybook_journals ON DELETE CASCADE,
-                seq bigint NOT NULL DEFAULT 0 CHECK (seq >= 0),
-                digest text NOT NULL DEFAULT '{GENESIS_DIGEST}'
-            )""",
+            "CREATE INDEX waybook_journals_by_creation ON waybook_journals (created)",
             """CREATE TABLE waybook_records (
                 journal_id text NOT NULL,
                 seq bigint NOT NULL CHECK (seq > 0),
@@ -93,14 +121,15 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
                 line bytea NOT NULL,
                 PRIMARY KEY (journal_id, seq)
             )""",
-            "CREATE UNIQUE INDEX waybook_records_position ON waybook_records (position)",
+            "CREATE UNIQUE INDEX waybook_records_by_position ON waybook_records (position)",
             """CREATE TABLE waybook_feed_clock (
                 only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
                 position bigint NOT NULL
             )""",
             "INSERT INTO waybook_feed_clock (position) VALUES (0)",
-            """CREATE OR REPLACE FUNCTION waybook_channel() RETURNS text LANGUAGE sql STABLE AS
+            """CREATE FUNCTION waybook_channel() RETURNS text LANGUAGE sql STABLE AS
                $fn$ SELECT 'waybook_feed_' || left(md5(current_schema()), 16) $fn$""",
+            _INSERT_FUNCTION,
             _APPEND_FUNCTION,
         ),
     ),
@@ -111,7 +140,9 @@ LATEST: Final = MIGRATIONS[-1].version
 _LOCK_KEY: Final = "SELECT pg_advisory_xact_lock(hashtextextended('waybook:' || current_schema(), 0))"
 
 
-def migrate(conn: psycopg.Connection[object], *, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+def migrate(
+    conn: psycopg.Connection[tuple[Any, ...]], *, migrations: Sequence[Migration] = MIGRATIONS
+) -> int:
     """Bring the current schema to the latest version (idempotent); return the version it is at.
 
     Raises SchemaTooNewError, having changed nothing, if the database was migrated by newer code.
@@ -119,8 +150,11 @@ def migrate(conn: psycopg.Connection[object], *, migrations: Sequence[Migration]
     known = migrations[-1].version if migrations else 0
     with conn.transaction():
         if current_schema(conn) is None:
-            msg = "the connection has no current schema; set search_path to an existing schema"
-            raise psycopg.ProgrammingError(msg)
+            msg = (
+                "the connection has no current schema: the schema named first in search_path does not "
+                "exist; create it (CREATE SCHEMA name) or point options=-c search_path=... at one that does"
+            )
+            raise StorageError(msg)
         conn.execute(_LOCK_KEY)
         conn.execute(
             """CREATE TABLE IF NOT EXISTS waybook_schema (
@@ -146,7 +180,6 @@ def migrate(conn: psycopg.Connection[object], *, migrations: Sequence[Migration]
     return at
 
 
-def current_schema(conn: psycopg.Connection[object]) -> str | None:
+def current_schema(conn: psycopg.Connection[tuple[Any, ...]]) -> str | None:
     row = conn.execute("SELECT current_schema()").fetchone()
     return None if row is None or row[0] is None else str(row[0])
-
