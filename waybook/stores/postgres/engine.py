@@ -216,6 +216,7 @@ class PostgresTransaction:
         statements.append((query, params))
         retry = not self._write or not self._begun  # nothing has happened that could be lost
         backoff = Backoff(self._engine.retry_for)
+        stale = self._engine.pool_size  # idle connections a failure (a restart) may have broken
         while True:
             try:
                 rows = self._send(statements)
@@ -223,7 +224,8 @@ class PostgresTransaction:
             except Exception as exc:
                 if not (retry and _transient(exc)):
                     raise
-                if not backoff.pause():
+                stale -= 1
+                if stale < 0 and not backoff.pause():
                     raise
                 self.conn = self._engine.replace(self.conn)
         self._begun = True
@@ -267,11 +269,12 @@ class PostgresEngine:
         self._conninfo = conninfo
         self._url = public_url(conninfo)
         self.retry_for = retry_for
+        self.pool_size = max(pool_size, 1)
         self._closed = False
         self._pool: ConnectionPool[Connection] = ConnectionPool(
             conninfo,
             min_size=1,
-            max_size=max(pool_size, 1),
+            max_size=self.pool_size,
             kwargs={"autocommit": True},
             configure=_configure,
             timeout=max(retry_for, 0.1),
