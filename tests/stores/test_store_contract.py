@@ -356,3 +356,16 @@ def test_a_reopened_store_has_the_same_journals_catalog_and_feed(kind: StoreKind
         assert list(again.feed()) == feed
         Session(again.open("a")).user("after reopen")
         assert [e.journal_id for e in again.feed(feed[-1].position)] == ["a"]
+
+
+def test_a_purge_by_another_store_object_hides_the_journal_from_this_ones_feed(
+    kind: StoreKind, url: str
+) -> None:
+    if not kind.persistent:
+        pytest.skip("this store lives in one process")
+    with open_store(url) as reader, open_store(url) as purger:
+        Session(reader.create("s1")).user("to be forgotten")
+        assert any(e.journal_id == "s1" for e in reader.feed())  # the reader now holds s1 open
+        purger.purge("s1", reason="erasure")
+        assert all(e.journal_id != "s1" for e in reader.feed())
+        assert not reader.exists("s1")
