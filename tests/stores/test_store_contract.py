@@ -369,3 +369,30 @@ def test_a_purge_by_another_store_object_hides_the_journal_from_this_ones_feed(
         purger.purge("s1", reason="erasure")
         assert all(e.journal_id != "s1" for e in reader.feed())
         assert not reader.exists("s1")
+
+
+def test_threads_creating_hiding_and_listing_at_once_agree_with_the_catalog(store: JournalStore) -> None:
+    ids = [f"j{i}" for i in range(24)]
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def work(share: list[str]) -> None:
+        try:
+            barrier.wait()
+            for journal_id in share:
+                store.create(journal_id).close()
+                store.hide(journal_id, reason="tidy")
+                store.list(hidden=True, limit=1000)
+        except BaseException as exc:  # reported below, with the thread that failed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(ids[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    listed = store.list(hidden=True, limit=1000)
+    assert sorted(i.journal_id for i in listed) == sorted(ids)
+    assert all(i.hidden for i in listed)
+    assert list(store.list()) == []

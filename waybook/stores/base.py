@@ -26,7 +26,7 @@ from waybook.journal.errors import IntegrityError
 from waybook.journal.head import GENESIS, GENESIS_DIGEST, Head
 from waybook.journal.ledger import Ledger
 from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import Header, Record
+from waybook.journal.records import Header, NewRecord, Record
 from waybook.stores.catalog import (
     CREATED,
     HIDDEN,
@@ -119,6 +119,8 @@ class CatalogStore:
         self._clock = clock
         self._ids = ids
         self._cat = Catalog(url)
+        self._cat_mutex = threading.Lock()
+        """Guards `_cat`: folding catalog records in, from any thread."""
         self._runs = Runs()
         self._runs_mutex = threading.RLock()
         self._fed_signal = threading.Condition()
@@ -164,8 +166,6 @@ class CatalogStore:
         with self._store_lock():
             if catalog.head() == GENESIS:
                 body = Header(journal=CATALOG_ID, creator="waybook", role="catalog")
-                from waybook.journal.records import NewRecord
-
                 new = NewRecord(id=self._ids(), at=self._clock(), body=body)
                 self._catalog_fed.append([new], expected=GENESIS)
             self._sync_catalog()
@@ -230,7 +230,8 @@ class CatalogStore:
         limit: int = 100,
     ) -> JournalPage:
         self._sync_catalog()
-        return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
+        with self._cat_mutex:
+            return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
 
     def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
         check_journal_id(journal_id)
@@ -325,7 +326,8 @@ class CatalogStore:
     def _sync_catalog(self) -> None:
         self._check_open()
         assert self._catalog_raw is not None
-        self._cat.apply(self._catalog_raw.read(after=self._cat.seq))
+        with self._cat_mutex:
+            self._cat.apply(self._catalog_raw.read(after=self._cat.seq))
 
     def _refuse_taken(self, journal_id: str) -> None:
         if journal_id in self._cat.purged:
@@ -366,7 +368,8 @@ class CatalogStore:
         expected = Head.of(cat.last) if cat.last is not None else GENESIS
         new = catalog_entry(kind, data, cat.leaf, record_id=self._ids(), at=self._clock())
         result = self._catalog_fed.append([new], expected=expected)
-        cat.apply(result.records)
+        with self._cat_mutex:
+            cat.apply(result.records)
         return result.records[0]
 
     def _fed(self, journal_id: str, head_seq: int) -> None:
