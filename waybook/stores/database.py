@@ -152,7 +152,7 @@ class Engine(Protocol):
         """Called after this process commits records, to wake its waiting feed readers."""
         ...
 
-    def wait(self, after: int, timeout: float | None, head: Any) -> bool:
+    def wait(self, after: int, timeout: float | None, head: Callable[[], int]) -> bool:
         """Block until `head()` > `after` or `timeout` passes; the engine decides how to sleep."""
         ...
 
@@ -344,7 +344,13 @@ class DatabaseStore:
     together.
     """
 
-    def __init__(self, engine: Engine, *, clock: Any = store_clock, ids: Any = store_ids) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
         self._engine = engine
         self._clock = clock
         self._ids = ids
