@@ -396,3 +396,16 @@ def test_threads_creating_hiding_and_listing_at_once_agree_with_the_catalog(stor
     assert sorted(i.journal_id for i in listed) == sorted(ids)
     assert all(i.hidden for i in listed)
     assert list(store.list()) == []
+
+
+def test_positions_are_never_reused_after_purging_the_latest_records(store: JournalStore) -> None:
+    chat(store, "keep", turns=1)
+    chat(store, "gone", turns=2)
+    head = store.feed_head()
+    store.purge("gone", reason="erasure")
+    assert store.feed_head() >= head
+    Session(store.open("keep")).user("after the purge")
+    newest = list(store.feed(head))
+    assert newest
+    assert all(e.position > head for e in newest)
+    assert [(e.journal_id, e.seq) for e in newest if e.journal_id == "keep"] == [("keep", 4)]

@@ -12,7 +12,7 @@ Tables an engine keeps (names and types are the engine's own):
     journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged)
         a projection of the catalog journal, kept in the same transactions, for listing by SQL
     records(journal_id, seq, position UNIQUE, digest, line; PK (journal_id, seq))
-    a counter of the last feed position handed out (never reused, even after a purge)
+    whatever the engine needs so that a feed position is never reused, even after a purge
 """
 
 from __future__ import annotations
