@@ -191,6 +191,13 @@ class DatabaseJournal:
             self._sync(tx)
             return self._ledger.head
 
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        with self._mutex, self._engine.transaction(write=False) as tx:
+            self._sync(tx)
+            return self._ledger.head, self._ledger.rules.leaf
+
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         self._check_open()
         with self._mutex:
