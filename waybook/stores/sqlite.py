@@ -231,11 +231,11 @@ class SqliteEngine:
             tx = SqliteTransaction(conn)
             try:
                 yield tx
+                conn.execute("COMMIT")
             except BaseException:
-                if conn.in_transaction:
+                if conn.in_transaction:  # also when COMMIT itself failed: never leave one open
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         for action in tx._after:
             action()
 
