@@ -6,6 +6,8 @@ Scenario (defaults: 200 sessions x 500 records, as an agent runtime holds them):
            waybook journal proves its digest chain and session rules; the baselines decode their JSON)
   feed     read every record of every session in one global commit order (waybook's feed; raw SQLite:
            all rows by rowid; SQLiteSession has no store-wide order, so no row)
+Then the tail lag: how long after a commit returns a thread tailing the feed (`waybook.stores.tail`)
+sees it, for the waybook stores (the baselines have no feed to tail).
 Two durability levels: "flush" (SQLite synchronous=NORMAL, directory store write(2) only) at full size,
 and "fsync" (synchronous=FULL, directory store fsync per append) at a smaller size, since there every
 commit waits for the disk. Every system runs in the same process and the same round, one after the
@@ -73,6 +75,35 @@ def waybook_store(url: str, sessions: int, records: int) -> dict[str, float]:
     feed = time.perf_counter() - started
     assert fed == sessions * records, fed
     return {"write": write, "reopen": reopen, "feed": feed}
+
+
+def tail_lag(url: str, sessions: int = 20, records: int = 2000) -> dict[str, float]:
+    """Seconds from a commit returning to a tailing thread of the same process seeing it (p50, p99)."""
+    import threading
+
+    from waybook.stores import tail
+
+    committed: dict[tuple[str, int], float] = {}
+    seen: dict[tuple[str, int], float] = {}
+    with open_store(url) as store:
+        writers = [Session(store.create(f"tail-{s}")) for s in range(sessions)]
+        start = store.feed_head()
+
+        def follow() -> None:
+            for entry in tail(store, start):
+                seen[(entry.journal_id, entry.seq)] = time.perf_counter()
+                if len(seen) == records:
+                    return
+
+        follower = threading.Thread(target=follow)
+        follower.start()
+        for i in range(records):
+            session = writers[i % sessions]
+            record = session.user(message(i, i))
+            committed[(f"tail-{i % sessions}", record.seq)] = time.perf_counter()
+        follower.join()
+    lags = sorted(seen[key] - committed[key] for key in committed)
+    return {"tail_p50": lags[len(lags) // 2], "tail_p99": lags[int(len(lags) * 0.99)]}
 
 
 # --- raw SQLite -------------------------------------------------------------------------------------
@@ -200,6 +231,8 @@ def run_level(level: str, sessions: int, records: int) -> list[dict[str, Any]]:
     rows = []
     for name, phases in timings.items():
         for phase, seconds in phases.items():
+            if phase.startswith("tail_"):
+                continue
             rows.append(
                 {
                     "level": level,
@@ -213,6 +246,18 @@ def run_level(level: str, sessions: int, records: int) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def tail_rows() -> list[dict[str, Any]]:
+    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-tail-"))
+    try:
+        lags = {
+            "waybook sqlite": tail_lag(f"sqlite:{tmp}/t.db?durability=flush"),
+            "waybook directory": tail_lag(f"file:{tmp}/dir?durability=flush"),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [{"system": name, **{k: round(v * 1000, 3) for k, v in lag.items()}} for name, lag in lags.items()]
 
 
 def main() -> None:
@@ -234,7 +279,11 @@ def main() -> None:
             f"{row['level']:6} {row['system']:22} {row['phase']:7} {row['records']:>8} "
             f"{row['seconds']:>9.3f} {row['records_per_s']:>9} {row['vs_raw_sqlite']:>7}"
         )
-    RESULTS.write_text(json.dumps({"rows": rows}, indent=2) + "\n")
+    tails = tail_rows()
+    print("\ntail lag, a commit to a tailing thread of the same process (2000 records, 20 sessions), ms")
+    for row in tails:
+        print(f"  {row['system']:22} p50 {row['tail_p50']:8.3f}  p99 {row['tail_p99']:8.3f}")
+    RESULTS.write_text(json.dumps({"rows": rows, "tail_lag_ms": tails}, indent=2) + "\n")
     print(f"\nwrote {RESULTS}")
 
 
