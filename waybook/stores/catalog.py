@@ -198,6 +198,17 @@ def purge_data(journal_id: str, role: str, head: Head, reason: str, actor: str |
     return data
 
 
+def check_position(after: object, limit: object = None) -> int:
+    """A feed position (a whole number, 0 for the start) and an optional limit, checked."""
+    if type(after) is not int or after < 0:
+        msg = f"feed position {after!r} must be a whole number of at least 0 (0 reads from the start)"
+        raise StoreArgumentError(msg)
+    if limit is not None and (type(limit) is not int or limit < 0):
+        msg = f"feed limit {limit!r} must be a whole number of at least 0, or None for no limit"
+        raise StoreArgumentError(msg)
+    return after
+
+
 def check_reason(reason: object) -> str:
     if type(reason) is not str or not reason.strip():
         msg = "hide and purge need a reason (a short text the catalog keeps for auditors)"

@@ -39,6 +39,7 @@ from waybook.stores.catalog import (
     catalog_entry,
     check_journal_id,
     check_limit,
+    check_position,
     check_reason,
     check_role,
     leaf_of,
@@ -444,7 +445,11 @@ class DatabaseStore:
             start = rows[-1].created
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
         self._check_open()
+        return self._entries(after, limit)
+
+    def _entries(self, after: int, limit: int | None) -> Iterator[FeedEntry]:
         remaining = limit
         while remaining is None or remaining > 0:
             size = PAGE if remaining is None else min(PAGE, remaining)
@@ -464,6 +469,7 @@ class DatabaseStore:
             return tx.feed_head()
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
         self._check_open()
         return self._engine.wait(after, timeout, self.feed_head)
 
