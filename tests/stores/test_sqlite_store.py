@@ -64,3 +64,13 @@ def test_a_file_that_is_not_a_store_is_a_storage_error(tmp_path: Path) -> None:
         SqliteStore(path)
     with pytest.raises(StorageError):
         SqliteStore(tmp_path / "missing-dir" / "store.db")
+
+
+def test_position_is_the_head_and_leaf_another_writer_left(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path / "store.db") as store:
+        writer = Session(store.create("s1"))
+        question = writer.user("hi")
+        writer.assistant("hello")
+        writer.branch_from(question.id, reason="retry")
+        journal = store.open("s1")
+        assert journal.position() == (writer.head, question.id)

@@ -12,7 +12,7 @@ Tables an engine keeps (names and types are the engine's own):
     journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged)
         a projection of the catalog journal, kept in the same transactions, for listing by SQL
     records(journal_id, seq, position UNIQUE, digest, line; PK (journal_id, seq))
-    a counter of the last feed position handed out (never reused, even after a purge)
+    whatever the engine needs so that a feed position is never reused, even after a purge
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from waybook.stores.catalog import (
     catalog_entry,
     check_journal_id,
     check_limit,
+    check_position,
     check_reason,
     check_role,
     leaf_of,
@@ -152,7 +153,7 @@ class Engine(Protocol):
         """Called after this process commits records, to wake its waiting feed readers."""
         ...
 
-    def wait(self, after: int, timeout: float | None, head: Any) -> bool:
+    def wait(self, after: int, timeout: float | None, head: Callable[[], int]) -> bool:
         """Block until `head()` > `after` or `timeout` passes; the engine decides how to sleep."""
         ...
 
@@ -190,6 +191,13 @@ class DatabaseJournal:
         with self._mutex, self._engine.transaction(write=False) as tx:
             self._sync(tx)
             return self._ledger.head
+
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        with self._mutex, self._engine.transaction(write=False) as tx:
+            self._sync(tx)
+            return self._ledger.head, self._ledger.rules.leaf
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         self._check_open()
@@ -347,7 +355,13 @@ class DatabaseStore:
     journal_type: type[DatabaseJournal] = DatabaseJournal
     """What `create` and `open` return; an engine's store may return a subclass (PostgreSQL retries)."""
 
-    def __init__(self, engine: Engine, *, clock: Any = store_clock, ids: Any = store_ids) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
         self._engine = engine
         self._clock = clock
         self._ids = ids
@@ -434,7 +448,11 @@ class DatabaseStore:
             start = rows[-1].created
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
         self._check_open()
+        return self._entries(after, limit)
+
+    def _entries(self, after: int, limit: int | None) -> Iterator[FeedEntry]:
         remaining = limit
         while remaining is None or remaining > 0:
             size = PAGE if remaining is None else min(PAGE, remaining)
@@ -454,6 +472,7 @@ class DatabaseStore:
             return tx.feed_head()
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
         self._check_open()
         return self._engine.wait(after, timeout, self.feed_head)
 

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS records (
     UNIQUE (journal_id, seq)
 );
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO counters (name, value) VALUES ('position', 0);
+INSERT OR IGNORE INTO counters (name, value) VALUES ('purged_through', 0);
 """
 
 _SYNCHRONOUS: Final = {
@@ -92,10 +92,10 @@ class SqliteTransaction:
         return [_bytes(row[0]) for row in rows]
 
     def allocate(self, count: int) -> int:
-        (last,) = self._conn.execute(
-            "UPDATE counters SET value = value + ? WHERE name = 'position' RETURNING value", (count,)
-        ).fetchone()
-        return int(last) - count + 1
+        """The next position after every record ever committed. Write transactions are serialised, so
+        the highest row id is the last position handed out, unless a purge deleted it: a purge first
+        records the highest position in `purged_through` (so an ordinary append writes no counter)."""
+        return self.feed_head() + 1
 
     def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
         self._conn.executemany(
@@ -122,6 +122,10 @@ class SqliteTransaction:
         self._conn.execute("UPDATE journals SET hidden = 1 WHERE journal_id = ?", (journal_id,))
 
     def set_purged(self, journal_id: str, receipt_seq: int) -> None:
+        self._conn.execute(
+            "UPDATE counters SET value = (SELECT coalesce(max(position), 0) FROM records) "
+            "WHERE name = 'purged_through'"
+        )
         self._conn.execute("UPDATE journals SET purged = ? WHERE journal_id = ?", (receipt_seq, journal_id))
         self._conn.execute("DELETE FROM records WHERE journal_id = ?", (journal_id,))
 
@@ -145,7 +149,10 @@ class SqliteTransaction:
         return [FeedRow(position, journal_id, seq, _bytes(line)) for position, journal_id, seq, line in rows]
 
     def feed_head(self) -> int:
-        (value,) = self._conn.execute("SELECT value FROM counters WHERE name = 'position'").fetchone()
+        (value,) = self._conn.execute(
+            "SELECT max(coalesce((SELECT max(position) FROM records), 0), "
+            "(SELECT value FROM counters WHERE name = 'purged_through'))"
+        ).fetchone()
         return int(value)
 
     def after_commit(self, action: Callable[[], None]) -> None:
@@ -224,11 +231,11 @@ class SqliteEngine:
             tx = SqliteTransaction(conn)
             try:
                 yield tx
+                conn.execute("COMMIT")
             except BaseException:
-                if conn.in_transaction:
+                if conn.in_transaction:  # also when COMMIT itself failed: never leave one open
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         for action in tx._after:
             action()
 
