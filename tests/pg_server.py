@@ -94,6 +94,7 @@ class Cluster:
     root: Path
     port: int
     run_as: str | None  # the OS user that owns the cluster when the tests run as root
+    settings: tuple[str, ...] = SETTINGS
 
     @property
     def datadir(self) -> Path:
@@ -104,7 +105,7 @@ class Cluster:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     @classmethod
-    def create(cls) -> Cluster:
+    def create(cls, settings: tuple[str, ...] = SETTINGS) -> Cluster:
         bindir = find_bindir()
         if bindir is None:
             msg = "PostgreSQL is not installed (no initdb/pg_ctl); apt-get install -y postgresql"
@@ -120,7 +121,7 @@ class Cluster:
                 raise NoServerError(msg) from None
             os.chown(root, owner.pw_uid, owner.pw_gid)
             run_as = "postgres"
-        cluster = cls(bindir=bindir, root=root, port=free_port(), run_as=run_as)
+        cluster = cls(bindir=bindir, root=root, port=free_port(), run_as=run_as, settings=settings)
         cluster._run(
             "initdb",
             "-D",
@@ -139,7 +140,7 @@ class Cluster:
 
     def start(self) -> None:
         options = " ".join(
-            f"-c {s}" for s in (*SETTINGS, f"port={self.port}", f"unix_socket_directories={self.root}")
+            f"-c {s}" for s in (*self.settings, f"port={self.port}", f"unix_socket_directories={self.root}")
         )
         self._run(
             "pg_ctl",
