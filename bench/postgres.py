@@ -254,7 +254,7 @@ def worker(system: str, url: str, count: int, start_at: float) -> None:
 
 
 def writers(system: str, url: str, processes: int, count: int) -> float:
-    """Appends per second of `processes` writers on their own sessions, from the first start to the last end."""
+    """Appends/s of `processes` writers, each on its own sessions, from the first start to the last end."""
     SYSTEMS[system](url).close()  # create the tables once, before the writers start
     start_at = time.time() + 2.0 + 0.15 * processes  # time to import and connect
     procs = [

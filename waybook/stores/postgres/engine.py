@@ -32,7 +32,7 @@ from waybook.journal.errors import IntegrityError, JournalClosedError, StorageEr
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.ledger import Plan
 from waybook.stores.database import FeedRow, JournalRow
-from waybook.stores.errors import JournalExistsError
+from waybook.stores.errors import JournalExistsError, JournalPurgedError
 from waybook.stores.postgres.errors import ConnectionLostError
 from waybook.stores.postgres.schema import migrate
 
@@ -166,7 +166,11 @@ class PostgresTransaction:
             (row.journal_id, row.role, metadata, row.created, row.created_at, row.hidden, row.purged),
         )
         if not added:  # a racing creator committed it after this transaction looked
-            raise JournalExistsError(store=self._engine.url, journal_id=row.journal_id)
+            purged = self._query(
+                "SELECT purged FROM waybook_journals WHERE journal_id = %s", (row.journal_id,)
+            )
+            error = JournalPurgedError if purged and purged[0][0] is not None else JournalExistsError
+            raise error(store=self._engine.url, journal_id=row.journal_id)
         self._heads[row.journal_id] = GENESIS
 
     def set_hidden(self, journal_id: str) -> None:

@@ -12,6 +12,7 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from waybook.journal.errors import RecordValidationError
 from waybook.journal.head import AppendResult, Head
 from waybook.journal.records import NewRecord, Record
 from waybook.stores.base import store_clock, store_ids
@@ -60,7 +61,10 @@ class PostgresJournal(DatabaseJournal):
     ) -> AppendResult | None:
         if expected != self._ledger.head:
             return None
-        plan = self._ledger.plan(batch, expected, _no_range)
+        try:
+            plan = self._ledger.plan(batch, expected, _no_range)
+        except RecordValidationError:
+            return None  # judged against what this object last saw: let the locked path judge it current
         assert not isinstance(plan, AppendResult)  # expected is the head: a plan, or a refusal
         if not engine.append_now(self._id, plan):
             return None
