@@ -389,6 +389,7 @@ class DatabaseStore:
         meta = check_metadata(metadata)
         line = first_line(journal_id, role, meta, record_id=self._ids(), at=self._clock()) if header else None
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
             existing = tx.journal(journal_id, lock=True)
             if existing is not None:
                 error = JournalPurgedError if existing.purged is not None else JournalExistsError
@@ -477,6 +478,7 @@ class DatabaseStore:
         check_journal_id(journal_id)
         check_reason(reason)
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
             self._live(tx, journal_id)
             data: dict[str, Any] = {"journal": journal_id, "reason": reason}
             if actor is not None:
@@ -491,6 +493,7 @@ class DatabaseStore:
         check_journal_id(journal_id)
         check_reason(reason)
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
             row = tx.journal(journal_id, lock=True)
             if row is None:
                 raise UnknownJournalError(store=self.url, journal_id=journal_id)
@@ -552,6 +555,12 @@ class DatabaseStore:
         if row.purged is not None:
             raise JournalPurgedError(store=self.url, journal_id=journal_id)
         return row
+
+    def _lock_catalog(self, tx: Transaction) -> None:
+        """Lock the catalog's row first in every catalog-writing transaction, so creations, hidings and
+        purges are serialised store-wide before anything is checked (two creators of one id cannot
+        both see it free where the engine locks rows, as PostgreSQL does)."""
+        self._catalog._sync(tx, lock=True)
 
     def _catalog_append(self, tx: Transaction, kind: str, data: dict[str, Any]) -> tuple[Record, Plan]:
         catalog = self._catalog
