@@ -110,6 +110,8 @@ def file_to_repair(url: str, journal_id: str) -> Path | None:
     with connect_store(url) as store:
         path = journal_file_in_store(store, journal_id)
         if path is None:
+            if not store.exists(journal_id):
+                store.open(journal_id)  # raises the typed error: unknown or purged
             sys.stdout.write(
                 f"{journal_id}: no damage; nothing to repair (a database store commits whole transactions, "
                 "so it never has a torn tail)\n"
