@@ -11,10 +11,12 @@ sees it, for the waybook stores (the baselines have no feed to tail).
 Two durability levels: "flush" (SQLite synchronous=NORMAL, directory store write(2) only) at full size,
 and "fsync" (synchronous=FULL, directory store fsync per append) at a smaller size, since there every
 commit waits for the disk. Every system runs in the same process and the same round, one after the
-other; ratios are against raw SQLite of the same round and level. SQLiteSession is opened with the same
+other; ratios are against raw SQLite of the same round and level (the median of the rounds'
+ratios). SQLiteSession is opened with the same
 synchronous setting (it does not offer one, so a subclass sets it on each connection).
 
-    python bench/stores.py [--sessions 200] [--records 500] [--fsync-sessions 20] [--fsync-records 50]
+    python bench/stores.py [--sessions 200] [--records 500] [--rounds 1]
+                           [--fsync-sessions 20] [--fsync-records 50] [--fsync-rounds 3]
 Prints a table; writes bench/stores.json.
 """
 
@@ -25,6 +27,7 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -182,7 +185,7 @@ def agents_sqlite_session(path: Path, sessions: int, records: int, synchronous: 
         for i in range(records - 1):
             for s, session in enumerate(opened):
                 role = "user" if i % 2 == 0 else "assistant"
-                await session.add_items([{"role": role, "content": message(s, i)}])  # type: ignore[list-item]
+                await session.add_items([{"role": role, "content": message(s, i)}])
         for session in opened:
             session.close()
 
@@ -207,32 +210,34 @@ def agents_sqlite_session(path: Path, sessions: int, records: int, synchronous: 
 # --- the run ----------------------------------------------------------------------------------------
 
 
-def run_level(level: str, sessions: int, records: int) -> list[dict[str, Any]]:
+def run_level(level: str, sessions: int, records: int, rounds: int) -> list[dict[str, Any]]:
+    """Every system, `rounds` times (the order of the waybook stores and SQLiteSession reversed every
+    other round); seconds are the median over rounds, ratios the median of each round's ratio to raw
+    SQLite in the same round (paired)."""
     synchronous = "NORMAL" if level == "flush" else "FULL"
-    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-stores-"))
-    systems: list[tuple[str, Callable[[], dict[str, float]]]] = [
-        ("raw sqlite", lambda: raw_sqlite(tmp / "raw.db", sessions, records, synchronous)),
-        (
-            "waybook sqlite",
-            lambda: waybook_store(f"sqlite:{tmp}/wb.db?durability={level}", sessions, records),
-        ),
-        ("waybook directory", lambda: waybook_store(f"file:{tmp}/dir?durability={level}", sessions, records)),
-        (
-            "agents SQLiteSession",
-            lambda: agents_sqlite_session(tmp / "agents.db", sessions, records, synchronous),
-        ),
-    ]
-    try:
-        timings = {name: measure() for name, measure in systems}
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    floor = timings["raw sqlite"]
+    n, m = sessions, records
+    measured: list[dict[str, dict[str, float]]] = []
+    for round_ in range(rounds):
+        tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-stores-"))
+        systems: list[tuple[str, Callable[[Path], dict[str, float]]]] = [
+            ("waybook sqlite", lambda t: waybook_store(f"sqlite:{t}/wb.db?durability={level}", n, m)),
+            ("waybook directory", lambda t: waybook_store(f"file:{t}/dir?durability={level}", n, m)),
+            ("agents SQLiteSession", lambda t: agents_sqlite_session(t / "agents.db", n, m, synchronous)),
+        ]
+        if round_ % 2:
+            systems.reverse()
+        try:
+            timings = {"raw sqlite": raw_sqlite(tmp / "raw.db", n, m, synchronous)}
+            timings.update((name, measure(tmp)) for name, measure in systems)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        measured.append(timings)
     total = sessions * records
     rows = []
-    for name, phases in timings.items():
-        for phase, seconds in phases.items():
-            if phase.startswith("tail_"):
-                continue
+    for name in ("raw sqlite", "waybook sqlite", "waybook directory", "agents SQLiteSession"):
+        for phase in measured[0][name]:
+            seconds = statistics.median(r[name][phase] for r in measured)
+            ratio = statistics.median(r[name][phase] / r["raw sqlite"][phase] for r in measured)
             rows.append(
                 {
                     "level": level,
@@ -240,9 +245,10 @@ def run_level(level: str, sessions: int, records: int) -> list[dict[str, Any]]:
                     "phase": phase,
                     "sessions": sessions,
                     "records": total,
+                    "rounds": rounds,
                     "seconds": round(seconds, 4),
                     "records_per_s": round(total / seconds),
-                    "vs_raw_sqlite": round(seconds / floor[phase], 2),
+                    "vs_raw_sqlite": round(ratio, 2),
                 }
             )
     return rows
@@ -268,9 +274,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=500)
     parser.add_argument("--fsync-sessions", type=int, default=20)
     parser.add_argument("--fsync-records", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds at the flush level (default 1)")
+    parser.add_argument("--fsync-rounds", type=int, default=3, help="rounds at the fsync level (default 3)")
     args = parser.parse_args()
-    rows = run_level("flush", args.sessions, args.records)
-    rows += run_level("fsync", args.fsync_sessions, args.fsync_records)
+    rows = run_level("flush", args.sessions, args.records, args.rounds)
+    rows += run_level("fsync", args.fsync_sessions, args.fsync_records, args.fsync_rounds)
     header = f"{'level':6} {'system':22} {'phase':7} {'records':>8} {'seconds':>9} {'rec/s':>9} {'x raw':>7}"
     print(header)
     print("-" * len(header))

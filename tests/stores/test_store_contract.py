@@ -417,3 +417,10 @@ def test_a_bad_feed_position_or_limit_is_refused_when_asked(
 ) -> None:
     with pytest.raises(StoreArgumentError):
         store.feed(after, limit=limit)  # type: ignore[arg-type]
+
+
+def test_a_listing_is_the_callers_to_change(store: JournalStore) -> None:
+    store.create("s1", metadata={"user": "ada"})
+    (info,) = store.list()
+    info.metadata["user"] = "mallory"
+    assert [i.metadata for i in store.list()] == [{"user": "ada"}]

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, add_store_option, emit_json, verify_in_store, warn
+from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.store_option import add_store_option, verify_in_store
 from waybook.journal import JournalError, verify_file
 
 

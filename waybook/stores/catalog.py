@@ -159,7 +159,7 @@ def select_page(
             continue
         if len(chosen) == limit:
             return JournalPage(tuple(chosen), str(chosen[-1].created))
-        chosen.append(info)
+        chosen.append(attrs.evolve(info, metadata=dict(info.metadata)))  # the caller's own copy
     return JournalPage(tuple(chosen), None)
 
 

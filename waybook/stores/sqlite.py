@@ -25,7 +25,8 @@ from waybook.journal.durability import Durability
 from waybook.journal.errors import JournalClosedError, StorageError
 from waybook.journal.head import GENESIS, Head
 from waybook.stores.base import store_clock, store_ids
-from waybook.stores.database import DatabaseStore, FeedRow, JournalRow
+from waybook.stores.database import DatabaseStore
+from waybook.stores.engine import FeedRow, JournalRow
 from waybook.stores.errors import StoreBusyError
 
 SCHEMA_VERSION: Final = 1
