@@ -22,6 +22,7 @@ class Cutter:
         self._sockets: set[socket.socket] = set()
         self._armed: int | None = None
         self._forward_first = False
+        self._marker: bytes | None = None
         self.cuts: list[str] = []  # the direction of the chunk each cut landed on
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -31,10 +32,17 @@ class Cutter:
             self._armed = step
             self._forward_first = cut_after_forwarding
 
+    def arm_on(self, marker: bytes) -> None:
+        """Cut after forwarding the next chunk to the server that contains `marker` (b"COMMIT": the
+        server commits, the client never hears so)."""
+        with self._lock:
+            self._marker = marker
+
     def disarm(self) -> bool:
         """Stop cutting; True if the armed cut never happened."""
         with self._lock:
-            missed, self._armed = self._armed is not None, None
+            missed = self._armed is not None or self._marker is not None
+            self._armed = self._marker = None
             return missed
 
     def close(self) -> None:
@@ -68,6 +76,12 @@ class Cutter:
                 break
             with self._lock:
                 cut = False
+                if self._marker is not None and direction == "to server" and self._marker in chunk:
+                    self._marker = None
+                    self.cuts.append(direction)
+                    sink.sendall(chunk)
+                    self._cut_all_locked()
+                    return
                 if self._armed is not None:
                     self._armed -= 1
                     cut = self._armed == 0
@@ -88,7 +102,10 @@ class Cutter:
 
     def _cut_all(self) -> None:
         with self._lock:
-            sockets, self._sockets = self._sockets, set()
+            self._cut_all_locked()
+
+    def _cut_all_locked(self) -> None:
+        sockets, self._sockets = self._sockets, set()
         for sock in sockets:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)

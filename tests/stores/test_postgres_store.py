@@ -109,35 +109,41 @@ def test_a_connection_cut_at_any_step_of_an_append_commits_the_batch_exactly_onc
     assert steps >= 2, "the cuts landed inside the append"
 
 
-def test_a_caller_resending_after_a_lost_reply_gets_the_original_result(pg_url: str, cutter: Cutter) -> None:
-    """No retries in the store (retry_for=0): a connection lost inside the locked path's transaction
-    (the journal object is behind, so it cannot use the one-statement path) reaches the caller, who
-    resends. (A lost reply to the one-statement path is recognised inside the store.)"""
+def test_a_caller_resending_after_a_lost_commit_reply_gets_the_original_result(
+    pg_url: str, cutter: Cutter
+) -> None:
+    """No retries in the store (retry_for=0). The journal object is behind, so it takes the locked
+    path; the connection is cut right after COMMIT reaches the server: the batch is committed, the
+    caller hears ConnectionLostError, resends, and gets the original result; nothing is written twice."""
     url = through(pg_url, cutter.port, retry_for="0")
-    lost_after_commit = 0
     with open_store(url) as store:
-        for step in range(1, 40):
-            journal_id = f"j{step}"
-            journal, head = started(store, journal_id, behind=True)
-            batch = turn("resent", "other-a")
-            cutter.arm(step, cut_after_forwarding=True)
-            try:
-                first: AppendResult | None = journal.append(batch, expected=head)
-            except ConnectionLostError as exc:
-                message, first = str(exc), None
-                assert "resend the same batch" in message
-            if cutter.disarm():
-                break
-            if first is None:
-                lost_after_commit += "resent-q" in [i for _, i in stored(pg_url, journal_id)]
-                again = journal.append(batch, expected=head)
-            else:
-                again = journal.append(batch, expected=head)
-                assert again == first
-            committed = stored(pg_url, journal_id)
-            assert [i for _, i in committed].count("resent-q") == 1
-            assert [(r.seq, r.id) for r in again.records] == committed[-2:]
-    assert lost_after_commit >= 1, "some cut landed after the commit and before its reply"
+        journal, head = started(store, "j1", behind=True)
+        batch = turn("resent", "other-a")
+        cutter.arm_on(b"COMMIT")
+        with pytest.raises(ConnectionLostError, match="resend the same batch"):
+            journal.append(batch, expected=head)
+        assert not cutter.disarm()
+        assert "resent-q" in [i for _, i in stored(pg_url, "j1")], "the cut came after the commit"
+        again = journal.append(batch, expected=head)
+        committed = stored(pg_url, "j1")
+        assert [i for _, i in committed].count("resent-q") == 1
+        assert [(r.seq, r.id) for r in again.records] == committed[-2:]
+        assert again.prior == head
+
+
+def test_a_lost_reply_to_the_one_statement_append_is_recognised_inside_the_store(
+    pg_url: str, cutter: Cutter
+) -> None:
+    url = through(pg_url, cutter.port, retry_for="0")
+    with open_store(url) as store:
+        journal, head = started(store, "j1", behind=False)
+        batch = turn("once", "first-a")
+        cutter.arm_on(b"waybook_append")
+        result = journal.append(batch, expected=head)
+        assert not cutter.disarm()
+        committed = stored(pg_url, "j1")
+        assert [i for _, i in committed].count("once-q") == 1
+        assert [(r.seq, r.id) for r in result.records] == committed[-2:]
 
 
 def test_migrations_are_versioned_and_running_them_again_changes_nothing(pg_url: str) -> None:

@@ -31,7 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from waybook.journal.errors import IntegrityError, JournalClosedError, StorageError
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.ledger import Plan
-from waybook.stores.database import FeedRow, JournalRow
+from waybook.stores.engine import FeedRow, JournalRow
 from waybook.stores.errors import JournalExistsError, JournalPurgedError
 from waybook.stores.postgres.errors import ConnectionLostError
 from waybook.stores.postgres.schema import migrate

@@ -16,7 +16,8 @@ from waybook.journal.errors import RecordValidationError
 from waybook.journal.head import AppendResult, Head
 from waybook.journal.records import NewRecord, Record
 from waybook.stores.base import store_clock, store_ids
-from waybook.stores.database import DatabaseJournal, DatabaseStore
+from waybook.stores.database import DatabaseStore
+from waybook.stores.database_journal import DatabaseJournal
 from waybook.stores.errors import InvalidStoreUrlError, JournalExistsError
 from waybook.stores.postgres.engine import RETRY_FOR, Backoff, PostgresEngine
 from waybook.stores.postgres.errors import ConnectionLostError
