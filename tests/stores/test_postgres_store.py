@@ -15,7 +15,6 @@ from tests.builders import AT, header
 from tests.tcp_cutter import Cutter
 from waybook import AsyncSession, Session
 from waybook.journal import (
-    AppendResult,
     AssistantMessage,
     BrokenChainError,
     Head,
