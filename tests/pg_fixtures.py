@@ -59,3 +59,11 @@ def pg_cluster(pg_server: Server) -> Iterator[Cluster]:
         yield cluster
     finally:
         context.__exit__(None, None, None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The journal and store state machines are hundreds of round trips per example on PostgreSQL:
+    mark their PostgreSQL runs slow (CI runs them; `-m "not slow"` leaves them out locally)."""
+    for item in items:
+        if "state_machine" in item.nodeid and "[postgresql" in item.nodeid:
+            item.add_marker(pytest.mark.slow)

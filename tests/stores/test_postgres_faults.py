@@ -117,7 +117,6 @@ def wait_for_progress(writers: list[WriterProcess], more: int) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.slow
 def test_kills_terminations_and_restarts_lose_no_acknowledged_append(pg_cluster: Cluster) -> None:
     base = pg_cluster.url
     url = with_schema(base, fresh_schema(base)) + "&retry_for=60"
