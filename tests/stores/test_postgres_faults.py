@@ -18,7 +18,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from tests.pg_server import Cluster, fresh_schema, with_schema
 from waybook.journal import verify
