@@ -31,8 +31,10 @@ from waybook.stores.postgres import (
     ConnectionLostError,
     PostgresStore,
     SchemaTooNewError,
+    aio,
     engine,
 )
+from waybook.stores.postgres.aio import AsyncPostgresStore
 from waybook.stores.threaded import open_async_store
 
 
@@ -249,3 +251,23 @@ def test_async_sessions_write_through_the_threaded_store(pg_url: str) -> None:
     assert asyncio.run(write()) == ["waybook.header/1", "waybook.user/2", "waybook.assistant/1"]
     with open_store(pg_url) as store:
         assert verify(store.open("s1")).ok
+
+
+def test_an_async_waiter_wakes_on_another_processs_commit_by_notification(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(aio, "POLL_FALLBACK", 600.0)
+
+    async def scenario() -> tuple[bool, bool]:
+        store = await open_async_store(pg_url)
+        assert isinstance(store, AsyncPostgresStore)
+        async with store:
+            await store.create("s1")
+            position = await store.feed_head()
+            waiter = asyncio.create_task(store.wait(position, timeout=120))
+            idle = await store.wait(await store.feed_head(), timeout=0.01)
+            with open_store(pg_url) as writer:  # another store object: its own pool and process state
+                await asyncio.to_thread(lambda: Session(writer.open("s1")).user("wake up"))
+                return await waiter, idle
+
+    assert asyncio.run(scenario()) == (True, False)

@@ -303,6 +303,11 @@ class PostgresEngine:
     def url(self) -> str:
         return self._url
 
+    @property
+    def conninfo(self) -> str:
+        """What this engine connects with (it may hold a password: never show it)."""
+        return self._conninfo
+
     @contextlib.contextmanager
     def transaction(self, *, write: bool) -> Iterator[PostgresTransaction]:
         if self._closed:

@@ -104,6 +104,10 @@ class PostgresStore(DatabaseStore):
             self._pg.close()
             raise
 
+    @property
+    def postgres_engine(self) -> PostgresEngine:
+        return self._pg
+
     def _set_up_catalog(self) -> None:
         with contextlib.suppress(JournalExistsError):  # another process created it at the same moment
             super()._set_up_catalog()
