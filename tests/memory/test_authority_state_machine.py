@@ -26,11 +26,13 @@ class AuthorityMachine(RuleBasedStateMachine):
         super().__init__()
         self.working_journal = InMemoryJournal("w")
         self.canonical_journal = InMemoryJournal("c")
+        self.pins_journal = InMemoryJournal("p")
         self.authority = create_authority(
             working=self.working_journal,
             canonical=self.canonical_journal,
             routes=[Route("shared", frozenset({"facts"}))],
             actor="host",
+            pins=self.pins_journal,
         )
         self.working: dict[str, str] = {}
         self.canonical: dict[str, str] = {}
@@ -88,7 +90,7 @@ class AuthorityMachine(RuleBasedStateMachine):
             assert receipt.status == "adopted"
             self.canonical[key] = text
         self.pinned = dict(self.canonical)
-        assert derive_adoption_receipt(self.canonical_journal, receipt) == receipt
+        assert derive_adoption_receipt(self.canonical_journal, self.pins_journal, receipt) == receipt
 
     @invariant()
     def the_agent_reads_the_pinned_model_and_canonical_matches(self) -> None:

@@ -239,7 +239,9 @@ class MemoryAdoption(Body, tag_field="kind", tag="waybook.memory.adoption/1", fr
 
 
 class MemoryPinMoved(Body, tag_field="kind", tag="waybook.memory.pin_moved/1", frozen=True):
-    """In a session journal: the canonical memory the agent reads moved from one head to another."""
+    """In a session or pin journal: the outcome of one host call of a canonical memory authority, and
+    the canonical head the agent reads from then on (`new`). The last one is the pin
+    (docs/canonical-memory.md)."""
 
     KIND: ClassVar[str] = "waybook.memory.pin_moved/1"
     canonical: str = field(name="canonical")
@@ -248,6 +250,13 @@ class MemoryPinMoved(Body, tag_field="kind", tag="waybook.memory.pin_moved/1", f
     new_seq: int = field(name="new_seq")
     new_digest: str = field(name="new_digest")
     receipt: str = field(name="receipt")
+    status: str = field(default="advanced", name="status")
+    """The host call's outcome: advanced, unchanged, adopted or already-present (the pin may not move)."""
+    binding: str | None = field(default=None, name="binding")
+    actor: str | None = field(default=None, name="actor")
+    nomination: str | None = field(default=None, name="nomination")
+    operation: str | None = field(default=None, name="operation")
+    operation_digest: str | None = field(default=None, name="operation_digest")
 
 
 MemoryBody: TypeAlias = MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved
