@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 import types
@@ -20,7 +21,6 @@ from waybook.journal import (
     InMemoryJournal,
     MemoryWrite,
     NewRecord,
-    StaleWriterError,
     StorageError,
 )
 from waybook.journal.records import MemoryPinMoved, UserMessage, text
@@ -122,7 +122,7 @@ def test_an_adoption_whose_pin_record_fails_resolves_already_present_on_retry() 
 
 
 def test_losing_the_pin_record_race_16_times_is_a_typed_error_not_a_silent_give_up() -> None:
-    working, canonical, inner = journals()
+    working, canonical, _ = journals()
     session_inner = InMemoryJournal("s")
     Session.create(session_inner)
     session = Probe(session_inner)
@@ -443,10 +443,8 @@ def reachable(root: object) -> Iterator[object]:
                 stack.extend(obj.__mro__)
             continue
         if isinstance(obj, types.CellType):
-            try:
+            with contextlib.suppress(ValueError):  # an empty cell
                 stack.append(obj.cell_contents)
-            except ValueError:
-                pass
             continue
         if isinstance(obj, dict):
             stack.extend(obj.keys())
@@ -462,10 +460,8 @@ def reachable(root: object) -> Iterator[object]:
         for name in dir(obj):
             if name.startswith("__") and name not in ("__wrapped__", "__dict__"):
                 continue
-            try:
+            with contextlib.suppress(Exception):  # a property may refuse; that reaches nothing
                 stack.append(getattr(obj, name))
-            except Exception:  # noqa: BLE001 - a property may refuse; that reaches nothing
-                pass
 
 
 @pytest.mark.parametrize("make", [create_authority, create_async_authority])
