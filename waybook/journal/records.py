@@ -259,7 +259,25 @@ class MemoryPinMoved(Body, tag_field="kind", tag="waybook.memory.pin_moved/1", f
     operation_digest: str | None = field(default=None, name="operation_digest")
 
 
-MemoryBody: TypeAlias = MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved
+class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=True):
+    """In a session journal: what memory the next turn's prompt carried (per-turn provenance).
+
+    Either the memory index rendered from journal `memory` at head (`seq`, `digest`) with the SHA-256 of
+    its bytes, or (`unavailable` set) the recorded decision to go on without memory under `policy`.
+    """
+
+    KIND: ClassVar[str] = "waybook.memory.used/1"
+    memory: str | None = field(name="memory")
+    seq: int | None = field(default=None, name="seq")
+    digest: str | None = field(default=None, name="digest")
+    index_sha256: str | None = field(default=None, name="index_sha256")
+    unavailable: str | None = field(default=None, name="unavailable")
+    policy: str = field(default="require", name="policy")
+
+
+MemoryBody: TypeAlias = (
+    MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved | MemoryUsed
+)
 
 NodeBody: TypeAlias = (
     UserMessage | AssistantMessage | SystemMessage | ToolResult | Compaction | ContextExclusion | CustomEntry
@@ -274,6 +292,7 @@ AnyBody: TypeAlias = (
     | MemoryRename
     | MemoryAdoption
     | MemoryPinMoved
+    | MemoryUsed
 )
 
 NODE_TYPES: Final = (
@@ -285,7 +304,7 @@ NODE_TYPES: Final = (
     ContextExclusion,
     CustomEntry,
 )
-MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved)
+MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved, MemoryUsed)
 BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES)
 
 

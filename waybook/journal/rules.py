@@ -41,6 +41,7 @@ from waybook.journal.records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryUsed,
     MemoryWrite,
     NewRecord,
     Record,
@@ -329,4 +330,5 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryRename: _no_check,
     MemoryAdoption: _no_check,
     MemoryPinMoved: _no_check,
+    MemoryUsed: _no_check,
 }

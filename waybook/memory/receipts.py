@@ -14,11 +14,24 @@ receipts a session journal holds (what `waybook verify` calls).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from functools import partial
+
+import attrs
+
 from waybook.journal.errors import IntegrityError
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.memory_text import links_of
 from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import Header, MemoryAdoption, MemoryDelete, MemoryPinMoved, MemoryWrite, Record
+from waybook.journal.records import (
+    Header,
+    MemoryAdoption,
+    MemoryDelete,
+    MemoryPinMoved,
+    MemoryWrite,
+    Record,
+    ToolResult,
+)
 from waybook.memory.outcomes import AdoptionReceipt, PinReceipt, RememberReceipt, fields_digest, head_json
 from waybook.memory.results import Receipt
 
@@ -232,3 +245,96 @@ def derive_tool_receipt(working: SessionJournal, receipt: Receipt) -> Receipt:
         msg = "the memory tool receipt does not match what the working journal proves"
         raise _fail(msg)
     return derived
+
+
+@attrs.frozen
+class ReceiptCheck:
+    """The check of one receipt a journal holds: `ok` True, False (with `problem`), or None when the
+    journal it names was not given."""
+
+    journal: str
+    seq: int
+    kind: str
+    ok: bool | None
+    problem: str | None = None
+
+
+def check_receipts(journal: SessionJournal, others: Mapping[str, SessionJournal]) -> list[ReceiptCheck]:
+    """Check every receipt in `journal` (a session or pin journal): each host call's pin record against
+    the canonical journal it names, and each Memory port receipt kept in a tool result against its
+    working journal. `others` maps header journal ids to journals."""
+    checks = []
+    for record in journal.read():
+        body = record.body
+        if isinstance(body, MemoryPinMoved):
+            target = others.get(body.canonical)
+            kind = f"memory host call ({body.status})"
+            action: Callable[[SessionJournal], object] = partial(_check_pin_record, journal, body)
+        elif (
+            isinstance(body, ToolResult)
+            and isinstance(body.details, dict)
+            and "memory_receipt" in body.details
+        ):
+            raw = body.details["memory_receipt"]
+            receipt = _tool_receipt(raw)
+            target = others.get(receipt.journal) if receipt is not None else None
+            kind = "memory tool receipt"
+            if receipt is None:
+                checks.append(ReceiptCheck(journal.name, record.seq, kind, False, "malformed memory_receipt"))
+                continue
+            action = partial(derive_tool_receipt, receipt=receipt)
+        else:
+            continue
+        if target is None:
+            checks.append(ReceiptCheck(journal.name, record.seq, kind, None))
+            continue
+        try:
+            action(target)
+        except IntegrityError as exc:
+            checks.append(ReceiptCheck(journal.name, record.seq, kind, False, str(exc)))
+        else:
+            checks.append(ReceiptCheck(journal.name, record.seq, kind, True))
+    return checks
+
+
+def _check_pin_record(pins: SessionJournal, body: MemoryPinMoved, canonical: SessionJournal) -> None:
+    prior, new = Head(body.prior_seq, body.prior_digest), Head(body.new_seq, body.new_digest)
+    if body.status in ("advanced", "unchanged"):
+        pin = PinReceipt(body.canonical, body.binding or "", prior, new, body.status, body.receipt)  # type: ignore[arg-type]
+        derive_pin_receipt(canonical, pins, pin)
+        return
+    adoption = AdoptionReceipt(
+        body.actor or "",
+        body.canonical,
+        body.binding or "",
+        body.nomination or "",
+        prior if body.status == "already-present" else _adoption_prior(canonical, body),
+        new,
+        body.status,  # type: ignore[arg-type]
+        body.operation,
+        body.operation_digest,
+        body.receipt,
+    )
+    derive_adoption_receipt(canonical, pins, adoption)
+
+
+def _adoption_prior(canonical: SessionJournal, body: MemoryPinMoved) -> Head:
+    opened = _adoption(canonical, body.operation or "").body
+    assert isinstance(opened, MemoryAdoption)
+    return Head(opened.prior_seq, opened.prior_digest)
+
+
+def _tool_receipt(raw: object) -> Receipt | None:
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return Receipt(
+            journal=str(raw["journal"]),
+            seq=int(raw["seq"]),
+            digest=str(raw["digest"]),
+            content_digest=raw.get("content_digest"),
+            call_id=raw.get("call_id"),
+            dropped_links=tuple(raw.get("dropped_links") or ()),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
