@@ -47,7 +47,8 @@ class Faulty:
     def _maybe(self, method: str, after: bool) -> None:
         if self.fault == (method, after):
             self.fault = None
-            raise StorageError(f"injected fault {'after' if after else 'before'} {method}")
+            msg = f"injected fault {'after' if after else 'before'} {method}"
+            raise StorageError(msg)
 
     def head(self) -> Head:
         self._maybe("head", False)
