@@ -17,4 +17,6 @@ def test_every_code_block_of_the_memory_docs_runs(page: str, tmp_path: Path) -> 
     blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
     assert blocks
     for block in blocks:
-        subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, check=True)
+        subprocess.run(
+            [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, check=True
+        )
