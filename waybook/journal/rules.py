@@ -143,6 +143,8 @@ class SessionRules:
                 leaf = rid
             else:
                 leaf = self._check_one(rid, body, position, leaf, new_ids)
+        if self.role_rules is None and self.count:  # a session journal past its header: no role rules
+            return RulesDelta(ids=new_ids, leaf=leaf)
         return RulesDelta(ids=new_ids, leaf=leaf, role=self._check_role(batch, appending=formats))
 
     def _check_role(
