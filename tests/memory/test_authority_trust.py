@@ -473,3 +473,31 @@ def test_no_attribute_closure_or_wrapper_of_the_agent_face_leads_to_the_core(mak
     forbidden = {id(working), id(canonical), id(pins), id(created.host), id(created)}
     assert not [o for o in found if id(o) in forbidden]
     assert not [o for o in found if type(o).__name__ in ("Core", "_Core", "HostFace", "AsyncHostFace")]
+
+
+def test_writes_past_16384_after_an_adoption_are_still_proven_before_the_pin_moves() -> None:
+    working, inner, pins = journals()
+    canonical = Probe(inner)
+    host = authority(working, canonical, pins)
+    nomination = nominate(host, {"/memories/a.md": "x"})
+    real_append = inner.append
+
+    def append_then_many(records: Sequence[NewRecord], *, expected: Head) -> Any:
+        result = real_append(records, expected=expected)
+        texts = [str(i % 7) for i in range(16_400)]
+        later = [
+            NewRecord(
+                id=f"later-{i}",
+                at=AT,
+                body=MemoryWrite(path="/memories/z.md", text=t, digest=content_digest(t)),
+            )
+            for i, t in enumerate(texts)
+        ]
+        real_append(later, expected=result.head)
+        return result
+
+    inner.append = append_then_many  # type: ignore[method-assign]
+    receipt = host.host.adopt_nomination(pin_of(host), nomination)
+    assert receipt.status == "already-present"
+    assert pin_of(host) == receipt.new == inner.head()
+    assert {r.key for r in host.agent.query().records} == {"/memories/a.md", "/memories/z.md"}
