@@ -14,6 +14,7 @@ ones return a task that already holds its place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import count
 from typing import TypeVar
@@ -61,7 +62,8 @@ class AgentFace:
         self._token = token
 
     def __del__(self) -> None:
-        _release(self._token)
+        with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
+            _release(self._token)
 
     def remember(
         self,
@@ -117,7 +119,8 @@ class AsyncAgentFace:
         self._token = token
 
     def __del__(self) -> None:
-        _release(self._token)
+        with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
+            _release(self._token)
 
     async def remember(
         self,

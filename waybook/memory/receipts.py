@@ -34,6 +34,8 @@ from waybook.journal.records import (
 )
 from waybook.memory.outcomes import AdoptionReceipt, PinReceipt, RememberReceipt, fields_digest, head_json
 from waybook.memory.results import Receipt
+from waybook.memory.state import MemoryProjection
+from waybook.projections.base import replay
 
 
 def remember_receipt(authority: str, request_id: str, first_seq: int, head: Head) -> RememberReceipt:
@@ -226,9 +228,6 @@ def derive_tool_receipt(working: SessionJournal, receipt: Receipt) -> Receipt:
     content = body.digest if isinstance(body, MemoryWrite) else None
     dropped: tuple[str, ...] = ()
     if isinstance(body, MemoryWrite | MemoryDelete):
-        from waybook.memory.state import MemoryProjection  # a fold of the prefix, only for dropped links
-        from waybook.projections.base import replay
-
         first = receipt.seq
         for earlier in working.read(after=max(receipt.seq - 2, 0), limit=1):
             if earlier.seq < receipt.seq and getattr(earlier.body, "call_id", None) == call_id and call_id:
