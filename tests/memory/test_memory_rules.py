@@ -12,7 +12,7 @@ import pytest
 
 from waybook import Session
 from waybook.codecs.wire import seal
-from waybook.journal import Head, InMemoryJournal, JournalError, JsonlJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal, JournalError, JsonlJournal, MemoryWrite, NewRecord
 from waybook.journal.errors import InvalidRecordError, MemoryRuleError
 from waybook.journal.head import GENESIS_DIGEST
 from waybook.journal.records import Header, MemoryDelete, MemoryRename, UserMessage, text
@@ -167,8 +167,13 @@ def test_a_memory_journal_that_breaks_the_rules_is_refused_on_replay(tmp_path: P
         InMemoryJournal.from_lines(lines)
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    with pytest.raises(JournalError):
-        JsonlJournal(path).append([], expected=Head(2, "0" * 64))  # opening or any append refuses it
+    with JsonlJournal(path) as journal:
+        assert journal.damage is not None  # the records before it still read; nothing more is appended
+        assert journal.damage.seq == 2
+        with pytest.raises(JournalError):
+            journal.append(
+                [NewRecord(id="next", at=AT, body=put("/memories/b.md", "y"))], expected=journal.head()
+            )
     InMemoryJournal.from_lines(sealed_lines(body, role="session"))  # not a memory journal: no memory rules
 
 
