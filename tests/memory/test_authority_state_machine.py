@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from hypothesis import settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -155,8 +155,12 @@ class AuthorityMachine(RuleBasedStateMachine):
         try:
             receipt = self.authority.host.advance_canonical(pin, head)
         except JournalError:
-            assert self.pin() == pin  # a failed call leaves the pin
+            # a failed call leaves the pin, except that every host call first catches up with the pin
+            # recorded behind its back (a reply lost after the pin record committed)
+            assert self.pin() in (pin, self.recorded_pin())
+            event("advance failed")
             return
+        event(f"advance {receipt.status}")
         assert receipt.new == head == self.pin()
 
     @precondition(lambda self: files(self.inner["working"]))
@@ -172,10 +176,12 @@ class AuthorityMachine(RuleBasedStateMachine):
         try:
             receipt = self.authority.host.adopt_nomination(pin, nomination)
         except JournalError:
-            assert self.pin() == pin
+            assert self.pin() in (pin, self.recorded_pin())
+            event("adopt failed")
             after = files(self.inner["canonical"])
             assert after in (before, {**before, key: nomination.records[0].text})
             return
+        event(f"adopt {receipt.status}")
         assert receipt.new == self.pin()
         assert files(self.inner["canonical"], at=receipt.new.seq).get(key) == nomination.records[0].text
 
@@ -205,8 +211,9 @@ class AuthorityMachine(RuleBasedStateMachine):
             try:
                 receipt = await task
             except asyncio.CancelledError:
-                pass
+                event("async call cancelled")
             else:
+                event("async call ran before the cancel")
                 assert receipt.new == head
             assert self.recorded_pin() in (recorded, head)  # the call ran whole, or not at all
             assert (await other.agent.query()).head == self.recorded_pin()
@@ -220,6 +227,8 @@ class AuthorityMachine(RuleBasedStateMachine):
         self.disarm()
         if key not in files(self.inner["working"]):
             return
+        self.sync()
+        self.authority.host.advance_canonical(self.pin(), self.inner["canonical"].head())  # review first
         nomination = self.authority.agent.nominate([key], "shared", "facts")
         outcomes: list[str] = []
 
@@ -242,6 +251,7 @@ class AuthorityMachine(RuleBasedStateMachine):
         for thread in threads:
             thread.join(30)
         assert len(outcomes) == 8
+        event(f"8 threads: {outcomes.count('adopted')} adopted")
         assert outcomes.count("adopted") <= 1
         adoptions = [r for r in self.inner["canonical"].read() if r.kind == "waybook.memory.adoption/1"]
         assert len({r.id for r in adoptions}) == len(adoptions)
@@ -275,5 +285,5 @@ class AuthorityMachine(RuleBasedStateMachine):
             journal.check_invariants()
 
 
-AuthorityMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+AuthorityMachine.TestCase.settings = settings(max_examples=80, stateful_step_count=25, deadline=None)
 TestAuthorityMachine = AuthorityMachine.TestCase

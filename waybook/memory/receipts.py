@@ -261,14 +261,19 @@ class ReceiptCheck:
 def check_receipts(journal: SessionJournal, others: Mapping[str, SessionJournal]) -> list[ReceiptCheck]:
     """Check every receipt in `journal` (a session or pin journal): each host call's pin record against
     the canonical journal it names, and each Memory port receipt kept in a tool result against its
-    working journal. `others` maps header journal ids to journals."""
+    working journal. `others` maps header journal ids to journals. Pin records must also chain: each
+    starts where the last one for its canonical journal ended (the first at the canonical header)."""
     checks = []
+    last: dict[str, Head] = {}
     for record in journal.read():
         body = record.body
         if isinstance(body, MemoryPinMoved):
             target = others.get(body.canonical)
             kind = f"memory host call ({body.status})"
-            action: Callable[[SessionJournal], object] = partial(_check_pin_record, journal, body)
+            action: Callable[[SessionJournal], object] = partial(
+                _check_pin_record, journal, body, last.get(body.canonical)
+            )
+            last[body.canonical] = Head(body.new_seq, body.new_digest)
         elif (
             isinstance(body, ToolResult)
             and isinstance(body.details, dict)
@@ -296,8 +301,14 @@ def check_receipts(journal: SessionJournal, others: Mapping[str, SessionJournal]
     return checks
 
 
-def _check_pin_record(pins: SessionJournal, body: MemoryPinMoved, canonical: SessionJournal) -> None:
+def _check_pin_record(
+    pins: SessionJournal, body: MemoryPinMoved, last: Head | None, canonical: SessionJournal
+) -> None:
     prior, new = Head(body.prior_seq, body.prior_digest), Head(body.new_seq, body.new_digest)
+    start = last if last is not None else _head_at(canonical, 1)
+    if prior != start:
+        msg = f"this host call starts at {prior}, but the pin was {start} (the pin records do not chain)"
+        raise _fail(msg)
     if body.status in ("advanced", "unchanged"):
         pin = PinReceipt(body.canonical, body.binding or "", prior, new, body.status, body.receipt)  # type: ignore[arg-type]
         derive_pin_receipt(canonical, pins, pin)
