@@ -277,3 +277,14 @@ def test_the_cli_refuses_a_journal_of_the_wrong_role(tmp_path: Path) -> None:
     result = subprocess.run([exe, "memory", str(path)], capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert "not a working-memory" in result.stderr
+
+
+def test_a_pin_journal_serves_one_canonical_journal() -> None:
+    pins = InMemoryJournal("p")
+    create_authority(
+        working=InMemoryJournal("w1"), canonical=InMemoryJournal("c1"), routes=[], actor="h", pins=pins
+    )
+    with pytest.raises(ProfileError, match="records the pin of"):
+        create_authority(
+            working=InMemoryJournal("w2"), canonical=InMemoryJournal("c2"), routes=[], actor="h", pins=pins
+        )

@@ -137,13 +137,13 @@ def test_waybook_verify_rederives_every_receipt_and_refuses_a_forged_one(files: 
     assert "does not verify" in bad.stderr
 
 
-def foreign_write_jsonl(journal: JsonlJournal) -> None:
+def foreign_write_jsonl(journal: JsonlJournal, n: int = 1) -> None:
     from waybook.journal import MemoryWrite, NewRecord
     from waybook.memory.text import content_digest
 
     body = MemoryWrite(path="/memories/f.md", text="f", digest=content_digest("f"))
     journal.append(
-        [NewRecord(id="foreign-1", at="2026-12-01T09:00:00.000Z", body=body)], expected=journal.head()
+        [NewRecord(id=f"foreign-{n}", at="2026-12-01T09:00:00.000Z", body=body)], expected=journal.head()
     )
 
 
@@ -187,3 +187,33 @@ def test_each_turn_records_and_show_prints_the_memory_it_rendered(tmp_path: Path
     text = " ".join(waybook("show", path).stdout.split())  # rich wraps long lines
     assert f"index sha256 {index.sha256[:12]}" in text  # type: ignore[union-attr]
     assert "went on without it (policy continue)" in text
+
+
+def test_a_well_formed_pin_record_that_does_not_chain_is_refused(files: Any) -> None:
+    from waybook.memory.receipts import check_receipts
+
+    _, opened, session, authority = files
+    canonical = opened["canonical"]
+    for i in range(2):
+        foreign_write_jsonl(canonical, i)
+    moved = authority.host.advance_canonical(authority.agent.query().head, canonical.head())
+    header = Head.of(next(iter(canonical.read())))
+    replayed = PinReceipt.make(
+        moved.authority, moved.binding, header, moved.new, "advanced"
+    )  # a copy, re-sealed
+    session.sync()
+    session.append(
+        MemoryPinMoved(
+            canonical=moved.authority,
+            prior_seq=header.seq,
+            prior_digest=header.digest,
+            new_seq=moved.new.seq,
+            new_digest=moved.new.digest,
+            receipt=replayed.receipt_sha256,
+            status="advanced",
+            binding=moved.binding,
+        )
+    )
+    checks = check_receipts(opened["session"], {moved.authority: canonical})
+    assert [c.ok for c in checks] == [True, False]
+    assert "do not chain" in str(checks[1].problem)

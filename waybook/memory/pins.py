@@ -49,6 +49,14 @@ class PinLog:
                 "session journal (role 'session') or a pin journal (role 'pin')"
             )
             raise ProfileError(msg)
+        serves = (
+            first.body.metadata.get("canonical")
+            if first is not None and isinstance(first.body, Header)
+            else None
+        )
+        if role == "pin" and serves not in (None, canonical):
+            msg = f"{journal.name} records the pin of {serves!r}, not of {canonical!r}; give each its own"
+            raise ProfileError(msg)
 
     def last(self) -> Head | None:
         """The canonical head of the last pin record for this canonical journal, or None."""
