@@ -20,6 +20,7 @@ from waybook.journal import (
     CorruptJournalError,
     DuplicateIdError,
     DurabilityError,
+    JournalFailedError,
     Head,
     InvalidLeafMoveError,
     JsonlJournal,
@@ -35,10 +36,11 @@ from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:
+    """A journal of a header and `nodes` messages, each appended alone (one record per append)."""
     journal = JsonlJournal(path, **options)  # type: ignore[arg-type]
     head = journal.append([header()], expected=GENESIS).head
-    if nodes:
-        journal.append(list(chat(nodes)), expected=head)
+    for record in chat(nodes):
+        head = journal.append([record], expected=head).head
     return journal
 
 
@@ -299,8 +301,30 @@ def test_an_fsync_failure_is_fatal_for_the_journal_object(tmp_path: Path, policy
     journal = JsonlJournal(path, durability=policy, file_ops=FailingFsyncOps(ok=0))
     with pytest.raises(DurabilityError):
         journal.append([user("a", "m0")], expected=journal.head())
-    with pytest.raises(DurabilityError):
+    size = path.stat().st_size
+    with pytest.raises(JournalFailedError) as caught:
         journal.append([user("b", "a")], expected=journal.head())
+    assert isinstance(caught.value.cause, DurabilityError)
+    assert path.stat().st_size == size, "a refused append writes nothing"
+
+
+@pytest.mark.parametrize("policy", ["fsync", "group"])
+def test_a_durability_error_says_what_was_written_and_the_head_that_includes_it(
+    tmp_path: Path, policy: str
+) -> None:
+    """Issue 12: DurabilityError is the one error after which records are in the file; it says which."""
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=1).close()
+    journal = JsonlJournal(path, durability=policy, file_ops=FailingFsyncOps(ok=0))
+    prior = journal.head()
+    with pytest.raises(DurabilityError) as caught:
+        journal.append([user("a", "m0"), user("b", "a")], expected=prior)
+    error = caught.value
+    assert error.result is not None and error.result.prior == prior
+    assert [r.id for r in error.result.records] == ["a", "b"]
+    assert error.head == error.result.head == journal.head(), "the head after the error includes them"
+    with JsonlJournal(path, create=False) as reader:
+        assert [r.id for r in reader.read(after=prior.seq)] == ["a", "b"], "readers see what was written"
 
 
 # --- damage: detect, refuse, repair ---------------------------------------------------------------

@@ -31,8 +31,10 @@ from waybook.journal.errors import (
     CorruptJournalError,
     DurabilityError,
     JournalClosedError,
+    JournalFailedError,
     StorageError,
     TornTailError,
+    WriteFailedError,
 )
 from waybook.journal.fileio import (
     FILE_MODE,
@@ -200,19 +202,25 @@ class JsonlJournal:
                 lines = plan.lines
                 end = self._end
                 data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                self._write(data)
+                self._write(data, end)
                 self._ledger.commit(plan)
                 for line in lines:
                     self._offsets.append(end)
                     end += len(line) + 1
                 self._end = self._size_seen = end
                 if self._fsync_each:
-                    self._fsync()
+                    self._fsync(plan.result)
             finally:
                 self._lock.release()
         if self._group_commit:
             self._group.written(end)
-            self._group.wait_durable(end)
+            try:
+                self._group.wait_durable(end)
+            except DurabilityError as exc:
+                cause = exc.__cause__
+                while isinstance(cause, DurabilityError):  # the leader's own error; its cause is the OSError
+                    cause = cause.__cause__
+                raise self._durability_failed(cause or exc, plan.result) from exc
         return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
@@ -442,32 +450,70 @@ class JsonlJournal:
             carry = lines.pop()
             yield from lines
 
-    def _write(self, data: bytes) -> None:
-        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over."""
+    def _write(self, data: bytes, end: int) -> None:
+        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
+
+        On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
+        lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
+        which no reader takes for records (a partial line, or a batch missing its last records).
+        """
         try:
             done = self._ops.write(self._fd, data)
             while done < len(data):
                 done += self._ops.write(self._fd, data[done:])
         except OSError as exc:
+            head = self._ledger.head
+            try:
+                if self._ops.size(self._fd) != end:
+                    self._ops.truncate(self._fd, end)
+            except OSError as undo:
+                msg = (
+                    f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
+                    f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
+                    "This journal object refuses further appends: reopen the journal and repair it."
+                )
+                failure = WriteFailedError(msg, head=head, rolled_back=False)
+                self._failure = failure
+                raise failure from exc
             msg = (
-                f"{self._name}: write failed ({exc}); the file may now end in a partial record. This "
-                "journal object refuses further appends: reopen it and repair the torn tail."
+                f"{self._name}: write failed ({exc}); nothing was written (head stays {head}). Free space "
+                "or raise the file-size limit, then append again."
             )
-            self._failure = StorageError(msg)
-            raise self._failure from exc
+            raise WriteFailedError(msg, head=head, rolled_back=True) from exc
 
-    def _fsync(self) -> None:
+    def _fsync(self, result: AppendResult | None = None) -> None:
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
         try:
             self._ops.fsync(self._fd)
         except OSError as exc:
-            msg = (
-                f"{self._name}: fsync failed ({exc}); appends since the last successful sync may not be "
-                "durable. This journal object refuses further appends: reopen it and check the tail."
-            )
-            self._failure = DurabilityError(msg)
-            raise self._failure from exc
+            raise self._durability_failed(exc, result) from exc
+
+    def _durability_failed(self, exc: BaseException, result: AppendResult | None) -> DurabilityError:
+        """The error for a failed fsync: what was written, and the head that includes it."""
+        head = self._ledger.head
+        written = (
+            ""
+            if result is None
+            else f"this append's records (seq {result.first_seq}..{result.head.seq}) and "
+        )
+        msg = (
+            f"{self._name}: fsync failed ({exc}); {written}every append since the last successful sync are "
+            f"in the file (head {head}) but may not survive a power loss. This journal object refuses "
+            "further appends: reopen it and check its tail."
+        )
+        failure = DurabilityError(msg, head=head, result=result)
+        self._failure = failure
+        return failure
+
+    def _failed_error(self) -> JournalFailedError:
+        cause = self._failure
+        assert cause is not None
+        msg = (
+            f"{self._name}: an earlier write or fsync failed on this journal object ({cause}); nothing was "
+            "written. Reopen the journal (and repair a torn tail if it reports one)."
+        )
+        return JournalFailedError(msg, cause=cause)
 
     def _refuse_damage(self) -> None:
         damage = self._damage
@@ -499,7 +545,7 @@ class JsonlJournal:
             msg = f"{self._name}: opened read-only; open it without readonly=True to write or repair"
             raise StorageError(msg)
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
 
     def _release_files(self) -> None:
         with contextlib.suppress(OSError):
