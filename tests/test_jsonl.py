@@ -20,9 +20,9 @@ from waybook.journal import (
     CorruptJournalError,
     DuplicateIdError,
     DurabilityError,
-    JournalFailedError,
     Head,
     InvalidLeafMoveError,
+    JournalFailedError,
     JsonlJournal,
     LockUnsupportedError,
     StaleWriterError,
@@ -320,7 +320,8 @@ def test_a_durability_error_says_what_was_written_and_the_head_that_includes_it(
     with pytest.raises(DurabilityError) as caught:
         journal.append([user("a", "m0"), user("b", "a")], expected=prior)
     error = caught.value
-    assert error.result is not None and error.result.prior == prior
+    assert error.result is not None
+    assert error.result.prior == prior
     assert [r.id for r in error.result.records] == ["a", "b"]
     assert error.head == error.result.head == journal.head(), "the head after the error includes them"
     with JsonlJournal(path, create=False) as reader:

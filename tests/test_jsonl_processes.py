@@ -138,7 +138,8 @@ def test_a_writer_killed_during_large_batches_never_leaves_part_of_a_batch_reada
         writer = Writer(path, f"k{round_no}", 64, 6000)  # about 400 KB per batch: one long write
         deadline = time.monotonic() + 30
         while not writer.appending:
-            assert time.monotonic() < deadline and not writer.exited, "the writer did not start appending"
+            assert time.monotonic() < deadline, "the writer did not start appending within 30 s"
+            assert not writer.exited, "the writer failed before appending"
             time.sleep(0.002)
         time.sleep(rng.uniform(0.0, 0.03))
         acked += writer.kill()
