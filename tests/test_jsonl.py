@@ -61,10 +61,10 @@ def line_end(path: Path, seq: int) -> int:
 # --- files ----------------------------------------------------------------------------------------
 
 
-def test_journal_and_lock_files_are_created_private(tmp_path: Path) -> None:
+def test_the_journal_file_is_created_private_and_alone(tmp_path: Path) -> None:
     make_file(tmp_path / "s.jsonl").close()
     assert (tmp_path / "s.jsonl").stat().st_mode & 0o777 == 0o600
-    assert (tmp_path / "s.jsonl.lock").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"], "no side lock file"
 
 
 def test_each_line_is_the_canonical_record_and_a_newline(tmp_path: Path) -> None:
@@ -476,7 +476,6 @@ def test_head_of_an_empty_file_is_genesis(tmp_path: Path) -> None:
 def test_a_readonly_journal_reads_creates_nothing_and_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     make_file(path).close()
-    (tmp_path / "s.jsonl.lock").unlink()
     with JsonlJournal(path, readonly=True) as journal:
         assert journal.head().seq == 5
         with pytest.raises(StorageError, match="read-only"):

@@ -1,9 +1,10 @@
 """`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
 
-Cross-process safe: every append takes an exclusive `flock` on a sidecar lock file, reads any tail other
-writers committed, compares the expected head, writes the batch with one write loop on an O_APPEND
-descriptor, applies the durability policy, and releases. Readers see other writers' records on their
-next call; `read(after=seq)` seeks through a byte-offset index and never rescans from the start.
+Cross-process safe: every append takes an exclusive `flock` on the journal file itself, checks that the
+path still names that file, reads any tail other writers committed, compares the expected head, writes
+the batch with one write loop on an O_APPEND descriptor, applies the durability policy, and releases.
+Readers see other writers' records on their next call; `read(after=seq)` seeks through a byte-offset
+index and never rescans from the start.
 
 Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
 (which quarantines the torn bytes); damage before the final record is corruption, readable only through
@@ -32,6 +33,7 @@ from waybook.journal.errors import (
     DurabilityError,
     JournalClosedError,
     JournalFailedError,
+    JournalReplacedError,
     StorageError,
     TornTailError,
     WriteFailedError,
@@ -43,6 +45,7 @@ from waybook.journal.fileio import (
     FileOps,
     create_atomically,
     fsync_dir,
+    open_regular,
     write_all,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
@@ -113,7 +116,7 @@ class JsonlJournal:
         self._closed = False
         self._readonly = readonly
         self.repair_receipt: RepairReceipt | None = None
-        if not self._path.exists():
+        if self._ops.identity(self._path) is None:
             if not create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
@@ -122,13 +125,9 @@ class JsonlJournal:
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
-        self._lock = FileLock(self._path.with_name(self._path.name + ".lock"), create=not readonly)
-        try:
-            self._fd = self._ops.open(self._path, os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND)
-        except OSError as exc:
-            self._lock.close()
-            msg = f"{self._path}: cannot open the journal: {exc.strerror or exc}"
-            raise StorageError(msg) from exc
+        flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
+        self._fd, self._identity = open_regular(self._ops, self._path, flags)
+        self._lock = FileLock(self._fd, self._path)
         self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
         try:
             self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
@@ -193,6 +192,7 @@ class JsonlJournal:
                 self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
+                self._check_identity()
                 if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
@@ -300,6 +300,7 @@ class JsonlJournal:
             self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
+                self._check_identity()
                 self._refresh_locked()
                 return self._repair_locked()
             finally:
@@ -515,6 +516,18 @@ class JsonlJournal:
         )
         return JournalFailedError(msg, cause=cause)
 
+    def _check_identity(self) -> None:
+        """Refuse (before writing) when the path no longer names the file this object holds open."""
+        now = self._ops.identity(self._path)
+        if now != self._identity:
+            what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
+            msg = (
+                f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
+                "nothing was written. Reopen the path if the file there is the journal you mean, or "
+                "restore the old one."
+            )
+            raise JournalReplacedError(msg)
+
     def _refuse_damage(self) -> None:
         damage = self._damage
         if damage is None:
@@ -550,7 +563,6 @@ class JsonlJournal:
     def _release_files(self) -> None:
         with contextlib.suppress(OSError):
             self._ops.close(self._fd)
-        self._lock.close()
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
