@@ -12,6 +12,7 @@ from waybook.journal.errors import (
     DurabilityError,
     EmptyBatchError,
     IntegrityError,
+    InvalidArgumentError,
     InvalidLeafMoveError,
     InvalidRecordError,
     InvalidUtf8Error,
@@ -76,11 +77,6 @@ from waybook.journal.records import (
 from waybook.journal.verify import VerifyReport, verify
 
 __all__ = [
-    "NotAJournalFileError",
-    "JournalReplacedError",
-    "JournalFailedError",
-    "WriteFailedError",
-    "BrokenBatchError",
     # protocol, positions, adapters
     "GENESIS",
     "GENESIS_DIGEST",
@@ -125,6 +121,7 @@ __all__ = [
     "plain_text",
     "text",
     # errors
+    "BrokenBatchError",
     "BrokenChainError",
     "CapacityError",
     "ConflictError",
@@ -134,15 +131,19 @@ __all__ = [
     "DurabilityError",
     "EmptyBatchError",
     "IntegrityError",
+    "InvalidArgumentError",
     "InvalidLeafMoveError",
     "InvalidRecordError",
     "InvalidUtf8Error",
     "JournalClosedError",
     "JournalError",
+    "JournalFailedError",
+    "JournalReplacedError",
     "LockUnsupportedError",
     "MalformedJsonError",
     "MisplacedHeaderError",
     "MissingFieldError",
+    "NotAJournalFileError",
     "OverlappingBatchError",
     "ParentMismatchError",
     "PartialAssistantError",
@@ -154,5 +155,6 @@ __all__ = [
     "UnknownFieldError",
     "UnknownNodeError",
     "UnknownTagError",
+    "WriteFailedError",
     "WrongTypeError",
 ]

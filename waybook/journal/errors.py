@@ -99,6 +99,11 @@ class UnknownNodeError(RecordValidationError):
     """A record refers to a node id that is not in the journal."""
 
 
+class InvalidArgumentError(JournalError, TypeError):
+    """A journal call got an argument of the wrong type (a batch that is not a sequence of NewRecord, an
+    `expected` that is not a Head, a cursor that is not an int). Nothing was read or written."""
+
+
 # --- integrity ------------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from waybook.journal.batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal.errors import BrokenBatchError, JournalClosedError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.reading import check_cursor
 from waybook.journal.records import NewRecord, Record
 
 
@@ -63,11 +64,13 @@ class InMemoryJournal:
             return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        check_cursor(self._name, after, limit)
         self._check_open()
         with self._lock:
             return iter(self._range(after, limit))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        check_cursor(self._name, after, limit)
         self._check_open()
         with self._lock:
             start = max(after, 0)

@@ -50,8 +50,9 @@ from waybook.journal.fileio import (
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
-from waybook.journal.jsonl_scan import CHUNK, Damage, scan
+from waybook.journal.jsonl_scan import CHUNK, Damage, read_exactly, scan
 from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.reading import check_cursor
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
 
@@ -157,7 +158,12 @@ class JsonlJournal:
         Ledger.empty(str(path)).rules.check((new,))
         _, line = seal(1, new, GENESIS_DIGEST)
         target = Path(path)
-        if not create_atomically(target, line + b"\n"):
+        try:
+            created = create_atomically(target, line + b"\n")
+        except OSError as exc:
+            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
             raise StorageError(msg)
         return cls(target, create=False, **options)
@@ -228,6 +234,7 @@ class JsonlJournal:
         return (decode_record(line, where=where) for line in self.read_lines(after, limit))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        check_cursor(self._name, after, limit)
         self._check_open()
         self._refresh()
         with self._mutex:
@@ -314,7 +321,7 @@ class JsonlJournal:
             return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
         if not damage.torn:
             raise self._corrupt_error(damage)
-        end = self._ops.size(self._fd)
+        end = self._size_seen
         digest, quarantine = self._quarantine(damage.offset, end)
         try:
             self._ops.truncate(self._fd, damage.offset)
@@ -338,30 +345,45 @@ class JsonlJournal:
         )
 
     def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
-        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path."""
+        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path.
+
+        Two streaming passes (hash, then copy), so a torn tail of any length costs O(1) memory. Any
+        failure is a StorageError and leaves the journal untouched.
+        """
         hasher = hashlib.sha256()
-        pos = start
-        chunks: list[bytes] = []
-        while pos < end:
-            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
-            if not chunk:
-                break
+        for chunk in self._chunks(start, end):
             hasher.update(chunk)
-            chunks.append(chunk)
-            pos += len(chunk)
         digest = hasher.hexdigest()
         quarantine = self._path.with_name(f"{self._path.name}.torn-{start}-{digest[:12]}.quarantine")
-        fd = os.open(
-            quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
-        )
         try:
-            for chunk in chunks:
-                write_all(OS_FILE_OPS, fd, chunk)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(self._path.parent)
+            fd = os.open(
+                quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
+            )
+            try:
+                for chunk in self._chunks(start, end):
+                    write_all(OS_FILE_OPS, fd, chunk)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            fsync_dir(self._path.parent)
+        except OSError as exc:
+            msg = (
+                f"{self._name}: repair could not write the quarantine copy {quarantine.name} "
+                f"({exc.strerror or exc}); the journal is unchanged. Make its directory writable (and "
+                "check the disk), then repair again."
+            )
+            raise StorageError(msg) from exc
         return digest, quarantine
+
+    def _chunks(self, start: int, end: int) -> Iterator[bytes]:
+        """The file's bytes [start, end) in chunks; a read error is a StorageError naming the byte."""
+        pos = start
+        while pos < end:
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
+            if not chunk:
+                return
+            yield chunk
+            pos += len(chunk)
 
     # --- internals ----------------------------------------------------------------------------------
 
@@ -425,30 +447,41 @@ class JsonlJournal:
     def _committed_id(self, seq: int) -> tuple[str, bool]:
         """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
         offset = self._offsets[seq - 1]
-        line, size = b"", 4096
-        while (newline := line.find(b"\n")) < 0:
-            chunk = self._ops.pread(self._fd, size, offset + len(line))
-            if not chunk:
-                msg = f"the file ended inside committed record {seq}"
-                raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
-            line, size = line + chunk, min(size * 2, CHUNK)
-        record = decode_record(line[:newline], where=self._name)
+        stop = self._offsets[seq] if seq < len(self._offsets) else self._end
+        line = read_exactly(self._read_at, offset, stop - offset - 1)
+        if len(line) != stop - offset - 1:
+            msg = f"the file ended inside committed record {seq}"
+            raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
+        record = decode_record(line, where=self._name)
         return record.id, record.body.IS_NODE
 
     def _read_at(self, size: int, offset: int) -> bytes:
-        return self._ops.pread(self._fd, size, offset)
+        try:
+            return self._ops.pread(self._fd, size, offset)
+        except OSError as exc:
+            msg = f"{self._name}: cannot read byte {offset} ({exc.strerror or exc}); nothing was changed"
+            raise StorageError(msg) from exc
 
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
-        carry = b""
+        """The lines in [start, end), each read once however long (a long line's pieces join once)."""
+        parts: list[bytes] = []
         pos = start
         while pos < end:
-            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
             if not chunk:
                 msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
                 raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
             pos += len(chunk)
-            lines = (carry + chunk).split(b"\n")
+            if chunk.find(b"\n") < 0:
+                parts.append(chunk)
+                continue
+            if parts:
+                parts.append(chunk)
+                chunk, parts = b"".join(parts), []
+            lines = chunk.split(b"\n")
             carry = lines.pop()
+            if carry:
+                parts.append(carry)
             yield from lines
 
     def _write(self, data: bytes, end: int) -> None:
