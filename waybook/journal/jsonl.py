@@ -41,6 +41,7 @@ from waybook.journal.errors import (
 from waybook.journal.fileio import (
     FILE_MODE,
     OS_FILE_OPS,
+    FileIdentity,
     FileLock,
     FileOps,
     create_atomically,
@@ -489,7 +490,9 @@ class JsonlJournal:
 
         On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
         lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
-        which no reader takes for records (a partial line, or a batch missing its last records).
+        which no reader takes for records (a partial line, or a batch missing its last records). The
+        path is checked again after the write: a file deleted or renamed over while we wrote gets its
+        bytes cut off too, so an acknowledged record is always in the file the path named after it.
         """
         try:
             done = self._ops.write(self._fd, data)
@@ -497,10 +500,8 @@ class JsonlJournal:
                 done += self._ops.write(self._fd, data[done:])
         except OSError as exc:
             head = self._ledger.head
-            try:
-                if self._ops.size(self._fd) != end:
-                    self._ops.truncate(self._fd, end)
-            except OSError as undo:
+            undo = self._undo_write(end)
+            if undo is not None:
                 msg = (
                     f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
                     f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
@@ -514,6 +515,24 @@ class JsonlJournal:
                 "or raise the file-size limit, then append again."
             )
             raise WriteFailedError(msg, head=head, rolled_back=True) from exc
+        if self._ops.identity(self._path) != self._identity:  # replaced while we wrote
+            undo = self._undo_write(end)
+            if undo is not None:
+                self._failure = WriteFailedError(
+                    f"{self._name}: could not remove bytes written to a replaced file ({undo})",
+                    head=self._ledger.head,
+                    rolled_back=False,
+                )
+            self._check_identity()
+
+    def _undo_write(self, end: int) -> OSError | None:
+        """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
+        try:
+            if self._ops.size(self._fd) != end:
+                self._ops.truncate(self._fd, end)
+        except OSError as exc:
+            return exc
+        return None
 
     def _fsync(self, result: AppendResult | None = None) -> None:
         if self._failure is not None:
@@ -553,13 +572,16 @@ class JsonlJournal:
         """Refuse (before writing) when the path no longer names the file this object holds open."""
         now = self._ops.identity(self._path)
         if now != self._identity:
-            what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
-            msg = (
-                f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
-                "nothing was written. Reopen the path if the file there is the journal you mean, or "
-                "restore the old one."
-            )
-            raise JournalReplacedError(msg)
+            raise self._replaced_error(now)
+
+    def _replaced_error(self, now: FileIdentity | None) -> JournalReplacedError:
+        what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
+        msg = (
+            f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
+            "nothing was written. Reopen the path if the file there is the journal you mean, or "
+            "restore the old one."
+        )
+        return JournalReplacedError(msg)
 
     def _refuse_damage(self) -> None:
         damage = self._damage
