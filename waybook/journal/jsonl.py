@@ -127,10 +127,10 @@ class JsonlJournal:
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
+        self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
         flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
         self._fd, self._identity = open_regular(self._ops, self._path, flags)
         self._lock = FileLock(self._fd, self._path)
-        self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
         try:
             self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
         except BaseException:
@@ -515,7 +515,8 @@ class JsonlJournal:
                 "or raise the file-size limit, then append again."
             )
             raise WriteFailedError(msg, head=head, rolled_back=True) from exc
-        if self._ops.identity(self._path) != self._identity:  # replaced while we wrote
+        now = self._ops.identity(self._path)
+        if now != self._identity:  # deleted or replaced while we wrote
             undo = self._undo_write(end)
             if undo is not None:
                 self._failure = WriteFailedError(
@@ -523,7 +524,7 @@ class JsonlJournal:
                     head=self._ledger.head,
                     rolled_back=False,
                 )
-            self._check_identity()
+            raise self._replaced_error(now)
 
     def _undo_write(self, end: int) -> OSError | None:
         """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
