@@ -280,7 +280,16 @@ class JournalFailedError(StorageError):
 class JournalReplacedError(StorageError):
     """The journal's path no longer names the file this object holds (deleted, or replaced by another
     file). Nothing was written: appending would put records in a file nobody can find. Reopen the path
-    if the new file is the journal you mean, or restore the old one."""
+    if the new file is the journal you mean, or restore the old one.
+
+    One exception, after two faults at once: the file was replaced while the append wrote, and cutting
+    the written bytes off again failed too. Then `written` is the append whose records remain in the
+    displaced file (not in the file at the path), and this journal object refuses further appends.
+    """
+
+    def __init__(self, message: str, *, written: AppendResult | None = None) -> None:
+        self.written = written
+        super().__init__(message)
 
 
 class NotAJournalFileError(StorageError):

@@ -209,7 +209,7 @@ class JsonlJournal:
                 lines = plan.lines
                 end = self._end
                 data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                self._write(data, end)
+                self._write(data, end, plan.result)
                 self._ledger.commit(plan)
                 for line in lines:
                     self._offsets.append(end)
@@ -485,7 +485,7 @@ class JsonlJournal:
                 parts.append(carry)
             yield from lines
 
-    def _write(self, data: bytes, end: int) -> None:
+    def _write(self, data: bytes, end: int, result: AppendResult | None = None) -> None:
         """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
 
         On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
@@ -493,6 +493,7 @@ class JsonlJournal:
         which no reader takes for records (a partial line, or a batch missing its last records). The
         path is checked again after the write: a file deleted or renamed over while we wrote gets its
         bytes cut off too, so an acknowledged record is always in the file the path named after it.
+        `result` is what the bytes hold, named by the error if they can be neither kept nor removed.
         """
         try:
             done = self._ops.write(self._fd, data)
@@ -518,13 +519,16 @@ class JsonlJournal:
         now = self._ops.identity(self._path)
         if now != self._identity:  # deleted or replaced while we wrote
             undo = self._undo_write(end)
-            if undo is not None:
-                self._failure = WriteFailedError(
-                    f"{self._name}: could not remove bytes written to a replaced file ({undo})",
-                    head=self._ledger.head,
-                    rolled_back=False,
-                )
-            raise self._replaced_error(now)
+            if undo is None:
+                raise self._replaced_error(now)
+            msg = (
+                f"{self._name}: the file was deleted or replaced while this append wrote to it, and the "
+                f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
+                "at the path. This journal object refuses further appends."
+            )
+            replaced = JournalReplacedError(msg, written=result)
+            self._failure = replaced
+            raise replaced
 
     def _undo_write(self, end: int) -> OSError | None:
         """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
