@@ -6,6 +6,7 @@ Never a raw TypeError, RecursionError, ValueError, AttributeError or OSError fro
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
 import subprocess
@@ -120,8 +121,6 @@ def test_repair_that_cannot_create_its_quarantine_file_is_a_typed_error_and_chan
     journal = JsonlJournal(path, create=False)
     damage = journal.damage
     assert damage is not None
-    import hashlib
-
     digest = hashlib.sha256(before[damage.offset :]).hexdigest()
     (tmp_path / f"s.jsonl.torn-{damage.offset}-{digest[:12]}.quarantine").mkdir()  # in the way
     with pytest.raises(StorageError, match="quarantine copy"):
