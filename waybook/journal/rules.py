@@ -26,6 +26,7 @@ from waybook.journal.errors import (
     UnknownNodeError,
 )
 from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
+from waybook.journal.memory_rules import RoleRules, role_rules
 from waybook.journal.records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
@@ -40,6 +41,7 @@ from waybook.journal.records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryUsed,
     MemoryWrite,
     NewRecord,
     Record,
@@ -52,8 +54,27 @@ from waybook.journal.records import (
 # Patterns are used with fullmatch: a `$` anchor would also accept a trailing newline.
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
 TIMESTAMP_PATTERN: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]{1,9})?Z"
 )
+"""The shape of a record timestamp; `is_timestamp` also checks that it names a real instant."""
+_DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_timestamp(value: object) -> bool:
+    """RFC 3339 UTC in waybook's form, naming a real instant: a month 01-12, a day that month has (leap
+    years included), 00:00:00 to 23:59:59 (or :60, a leap second)."""
+    if type(value) is not str:
+        return False
+    match = TIMESTAMP_PATTERN.fullmatch(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second = map(int, match.groups())
+    if not 1 <= month <= 12 or hour > 23 or minute > 59 or second > 60:
+        return False
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 1 <= day <= _DAYS_IN_MONTH[month - 1] + leap
+
+
 CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
 
 
@@ -69,10 +90,12 @@ def next_leaf(leaf: str | None, record_id: str, body: AnyBody) -> str | None:
 
 
 class RulesDelta(msgspec.Struct, frozen=True, gc=False):
-    """What a validated batch changes: the new ids (and whether each is a node) and the leaf after it."""
+    """What a validated batch changes: the new ids (and whether each is a node) and the leaf after it,
+    and for a memory or pin journal its role rules with their own delta (`role_rules.check`)."""
 
     ids: dict[str, bool]
     leaf: str | None
+    role: tuple[RoleRules, Any] | None = None
 
 
 @attrs.define
@@ -86,6 +109,8 @@ class SessionRules:
     ids: IdIndex = attrs.field(factory=DictIdIndex)
     compact_ids: Callable[[], CompactIdIndex] | None = None
     """Where the ids move once there are more than COMPACT_ABOVE (None: they stay in the dict)."""
+    role_rules: RoleRules | None = None
+    """The memory or pin rules the header's role adds (docs/memory.md); None for a session journal."""
 
     def check(self, batch: Sequence[NewRecord | Record], *, formats: bool = True) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
@@ -98,7 +123,7 @@ class SessionRules:
         if not batch:
             msg = "an append needs at least one record"
             raise EmptyBatchError(msg, journal=self.journal)
-        if not formats:
+        if not formats and self.role_rules is None:
             ids = self._message_run(batch)
             if ids is not None and self.ids.isdisjoint(ids):
                 return RulesDelta(ids=dict.fromkeys(ids, True), leaf=ids[-1])
@@ -118,9 +143,9 @@ class SessionRules:
                     "starting with a letter or digit"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
-            if formats and (type(record.at) is not str or not _TIMESTAMP_MATCH(record.at)):
+            if formats and not is_timestamp(record.at):
                 msg = (
-                    f"record {rid!r}: timestamp {record.at!r} is not RFC 3339 UTC "
+                    f"record {rid!r}: timestamp {record.at!r} is not an RFC 3339 UTC date and time "
                     "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
@@ -137,12 +162,26 @@ class SessionRules:
                 leaf = rid
             else:
                 leaf = self._check_one(rid, body, position, leaf, new_ids)
-        return RulesDelta(ids=new_ids, leaf=leaf)
+        if self.role_rules is None and self.count:  # a session journal past its header: no role rules
+            return RulesDelta(ids=new_ids, leaf=leaf)
+        return RulesDelta(ids=new_ids, leaf=leaf, role=self._check_role(batch, appending=formats))
+
+    def _check_role(
+        self, batch: Sequence[NewRecord | Record], *, appending: bool
+    ) -> tuple[RoleRules, Any] | None:
+        """The header's role rules (memory_rules.py) for the records of `batch` after the header."""
+        extra = self.role_rules
+        if self.count == 0:  # the batch starts with the header (checked above)
+            extra = role_rules(self.journal, batch[0].body)  # type: ignore[arg-type]
+            batch = batch[1:]
+        if extra is None:
+            return None
+        return extra, extra.check(batch, appending=appending) if batch else None
 
     def replay(self, records: Sequence[Record]) -> None:
         """Check committed records (a reopen, another writer's tail) and take them in: `check` with
         `formats=False`, then `commit`, except that a run of messages is checked and indexed in one pass."""
-        ids = self._message_run(records)
+        ids = self._message_run(records) if self.role_rules is None else None
         if ids is not None and self.ids.add_new_nodes(ids, self.count + 1):
             self.count += len(ids)
             self.leaf = ids[-1]
@@ -203,6 +242,10 @@ class SessionRules:
         self.count += len(delta.ids)
         self.has_header = True  # a checked batch either starts with the header or follows it
         self.leaf = delta.leaf
+        if delta.role is not None:
+            self.role_rules, role_delta = delta.role
+            if role_delta is not None:
+                self.role_rules.commit(role_delta)
         self._compact_when_large()
 
     def _compact_when_large(self) -> None:
@@ -224,7 +267,6 @@ class SessionRules:
 _TERMINAL: Final = TERMINAL_STOP_REASONS
 _MESSAGE_NODES: Final = frozenset({UserMessage, AssistantMessage, SystemMessage, ToolResult})
 _ID_MATCH: Final = ID_PATTERN.fullmatch
-_TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.fullmatch
 BodyCheck = Callable[[SessionRules, str, Any, "str | None", Mapping[str, bool]], None]
 
 
@@ -308,4 +350,5 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryRename: _no_check,
     MemoryAdoption: _no_check,
     MemoryPinMoved: _no_check,
+    MemoryUsed: _no_check,
 }
