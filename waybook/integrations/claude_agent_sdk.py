@@ -1,28 +1,24 @@
 """The Claude Agent SDK's `SessionStore` on any waybook store (docs/claude-agent-sdk.md).
 
 One journal per session key (`project_key`, `session_id`, `subpath`): each transcript entry is a custom
-record holding the entry verbatim, deduplicated by its `uuid`; each batch ends with the SDK's summary
-sidecar in the same atomic append, so a summary never disagrees with the entries it folds. Appends are
-compare-and-append on the journal head (a lost race re-reads, drops what is already there, retries).
-`delete` purges the journal's bytes (`delete="purge"`, the default) or appends a reset and keeps the
-history for audit (`delete="reset"`). The SDK is imported lazily; install `waybook[claude-agent-sdk]`.
+record holding the entry verbatim, deduplicated by its `uuid`; a batch of a main transcript ends with the
+SDK's summary sidecar in the same atomic append, so a summary never disagrees with the entries it folds.
+Appends are compare-and-append on the journal head (a lost race re-reads, drops what is already there,
+retries). `delete` purges the journal's bytes (`delete="purge"`, the default) or appends a reset and keeps
+the history for audit (`delete="reset"`). The SDK is imported lazily: install `waybook[claude-agent-sdk]`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections.abc import Callable, Iterator
-from datetime import datetime
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
-from waybook.journal.errors import ConflictError, StaleWriterError
-from waybook.journal.head import GENESIS, Head
-from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import CustomEntry, NewRecord, Record, Reset
-from waybook.journal.rules import next_leaf
-from waybook.session import new_id, utc_now
-from waybook.stores.errors import JournalExistsError, JournalPurgedError, StoreArgumentError
+import attrs
+
+from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying
+from waybook.journal.records import AnyBody, CustomEntry, Record, Reset
+from waybook.stores.errors import StoreArgumentError
 from waybook.stores.protocol import JournalStore
 
 if TYPE_CHECKING:
@@ -37,7 +33,7 @@ if TYPE_CHECKING:
 ENTRY: Final = "claude_agent_sdk.entry"
 SUMMARY: Final = "claude_agent_sdk.summary"
 RUNTIME: Final = "claude-agent-sdk"
-MAX_RETRIES: Final = 16
+DELETED: Final = "claude_agent_sdk SessionStore.delete"
 T = TypeVar("T")
 
 
@@ -50,69 +46,31 @@ def _fold_session_summary() -> Callable[..., Any]:
     return cast("Callable[..., Any]", fold_session_summary)
 
 
-def _key_digest(project_key: str, session_id: str, subpath: str) -> str:
-    return hashlib.sha256(f"{project_key}\0{session_id}\0{subpath}".encode()).hexdigest()[:40]
+@attrs.frozen
+class Transcript:
+    """A key's transcript since its last reset: the entries, their uuids, the summary sidecar."""
+
+    entries: tuple[Any, ...] = ()
+    uuids: frozenset[str] = frozenset()
+    summary: dict[str, Any] | None = None
 
 
-def _epoch_ms(at: str) -> int:
-    """A record's `at` (RFC 3339 UTC, milliseconds) as Unix epoch milliseconds."""
-    return int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+def _apply(transcript: Transcript, record: Record) -> Transcript:
+    body = record.body
+    if isinstance(body, Reset):
+        return Transcript()
+    if isinstance(body, CustomEntry) and body.type == ENTRY:
+        uuid = body.data.get("uuid") if isinstance(body.data, dict) else None
+        uuids = transcript.uuids | {uuid} if isinstance(uuid, str) else transcript.uuids
+        return attrs.evolve(transcript, entries=(*transcript.entries, body.data), uuids=uuids)
+    if isinstance(body, CustomEntry) and body.type == SUMMARY:
+        return attrs.evolve(transcript, summary=body.data)
+    return transcript
 
 
-class _Transcript:
-    """What one journal holds since its last reset, kept current by reading only new records."""
-
-    def __init__(self, journal: SessionJournal) -> None:
-        self.journal = journal
-        self.head: Head = GENESIS
-        self.leaf: str | None = None
-        self.entries: list[Any] = []
-        self.uuids: set[str] = set()
-        self.summary: dict[str, Any] | None = None
-        self.last: Record | None = None
-
-    def refresh(self) -> None:
-        for record in self.journal.read(after=self.head.seq):
-            self._see(record)
-
-    def _see(self, record: Record) -> None:
-        body = record.body
-        if isinstance(body, Reset):
-            self.entries, self.uuids, self.summary = [], set(), None
-        elif isinstance(body, CustomEntry) and body.type == ENTRY:
-            self.entries.append(body.data)
-            uuid = body.data.get("uuid") if isinstance(body.data, dict) else None
-            if isinstance(uuid, str):
-                self.uuids.add(uuid)
-        elif isinstance(body, CustomEntry) and body.type == SUMMARY:
-            self.summary = body.data
-        self.head = Head.of(record)
-        self.leaf = next_leaf(self.leaf, record.id, body)
-        self.last = record
-
-    @property
-    def live(self) -> bool:
-        """Whether the key holds entries (a never-written or deleted key does not)."""
-        return bool(self.entries)
-
-    @property
-    def mtime(self) -> int:
-        """Storage write time of the last write, in epoch ms: the `at` of the journal's last record."""
-        return _epoch_ms(self.last.at) if self.last is not None else 0
-
-    def append(self, bodies: list[Any]) -> None:
-        """Append at the head this transcript last saw (StaleWriterError if another writer moved it)."""
-        batch = []
-        leaf = self.leaf
-        for body in bodies:
-            record_id = new_id()
-            if isinstance(body, CustomEntry):
-                body = CustomEntry(parent=leaf, type=body.type, data=body.data)
-            batch.append(NewRecord(id=record_id, at=utc_now(), body=body))
-            leaf = next_leaf(leaf, record_id, body)
-        result = self.journal.append(batch, expected=self.head)
-        for record in result.records:
-            self._see(record)
+def _mtime(tail: Tail[Transcript]) -> int:
+    """Storage write time of the key's last write, in epoch ms: the `at` of its journal's last record."""
+    return epoch_ms(tail.last.at) if tail.last is not None else 0
 
 
 class WaybookSessionStore:
@@ -123,43 +81,53 @@ class WaybookSessionStore:
 
     def __init__(self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge") -> None:
         if delete not in ("purge", "reset"):
-            msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep history)"
+            msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
             raise StoreArgumentError(msg)
-        self._store: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
+        blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
+        self._journals = KeyedJournals(
+            blocking,
+            runtime=RUNTIME,
+            prefix="cas",
+            fields=("project_key", "session_id", "subpath"),
+            initial=Transcript,
+            apply=_apply,
+        )
         self._delete_mode = delete
-        self._lock = threading.RLock()
-        self._open: dict[str, _Transcript] = {}
-        self._ids: dict[tuple[str, str, str], str] = {}
 
     @property
     def store(self) -> JournalStore:
-        return self._store
+        return self._journals.store
 
     # --- the SessionStore protocol ---------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """Mirror a batch: entries whose uuid is already stored are dropped; one atomic append."""
         if entries:
-            await _in_thread(lambda: self._append(key, list(entries)))
+            batch = list(entries)
+            await _in_thread(lambda: self._append(key, batch))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         def load() -> list[Any] | None:
-            transcript = self._transcript(key, create=False)
-            return list(transcript.entries) if transcript is not None and transcript.live else None
+            tail = self._journals.tail(_key(key), create=False)
+            return list(tail.state.entries) if tail is not None and tail.state.entries else None
 
         return await _in_thread(load)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         def listing() -> list[Any]:
-            found = self._live(project_key=project_key, subpath="")
-            return [{"session_id": t_key[1], "mtime": t.mtime} for t_key, t in found]
+            live = self._live(project_key=project_key, subpath="")
+            return [{"session_id": key[1], "mtime": _mtime(tail)} for key, tail in live]
 
         return await _in_thread(listing)
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         def summaries() -> list[Any]:
-            found = self._live(project_key=project_key, subpath="")
-            return [{**t.summary, "mtime": t.mtime} for _, t in found if t.summary is not None]
+            live = self._live(project_key=project_key, subpath="")
+            return [
+                {**tail.state.summary, "mtime": _mtime(tail)}
+                for _, tail in live
+                if tail.state.summary is not None
+            ]
 
         return await _in_thread(summaries)
 
@@ -169,20 +137,20 @@ class WaybookSessionStore:
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         def subkeys() -> list[str]:
-            found = self._live(project_key=key["project_key"], session_id=key["session_id"])
-            return sorted(t_key[2] for t_key, _ in found if t_key[2])
+            live = self._live(project_key=key["project_key"], session_id=key["session_id"])
+            return sorted(found[2] for found, _ in live if found[2])
 
         return await _in_thread(subkeys)
 
     # --- internals --------------------------------------------------------------------------------
 
     def _append(self, key: SessionKey, entries: list[Any]) -> None:
-        with self._lock:
-            transcript = self._transcript(key, create=True)
-            assert transcript is not None
-            for _ in range(MAX_RETRIES):
-                transcript.refresh()
-                fresh, seen = [], set(transcript.uuids)
+        with self._journals.lock:
+            tail = self._journals.tail(_key(key), create=True)
+            assert tail is not None
+
+            def plan() -> list[AnyBody] | None:
+                fresh, seen = [], set(tail.state.uuids)
                 for entry in entries:
                     uuid = entry.get("uuid") if isinstance(entry, dict) else None
                     if isinstance(uuid, str):
@@ -191,131 +159,50 @@ class WaybookSessionStore:
                         seen.add(uuid)
                     fresh.append(entry)
                 if not fresh:
-                    return
-                bodies: list[Any] = [CustomEntry(parent=None, type=ENTRY, data=entry) for entry in fresh]
+                    return None
+                bodies: list[AnyBody] = [CustomEntry(parent=None, type=ENTRY, data=entry) for entry in fresh]
                 if not key.get("subpath"):
-                    prev = (
-                        None
-                        if transcript.summary is None
-                        else {**transcript.summary, "mtime": transcript.mtime}
-                    )
+                    summary = tail.state.summary
+                    prev = None if summary is None else {**summary, "mtime": _mtime(tail)}
                     folded = dict(_fold_session_summary()(prev, key, fresh))
-                    folded.pop("mtime", None)  # stamped on read from the record's storage time
+                    folded.pop("mtime", None)  # the record's own `at` is the sidecar's storage time
                     bodies.append(CustomEntry(parent=None, type=SUMMARY, data=folded))
-                try:
-                    transcript.append(bodies)
-                except StaleWriterError:
-                    continue  # another process appended: read its records, dedupe again, retry
-                return
-            msg = f"{transcript.journal.name}: lost {MAX_RETRIES} append races in a row; retry later"
-            raise ConflictError(msg)
+                return bodies
+
+            retrying(tail, plan)
 
     def _delete(self, key: SessionKey) -> None:
-        with self._lock:
-            subpath = key.get("subpath") or ""
-            if subpath:
-                targets = [(key["project_key"], key["session_id"], subpath)]
+        with self._journals.lock:
+            targets: list[tuple[str, ...]]
+            if key.get("subpath"):
+                targets = [_key(key)]
             else:
-                targets = [
-                    k for k, _ in self._journals(project_key=key["project_key"], session_id=key["session_id"])
-                ]
-            for project_key, session_id, sub in targets:
-                journal_id = self._current_id(project_key, session_id, sub)
-                if journal_id is None:
-                    continue
+                listed = self._journals.listed(project_key=key["project_key"], session_id=key["session_id"])
+                targets = [found for found, _ in listed]
+            for target in targets:
                 if self._delete_mode == "purge":
-                    self._store.purge(journal_id, reason="claude_agent_sdk SessionStore.delete")
-                    self._open.pop(journal_id, None)
-                    self._ids.pop((project_key, session_id, sub), None)
+                    self._journals.purge(target, reason=DELETED)
                     continue
-                transcript = self._transcript(
-                    {"project_key": project_key, "session_id": session_id, "subpath": sub}, create=False
-                )
-                if transcript is None or not transcript.live:
-                    continue
-                for _ in range(MAX_RETRIES):
-                    transcript.refresh()
-                    try:
-                        transcript.append([Reset(reason="claude_agent_sdk SessionStore.delete")])
-                        break
-                    except StaleWriterError:
-                        continue
+                tail = self._journals.tail(target, create=False)
+                if tail is not None:
+                    retrying(tail, partial(_reset_if_live, tail))
 
-    def _metadata(self, project_key: str, session_id: str, subpath: str) -> dict[str, str]:
-        return {
-            "runtime": RUNTIME,
-            "project_key": project_key,
-            "session_id": session_id,
-            "subpath": subpath,
-            "key": _key_digest(project_key, session_id, subpath),
-        }
+    def _live(self, **metadata: str) -> list[tuple[tuple[str, ...], Tail[Transcript]]]:
+        with self._journals.lock:
+            found = []
+            for key, journal_id in self._journals.listed(**metadata):
+                tail = self._journals.tail_of(journal_id)
+                if tail.state.entries:
+                    found.append((key, tail))
+            return found
 
-    def _current_id(self, project_key: str, session_id: str, subpath: str) -> str | None:
-        """The key's journal: the latest one created for it (an earlier one may have been purged)."""
-        known = self._ids.get((project_key, session_id, subpath))
-        if known is not None:
-            return known
-        digest = _key_digest(project_key, session_id, subpath)
-        found = [info.journal_id for info in self._pages(metadata={"runtime": RUNTIME, "key": digest})]
-        if found:
-            self._ids[(project_key, session_id, subpath)] = found[-1]
-        return found[-1] if found else None
 
-    def _transcript(self, key: Any, *, create: bool) -> _Transcript | None:
-        project_key, session_id, subpath = key["project_key"], key["session_id"], key.get("subpath") or ""
-        with self._lock:
-            journal_id = self._current_id(project_key, session_id, subpath)
-            if journal_id is None:
-                if not create:
-                    return None
-                journal_id = self._create(project_key, session_id, subpath)
-            transcript = self._open.get(journal_id)
-            if transcript is None:
-                transcript = self._open[journal_id] = _Transcript(self._store.open(journal_id))
-            transcript.refresh()
-            return transcript
+def _reset_if_live(tail: Tail[Transcript]) -> list[AnyBody] | None:
+    return [Reset(reason=DELETED)] if tail.state.entries else None
 
-    def _create(self, project_key: str, session_id: str, subpath: str) -> str:
-        base = "cas-" + _key_digest(project_key, session_id, subpath)
-        generation = 0
-        while True:
-            journal_id = base if generation == 0 else f"{base}-{generation}"
-            try:
-                self._store.create(journal_id, metadata=self._metadata(project_key, session_id, subpath))
-            except JournalPurgedError:
-                generation += 1  # a purged id is retired; the key's next life gets the next id
-                continue
-            except JournalExistsError:
-                pass  # another process created it first
-            self._ids[(project_key, session_id, subpath)] = journal_id
-            return journal_id
 
-    def _pages(self, **filters: Any) -> Iterator[Any]:
-        after = None
-        while True:
-            page = self._store.list(after=after, limit=500, **filters)
-            yield from page
-            if page.cursor is None:
-                return
-            after = page.cursor
-
-    def _journals(self, **metadata: str) -> list[tuple[tuple[str, str, str], str]]:
-        latest: dict[tuple[str, str, str], str] = {}
-        for info in self._pages(metadata={"runtime": RUNTIME, **metadata}):
-            meta = info.metadata
-            latest[(meta["project_key"], meta["session_id"], meta["subpath"])] = info.journal_id
-        return list(latest.items())
-
-    def _live(self, **metadata: str) -> list[tuple[tuple[str, str, str], _Transcript]]:
-        found = []
-        for (project_key, session_id, subpath), journal_id in self._journals(**metadata):
-            transcript = self._open.get(journal_id)
-            if transcript is None:
-                transcript = self._open[journal_id] = _Transcript(self._store.open(journal_id))
-            transcript.refresh()
-            if transcript.live:
-                found.append(((project_key, session_id, subpath), transcript))
-        return found
+def _key(key: Any) -> tuple[str, str, str]:
+    return (key["project_key"], key["session_id"], key.get("subpath") or "")
 
 
 async def _in_thread(action: Callable[[], T]) -> T:
