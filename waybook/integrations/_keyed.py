@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Generic, TypeVar
 
 from waybook.journal.errors import ConflictError, StaleWriterError
@@ -20,13 +21,41 @@ from waybook.journal.head import GENESIS, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import AnyBody, CustomEntry, NewRecord, Record
 from waybook.journal.rules import next_leaf
-from waybook.session import new_id, utc_now
+from waybook.session import new_id
 from waybook.stores.errors import JournalExistsError, JournalPurgedError
+from waybook.stores.memory import MemoryStore
 from waybook.stores.protocol import JournalStore
 from waybook.stores.values import JournalInfo
 
 MAX_RETRIES: Final = 16
 S = TypeVar("S")
+
+
+class StorageClock:
+    """UTC timestamps for records, strictly increasing in this process (the next millisecond on a tie).
+
+    A runtime reads a record's `at` as its storage write time (an mtime), and orders by it: two writes
+    in the same millisecond must not look simultaneous.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def __call__(self) -> str:
+        with self._lock:
+            now = max(time.time_ns() // 1_000_000, self._last + 1)
+            self._last = now
+        return datetime.fromtimestamp(now / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+CLOCK: Final = StorageClock()
+
+
+def run_inline(store: JournalStore) -> bool:
+    """Whether the store's calls never block on I/O (the memory store), so a coroutine may run them
+    without a worker thread."""
+    return isinstance(store, MemoryStore)
 
 
 def epoch_ms(at: str) -> int:
@@ -63,7 +92,7 @@ class Tail(Generic[S]):
             record_id = new_id()
             if isinstance(body, CustomEntry):
                 body = CustomEntry(parent=leaf, type=body.type, data=body.data, in_context=body.in_context)
-            batch.append(NewRecord(id=record_id, at=utc_now(), body=body))
+            batch.append(NewRecord(id=record_id, at=CLOCK(), body=body))
             leaf = next_leaf(leaf, record_id, body)
         result = self.journal.append(batch, expected=self.head if expected is None else expected)
         for record in result.records:

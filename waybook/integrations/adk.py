@@ -19,7 +19,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import attrs
 
-from waybook.integrations._keyed import KeyedJournals, Tail, retrying
+from waybook.integrations._keyed import KeyedJournals, Tail, retrying, run_inline
 from waybook.journal.errors import StaleWriterError
 from waybook.journal.head import Head
 from waybook.journal.records import AnyBody, CustomEntry, Record, Reset
@@ -179,7 +179,7 @@ class WaybookSessionService(BaseSessionService):
                 retrying(tail, plan)
                 return self._session(key, tail, None)
 
-        return await _in_thread(create)
+        return await _run(self.store, create)
 
     async def get_session(
         self,
@@ -199,7 +199,7 @@ class WaybookSessionService(BaseSessionService):
                     return None
                 return self._session(key, tail, config)
 
-        return await _in_thread(get)
+        return await _run(self.store, get)
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         def listing() -> ListSessionsResponse:
@@ -213,7 +213,7 @@ class WaybookSessionService(BaseSessionService):
                 sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
                 return ListSessionsResponse(sessions=sessions)
 
-        return await _in_thread(listing)
+        return await _run(self.store, listing)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         session_id = session_id.strip() if session_id else session_id
@@ -228,14 +228,14 @@ class WaybookSessionService(BaseSessionService):
                 if tail is not None:
                     retrying(tail, lambda: [Reset(reason=DELETED)] if tail.state.live else None)
 
-        await _in_thread(delete)
+        await _run(self.store, delete)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         def user_state() -> dict[str, Any]:
             tail = self._scopes.tail(("user", app_name, user_id), create=False)
             return json.loads(json.dumps(tail.state.state)) if tail is not None else {}
 
-        return await _in_thread(user_state)
+        return await _run(self.store, user_state)
 
     async def append_event(self, session: Session, event: Event) -> Event:
         """Commit the event at the head `session` was read at (StaleSessionError if another writer
@@ -269,7 +269,7 @@ class WaybookSessionService(BaseSessionService):
                 self._deliver(key, tail)
                 return True, tail.head, journal_id
 
-        written, head, journal_id = await _in_thread(commit)
+        written, head, journal_id = await _run(self.store, commit)
         if not written:
             return event
         await super().append_event(session=session, event=event)
@@ -366,7 +366,10 @@ def _json_safe(state: dict[str, Any]) -> dict[str, Any]:
     return dict(_session_util.make_json_safe_state(state))
 
 
-async def _in_thread(action: Callable[[], T]) -> T:
+async def _run(store: JournalStore, action: Callable[[], T]) -> T:
+    """Run blocking store work in a worker thread (inline for the memory store, which never blocks)."""
+    if run_inline(store):
+        return action()
     import asyncio
 
     return await asyncio.to_thread(action)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 import attrs
 
-from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying
+from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
 from waybook.journal.records import AnyBody, CustomEntry, Record, Reset
 from waybook.stores.errors import StoreArgumentError
 from waybook.stores.protocol import JournalStore
@@ -104,21 +104,21 @@ class WaybookSessionStore:
         """Mirror a batch: entries whose uuid is already stored are dropped; one atomic append."""
         if entries:
             batch = list(entries)
-            await _in_thread(lambda: self._append(key, batch))
+            await _run(self.store, lambda: self._append(key, batch))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         def load() -> list[Any] | None:
             tail = self._journals.tail(_key(key), create=False)
             return list(tail.state.entries) if tail is not None and tail.state.entries else None
 
-        return await _in_thread(load)
+        return await _run(self.store, load)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         def listing() -> list[Any]:
             live = self._live(project_key=project_key, subpath="")
             return [{"session_id": key[1], "mtime": _mtime(tail)} for key, tail in live]
 
-        return await _in_thread(listing)
+        return await _run(self.store, listing)
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         def summaries() -> list[Any]:
@@ -129,18 +129,18 @@ class WaybookSessionStore:
                 if tail.state.summary is not None
             ]
 
-        return await _in_thread(summaries)
+        return await _run(self.store, summaries)
 
     async def delete(self, key: SessionKey) -> None:
         """Delete a key; a main key takes its subagent keys with it. Purge or reset, as configured."""
-        await _in_thread(lambda: self._delete(key))
+        await _run(self.store, lambda: self._delete(key))
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         def subkeys() -> list[str]:
             live = self._live(project_key=key["project_key"], session_id=key["session_id"])
             return sorted(found[2] for found, _ in live if found[2])
 
-        return await _in_thread(subkeys)
+        return await _run(self.store, subkeys)
 
     # --- internals --------------------------------------------------------------------------------
 
@@ -205,7 +205,10 @@ def _key(key: Any) -> tuple[str, str, str]:
     return (key["project_key"], key["session_id"], key.get("subpath") or "")
 
 
-async def _in_thread(action: Callable[[], T]) -> T:
+async def _run(store: JournalStore, action: Callable[[], T]) -> T:
+    """Run blocking store work in a worker thread (inline for the memory store, which never blocks)."""
+    if run_inline(store):
+        return action()
     import anyio.to_thread
 
     return await anyio.to_thread.run_sync(action)
