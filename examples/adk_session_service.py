@@ -68,9 +68,8 @@ async def main() -> None:
 
     store = open_store(url)
     for info in store.list():
-        print(
-            f"{info.metadata['runtime']:16} {info.journal_id[:20]:20} {verify(store.open(info.journal_id)).ok}"
-        )
+        report = verify(store.open(info.journal_id))
+        print(f"{info.metadata['runtime']:16} {info.journal_id[:20]:20} chain ok {report.ok}")
 
 
 if __name__ == "__main__":

@@ -68,10 +68,9 @@ async def main() -> None:
 
     journals = open_store(f"file:{folder}/store")
     for info in journals.list():
+        report = verify(journals.open(info.journal_id))
         print(
-            f"journal {info.journal_id[:16]} session {info.metadata['session_id'][:8]}: {verify(journals.open(info.journal_id))}"[
-                :110
-            ]
+            f"journal {info.journal_id[:16]} (session {info.metadata['session_id'][:8]}) chain ok {report.ok}"
         )
 
 
