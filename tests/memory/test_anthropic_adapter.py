@@ -167,7 +167,15 @@ def test_clear_all_memory_with_a_read_only_file_changes_nothing() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [f"{M}//a.md", f"{M}/./a.md", f"{M}/d/../a.md", "/memoriesX/a.md", f"{M}/.hidden.md", f"{M}/a b.md"],
+    [
+        f"{M}//a.md",
+        f"{M}/./a.md",
+        f"{M}/d/../a.md",
+        "/memoriesX/a.md",
+        f"{M}/.hidden.md",
+        f"{M}/a b.md",
+        f"{M}/café.md",
+    ],
 )
 def test_a_path_the_reference_would_resolve_is_refused_unless_canonical(path: str, tmp_path: Path) -> None:
     reference, ours = Pair(tmp_path).both({"command": "create", "path": path, "file_text": "x"})
