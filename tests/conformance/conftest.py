@@ -67,6 +67,7 @@ ADAPTERS: list[Adapter] = [
     ),
     Adapter("memory_store", store_journal(lambda _tmp: "memory:")),
     Adapter("directory_store", store_journal(lambda tmp: f"file:{tmp}/store"), reopen_from_store),
+    Adapter("sqlite_store", store_journal(lambda tmp: f"sqlite:{tmp}/store.db"), reopen_from_store),
 ]
 
 

@@ -74,8 +74,10 @@ class Catalog:
     purged: dict[str, PurgeReceipt] = attrs.field(factory=dict)
 
     def apply(self, records: Iterable[Record]) -> None:
+        """Fold in the records after `seq` (records already folded in are skipped)."""
         for record in records:
-            self._apply_one(record)
+            if record.seq > self.seq:
+                self._apply_one(record)
 
     def _apply_one(self, record: Record) -> None:
         self.seq, self.last = record.seq, record
