@@ -2,7 +2,7 @@
 
 ADK publishes no reusable suite, so this is ours. It runs against ADK's InMemorySessionService and
 SqliteSessionService (which proves the test: each contract holds for ADK's own services) and against
-WaybookSessionService on the memory and directory stores. Stale-writer detection is a contract of
+WaybookSessionService on the memory, directory and SQLite stores. Stale-writer detection is a contract of
 persistent services only: ADK's in-memory service accepts a stale session object by design.
 """
 
@@ -30,10 +30,10 @@ from waybook.integrations.adk import StaleSessionError, WaybookSessionService
 from waybook.stores import open_store
 
 APP, USER = "app", "u1"
-PERSISTENT = {"adk-sqlite", "waybook-memory", "waybook-file"}
+PERSISTENT = {"adk-sqlite", "waybook-memory", "waybook-file", "waybook-sqlite"}
 
 
-@pytest.fixture(params=["adk-in-memory", "adk-sqlite", "waybook-memory", "waybook-file"])
+@pytest.fixture(params=["adk-in-memory", "adk-sqlite", "waybook-memory", "waybook-file", "waybook-sqlite"])
 def service(request: pytest.FixtureRequest, tmp_path: Path) -> BaseSessionService:
     kind = request.param
     if kind == "adk-in-memory":
@@ -42,6 +42,8 @@ def service(request: pytest.FixtureRequest, tmp_path: Path) -> BaseSessionServic
         return SqliteSessionService(str(tmp_path / "adk.db"))
     if kind == "waybook-memory":
         return WaybookSessionService(open_store("memory:"))
+    if kind == "waybook-sqlite":
+        return WaybookSessionService(open_store(f"sqlite:{tmp_path / 'store.db'}"))
     return WaybookSessionService(open_store(f"file:{tmp_path / 'store'}"))
 
 

@@ -18,11 +18,13 @@ from waybook.stores import JournalStore, open_store
 KEY = {"project_key": "proj", "session_id": "sess"}
 
 
-@pytest.fixture(params=["memory", "file"])
+@pytest.fixture(params=["memory", "file", "sqlite"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], JournalStore]:
     counter = iter(range(1_000_000))
     if request.param == "memory":
         return lambda: open_store("memory:")
+    if request.param == "sqlite":
+        return lambda: open_store(f"sqlite:{tmp_path / str(next(counter))}.db")
     return lambda: open_store(f"file:{tmp_path / str(next(counter))}")
 
 
