@@ -87,12 +87,12 @@ class Tail(Generic[S]):
         Custom entries are chained as nodes from the current leaf. StaleWriterError if another writer
         moved the head; nothing is written then.
         """
-        batch, leaf = [], self.leaf
+        batch, leaf, at = [], self.leaf, CLOCK()  # one storage time for the whole batch
         for body in bodies:
             record_id = new_id()
             if isinstance(body, CustomEntry):
                 body = CustomEntry(parent=leaf, type=body.type, data=body.data, in_context=body.in_context)
-            batch.append(NewRecord(id=record_id, at=CLOCK(), body=body))
+            batch.append(NewRecord(id=record_id, at=at, body=body))
             leaf = next_leaf(leaf, record_id, body)
         result = self.journal.append(batch, expected=self.head if expected is None else expected)
         for record in result.records:

@@ -15,6 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Final, Literal, TypeVar
 
 import attrs
@@ -111,10 +112,13 @@ def _marker(journal_id: str, head: Head) -> str:
 
 
 def _parse_marker(marker: object) -> tuple[str, Head] | None:
+    """The (journal id, head) a session was read at, or None for a marker this service did not set."""
     if not isinstance(marker, str) or "@" not in marker:
         return None
     journal_id, _, rest = marker.rpartition("@")
     seq, _, digest = rest.partition(":")
+    if not seq.isdigit() or len(digest) != 64:
+        return None
     return journal_id, Head(int(seq), digest)
 
 
@@ -309,7 +313,7 @@ class WaybookSessionService(BaseSessionService):
                     continue
                 scope = self._scopes.tail(scope_key, create=True)
                 assert scope is not None
-                retrying(scope, lambda s=scope, d=delta, src=source: _delta_plan(s, d, src))  # type: ignore[misc]
+                retrying(scope, partial(_delta_plan, scope, delta, source))
 
     def _session(
         self, key: tuple[str, ...], tail: Tail[SessionFold], config: GetSessionConfig | None
