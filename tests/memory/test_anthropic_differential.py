@@ -55,6 +55,9 @@ SEQUENCES: dict[str, list[dict[str, Any]]] = {
         create(f"{M}/blank.md", "a\n\n\n"),
         insert(f"{M}/blank.md", 3, "z"),
         view(f"{M}/blank.md"),
+        create(f"{M}/ends-blank.md", "one\n\n"),
+        insert(f"{M}/ends-blank.md", 0, ""),  # found by the state machine: the port would add a line
+        view(f"{M}/ends-blank.md"),
     ],
     "CRLF and CR files keep their carriage returns": [
         create(f"{M}/crlf.md", "a\r\nb\r\n"),
@@ -128,6 +131,7 @@ SEQUENCES: dict[str, list[dict[str, Any]]] = {
         rename(f"{M}/d", f"{M}/d/inner"),
         rename(f"{M}/d/f.md", f"{M}/d/f.md"),
         rename(f"{M}/missing.md", f"{M}/n.md"),
+        rename(f"{M}/gone", f"{M}/gone/inside.md"),  # the reference makes `gone` while making the parents
         rename(f"{M}/d/f.md", f"{M}/d/f.md/g.md"),
         rename(f"{M}/d/f.md/g.md", f"{M}/g.md"),
         rename(f"{M}/d", f"{M}/p/q"),

@@ -102,16 +102,16 @@ class _Core:
         path = self._existing_file(command.path)
         current = self.memory.state().files[path]
         text, added = rules.inserted(current.text, command.insert_line, command.insert_text)
-        if "\r" in current.text or "\r" in added:
-            # The port's insert splits lines at \r too; the reference splits at \n only and keeps each \r.
-            result = self._checked(
-                self.memory.supersede(path, text, expected_digest=current.digest, call_id=call_id)
-            )
-        else:
-            line = operator.index(command.insert_line)
+        line = operator.index(command.insert_line)
+        if rules.port_insert(current.text, line, added) == text:
             result = self._run(
                 {"command": "insert", "path": path, "insert_line": line, "text": added}, call_id
             )
+        else:
+            # The port's insert would differ (it splits lines at \r too and always ends with a line break):
+            # write the reference's text as a compare-and-supersede of the file read above.
+            superseded = self.memory.supersede(path, text, expected_digest=current.digest, call_id=call_id)
+            result = self._checked(superseded)
         return f"The file {command.path} has been edited.", result.receipt
 
     def delete(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
@@ -133,6 +133,8 @@ class _Core:
         if rules.file_above(old, state) is not None or rules.file_above(new, state) is not None:
             raise Refusal(rules.NOT_A_DIRECTORY)
         if not rules.exists(old, state):
+            if is_under(new, old):  # the reference creates `old` while making the new path's parents
+                raise Refusal(rules.INVALID_MOVE)
             raise Refusal(f"The path {command.old_path} does not exist")
         if state.is_directory(old) and is_under(new, old):
             raise Refusal(rules.INVALID_MOVE)

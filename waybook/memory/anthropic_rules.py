@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from waybook.memory.paths import ROOT, PathError, ancestors, normalize
 from waybook.memory.state import MemoryState
+from waybook.memory.text import logical_lines
 
 LINE_NUMBER_WIDTH: Final = 6
 MAX_LINES: Final = 999_999
@@ -193,3 +194,9 @@ def inserted(content: str, line: Any, insert_text: Any) -> tuple[str, str]:
             text += "\n"
         text.encode("utf-8")
     return text, added
+
+
+def port_insert(content: str, line: int, added: str) -> str:
+    """The text the Memory port's `insert` writes (docs/memory.md): logical lines, then a line break."""
+    lines = logical_lines(content)
+    return "\n".join([*lines[:line], *(logical_lines(added) or [""]), *lines[line:]]) + "\n"
