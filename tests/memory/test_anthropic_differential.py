@@ -131,11 +131,11 @@ SEQUENCES: dict[str, list[dict[str, Any]]] = {
         rename(f"{M}/d", f"{M}/d/inner"),
         rename(f"{M}/d/f.md", f"{M}/d/f.md"),
         rename(f"{M}/missing.md", f"{M}/n.md"),
-        rename(f"{M}/gone", f"{M}/gone/inside.md"),  # the reference makes `gone` while making the parents
         rename(f"{M}/d/f.md", f"{M}/d/f.md/g.md"),
         rename(f"{M}/d/f.md/g.md", f"{M}/g.md"),
         rename(f"{M}/d", f"{M}/p/q"),
         view(M),
+        rename(f"{M}/gone", f"{M}/gone/inside.md"),  # the reference makes `gone` (left empty) on the way
     ],
     "create over a directory, the root, a file and below a file": [
         create(f"{M}/d/f.md", "f"),
