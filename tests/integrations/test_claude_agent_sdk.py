@@ -105,3 +105,19 @@ def test_purge_delete_erases_the_bytes_leaves_a_receipt_and_the_key_can_live_aga
     (live,) = backing.list()
     assert live.journal_id.endswith("-1")  # the purged id is retired; the key's next life has the next one
     assert not backing.exists(live.journal_id[: -len("-1")])
+
+
+def test_a_key_purged_and_written_again_by_another_process_is_found_again(tmp_path: Path) -> None:
+    """Regression (found by the ADK state machine): a cached journal id must not outlive its purge."""
+    first = WaybookSessionStore(open_store(f"file:{tmp_path}"))
+    second = WaybookSessionStore(open_store(f"file:{tmp_path}"))
+
+    async def run() -> tuple[object, object]:
+        await first.append(KEY, [entry("a", 1)])
+        await second.delete(KEY)
+        await second.append(KEY, [entry("b", 2)])
+        seen_by_first = await first.load(KEY)
+        await first.delete(KEY)
+        return seen_by_first, await second.load(KEY)
+
+    assert anyio.run(run) == ([entry("b", 2)], None)

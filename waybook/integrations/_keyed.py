@@ -152,8 +152,11 @@ class KeyedJournals(Generic[S]):
         """The id of the key's journal, or None if it has none (never created, or purged)."""
         with self.lock:
             known = self._ids.get(key)
-            if known is not None:
-                return known
+            if known is not None and self.store.exists(known):
+                return known  # a key gets a newer journal only once this one is purged
+            if known is not None:  # purged, perhaps by another process: forget it and look again
+                del self._ids[key]
+                self._tails.pop(known, None)
             found = [info.journal_id for info in self.pages(key=self.digest(key))]
             if found:
                 self._ids[key] = found[-1]
