@@ -1,1 +1,1 @@
-"""Thin adapters that let other agent runtimes keep their own interfaces on waybook stores."""
+"""Thin adapters to other runtimes' interfaces; each imports its runtime lazily and is an extra."""
