@@ -291,13 +291,24 @@ class PostgresEngine:
         self._listener: _Listener | None = None
         try:
             self._pool.open(wait=False)
-            with self._errors("open the store"), self._pool.connection() as conn:
-                migrate(conn)
-                row = conn.execute(b"SELECT waybook_channel()").fetchone()
-                self.channel = str(row[0]) if row else ""
+            self.channel = self._migrate()
         except BaseException:
             self._pool.close()
             raise
+
+    def _migrate(self) -> str:
+        """Bring the schema up to date (safe to run again: it is one transaction, and idempotent) and
+        return the feed's notification channel. Retried like a read while the server is unreachable."""
+        backoff = Backoff(self.retry_for)
+        while True:
+            try:
+                with self._errors("open the store"), self._pool.connection() as conn:
+                    migrate(conn)
+                    row = conn.execute(b"SELECT waybook_channel()").fetchone()
+                    return str(row[0]) if row else ""
+            except ConnectionLostError:
+                if not backoff.pause():
+                    raise
 
     @property
     def url(self) -> str:

@@ -109,8 +109,16 @@ class PostgresStore(DatabaseStore):
         return self._pg
 
     def _set_up_catalog(self) -> None:
-        with contextlib.suppress(JournalExistsError):  # another process created it at the same moment
-            super()._set_up_catalog()
+        backoff = Backoff(self._pg.retry_for)
+        while True:  # safe to run again: it looks for the catalog first
+            try:
+                with contextlib.suppress(JournalExistsError):  # another process created it just now
+                    super()._set_up_catalog()
+            except ConnectionLostError:
+                if not backoff.pause():
+                    raise
+            else:
+                return
 
     def _after_purge(self) -> None:
         self._pg.vacuum_records()
