@@ -136,7 +136,8 @@ def test_a_rollback_is_a_leaf_move_and_the_dropped_turn_stays_in_the_journal() -
     data = rollout(user("first"), reply("one"), user("second"), reply("two"), rollback, user("third"))
     journal = load(data)
     moves = [r.body for r in journal.read() if isinstance(r.body, LeafMoved)]
-    assert len(moves) == 1 and "rolled back 1" in (moves[0].reason or "")
+    assert len(moves) == 1
+    assert "rolled back 1" in (moves[0].reason or "")
     assert sent_items(journal) == replay_history(data)
     assert "second" in texts(journal)
 

@@ -5,15 +5,21 @@ the `response_item` payloads in order, replacing the whole history at a `compact
 the last N user turns at a `thread_rolled_back` event (`replay_history` below does exactly that, and the
 tests hold every import to it). Import maps:
 
-| rollout line | waybook record |
-|---|---|
-| `session_meta` | the header (its payload in `metadata["codex"]`), and `base_instructions` as the first system message |
-| a run of model output items (`reasoning`, assistant `message`, `function_call`, `custom_tool_call`, `web_search_call`, ...) | one terminal assistant message: thinking, text and tool-call blocks, every item's other fields in `details["codex"]["items"]`; the stop reason is inferred (`tool_use` when the run ends with a call) and the inference recorded |
-| `function_call_output`, `custom_tool_call_output` | a tool result, answering its call by `call_id` |
-| user, developer and system `message` | user and system messages |
-| `compacted` | a reset, a `codex.compacted` entry holding the line, and the replacement history as the new root path (Codex sends exactly that history afterwards) |
-| `event_msg` `thread_rolled_back` | a leaf move back past the last N user turns (the dropped turns stay in the journal), and the event kept |
-| every other `event_msg`, `turn_context`, unknown line | a custom entry `codex.<type>` holding the payload verbatim, out of the model context |
+- `session_meta`: the header (its payload in `metadata["codex"]`), and `base_instructions` as the
+  first system message.
+- A run of model output items (`reasoning`, assistant `message`, `function_call`, `custom_tool_call`,
+  `web_search_call`, ...): one terminal assistant message of thinking, text and tool-call blocks, with
+  each item's other fields in `details["codex"]["items"]`. The stop reason is inferred (`tool_use` when
+  the run ends with a call) and the inference is recorded.
+- `function_call_output`, `custom_tool_call_output`: a tool result answering its call by `call_id`.
+- User, developer and system `message`s: user and system messages.
+- `compacted`: a reset, a `codex.compacted` entry holding the line, and the replacement history as the
+  new root path, since Codex sends exactly that history afterwards. (Not a waybook compaction record:
+  that one always renders its summary first, which is not what Codex sends.)
+- `event_msg` `thread_rolled_back`: a leaf move back past the last N user turns (the dropped turns stay
+  in the journal), and the event kept.
+- Every other `event_msg`, `turn_context` and unknown line: a custom entry `codex.<type>` holding the
+  line verbatim, out of the model context.
 
 Ids are `cx-<line>` (deterministic), the header's id is the rollout's session id. A rollout forked from
 another names it in `session_meta.forked_from_id`; the header's metadata keeps it as `forked_from`.
@@ -388,14 +394,14 @@ def _model_item(item: dict[str, Any]) -> tuple[list[Block], dict[str, Any]]:
     if kind == "reasoning":
         parts = [p for p in item.get("summary") or [] if isinstance(p, dict)]
         texts = [str(p.get("text", "")) for p in parts]
-        block = ThinkingBlock(
+        thinking = ThinkingBlock(
             thinking="\n\n".join(texts), signature=item.get("encrypted_content"), redacted=not texts
         )
         rest = _rest(item, ("encrypted_content", "summary")) | {
             "summary": [{k: v for k, v in p.items() if k != "text"} for p in parts],
             "summary_lengths": [len(t) for t in texts],
         }
-        return [block], rest
+        return [thinking], rest
     if kind == "message":
         rest = _rest(item, ("content",)) | {"content_types": _types(item)}
         return list(_blocks(item.get("content"))), rest
