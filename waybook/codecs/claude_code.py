@@ -32,12 +32,20 @@ without a uuid), so importing the same file twice gives the same records.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
 import msgspec
 
+from waybook.codecs.claude_code_context import (
+    SOURCE,
+    TREE_TYPES,
+    blocks_of,
+    is_result,
+    message_id,
+    resume_chain,
+)
 from waybook.codecs.foreign import (
     FALLBACK_TIMESTAMP,
     ForeignFormatError,
@@ -65,12 +73,18 @@ from waybook.journal.records import (
     UserMessage,
 )
 
-SOURCE: Final = "claude-code"
-TREE_TYPES: Final = frozenset({"user", "assistant", "system", "progress", "attachment"})
-"""Line types Claude Code keeps in its uuid tree (what it loads into its message map)."""
 _STOP_REASONS: Final = frozenset(
     {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"}
 )
+
+
+@attrs.frozen
+class Anchor:
+    """Where a sub-agent found beside a session hangs from: a line of the session, and how we know."""
+
+    uuid: str
+    call_id: str | None
+    reason: str
 
 
 @attrs.frozen
@@ -88,12 +102,13 @@ def journal_id_for(session: str, agent: str | None = None) -> str:
 
 
 def import_claude_code(
-    data: bytes | str, *, lenient: bool = False, links: Mapping[str, str] | None = None
+    data: bytes | str, *, lenient: bool = False, links: Mapping[str, Anchor] | None = None
 ) -> ClaudeCodeImport:
     """Map a Claude Code transcript to the records of a new journal, with a report of every line.
 
-    `links` maps further sub-agent journal ids to the node (uuid) they hang from, for sub-agents this file
-    does not name itself (a folder import finds them beside the session).
+    `links` maps further sub-agent journal ids to where they hang from (`subagent_anchor`), for the
+    sub-agents whose spawning tool result does not name them (a folder import finds them beside the
+    session).
     """
     lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
     if not any(line.get("type") in TREE_TYPES for _, line in lines):
@@ -124,221 +139,36 @@ def import_claude_code(
     )
 
 
-# --- the reference: what Claude Code sends ----------------------------------------------------------
+def subagent_anchor(session: bytes | str, agent: bytes | str) -> Anchor | None:
+    """Where the sub-agent transcript `agent` hangs from in `session`, when no tool result names it.
 
-
-def replay_context(data: bytes | str) -> list[dict[str, Any]]:
-    """The messages (Anthropic API form) Claude Code sends when it resumes this transcript.
-
-    One difference from Claude Code 2.1's own resume is deliberate: its single parent walk loses all but
-    the last of a set of parallel tool results (it then answers the others with a synthetic error). The
-    live session sent every real result, and so does this reference: results answering a tool call on the
-    chain are taken from wherever they are in the file, in file order.
+    Its first line's `parentUuid`, if that is a line of the session (a compaction's summarizer); else the
+    `Task` call whose prompt is the sub-agent's first prompt (older versions record no agent id); else
+    None. Both are inferences, and the anchor's reason says so.
     """
-    lines, _, _ = read_json_lines(data, source=SOURCE, lenient=True)
-    tree = {line["uuid"]: (n, line) for n, line in lines if line.get("type") in TREE_TYPES and "uuid" in line}
-    chain = _resume_chain(tree)
-    results = [
-        (n, line)
-        for n, line in lines
-        if line.get("type") == "user" and any(_is_result(b) for b in _blocks_of(line))
-    ]
-    messages: list[dict[str, Any]] = []
-    placed: set[Any] = set()  # message ids already placed whole
-    calls: set[str] = set()
-    for line in chain:
-        kind = line.get("type")
-        if kind == "assistant":
-            message = _message_id(line)
-            if message in placed:
-                continue  # a later line of a message already placed whole
-            placed.add(message)
-            group = _streamed_message(line, tree)
-            messages.append(
-                {"role": "assistant", "content": _api_blocks(b for g in group for b in _blocks_of(g))}
-            )
-            answering = {b["id"] for g in group for b in _blocks_of(g) if b.get("type") == "tool_use"}
-            calls |= answering
-            for _, result in results:
-                if _answers(result, answering) and _only_results(result):
-                    messages.append({"role": "user", "content": _api_blocks(_blocks_of(result))})
-        elif kind == "user" and not (_only_results(line) and _answers(line, calls)):
-            messages.append({"role": "user", "content": _api_blocks(_blocks_of(line))})
-    return _merged(messages)
-
-
-def _streamed_message(
-    line: dict[str, Any], tree: Mapping[str, tuple[int, dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """Every line of the streamed assistant message `line` belongs to, in file order.
-
-    Claude Code writes each block of a message as its own line and runs tools while the message still
-    streams, so a tool result, or side lines, can sit between two blocks of one message and the parent
-    chain can skip blocks. The live session sent the message whole, so the reference does too.
-    """
-    message = _message_id(line)
-    return [
-        other
-        for _, other in sorted(tree.values(), key=lambda t: t[0])
-        if other.get("type") == "assistant" and _message_id(other) == message
-    ]
-
-
-def _only_results(line: dict[str, Any]) -> bool:
-    blocks = _blocks_of(line)
-    return bool(blocks) and all(_is_result(b) for b in blocks)
-
-
-def _resume_chain(tree: Mapping[str, tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
-    parents = {line.get("parentUuid") for _, line in tree.values()}
-    candidates: list[dict[str, Any]] = []
-    for _, leaf in sorted(tree.values(), key=lambda t: t[0]):
-        if leaf["uuid"] in parents:
-            continue
-        seen: set[str] = set()
-        node: dict[str, Any] | None = leaf
-        while node is not None and node["uuid"] not in seen:
-            seen.add(node["uuid"])
-            if node.get("type") in ("user", "assistant"):
-                if node not in candidates:
-                    candidates.append(node)
-                break
-            parent = node.get("parentUuid")
-            node = tree[parent][1] if isinstance(parent, str) and parent in tree else None
-    if not candidates:
-        return []
-    # The newest by timestamp; of equal timestamps, the one written last (Claude Code 2.1 takes the first,
-    # which can resume from the middle of a set of parallel tool results written in the same millisecond).
-    newest = max(range(len(candidates)), key=lambda i: (str(candidates[i].get("timestamp", "")), i))
-    chain: list[dict[str, Any]] = []
-    seen = set()
-    node = candidates[newest]
-    while node is not None and node["uuid"] not in seen:
-        seen.add(node["uuid"])
-        chain.append(node)
-        parent = node.get("parentUuid")
-        node = tree[parent][1] if isinstance(parent, str) and parent in tree else None
-    return chain[::-1]
-
-
-def _blocks_of(line: dict[str, Any]) -> list[dict[str, Any]]:
-    content = (line.get("message") or {}).get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
-
-
-def _is_result(block: dict[str, Any]) -> bool:
-    return block.get("type") == "tool_result"
-
-
-def _answers(line: dict[str, Any], calls: set[str]) -> bool:
-    return any(_is_result(b) and b.get("tool_use_id") in calls for b in _blocks_of(line))
-
-
-_API_KEYS: Final = {
-    "text": ("type", "text"),
-    "thinking": ("type", "thinking", "signature"),
-    "redacted_thinking": ("type", "data"),
-    "tool_use": ("type", "id", "name", "input"),
-    "tool_result": ("type", "tool_use_id", "content", "is_error"),
-    "image": ("type", "source"),
-}
-
-
-def _api_blocks(blocks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for block in blocks:
-        keys = _API_KEYS.get(block.get("type", ""), tuple(block))
-        api = {k: block[k] for k in keys if k in block}
-        if api.get("type") == "tool_result":
-            api.setdefault("is_error", False)
-        out.append(api)
-    return out
-
-
-def _merged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Assistant lines of one message id joined, then consecutive messages of one role joined."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        last = out[-1] if out else None
-        if last is not None and last["role"] == message["role"]:
-            last["content"] = [*last["content"], *message["content"]]
-        else:
-            out.append({"role": message["role"], "content": list(message["content"])})
-    return out
-
-
-# --- back: the messages Claude Code would be sent for a waybook context -----------------------------
-
-
-def api_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
-    """Anthropic API messages for waybook context messages (what `context_at` returns), roles merged."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        body = message.record.body
-        details = (getattr(body, "details", None) or {}).get("claude_code", {})
-        if isinstance(body, ToolResult):
-            form = details.get("content_form")
-            content: Any = (
-                "".join(b.text for b in body.content if isinstance(b, TextBlock))
-                if form == "text"
-                else _api_blocks(_blocks_back(body.content, []))
-            )
-            block = {
-                "type": "tool_result",
-                "tool_use_id": body.call_id,
-                "content": content,
-                "is_error": body.is_error,
-            }
-            out.append({"role": "user", "content": [block]})
-        elif isinstance(body, AssistantMessage):
-            out.append(
-                {
-                    "role": "assistant",
-                    "content": _api_blocks(_blocks_back(body.content, details.get("blocks", []))),
-                }
-            )
-        else:
-            out.append({"role": "user", "content": _api_blocks(_blocks_back(message.content, []))})
-    return _merged(out)
-
-
-def _blocks_back(content: Iterable[Block], extras: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for index, block in enumerate(content):
-        extra = dict(extras[index]) if index < len(extras) else {}
-        if isinstance(block, TextBlock):
-            out.append({"type": "text", "text": block.text, **extra})
-        elif isinstance(block, ThinkingBlock) and block.redacted:
-            out.append({"type": "redacted_thinking", "data": block.signature, **extra})
-        elif isinstance(block, ThinkingBlock):
-            out.append(
-                {"type": "thinking", "thinking": block.thinking, "signature": block.signature, **extra}
-            )
-        elif isinstance(block, ToolCallBlock):
-            out.append(
-                {
-                    "type": "tool_use",
-                    "id": block.call_id,
-                    "name": block.name,
-                    "input": block.arguments,
-                    **extra,
-                }
-            )
-        elif isinstance(block, ImageBlock):
-            out.append({"type": "image", "source": _image_source(block), **extra})
-    return out
-
-
-def _image_source(block: ImageBlock) -> dict[str, Any]:
-    if block.source.startswith("data:") and ";base64," in block.source:
-        return {
-            "type": "base64",
-            "media_type": block.media_type,
-            "data": block.source.split(";base64,", 1)[1],
-        }
-    return {"type": "url", "url": block.source}
+    parent_lines, _, _ = read_json_lines(session, source=SOURCE, lenient=True)
+    agent_lines, _, _ = read_json_lines(agent, source=SOURCE, lenient=True)
+    uuids = {line.get("uuid") for _, line in parent_lines}
+    first = next((line for _, line in agent_lines if line.get("type") in TREE_TYPES), None)
+    if first is None:
+        return None
+    if first.get("parentUuid") in uuids:
+        return Anchor(
+            first["parentUuid"], None, "claude-code: the sub-agent's first line continues this one (inferred)"
+        )
+    prompt = "\n".join(b["text"] for b in blocks_of(first) if isinstance(b.get("text"), str))
+    for _, line in parent_lines:
+        for block in blocks_of(line) if line.get("type") == "assistant" else []:
+            arguments = block.get("input")
+            if (
+                block.get("type") == "tool_use"
+                and isinstance(arguments, dict)
+                and arguments.get("prompt") == prompt
+            ):
+                return Anchor(
+                    line["uuid"], str(block.get("id")), "claude-code: its prompt is this call's (inferred)"
+                )
+    return None
 
 
 # --- mapping -------------------------------------------------------------------------------------------
@@ -354,6 +184,7 @@ class _Builder:
         self.tally = LineTally()
         self.inferred: list[str] = []
         self.agents: list[str] = []
+        self.linked: set[str] = set()
         first = next((line for _, line in lines if isinstance(line.get("sessionId"), str)), {})
         session = first.get("sessionId") or "claude-code-session"
         agent = first.get("agentId") if first.get("isSidechain") else None
@@ -395,7 +226,7 @@ class _Builder:
         self.at = timestamp(line.get("timestamp"), self.at)
         kind = line.get("type")
         if kind == "assistant" and isinstance(line.get("message"), dict):
-            if self.turn and _message_id(self.turn[0][1]) != _message_id(line):
+            if self.turn and message_id(self.turn[0][1]) != message_id(line):
                 self._close_turn()
             self.turn.append((number, line))
         elif self.turn and (self._is_transparent(line) or self._answers_turn(line)):
@@ -410,20 +241,18 @@ class _Builder:
         calls = {
             b.get("id")
             for _, turn_line in self.turn
-            for b in _blocks_of(turn_line)
+            for b in blocks_of(turn_line)
             if b.get("type") == "tool_use"
         }
-        blocks = _blocks_of(line)
-        return bool(blocks) and all(_is_result(b) and b.get("tool_use_id") in calls for b in blocks)
+        blocks = blocks_of(line)
+        return bool(blocks) and all(is_result(b) and b.get("tool_use_id") in calls for b in blocks)
 
-    def finish(self, links: Mapping[str, str]) -> None:
+    def finish(self, links: Mapping[str, Anchor]) -> None:
         self._close_turn()
-        for journal, at in sorted(links.items()):
-            node = self.alias.get(at)
-            if node is not None:
-                link = SubagentLink(
-                    node=node, journal=journal, reason="claude-code: found beside the session (inferred)"
-                )
+        for journal, anchor in sorted(links.items()):
+            node = self.alias.get(anchor.uuid)
+            if node is not None and journal not in self.linked:
+                link = SubagentLink(node=node, journal=journal, call_id=anchor.call_id, reason=anchor.reason)
                 self.records.append(NewRecord(id=stable_id("link", journal), at=self.at, body=link))
         self._select_resumed_leaf()
 
@@ -517,10 +346,10 @@ class _Builder:
         parent = self._parent(line)
         why = "continues an earlier entry" if parent is not None else "a new root"
         rest = _rest(line)
-        blocks = _blocks_of(line)
+        blocks = blocks_of(line)
         nodes = 0
-        text_blocks = [b for b in blocks if not _is_result(b)]
-        for block in (b for b in blocks if _is_result(b)):
+        text_blocks = [b for b in blocks if not is_result(b)]
+        for block in (b for b in blocks if is_result(b)):
             call = str(block.get("tool_use_id"))
             content = block.get("content")
             form = "text" if isinstance(content, str) else "blocks"
@@ -572,13 +401,14 @@ class _Builder:
         )
         self.records.append(NewRecord(id=stable_id("link", call), at=self.at, body=link))
         self.agents.append(agent)
+        self.linked.add(journal)
 
     def _compaction(self, number: int, line: dict[str, Any]) -> None:
         uuid = line["uuid"]
         parent = self._parent(line, key="logicalParentUuid")
         summary_line = self.summaries.get(uuid)
         summary = (
-            "\n\n".join(b["text"] for b in _blocks_of(summary_line[1]) if "text" in b) if summary_line else ""
+            "\n\n".join(b["text"] for b in blocks_of(summary_line[1]) if "text" in b) if summary_line else ""
         )
         meta: dict[str, Any] = (
             line["compactMetadata"] if isinstance(line.get("compactMetadata"), dict) else {}
@@ -616,7 +446,7 @@ class _Builder:
         turn, self.turn = self.turn, []
         number, first = turn[0]
         uuid = first["uuid"]
-        blocks: list[dict[str, Any]] = [b for _, line in turn for b in _blocks_of(line)]
+        blocks: list[dict[str, Any]] = [b for _, line in turn for b in blocks_of(line)]
         content, extras = _assistant_content(blocks)
         stops = [line["message"].get("stop_reason") for _, line in turn if line["message"].get("stop_reason")]
         stop = stops[-1] if stops and stops[-1] in _STOP_REASONS else None
@@ -661,7 +491,7 @@ class _Builder:
             self._line(n, line)
 
     def _select_resumed_leaf(self) -> None:
-        chain = _resume_chain(self.tree)
+        chain = resume_chain(self.tree)
         if not chain:
             return
         node = self.alias.get(chain[-1]["uuid"])
@@ -690,11 +520,6 @@ class _Builder:
 
 def _with_parent(body: AnyBody, parent: str | None) -> AnyBody:
     return msgspec.structs.replace(body, parent=parent)
-
-
-def _message_id(line: dict[str, Any]) -> Any:
-    message = line.get("message") or {}
-    return message.get("id") or line.get("uuid")
 
 
 def _rest(line: dict[str, Any]) -> dict[str, Any]:
