@@ -143,12 +143,13 @@ def subagent_anchor(session: bytes | str, agent: bytes | str) -> Anchor | None:
     """Where the sub-agent transcript `agent` hangs from in `session`, when no tool result names it.
 
     Its first line's `parentUuid`, if that is a line of the session (a compaction's summarizer); else the
-    `Task` call whose prompt is the sub-agent's first prompt (older versions record no agent id); else
-    None. Both are inferences, and the anchor's reason says so.
+    `Task` call whose prompt is the sub-agent's first prompt (older versions record no agent id); else the
+    session's first message (a warm-up agent, which no call starts). Each is an inference, and the
+    anchor's reason says which; None only for a session with no message.
     """
     parent_lines, _, _ = read_json_lines(session, source=SOURCE, lenient=True)
     agent_lines, _, _ = read_json_lines(agent, source=SOURCE, lenient=True)
-    uuids = {line.get("uuid") for _, line in parent_lines}
+    uuids = {line["uuid"] for _, line in parent_lines if isinstance(line.get("uuid"), str)}
     first = next((line for _, line in agent_lines if line.get("type") in TREE_TYPES), None)
     if first is None:
         return None
@@ -168,7 +169,14 @@ def subagent_anchor(session: bytes | str, agent: bytes | str) -> Anchor | None:
                 return Anchor(
                     line["uuid"], str(block.get("id")), "claude-code: its prompt is this call's (inferred)"
                 )
-    return None
+    first_message = next(
+        (line for _, line in parent_lines if line.get("type") in ("user", "assistant") and "uuid" in line),
+        None,
+    )
+    if first_message is None:
+        return None
+    reason = "claude-code: found beside the session; no tool call started it (a warm-up agent, inferred)"
+    return Anchor(first_message["uuid"], None, reason)
 
 
 # --- mapping -------------------------------------------------------------------------------------------

@@ -20,8 +20,10 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.journal import JsonlJournal
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
+from waybook.projections.links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -43,8 +45,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+        links = subagent_links(journal.read(limit=args.at))
         if args.json:
-            emit_json(tree_json(tree))
+            emit_json(tree_json(tree) | {"subagents": [_link_json(link, args.path) for link in links]})
             return OK
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
@@ -60,7 +63,39 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"  seq {move.seq}: {escape(what)}{escape(who)}")
             if move.reason:
                 console.print(f"    {escape(move.reason)}")
+    if links:
+        console.print("sub-agents:")
+        for link in links:
+            found = _link_json(link, args.path)
+            where = (
+                f"{found['file']} ({found['records']} records)"
+                if found["file"]
+                else "(not beside this journal)"
+            )
+            call = f" call {link.call_id}" if link.call_id else ""
+            console.print(f"  {escape(link.node)}{escape(call)} -> {escape(link.journal)}  {escape(where)}")
+            if link.reason:
+                console.print(f"    {escape(link.reason)}")
     return OK
+
+
+def _link_json(link: LinkRef, path: Path) -> dict[str, Any]:
+    """A link, and the journal file it names if it is beside `path` (`<journal id>.jsonl`)."""
+    beside = path.parent / f"{link.journal}.jsonl"
+    records = None
+    if beside.is_file():
+        with JsonlJournal(beside, readonly=True) as linked:
+            records = linked.head().seq
+    return {
+        "seq": link.seq,
+        "node": link.node,
+        "call_id": link.call_id,
+        "journal": link.journal,
+        "agent": link.agent,
+        "reason": link.reason,
+        "file": str(beside) if records is not None else None,
+        "records": records,
+    }
 
 
 def _segment_end(tree: TreeState, start: int) -> int:
