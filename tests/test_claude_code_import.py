@@ -56,7 +56,7 @@ class Transcript:
         self.lines: list[dict[str, Any]] = []
         self.last: str | None = None
 
-    def add(self, kind: str, parent: str | None | bool = True, **fields: Any) -> str:
+    def add(self, kind: str, parent: str | bool | None = True, **fields: Any) -> str:
         uuid = f"u{len(self.lines) + 1:02d}-0000-0000-0000-000000000000"
         line = {
             "type": kind,
@@ -70,7 +70,7 @@ class Transcript:
         self.last = uuid
         return uuid
 
-    def user(self, content: Any, parent: str | None | bool = True, **fields: Any) -> str:
+    def user(self, content: Any, parent: str | bool | None = True, **fields: Any) -> str:
         return self.add("user", parent, message={"role": "user", "content": content}, **fields)
 
     def assistant(
