@@ -21,25 +21,24 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal.errors import DecodeError
+from waybook.journal.errors import JournalError
 from waybook.journal.rules import ID_PATTERN, TIMESTAMP_PATTERN
 
 FALLBACK_TIMESTAMP: Final = "1970-01-01T00:00:00.000Z"
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^A-Za-z0-9_.:\-]")
 
 
-class ForeignFormatError(DecodeError):
+class ForeignFormatError(JournalError, ValueError):
     """A foreign session file that cannot be imported; `problems` lists (line number, reason)."""
 
-    def __init__(self, source: str, problems: list[tuple[int, str]]) -> None:
+    def __init__(self, source: str, problems: list[tuple[int, str]], *, unit: str = "line") -> None:
         self.source = source
         self.problems = problems
-        shown = "; ".join(f"line {n}: {why}" for n, why in problems[:5])
+        shown = "; ".join(f"{unit} {n}: {why}" for n, why in problems[:5])
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         super().__init__(
-            f"{len(problems)} line(s) of the {source} session cannot be imported: {shown}{more}. Fix "
-            "them, or import with --lenient to skip unparseable lines",
-            where=f"{source} session",
+            f"{len(problems)} {unit}(s) of the {source} session cannot be imported: {shown}{more}. Fix "
+            f"them, or import with --lenient to skip unparseable {unit}s"
         )
 
 

@@ -18,25 +18,29 @@ from typing import Any
 from waybook.codecs.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
 from waybook.codecs.codex import import_codex
 from waybook.codecs.foreign import ImportReport
+from waybook.codecs.openai_agents import import_openai_agents
+from waybook.codecs.openai_agents_db import read_session
 from waybook.codecs.pi import import_pi
 from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 from waybook.journal.fileio import create_atomically
 
-FORMATS = ("pi", "claude-code", "codex")
+FORMATS = ("pi", "claude-code", "codex", "openai-agents")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "import",
-        help="import another agent's session file (Pi, Claude Code, Codex) as a new journal",
+        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents) as a new journal",
         description=(
-            "Import a Pi session file (versions 1-3), a Claude Code transcript or a Codex CLI rollout into a "
-            "new JSONL journal. Branches the source keeps implicit become explicit leaf moves. Lines that do "
-            "not parse are refused with their line numbers unless --lenient skips them. Each journal is "
-            "validated in full before one atomic write. A Claude Code session's sub-agent transcripts "
-            "(SESSION/subagents/agent-*.jsonl, or agent-*.jsonl beside it) become journals named "
-            "<session>.agent-<id>.jsonl next to OUT, linked from the tool call that started them."
+            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout "
+            "or an OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with "
+            "its branches) into a new JSONL journal. Branches the source keeps implicit become "
+            "explicit leaf moves. Lines that do not parse are refused with their line numbers unless "
+            "--lenient skips them. Each journal is validated in full before one atomic write. A Claude "
+            "Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, or agent-*.jsonl "
+            "beside it) become journals named <session>.agent-<id>.jsonl next to OUT, linked from the "
+            "tool call that started them."
         ),
         epilog=(
             "Examples: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
@@ -53,6 +57,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--lenient", action="store_true", help="skip lines that do not parse, and say how many"
     )
     parser.add_argument("--json", action="store_true", help="print the import report as JSON")
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="openai-agents: the session to import, when the database holds several",
+    )
     parser.set_defaults(run=guarded(run))
 
 
@@ -60,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.path.is_file():
         msg = f"{args.path}: no such file"
         raise UsageError(msg)
+    if args.source == "openai-agents":
+        session_id, rows, branches = read_session(args.path, args.session)
+        agents = import_openai_agents(session_id, rows, branches, lenient=args.lenient)
+        _write(args.output, agents.records)
+        what = f"OpenAI Agents session {session_id!r}"
+        _say(args, args.output, len(agents.records), what, agents.report, agents.report.skipped)
+        return OK
     data = args.path.read_bytes()
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
