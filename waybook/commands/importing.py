@@ -18,6 +18,8 @@ from typing import Any
 from waybook.codecs.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
 from waybook.codecs.codex import import_codex
 from waybook.codecs.foreign import ImportReport
+from waybook.codecs.langgraph import import_thread
+from waybook.codecs.langgraph_db import read_thread
 from waybook.codecs.openai_agents import import_openai_agents
 from waybook.codecs.openai_agents_db import read_session
 from waybook.codecs.pi import import_pi
@@ -25,22 +27,22 @@ from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 from waybook.journal.fileio import create_atomically
 
-FORMATS = ("pi", "claude-code", "codex", "openai-agents")
+FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "import",
-        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents) as a new journal",
+        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph)",
         description=(
-            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout "
-            "or an OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with "
-            "its branches) into a new JSONL journal. Branches the source keeps implicit become "
-            "explicit leaf moves. Lines that do not parse are refused with their line numbers unless "
-            "--lenient skips them. Each journal is validated in full before one atomic write. A Claude "
-            "Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, or agent-*.jsonl "
-            "beside it) become journals named <session>.agent-<id>.jsonl next to OUT, linked from the "
-            "tool call that started them."
+            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an "
+            "OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
+            "branches) or a LangGraph SqliteSaver thread into a new JSONL journal. Branches the source "
+            "keeps implicit become explicit leaf moves. Lines that do not parse are refused with their "
+            "line numbers unless --lenient skips them. Each journal is validated in full before one "
+            "atomic write. A Claude Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, "
+            "or agent-*.jsonl beside it) become journals named <session>.agent-<id>.jsonl next to OUT, "
+            "linked from the tool call that started them."
         ),
         epilog=(
             "Examples: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
@@ -62,6 +64,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="ID",
         help="openai-agents: the session to import, when the database holds several",
     )
+    parser.add_argument(
+        "--thread", metavar="ID", help="langgraph: the thread to import, when the database holds several"
+    )
     parser.set_defaults(run=guarded(run))
 
 
@@ -75,6 +80,13 @@ def run(args: argparse.Namespace) -> int:
         _write(args.output, agents.records)
         what = f"OpenAI Agents session {session_id!r}"
         _say(args, args.output, len(agents.records), what, agents.report, agents.report.skipped)
+        return OK
+    if args.source == "langgraph":
+        thread_id, checkpoints = read_thread(args.path, args.thread)
+        graph = import_thread(thread_id, checkpoints)
+        _write(args.output, graph.records)
+        what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
+        _say(args, args.output, len(graph.records), what, graph.report, ())
         return OK
     data = args.path.read_bytes()
     if args.source == "pi":
