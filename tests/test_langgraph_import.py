@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from waybook.codecs.langgraph import Checkpoint, import_thread
+from waybook.codecs.langgraph import Checkpoint, import_langgraph
 from waybook.codecs.langgraph_db import LangGraphDatabaseError, read_thread
 from waybook.journal import GENESIS, InMemoryJournal, LeafMoved, plain_text, verify
 from waybook.projections import TreeProjection, context_at, fold
@@ -23,7 +23,7 @@ DB = Path(__file__).resolve().parent.parent / "fixtures" / "langgraph" / "checkp
 
 def load(thread: str) -> tuple[InMemoryJournal, Any, list[Checkpoint]]:
     thread_id, checkpoints = read_thread(DB, thread)
-    result = import_thread(thread_id, checkpoints)
+    result = import_langgraph(thread_id, checkpoints)
     journal = InMemoryJournal("langgraph")
     journal.append(list(result.records), expected=GENESIS)
     return journal, result, checkpoints

@@ -63,7 +63,7 @@ class LangGraphImport:
     """checkpoint id -> the node whose context is that checkpoint's messages."""
 
 
-def import_thread(thread_id: str, checkpoints: Sequence[Checkpoint]) -> LangGraphImport:
+def import_langgraph(thread_id: str, checkpoints: Sequence[Checkpoint]) -> LangGraphImport:
     """Map one thread's checkpoints (any order) to the records of a new journal."""
     ordered = sorted(checkpoints, key=lambda c: c.id)  # LangGraph's ids sort in creation order
     journal = stable_id(f"langgraph-{thread_id}")

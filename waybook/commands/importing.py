@@ -18,7 +18,7 @@ from typing import Any
 from waybook.codecs.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
 from waybook.codecs.codex import import_codex
 from waybook.codecs.foreign import ImportReport
-from waybook.codecs.langgraph import import_thread
+from waybook.codecs.langgraph import import_langgraph
 from waybook.codecs.langgraph_db import read_thread
 from waybook.codecs.openai_agents import import_openai_agents
 from waybook.codecs.openai_agents_db import read_session
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         return OK
     if args.source == "langgraph":
         thread_id, checkpoints = read_thread(args.path, args.thread)
-        graph = import_thread(thread_id, checkpoints)
+        graph = import_langgraph(thread_id, checkpoints)
         _write(args.output, graph.records)
         what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
         _say(args, args.output, len(graph.records), what, graph.report, ())
