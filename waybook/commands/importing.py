@@ -45,8 +45,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "linked from the tool call that started them."
         ),
         epilog=(
-            "Examples: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
-            "          waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o session.jsonl --json"
+            "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
+            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
