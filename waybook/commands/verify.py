@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.common import OK, PROBLEM, USAGE, add_store_option, emit_json, verify_in_store, warn
 from waybook.journal import JournalError, verify_file
 
 
@@ -21,6 +21,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook verify sessions/*.jsonl --json",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    add_store_option(parser, what="each PATH")
     parser.add_argument("--json", action="store_true", help="one JSON object per journal")
     parser.set_defaults(run=run)
 
@@ -29,12 +30,12 @@ def run(args: argparse.Namespace) -> int:
     status = OK
     reports = []
     for path in args.paths:
-        if not path.is_file():
+        if args.store is None and not path.is_file():
             warn(f"{path}: no such journal file")
             status = max(status, USAGE)
             continue
         try:
-            report = verify_file(path)
+            report = verify_file(path) if args.store is None else verify_in_store(args.store, str(path))
         except JournalError as exc:
             warn(str(exc))
             status = max(status, PROBLEM)
