@@ -77,3 +77,23 @@ def test_a_damaged_source_line_is_named_and_lenient_skips_it(tmp_path: Path) -> 
     lenient = waybook("import", "codex", source, "-o", tmp_path / "y.jsonl", "--lenient", "--json")
     assert lenient.returncode == 0
     assert json.loads(lenient.stdout)["skipped_lines"][0]["line"] == 6
+
+
+def test_a_folder_of_sessions_imports_into_a_store_one_journal_each(tmp_path: Path) -> None:
+    store = f"file:{tmp_path / 'store'}"
+    run = waybook("import", "claude-code", FIXTURES / "claude-code", "--store", store, "--json")
+    assert run.returncode == 0, run.stderr
+    journals = [r["journal"] for r in json.loads(run.stdout)]
+    assert f"{SESSION}.agent-a881341" in journals
+    assert len(journals) == 9  # five sessions and four sub-agents beside them
+    tree = json.loads(waybook("tree", "--store", store, SESSION, "--json").stdout)
+    assert all(link["records"] for link in tree["subagents"])  # followed inside the store
+    again = waybook("import", "claude-code", FIXTURES / "claude-code", "--store", store)
+    assert again.returncode == 2
+    assert "nothing was written" in again.stderr
+
+
+def test_a_folder_without_a_store_is_a_usage_error(tmp_path: Path) -> None:
+    run = waybook("import", "claude-code", FIXTURES / "claude-code", "-o", tmp_path / "x.jsonl")
+    assert run.returncode == 2
+    assert "--store" in run.stderr

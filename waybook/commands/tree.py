@@ -12,6 +12,7 @@ from rich.tree import Tree
 from waybook.commands.common import (
     OK,
     add_store_option,
+    connect_store,
     emit_json,
     guarded,
     open_journal,
@@ -49,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         links = subagent_links(journal.read(limit=args.at))
         if args.json:
-            emit_json(tree_json(tree) | {"subagents": [_link_json(link, args.path) for link in links]})
+            emit_json(
+                tree_json(tree) | {"subagents": [_link_json(link, args.path, args.store) for link in links]}
+            )
             return OK
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
@@ -68,10 +71,12 @@ def run(args: argparse.Namespace) -> int:
     if links:
         console.print("sub-agents:")
         for link in links:
-            found = _link_json(link, args.path)
+            found = _link_json(link, args.path, args.store)
             where = (
                 f"{found['file']} ({found['records']} records)"
                 if found["file"]
+                else "(not in this store)"
+                if args.store
                 else "(not beside this journal)"
             )
             call = f" call {link.call_id}" if link.call_id else ""
@@ -81,13 +86,20 @@ def run(args: argparse.Namespace) -> int:
     return OK
 
 
-def _link_json(link: LinkRef, path: Path) -> dict[str, Any]:
-    """A link, and the journal file it names if it is beside `path` (`<journal id>.jsonl`)."""
-    beside = path.parent / f"{link.journal}.jsonl"
+def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
+    """A link, and where its journal is: in the same store, or beside `path` (`<journal id>.jsonl`)."""
+    where: str | None = None
     records = None
-    if beside.is_file():
-        with JsonlJournal(beside, readonly=True) as linked:
-            records = linked.head().seq
+    if store is not None:
+        with connect_store(store) as opened:
+            if opened.exists(link.journal):
+                with opened.open(link.journal) as linked:
+                    where, records = f"{store} {link.journal}", linked.head().seq
+    else:
+        beside = path.parent / f"{link.journal}.jsonl"
+        if beside.is_file():
+            with JsonlJournal(beside, readonly=True) as linked:
+                where, records = str(beside), linked.head().seq
     return {
         "seq": link.seq,
         "node": link.node,
@@ -95,7 +107,7 @@ def _link_json(link: LinkRef, path: Path) -> dict[str, Any]:
         "journal": link.journal,
         "agent": link.agent,
         "reason": link.reason,
-        "file": str(beside) if records is not None else None,
+        "file": where,
         "records": records,
     }
 
