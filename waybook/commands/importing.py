@@ -24,7 +24,8 @@ from waybook.codecs.langgraph_db import read_thread
 from waybook.codecs.openai_agents import import_openai_agents
 from waybook.codecs.openai_agents_db import read_session
 from waybook.codecs.pi import import_pi
-from waybook.commands.common import OK, UsageError, emit_json, guarded, import_into_store, warn
+from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
+from waybook.commands.store_option import import_into_store
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 from waybook.journal.fileio import create_atomically
 

@@ -12,7 +12,6 @@ from rich.tree import Tree
 from waybook.commands.common import (
     OK,
     add_store_option,
-    connect_store,
     emit_json,
     guarded,
     open_journal,
@@ -22,6 +21,7 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.store_option import connect_store
 from waybook.journal import JsonlJournal
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
