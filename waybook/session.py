@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from waybook.journal.errors import IntegrityError
+from waybook.journal.errors import IntegrityError, InvalidRecordError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
@@ -28,6 +28,7 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
@@ -184,6 +185,26 @@ class Session:
         """Move the leaf to `node_id` (an earlier node, or None for a new root); nothing is erased."""
         body = LeafMoved(from_leaf=self._leaf, to_leaf=node_id, reason=reason, actor=self._actor)
         return self._node(body)
+
+    def link_subagent(
+        self,
+        journal: str,
+        *,
+        at: str | None = None,
+        call_id: str | None = None,
+        agent: str | None = None,
+        reason: str = "",
+    ) -> Record:
+        """Record that the node `at` (default: the leaf), at its tool call `call_id`, started a sub-agent
+        whose session is the journal `journal`. Does not move the leaf; `waybook tree` and `show` follow it.
+        """
+        node = self._leaf if at is None else at
+        if node is None:
+            msg = "a sub-agent link needs a node to hang from: append the tool call first, or pass at="
+            raise InvalidRecordError(msg, journal=self._journal.name)
+        return self._node(
+            SubagentLink(node=node, journal=journal, call_id=call_id, agent=agent, reason=reason)
+        )
 
     def reset(self, *, reason: str = "") -> Record:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""

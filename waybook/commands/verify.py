@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, add_store_option, emit_json, verify_in_store, warn
+from waybook.commands.common import OK, PROBLEM, USAGE, UsageError, emit_json, warn
+from waybook.commands.store_option import add_store_option, verify_in_store
 from waybook.commands.verify_receipts import verify_receipts
 from waybook.journal import JournalError, verify_file
 
@@ -43,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
             warn(str(exc))
             status = max(status, PROBLEM)
             continue
+        except UsageError as exc:  # --store: a bad id or no store there
+            warn(str(exc))
+            status = max(status, USAGE)
+            continue
         entry = {
             "path": str(path),
             "ok": report.ok,
@@ -62,4 +67,4 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     if args.json:
         emit_json(reports)
-    return max(status, verify_receipts(args.paths, quiet=args.json))
+    return max(status, verify_receipts(args.paths, quiet=args.json, store=args.store))
