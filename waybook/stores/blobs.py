@@ -4,8 +4,10 @@ A blob is addressed by the SHA-256 of its bytes and written before any record th
 Records hold a typed reference (`BlobRef`; in content, a `BlobBlock`, or an `ImageBlock` whose source is
 `sha256:<hex>`). Garbage collection (`collect`) removes a blob only when all of these hold:
 1. no record of any journal of the store references it (every journal is a root, hidden ones too);
-2. no writer holds a live lease on it (`put` takes one; it lasts `lease` seconds, so a writer that has
-   stored a blob but not yet committed the record referencing it is safe);
+2. no writer holds a live lease on it (`put` takes one; it lasts `lease` seconds, an hour by default, so
+   a writer that has stored a blob but not yet committed the record referencing it is safe; leases
+   expire rather than being dropped after the append, so a collection that scanned the journals just
+   before that append still sees the lease);
 3. it was stored (or stored again) longer than `grace` seconds ago.
 A purge of a journal removes its records, and with them its references. Every collection leaves a
 receipt in the store's catalog journal listing what it removed.
@@ -112,7 +114,7 @@ class BlobStore(Protocol):
         ...
 
     def release(self, ref: BlobRef | str) -> None:
-        """Drop this process's lease early (the referencing record is committed)."""
+        """Drop this process's lease now: for a blob the writer decided never to reference."""
         ...
 
 
