@@ -42,6 +42,7 @@ class FileBlobs:
         self._leases = self._root / "leases"
         self._tmp = self._root / "tmp"
         self._lease = lease
+        self.lease = lease
         self._mutex = threading.Lock()
         for path in (self._objects, self._leases, self._tmp):
             path.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,7 @@ class SqliteBlobs:
     def __init__(self, path: Path, *, lease: float = DEFAULT_LEASE, busy_timeout: float = 30.0) -> None:
         self._path = path
         self._lease = lease
+        self.lease = lease
         self._timeout = busy_timeout
         self._holder = f"{os.getpid()}.{id(self)}"
         self._local = threading.local()
@@ -217,6 +218,7 @@ class MemoryBlobs:
         self._blobs: dict[str, tuple[bytes, float]] = {}
         self._leases: dict[str, float] = {}
         self._lease = lease
+        self.lease = lease
         self._mutex = threading.Lock()
 
     def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:

@@ -5,9 +5,9 @@ Records hold a typed reference (`BlobRef`; in content, a `BlobBlock`, or an `Ima
 `sha256:<hex>`). Garbage collection (`collect`) removes a blob only when all of these hold:
 1. no record of any journal of the store references it (every journal is a root, hidden ones too);
 2. no writer holds a live lease on it (`put` takes one; it lasts `lease` seconds, an hour by default, so
-   a writer that has stored a blob but not yet committed the record referencing it is safe; leases
-   expire rather than being dropped after the append, so a collection that scanned the journals just
-   before that append still sees the lease);
+   a writer that commits the referencing record within half the lease is safe: leases expire rather
+   than being dropped after the append, and a collection looks at the feed again at least every half
+   lease, so a record committed during a collection is seen before its blob's lease runs out);
 3. it was stored (or stored again) longer than `grace` seconds ago.
 A purge of a journal removes its records, and with them its references. Every collection leaves a
 receipt in the store's catalog journal listing what it removed.
@@ -198,12 +198,20 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
         after = page.cursor
         if after is None:
             break
+    position = store.feed_head()
     roots |= references(entry.record for entry in store.feed(started_at))
+    rescanned = time.monotonic()
+    margin = getattr(blobs, "lease", DEFAULT_LEASE) / 2
     now = time.time()
     leased = blobs.leased(now)
     removed: list[str] = []
     freed = young = held = referenced = 0
     for digest in list(blobs.digests()):
+        if time.monotonic() - rescanned > margin:
+            # A record committed since the last look may reference a blob whose lease has run out.
+            head = store.feed_head()
+            roots |= references(entry.record for entry in store.feed(position))
+            position, rescanned = head, time.monotonic()
         if digest in roots:
             referenced += 1
         elif digest in leased:
