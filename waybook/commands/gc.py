@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waybook.commands.common import OK, UsageError, connect_store, emit_json, guarded, stdout
+from waybook.commands.common import OK, UsageError, emit_json, guarded, stdout
+from waybook.commands.store_option import connect_store
 from waybook.stores.blobs import DEFAULT_GRACE, BlobError
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs.pi import import_pi
-from waybook.commands.common import OK, UsageError, guarded, import_into_store, warn
+from waybook.commands.common import OK, UsageError, guarded, warn
+from waybook.commands.store_option import import_into_store
 from waybook.journal import GENESIS, InMemoryJournal
 from waybook.journal.fileio import create_atomically
 

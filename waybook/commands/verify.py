@@ -6,16 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import (
-    OK,
-    PROBLEM,
-    USAGE,
-    add_store_option,
-    connect_store,
-    emit_json,
-    verify_in_store,
-    warn,
-)
+from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.store_option import add_store_option, connect_store, verify_in_store
 from waybook.journal import JournalError, verify_file
 
 

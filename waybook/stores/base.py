@@ -34,6 +34,7 @@ from waybook.stores.catalog import (
     Catalog,
     catalog_entry,
     check_journal_id,
+    check_position,
     check_reason,
     check_role,
     header_record,
@@ -264,9 +265,12 @@ class CatalogStore:
             return receipt
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
         self._check_open()
         self._sync_runs()
-        pending = _first(list(self._runs.after(after)), limit)
+        return self._entries(_first(list(self._runs.after(after)), limit))
+
+    def _entries(self, pending: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
         for i in range(0, len(pending), FEED_WINDOW_RUNS):
             yield from self._read_window(pending[i : i + FEED_WINDOW_RUNS])
 
@@ -276,6 +280,7 @@ class CatalogStore:
         return self._runs.head
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.005
         while True:

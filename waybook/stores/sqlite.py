@@ -26,7 +26,8 @@ from waybook.journal.errors import JournalClosedError, StorageError
 from waybook.journal.head import GENESIS, Head
 from waybook.stores.base import store_clock, store_ids
 from waybook.stores.blob_tables import SqliteBlobs
-from waybook.stores.database import DatabaseStore, FeedRow, JournalRow
+from waybook.stores.database import DatabaseStore
+from waybook.stores.engine import FeedRow, JournalRow
 from waybook.stores.errors import StoreBusyError
 
 SCHEMA_VERSION: Final = 1
@@ -232,11 +233,11 @@ class SqliteEngine:
             tx = SqliteTransaction(conn)
             try:
                 yield tx
+                conn.execute("COMMIT")
             except BaseException:
-                if conn.in_transaction:
+                if conn.in_transaction:  # also when COMMIT itself failed: never leave one open
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         for action in tx._after:
             action()
 
