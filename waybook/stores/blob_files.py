@@ -2,7 +2,7 @@
 
 A blob is written to a temporary file, fsynced and renamed into place, so a reader sees all of it or
 none. Storing bytes that are already there refreshes the file's age (its mtime) instead. Leases are files
-`DIR/blobs/leases/<hex>.<pid>.<n>` whose mtime says when they were taken. Writers (`put`) hold a shared
+`DIR/blobs/leases/<hex>.<pid>` whose mtime says when they were taken. Writers (`put`) hold a shared
 lock on `DIR/blobs/gc.lock` and a collection's delete phase an exclusive one, so a blob is never removed
 while a writer is storing or refreshing it.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import os
 import tempfile
 import threading
@@ -29,8 +28,6 @@ from waybook.stores.blobs import (
     chunks_of,
     digest_of,
 )
-
-_counter = itertools.count()
 
 
 class FileBlobs:
@@ -106,10 +103,8 @@ class FileBlobs:
                 yield blob.name
 
     def release(self, ref: BlobRef | str) -> None:
-        digest = digest_of(ref)
-        for lease in self._leases.glob(f"{digest}.{os.getpid()}.*"):
-            with contextlib.suppress(FileNotFoundError):
-                lease.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            (self._leases / f"{digest_of(ref)}.{os.getpid()}").unlink()
 
     # --- what collect needs ---
 
@@ -150,8 +145,8 @@ class FileBlobs:
             return True
 
     def _take_lease(self, digest: str) -> None:
-        name = self._leases / f"{digest}.{os.getpid()}.{next(_counter)}"
-        name.touch(mode=FILE_MODE)
+        """One lease file per blob and process; taking it again refreshes its time."""
+        (self._leases / f"{digest}.{os.getpid()}").touch(mode=FILE_MODE)
 
 
 @contextlib.contextmanager
