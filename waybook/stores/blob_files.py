@@ -130,19 +130,27 @@ class FileBlobs:
     def size(self, digest: str) -> int:
         return self.path(digest).stat().st_size
 
-    def delete_unless_young(self, digest: str, grace: float) -> bool:
-        """Remove the blob under the exclusive collection lock, unless it was stored again meanwhile."""
+    def delete_unless_young(self, digests: list[str], grace: float) -> list[str]:
+        """Remove these blobs under the exclusive collection lock, except any stored again or leased
+        meanwhile; returns the digests removed. Each shard directory is fsynced once."""
+        removed = []
         with _flock(self._gc_lock, exclusive=True):
             now = time.time()
-            path = self.path(digest)
-            try:
-                if now - path.stat().st_mtime < grace or digest in self.leased(now):
-                    return False
-                path.unlink()
-            except FileNotFoundError:
-                return False
-            fsync_dir(path.parent)
-            return True
+            leased = self.leased(now)
+            touched = set()
+            for digest in digests:
+                path = self.path(digest)
+                try:
+                    if digest in leased or now - path.stat().st_mtime < grace:
+                        continue
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                removed.append(digest)
+                touched.add(path.parent)
+            for directory in touched:
+                fsync_dir(directory)
+        return removed
 
     def _take_lease(self, digest: str) -> None:
         """One lease file per blob and process; taking it again refreshes its time."""

@@ -147,15 +147,21 @@ class SqliteBlobs:
             row = conn.execute("SELECT size FROM blobs WHERE digest = ?", (digest,)).fetchone()
         return int(row[0]) if row else 0
 
-    def delete_unless_young(self, digest: str, grace: float) -> bool:
+    def delete_unless_young(self, digests: list[str], grace: float) -> list[str]:
+        """Remove these blobs in one transaction, except any stored again or leased meanwhile (the
+        statement re-checks both); returns the digests removed."""
         now = time.time()
+        removed = []
         with self._write() as conn:
-            cursor = conn.execute(
-                "DELETE FROM blobs WHERE digest = ? AND stored <= ? AND NOT EXISTS "
-                "(SELECT 1 FROM blob_leases WHERE blob_leases.digest = blobs.digest AND taken > ?)",
-                (digest, now - grace, now - self._lease),
-            )
-            return cursor.rowcount == 1
+            for digest in digests:
+                cursor = conn.execute(
+                    "DELETE FROM blobs WHERE digest = ? AND stored <= ? AND NOT EXISTS "
+                    "(SELECT 1 FROM blob_leases WHERE blob_leases.digest = blobs.digest AND taken > ?)",
+                    (digest, now - grace, now - self._lease),
+                )
+                if cursor.rowcount == 1:
+                    removed.append(digest)
+        return removed
 
     # --- connections ---
 
@@ -269,12 +275,17 @@ class MemoryBlobs:
             stored = self._blobs.get(digest)
         return len(stored[0]) if stored else 0
 
-    def delete_unless_young(self, digest: str, grace: float) -> bool:
+    def delete_unless_young(self, digests: list[str], grace: float) -> list[str]:
+        removed = []
         with self._mutex:
             now = time.time()
-            stored = self._blobs.get(digest)
-            taken = self._leases.get(digest)
-            if stored is None or now - stored[1] < grace or (taken is not None and now - taken < self._lease):
-                return False
-            del self._blobs[digest]
-            return True
+            for digest in digests:
+                stored = self._blobs.get(digest)
+                taken = self._leases.get(digest)
+                if stored is None or now - stored[1] < grace:
+                    continue
+                if taken is not None and now - taken < self._lease:
+                    continue
+                del self._blobs[digest]
+                removed.append(digest)
+        return removed

@@ -34,6 +34,8 @@ DEFAULT_LEASE: Final = 3600.0
 """Seconds a `put` protects its blob from collection, so its writer can commit the referencing record."""
 DEFAULT_GRACE: Final = 3600.0
 CHUNK: Final = 1 << 20
+DELETE_BATCH: Final = 1000
+"""Blobs a collection deletes per lock (one fsync of each shard directory, or one transaction)."""
 
 
 class BlobError(JournalError):
@@ -158,7 +160,7 @@ class Collectable(Protocol):
     def age(self, digest: str, now: float) -> float: ...
     def leased(self, now: float) -> set[str]: ...
     def size(self, digest: str) -> int: ...
-    def delete_unless_young(self, digest: str, grace: float) -> bool: ...
+    def delete_unless_young(self, digests: list[str], grace: float) -> list[str]: ...
 
 
 class StoreView(Protocol):
@@ -206,12 +208,8 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
     leased = blobs.leased(now)
     removed: list[str] = []
     freed = young = held = referenced = 0
+    candidates: list[tuple[str, int]] = []
     for digest in list(blobs.digests()):
-        if time.monotonic() - rescanned > margin:
-            # A record committed since the last look may reference a blob whose lease has run out.
-            head = store.feed_head()
-            roots |= references(entry.record for entry in store.feed(position))
-            position, rescanned = head, time.monotonic()
         if digest in roots:
             referenced += 1
         elif digest in leased:
@@ -219,8 +217,19 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
         elif blobs.age(digest, now) < grace:
             young += 1
         else:
-            size = blobs.size(digest)
-            if blobs.delete_unless_young(digest, grace):
+            candidates.append((digest, blobs.size(digest)))
+    for start in range(0, len(candidates), DELETE_BATCH):
+        if time.monotonic() - rescanned > margin:
+            # A record committed since the last look may reference a blob whose lease has run out.
+            head = store.feed_head()
+            roots |= references(entry.record for entry in store.feed(position))
+            position, rescanned = head, time.monotonic()
+        chunk = candidates[start : start + DELETE_BATCH]
+        batch = [(d, size) for d, size in chunk if d not in roots]
+        referenced += len(chunk) - len(batch)  # referenced by a record committed during the collection
+        gone = set(blobs.delete_unless_young([d for d, _ in batch], grace))
+        for digest, size in batch:
+            if digest in gone:
                 removed.append(digest)
                 freed += size
             else:
