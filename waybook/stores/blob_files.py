@@ -10,6 +10,7 @@ while a writer is storing or refreshing it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import tempfile
@@ -19,7 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from waybook.journal.fileio import FILE_MODE, FileLock, fsync_dir
+from waybook.journal.errors import StorageError
+from waybook.journal.fileio import FILE_MODE, fsync_dir
 from waybook.stores.blobs import (
     DEFAULT_LEASE,
     BlobDigestError,
@@ -157,13 +159,16 @@ class FileBlobs:
 @contextlib.contextmanager
 def _flock(path: Path, *, exclusive: bool) -> Iterator[None]:
     """A flock of our own on `path` (one open file each time, so threads exclude each other too)."""
-    lock = FileLock(path)
-    lock.acquire(exclusive=exclusive)
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        msg = f"{path}: cannot open the blob lock: {exc.strerror or exc}"
+        raise StorageError(msg) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
     finally:
-        lock.release()
-        lock.close()
+        os.close(fd)  # closing the file drops its lock
 
 
 def _sha256(data: bytes) -> str:
