@@ -54,7 +54,19 @@ class ToolCallBlock(_Block, tag="tool_call", frozen=True):
     arguments: dict[str, Any] = field(default_factory=dict, name="arguments")
 
 
-Block: TypeAlias = TextBlock | ThinkingBlock | ImageBlock | ToolCallBlock
+class BlobBlock(_Block, tag="blob", frozen=True):
+    """Bytes kept in the store's blobs (`store.blobs`), not in the journal: their SHA-256, size and type.
+
+    Sessions store a block over their inline limit this way; `name` is an optional label (a file name).
+    """
+
+    digest: str = field(name="digest")
+    size: int = field(name="size")
+    media_type: str = field(name="media_type")
+    name: str | None = field(default=None, name="name")
+
+
+Block: TypeAlias = TextBlock | ThinkingBlock | ImageBlock | ToolCallBlock | BlobBlock
 Content: TypeAlias = tuple[Block, ...]
 
 
