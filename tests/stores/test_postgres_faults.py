@@ -25,6 +25,7 @@ from waybook.stores import CATALOG_ID, FeedEntry, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 JOURNALS = ["shared", "own0", "own1", "own2"]
+FAULTS = ["kill", "terminate", "restart", "kill", "terminate", "restart"]
 
 
 class WriterProcess:
@@ -116,19 +117,14 @@ def wait_for_progress(writers: list[WriterProcess], more: int) -> None:
         time.sleep(0.05)
 
 
-def test_kills_terminations_and_restarts_lose_no_acknowledged_append(pg_cluster: Cluster) -> None:
-    base = pg_cluster.url
-    url = with_schema(base, fresh_schema(base)) + "&retry_for=60"
-    with open_store(url) as store:
-        for journal_id in JOURNALS:
-            store.create(journal_id)
-    reader = TailingReader(url)
-    live = [WriterProcess(url, f"w{n}", n) for n in range(3)]
-    retired: list[WriterProcess] = []
+def run_faults(
+    cluster: Cluster, base: str, url: str, live: list[WriterProcess], retired: list[WriterProcess]
+) -> None:
+    """Kill a writer, terminate every backend, crash the server, twice each, each once the writers
+    have recovered from the one before."""
     rng = random.Random(17)
-    faults = ["kill", "terminate", "restart", "kill", "terminate", "restart"]
     wait_for_progress(live, 30)
-    for number, fault in enumerate(faults):
+    for number, fault in enumerate(FAULTS):
         time.sleep(rng.uniform(0.0, 0.3))  # land the fault anywhere in the writers' transactions
         if fault == "kill":
             victim = live.pop(rng.randrange(len(live)))
@@ -138,9 +134,23 @@ def test_kills_terminations_and_restarts_lose_no_acknowledged_append(pg_cluster:
         elif fault == "terminate":
             assert terminate_backends(base) > 0
         else:
-            pg_cluster.restart_immediate()
+            cluster.restart_immediate()
         wait_for_progress(live, 30)
-    errors = [w.kill() for w in live]
+
+
+def test_kills_terminations_and_restarts_lose_no_acknowledged_append(pg_cluster: Cluster) -> None:
+    base = pg_cluster.url
+    url = with_schema(base, fresh_schema(base)) + "&retry_for=60"
+    with open_store(url) as store:
+        for journal_id in JOURNALS:
+            store.create(journal_id)
+    reader = TailingReader(url)
+    live = [WriterProcess(url, f"w{n}", n) for n in range(3)]
+    retired: list[WriterProcess] = []
+    try:
+        run_faults(pg_cluster, base, url, live, retired)
+    finally:
+        errors = [w.kill() for w in live if w.process.poll() is None]
     writers = retired + live
 
     with open_store(url) as store:
@@ -175,9 +185,9 @@ def test_kills_terminations_and_restarts_lose_no_acknowledged_append(pg_cluster:
     )
 
     assert reader.error is None, reader.error
-    assert len(acks) >= 30 * (len(faults) + 1)
+    assert len(acks) >= 30 * (len(FAULTS) + 1)
     assert sum(len(c) for c in committed.values()) == sum(e.journal_id != CATALOG_ID for e in feed)
-    print(f"{len(acks)} acknowledged, {len(feed)} fed, {len(writers)} writers, {len(faults)} faults")
+    print(f"{len(acks)} acknowledged, {len(feed)} fed, {len(writers)} writers, {len(FAULTS)} faults")
     counts = {
         "acknowledged appends lost": lost,
         "positions won twice": won_twice,
