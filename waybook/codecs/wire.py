@@ -34,6 +34,7 @@ from waybook.journal.errors import (
 )
 from waybook.journal.records import (
     BODY_TYPES,
+    Annotation,
     AnyBody,
     AssistantMessage,
     Body,
@@ -68,6 +69,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.custom/1": CustomEntry,
     "waybook.leaf_moved/1": LeafMoved,
     "waybook.reset/1": Reset,
+    "waybook.annotation/1": Annotation,
     "waybook.memory.write/1": MemoryWrite,
     "waybook.memory.delete/1": MemoryDelete,
     "waybook.memory.rename/1": MemoryRename,

@@ -40,6 +40,7 @@ from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
+    Annotation,
     AnyBody,
     AssistantMessage,
     Block,
@@ -86,6 +87,7 @@ __all__ = [
     "verify_file",
     # records
     "TERMINAL_STOP_REASONS",
+    "Annotation",
     "AnyBody",
     "AssistantMessage",
     "Block",

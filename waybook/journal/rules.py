@@ -28,6 +28,7 @@ from waybook.journal.errors import (
 from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
 from waybook.journal.records import (
     JOURNAL_ROLES,
+    Annotation,
     TERMINAL_STOP_REASONS,
     AnyBody,
     AssistantMessage,
@@ -283,6 +284,20 @@ def _check_custom(
         raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
 
 
+def _check_annotation(
+    rules: SessionRules, rid: str, body: Annotation, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.fullmatch(body.type):
+        msg = (
+            f"annotation {rid!r} has type {body.type!r}; use a namespaced type such as "
+            "'myext.note' so extensions cannot collide"
+        )
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    if not rules.is_known_node(body.target, pending):
+        msg = f"annotation {rid!r} is attached to {body.target!r}, which is not a node of this journal"
+        raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
+
+
 def _check_header(
     rules: SessionRules, rid: str, body: Header, leaf: str | None, pending: Mapping[str, bool]
 ) -> None:
@@ -303,6 +318,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     CustomEntry: _check_custom,
     LeafMoved: _check_leaf_move,
     Reset: _no_check,
+    Annotation: _check_annotation,
     MemoryWrite: _no_check,
     MemoryDelete: _no_check,
     MemoryRename: _no_check,
