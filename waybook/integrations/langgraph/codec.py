@@ -59,6 +59,15 @@ def dump_field(serde: TypedSerde, data: dict[str, Any], name: str, value: Any) -
 
 
 def load_field(serde: TypedSerde, data: dict[str, Any], name: str) -> Any:
+    """The value `dump_field` stored, as a fresh copy: LangGraph changes what a saver returns in place."""
     if f"{name}_blob" in data:
         return load(serde, data[f"{name}_blob"])
-    return data.get(name)
+    return _copy(data.get(name))
+
+
+def _copy(value: Any) -> Any:
+    if type(value) is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_copy(item) for item in value]
+    return value
