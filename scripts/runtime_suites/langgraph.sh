@@ -43,6 +43,9 @@ echo "$(wc -l < "$WORK/tests.txt") tests use the in-memory checkpointer"
 venv -m pytest $(cat "$WORK/tests.txt") -q -p no:cacheprovider --junitxml="$WORK/without.xml" \
     > "$WORK/without.log" 2>&1 || true
 cat "$ROOT/scripts/runtime_suites/langgraph_swap.py" >> tests/conftest_checkpointer.py
+WAYBOOK_SAVER=file venv -c 'import tests.conftest as c
+with c._checkpointer_memory() as saver:
+    assert type(saver).__name__ == "WaybookSaver", f"the swap did not take: {type(saver)}"'
 WAYBOOK_SAVER="${WAYBOOK_SAVER:-file}" venv -m pytest $(cat "$WORK/tests.txt") -q -p no:cacheprovider \
     --junitxml="$WORK/with.xml" > "$WORK/with.log" 2>&1 || true
 venv "$ROOT/scripts/runtime_suites/compare.py" "$WORK/without.xml" "$WORK/with.xml" langgraph

@@ -40,7 +40,7 @@ from waybook.integrations.langgraph.state import CHECKPOINT, HIDDEN, WRITES, Ent
 from waybook.journal.errors import IntegrityError, JournalError, StaleWriterError
 from waybook.journal.head import Head
 from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import AnyBody, Annotation, CustomEntry, LeafMoved, NewRecord, Reset
+from waybook.journal.records import AnyBody, Annotation, CustomEntry, LeafMoved, NewRecord, Reset, text
 from waybook.session import new_id, utc_now
 
 RUNTIME: Final = "langgraph"
@@ -139,6 +139,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             views, self._views = list(self._views.values()), {}
         for view in views:
             view.journal.close()
+
+    def journal_id(self, thread_id: Any, checkpoint_ns: str = "") -> str:
+        """The id of the journal that holds `thread_id`'s checkpoints in `checkpoint_ns` (for auditing:
+        `waybook tree`, `waybook export`, `store.open`)."""
+        return journal_id_for(RUNTIME, str(thread_id), checkpoint_ns)
 
     # --- reads -------------------------------------------------------------------------------------
 
@@ -265,7 +270,8 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             skeleton = {key: value for key, value in checkpoint.items() if key != "channel_values"}
             dump_field(self.serde, data, "checkpoint", skeleton)
             dump_field(self.serde, data, "metadata", get_checkpoint_metadata(config, metadata))
-            node = self._record(CustomEntry(parent=parent_record, type=CHECKPOINT, data=data))
+            label = _label(metadata, new_versions)
+            node = self._record(CustomEntry(parent=parent_record, type=CHECKPOINT, data=data, content=text(label)))
             records.append(node)
             for writes in view.parked.pop(checkpoint["id"], []):
                 records.append(self._record(Annotation(target=node.id, type=WRITES, data=writes)))
@@ -461,7 +467,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             self._append(view, records)
 
     def _view(self, thread_id: Any, namespace: str, *, create: bool) -> _View | None:
-        journal_id = journal_id_for(RUNTIME, str(thread_id), namespace)
+        journal_id = self.journal_id(thread_id, namespace)
         with self._views_lock:
             view = self._views.get(journal_id)
         if view is not None:
@@ -578,3 +584,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 if len(previous) == n and all(a is b or a == b for a, b in zip(previous, value[:n], strict=True)):
                     return {"v": version, "add": dump(self.serde, value[n:]), "added": added, "base": base, "n": n}
         return {"v": version, "set": dump(self.serde, value), "n": len(value)}
+
+
+def _label(metadata: CheckpointMetadata, new_versions: ChannelVersions) -> str:
+    """What `waybook tree` shows for a checkpoint: its step, its source and the channels it changed."""
+    channels = sorted(str(c) for c in new_versions if not str(c).startswith(("branch:", "__")))
+    shown = ", ".join(channels[:4]) + (f" and {len(channels) - 4} more" if len(channels) > 4 else "")
+    changed = f": {shown}" if shown else ""
+    return f"step {metadata.get('step', '?')} ({metadata.get('source', '?')}){changed}"
