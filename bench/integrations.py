@@ -75,7 +75,8 @@ def langgraph_run(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, floa
     start = time.perf_counter()
     for _ in range(reads):
         latest = saver.get_tuple(thread)
-        assert latest is not None and len(latest.checkpoint["channel_values"]["messages"]) == steps
+        assert latest is not None
+        assert len(latest.checkpoint["channel_values"]["messages"]) == steps
     latest_seconds = time.perf_counter() - start
     picks = random.Random(7).choices(ids, k=reads)
     start = time.perf_counter()
@@ -180,7 +181,8 @@ def measure(
             with tempfile.TemporaryDirectory(prefix="waybook-bench-") as work:
                 samples[name].append(contenders[name](Path(work), size))
     return {
-        name: {key: statistics.median(s[key] for s in runs) for key in runs[0]} for name, runs in samples.items()
+        name: {key: statistics.median(s[key] for s in runs) for key in runs[0]}
+        for name, runs in samples.items()
     }
 
 

@@ -18,8 +18,12 @@ from langgraph.graph.message import add_messages
 from waybook.integrations.langgraph import WaybookSaver
 from waybook.stores import open_store
 
-REPLIES = {"hello": "Hi! What shall we plan?", "a trip to Lisbon": "Pack light; it is hilly.",
-           "a trip to Oslo": "Pack a coat.", "how long?": "Four days is enough."}
+REPLIES = {
+    "hello": "Hi! What shall we plan?",
+    "a trip to Lisbon": "Pack light; it is hilly.",
+    "a trip to Oslo": "Pack a coat.",
+    "how long?": "Four days is enough.",
+}
 
 
 class Chat(TypedDict):
@@ -62,7 +66,9 @@ def main(directory: str) -> None:
         first_answer = next(
             s for s in graph.get_state_history(config) if len(s.values["messages"]) == 2 and not s.next
         )
-        fork = graph.update_state(first_answer.config, {"messages": [HumanMessage("a trip to Oslo")]}, as_node=START)
+        fork = graph.update_state(
+            first_answer.config, {"messages": [HumanMessage("a trip to Oslo")]}, as_node=START
+        )
         graph.invoke(None, fork)
         print("on the fork:", *transcript(graph, config), sep="\n  ")
         journal_file = store.path_of(saver.journal_id("trip-planning"))

@@ -22,7 +22,11 @@ set_tracing_disabled(True)  # nothing leaves the machine
 
 
 def agent(*replies: str) -> Agent:
-    return Agent(name="planner", instructions="Plan trips.", model=ScriptedModel([[assistant_message(r)] for r in replies]))
+    return Agent(
+        name="planner",
+        instructions="Plan trips.",
+        model=ScriptedModel([[assistant_message(r)] for r in replies]),
+    )
 
 
 async def main(directory: str) -> None:
@@ -37,16 +41,21 @@ async def main(directory: str) -> None:
     # A new process resumes the same session from the store.
     with open_store(f"file:{directory}") as store:
         session = WaybookSession("trip-planning", store)
-        resumed = await Runner.run(agent("Trams and pastéis de nata."), "What should I try there?", session=session)
+        resumed = await Runner.run(
+            agent("Trams and pastéis de nata."), "What should I try there?", session=session
+        )
         print("after the restart:", resumed.final_output, f"({len(await session.get_items())} items)")
 
         # Rewind the last turn (pop_item moves the leaf back; nothing is erased) and ask something else.
         await session.pop_item()
         await session.pop_item()
-        other = await Runner.run(agent("Rent a bike along the river."), "What can I do outdoors?", session=session)
+        other = await Runner.run(
+            agent("Rent a bike along the river."), "What can I do outdoors?", session=session
+        )
         print("on the fork:", other.final_output)
         for item in await session.get_items():
-            print(f"  {item['role']}: {item['content'] if isinstance(item['content'], str) else item['content'][0]['text']}")
+            content = item["content"]
+            print(f"  {item['role']}: {content if isinstance(content, str) else content[0]['text']}")
         journal_file = store.path_of(session.journal_id)
         session.close()
 
@@ -55,7 +64,8 @@ async def main(directory: str) -> None:
     subprocess.run([*waybook, "tree", str(journal_file)], check=True)
     training = f"{directory}/trip-planning.openai.jsonl"
     subprocess.run(
-        [*waybook, "export", str(journal_file), "--format", "openai", "--branches", "all", "-o", training], check=True
+        [*waybook, "export", str(journal_file), "--format", "openai", "--branches", "all", "-o", training],
+        check=True,
     )
     print("both branches as OpenAI fine-tuning data:", training)
 

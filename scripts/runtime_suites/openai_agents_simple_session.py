@@ -80,7 +80,9 @@ class IdStrippingSession(CountingSession):
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         stripped = [
-            cast(TResponseInputItem, {k: v for k, v in item.items() if k != "id"}) if isinstance(item, dict) else item
+            cast(TResponseInputItem, {k: v for k, v in item.items() if k != "id"})
+            if isinstance(item, dict)
+            else item
             for item in items
         ]
         await super().add_items(stripped)

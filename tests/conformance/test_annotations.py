@@ -27,7 +27,7 @@ def test_an_annotation_attaches_to_an_earlier_node_and_leaves_the_leaf_where_it_
     result = journal.append([annotation("n1", "u1", data={"k": [1, 2]})], expected=head)
     # the next node still extends u2: the annotation did not move the leaf
     journal.append([user("u3", "u2")], expected=result.head)
-    note = [r for r in journal.read() if r.id == "n1"][0]
+    note = next(r for r in journal.read() if r.id == "n1")
     assert note.body == Annotation(target="u1", type="ext.note", data={"k": [1, 2]})
     tree = fold(TreeProjection(), journal.read())
     assert tree.leaf_id == "u3"

@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
-from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
-from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES  # noqa: E402
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
-from waybook.integrations.langgraph import WaybookSaver  # noqa: E402
-from waybook.stores import JournalStore  # noqa: E402
+from waybook.integrations.langgraph import WaybookSaver
+from waybook.stores import JournalStore
 
 
 def test_waybook_saver_passes_every_conformance_capability(

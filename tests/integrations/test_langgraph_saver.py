@@ -11,16 +11,16 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage  # noqa: E402
-from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from langgraph.graph import START, StateGraph  # noqa: E402
-from langgraph.graph.message import add_messages  # noqa: E402
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
 
-from waybook.integrations.langgraph import StaleThreadError, WaybookSaver  # noqa: E402
-from waybook.integrations.langgraph.state import CHECKPOINT, HIDDEN, WRITES  # noqa: E402
-from waybook.journal import Annotation, CustomEntry, LeafMoved, Reset, verify  # noqa: E402
-from waybook.stores import JournalStore  # noqa: E402
+from waybook.integrations.langgraph import StaleThreadError, WaybookSaver
+from waybook.integrations.langgraph.state import CHECKPOINT, HIDDEN, WRITES
+from waybook.journal import Annotation, CustomEntry, LeafMoved, Reset, verify
+from waybook.stores import JournalStore
 
 
 def config(thread: str, checkpoint_id: str | None = None, ns: str = "") -> Any:
@@ -49,7 +49,9 @@ def journal_records(store: JournalStore, thread: str, ns: str = "") -> list[Any]
 # --- two writers ------------------------------------------------------------------------------------
 
 
-def test_a_second_writer_on_one_thread_is_refused_as_stale_and_nothing_is_written(store: JournalStore) -> None:
+def test_a_second_writer_on_one_thread_is_refused_as_stale_and_nothing_is_written(
+    store: JournalStore,
+) -> None:
     first, second = WaybookSaver(store), WaybookSaver(store)
     c1 = put(first, "t", None, {"x": 1})
     # both writers read the thread at c1
@@ -91,8 +93,14 @@ def test_a_growing_list_is_stored_as_the_elements_it_gained(store: JournalStore)
     messages: list[Any] = []
     parent = None
     for step in range(200):
-        messages = [*messages, HumanMessage(f"question {step}", id=f"h{step}"), AIMessage(f"answer {step}", id=f"a{step}")]
-        parent = put(saver, "t", parent and parent["configurable"]["checkpoint_id"], {"messages": messages}, step)
+        messages = [
+            *messages,
+            HumanMessage(f"question {step}", id=f"h{step}"),
+            AIMessage(f"answer {step}", id=f"a{step}"),
+        ]
+        parent = put(
+            saver, "t", parent and parent["configurable"]["checkpoint_id"], {"messages": messages}, step
+        )
     refs = [
         r.body.data["values"]["messages"]
         for r in journal_records(store, "t")
@@ -111,7 +119,9 @@ def test_a_list_that_was_rewritten_is_stored_whole(store: JournalStore) -> None:
     saver = WaybookSaver(store)
     c1 = put(saver, "t", None, {"items": [1, 2, 3]})
     put(saver, "t", c1["configurable"]["checkpoint_id"], {"items": [1, 9, 3, 4]}, 1)
-    refs = [r.body.data["values"]["items"] for r in journal_records(store, "t") if isinstance(r.body, CustomEntry)]
+    refs = [
+        r.body.data["values"]["items"] for r in journal_records(store, "t") if isinstance(r.body, CustomEntry)
+    ]
     assert ["set" in ref for ref in refs] == [True, True]
     assert saver.get_tuple(config("t")).checkpoint["channel_values"]["items"] == [1, 9, 3, 4]
 
@@ -130,7 +140,10 @@ def test_a_fork_is_a_leaf_move_and_the_abandoned_branch_stays(store: JournalStor
     assert "continues from checkpoint " + c1["configurable"]["checkpoint_id"] in moves[0].reason
     assert saver.get_tuple(c2).checkpoint["channel_values"] == {"x": [1, 2]}
     assert saver.get_tuple(c3).checkpoint["channel_values"] == {"x": [1, 3]}
-    assert saver.get_tuple(c3).parent_config["configurable"]["checkpoint_id"] == c1["configurable"]["checkpoint_id"]
+    assert (
+        saver.get_tuple(c3).parent_config["configurable"]["checkpoint_id"]
+        == c1["configurable"]["checkpoint_id"]
+    )
     assert verify(store.open(records[0].body.journal)).ok
 
 
@@ -142,7 +155,7 @@ def test_pending_writes_attach_to_their_checkpoint_without_moving_the_leaf(store
     c2 = put(saver, "t", c1["configurable"]["checkpoint_id"], {"x": 2}, 1)
     records = journal_records(store, "t")
     notes = [r.body for r in records if isinstance(r.body, Annotation)]
-    assert len(notes) == 1 and notes[0].type == WRITES
+    assert [n.type for n in notes] == [WRITES]
     assert not any(isinstance(r.body, LeafMoved) for r in records)
     assert saver.get_tuple(c1).pending_writes == [("task-1", "x", 2), ("task-1", "y", "a")]
     assert saver.get_tuple(c2).pending_writes == []
@@ -155,7 +168,8 @@ def test_writes_that_arrive_before_their_checkpoint_are_written_with_it(store: J
     saver.put_writes(config("t", checkpoint["id"]), [("x", 5)], "task-early")
     saver.put(c1, checkpoint, {"step": 1}, {})
     records = journal_records(store, "t")
-    assert isinstance(records[-2].body, CustomEntry) and isinstance(records[-1].body, Annotation)
+    assert isinstance(records[-2].body, CustomEntry)
+    assert isinstance(records[-1].body, Annotation)
     assert records[-2].seq + 1 == records[-1].seq
     assert saver.get_tuple(config("t")).pending_writes == [("task-early", "x", 5)]
 
@@ -171,7 +185,10 @@ def test_delete_thread_appends_a_reset_keeps_the_history_and_the_thread_can_star
     assert list(saver.list(config("t"))) == []
     records = journal_records(store, "t")
     assert isinstance(records[-1].body, Reset)
-    assert any(isinstance(r.body, CustomEntry) and r.body.data["id"] == c1["configurable"]["checkpoint_id"] for r in records)
+    assert any(
+        isinstance(r.body, CustomEntry) and r.body.data["id"] == c1["configurable"]["checkpoint_id"]
+        for r in records
+    )
     put(saver, "t", None, {"x": 2})
     assert saver.get_tuple(config("t")).checkpoint["channel_values"] == {"x": 2}
 
@@ -192,7 +209,11 @@ def test_prune_hides_and_keeps_every_record(store: JournalStore) -> None:
         parent = put(saver, "t", parent and parent["configurable"]["checkpoint_id"], {"x": [step]}, step)
     saver.prune(["t"], strategy="keep_latest")
     assert [t.checkpoint["channel_values"] for t in saver.list(config("t"))] == [{"x": [2]}]
-    hidden = [r.body for r in journal_records(store, "t") if isinstance(r.body, Annotation) and r.body.type == HIDDEN]
+    hidden = [
+        r.body
+        for r in journal_records(store, "t")
+        if isinstance(r.body, Annotation) and r.body.type == HIDDEN
+    ]
     assert len(hidden) == 2
 
 

@@ -17,13 +17,13 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, Runner, set_tracing_disabled  # noqa: E402
-from agents.memory import OpenAIResponsesCompactionSession, SessionSettings  # noqa: E402
-from agents.testing import ScriptedModel, assistant_message  # noqa: E402
+from agents import Agent, Runner, set_tracing_disabled
+from agents.memory import OpenAIResponsesCompactionSession, SessionSettings
+from agents.testing import ScriptedModel, assistant_message
 
-from waybook.integrations.openai_agents import WaybookSession  # noqa: E402
-from waybook.integrations.openai_agents.items import ITEM, body_of, item_of  # noqa: E402
-from waybook.journal import (  # noqa: E402
+from waybook.integrations.openai_agents import WaybookSession
+from waybook.integrations.openai_agents.items import ITEM, body_of, item_of
+from waybook.journal import (
     AssistantMessage,
     CustomEntry,
     InvalidRecordError,
@@ -33,7 +33,7 @@ from waybook.journal import (  # noqa: E402
     UserMessage,
     verify,
 )
-from waybook.stores import JournalStore  # noqa: E402
+from waybook.stores import JournalStore
 
 set_tracing_disabled(True)  # no network: nothing to export traces to
 
@@ -48,11 +48,20 @@ ITEMS: list[dict[str, Any]] = [
         "status": "completed",
         "content": [{"type": "output_text", "text": "Let me look.", "annotations": [], "logprobs": []}],
     },
-    {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": '{"path":"data.csv"}', "id": "fc_1"},
+    {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "read",
+        "arguments": '{"path":"data.csv"}',
+        "id": "fc_1",
+    },
     {"type": "function_call", "call_id": "call_2", "name": "read", "arguments": '{ "path" : "x" }'},
     {"type": "function_call_output", "call_id": "call_1", "output": "a,b\n1,2"},
     {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]},
-    {"role": "user", "content": [{"type": "input_text", "text": "and this"}, {"type": "input_image", "image_url": "x"}]},
+    {
+        "role": "user",
+        "content": [{"type": "input_text", "text": "and this"}, {"type": "input_image", "image_url": "x"}],
+    },
     {"type": "compaction", "encrypted_content": "opaque=="},
     {"role": "assistant", "content": "plain"},
     {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "no"}]},
@@ -83,10 +92,17 @@ def test_every_item_maps_to_a_node_that_gives_back_an_equal_item(item: dict[str,
 
 def test_common_items_become_waybook_messages_so_exports_read_them() -> None:
     kinds = [type(body_of(item, None)) for item in ITEMS[:7]]
-    assert kinds == [UserMessage, *[type(body_of(ITEMS[1], None))] * 2, AssistantMessage, AssistantMessage,
-                     AssistantMessage, ToolResult]
+    assert kinds == [
+        UserMessage,
+        *[type(body_of(ITEMS[1], None))] * 2,
+        AssistantMessage,
+        AssistantMessage,
+        AssistantMessage,
+        ToolResult,
+    ]
     refusal = body_of(ITEMS[-1], None)
-    assert isinstance(refusal, CustomEntry) and refusal.type == ITEM
+    assert isinstance(refusal, CustomEntry)
+    assert refusal.type == ITEM
 
 
 # --- the Session protocol ---------------------------------------------------------------------------
@@ -221,7 +237,10 @@ def test_the_runner_carries_history_across_runs_through_the_session(session: Way
     second = run(Runner.run(agent, "Population?", session=session))
     assert (first.final_output, second.final_output) == ("Paris.", "About 2 million.")
     sent = model.last_call.input
-    assert [i.get("content") for i in sent if i.get("role") == "user"] == ["Capital of France?", "Population?"]
+    assert [i.get("content") for i in sent if i.get("role") == "user"] == [
+        "Capital of France?",
+        "Population?",
+    ]
     items = run(session.get_items())
     assert [i.get("role") for i in items] == ["user", "assistant", "user", "assistant"]
 
@@ -252,7 +271,8 @@ def test_compaction_replaces_the_history_in_one_atomic_append(session: WaybookSe
     run(wrapper.run_compaction({"force": True}))
     assert run(session.get_items()) == compacted
     added = journal_bodies(session)[before:]
-    assert isinstance(added[0], LeafMoved) and added[0].to_leaf is None
+    assert isinstance(added[0], LeafMoved)
+    assert added[0].to_leaf is None
     assert "compaction" in added[0].reason
     assert [item_of(b) for b in added[1:]] == compacted
     assert not any(isinstance(b, Reset) for b in added), "never clear-then-add"

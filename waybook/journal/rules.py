@@ -28,8 +28,8 @@ from waybook.journal.errors import (
 from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
 from waybook.journal.records import (
     JOURNAL_ROLES,
-    Annotation,
     TERMINAL_STOP_REASONS,
+    Annotation,
     AnyBody,
     AssistantMessage,
     Compaction,

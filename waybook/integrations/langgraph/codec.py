@@ -40,7 +40,7 @@ def is_plain_json(value: Any) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return _INT_MIN <= value <= _INT_MAX
+        return bool(_INT_MIN <= value <= _INT_MAX)
     if kind is float:
         return math.isfinite(value)
     if kind is list:

@@ -17,7 +17,7 @@ import random
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 from langchain_core.runnables import RunnableConfig
@@ -40,7 +40,7 @@ from waybook.integrations.langgraph.state import CHECKPOINT, HIDDEN, WRITES, Ent
 from waybook.journal.errors import IntegrityError, JournalError, StaleWriterError
 from waybook.journal.head import Head
 from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import AnyBody, Annotation, CustomEntry, LeafMoved, NewRecord, Reset, text
+from waybook.journal.records import Annotation, AnyBody, CustomEntry, LeafMoved, NewRecord, Reset, text
 from waybook.session import new_id, utc_now
 
 RUNTIME: Final = "langgraph"
@@ -191,7 +191,9 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                     item = self._tuple(view, entry, None)
                 yield item
 
-    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Mapping[str, Any]:
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
         """Each channel's writes along the checkpoint's ancestors back to the nearest stored value.
 
         Walks hidden ancestors too: hiding (`prune`, `delete_for_runs`) never breaks a delta channel.
@@ -258,7 +260,13 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 reason = f"langgraph: checkpoint {checkpoint['id']} continues from " + (
                     f"checkpoint {parent_id}" if parent_record else "a new root"
                 )
-                records.append(self._record(LeafMoved(from_leaf=state.leaf, to_leaf=parent_record, reason=reason, actor=self.actor)))
+                records.append(
+                    self._record(
+                        LeafMoved(
+                            from_leaf=state.leaf, to_leaf=parent_record, reason=reason, actor=self.actor
+                        )
+                    )
+                )
             values = checkpoint["channel_values"]
             refs = {
                 channel: self._ref(view, parent, channel, version, values[channel])
@@ -271,7 +279,9 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             dump_field(self.serde, data, "checkpoint", skeleton)
             dump_field(self.serde, data, "metadata", get_checkpoint_metadata(config, metadata))
             label = _label(metadata, new_versions)
-            node = self._record(CustomEntry(parent=parent_record, type=CHECKPOINT, data=data, content=text(label)))
+            node = self._record(
+                CustomEntry(parent=parent_record, type=CHECKPOINT, data=data, content=text(label))
+            )
             records.append(node)
             for writes in view.parked.pop(checkpoint["id"], []):
                 records.append(self._record(Annotation(target=node.id, type=WRITES, data=writes)))
@@ -280,7 +290,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 if "n" in ref:
                     view.lists[channel] = (node.id, list(values[channel]))
         return {
-            "configurable": {"thread_id": thread_id, "checkpoint_ns": namespace, "checkpoint_id": checkpoint["id"]}
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": namespace,
+                "checkpoint_id": checkpoint["id"],
+            }
         }
 
     def put_writes(
@@ -321,7 +335,9 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                     self.store.purge(view.journal_id, reason="langgraph: delete_thread", actor=self.actor)
                     self._forget(view)
                 elif view.state.by_id:
-                    self._append(view, [self._record(Reset(reason="langgraph: delete_thread", actor=self.actor))])
+                    self._append(
+                        view, [self._record(Reset(reason="langgraph: delete_thread", actor=self.actor))]
+                    )
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide every checkpoint (and so its writes) that one of `run_ids` created, in every thread."""
@@ -352,7 +368,8 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 self._refresh(target)
                 if target.state.by_id:
                     msg = (
-                        f"copy_thread: thread {target_thread_id!r} (namespace {source.checkpoint_ns!r}) already "
+                        f"copy_thread: thread {target_thread_id!r} (namespace {source.checkpoint_ns!r}) "
+                        "already "
                         "has checkpoints; delete it first or copy to a new thread id"
                     )
                     raise ThreadExistsError(msg)
@@ -374,7 +391,9 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                     self._refresh(view)
                     if strategy == "delete":
                         if view.state.by_id:
-                            self._append(view, [self._record(Reset(reason="langgraph: prune", actor=self.actor))])
+                            self._append(
+                                view, [self._record(Reset(reason="langgraph: prune", actor=self.actor))]
+                            )
                         continue
                     self._hide(view, list(view.state.visible())[1:], "prune keep_latest")
 
@@ -391,14 +410,18 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        items = await asyncio.to_thread(lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
+        items = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
         for item in items:
             yield item
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, Any]:
-        return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
 
     async def aput(
         self,
@@ -442,7 +465,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
     def _record(self, body: AnyBody) -> NewRecord:
         return NewRecord(id=new_id(), at=utc_now(), body=body)
 
-    def _append(self, view: _View, records: list[NewRecord]) -> None:
+    def _append(self, view: _View, records: Sequence[NewRecord]) -> None:
         try:
             result = view.journal.append(records, expected=view.state.head)
         except StaleWriterError as exc:
@@ -459,10 +482,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         """Read what other writers committed: after this, this saver may write on top of it."""
         view.state.apply(view.journal.read(after=view.state.head.seq))
 
-    def _hide(self, view: _View, entries: list[Entry], reason: str) -> None:
+    def _hide(self, view: _View, entries: Sequence[Entry], reason: str) -> None:
         if entries:
             records = [
-                self._record(Annotation(target=e.record_id, type=HIDDEN, data={"reason": reason})) for e in entries
+                self._record(Annotation(target=e.record_id, type=HIDDEN, data={"reason": reason}))
+                for e in entries
             ]
             self._append(view, records)
 
@@ -489,7 +513,9 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         if view is not None:
             return view
         journal = self.store.open(info.journal_id)
-        return self._adopt(info.journal_id, journal, info.metadata.get("thread_id"), info.metadata.get("checkpoint_ns", ""))
+        return self._adopt(
+            info.journal_id, journal, info.metadata.get("thread_id"), info.metadata.get("checkpoint_ns", "")
+        )
 
     def _adopt(self, journal_id: str, journal: SessionJournal, thread_id: Any, namespace: str) -> _View:
         state = ThreadState()
@@ -506,10 +532,10 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             self._views.pop(view.journal_id, None)
         view.journal.close()
 
-    def _thread_views(self, thread_id: Any) -> list[_View]:
+    def _thread_views(self, thread_id: Any) -> Sequence[_View]:
         return [self._view_of(info) for info in listed(self.store, {"langgraph_thread": str(thread_id)})]
 
-    def _views_for(self, config: RunnableConfig | None) -> list[_View]:
+    def _views_for(self, config: RunnableConfig | None) -> Sequence[_View]:
         if config is None:
             return [self._view_of(info) for info in listed(self.store, {"runtime": RUNTIME})]
         conf = config["configurable"]
@@ -534,13 +560,27 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         parent_id = entry.parent_id
         return CheckpointTuple(
             config=config
-            or {"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace, "checkpoint_id": entry.checkpoint_id}},
+            or {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": namespace,
+                    "checkpoint_id": entry.checkpoint_id,
+                }
+            },
             checkpoint=skeleton,  # type: ignore[arg-type]
-            metadata=load_field(self.serde, entry.data, "metadata") or {},
-            parent_config={"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace, "checkpoint_id": parent_id}}
+            metadata=cast(CheckpointMetadata, load_field(self.serde, entry.data, "metadata") or {}),
+            parent_config={
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": namespace,
+                    "checkpoint_id": parent_id,
+                }
+            }
             if parent_id
             else None,
-            pending_writes=[(w.task_id, w.channel, load(self.serde, w.value)) for w in entry.ordered_writes()],
+            pending_writes=[
+                (w.task_id, w.channel, load(self.serde, w.value)) for w in entry.ordered_writes()
+            ],
         )
 
     def _value(self, view: _View, record_id: str, channel: str) -> tuple[bool, Any]:
@@ -554,7 +594,8 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             if "set" not in ref and "add" not in ref:
                 msg = (
                     f"{view.journal_id}: channel {channel!r} of record {record_id} extends record {base}, "
-                    "which holds no value for it; the journal is not one this saver wrote. Run `waybook verify`."
+                    "which holds no value for it; the journal is not one this saver wrote. "
+                    "Run `waybook verify`."
                 )
                 raise IntegrityError(msg)
         if "set" not in ref:
@@ -564,9 +605,13 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             value.extend(load(self.serde, blob))
         return True, value
 
-    def _ref(self, view: _View, parent: Entry | None, channel: str, version: Any, value: Any) -> dict[str, Any]:
+    def _ref(
+        self, view: _View, parent: Entry | None, channel: str, version: Any, value: Any
+    ) -> dict[str, Any]:
         """What to store for `channel`: the elements a list gained since the parent, or the whole value."""
-        whole: dict[str, Any] = {"v": version, "set": dump(self.serde, value)} if type(value) is not list else {}
+        whole: dict[str, Any] = (
+            {"v": version, "set": dump(self.serde, value)} if type(value) is not list else {}
+        )
         if whole:
             return whole
         base = view.state.value_record(parent, channel) if parent is not None else None
@@ -581,8 +626,16 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 else:
                     previous = self._value(view, base, channel)[1]
                 n = stats.length
-                if len(previous) == n and all(a is b or a == b for a, b in zip(previous, value[:n], strict=True)):
-                    return {"v": version, "add": dump(self.serde, value[n:]), "added": added, "base": base, "n": n}
+                if len(previous) == n and all(
+                    a is b or a == b for a, b in zip(previous, value[:n], strict=True)
+                ):
+                    return {
+                        "v": version,
+                        "add": dump(self.serde, value[n:]),
+                        "added": added,
+                        "base": base,
+                        "n": n,
+                    }
         return {"v": version, "set": dump(self.serde, value), "n": len(value)}
 
 

@@ -94,7 +94,9 @@ def _native(item: Any, parent: str | None) -> NodeBody | None:
         if json.dumps(arguments, separators=(",", ":"), ensure_ascii=False) != item["arguments"]:
             details["arguments"] = item["arguments"]  # kept verbatim: the SDK compares them as text
         call = ToolCallBlock(call_id=item["call_id"], name=item["name"], arguments=arguments)
-        return AssistantMessage(parent=parent, content=(call,), stop_reason="tool_use", details={_KEY: details})
+        return AssistantMessage(
+            parent=parent, content=(call,), stop_reason="tool_use", details={_KEY: details}
+        )
     if kind == "function_call_output" and isinstance(item.get("output"), str):
         details = {k: v for k, v in item.items() if k != "output"}
         return ToolResult(

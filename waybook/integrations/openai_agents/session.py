@@ -52,8 +52,9 @@ class ItemsState:
         for record in records:
             body = record.body
             if body.IS_NODE:
-                self.nodes[record.id] = (body.parent, item_of(body))
-                if body.parent != self.leaf:  # pragma: no cover - the journal's rules forbid it
+                parent: str | None = body.parent  # type: ignore[union-attr]
+                self.nodes[record.id] = (parent, item_of(body))
+                if parent != self.leaf:  # pragma: no cover - the journal's rules forbid it
                     msg = f"node {record.id} does not extend the leaf"
                     raise AssertionError(msg)
                 self.path.append(record.id)
@@ -172,7 +173,9 @@ class WaybookSession:
                     if self._state.head != seen:
                         return False  # the session changed since the snapshot: keep it as it is
                     keep = len(self._state.item_ids()) - len(suffix)
-                    plan = self._replace_plan(self._state, keep, batch, "compaction replaced the latest items", prune_prefix)
+                    plan = self._replace_plan(
+                        self._state, keep, batch, "compaction replaced the latest items", prune_prefix
+                    )
                     try:
                         self._append(plan)
                     except StaleWriterError:
@@ -208,13 +211,21 @@ class WaybookSession:
             last = ids[-1]
             parent, item = state.nodes[last]
             popped.append(item)
-            return [LeafMoved(from_leaf=state.leaf, to_leaf=parent, reason="openai-agents: pop_item", actor=self.actor)]
+            return [
+                LeafMoved(
+                    from_leaf=state.leaf, to_leaf=parent, reason="openai-agents: pop_item", actor=self.actor
+                )
+            ]
 
         self._write(plan)
         return popped[0] if popped else None
 
     def clear_session_now(self) -> None:
-        self._write(lambda state: [Reset(reason="openai-agents: clear_session", actor=self.actor)] if state.path else [])
+        self._write(
+            lambda state: (
+                [Reset(reason="openai-agents: clear_session", actor=self.actor)] if state.path else []
+            )
+        )
 
     # --- internals -------------------------------------------------------------------------------------
 
@@ -240,7 +251,11 @@ class WaybookSession:
             target, again = (ids[-1] if ids else None), []
         bodies: list[AnyBody] = []
         if state.leaf != target:
-            bodies.append(LeafMoved(from_leaf=state.leaf, to_leaf=target, reason=f"openai-agents: {reason}", actor=self.actor))
+            bodies.append(
+                LeafMoved(
+                    from_leaf=state.leaf, to_leaf=target, reason=f"openai-agents: {reason}", actor=self.actor
+                )
+            )
         return bodies + self._nodes_after(target, again + output)
 
     @staticmethod
@@ -258,10 +273,11 @@ class WaybookSession:
                     return
                 try:
                     self._append(bodies)
-                    return
                 except StaleWriterError:
                     if attempt == RETRIES - 1:
                         raise
+                else:
+                    return
 
     def _append(self, bodies: list[AnyBody]) -> None:
         """Append `bodies` as one batch at the known head, chaining each node to the record before it."""
@@ -297,7 +313,7 @@ class WaybookSession:
 def _with_parent(body: AnyBody, parent: str | None) -> AnyBody:
     import msgspec
 
-    return msgspec.structs.replace(body, parent=parent)  # type: ignore[type-var]
+    return msgspec.structs.replace(body, parent=parent)
 
 
 async def _settle(work: Awaitable[_T]) -> _T:
