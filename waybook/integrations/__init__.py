@@ -1,5 +1,1 @@
-"""Thin adapters from other runtimes' interfaces onto waybook journals (docs/langgraph.md, ...).
-
-Each integration is its own module, imports its runtime only when that module is imported, and ships
-as an extra (`pip install 'waybook[langgraph]'`). The core package never imports them.
-"""
+"""Thin adapters to other runtimes' interfaces; each imports its runtime lazily and is an extra."""
