@@ -26,6 +26,7 @@ class StoreKind:
 STORES: list[StoreKind] = [
     StoreKind("memory", lambda _tmp: "memory:", persistent=False),
     StoreKind("directory", lambda tmp: f"file:{tmp}/store"),
+    StoreKind("sqlite", lambda tmp: f"sqlite:{tmp}/store.db"),
 ]
 
 

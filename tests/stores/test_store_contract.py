@@ -356,3 +356,71 @@ def test_a_reopened_store_has_the_same_journals_catalog_and_feed(kind: StoreKind
         assert list(again.feed()) == feed
         Session(again.open("a")).user("after reopen")
         assert [e.journal_id for e in again.feed(feed[-1].position)] == ["a"]
+
+
+def test_a_purge_by_another_store_object_hides_the_journal_from_this_ones_feed(
+    kind: StoreKind, url: str
+) -> None:
+    if not kind.persistent:
+        pytest.skip("this store lives in one process")
+    with open_store(url) as reader, open_store(url) as purger:
+        Session(reader.create("s1")).user("to be forgotten")
+        assert any(e.journal_id == "s1" for e in reader.feed())  # the reader now holds s1 open
+        purger.purge("s1", reason="erasure")
+        assert all(e.journal_id != "s1" for e in reader.feed())
+        assert not reader.exists("s1")
+
+
+def test_threads_creating_hiding_and_listing_at_once_agree_with_the_catalog(store: JournalStore) -> None:
+    ids = [f"j{i}" for i in range(24)]
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def work(share: list[str]) -> None:
+        try:
+            barrier.wait()
+            for journal_id in share:
+                store.create(journal_id).close()
+                store.hide(journal_id, reason="tidy")
+                store.list(hidden=True, limit=1000)
+        except BaseException as exc:  # reported below, with the thread that failed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(ids[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    listed = store.list(hidden=True, limit=1000)
+    assert sorted(i.journal_id for i in listed) == sorted(ids)
+    assert all(i.hidden for i in listed)
+    assert list(store.list()) == []
+
+
+def test_positions_are_never_reused_after_purging_the_latest_records(store: JournalStore) -> None:
+    chat(store, "keep", turns=1)
+    chat(store, "gone", turns=2)
+    head = store.feed_head()
+    store.purge("gone", reason="erasure")
+    assert store.feed_head() >= head
+    Session(store.open("keep")).user("after the purge")
+    newest = list(store.feed(head))
+    assert newest
+    assert all(e.position > head for e in newest)
+    assert [(e.journal_id, e.seq) for e in newest if e.journal_id == "keep"] == [("keep", 4)]
+
+
+@pytest.mark.parametrize(("after", "limit"), [(-1, None), ("3", None), (0, -2), (0, "all")])
+def test_a_bad_feed_position_or_limit_is_refused_when_asked(
+    store: JournalStore, after: object, limit: object
+) -> None:
+    with pytest.raises(StoreArgumentError):
+        store.feed(after, limit=limit)  # type: ignore[arg-type]
+
+
+def test_a_listing_is_the_callers_to_change(store: JournalStore) -> None:
+    store.create("s1", metadata={"user": "ada"})
+    (info,) = store.list()
+    info.metadata["user"] = "mallory"
+    assert [i.metadata for i in store.list()] == [{"user": "ada"}]

@@ -4,6 +4,7 @@
 `memory:`, and `postgresql://...` with the postgres extra.
 """
 
+from waybook.stores.database import DatabaseJournal, DatabaseStore
 from waybook.stores.directory import DirectoryStore
 from waybook.stores.errors import (
     InvalidJournalIdError,
@@ -18,6 +19,8 @@ from waybook.stores.errors import (
 )
 from waybook.stores.memory import MemoryStore
 from waybook.stores.protocol import CATALOG_ID, AsyncJournalStore, JournalStore, tail
+from waybook.stores.sqlite import SqliteStore
+from waybook.stores.threaded import ThreadedJournal, ThreadedStore, open_async_store
 from waybook.stores.url import OPENERS, open_store
 from waybook.stores.values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 
@@ -26,9 +29,15 @@ __all__ = [
     "CATALOG_ID",
     "OPENERS",
     "AsyncJournalStore",
+    "DatabaseJournal",
+    "DatabaseStore",
     "DirectoryStore",
     "JournalStore",
     "MemoryStore",
+    "SqliteStore",
+    "ThreadedJournal",
+    "ThreadedStore",
+    "open_async_store",
     "open_store",
     "tail",
     # values

@@ -26,7 +26,7 @@ from waybook.journal.errors import IntegrityError
 from waybook.journal.head import GENESIS, GENESIS_DIGEST, Head
 from waybook.journal.ledger import Ledger
 from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import Header, Record
+from waybook.journal.records import Header, NewRecord, Record
 from waybook.stores.catalog import (
     CREATED,
     HIDDEN,
@@ -34,6 +34,7 @@ from waybook.stores.catalog import (
     Catalog,
     catalog_entry,
     check_journal_id,
+    check_position,
     check_reason,
     check_role,
     header_record,
@@ -50,8 +51,10 @@ from waybook.stores.protocol import CATALOG_ID
 from waybook.stores.runs import Run, Runs
 from waybook.stores.values import FeedEntry, JournalPage, PurgeReceipt
 
-READER_CACHE = 64
+READER_CACHE = 256
 """How many journals the feed keeps open for reading at once (least recently used are closed)."""
+FEED_WINDOW_RUNS = 4096
+"""Runs read together by `feed`: each journal with records among them is read once per window."""
 
 
 def store_clock() -> str:
@@ -60,6 +63,21 @@ def store_clock() -> str:
 
 def store_ids() -> str:
     return secrets.token_hex(8)
+
+
+def _first(runs: list[tuple[int, Run]], limit: int | None) -> list[tuple[int, Run]]:
+    """`runs` cut after `limit` records."""
+    if limit is None:
+        return runs
+    kept: list[tuple[int, Run]] = []
+    left = max(limit, 0)
+    for start, run in runs:
+        if left <= 0:
+            break
+        size = min(run.last - run.first + 1, left)
+        kept.append((start, Run(run.journal_id, run.first, run.first + size - 1)))
+        left -= size
+    return kept
 
 
 def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,6 +120,8 @@ class CatalogStore:
         self._clock = clock
         self._ids = ids
         self._cat = Catalog(url)
+        self._cat_mutex = threading.Lock()
+        """Guards `_cat`: folding catalog records in, from any thread."""
         self._runs = Runs()
         self._runs_mutex = threading.RLock()
         self._fed_signal = threading.Condition()
@@ -147,8 +167,6 @@ class CatalogStore:
         with self._store_lock():
             if catalog.head() == GENESIS:
                 body = Header(journal=CATALOG_ID, creator="waybook", role="catalog")
-                from waybook.journal.records import NewRecord
-
                 new = NewRecord(id=self._ids(), at=self._clock(), body=body)
                 self._catalog_fed.append([new], expected=GENESIS)
             self._sync_catalog()
@@ -213,7 +231,8 @@ class CatalogStore:
         limit: int = 100,
     ) -> JournalPage:
         self._sync_catalog()
-        return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
+        with self._cat_mutex:
+            return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
 
     def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
         check_journal_id(journal_id)
@@ -240,25 +259,22 @@ class CatalogStore:
                 finally:
                     raw.close()
                 self._append_catalog(PURGED, purge_data(journal_id, info.role, head, reason, actor))
+                assert self._catalog_fed is not None
+                self._catalog_fed.flush()  # the receipt is on disk before any byte is erased
                 receipt = self._cat.purged[journal_id]
             self._drop_reader(journal_id)
             self._raw_erase(journal_id)  # after the receipt: an interrupted purge is finished by the next
             return receipt
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
         self._check_open()
         self._sync_runs()
-        remaining = limit
-        for start, run in list(self._runs.after(after)):
-            if remaining is not None and remaining <= 0:
-                return
-            count = (
-                run.last - run.first + 1 if remaining is None else min(run.last - run.first + 1, remaining)
-            )
-            entries = self._read_run(start, Run(run.journal_id, run.first, run.first + count - 1))
-            yield from entries
-            if remaining is not None:
-                remaining -= count
+        return self._entries(_first(list(self._runs.after(after)), limit))
+
+    def _entries(self, pending: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
+        for i in range(0, len(pending), FEED_WINDOW_RUNS):
+            yield from self._read_window(pending[i : i + FEED_WINDOW_RUNS])
 
     def feed_head(self) -> int:
         self._check_open()
@@ -266,6 +282,7 @@ class CatalogStore:
         return self._runs.head
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.005
         while True:
@@ -316,7 +333,8 @@ class CatalogStore:
     def _sync_catalog(self) -> None:
         self._check_open()
         assert self._catalog_raw is not None
-        self._cat.apply(self._catalog_raw.read(after=self._cat.seq))
+        with self._cat_mutex:
+            self._cat.apply(self._catalog_raw.read(after=self._cat.seq))
 
     def _refuse_taken(self, journal_id: str) -> None:
         if journal_id in self._cat.purged:
@@ -357,7 +375,8 @@ class CatalogStore:
         expected = Head.of(cat.last) if cat.last is not None else GENESIS
         new = catalog_entry(kind, data, cat.leaf, record_id=self._ids(), at=self._clock())
         result = self._catalog_fed.append([new], expected=expected)
-        cat.apply(result.records)
+        with self._cat_mutex:
+            cat.apply(result.records)
         return result.records[0]
 
     def _fed(self, journal_id: str, head_seq: int) -> None:
@@ -381,38 +400,54 @@ class CatalogStore:
         with self._runs_mutex:
             self._feed_sync()
 
-    def _read_run(self, start: int, run: Run) -> builtins.list[FeedEntry]:
-        reader = self._reader(run.journal_id)
-        if reader is None:
-            return []  # purged: its positions stay, empty
-        count = run.last - run.first + 1
-        lines = list(reader.read_lines(after=run.first - 1, limit=count))
-        if len(lines) != count:
-            msg = (
-                f"{self._url}: the feed says journal {run.journal_id!r} has records {run.first}..{run.last} "
-                f"but it holds {run.first - 1 + len(lines)}; the store was altered outside waybook"
-            )
-            raise IntegrityError(msg)
-        entries: builtins.list[FeedEntry] = []
-        where = f"{self._url} {run.journal_id}"
-        for offset, line in enumerate(lines):
-            record = decode_record(line, where=where)
-            if record.seq != run.first + offset:
-                msg = f"{where}: feed expected seq {run.first + offset}, the journal holds seq {record.seq}"
+    def _read_window(self, window: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
+        """The entries of consecutive runs, reading each journal's part of them with one read: a
+        journal's runs in feed order cover consecutive seqs, so its part of a window is one range."""
+        self._sync_catalog()  # learn of purges by other processes before reading anything
+        spans: dict[str, tuple[int, int]] = {}
+        for _, run in window:
+            first, _last = spans.get(run.journal_id, (run.first, run.last))
+            spans[run.journal_id] = (min(first, run.first), run.last)
+        lines: dict[str, builtins.list[bytes]] = {}
+        for journal_id, (first, last) in spans.items():
+            reader = self._reader(journal_id)
+            if reader is None:
+                continue  # purged: its positions stay, empty
+            got = list(reader.read_lines(after=first - 1, limit=last - first + 1))
+            if len(got) != last - first + 1:
+                msg = (
+                    f"{self._url}: the feed says journal {journal_id!r} has records {first}..{last} but it "
+                    f"holds {first - 1 + len(got)}; the store was altered outside waybook"
+                )
                 raise IntegrityError(msg)
-            entries.append(FeedEntry(start + offset, run.journal_id, record.seq, record, line))
-        return entries
+            lines[journal_id] = got
+        for start, run in window:
+            journal_lines = lines.get(run.journal_id)
+            if journal_lines is None:
+                continue
+            base = spans[run.journal_id][0]
+            where = f"{self._url} {run.journal_id}"
+            for offset in range(run.last - run.first + 1):
+                seq = run.first + offset
+                line = journal_lines[seq - base]
+                record = decode_record(line, where=where)
+                if record.seq != seq:
+                    msg = f"{where}: the feed expected seq {seq}, the journal holds seq {record.seq}"
+                    raise IntegrityError(msg)
+                yield FeedEntry(start + offset, run.journal_id, seq, record, line)
 
     def _reader(self, journal_id: str) -> SessionJournal | None:
         if journal_id == CATALOG_ID:
             return self._catalog_raw
+        if journal_id in self._cat.purged:
+            self._drop_reader(journal_id)  # a reader opened before another process purged it
+            return None
         with self._readers_mutex:
             reader = self._readers.get(journal_id)
             if reader is not None:
                 self._readers.move_to_end(journal_id)
                 return reader
-        self._sync_catalog()
-        if journal_id in self._cat.purged or not self._raw_exists(journal_id):
+        if not self._raw_exists(journal_id):
             return None
         try:
             reader = self._raw_open(journal_id, readonly=True)

@@ -12,12 +12,12 @@ class StoreError(JournalError):
     """Base of errors about a store rather than one journal's records."""
 
 
-class InvalidStoreUrlError(StoreError, ValueError):
-    """`open_store` was given a URL it cannot open."""
-
-
 class StoreArgumentError(StoreError, ValueError):
     """An argument to a store method is not valid (a role, a cursor, a limit, a reason). Nothing changed."""
+
+
+class InvalidStoreUrlError(StoreArgumentError):
+    """`open_store` was given a URL it cannot open."""
 
 
 class InvalidJournalIdError(StoreArgumentError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from waybook.journal.head import AppendResult, Head
 from waybook.journal.protocol import SessionJournal
@@ -51,11 +51,12 @@ class FedJournal:
     def close(self) -> None:
         self._inner.close()
 
-    def check_invariants(self) -> None:
-        """The adapter's own invariant check, where it has one (stress tests call it after each step)."""
-        check = getattr(self._inner, "check_invariants", None)
-        if check is not None:
-            check()
+    def __getattr__(self, name: str) -> Any:
+        """Optional abilities of the adapter underneath (`position`, `check_invariants`, ...), where it
+        has them; a caller probing with getattr(journal, name, None) sees exactly what it offers."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
 
     def __enter__(self) -> Self:
         return self

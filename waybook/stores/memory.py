@@ -6,7 +6,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from waybook.journal.errors import JournalClosedError
 from waybook.journal.head import AppendResult, Head
@@ -53,6 +53,14 @@ class _Handle:
 
     def check_invariants(self) -> None:
         self._journal.check_invariants()
+
+    def __getattr__(self, name: str) -> Any:
+        """Optional abilities of the shared journal (such as `position`), checked for closing first."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        attribute = getattr(self._journal, name)
+        self._check_open()
+        return attribute
 
     def __enter__(self) -> Self:
         return self

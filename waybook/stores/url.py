@@ -2,8 +2,9 @@
 
     memory:                 a new MemoryStore (this process only)
     file:DIR                a DirectoryStore (created if missing); also file:///abs/dir
+    sqlite:FILE             a SqliteStore (created if missing); also sqlite:///abs/file.db
     postgresql://...        a PostgreSQL store (the `postgres` extra)
-Options go in the query string: `?durability=fsync` (file).
+Options go in the query string: `?durability=fsync` (file, sqlite), `?busy_timeout=30` (sqlite).
 """
 
 from __future__ import annotations
@@ -33,9 +34,22 @@ def _open_directory(location: str, options: dict[str, str]) -> JournalStore:
     return DirectoryStore(_local_path("file:", location), durability=options.get("durability", "flush"))
 
 
+def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores.sqlite import BUSY_TIMEOUT, SqliteStore
+
+    _no_options("sqlite:", options, allowed=("durability", "busy_timeout"))
+    timeout = options.get("busy_timeout")
+    return SqliteStore(
+        _local_path("sqlite:", location),
+        durability=options.get("durability", "fsync"),
+        busy_timeout=BUSY_TIMEOUT if timeout is None else seconds_option(timeout),
+    )
+
+
 OPENERS: Final[dict[str, Opener]] = {
     "memory": _open_memory,
     "file": _open_directory,
+    "sqlite": _open_sqlite,
 }
 """Schemes `open_store` knows. A store module adds its own (PostgreSQL: "postgresql", "postgres")."""
 
