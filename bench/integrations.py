@@ -5,9 +5,10 @@ records its pending write), stored by WaybookSaver (directory store) and by Lang
 bytes on disk, puts per second, and reads per second of the latest checkpoint and of a random earlier
 one. OpenAI Agents: 2,000 items added two at a time (one turn), then full and last-20 reads, by
 WaybookSession (directory store) and the SDK's SQLiteSession. Both SQLite savers run in WAL mode with
-SQLite's default synchronous setting (a sync per commit), so waybook runs with `flush` (no sync, its
-default) and with `fsync` (a sync per append). Rows alternate between savers round by round so machine
-drift hits both alike; each figure is the median of the rounds.
+SQLite's default synchronous setting (a sync per commit), so waybook's directory store runs with
+`flush` (no sync, its default) and with `fsync` (a sync per append); waybook's SQLite store runs too.
+Rows alternate between savers round by round so machine drift hits all alike; each figure is the
+median of the rounds.
 
 Run: `python bench/integrations.py [--steps N] [--rounds R]`; prints a table, writes
 bench/integrations.json. Needs `pip install -e '.[dev]'` (LangGraph's SQLite saver is in the dev extra).
@@ -91,9 +92,14 @@ def langgraph_run(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, floa
     }
 
 
-def langgraph_waybook(durability: str) -> Callable[[Path, int], dict[str, float]]:
+def store_url(work: Path, kind: str) -> str:
+    """A directory store with a durability policy ("flush", "fsync"), or "sqlite" (its defaults)."""
+    return f"sqlite:{work / 'store.db'}" if kind == "sqlite" else f"file:{work}?durability={kind}"
+
+
+def langgraph_waybook(kind: str) -> Callable[[Path, int], dict[str, float]]:
     def run(work: Path, steps: int) -> dict[str, float]:
-        store = open_store(f"file:{work}?durability={durability}")
+        store = open_store(store_url(work, kind))
         with WaybookSaver(store) as saver:
             rates = langgraph_run(saver, steps)
         store.close()
@@ -148,9 +154,9 @@ async def agents_run(session: Any, items: int) -> dict[str, float]:
     }
 
 
-def agents_waybook(durability: str) -> Callable[[Path, int], dict[str, float]]:
+def agents_waybook(kind: str) -> Callable[[Path, int], dict[str, float]]:
     def run(work: Path, items: int) -> dict[str, float]:
-        store = open_store(f"file:{work}?durability={durability}")
+        store = open_store(store_url(work, kind))
         session = WaybookSession("bench", store)
         rates = asyncio.run(agents_run(session, items))
         session.close()
@@ -188,14 +194,14 @@ def measure(
 
 def table(title: str, results: dict[str, dict[str, float]], baseline: str) -> list[str]:
     keys = list(next(iter(results.values())))
-    lines = [title, f"{'':<26}" + "".join(f"{key:>20}" for key in keys)]
+    lines = [title, f"{'':<30}" + "".join(f"{key:>20}" for key in keys)]
     for name, figures in results.items():
         cells = []
         for key in keys:
             ratio = figures[key] / results[baseline][key] if results[baseline][key] else float("nan")
             cell = f"{figures[key]:,.0f}" + ("" if name == baseline else f" ({ratio:.2f}x)")
             cells.append(f"{cell:>20}")
-        lines.append(f"{name:<26}" + "".join(cells))
+        lines.append(f"{name:<30}" + "".join(cells))
     return lines
 
 
@@ -209,6 +215,7 @@ def main() -> None:
             "LangGraph SqliteSaver": langgraph_sqlite,
             "WaybookSaver (flush)": langgraph_waybook("flush"),
             "WaybookSaver (fsync)": langgraph_waybook("fsync"),
+            "WaybookSaver (sqlite store)": langgraph_waybook("sqlite"),
         },
         args.steps,
         args.rounds,
@@ -218,6 +225,7 @@ def main() -> None:
             "Agents SQLiteSession": agents_sqlite,
             "WaybookSession (flush)": agents_waybook("flush"),
             "WaybookSession (fsync)": agents_waybook("fsync"),
+            "WaybookSession (sqlite store)": agents_waybook("sqlite"),
         },
         args.steps,
         args.rounds,

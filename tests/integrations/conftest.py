@@ -12,6 +12,7 @@ from waybook.stores import JournalStore, open_store
 STORES: dict[str, Callable[[Path], JournalStore]] = {
     "memory": lambda _tmp: open_store("memory:"),
     "directory": lambda tmp: open_store(f"file:{tmp / 'store'}"),
+    "sqlite": lambda tmp: open_store(f"sqlite:{tmp / 'store.db'}"),
 }
 
 
