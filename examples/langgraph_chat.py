@@ -71,14 +71,15 @@ def main(directory: str) -> None:
         )
         graph.invoke(None, fork)
         print("on the fork:", *transcript(graph, config), sep="\n  ")
-        journal_file = store.path_of(saver.journal_id("trip-planning"))
+        journal = saver.journal_id("trip-planning")
 
     # Audit: the thread is one journal; nothing was rewritten, the fork is a leaf move.
     waybook = [sys.executable, "-m", "waybook"]
-    subprocess.run([*waybook, "verify", str(journal_file)], check=True)
-    subprocess.run([*waybook, "tree", str(journal_file)], check=True)
+    in_store = ["--store", f"file:{directory}", journal]
+    subprocess.run([*waybook, "verify", *in_store], check=True)
+    subprocess.run([*waybook, "tree", *in_store], check=True)
     archive = f"{directory}/trip-planning.archive.jsonl"
-    subprocess.run([*waybook, "export", str(journal_file), "--format", "archival", "-o", archive], check=True)
+    subprocess.run([*waybook, "export", *in_store, "--format", "archival", "-o", archive], check=True)
     print("archival export:", archive)
 
 

@@ -56,16 +56,16 @@ async def main(directory: str) -> None:
         for item in await session.get_items():
             content = item["content"]
             print(f"  {item['role']}: {content if isinstance(content, str) else content[0]['text']}")
-        journal_file = store.path_of(session.journal_id)
         session.close()
 
+    # Audit: the session is one journal in the store; the rewind is a leaf move, nothing is erased.
     waybook = [sys.executable, "-m", "waybook"]
-    subprocess.run([*waybook, "verify", str(journal_file)], check=True)
-    subprocess.run([*waybook, "tree", str(journal_file)], check=True)
+    in_store = ["--store", f"file:{directory}", session.journal_id]
+    subprocess.run([*waybook, "verify", *in_store], check=True)
+    subprocess.run([*waybook, "tree", *in_store], check=True)
     training = f"{directory}/trip-planning.openai.jsonl"
     subprocess.run(
-        [*waybook, "export", str(journal_file), "--format", "openai", "--branches", "all", "-o", training],
-        check=True,
+        [*waybook, "export", *in_store, "--format", "openai", "--branches", "all", "-o", training], check=True
     )
     print("both branches as OpenAI fine-tuning data:", training)
 
