@@ -282,3 +282,34 @@ def test_the_async_api_runs_a_graph_the_same_way(store: JournalStore) -> None:
 
     state = asyncio.run(converse())
     assert [m.content for m in state.values["messages"]] == ["hi", "echo: hi", "bye", "echo: bye"]
+
+
+OTHER_PROCESS = """
+import sys
+from langgraph.checkpoint.base import empty_checkpoint
+from waybook.integrations.langgraph import WaybookSaver
+from waybook.stores import open_store
+
+with open_store(sys.argv[1]) as store, WaybookSaver(store) as saver:
+    latest = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+    saver.put(latest.config, empty_checkpoint(), {"step": 1, "writer": "other process"}, {})
+"""
+
+
+@pytest.mark.parametrize("scheme", ["file", "sqlite"])
+def test_a_writer_in_another_process_makes_this_writers_next_put_stale(scheme: str, tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    from waybook.stores import open_store
+
+    url = f"file:{tmp_path / 'store'}" if scheme == "file" else f"sqlite:{tmp_path / 'store.db'}"
+    with open_store(url) as store, WaybookSaver(store) as saver:
+        c1 = put(saver, "t", None, {"x": 1})
+        subprocess.run([sys.executable, "-c", OTHER_PROCESS, url], check=True)
+        with pytest.raises(StaleThreadError):
+            put(saver, "t", c1["configurable"]["checkpoint_id"], {"x": 2}, step=1)
+        latest = saver.get_tuple(config("t"))
+        assert latest.metadata["writer"] == "other process"
+        put(saver, "t", latest.checkpoint["id"], {"x": 2}, step=2)
+        assert [t.metadata["step"] for t in saver.list(config("t"))] == [2, 1, 0]
