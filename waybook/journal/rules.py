@@ -47,6 +47,7 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
@@ -55,8 +56,27 @@ from waybook.journal.records import (
 # Patterns are used with fullmatch: a `$` anchor would also accept a trailing newline.
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
 TIMESTAMP_PATTERN: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]{1,9})?Z"
 )
+"""The shape of a record timestamp; `is_timestamp` also checks that it names a real instant."""
+_DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_timestamp(value: object) -> bool:
+    """RFC 3339 UTC in waybook's form, naming a real instant: a month 01-12, a day that month has (leap
+    years included), 00:00:00 to 23:59:59 (or :60, a leap second)."""
+    if type(value) is not str:
+        return False
+    match = TIMESTAMP_PATTERN.fullmatch(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second = map(int, match.groups())
+    if not 1 <= month <= 12 or hour > 23 or minute > 59 or second > 60:
+        return False
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 1 <= day <= _DAYS_IN_MONTH[month - 1] + leap
+
+
 CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
 
 
@@ -125,9 +145,9 @@ class SessionRules:
                     "starting with a letter or digit"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
-            if formats and (type(record.at) is not str or not _TIMESTAMP_MATCH(record.at)):
+            if formats and not is_timestamp(record.at):
                 msg = (
-                    f"record {rid!r}: timestamp {record.at!r} is not RFC 3339 UTC "
+                    f"record {rid!r}: timestamp {record.at!r} is not an RFC 3339 UTC date and time "
                     "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
@@ -249,7 +269,6 @@ class SessionRules:
 _TERMINAL: Final = TERMINAL_STOP_REASONS
 _MESSAGE_NODES: Final = frozenset({UserMessage, AssistantMessage, SystemMessage, ToolResult})
 _ID_MATCH: Final = ID_PATTERN.fullmatch
-_TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.fullmatch
 BodyCheck = Callable[[SessionRules, str, Any, "str | None", Mapping[str, bool]], None]
 
 
@@ -295,6 +314,17 @@ def _check_refs(
     if ref is not None and not rules.is_known_node(ref, pending):
         msg = f"record {rid!r} refers to {ref!r}, which is not a node of this journal"
         raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
+
+
+def _check_link(
+    rules: SessionRules, rid: str, body: SubagentLink, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if not rules.is_known_node(body.node, pending):
+        msg = f"sub-agent link {rid!r} is at {body.node!r}, which is not a node of this journal"
+        raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
+    if not body.journal:
+        msg = f"sub-agent link {rid!r} names no journal; give the sub-agent journal's id"
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
 
 
 def _check_custom(
@@ -343,6 +373,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     LeafMoved: _check_leaf_move,
     Reset: _no_check,
     Annotation: _check_annotation,
+    SubagentLink: _check_link,
     MemoryWrite: _no_check,
     MemoryDelete: _no_check,
     MemoryRename: _no_check,
