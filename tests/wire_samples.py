@@ -13,6 +13,7 @@ from waybook.codecs.canonical import ENCODER
 from waybook.codecs.legacy import UserMessageV1
 from waybook.codecs.wire import seal
 from waybook.journal import (
+    Annotation,
     AnyBody,
     AssistantMessage,
     Compaction,
@@ -104,6 +105,14 @@ SAMPLES: dict[str, list[AnyBody]] = {
         LeafMoved(from_leaf="a9", to_leaf=None, reason="start over"),
     ],
     "waybook.reset/1": [Reset(reason="new task", actor="host")],
+    "waybook.annotation/1": [
+        Annotation(
+            target="c7",
+            type="langgraph.writes",
+            data={"task_id": "t-1", "writes": [["messages", 0, ["msgpack", "kaFh"]]]},
+        ),
+        Annotation(target="c8", type="langgraph.hidden"),
+    ],
     "waybook.subagent_link/1": [
         SubagentLink(node="a3", journal="agent-a881341", call_id="toolu_7", agent="Explore", reason="Task"),
         SubagentLink(node="c4", journal="agent-acompact-fffbd0"),

@@ -37,6 +37,7 @@ from waybook.journal.errors import (
 )
 from waybook.journal.records import (
     BODY_TYPES,
+    Annotation,
     AnyBody,
     AssistantMessage,
     BatchPlace,
@@ -74,6 +75,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.custom/1": CustomEntry,
     "waybook.leaf_moved/1": LeafMoved,
     "waybook.reset/1": Reset,
+    "waybook.annotation/1": Annotation,
     "waybook.subagent_link/1": SubagentLink,
     "waybook.memory.write/1": MemoryWrite,
     "waybook.memory.delete/1": MemoryDelete,

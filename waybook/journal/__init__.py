@@ -48,6 +48,7 @@ from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
+    Annotation,
     AnyBody,
     AssistantMessage,
     BlobBlock,
@@ -98,6 +99,7 @@ __all__ = [
     "verify_file",
     # records
     "TERMINAL_STOP_REASONS",
+    "Annotation",
     "AnyBody",
     "AssistantMessage",
     "BlobBlock",

@@ -215,6 +215,19 @@ class Reset(Body, tag_field="kind", tag="waybook.reset/1", frozen=True):
     actor: str | None = field(default=None, name="actor")
 
 
+class Annotation(Body, tag_field="kind", tag="waybook.annotation/1", frozen=True):
+    """An extension's data attached to an existing node, under a namespaced type; the leaf does not move.
+
+    What a runtime records about a node after the fact (LangGraph's pending writes for a checkpoint,
+    a checkpoint hidden by `delete_for_runs`). Never in the model context.
+    """
+
+    KIND: ClassVar[str] = "waybook.annotation/1"
+    target: str = field(name="target")
+    type: str = field(name="type")
+    data: Any = field(default=None, name="data")
+
+
 # --- memory -----------------------------------------------------------------------------------------
 # Working and canonical memory journals hold these (after their header); they are not tree nodes.
 
@@ -319,6 +332,7 @@ AnyBody: TypeAlias = (
     | LeafMoved
     | SubagentLink
     | Reset
+    | Annotation
     | MemoryWrite
     | MemoryDelete
     | MemoryRename
@@ -337,7 +351,7 @@ NODE_TYPES: Final = (
     CustomEntry,
 )
 MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved, MemoryUsed)
-BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, SubagentLink, Reset, *MEMORY_TYPES)
+BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, SubagentLink, Reset, Annotation, *MEMORY_TYPES)
 
 
 # --- envelopes ------------------------------------------------------------------------------------
