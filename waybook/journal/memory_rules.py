@@ -8,6 +8,8 @@ records, and they must keep these rules whoever writes them (the Memory port, th
   path (not the root, an allowed extension);
 - a write's `digest` is the SHA-256 of its text;
 - a read-only file (front matter `read_only: true`) is never overwritten, deleted or moved;
+- where the header says `metadata.require_description: true`, a new note has a front-matter
+  `description`;
 - a file and a directory never share a path (no file under a file, no file over a directory);
 - a delete or a move names files that exist;
 - the limits in the header (`metadata.limits`, else the role's defaults) hold after every record;
@@ -111,6 +113,8 @@ class MemoryRules:
     journal: str
     role: str
     limits: Limits
+    require_description: bool = False
+    """The header's profile (`metadata.require_description: true`): a new note needs a description."""
     files: dict[str, FileFacts] = attrs.Factory(dict)
     directories: dict[str, int] = attrs.Factory(dict)
     total_bytes: int = 0
@@ -207,11 +211,18 @@ class _Scratch:
             msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
             raise self.rules.error(msg, "LIMIT_EXCEEDED", rid, path, size=size, limit=limits.max_file_bytes)
         old = self.files.get(path)
+        matter = front_matter(body.text)
+        if old is None and self.rules.require_description and not (matter.description or "").strip():
+            msg = (
+                f"{path} is a new note and this memory requires a front-matter description; start the "
+                "text with '---', 'description: what the note is for', '---'"
+            )
+            raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, description_required=True)
         if old is None:
             for directory in ancestors(path):
                 self.directories[directory] = self.directories.get(directory, 0) + 1
         self.total_bytes += size - (old.size if old else 0)
-        self.files[path] = FileFacts(body.digest, size, front_matter(body.text).read_only)
+        self.files[path] = FileFacts(body.digest, size, matter.read_only)
         self._within_limits(rid, path)
 
     def _delete(self, rid: str, body: MemoryDelete) -> None:
@@ -373,7 +384,11 @@ def role_rules(journal: str, header: Header) -> RoleRules | None:
             limits = header_limits(header)
         except InvalidRecordError as exc:
             raise InvalidRecordError(str(exc), journal=journal) from None
-        return MemoryRules(journal=journal, role=header.role, limits=limits)
+        required = header.metadata.get("require_description", False)
+        if type(required) is not bool:
+            msg = f"header metadata.require_description must be true or false, not {required!r}"
+            raise InvalidRecordError(msg, journal=journal)
+        return MemoryRules(journal=journal, role=header.role, limits=limits, require_description=required)
     if header.role == "pin":
         return PinRules(journal=journal)
     return None

@@ -26,8 +26,9 @@ from waybook.journal.head import GENESIS, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Header, NewRecord
 from waybook.memory.commands import Command, CommandError, parse
-from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write, decide
+from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write
 from waybook.memory.errors import require_role
+from waybook.memory.patching import decide_command
 from waybook.memory.results import Failure, Receipt, Result, failed
 from waybook.memory.state import MemoryProjection, MemoryState, Revision
 from waybook.projections.base import LiveProjection, replay
@@ -49,6 +50,7 @@ class Memory:
         limits: Limits = DEFAULT_LIMITS,
         clock: Callable[[], str] = utc_now,
         ids: Callable[[], str] = new_id,
+        require_description: bool = False,
     ) -> None:
         self._journal = journal
         self._scope = scope
@@ -60,7 +62,12 @@ class Memory:
             header = Header(
                 journal=f"memory-{ids()}",
                 creator="waybook.memory",
-                metadata={"kind": "working-memory", "scope": scope, "limits": limits.as_json()},
+                metadata={
+                    "kind": "working-memory",
+                    "scope": scope,
+                    "limits": limits.as_json(),
+                    **({"require_description": True} if require_description else {}),
+                },
                 role="working_memory",
             )
             with contextlib.suppress(ConflictError):  # another port created it first; read its header below
@@ -90,7 +97,7 @@ class Memory:
         outcome = self._storage_guard(name, lambda: self._refresh_state())
         if isinstance(outcome, Result):
             return outcome
-        decision = decide(parsed, outcome, self._limits, call_id)
+        decision = decide_command(parsed, outcome, self._limits, call_id)
         if isinstance(decision, Failure):
             return Result(False, name, error=decision)
         if isinstance(decision, Write):
