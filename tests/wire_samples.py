@@ -157,6 +157,17 @@ SAMPLES: dict[str, list[AnyBody]] = {
     "waybook.memory.used/1": [
         MemoryUsed(memory="memory-canonical-1", seq=7, digest="f5" * 32, index_sha256="a1" * 32),
         MemoryUsed(memory=None, unavailable="the memory journal is locked", policy="continue"),
+        MemoryUsed(
+            memory="memory-working-1",
+            seq=12,
+            digest="c3" * 32,
+            block_sha256="b1" * 32,
+            layers=(
+                ("base", "operator", "0a" * 32),
+                ("orientation", "extension", "0b" * 32),
+                ("memory", "memory", "b1" * 32),
+            ),
+        ),
     ],
 }
 

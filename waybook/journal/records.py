@@ -263,7 +263,8 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     """In a session journal: what memory the next turn's prompt carried (per-turn provenance).
 
     Either the memory index rendered from journal `memory` at head (`seq`, `digest`) with the SHA-256 of
-    its bytes, or (`unavailable` set) the recorded decision to go on without memory under `policy`.
+    its bytes (or the compiled block's, with each prompt layer's digest), or (`unavailable` set) the
+    recorded decision to go on without memory under `policy`.
     """
 
     KIND: ClassVar[str] = "waybook.memory.used/1"
@@ -273,6 +274,10 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     index_sha256: str | None = field(default=None, name="index_sha256")
     unavailable: str | None = field(default=None, name="unavailable")
     policy: str = field(default="require", name="policy")
+    block_sha256: str | None = field(default=None, name="block_sha256")
+    """The SHA-256 of the compiled memory block the prompt carried (`waybook.memory.compile_block`)."""
+    layers: tuple[tuple[str, str, str], ...] = field(default=(), name="layers")
+    """The prompt's layers in order, each (name, authority, sha256): base, orientation, memory."""
 
 
 MemoryBody: TypeAlias = (
