@@ -28,6 +28,9 @@ from waybook.journal import (
     MemoryUsed,
     MemoryWrite,
     NewRecord,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SystemMessage,
     TextBlock,
@@ -168,6 +171,17 @@ SAMPLES: dict[str, list[AnyBody]] = {
                 ("memory", "memory", "b1" * 32),
             ),
         ),
+    ],
+    "waybook.reflection.reserved/1": [
+        ReflectionReserved(run="reflect_1", trigger="manual", reason="the user asked"),
+        ReflectionReserved(run="reflect_2", trigger="step"),
+    ],
+    "waybook.reflection.started/1": [
+        ReflectionStarted(run="reflect_1", windows=(("session-a", 0, 40), ("session-b", 12, 30))),
+    ],
+    "waybook.reflection.finished/1": [
+        ReflectionFinished(run="reflect_1", outcome="merged"),
+        ReflectionFinished(run="reflect_2", outcome="failed", detail="the model timed out"),
     ],
 }
 

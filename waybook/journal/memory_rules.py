@@ -17,6 +17,8 @@ records, and they must keep these rules whoever writes them (the Memory port, th
 - in canonical memory an adoption record is followed by exactly its writes, in the same batch, so no
   head lies inside an adoption.
 
+- reflection scheduler transitions follow `reflection_rules` (one pending, one active, legal windows).
+
 A `pin` journal holds pin moves only, each starting where the last one ended.
 
 `RoleRules.check` decides a batch without changing anything and returns a delta; `commit` applies it.
@@ -43,7 +45,11 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
 )
+from waybook.journal.reflection_rules import ReflectionState, reflect
 
 MEMORY_ROLES: Final = ("working_memory", "canonical_memory")
 CHECKED_ROLES: Final = (*MEMORY_ROLES, "pin")
@@ -104,6 +110,7 @@ class MemoryDelta:
     requests: frozenset[str]
     last_request: str | None
     open_adoption: tuple[str, int] | None
+    reflection: ReflectionState
 
 
 @attrs.define
@@ -121,6 +128,7 @@ class MemoryRules:
     requests: set[str] = attrs.Factory(set)
     last_request: str | None = None
     open_adoption: tuple[str, int] | None = None
+    reflection: ReflectionState = attrs.Factory(ReflectionState)
 
     def check(self, batch: Sequence[NewRecord | Record], *, appending: bool) -> MemoryDelta:
         """Decide `batch` (the records after the header); raises MemoryRuleError and changes nothing."""
@@ -138,6 +146,7 @@ class MemoryRules:
             requests=frozenset(scratch.new_requests),
             last_request=scratch.last_request,
             open_adoption=scratch.open_adoption,
+            reflection=scratch.reflection,
         )
 
     def commit(self, delta: MemoryDelta) -> None:
@@ -147,6 +156,7 @@ class MemoryRules:
         self.requests.update(delta.requests)
         self.last_request = delta.last_request
         self.open_adoption = delta.open_adoption
+        self.reflection = delta.reflection
 
     def error(
         self, message: str, code: str, record_id: str, path: str | None = None, **details: object
@@ -173,6 +183,7 @@ class _Scratch:
         self.new_requests: set[str] = set()
         self.last_request = rules.last_request
         self.open_adoption = rules.open_adoption
+        self.reflection = rules.reflection
 
     def apply(self, rid: str, body: AnyBody) -> None:
         kind = type(body)
@@ -186,10 +197,14 @@ class _Scratch:
             self._rename(rid, body)  # type: ignore[arg-type]
         elif kind is MemoryAdoption and self.rules.role == "canonical_memory":
             self._adoption(rid, body)  # type: ignore[arg-type]
+        elif kind in (ReflectionReserved, ReflectionStarted, ReflectionFinished):
+            self.reflection = reflect(self.reflection, rid, body, self.rules.journal)  # type: ignore[arg-type]
+            self.last_request = None
+            return
         else:
             msg = (
                 f"record {rid!r} is a {body.KIND} record; a {self.rules.role} journal holds memory records "
-                "only (writes, deletes, renames, and adoptions in canonical memory)"
+                "only (writes, deletes, renames, reflection transitions, and adoptions in canonical memory)"
             )
             raise InvalidRecordError(msg, journal=self.rules.journal, record_id=rid)
         self._request(rid, getattr(body, "call_id", None) if kind is not MemoryAdoption else body.operation)  # type: ignore[union-attr]

@@ -280,6 +280,36 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     """The prompt's layers in order, each (name, authority, sha256): base, orientation, memory."""
 
 
+# --- reflection ---------------------------------------------------------------------------------
+# A memory journal records its reflection scheduler's transitions (waybook.memory.reflection).
+
+
+class ReflectionReserved(Body, tag_field="kind", tag="waybook.reflection.reserved/1", frozen=True):
+    """A reflection run reserved (pending) by a trigger: manual, compaction or step."""
+
+    KIND: ClassVar[str] = "waybook.reflection.reserved/1"
+    run: str = field(name="run")
+    trigger: str = field(name="trigger")
+    reason: str = field(default="", name="reason")
+
+
+class ReflectionStarted(Body, tag_field="kind", tag="waybook.reflection.started/1", frozen=True):
+    """The pending run became active; `windows` is what it may read: (session journal, after, through)."""
+
+    KIND: ClassVar[str] = "waybook.reflection.started/1"
+    run: str = field(name="run")
+    windows: tuple[tuple[str, int, int], ...] = field(default=(), name="windows")
+
+
+class ReflectionFinished(Body, tag_field="kind", tag="waybook.reflection.finished/1", frozen=True):
+    """The active run ended: merged, no_changes (both advance the cursors to its windows) or failed."""
+
+    KIND: ClassVar[str] = "waybook.reflection.finished/1"
+    run: str = field(name="run")
+    outcome: str = field(name="outcome")
+    detail: str = field(default="", name="detail")
+
+
 MemoryBody: TypeAlias = (
     MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved | MemoryUsed
 )
@@ -298,6 +328,9 @@ AnyBody: TypeAlias = (
     | MemoryAdoption
     | MemoryPinMoved
     | MemoryUsed
+    | ReflectionReserved
+    | ReflectionStarted
+    | ReflectionFinished
 )
 
 NODE_TYPES: Final = (
@@ -310,7 +343,8 @@ NODE_TYPES: Final = (
     CustomEntry,
 )
 MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved, MemoryUsed)
-BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES)
+REFLECTION_TYPES: Final = (ReflectionReserved, ReflectionStarted, ReflectionFinished)
+BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES, *REFLECTION_TYPES)
 
 
 # --- envelopes ------------------------------------------------------------------------------------
