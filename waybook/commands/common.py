@@ -13,6 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
+from waybook.commands.store_option import add_store_option as add_store_option  # for the commands
+from waybook.commands.store_option import open_in_store
 from waybook.journal import JournalError, JsonlJournal, Record, SessionJournal, plain_text
 from waybook.journal.records import (
     AssistantMessage,
@@ -68,8 +70,11 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
     return wrapper
 
 
-def open_journal(path: Path) -> JsonlJournal:
-    """Open a journal file for reading only: nothing is created or changed."""
+def open_journal(path: Path, store: str | None = None) -> SessionJournal:
+    """Open a journal for reading only: nothing is created or changed. With `store` (a `--store URL`),
+    `path` is the id of a journal in that store."""
+    if store is not None:
+        return open_in_store(store, str(path))
     if not path.is_file():
         msg = f"{path}: no such journal file"
         raise UsageError(msg)

@@ -13,6 +13,7 @@ from waybook.codecs import canonical_json
 from waybook.commands.common import (
     OK,
     UsageError,
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -38,6 +39,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook show session.jsonl --leaf a1b2c3 --context",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument(
         "--leaf", metavar="ID", help="the leaf (or any node) to show; default the active leaf"
     )
@@ -48,7 +50,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.leaf is not None and args.leaf not in tree.index:
             msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")

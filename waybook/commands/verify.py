@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.common import OK, PROBLEM, USAGE, UsageError, emit_json, warn
+from waybook.commands.store_option import add_store_option, verify_in_store
 from waybook.commands.verify_receipts import verify_receipts
 from waybook.journal import JournalError, verify_file
 
@@ -24,6 +25,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook verify sessions/*.jsonl --json",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    add_store_option(parser, what="each PATH")
     parser.add_argument("--json", action="store_true", help="one JSON object per journal")
     parser.set_defaults(run=run)
 
@@ -32,15 +34,19 @@ def run(args: argparse.Namespace) -> int:
     status = OK
     reports = []
     for path in args.paths:
-        if not path.is_file():
+        if args.store is None and not path.is_file():
             warn(f"{path}: no such journal file")
             status = max(status, USAGE)
             continue
         try:
-            report = verify_file(path)
+            report = verify_file(path) if args.store is None else verify_in_store(args.store, str(path))
         except JournalError as exc:
             warn(str(exc))
             status = max(status, PROBLEM)
+            continue
+        except UsageError as exc:  # --store: a bad id or no store there
+            warn(str(exc))
+            status = max(status, USAGE)
             continue
         entry = {
             "path": str(path),
@@ -61,4 +67,4 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     if args.json:
         emit_json(reports)
-    return max(status, verify_receipts(args.paths, quiet=args.json))
+    return max(status, verify_receipts(args.paths, quiet=args.json, store=args.store))
