@@ -44,6 +44,43 @@ def decide_command(
     return decide(command, state, limits, call_id)
 
 
+def decide_changes(
+    state: MemoryState,
+    limits: Limits,
+    *,
+    writes: dict[str, str],
+    deletes: tuple[str, ...],
+    moves: tuple[tuple[str, str], ...],
+    call_id: str | None,
+    command: str,
+) -> Write | Failure:
+    """Whole-file changes made elsewhere (a git commit), checked like a patch and planned as one batch."""
+    try:
+        checked_deletes = tuple(_existing_file(p, state) for p in deletes)
+        checked_moves = tuple((_existing_file(a, state), _file_path(b, state)) for a, b in moves)
+        for path in (*checked_deletes, *(a for a, _ in checked_moves)):
+            _writable(path, state)
+        checked_writes: dict[str, str] = {}
+        moved_to = {b for _, b in checked_moves}
+        for raw, text in writes.items():
+            path = _file_path(raw, state) if raw not in moved_to else raw
+            _text(text, "text")
+            if path not in moved_to:
+                _writable(path, state)
+            checked_writes[path] = text
+        leaving = set(checked_deletes) | {a for a, _ in checked_moves}
+        _no_new_conflicts(checked_writes, state, leaving)
+        bodies, evicted = _plan(
+            state, limits, checked_writes, checked_deletes, checked_moves, call_id, command
+        )
+    except RefusedError as refused:
+        return refused.failure
+    added = tuple(p for p in checked_writes if p not in state.files and p not in moved_to)
+    updated = tuple(p for p in checked_writes if p in state.files)
+    value = Patched(added, updated, checked_deletes, checked_moves, evicted)
+    return Write(bodies, value)
+
+
 def _update_description(
     command: UpdateDescription, state: MemoryState, limits: Limits, call_id: str | None
 ) -> Write:

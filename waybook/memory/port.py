@@ -28,7 +28,7 @@ from waybook.journal.records import Header, NewRecord
 from waybook.memory.commands import Command, CommandError, parse
 from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write
 from waybook.memory.errors import require_role
-from waybook.memory.patching import decide_command
+from waybook.memory.patching import decide_changes, decide_command
 from waybook.memory.results import Failure, Receipt, Result, failed
 from waybook.memory.state import MemoryProjection, MemoryState, Revision
 from waybook.projections.base import LiveProjection, replay
@@ -126,6 +126,33 @@ class Memory:
             msg = f"{path} is not at digest {expected_digest[:12]} (found {str(found)[:12]}); nothing changed"
             return failed("create", "CONFLICT", msg, path=path, expected=expected_digest, actual=found)
         return self.execute({"command": "create", "path": path, "text": text}, call_id=call_id)
+
+    def write_changes(
+        self,
+        *,
+        writes: Mapping[str, str],
+        deletes: tuple[str, ...] = (),
+        moves: tuple[tuple[str, str], ...] = (),
+        call_id: str,
+        command: str,
+    ) -> Result:
+        """Whole-file changes made outside the tool (for example a git commit on an exported memory
+        repository), with the port's rules, limits and codes, as one atomic batch under `call_id`."""
+        state = self._storage_guard(command, lambda: self._refresh_state())
+        if isinstance(state, Result):
+            return state
+        decision = decide_changes(
+            state,
+            self._limits,
+            writes=dict(writes),
+            deletes=deletes,
+            moves=moves,
+            call_id=call_id,
+            command=command,
+        )
+        if isinstance(decision, Failure):
+            return Result(False, command, error=decision)
+        return self._commit(command, decision, state, call_id)
 
     # --- internals ----------------------------------------------------------------------------
 
