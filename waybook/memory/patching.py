@@ -221,7 +221,16 @@ def _plan(
         bodies.append(MemoryDelete(paths=deletes, reason="delete", call_id=call_id))
     if moves:
         bodies.append(MemoryRename(moves=moves, call_id=call_id))
-    for path, text in writes.items():
+
+    def growth(path: str) -> int:
+        old = state.files.get(moved_from.get(path, path))
+        return sizes[path] - (old.size if old else 0)
+
+    # Shrinking writes first: the journal checks the limits after every record, and this order keeps
+    # every intermediate total between the state before (within limits) and the final one.
+    ordered = [p for p in writes if growth(p) <= 0] + [p for p in writes if growth(p) > 0]
+    for path in ordered:
+        text = writes[path]
         digest = content_digest(text)
         old = state.files.get(moved_from.get(path, path))
         if old is not None and old.digest == digest:
