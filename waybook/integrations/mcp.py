@@ -48,7 +48,8 @@ class MemoryToolServer:
             instructions=(
                 "Working memory under /memories (the `memory` tool: view, create, str_replace, insert, "
                 "delete, rename, apply_patch, update_description) and canonical memory the host "
-                "reviewed (remember, query, explain, nominate). Nominating proposes records; only the host adopts them."
+                "reviewed (remember, query, explain, nominate). Nominating proposes records; only the "
+                "host adopts them."
             ),
         )
 
