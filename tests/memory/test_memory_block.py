@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from waybook import JsonlJournal, Session
-from waybook.commands.provenance import memory_used
+from waybook.commands.provenance import describe, memory_used
 from waybook.journal import InMemoryJournal
 from waybook.memory import Memory, RequestError, compile_block, prompt_layers, record_prompt
 
@@ -93,3 +93,23 @@ def test_prompt_layers_keep_their_order_and_authority_and_are_recorded_with_the_
     )
     assert [x.sha256 for x in other.layers[:2]] == [x.sha256 for x in prompt.layers[:2]]
     assert other.layers[2].sha256 != prompt.layers[2].sha256
+
+
+def test_a_secret_spelled_by_a_path_is_masked_in_the_block() -> None:
+    journal = InMemoryJournal("m")
+    memory = Memory(journal, scope="agent")
+    assert memory.execute(
+        {"command": "create", "path": "/memories/sk-ant-abcdefghijklmnop1234.md", "text": "x"}
+    ).ok
+    assert "sk-ant-" not in compile_block(journal).text
+
+
+def test_waybook_show_describes_the_block_and_layers(tmp_path: Path) -> None:
+    block = compile_block(fixed_memory(tmp_path / "m.jsonl"))
+    session = Session.create(InMemoryJournal("s"))
+    record_prompt(session, prompt_layers("base\n", "orientation\n", block))
+    ((_, entry),) = memory_used(session.journal, None)
+    line = describe(entry)
+    assert f"block sha256 {block.sha256[:12]}" in line
+    assert "base (operator)" in line
+    assert "memory (memory)" in line

@@ -147,3 +147,14 @@ def test_the_cli_exports_and_imports(tmp_path: Path) -> None:
     )
     assert back.returncode == 0, back.stderr
     assert '"imported"' in back.stdout
+
+
+def test_a_secret_spelled_by_a_path_is_masked_too(tmp_path: Path) -> None:
+    journal = JsonlJournal(tmp_path / "m.jsonl")
+    memory = Memory(journal, scope="agent")
+    assert memory.execute(
+        {"command": "create", "path": "/memories/sk-ant-abcdefghijklmnop1234.md", "text": "x"}
+    ).ok
+    export_git(journal, tmp_path / "repo")
+    everything = git(tmp_path / "repo", "log", "-p", "--all") + git(tmp_path / "repo", "ls-files")
+    assert "sk-ant-" not in everything

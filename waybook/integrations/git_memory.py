@@ -127,19 +127,19 @@ def _commit(mark: int, record: Record, journal_id: str, texts: dict[str, str], r
     if isinstance(body, MemoryWrite):
         subject = f"{body.command} {body.path}"
         texts[body.path] = redactor.text(body.text)
-        changes += _put(body.path, texts[body.path])
+        changes += _put(body.path, texts[body.path], redactor)
     elif isinstance(body, MemoryDelete):
         subject = f"{body.reason} {', '.join(body.paths)}"
         for path in body.paths:
             texts.pop(path, None)
-            changes += f"D {_repo_path(path)}\n".encode()
+            changes += f"D {_repo_path(path, redactor)}\n".encode()
     elif isinstance(body, MemoryRename):
         subject = "rename " + ", ".join(f"{a} -> {b}" for a, b in body.moves)
         moved = {old: texts.pop(old, "") for old, _ in body.moves}
         for old, new in body.moves:
-            changes += f"D {_repo_path(old)}\n".encode()
+            changes += f"D {_repo_path(old, redactor)}\n".encode()
             texts[new] = moved[old]
-            changes += _put(new, texts[new])
+            changes += _put(new, texts[new], redactor)
     elif isinstance(body, MemoryAdoption):
         subject = f"adopt {body.nomination[:12]} by {body.actor}"
     else:
@@ -168,13 +168,14 @@ def _commit(mark: int, record: Record, journal_id: str, texts: dict[str, str], r
     return out + bytes(changes) + b"\n"
 
 
-def _put(path: str, text: str) -> bytes:
+def _put(path: str, text: str, redactor: Redactor) -> bytes:
     data = text.encode("utf-8")
-    return f"M 100644 inline {_repo_path(path)}\ndata {len(data)}\n".encode() + data + b"\n"
+    return f"M 100644 inline {_repo_path(path, redactor)}\ndata {len(data)}\n".encode() + data + b"\n"
 
 
-def _repo_path(path: str) -> str:
-    return path.removeprefix("/")
+def _repo_path(path: str, redactor: Redactor) -> str:
+    """`memories/...`, with a secret a path may spell masked (such a file cannot be imported back)."""
+    return redactor.text(path).removeprefix("/")
 
 
 # --- import -----------------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ sorted by path (code-point order, which is also UTF-8 byte order)::
 one (whitespace collapsed, `& < > "` escaped). The body is the note's text after its front-matter block,
 with a final newline added if missing; a line of the body that would close the note (`</note>` or
 `</memory>`) has its `<` written as `&lt;`, so a note cannot end its own block. Secrets are masked with
-the export redaction patterns (`[REDACTED:<name>]`) in descriptions and bodies. The same revision always
-compiles to the same bytes; `sha256` is their digest, recorded with the turn that used them.
+the export redaction patterns (`[REDACTED:<name>]`) in paths, descriptions and bodies. The same
+revision always compiles to the same bytes; `sha256` is their digest, recorded with the turn that used
+them.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def render_block(state: MemoryState) -> MemoryBlock:
 def _note(file: MemoryFile, redactor: Redactor) -> str:
     matter = front_matter(file.text)
     marker = ' read_only="true"' if matter.read_only else ""
-    lines = [f'<note path="{_escape(file.path)}"{marker}>']
+    lines = [f'<note path="{_escape(redactor.text(file.path))}"{marker}>']
     if matter.description and matter.description.strip():
         description = redactor.text(" ".join(matter.description.split()))
         lines.append(f"<description>{_escape(description)}</description>")
