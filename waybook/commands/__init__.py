@@ -9,6 +9,7 @@ from waybook.commands import (
     demo,
     diff,
     export,
+    gc,
     importing,
     log,
     ls,
@@ -22,5 +23,5 @@ from waybook.commands import (
 
 
 def register_all(commands: argparse._SubParsersAction[Any]) -> None:
-    for module in (demo, verify, tree, log, show, diff, export, importing, repair, memory, ls, search):
+    for module in (demo, verify, tree, log, show, diff, export, importing, repair, memory, ls, gc, search):
         module.register(commands)

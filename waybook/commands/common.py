@@ -24,6 +24,7 @@ from waybook.journal.records import (
     Header,
     LeafMoved,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
@@ -106,6 +107,8 @@ def summary(record: Record, width: int = 60) -> str:
         text = f"{body.from_leaf} -> {body.to_leaf}: {body.reason}"
     elif isinstance(body, Reset):
         text = f"reset: {body.reason}"
+    elif isinstance(body, SubagentLink):
+        text = f"sub-agent {body.agent or ''} in journal {body.journal} at {body.node} {body.call_id or ''}"
     elif isinstance(body, Header):
         text = f"journal {body.journal} by {body.creator}"
     else:

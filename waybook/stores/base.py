@@ -368,6 +368,26 @@ class CatalogStore:
         meta = dict(header.metadata) if header is not None else {}
         self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
 
+    @property
+    def blobs(self) -> Any:
+        """The store's blobs (waybook.stores.blobs.Blobs), created on first use."""
+        with self._cat_mutex:
+            if getattr(self, "_blobs", None) is None:
+                from waybook.stores.blobs import Blobs
+
+                self._blobs = Blobs(self._blob_engine(), self)
+            return self._blobs
+
+    def _blob_engine(self) -> Any:
+        raise NotImplementedError
+
+    def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append a store-level entry (a blob collection receipt) to the catalog journal."""
+        self._check_open()
+        with self._store_lock():
+            self._sync_catalog()
+            return self._append_catalog(kind, data)
+
     def _append_catalog(self, kind: str, data: dict[str, Any]) -> Record:
         """Append one catalog entry (store lock held, catalog synced)."""
         assert self._catalog_fed is not None

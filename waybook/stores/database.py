@@ -176,6 +176,29 @@ class DatabaseStore:
         self._check_open()
         return self._engine.wait(after, timeout, self.feed_head)
 
+    @property
+    def blobs(self) -> Any:
+        """The store's blobs (waybook.stores.blobs.Blobs), created on first use."""
+        with self._catalog_mutex:
+            if getattr(self, "_blobs", None) is None:
+                from waybook.stores.blobs import Blobs
+
+                self._blobs = Blobs(self._blob_engine(), self)
+            return self._blobs
+
+    def _blob_engine(self) -> Any:
+        msg = f"{self.url}: this store keeps no blobs yet"
+        raise NotImplementedError(msg)
+
+    def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append a store-level entry (a blob collection receipt) to the catalog journal."""
+        self._check_open()
+        with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            entry, plan = self._catalog_append(tx, kind, data)
+            self._catalog.commit_plan(plan, tx)
+        self._engine.committed()
+        return entry
+
     def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
         check_journal_id(journal_id)
         check_reason(reason)

@@ -25,6 +25,7 @@ from waybook.journal.durability import Durability
 from waybook.journal.errors import JournalClosedError, StorageError
 from waybook.journal.head import GENESIS, Head
 from waybook.stores.base import store_clock, store_ids
+from waybook.stores.blob_tables import SqliteBlobs
 from waybook.stores.database import DatabaseStore
 from waybook.stores.engine import FeedRow, JournalRow
 from waybook.stores.errors import StoreBusyError
@@ -332,6 +333,9 @@ class SqliteStore(DatabaseStore):
     @property
     def path(self) -> Path:
         return self._sqlite.path
+
+    def _blob_engine(self) -> SqliteBlobs:
+        return SqliteBlobs(self._sqlite.path)
 
     def _after_purge(self) -> None:
         self._sqlite.checkpoint()
