@@ -4,6 +4,7 @@
 `memory:`, and `postgresql://...` with the postgres extra.
 """
 
+from waybook.stores.copying import copy_records
 from waybook.stores.database import DatabaseJournal, DatabaseStore
 from waybook.stores.directory import DirectoryStore
 from waybook.stores.errors import (
@@ -37,6 +38,7 @@ __all__ = [
     "SqliteStore",
     "ThreadedJournal",
     "ThreadedStore",
+    "copy_records",
     "open_async_store",
     "open_store",
     "tail",
