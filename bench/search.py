@@ -46,7 +46,8 @@ def scan(store: object, words: list[str]) -> int:
 
 
 def main() -> None:
-    sessions, turns, rounds = (int(a) for a in (sys.argv[1:] + ["20", "100", "5"])[:3])
+    given = [int(a) for a in sys.argv[1:4]]
+    sessions, turns, rounds = [*given, *(20, 100, 5)[len(given) :]]
     root = Path(tempfile.mkdtemp())
     url = f"sqlite:{root / 'store.db'}"
     fill(url, sessions, turns)
