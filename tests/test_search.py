@@ -87,6 +87,16 @@ def test_a_purged_journal_leaves_the_index(tmp_path: Path) -> None:
             assert "chat-1" not in {h.journal for h in index.search("milk", limit=50)}
 
 
+def test_a_hidden_journal_is_left_out_unless_asked_for(url: str, tmp_path: Path) -> None:
+    with open_store(url) as store:
+        fill(store)
+        store.hide("chat-2", reason="archived")
+        with SearchIndex(tmp_path / "i.sqlite", url) as index:
+            index.update(store)
+            assert "chat-2" not in {h.journal for h in index.search("milk", limit=50)}
+            assert "chat-2" in {h.journal for h in index.search("milk", hidden=True, limit=50)}
+
+
 def test_an_interrupted_update_repeats_nothing(tmp_path: Path) -> None:
     url = f"file:{tmp_path / 'store'}"
     path = tmp_path / "i.sqlite"

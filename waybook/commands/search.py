@@ -34,6 +34,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--journal-role", help="only journals of this role (session, working_memory, ...)")
     parser.add_argument("--since", metavar="TIME", help="only records at or after this UTC time (ISO 8601)")
     parser.add_argument("--until", metavar="TIME", help="only records before this UTC time (ISO 8601)")
+    parser.add_argument("--hidden", action="store_true", help="include journals the store hid")
     parser.add_argument("--limit", type=int, default=20, help="results (default 20)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index from the whole feed")
     parser.add_argument("--json", action="store_true", help="a JSON list of results")
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
                     journal_role=args.journal_role,
                     since=args.since,
                     until=args.until,
+                    hidden=args.hidden,
                     limit=args.limit,
                 )
         except SearchError as exc:

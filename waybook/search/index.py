@@ -4,7 +4,8 @@ The index is derived data: a fold of the store's feed, rebuilt from nothing at a
 brought up to date incrementally (`update` reads the feed after the position it last indexed, and stores
 the documents and the new position in one transaction, so an interrupted update repeats nothing and
 loses nothing). A journal purged from the store is purged from the index when the catalog's purge record
-comes through the feed. Ranking is FTS5's BM25 (`score` is its negation: higher is better).
+comes through the feed; a hidden journal is left out of results unless asked for. Ranking is FTS5's
+BM25 (`score` is its negation: higher is better).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import attrs
 from waybook.journal.errors import JournalError
 from waybook.journal.records import CustomEntry, Header
 from waybook.search.documents import document_of
-from waybook.stores.catalog import PURGED
+from waybook.stores.catalog import HIDDEN, PURGED
 from waybook.stores.protocol import CATALOG_ID, JournalStore
 
 SCHEMA: Final = "waybook.search/1"
@@ -121,9 +122,11 @@ class SearchIndex:
         journal_role: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        hidden: bool = False,
         limit: int = 20,
     ) -> list[Hit]:
-        """The best `limit` matches of every word of `query` (any order), best first."""
+        """The best `limit` matches of every word of `query` (any order), best first. Journals the store
+        hid are left out unless `hidden` (as `store.list` does)."""
         words = _WORD.findall(query)
         if not words:
             msg = f"the query {query!r} has no words to search for"
@@ -137,6 +140,8 @@ class SearchIndex:
             if value is not None:
                 where.append(f"docs.{column} = ?")
                 params.append(value)
+        if not hidden:
+            where.append("COALESCE(journals.hidden, 0) = 0")
         if journal_role is not None:
             where.append("journals.role = ?")
             params.append(journal_role)
@@ -163,7 +168,10 @@ class SearchIndex:
     def _create(self) -> None:
         with self._transaction():
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._db.execute("CREATE TABLE IF NOT EXISTS journals (journal TEXT PRIMARY KEY, role TEXT)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS journals "
+                "(journal TEXT PRIMARY KEY, role TEXT, hidden INTEGER DEFAULT 0)"
+            )
             self._db.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, journal UNINDEXED, "
                 "seq UNINDEXED, id UNINDEXED, role UNINDEXED, kind UNINDEXED, at UNINDEXED, "
@@ -183,13 +191,22 @@ class SearchIndex:
     def _index(self, journal: str, seq: int, record: Any) -> None:
         body = record.body
         if journal == CATALOG_ID:
-            if isinstance(body, CustomEntry) and body.type == PURGED and isinstance(body.data, dict):
-                gone = str(body.data.get("journal", ""))
-                self._db.execute("DELETE FROM docs WHERE journal = ?", (gone,))
-                self._db.execute("DELETE FROM journals WHERE journal = ?", (gone,))
+            if not isinstance(body, CustomEntry) or not isinstance(body.data, dict):
+                return
+            named = str(body.data.get("journal", ""))
+            if body.type == PURGED:
+                self._db.execute("DELETE FROM docs WHERE journal = ?", (named,))
+                self._db.execute("DELETE FROM journals WHERE journal = ?", (named,))
+            elif body.type == HIDDEN:
+                self._db.execute("INSERT OR IGNORE INTO journals (journal) VALUES (?)", (named,))
+                self._db.execute("UPDATE journals SET hidden = 1 WHERE journal = ?", (named,))
             return
         if isinstance(body, Header):
-            self._db.execute("INSERT OR REPLACE INTO journals VALUES (?, ?)", (journal, body.role))
+            self._db.execute(
+                "INSERT INTO journals (journal, role) VALUES (?, ?) "
+                "ON CONFLICT (journal) DO UPDATE SET role = excluded.role",
+                (journal, body.role),
+            )
             return
         document = document_of(body)
         if document is not None:
