@@ -97,18 +97,43 @@ def test_a_hidden_journal_is_left_out_unless_asked_for(url: str, tmp_path: Path)
             assert "chat-2" in {h.journal for h in index.search("milk", hidden=True, limit=50)}
 
 
-def test_an_interrupted_update_repeats_nothing(tmp_path: Path) -> None:
-    url = f"file:{tmp_path / 'store'}"
-    path = tmp_path / "i.sqlite"
+class _Torn:
+    """A feed entry whose record cannot be read (a store failing in the middle of a batch)."""
+
+    position = 10**9
+    journal_id = "chat-1"
+    seq = 99
+
+    @property
+    def record(self) -> object:
+        raise OSError("the disk went away")
+
+
+class FailingFeed:
+    """The real store, except that its feed fails after `good` entries."""
+
+    def __init__(self, store: JournalStore, good: int) -> None:
+        self.store, self.good = store, good
+
+    def feed(self, after: int = 0, *, limit: int | None = None) -> list[object]:
+        entries: list[object] = list(self.store.feed(after=after, limit=limit))[: self.good]
+        return [*entries, _Torn()]
+
+
+def test_an_update_interrupted_mid_batch_writes_nothing_and_the_next_one_catches_up(tmp_path: Path) -> None:
+    url = f"sqlite:{tmp_path / 'store.db'}"
     with open_store(url) as store:
         fill(store)
-        with SearchIndex(path, url) as index:
+        with SearchIndex(tmp_path / "i.sqlite", url) as index:
+            with pytest.raises(OSError, match="disk went away"):
+                index.update(FailingFeed(store, good=4))  # type: ignore[arg-type]
+            assert index.position == 0
+            assert index.search("milk", hidden=True, limit=50) == []
             index.update(store)
-            count = len(index.search("milk", limit=50))
-        # a stale position (as after a crash between two batches) re-reads only what it lacks
-        with SearchIndex(path, url) as index:
-            index.update(store)
-            assert len(index.search("milk", limit=50)) == count
+            caught_up = index.search("milk", limit=50)
+        with SearchIndex(tmp_path / "fresh.sqlite", url) as fresh:
+            fresh.update(store)
+            assert fresh.search("milk", limit=50) == caught_up
 
 
 def test_bad_queries_and_foreign_indexes_are_typed_errors(tmp_path: Path) -> None:
