@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from itertools import count
 
 import pytest
@@ -218,3 +219,27 @@ class SchedulerMachine(RuleBasedStateMachine):
 
 TestSchedulerMachine = SchedulerMachine.TestCase
 TestSchedulerMachine.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+
+
+def test_racing_schedulers_on_one_journal_keep_one_pending_and_one_active_run() -> None:
+    memory, chats, _ = setup()
+    steps(chats[0], 3)
+    schedulers = [ReflectionScheduler(memory, [c.journal for c in chats], step_threshold=3) for _ in range(6)]
+    started: list[object] = []
+
+    def work(scheduler: ReflectionScheduler) -> None:
+        scheduler.poll()
+        scheduler.request(reason="race")
+        run = scheduler.start()
+        if run is not None:
+            started.append(run)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in schedulers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(started) == 1  # one run became active; the others saw it and started nothing
+    state = scheduler_state(memory, [c.journal for c in chats])
+    assert state.active == started[0]
+    assert state == schedulers[0].state()
