@@ -142,6 +142,8 @@ def test_bad_queries_and_foreign_indexes_are_typed_errors(tmp_path: Path) -> Non
         with pytest.raises(SearchError, match="no words"):
             index.search("  ** ")
         assert index.search('"unbalanced AND (') == []  # FTS5 syntax is never passed through
+        with pytest.raises(SearchError, match="UTC time"):
+            index.search("milk", since="yesterday")
     with pytest.raises(SearchError, match="not of"):
         SearchIndex(tmp_path / "i.sqlite", "sqlite:/elsewhere.db")
     assert default_index_path("file:/a/store/") == Path("/a/store.search.sqlite")

@@ -28,6 +28,7 @@ from waybook.stores.protocol import CATALOG_ID, JournalStore
 SCHEMA: Final = "waybook.search/1"
 BATCH: Final = 1_000
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
+_TIME: Final = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?Z?)?")
 
 
 class SearchError(JournalError):
@@ -134,6 +135,10 @@ class SearchIndex:
         if limit < 1:
             msg = f"limit must be at least 1, not {limit}"
             raise SearchError(msg)
+        for name, value in (("since", since), ("until", until)):
+            if value is not None and not _TIME.fullmatch(value):
+                msg = f"{name} {value!r} is not a UTC time like 2026-12-01 or 2026-12-01T09:30:00Z"
+                raise SearchError(msg)
         match = " ".join('"' + w.replace('"', '""') + '"' for w in words)
         where, params = ["docs MATCH ?"], [match]
         for column, value in (("journal", journal), ("role", role), ("kind", kind)):
