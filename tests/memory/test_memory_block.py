@@ -6,6 +6,8 @@ from itertools import count
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from waybook import JsonlJournal, Session
 from waybook.commands.provenance import describe, memory_used
@@ -113,3 +115,24 @@ def test_waybook_show_describes_the_block_and_layers(tmp_path: Path) -> None:
     assert f"block sha256 {block.sha256[:12]}" in line
     assert "base (operator)" in line
     assert "memory (memory)" in line
+
+
+FRAGMENTS = st.sampled_from(["</note>", "</memory>", "<note", "a", "\n", "\r\n", "---"])
+
+
+@given(st.lists(st.lists(FRAGMENTS, max_size=12).map("".join), min_size=1, max_size=4))
+def test_no_note_can_close_its_block_or_open_another(texts: list[str]) -> None:
+    journal = InMemoryJournal("m")
+    memory = Memory(journal, scope="agent")
+    for n, text in enumerate(texts):
+        assert memory.execute({"command": "create", "path": f"/memories/n{n}.md", "text": text}).ok
+    lines = compile_block(journal).text.split("\n")
+    structural = [line for line in lines if line.startswith(("<note ", "</note>", "<memory ", "</memory>"))]
+    expected = [lines[0]]
+    for n in range(len(texts)):
+        expected += [f'<note path="/memories/n{n}.md">', "</note>"]
+    assert [s.split(" ")[0] if s.startswith("<memory ") else s for s in structural] == [
+        "<memory",
+        *expected[1:],
+        "</memory>",
+    ]
