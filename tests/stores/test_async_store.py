@@ -93,5 +93,6 @@ def test_tailing_tasks_wait_off_the_pool_that_appends_run_in(url: str) -> None:
         return min(seen)
 
     assert asyncio.run(scenario()) == 4
-    assert waiting_threads
+    # The PostgreSQL store waits in asyncio itself (an async LISTEN connection): no thread at all.
+    assert waiting_threads or url.startswith("postgresql:")
     assert all(name.startswith("waybook-feed-wait") for name in waiting_threads)

@@ -1,7 +1,7 @@
 """Stores: many journals behind one `JournalStore` (docs/stores.md).
 
 `open_store(url)` opens one: `file:DIR` (the directory store, the embedded default), `sqlite:FILE`,
-`memory:`, and `postgresql://...` with the postgres extra.
+`memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres).
 """
 
 from waybook.stores.copying import copy_records
