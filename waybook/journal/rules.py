@@ -46,6 +46,9 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -380,4 +383,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryAdoption: _no_check,
     MemoryPinMoved: _no_check,
     MemoryUsed: _no_check,
+    ReflectionReserved: _no_check,
+    ReflectionStarted: _no_check,
+    ReflectionFinished: _no_check,
 }
