@@ -70,10 +70,9 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
 
 def open_journal(path: Path) -> JsonlJournal:
     """Open a journal file for reading only: nothing is created or changed."""
-    if not path.is_file():
-        msg = f"{path}: no such journal file"
-        raise UsageError(msg)
-    return JsonlJournal(path, readonly=True)
+    from waybook.commands.journal_files import open_journal_file
+
+    return open_journal_file(path)
 
 
 def short_kind(kind: str) -> str:

@@ -9,7 +9,6 @@ from typing import Any
 from rich.markup import escape
 
 from waybook.commands.common import (
-    OK,
     UsageError,
     emit_json,
     guarded,
@@ -19,6 +18,7 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.journal_files import damage_status
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection
 
@@ -55,6 +55,13 @@ def run(args: argparse.Namespace) -> int:
         records = {
             r.id: r for r in read_seqs(journal, sorted({tree.seq_of(n) for side in sides for n in side}))
         }
+    _print(args, fork, shared, sides, records)
+    return damage_status(journal)
+
+
+def _print(
+    args: argparse.Namespace, fork: str | None, shared: int, sides: list[list[str]], records: dict[str, Any]
+) -> None:
     if args.json:
         emit_json(
             {
@@ -71,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                 ],
             }
         )
-        return OK
+        return
     console = stdout()
     where = f"after {fork}" if fork else "from different roots"
     console.print(f"the branches share {shared} entries and diverge {escape(where)}")
@@ -80,4 +87,3 @@ def run(args: argparse.Namespace) -> int:
         for node in side:
             record = records[node]
             console.print(f"  {record.seq:>6} {short_kind(record.kind):<11} {escape(summary(record, 50))}")
-    return OK

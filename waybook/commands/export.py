@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from waybook.codecs.pi import export_pi
 from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
+from waybook.commands.journal_files import damage_status
+from waybook.commands.output import check_output, write_lines
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
 from waybook.projections import TreeProjection
 
@@ -39,7 +40,18 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--redact", action="store_true", help="mask secrets (keys, tokens, private keys, URL passwords)"
     )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="export the session as it was at this seq")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output file, or - for stdout")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="a new output file (created 0600), or - for stdout; never the journal itself or another journal",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT (atomically: written beside it, then renamed)",
+    )
     parser.set_defaults(run=guarded(run))
 
 
@@ -52,23 +64,30 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs and args.format != "openai":
         msg = "--pairs writes TRL preference rows in OpenAI message form; use it with --format openai"
         raise UsageError(msg)
+    if args.output != "-":
+        check_output(Path(args.output), inputs=[args.path], force=args.force)
     with open_journal(args.path) as journal:
-        if args.format == "archival":
-            count = _write(args.output, journal.read_lines(limit=args.at))
-            warn(f"wrote {count} records to {args.output}")
-            return OK
-        if args.format == "pi":
-            count = _write(args.output, export_pi(journal.read(limit=args.at)))
-            warn(f"wrote {count} Pi lines to {args.output}")
-            return OK
-        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
-        exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree)
-        selection = Selection(args.branches)
-        if args.branches not in ("active", "all") and args.branches not in exporter.tree.index:
-            msg = f"--branches {args.branches!r}: not 'active', 'all' or a node of {args.path}"
-            raise UsageError(msg)
-        rows = exporter.pairs() if args.pairs else exporter.rows(args.format, selection)
-        count = _write(args.output, (encode_row(row) for row in rows))
+        status = _export(args, journal)
+    return max(status, damage_status(journal))
+
+
+def _export(args: argparse.Namespace, journal: Any) -> int:
+    if args.format == "archival":
+        count = _write(args, journal.read_lines(limit=args.at))
+        warn(f"wrote {count} records to {args.output}")
+        return OK
+    if args.format == "pi":
+        count = _write(args, export_pi(journal.read(limit=args.at)))
+        warn(f"wrote {count} Pi lines to {args.output}")
+        return OK
+    tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+    exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree)
+    selection = Selection(args.branches)
+    if args.branches not in ("active", "all") and args.branches not in exporter.tree.index:
+        msg = f"--branches {args.branches!r}: not 'active', 'all' or a node of {args.path}"
+        raise UsageError(msg)
+    rows = exporter.pairs() if args.pairs else exporter.rows(args.format, selection)
+    count = _write(args, (encode_row(row) for row in rows))
     what = "preference pairs" if args.pairs else "trajectories"
     warn(f"wrote {count} {what} to {args.output}")
     if exporter.redactor is not None:
@@ -77,16 +96,5 @@ def run(args: argparse.Namespace) -> int:
     return OK
 
 
-def _write(output: str, lines: Iterable[bytes]) -> int:
-    count = 0
-    if output == "-":
-        for line in lines:
-            sys.stdout.buffer.write(line + b"\n")
-            count += 1
-        sys.stdout.flush()
-        return count
-    with open(output, "wb") as out:
-        for line in lines:
-            out.write(line + b"\n")
-            count += 1
-    return count
+def _write(args: argparse.Namespace, lines: Iterable[bytes]) -> int:
+    return write_lines(args.output, lines, inputs=[args.path], force=args.force)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs import canonical_json
-from waybook.commands.common import OK, guarded, open_journal, seq_arg, short_kind, summary
+from waybook.commands.common import guarded, open_journal, seq_arg, short_kind, summary
+from waybook.commands.journal_files import damage_status
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -56,4 +57,4 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(
                     f"{record.seq:>6} {record.at[:19]} {kind:<11} {record.id:<16} {summary(record, 38)}\n"
                 )
-    return OK
+    return damage_status(journal)

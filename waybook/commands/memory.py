@@ -9,7 +9,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands.common import OK, UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.commands.common import UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.commands.journal_files import damage_status
 from waybook.memory.state import MemoryProjection
 from waybook.projections import replay
 
@@ -35,6 +36,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
         state = replay(MemoryProjection(), journal, at=args.at)
+    _print(args, state)
+    return damage_status(journal)
+
+
+def _print(args: argparse.Namespace, state: Any) -> None:
     if state.scope is None:
         msg = f"{args.path} is not a working-memory journal (its header names no memory scope)"
         raise UsageError(msg)
@@ -63,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                     for r in revisions
                 ]
             )
-            return OK
+            return
         table = Table(
             "seq", "event", "command", "call", "digest", title=escape(args.history), title_justify="left"
         )
@@ -72,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             digest = (r.digest or r.prior or "")[:12]
             table.add_row(str(r.seq), escape(event), r.command, escape(r.call_id or ""), digest)
         console.print(table)
-        return OK
+        return
     files = sorted(state.files.values(), key=lambda f: f.path)
     if args.json:
         emit_json(
@@ -91,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                 ],
             }
         )
-        return OK
+        return
     table = Table(
         "path",
         "bytes",
@@ -102,4 +108,3 @@ def run(args: argparse.Namespace) -> int:
     for f in files:
         table.add_row(escape(f.path), str(f.size), str(f.written))
     console.print(table)
-    return OK

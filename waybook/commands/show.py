@@ -11,7 +11,6 @@ from rich.markup import escape
 
 from waybook.codecs import canonical_json
 from waybook.commands.common import (
-    OK,
     UsageError,
     emit_json,
     guarded,
@@ -21,6 +20,7 @@ from waybook.commands.common import (
     short_kind,
     stdout,
 )
+from waybook.commands.journal_files import damage_status
 from waybook.journal import plain_text
 from waybook.journal.records import AssistantMessage, MemoryPinMoved
 from waybook.projections import TreeProjection, context_at, trajectory
@@ -48,63 +48,65 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
-        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
-        if args.leaf is not None and args.leaf not in tree.index:
-            msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")
-            raise UsageError(msg)
-        console = stdout()
-        if args.context:
-            messages = context_at(journal, tree, args.leaf)
-            if args.json:
-                emit_json([_message_json(m.role, m.source, m.content) for m in messages])
-                return OK
-            for message in messages:
-                console.print(f"[bold]{message.role}[/bold] ({message.source})")
-                console.print(escape(plain_text(message.content)) or "[dim](no text)[/dim]", markup=True)
-                console.print()
-            return OK
-        path = trajectory(journal, tree, args.leaf)
-        pins = canonical_pins(journal, args.at)
+        _show(args, journal)
+    return damage_status(journal)
+
+
+def _show(args: argparse.Namespace, journal: Any) -> None:
+    tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+    if args.leaf is not None and args.leaf not in tree.index:
+        msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")
+        raise UsageError(msg)
+    console = stdout()
+    if args.context:
+        messages = context_at(journal, tree, args.leaf)
         if args.json:
-            emit_json(
-                {
-                    "leaf": path.leaf,
-                    "active": path.active,
-                    "records": [
-                        {
-                            "seq": r.seq,
-                            "id": r.id,
-                            "kind": r.kind,
-                            "at": r.at,
-                            "body": json.loads(canonical_json(r.body)),
-                            "canonical_pin": pin_at(pins, r.seq),
-                        }
-                        for r in path.records
-                    ],
-                }
-            )
-            return OK
-        shown_pin: dict[str, Any] | None = None
-        for record in path.records:
-            pin = pin_at(pins, record.seq)
-            if pin != shown_pin and pin is not None:
-                console.print(
-                    f"[dim]canonical memory {escape(pin['canonical'])} pinned at seq {pin['seq']}[/dim]"
-                )
-            shown_pin = pin
-            body = record.body
-            content = getattr(body, "content", ())
-            text = plain_text(content)
-            calls = body.tool_calls if isinstance(body, AssistantMessage) else ()
-            console.print(f"[bold]{record.seq} {short_kind(record.kind)}[/bold] {record.id}")
-            if text:
-                console.print(escape(text))
-            for call in calls:
-                console.print(
-                    f"  -> {escape(call.name)}({escape(json.dumps(call.arguments, sort_keys=True))})"
-                )
+            emit_json([_message_json(m.role, m.source, m.content) for m in messages])
+            return
+        for message in messages:
+            console.print(f"[bold]{message.role}[/bold] ({message.source})")
+            console.print(escape(plain_text(message.content)) or "[dim](no text)[/dim]", markup=True)
             console.print()
-    return OK
+        return
+    path = trajectory(journal, tree, args.leaf)
+    pins = canonical_pins(journal, args.at)
+    if args.json:
+        emit_json(
+            {
+                "leaf": path.leaf,
+                "active": path.active,
+                "records": [
+                    {
+                        "seq": r.seq,
+                        "id": r.id,
+                        "kind": r.kind,
+                        "at": r.at,
+                        "body": json.loads(canonical_json(r.body)),
+                        "canonical_pin": pin_at(pins, r.seq),
+                    }
+                    for r in path.records
+                ],
+            }
+        )
+        return
+    shown_pin: dict[str, Any] | None = None
+    for record in path.records:
+        pin = pin_at(pins, record.seq)
+        if pin != shown_pin and pin is not None:
+            console.print(
+                f"[dim]canonical memory {escape(pin['canonical'])} pinned at seq {pin['seq']}[/dim]"
+            )
+        shown_pin = pin
+        body = record.body
+        content = getattr(body, "content", ())
+        text = plain_text(content)
+        calls = body.tool_calls if isinstance(body, AssistantMessage) else ()
+        console.print(f"[bold]{record.seq} {short_kind(record.kind)}[/bold] {record.id}")
+        if text:
+            console.print(escape(text))
+        for call in calls:
+            console.print(f"  -> {escape(call.name)}({escape(json.dumps(call.arguments, sort_keys=True))})")
+        console.print()
 
 
 def canonical_pins(journal: Any, at: int | None) -> list[tuple[int, dict[str, Any]]]:

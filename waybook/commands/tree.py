@@ -10,7 +10,6 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from waybook.commands.common import (
-    OK,
     emit_json,
     guarded,
     open_journal,
@@ -20,6 +19,7 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.journal_files import damage_status
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.json:
             emit_json(tree_json(tree))
-            return OK
+            return damage_status(journal)
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
     console.print(f"{args.path}  seq {tree.seq}  {tree.node_count} nodes  leaf {tree.leaf_id or '(none)'}")
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"  seq {move.seq}: {escape(what)}{escape(who)}")
             if move.reason:
                 console.print(f"    {escape(move.reason)}")
-    return OK
+    return damage_status(journal)
 
 
 def _segment_end(tree: TreeState, start: int) -> int:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
-from waybook.journal import JournalError, verify_file
+from waybook.commands.journal_files import starts_with_header
+from waybook.journal import JournalError, NotAJournalError, verify_file
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -30,7 +31,11 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     for path in args.paths:
         if not path.is_file():
-            warn(f"{path}: no such journal file")
+            warn(
+                f"{path}: is a directory, not a journal file"
+                if path.is_dir()
+                else f"{path}: no such journal file"
+            )
             status = max(status, USAGE)
             continue
         try:
@@ -49,9 +54,14 @@ def run(args: argparse.Namespace) -> int:
             "reason": report.reason,
             "torn_tail": report.torn_tail,
         }
+        entry["journal"] = report.bad_seq != 1 or starts_with_header(path)
         reports.append(entry)
         if not report.ok:
             status = max(status, PROBLEM)
+        if not entry["journal"]:
+            entry["torn_tail"] = False  # nothing to repair: there is no header to keep
+            warn(str(NotAJournalError(path=str(path), reason=report.reason or "")))
+            continue
         if not args.json:
             print(report)
             if entry["torn_tail"]:

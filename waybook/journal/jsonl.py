@@ -31,6 +31,7 @@ from waybook.journal.errors import (
     CorruptJournalError,
     DurabilityError,
     JournalClosedError,
+    NotAJournalError,
     StorageError,
     TornTailError,
 )
@@ -303,6 +304,8 @@ class JsonlJournal:
         if damage is None:
             nothing = hashlib.sha256().hexdigest()
             return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
+        if damage.seq == 1 and damage.offset == 0 and damage.bad_bytes > 0:
+            raise NotAJournalError(path=self._name, reason=damage.reason)  # nothing to keep: never truncate
         if not damage.torn:
             raise self._corrupt_error(damage)
         end = self._ops.size(self._fd)
