@@ -36,7 +36,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.path.is_file():
-        msg = f"{args.path}: no such file"
+        msg = f"{args.path}: " + (
+            "is a directory, not a Pi session file" if args.path.is_dir() else "no such file"
+        )
         raise UsageError(msg)
     if args.output.exists():
         msg = f"{args.output}: already exists; choose a new file for the journal"
@@ -50,6 +52,11 @@ def run(args: argparse.Namespace) -> int:
         msg = f"{args.output}: created by someone else meanwhile; nothing was written"
         raise UsageError(msg)
     warn(f"imported {len(imported.records)} records from a Pi v{imported.version} session into {args.output}")
+    if imported.joined:
+        lines = ", ".join(str(n) for n in imported.joined[:10])
+        warn(
+            f"{len(imported.joined)} lines held two entries (a concurrent write); imported both: line {lines}"
+        )
     if imported.skipped:
         lines = ", ".join(str(n) for n, _ in imported.skipped[:10])
         warn(f"skipped {len(imported.skipped)} unparseable lines (--lenient): {lines}")
