@@ -84,7 +84,7 @@ def test_a_label_record_can_choose_the_other_branch() -> None:
     from waybook import Session
 
     Session(journal).custom("waybook.label", {"target": "e05", "label": "chosen"})
-    Session(journal).custom("waybook.label", {"target": "e06", "label": "rejected"})
+    Session(journal).custom("waybook.label", {"target": "e07", "label": "rejected"})
     (pair,) = TrajectoryExporter(journal).pairs()
     assert pair["chosen"][-1]["content"] == "It is a shopping note: buy milk."
 

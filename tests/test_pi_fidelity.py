@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_pi_codec import HEADER_V3, entry, pi_lines, user
+from tests.test_pi_codec import HEADER_V3, answer, entry, pi_lines, user
 from waybook import Session
 from waybook.codecs import canonical_json
 from waybook.codecs.json_patch import same
@@ -177,7 +177,7 @@ def bash(entry_id: str, parent: str, command: str, *, excluded: bool) -> dict[st
 
 def test_a_bash_execution_excluded_from_context_stays_out_of_context_and_every_export() -> None:
     data = pi_lines(HEADER_V3, user("a", None, "hi"), bash("b", "a", "cat ~/.aws/credentials", excluded=True),
-        bash("c", "b", "ls", excluded=False))  # fmt: skip
+        bash("c", "b", "ls", excluded=False), answer("d", "c", "ok"))  # fmt: skip
     journal = journal_of(import_pi(data).records)
     tree = replay(TreeProjection(), journal)
     texts = [str(m.content) for m in context_at(journal, tree)]
