@@ -183,9 +183,9 @@ def test_import_pi_then_export_pi_round_trips(tmp_path: Path) -> None:
     assert waybook("import", "pi", pi, "-o", out).returncode == 2
     back = tmp_path / "back.jsonl"
     assert waybook("export", out, "--format", "pi", "-o", back).returncode == 0
-    assert json.loads(back.read_text().splitlines()[1])["message"]["content"] == [
-        {"type": "text", "text": "hi"}
-    ]
+    assert json.loads(back.read_text().splitlines()[1])["message"]["content"] == "hi", (
+        "exactly as Pi wrote it"
+    )
 
 
 def test_import_refuses_bad_lines_unless_lenient(tmp_path: Path) -> None:

@@ -121,7 +121,7 @@ def test_read_commands_say_a_foreign_file_is_not_a_waybook_journal(
         (["show"], "hi"),
         (["tree"], "nodes"),
         (["show", "--json"], '"records"'),
-        (["export", "--format", "openai", "-o", "-"], '"messages"'),
+        (["export", "--format", "openai", "--branches", "all", "-o", "-"], '"messages"'),
     ],
 )
 def test_read_commands_show_complete_records_and_report_a_torn_tail(

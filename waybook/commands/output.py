@@ -29,6 +29,8 @@ def check_output(output: Path, *, inputs: Iterable[Path], force: bool) -> None:
     if output.is_dir():
         msg = f"{output}: is a directory; give a file name for the output"
         raise UsageError(msg)
+    if output.exists() and not output.is_file():
+        return  # a device or a pipe: written to as a stream, never replaced
     if output.exists() or output.is_symlink():
         if starts_with_header(output):
             msg = f"{output}: is a waybook journal; exports never replace a journal, choose another file"
@@ -50,6 +52,10 @@ def write_lines(output: str, lines: Iterable[bytes], *, inputs: Iterable[Path], 
         return count
     path = Path(output)
     inputs = tuple(inputs)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return _stream(path, lines, inputs=inputs)  # a device or a pipe (/dev/null, a fifo): never replaced
+    if path.is_symlink():
+        path = path.resolve()  # replace what the link points at, beside it, and keep the link
     check_output(path, inputs=inputs, force=force)
     directory = path.parent
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -77,6 +83,19 @@ def write_lines(output: str, lines: Iterable[bytes], *, inputs: Iterable[Path], 
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
+
+
+def _stream(path: Path, lines: Iterable[bytes], *, inputs: tuple[Path, ...]) -> int:
+    for source in inputs:
+        if _same_file(path, source):
+            msg = f"{path}: that is the input {source}; write the output to another file"
+            raise UsageError(msg)
+    count = 0
+    with path.open("wb") as out:
+        for line in lines:
+            out.write(line + b"\n")
+            count += 1
+    return count
 
 
 def _same_file(a: Path, b: Path) -> bool:

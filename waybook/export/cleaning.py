@@ -78,7 +78,8 @@ def clean(
             i += 1
         if message.stopped in ABORTED_STOPS and (options.aborted == "drop" or not _has_output(message)):
             dropped["aborted assistant turns"] += 1
-            dropped["tool results without their call"] += len(results)
+            if results:
+                dropped["tool results without their call"] += len(results)
             continue
         out.extend(_turn(message, results, options, dropped, last=open_end and i == len(messages)))
     return out

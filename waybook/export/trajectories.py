@@ -200,17 +200,20 @@ class TrajectoryExporter:
         assert isinstance(body, AssistantMessage)
         context = context_at(self.journal, self.tree, body.parent) if body.parent is not None else ()
         seen: list[Message] = []
+        scratch: Counter[str] = Counter()  # what each context loses was counted where it was a turn
         for shown in context:
             if isinstance(shown.record.body, Compaction):
                 seen.append(Message("user", COMPACTION_PREAMBLE + shown.record.body.summary))
-            elif (message := to_message(shown.record, self.options, self.dropped)) is not None:
+            elif (message := to_message(shown.record, self.options, scratch)) is not None:
                 seen.append(message)
         target = to_message(record, self.options, self.dropped)
         assert target is not None
-        messages = clean([*seen, target], self.options, self.dropped, open_end=True)
-        if not messages or messages[-1].role != "assistant" or messages[-1].tool_call_id is not None:
-            self.dropped["assistant turns with nothing to learn"] += 1
+        messages = clean([*seen, target], self.options, scratch, open_end=True)
+        if not messages or messages[-1].role != "assistant" or messages[-1].stopped != target.stopped:
+            self.dropped["assistant turns with nothing to learn (aborted or empty)"] += 1
             return None
+        if target.thinking and self.options.thinking == "drop":
+            self.dropped["thinking blocks"] += 1
         out = [_openai_message(m) for m in self._redacted(messages)]
         for earlier in out[:-1]:
             if earlier["role"] == "assistant":
