@@ -121,7 +121,7 @@ def test_unknown_fields_signatures_and_partial_json_survive_pi_to_waybook_to_pi(
                 },
             ),
             "timestamp": "2026-01-01T00:00:02Z",
-        },  # fmt: skip
+        },
         entry("compaction", "d", "c", summary="s", firstKeptEntryId="b", tokensBefore=10, fromHook=False),
     ]
     journal = journal_of(import_pi(pi_lines(*source)).records)
@@ -168,16 +168,28 @@ def test_tool_result_details_beyond_pi_such_as_memory_receipts_survive_a_pi_roun
 
 
 def bash(entry_id: str, parent: str, command: str, *, excluded: bool) -> dict[str, Any]:
-    message = {"role": "bashExecution", "command": command, "output": "AKIAIOSFODNN7EXAMPLE", "exitCode": 0,
-        "cancelled": False, "truncated": False, "timestamp": 5}  # fmt: skip
+    message = {
+        "role": "bashExecution",
+        "command": command,
+        "output": "AKIAIOSFODNN7EXAMPLE",
+        "exitCode": 0,
+        "cancelled": False,
+        "truncated": False,
+        "timestamp": 5,
+    }
     if excluded:
         message["excludeFromContext"] = True
     return entry("message", entry_id, parent, message=message)
 
 
 def test_a_bash_execution_excluded_from_context_stays_out_of_context_and_every_export() -> None:
-    data = pi_lines(HEADER_V3, user("a", None, "hi"), bash("b", "a", "cat ~/.aws/credentials", excluded=True),
-        bash("c", "b", "ls", excluded=False), answer("d", "c", "ok"))  # fmt: skip
+    data = pi_lines(
+        HEADER_V3,
+        user("a", None, "hi"),
+        bash("b", "a", "cat ~/.aws/credentials", excluded=True),
+        bash("c", "b", "ls", excluded=False),
+        answer("d", "c", "ok"),
+    )
     journal = journal_of(import_pi(data).records)
     tree = replay(TreeProjection(), journal)
     texts = [str(m.content) for m in context_at(journal, tree)]
@@ -193,11 +205,24 @@ def test_a_bash_execution_excluded_from_context_stays_out_of_context_and_every_e
 
 
 def test_custom_messages_reach_the_model_whatever_their_display_flag() -> None:
-    data = pi_lines(HEADER_V3, user("a", None, "hi"),
+    data = pi_lines(
+        HEADER_V3,
+        user("a", None, "hi"),
         entry("custom_message", "b", "a", customType="ext", content="hidden but sent", display=False),
-        entry("message", "c", "b", message={"role": "custom", "customType": "ext", "content": "also sent",
-            "display": False, "timestamp": 1}),
-        entry("custom", "d", "c", customType="ext", data={"state": 1}))  # fmt: skip
+        entry(
+            "message",
+            "c",
+            "b",
+            message={
+                "role": "custom",
+                "customType": "ext",
+                "content": "also sent",
+                "display": False,
+                "timestamp": 1,
+            },
+        ),
+        entry("custom", "d", "c", customType="ext", data={"state": 1}),
+    )
     journal = journal_of(import_pi(data).records)
     tree = replay(TreeProjection(), journal)
     texts = [m.content[0].text for m in context_at(journal, tree)]  # type: ignore[union-attr]
@@ -229,21 +254,27 @@ def test_two_version_1_entries_on_one_line_get_distinct_ids() -> None:
     assert [r.id for r in import_pi(data).records] == ["s1", "l2", "l2.2"]
 
 
+def after_header(line: str) -> bytes:
+    return (json.dumps(HEADER_V3) + "\n" + line).encode()
+
+
 HOSTILE = {
     "invalid UTF-8": b'{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z"}\n\xff\xfe\n',
     "binary": bytes(range(256)) * 4,
-    "timestamp 1e300": (json.dumps(HEADER_V3) + "\n" + json.dumps({**user("a", None, "x"), "timestamp": 1e300})).encode(),
+    "timestamp 1e300": after_header(json.dumps({**user("a", None, "x"), "timestamp": 1e300})),
     "header timestamp 1e300": json.dumps({**HEADER_V3, "timestamp": 1e300}).encode(),
     "no header timestamp": json.dumps({k: v for k, v in HEADER_V3.items() if k != "timestamp"}).encode(),
     "bad header timestamp": json.dumps({**HEADER_V3, "timestamp": "yesterday"}).encode(),
-    "5000-digit number": (json.dumps(HEADER_V3) + '\n{"type":"x","id":"a","n":' + "9" * 5000 + "}").encode(),
-    "deep nesting": (json.dumps(HEADER_V3) + '\n{"type":"x","v":' + "[" * 100_000 + "]" * 100_000 + "}").encode(),
-    "string content blocks": (json.dumps(HEADER_V3) + "\n" + json.dumps(
-        entry("message", "a", None, message={"role": "user", "content": ["a", "b"]}))).encode(),
-    "object content": (json.dumps(HEADER_V3) + "\n" + json.dumps(
-        entry("message", "a", None, message={"role": "user", "content": {"type": "text"}}))).encode(),
-    "message not an object": (json.dumps(HEADER_V3) + "\n" + json.dumps(entry("message", "a", None, message=3))).encode(),
-}  # fmt: skip
+    "5000-digit number": after_header('{"type":"x","id":"a","n":' + "9" * 5000 + "}"),
+    "deep nesting": after_header('{"type":"x","v":' + "[" * 100_000 + "]" * 100_000 + "}"),
+    "string content blocks": after_header(
+        json.dumps(entry("message", "a", None, message={"role": "user", "content": ["a", "b"]}))
+    ),
+    "object content": after_header(
+        json.dumps(entry("message", "a", None, message={"role": "user", "content": {}}))
+    ),
+    "message not an object": after_header(json.dumps(entry("message", "a", None, message=3))),
+}
 
 
 @pytest.mark.parametrize("name", HOSTILE)

@@ -1,4 +1,4 @@
-"""Issue 14: training exports that train correctly: valid rows, the pairs rule, per-turn samples, redaction."""
+"""Issue 14: training exports that train correctly: valid rows, pairs, per-turn samples, redaction."""
 
 from __future__ import annotations
 
@@ -38,8 +38,12 @@ def messy_session(journal: SessionJournal | None = None) -> SessionJournal:
     """What real agent sessions hold: an empty aborted turn, a call never answered, thinking, an image."""
     journal = journal if journal is not None else InMemoryJournal("messy")
     session = Session.create(journal, journal_id="messy")
-    session.user([TextBlock(text="What is in this picture?"), ImageBlock(source="data:image/png;base64,AA==",
-        media_type="image/png")])  # fmt: skip
+    session.user(
+        [
+            TextBlock(text="What is in this picture?"),
+            ImageBlock(source="data:image/png;base64,AA==", media_type="image/png"),
+        ]
+    )
     session.assistant("", stop_reason="aborted")
     session.user("Try again.")
     session.assistant([ThinkingBlock(thinking="let me look"), call("c1"), call("c2")], stop_reason="tool_use")
@@ -88,19 +92,22 @@ def test_sharegpt_rows_follow_the_same_rules() -> None:
     ]
 
 
+CALL = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+USER = {"role": "user", "content": "x"}
+
+
 @pytest.mark.parametrize(
     ("row", "rule"),
     [
         ({"messages": [{"role": "assistant", "content": ""}]}, "needs content or tool calls"),
-        ({"messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
-            "function": {"name": "f", "arguments": "{}"}}]}, {"role": "user", "content": "x"}]}, "not answered"),
+        ({"messages": [{"role": "assistant", "content": None, "tool_calls": [CALL]}, USER]}, "not answered"),
         ({"messages": [{"role": "tool", "content": "x", "tool_call_id": "a"}]}, "answers no open tool call"),
         ({"messages": [{"role": "user", "content": "x"}]}, "at least one assistant"),
         ({"messages": [{"role": "robot", "content": "x"}]}, "unknown role"),
         ({"messages": [{"role": "assistant", "content": "x", "extra": 1}]}, "unknown key"),
         ({"messages": [{"role": "assistant", "content": "x"}], "other": 1}, "unknown row key"),
     ],
-)  # fmt: skip
+)
 def test_the_format_checker_catches_what_an_upload_rejects(row: dict[str, Any], rule: str) -> None:
     assert any(rule in p for p in problems(row))
 
@@ -222,10 +229,15 @@ SECRETS = {
     "bearer": "Authorization: Bearer abcdef1234567890.xyz",
 }
 SECRET_PARTS = {  # the part of each example that must not survive
-    "aws-secret-key": "wJalrXUtnFEMI", "pem": "MIIEowIBAAKCAQEA", "pem-no-end": "more key bytes",
-    "pgp": "lQOYBF", "pgp-no-end": "lQOYBFtruncated", "url-password": "hunter2secret",
-    "url-password-no-user": "hunter2secret", "bearer": "abcdef1234567890",
-}  # fmt: skip
+    "aws-secret-key": "wJalrXUtnFEMI",
+    "pem": "MIIEowIBAAKCAQEA",
+    "pem-no-end": "more key bytes",
+    "pgp": "lQOYBF",
+    "pgp-no-end": "lQOYBFtruncated",
+    "url-password": "hunter2secret",
+    "url-password-no-user": "hunter2secret",
+    "bearer": "abcdef1234567890",
+}
 
 
 def secret_session(secret: str) -> SessionJournal:
@@ -242,8 +254,11 @@ def secret_session(secret: str) -> SessionJournal:
 def test_each_secret_kind_is_masked_in_text_tool_arguments_and_tool_results(name: str) -> None:
     secret = SECRETS[name]
     exporter = TrajectoryExporter(secret_session(secret), redact=True)
-    rows = [*exporter.rows("openai", Selection()), *exporter.turns(Selection()),
-        *exporter.rows("sharegpt", Selection())]  # fmt: skip
+    rows = [
+        *exporter.rows("openai", Selection()),
+        *exporter.turns(Selection()),
+        *exporter.rows("sharegpt", Selection()),
+    ]
     part = SECRET_PARTS.get(name, secret)
     for row in rows:
         assert problems(row) == [] or "conversations" in row
