@@ -18,7 +18,9 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
+from waybook.commands.terminal import plural
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection
 
@@ -31,7 +33,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook diff session.jsonl --leaf a1b2 --leaf c3d4",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
-    parser.add_argument("--leaf", action="append", required=True, metavar="ID", help="give exactly two")
+    parser.add_argument(
+        "--leaf",
+        action="append",
+        required=True,
+        metavar="ID",
+        help="give exactly two (ids or unique prefixes)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=guarded(run))
 
@@ -42,10 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     with open_journal(args.path) as journal:
         tree = replay_with_progress(TreeProjection(), journal)
-        for leaf in args.leaf:
-            if leaf not in tree.index:
-                msg = f"{leaf!r} is not a node of {args.path}"
-                raise UsageError(msg)
+        args.leaf = [resolve_id(tree, leaf, what="--leaf", path=args.path) for leaf in args.leaf]
         a, b = (tree.path_to(leaf) for leaf in args.leaf)
         shared = 0
         while shared < min(len(a), len(b)) and a[shared] == b[shared]:
@@ -81,9 +86,9 @@ def _print(
         return
     console = stdout()
     where = f"after {fork}" if fork else "from different roots"
-    console.print(f"the branches share {shared} entries and diverge {escape(where)}")
+    console.print(f"the branches share {plural(shared, 'entry', 'entries')} and diverge {escape(where)}")
     for leaf, side in zip(args.leaf, sides, strict=True):
-        console.print(f"[bold]{escape(leaf)}[/bold]: {len(side)} entries after the fork")
+        console.print(f"[bold]{escape(leaf)}[/bold]: {plural(len(side), 'entry', 'entries')} after the fork")
         for node in side:
             record = records[node]
             console.print(f"  {record.seq:>6} {short_kind(record.kind):<11} {escape(summary(record, 50))}")

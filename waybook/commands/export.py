@@ -9,9 +9,10 @@ from typing import Any
 
 from waybook.codecs.pi import export_pi
 from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
-from waybook.commands.ids import resolve_id
+from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
+from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.projections import TreeProjection
 
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output != "-":
         check_output(Path(args.output), inputs=[args.path], force=args.force)
     with open_journal(args.path) as journal:
+        check_at(args.at, journal.head().seq, path=args.path)
         status = _export(args, journal)
     return max(status, damage_status(journal))
 
@@ -112,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace, journal: Any) -> int:
     if args.format == "archival":
         count = _write(args, journal.read_lines(limit=args.at))
-        warn(f"wrote {count} records to {args.output}")
+        warn(f"wrote {plural(count, 'record')} to {args.output}")
         return OK
     if args.format == "pi":
         count = _write(args, export_pi(journal.read(limit=args.at)))
-        warn(f"wrote {count} Pi lines to {args.output}")
+        warn(f"wrote {plural(count, 'Pi line')} to {args.output}")
         return OK
     tree = replay_with_progress(TreeProjection(), journal, at=args.at)
     exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree, options=_options(args))
@@ -125,19 +127,19 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
         branches = resolve_id(tree, branches, what="--branches", path=args.path)
     selection = Selection(branches)
     if args.pairs:
-        rows, what = exporter.pairs(), "preference pairs"
+        rows, what = exporter.pairs(), ("preference pair", "preference pairs")
     elif args.turns:
-        rows, what = exporter.turns(selection), "assistant turns"
+        rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
     else:
-        rows, what = exporter.rows(args.format, selection), "trajectories"
+        rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
     count = _write(args, (encode_row(row) for row in rows))
-    warn(f"wrote {count} {what} to {args.output}")
+    warn(f"wrote {plural(count, *what)} to {args.output}")
     if exporter.dropped:
         detail = ", ".join(f"{n} {reason}" for reason, n in sorted(exporter.dropped.items()))
         warn(f"left out to keep every row valid (see --help for the options): {detail}")
     if exporter.redactor is not None:
         detail = ", ".join(f"{name}: {n}" for name, n in sorted(exporter.redactor.counts.items()))
-        warn(f"masked {exporter.redactor.total} secrets" + (f" ({detail})" if detail else ""))
+        warn(f"masked {plural(exporter.redactor.total, 'secret')}" + (f" ({detail})" if detail else ""))
     return OK
 
 

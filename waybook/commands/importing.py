@@ -8,6 +8,7 @@ from typing import Any
 
 from waybook.codecs.pi import import_pi
 from waybook.commands.common import OK, UsageError, guarded, warn
+from waybook.commands.terminal import plural
 from waybook.journal import GENESIS, InMemoryJournal
 from waybook.journal.fileio import create_atomically
 
@@ -51,13 +52,17 @@ def run(args: argparse.Namespace) -> int:
     if not create_atomically(args.output, b"".join(line + b"\n" for line in staging.read_lines())):
         msg = f"{args.output}: created by someone else meanwhile; nothing was written"
         raise UsageError(msg)
-    warn(f"imported {len(imported.records)} records from a Pi v{imported.version} session into {args.output}")
+    warn(
+        f"imported {plural(len(imported.records), 'record')} from a Pi v{imported.version} session "
+        f"into {args.output}"
+    )
     if imported.joined:
         lines = ", ".join(str(n) for n in imported.joined[:10])
         warn(
-            f"{len(imported.joined)} lines held two entries (a concurrent write); imported both: line {lines}"
+            f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
+            f"imported both: line {lines}"
         )
     if imported.skipped:
         lines = ", ".join(str(n) for n, _ in imported.skipped[:10])
-        warn(f"skipped {len(imported.skipped)} unparseable lines (--lenient): {lines}")
+        warn(f"skipped {plural(len(imported.skipped), 'unparseable line')} (--lenient): {lines}")
     return OK

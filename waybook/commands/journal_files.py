@@ -11,6 +11,7 @@ from pathlib import Path
 
 from waybook.codecs.wire import decode_record
 from waybook.commands.common import OK, PROBLEM, UsageError, warn
+from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
 from waybook.journal.records import Header
 
@@ -63,7 +64,7 @@ def damage_status(journal: JsonlJournal) -> int:
         return OK
     warn(
         f"{journal.name}: torn tail at byte {damage.offset} (would be seq {damage.seq}): {damage.reason}; "
-        f"only the {damage.seq - 1} complete records were read. `waybook repair {journal.name}` "
-        "quarantines the torn bytes"
+        f"only the complete records before it ({plural(damage.seq - 1, 'record')}) were read. "
+        f"`waybook repair {journal.name}` quarantines the torn bytes"
     )
     return PROBLEM

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs import canonical_json
+from waybook.codecs.wire import CURRENT_TAGS, LEGACY_TAGS
 from waybook.commands.common import guarded, open_journal, seq_arg, short_kind, summary
 from waybook.commands.journal_files import damage_status
 
@@ -24,12 +25,25 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--after", type=seq_arg, default=0, metavar="SEQ", help="start after this seq")
     parser.add_argument("--limit", type=seq_arg, metavar="N", help="at most N records")
     parser.add_argument(
-        "--kind", metavar="K", help="only this kind: a tag (waybook.user/2) or short name (user)"
+        "--kind",
+        type=known_kind,
+        metavar="K",
+        help="only this kind: a tag (waybook.user/2) or short name (user)",
     )
     parser.add_argument(
         "--json", action="store_true", help="JSON lines: seq, id, kind, at, prev, digest, body"
     )
     parser.set_defaults(run=guarded(run))
+
+
+def known_kind(value: str) -> str:
+    """`--kind`: a wire tag or a short name of one; anything else is a usage error listing the names."""
+    tags = [*CURRENT_TAGS, *LEGACY_TAGS]
+    if value in tags or value in {short_kind(t) for t in tags}:
+        return value
+    names = ", ".join(sorted({short_kind(t) for t in CURRENT_TAGS}))
+    msg = f"unknown kind {value!r}; use a tag (waybook.user/2) or one of: {names}"
+    raise argparse.ArgumentTypeError(msg)
 
 
 def run(args: argparse.Namespace) -> int:

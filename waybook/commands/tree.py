@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 from rich.tree import Tree
 
 from waybook.commands.common import (
@@ -19,7 +20,9 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
+from waybook.commands.terminal import plural, visible
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
 
@@ -42,13 +45,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
+        check_at(args.at, journal.head().seq, path=args.path)
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.json:
             emit_json(tree_json(tree))
             return damage_status(journal)
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
-    console.print(f"{args.path}  seq {tree.seq}  {tree.node_count} nodes  leaf {tree.leaf_id or '(none)'}")
+    console.print(
+        f"{escape(visible(str(args.path)))}  seq {tree.seq}  {plural(tree.node_count, 'node')}  "
+        f"leaf {tree.leaf_id or '(none)'}"
+    )
     active = set(tree.path_to(tree.leaf_id))
     for root in tree.roots():
         console.print(_segment_tree(tree, root, active, labels))
@@ -57,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
         for move in tree.moves:
             what = "reset" if move.reset else f"{move.from_leaf} -> {move.to_leaf}"
             who = f" by {move.actor}" if move.actor else ""
-            console.print(f"  seq {move.seq}: {escape(what)}{escape(who)}")
+            console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
             if move.reason:
-                console.print(f"    {escape(move.reason)}")
+                console.print(f"    {escape(visible(move.reason))}")
     return damage_status(journal)
 
 
@@ -85,7 +92,7 @@ def _shown_seqs(tree: TreeState) -> set[int]:
 
 
 def _segment_tree(tree: TreeState, root: str, active: set[str], labels: dict[str, Any]) -> Tree:
-    def label(start: int) -> tuple[str, int]:
+    def label(start: int) -> tuple[Text, int]:
         end = _segment_end(tree, start)
         first, last = tree.ids[start], tree.ids[end]
         count = len(tree.path_positions(end)) - len(tree.path_positions(start)) + 1
@@ -96,7 +103,10 @@ def _segment_tree(tree: TreeState, root: str, active: set[str], labels: dict[str
         text = f"{mark}{escape(run)}  {escape(short_kind(record.kind))}: {escape(summary(record, 34))}"
         if tree.leaf_id == last:
             text += "  <- leaf"
-        return (text if is_active else f"[dim]{text}[/dim]"), end
+        markup = text if is_active else f"[dim]{text}[/dim]"
+        label_text = Text.from_markup(markup, overflow="ellipsis")
+        label_text.no_wrap = True
+        return label_text, end  # cut to the width, never wrapped
 
     text, end = label(tree.index[root])
     top = Tree(text, guide_style="dim")
