@@ -280,6 +280,6 @@ def test_export_turns_from_the_cli_reports_what_it_left_out(tmp_path: Path) -> N
     rows = [json.loads(line) for line in run.stdout.splitlines()]
     assert len(rows) == 2
     assert all(problems(r) == [] for r in rows)
-    assert "1 assistant turns with nothing to learn" in run.stderr
+    assert "assistant turns with nothing to learn (aborted or empty): 1" in run.stderr
     stub = waybook("export", path, "--format", "openai", "--unanswered", "stub", "-o", "-")
     assert NO_RESULT in stub.stdout

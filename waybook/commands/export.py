@@ -135,7 +135,7 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
     count = _write(args, (encode_row(row) for row in rows))
     warn(f"wrote {plural(count, *what)} to {args.output}")
     if exporter.dropped:
-        detail = ", ".join(f"{n} {reason}" for reason, n in sorted(exporter.dropped.items()))
+        detail = "; ".join(f"{reason}: {n}" for reason, n in sorted(exporter.dropped.items()))
         warn(f"left out to keep every row valid (see --help for the options): {detail}")
     if exporter.redactor is not None:
         detail = ", ".join(f"{name}: {n}" for name, n in sorted(exporter.redactor.counts.items()))

@@ -22,7 +22,7 @@ def resolve_id(tree: TreeState, given: str, *, what: str, path: Path | str) -> s
         return matches[0]
     at = f" at seq {tree.seq}"
     if not matches:
-        msg = f"{what} {given!r}: no node of {path}{at} has this id or an id starting with it"
+        msg = f"{what} {given!r} is not a node of {path}{at}, nor the start of a node's id"
         raise UsageError(msg)
     shown = ", ".join(matches[:SHOWN_MATCHES]) + (" ..." if len(matches) > SHOWN_MATCHES else "")
     msg = f"{what} {given!r} is ambiguous: {len(matches)} nodes start with it ({shown}); give more characters"

@@ -48,6 +48,7 @@ def known_kind(value: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     shown = 0
+    terminal = sys.stdout.isatty()  # escape everything non-ASCII there, as emit_json does
     with open_journal(args.path) as journal:
         for record in journal.read(after=args.after):
             if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
                     "digest": record.digest,
                     "body": json.loads(canonical_json(record.body)),
                 }
-                sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+                sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=terminal) + "\n")
             else:
                 kind = short_kind(record.kind)
                 sys.stdout.write(

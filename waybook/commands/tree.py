@@ -35,7 +35,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "Show the session tree. Straight runs of entries are folded into one line; the active branch "
             "is marked with *, abandoned branches are dimmed, and every leaf move is listed with its reason."
         ),
-        epilog="Example: waybook tree session.jsonl --at 120",
+        epilog="Example: waybook tree session.jsonl --at 5",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
