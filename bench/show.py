@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from waybook.journal import GENESIS, InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
+from waybook.journal import InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
 from waybook.journal.records import AssistantMessage, Compaction, Header, ToolResult, UserMessage
 
 
@@ -95,9 +95,8 @@ def main() -> None:
         "ratios": ratios,
     }
     print(f"{'records':>8} {'text s':>8} {'json s':>8} {'text/json':>10}")
-    print(
-        f"{options.records:>8} {result['text_s']:>8.2f} {result['json_s']:>8.2f} {result['ratio_median']:>10.2f}"
-    )
+    row = (options.records, result["text_s"], result["json_s"], result["ratio_median"])
+    print("{:>8} {:>8.2f} {:>8.2f} {:>10.2f}".format(*row))
     (Path(__file__).parent / "show.json").write_text(json.dumps(result, indent=2) + "\n")
 
 
