@@ -35,69 +35,53 @@ artefact of concurrent writers) are both imported, in order, and reported in `Pi
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 import attrs
 import msgspec
 
-from waybook.codecs import json_patch
+from waybook.codecs import json_patch, pi_form, pi_map
 from waybook.codecs.canonical import canonical_json
+from waybook.codecs.pi_form import (
+    BRANCH_SUMMARY_PREFIX,
+    BRANCH_SUMMARY_SUFFIX,
+    CARRIER,
+    MAX_LINE,
+    PATCH,
+    PI_VERSION,
+    TRAILER,
+    WRAPPED,
+)
+from waybook.codecs.pi_map import bash_text
 from waybook.codecs.wire import decode_body
 from waybook.journal.errors import DecodeError
 from waybook.journal.records import (
-    AnyBody,
     AssistantMessage,
-    Block,
     Compaction,
-    Content,
     CustomEntry,
     Header,
-    ImageBlock,
     LeafMoved,
     NewRecord,
     Record,
     Reset,
-    TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
     ToolResult,
     UserMessage,
 )
-from waybook.journal.rules import ID_PATTERN, TIMESTAMP_PATTERN
 
-PI_VERSION: Final = 3
-WRAPPED: Final = "waybook.record"
-"""customType of the Pi `custom` entries that carry a waybook node Pi has no entry type for."""
-TRAILER: Final = "waybook.records"
-"""customType of the last Pi entry when it only carries waybook records that follow the last node."""
-CARRIER: Final = "waybook"
-PATCH: Final = "waybook.pi"
-"""The key of a `pi.*` custom entry's data that holds its patch (see `_mapped`)."""
-"""The top-level field of a Pi entry that carries waybook-only data (Pi keeps and ignores it)."""
-BRANCH_SUMMARY_PREFIX: Final = (
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-)
-BRANCH_SUMMARY_SUFFIX: Final = "</summary>"
-MAX_LINE: Final = 64 << 20
-"""Lines longer than this are refused (a Pi entry holds one message; images are a few MB at most)."""
-
-_STOP_FROM_PI: Final = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "toolUse": "tool_use",
-    "error": "error",
-    "aborted": "aborted",
-}
-_STOP_TO_PI: Final = {v: k for k, v in _STOP_FROM_PI.items()} | {
-    "stop_sequence": "stop",
-    "refusal": "stop",
-    "pause_turn": "stop",
-}
-_ENVELOPE: Final = ("type", "id", "parentId", "timestamp")
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "PI_VERSION",
+    "TRAILER",
+    "WRAPPED",
+    "PiFormatError",
+    "PiImport",
+    "bash_text",
+    "export_pi",
+    "import_pi",
+]
 
 
 class PiFormatError(DecodeError):
@@ -254,10 +238,10 @@ def _header_records(header: dict[str, Any]) -> list[NewRecord]:
     if isinstance(carried, dict) and "record" in carried:
         return [_carried(carried["record"], parent=None, node=False)]
     migrated = {**header, "version": PI_VERSION}
-    session_id = _id(migrated.get("id"))
-    at = _timestamp(migrated.get("timestamp"))
+    session_id = pi_map.record_id(migrated.get("id"))
+    at = pi_map.timestamp(migrated.get("timestamp"))
     body = Header(journal=session_id, creator="pi", metadata={})
-    extra = json_patch.diff(_header_entry(NewRecord(id=session_id, at=at, body=body)), migrated)
+    extra = json_patch.diff(pi_form.header_entry(NewRecord(id=session_id, at=at, body=body)), migrated)
     if extra:
         body = Header(journal=session_id, creator="pi", metadata={"pi": extra})
     return [NewRecord(id=session_id, at=at, body=body)]
@@ -293,10 +277,10 @@ def _entry_records(entry: dict[str, Any], leaf: str | None) -> tuple[list[NewRec
 def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
     """A Pi entry as a record; what the record cannot hold is kept as a patch inside it."""
     entry = {k: v for k, v in entry.items() if k != CARRIER}
-    entry_id = _id(entry.get("id"))
-    at = _timestamp(entry.get("timestamp"))
-    record = NewRecord(id=entry_id, at=at, body=_body(entry, parent))
-    patch = json_patch.diff(_node_entry(record), entry)
+    entry_id = pi_map.record_id(entry.get("id"))
+    at = pi_map.timestamp(entry.get("timestamp"))
+    record = NewRecord(id=entry_id, at=at, body=pi_map.body_of(entry, parent))
+    patch = json_patch.diff(pi_form.node_entry(record), entry)
     if not patch:
         return record
     body = record.body
@@ -322,189 +306,7 @@ def _carried(wire: Any, *, parent: str | None, node: bool) -> NewRecord:
     if node != body.IS_NODE:
         msg = f"the {CARRIER!r} field carries a {'non-' if node else ''}node record where it cannot"
         raise ValueError(msg)
-    return NewRecord(id=_id(wire.get("id")), at=_timestamp(wire.get("at")), body=body)
-
-
-def _body(entry: dict[str, Any], parent: str | None) -> AnyBody:
-    kind = entry["type"]
-    if kind == "message":
-        return _message_body(entry["message"], parent)
-    if kind == "compaction":
-        tokens = entry.get("tokensBefore")
-        first_kept = entry.get("firstKeptEntryId")
-        return Compaction(
-            parent=parent,
-            summary=_str(entry["summary"], "summary"),
-            first_kept=first_kept if isinstance(first_kept, str) else None,
-            tokens_before=tokens if type(tokens) is int else None,
-        )
-    if kind == "custom" and entry.get("customType") == WRAPPED:
-        return _unwrap(entry.get("data"), parent)
-    data = {k: v for k, v in entry.items() if k not in _ENVELOPE and k != CARRIER}
-    if kind == "branch_summary":
-        summary = _str(entry["summary"], "summary")
-        shown = _text(BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX) if summary else ()
-        return CustomEntry(
-            parent=parent, type="pi.branch_summary", data=data, in_context=bool(summary), content=shown
-        )
-    if kind == "custom_message":
-        content = _content(entry["content"])
-        data.pop("content")
-        return CustomEntry(
-            parent=parent, type="pi.custom_message", data=data, in_context=True, content=content
-        )
-    return CustomEntry(parent=parent, type=f"pi.{kind}", data=data)
-
-
-def _message_body(message: Any, parent: str | None) -> AnyBody:
-    if not isinstance(message, dict):
-        msg = "message is not an object"
-        raise TypeError(msg)
-    role = message["role"]
-    if role == "user":
-        return UserMessage(parent=parent, content=_content(message["content"]))
-    if role == "assistant":
-        stop = message.get("stopReason")
-        if stop not in _STOP_FROM_PI:
-            msg = f"unknown assistant stopReason {stop!r}"
-            raise ValueError(msg)
-        usage = message.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        ints = {k: v for k, v in usage.items() if type(v) is int}
-        model = message.get("model")
-        return AssistantMessage(
-            parent=parent,
-            content=_content(message["content"]),
-            stop_reason=_STOP_FROM_PI[stop],
-            model=model if isinstance(model, str) else None,
-            usage=ints or None,
-        )
-    if role == "toolResult":
-        name = message.get("toolName")
-        return ToolResult(
-            parent=parent,
-            call_id=_str(message["toolCallId"], "toolCallId"),
-            tool_name=name if isinstance(name, str) else None,
-            content=_content(message["content"]),
-            is_error=message.get("isError") is True,
-        )
-    if role == "bashExecution":
-        data = dict(message)
-        return CustomEntry(
-            parent=parent,
-            type="pi.message.bashExecution",
-            data=data,
-            in_context=data.get("excludeFromContext") is not True,
-            content=_text(bash_text(data)),
-        )
-    if role == "custom":
-        data = {k: v for k, v in message.items() if k != "content"}
-        content = _content(message.get("content", ""))
-        return CustomEntry(
-            parent=parent, type="pi.message.custom", data=data, in_context=True, content=content
-        )
-    return CustomEntry(parent=parent, type=f"pi.message.{role}", data=dict(message))
-
-
-def bash_text(message: dict[str, Any]) -> str:
-    """What Pi sends the model for a `!` bash execution (a user message)."""
-    text = f"Ran `{message.get('command', '')}`\n"
-    output = message.get("output")
-    text += f"```\n{output}\n```" if output else "(no output)"
-    code = message.get("exitCode")
-    if message.get("cancelled"):
-        text += "\n\n(command cancelled)"
-    elif code is not None and code != 0:
-        text += f"\n\nCommand exited with code {code}"
-    if message.get("truncated") and message.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
-    return text
-
-
-def _unwrap(data: Any, parent: str | None) -> AnyBody:
-    if not isinstance(data, dict):
-        msg = f"a {WRAPPED} entry must carry a record body object"
-        raise TypeError(msg)
-    body = decode_body(canonical_json({**data, "parent": parent}), where=f"a Pi {WRAPPED} entry")
-    if not body.IS_NODE:
-        msg = f"a {WRAPPED} entry must carry a node"
-        raise ValueError(msg)
-    return body
-
-
-def _content(value: Any) -> Content:
-    if isinstance(value, str):
-        return _text(value)
-    if not isinstance(value, list):
-        msg = f"content must be a string or a list of blocks, not {type(value).__name__}"
-        raise TypeError(msg)
-    blocks: list[Block] = []
-    for block in value:
-        if not isinstance(block, dict):
-            msg = f"a content block must be an object, not {type(block).__name__}"
-            raise TypeError(msg)
-        kind = block.get("type")
-        if kind == "text":
-            blocks.append(TextBlock(text=_str(block["text"], "text")))
-        elif kind == "thinking":
-            signature = block.get("thinkingSignature")
-            blocks.append(
-                ThinkingBlock(
-                    thinking=_str(block["thinking"], "thinking"),
-                    signature=signature if isinstance(signature, str) else None,
-                    redacted=block.get("redacted") is True,
-                )
-            )
-        elif kind == "toolCall":
-            arguments = block.get("arguments")
-            blocks.append(
-                ToolCallBlock(
-                    call_id=_str(block["id"], "id"),
-                    name=_str(block["name"], "name"),
-                    arguments=arguments if isinstance(arguments, dict) else {},
-                )
-            )
-        elif kind == "image":
-            mime = _str(block["mimeType"], "mimeType")
-            data = _str(block["data"], "data")
-            blocks.append(ImageBlock(source=f"data:{mime};base64,{data}", media_type=mime))
-        else:
-            msg = f"unknown content block type {kind!r}"
-            raise ValueError(msg)
-    return tuple(blocks)
-
-
-def _str(value: Any, name: str) -> str:
-    if not isinstance(value, str):
-        msg = f"{name} must be a string, not {type(value).__name__}"
-        raise TypeError(msg)
-    return value
-
-
-def _text(value: str) -> Content:
-    return (TextBlock(text=value),)
-
-
-def _id(value: Any) -> str:
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        msg = f"id {value!r} is not usable as a record id"
-        raise ValueError(msg)
-    return value
-
-
-def _timestamp(value: Any) -> str:
-    if isinstance(value, str) and TIMESTAMP_PATTERN.fullmatch(value):
-        return value
-    if isinstance(value, str):
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        parsed = datetime.fromtimestamp(value / 1000, UTC)
-    else:
-        msg = f"timestamp {value!r} is not a date"
-        raise TypeError(msg)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
 
 
 def _why(exc: Exception) -> str:
@@ -531,9 +333,9 @@ def export_pi(records: Iterable[Record]) -> Iterator[bytes]:
     for record in records:
         body = record.body
         if isinstance(body, Header):
-            yield _json(_exact(record, _header_entry(record), header=True))
+            yield _json(_exact(record, pi_form.header_entry(record), header=True))
         elif body.IS_NODE:
-            entry = _node_entry(record)
+            entry = pi_form.node_entry(record)
             carried = {"before": [_wire(r) for r in pending]} if pending else {}
             entry = _exact(record, entry, header=False, carried=carried)
             pending = []
@@ -587,114 +389,6 @@ def _wire(record: Record | NewRecord) -> dict[str, Any]:
     body = json.loads(canonical_json(record.body))
     body.pop("parent", None)
     return {"id": record.id, "at": record.at, "body": body}
-
-
-def _header_entry(record: Record | NewRecord) -> dict[str, Any]:
-    body = record.body
-    assert isinstance(body, Header)
-    patch = body.metadata.get("pi")
-    if body.creator == "pi" and isinstance(patch, dict):
-        derived = {"type": "session", "version": PI_VERSION, "id": body.journal, "timestamp": record.at}
-        return dict(json_patch.apply(derived, patch))
-    cwd = body.metadata.get("cwd")
-    return {
-        "type": "session",
-        "version": PI_VERSION,
-        "id": body.journal,
-        "timestamp": record.at,
-        "cwd": cwd if isinstance(cwd, str) else "",
-    }
-
-
-def _node_entry(record: Record | NewRecord) -> dict[str, Any]:
-    body = record.body
-    entry: dict[str, Any] = {"type": "", "id": record.id, "parentId": body.parent, "timestamp": record.at}  # type: ignore[union-attr]
-    entry.update(_node_fields(body))
-    entry.update({"id": record.id, "parentId": body.parent})  # type: ignore[union-attr]  # data never overrides these
-    patch = _patch_of(body)
-    if patch:
-        # not a patch this codec wrote: export checks the entry and carries the record instead
-        with contextlib.suppress(KeyError, TypeError, ValueError, IndexError, AttributeError):
-            entry = json_patch.apply(entry, patch)
-    return entry
-
-
-def _patch_of(body: AnyBody) -> dict[str, Any] | None:
-    """The patch an import kept in a record (None for records that did not come from Pi)."""
-    if isinstance(body, UserMessage | AssistantMessage | ToolResult | Compaction):
-        details = body.details
-        patch = details.get("pi") if isinstance(details, dict) and len(details) == 1 else None
-    elif isinstance(body, CustomEntry) and isinstance(body.data, dict):
-        patch = body.data.get(PATCH)
-    else:
-        patch = None
-    return patch if isinstance(patch, dict) else None
-
-
-def _node_fields(body: AnyBody) -> dict[str, Any]:
-    if isinstance(body, UserMessage):
-        return {"type": "message", "message": {"role": "user", "content": _blocks(body.content)}}
-    if isinstance(body, AssistantMessage):
-        message: dict[str, Any] = {"role": "assistant", "content": _blocks(body.content)}
-        if body.model is not None:
-            message["model"] = body.model
-        if body.usage:
-            message["usage"] = dict(body.usage)
-        message["stopReason"] = _STOP_TO_PI.get(body.stop_reason or "", "stop")
-        return {"type": "message", "message": message}
-    if isinstance(body, ToolResult):
-        message = {"role": "toolResult", "toolCallId": body.call_id}
-        if body.tool_name is not None:
-            message["toolName"] = body.tool_name
-        message.update({"content": _blocks(body.content), "isError": body.is_error})
-        return {"type": "message", "message": message}
-    if isinstance(body, Compaction):
-        entry: dict[str, Any] = {"type": "compaction", "summary": body.summary}
-        if body.first_kept is not None:
-            entry["firstKeptEntryId"] = body.first_kept
-        if body.tokens_before is not None:
-            entry["tokensBefore"] = body.tokens_before
-        return entry
-    if isinstance(body, CustomEntry) and isinstance(body.data, dict):
-        data = {k: v for k, v in body.data.items() if k != PATCH}
-        body = msgspec.structs.replace(body, data=data)
-        if body.type in ("pi.message.bashExecution", "pi.message.custom"):
-            message = dict(body.data)
-            if body.type == "pi.message.custom":
-                message["content"] = _blocks(body.content)
-            return {"type": "message", "message": message}
-        if body.type == "pi.custom_message":
-            return {"type": "custom_message", **body.data, "content": _blocks(body.content)}
-        if body.type.startswith("pi.message."):
-            return {"type": "message", "message": dict(body.data)}
-        if body.type.startswith("pi.") and body.type != "pi.":
-            return {**body.data, "type": body.type.removeprefix("pi.")}
-    wire = json.loads(canonical_json(body))
-    wire.pop("parent", None)
-    return {"type": "custom", "customType": WRAPPED, "data": wire}
-
-
-def _blocks(content: Content) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, TextBlock):
-            out.append({"type": "text", "text": block.text})
-        elif isinstance(block, ThinkingBlock):
-            thinking: dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
-            if block.signature is not None:
-                thinking["thinkingSignature"] = block.signature
-            if block.redacted:
-                thinking["redacted"] = True
-            out.append(thinking)
-        elif isinstance(block, ToolCallBlock):
-            out.append(
-                {"type": "toolCall", "id": block.call_id, "name": block.name, "arguments": block.arguments}
-            )
-        elif isinstance(block, ImageBlock):
-            prefix = f"data:{block.media_type};base64,"
-            data = block.source.removeprefix(prefix) if block.source.startswith(prefix) else block.source
-            out.append({"type": "image", "data": data, "mimeType": block.media_type})
-    return out
 
 
 def _json(value: dict[str, Any]) -> bytes:
