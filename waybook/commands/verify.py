@@ -8,6 +8,7 @@ from typing import Any
 
 from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
 from waybook.commands.journal_files import starts_with_header
+from waybook.commands.terminal import visible
 from waybook.journal import JournalError, NotAJournalError, verify_file
 
 
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             warn(str(NotAJournalError(path=str(path), reason=report.reason or "")))
             continue
         if not args.json:
-            print(report)
+            print(visible(str(report)))  # a reason can quote the file's bytes
             if entry["torn_tail"]:
                 print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     if args.json:
