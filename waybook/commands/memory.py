@@ -14,6 +14,7 @@ from waybook.commands.common import UsageError, emit_json, guarded, open_journal
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
 from waybook.commands.terminal import visible
+from waybook.journal.memory_rules import MEMORY_ROLES
 from waybook.memory.state import MemoryProjection
 from waybook.projections import replay
 
@@ -47,9 +48,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(args: argparse.Namespace, state: Any) -> None:
-    if state.scope is None:
-        msg = f"{args.path} is not a working-memory journal (its header names no memory scope)"
-        raise UsageError(msg)
+    if state.role not in MEMORY_ROLES:
+        msg = (
+            f"{args.path} is a {state.role or 'headerless'} journal, not a working-memory journal "
+            f"(a memory journal's header declares one of the roles {', '.join(MEMORY_ROLES)})"
+        )
+        raise UsageError(msg)  # a profile error: the wrong journal was given (exit 2)
     console = stdout()
     if args.cat is not None:
         _cat(args, state)
@@ -119,7 +123,7 @@ def _print(args: argparse.Namespace, state: Any) -> None:
         "path",
         "bytes",
         "written",
-        title=f"scope {escape(visible(state.scope))} at seq {state.seq}",
+        title=f"scope {escape(visible(state.scope or ''))} at seq {state.seq}",
         title_justify="left",
     )
     for f in files:

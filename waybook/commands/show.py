@@ -23,6 +23,7 @@ from waybook.commands.common import (
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.progress import Phases
+from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
 from waybook.journal.records import (
@@ -82,6 +83,7 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
         phases.start("reading the path")
         path = trajectory(journal, tree, leaf)
         pins = canonical_pins(journal, args.at)
+        used = memory_used(journal, args.at)
         if args.json:
             emit_json(
                 {
@@ -95,21 +97,24 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
                             "at": r.at,
                             "body": json.loads(canonical_json(r.body)),
                             "canonical_pin": pin_at(pins, r.seq),
+                            "memory_used": turn_memory(used, path.records, i),
                         }
-                        for r in path.records
+                        for i, r in enumerate(path.records)
                     ],
                 }
             )
             return
         phases.start("writing", total=len(path.records))
-        _write_text(path.records, pins, phases)
+        _write_text(path.records, pins, used, phases)
 
 
 BOLD, DIM, PLAIN = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 CHUNK = 2048
 
 
-def _write_text(records: tuple[Record, ...], pins: list[tuple[int, dict[str, Any]]], phases: Phases) -> None:
+def _write_text(
+    records: tuple[Record, ...], pins: list[tuple[int, dict[str, Any]]], used: Any, phases: Phases
+) -> None:
     """The path as text, written straight to stdout in chunks (Rich per record costs 10x more).
 
     Session text goes through `visible`, so it never reaches a terminal raw; styles only on a terminal.
@@ -126,6 +131,8 @@ def _write_text(records: tuple[Record, ...], pins: list[tuple[int, dict[str, Any
             )
         shown_pin = pin
         out.append(f"{bold}{record.seq} {short_kind(record.kind)}{plain} {record.id}\n")
+        if (memory := turn_memory(used, records, n - 1)) is not None:
+            out.append(f"{dim}{visible(describe(memory))}{plain}\n")
         out.append(_body_text(record))
         if n % CHUNK == 0:
             sys.stdout.write("".join(out))

@@ -99,6 +99,30 @@ class UnknownNodeError(RecordValidationError):
     """A record refers to a node id that is not in the journal."""
 
 
+class MemoryRuleError(RecordValidationError):
+    """A memory record breaks a memory rule (docs/memory.md): a hostile path, a digest that is not the
+    content's, a read-only file, a limit, a file and a directory at one path, a reused request id.
+
+    `code` is the Memory port's error code for the same mistake (INVALID_PATH, LIMIT_EXCEEDED, ...), so
+    every writer gets the same answer; `path` and `details` say where and how.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        journal: str = "",
+        record_id: str | None = None,
+        path: str | None = None,
+        details: dict[str, object] | None = None,
+    ) -> None:
+        self.code = code
+        self.path = path
+        self.details = details
+        super().__init__(message, journal=journal, record_id=record_id)
+
+
 # --- integrity ------------------------------------------------------------------------------------
 
 
