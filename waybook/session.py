@@ -47,7 +47,10 @@ def new_id() -> str:
 
 
 def _content(value: str | Sequence[Block]) -> Content:
-    return text(value) if isinstance(value, str) else tuple(value)
+    """Text or blocks as content; anything else is passed on for the journal to refuse, typed."""
+    if isinstance(value, str):
+        return text(value)
+    return tuple(value) if isinstance(value, list | tuple) else value  # type: ignore[return-value]
 
 
 class Session:

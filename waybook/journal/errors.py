@@ -2,7 +2,9 @@
 
 Categories (ARCHITECTURE section 3): conflict, integrity (which includes decoding committed bytes),
 validation, capacity and storage. Each error carries the data a caller needs to act on it, and its
-message says what was wrong and what to do next. A raised error means nothing was written.
+message says what was wrong and what to do next. A raised error means nothing was written, with one
+exception: DurabilityError (an fsync failed after the write), whose records are in the journal but not
+known to be durable (docs/journal-contract.md, "Errors, and what each means for the data").
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from waybook.journal.head import Head
+    from waybook.journal.head import AppendResult, Head
 
 
 class JournalError(Exception):
@@ -123,6 +125,11 @@ class MemoryRuleError(RecordValidationError):
         super().__init__(message, journal=journal, record_id=record_id)
 
 
+class InvalidArgumentError(JournalError, TypeError):
+    """A journal call got an argument of the wrong type (a batch that is not a sequence of NewRecord, an
+    `expected` that is not a Head, a cursor that is not an int). Nothing was read or written."""
+
+
 # --- integrity ------------------------------------------------------------------------------------
 
 
@@ -144,6 +151,18 @@ class BrokenChainError(IntegrityError):
             "committed; do not append. Run `waybook verify` to locate the damage."
         )
         super().__init__(msg)
+
+
+class BrokenBatchError(BrokenChainError):
+    """Records of a multi-record batch are missing: a batch was cut short (a crash mid-write) or spliced.
+
+    `seq` is where the damage starts: the first record of the cut batch, whose records must all be
+    treated as uncommitted; `record_seq` is the record that showed it.
+    """
+
+    def __init__(self, *, journal: str, seq: int, reason: str, record_seq: int | None = None) -> None:
+        self.record_seq = seq if record_seq is None else record_seq
+        super().__init__(journal=journal, seq=seq, reason=reason)
 
 
 class DecodeError(IntegrityError, ValueError):
@@ -255,8 +274,63 @@ class LockUnsupportedError(StorageError):
     """The filesystem cannot give an exclusive lock; waybook never falls back to a weaker one."""
 
 
+class WriteFailedError(StorageError):
+    """A write failed mid-append (a full disk, a file-size limit, an I/O error). Nothing was committed.
+
+    `rolled_back` says whether the partial bytes were removed again (the journal object stays usable);
+    if not, they remain as a torn tail that no reader takes for records, this journal object refuses
+    further appends, and `repair()` on a reopened journal quarantines them.
+    """
+
+    def __init__(self, message: str, *, head: Head, rolled_back: bool) -> None:
+        self.head = head
+        self.rolled_back = rolled_back
+        super().__init__(message)
+
+
 class DurabilityError(StorageError):
-    """An fsync or write failed; this journal object refuses every further append."""
+    """An fsync failed: unlike every other error, records were written.
+
+    The records of `result` (the append that raised; None from `flush()` or `close()`) and of earlier
+    appends not yet synced are in the file: `head` (and `head()`) include them and readers see them, but
+    a power loss may still take them. This journal object refuses every further append
+    (JournalFailedError); reopen the journal, and read its tail to learn what survived.
+    """
+
+    def __init__(self, message: str, *, head: Head | None = None, result: AppendResult | None = None) -> None:
+        self.head = head
+        self.result = result
+        super().__init__(message)
+
+
+class JournalFailedError(StorageError):
+    """An earlier write or fsync failed on this journal object, so it refuses appends. Nothing was written.
+
+    `cause` is that earlier error. Reopen the journal (and repair a torn tail if it reports one).
+    """
+
+    def __init__(self, message: str, *, cause: StorageError) -> None:
+        self.cause = cause
+        super().__init__(message)
+
+
+class JournalReplacedError(StorageError):
+    """The journal's path no longer names the file this object holds (deleted, or replaced by another
+    file). Nothing was written: appending would put records in a file nobody can find. Reopen the path
+    if the new file is the journal you mean, or restore the old one.
+
+    One exception, after two faults at once: the file was replaced while the append wrote, and cutting
+    the written bytes off again failed too. Then `written` is the append whose records remain in the
+    displaced file (not in the file at the path), and this journal object refuses further appends.
+    """
+
+    def __init__(self, message: str, *, written: AppendResult | None = None) -> None:
+        self.written = written
+        super().__init__(message)
+
+
+class NotAJournalFileError(StorageError):
+    """The journal path names a directory, FIFO, device or socket, not a regular file."""
 
 
 class JournalClosedError(StorageError):

@@ -1,9 +1,10 @@
 """`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
 
-Cross-process safe: every append takes an exclusive `flock` on a sidecar lock file, reads any tail other
-writers committed, compares the expected head, writes the batch with one write loop on an O_APPEND
-descriptor, applies the durability policy, and releases. Readers see other writers' records on their
-next call; `read(after=seq)` seeks through a byte-offset index and never rescans from the start.
+Cross-process safe: every append takes an exclusive `flock` on the journal file itself, checks that the
+path still names that file, reads any tail other writers committed, compares the expected head, writes
+the batch with one write loop on an O_APPEND descriptor, applies the durability policy, and releases.
+Readers see other writers' records on their next call; `read(after=seq)` seeks through a byte-offset
+index and never rescans from the start.
 
 Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
 (which quarantines the torn bytes); damage before the final record is corruption, readable only through
@@ -31,23 +32,29 @@ from waybook.journal.errors import (
     CorruptJournalError,
     DurabilityError,
     JournalClosedError,
+    JournalFailedError,
+    JournalReplacedError,
     NotAJournalError,
     StorageError,
     TornTailError,
+    WriteFailedError,
 )
 from waybook.journal.fileio import (
     FILE_MODE,
     OS_FILE_OPS,
+    FileIdentity,
     FileLock,
     FileOps,
     create_atomically,
     fsync_dir,
+    open_regular,
     write_all,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
-from waybook.journal.jsonl_scan import CHUNK, Damage, scan
+from waybook.journal.jsonl_scan import CHUNK, Damage, read_exactly, scan
 from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.reading import check_cursor
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
 
@@ -112,7 +119,7 @@ class JsonlJournal:
         self._closed = False
         self._readonly = readonly
         self.repair_receipt: RepairReceipt | None = None
-        if not self._path.exists():
+        if self._ops.identity(self._path) is None:
             if not create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
@@ -121,14 +128,10 @@ class JsonlJournal:
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
-        self._lock = FileLock(self._path.with_name(self._path.name + ".lock"), create=not readonly)
-        try:
-            self._fd = self._ops.open(self._path, os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND)
-        except OSError as exc:
-            self._lock.close()
-            msg = f"{self._path}: cannot open the journal: {exc.strerror or exc}"
-            raise StorageError(msg) from exc
         self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
+        flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
+        self._fd, self._identity = open_regular(self._ops, self._path, flags)
+        self._lock = FileLock(self._fd, self._path)
         try:
             self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
         except BaseException:
@@ -157,7 +160,12 @@ class JsonlJournal:
         Ledger.empty(str(path)).rules.check((new,))
         _, line = seal(1, new, GENESIS_DIGEST)
         target = Path(path)
-        if not create_atomically(target, line + b"\n"):
+        try:
+            created = create_atomically(target, line + b"\n")
+        except OSError as exc:
+            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
             raise StorageError(msg)
         return cls(target, create=False, **options)
@@ -192,6 +200,7 @@ class JsonlJournal:
                 self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
+                self._check_identity()
                 if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
@@ -201,19 +210,25 @@ class JsonlJournal:
                 lines = plan.lines
                 end = self._end
                 data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                self._write(data)
+                self._write(data, end, plan.result)
                 self._ledger.commit(plan)
                 for line in lines:
                     self._offsets.append(end)
                     end += len(line) + 1
                 self._end = self._size_seen = end
                 if self._fsync_each:
-                    self._fsync()
+                    self._fsync(plan.result)
             finally:
                 self._lock.release()
         if self._group_commit:
             self._group.written(end)
-            self._group.wait_durable(end)
+            try:
+                self._group.wait_durable(end)
+            except DurabilityError as exc:
+                cause = exc.__cause__
+                while isinstance(cause, DurabilityError):  # the leader's own error; its cause is the OSError
+                    cause = cause.__cause__
+                raise self._durability_failed(cause or exc, plan.result) from exc
         return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
@@ -221,6 +236,7 @@ class JsonlJournal:
         return (decode_record(line, where=where) for line in self.read_lines(after, limit))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        check_cursor(self._name, after, limit)
         self._check_open()
         self._refresh()
         with self._mutex:
@@ -293,6 +309,7 @@ class JsonlJournal:
             self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
+                self._check_identity()
                 self._refresh_locked()
                 return self._repair_locked()
             finally:
@@ -308,7 +325,7 @@ class JsonlJournal:
             raise NotAJournalError(path=self._name, reason=damage.reason)  # nothing to keep: never truncate
         if not damage.torn:
             raise self._corrupt_error(damage)
-        end = self._ops.size(self._fd)
+        end = self._size_seen
         digest, quarantine = self._quarantine(damage.offset, end)
         try:
             self._ops.truncate(self._fd, damage.offset)
@@ -332,30 +349,45 @@ class JsonlJournal:
         )
 
     def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
-        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path."""
+        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path.
+
+        Two streaming passes (hash, then copy), so a torn tail of any length costs O(1) memory. Any
+        failure is a StorageError and leaves the journal untouched.
+        """
         hasher = hashlib.sha256()
-        pos = start
-        chunks: list[bytes] = []
-        while pos < end:
-            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
-            if not chunk:
-                break
+        for chunk in self._chunks(start, end):
             hasher.update(chunk)
-            chunks.append(chunk)
-            pos += len(chunk)
         digest = hasher.hexdigest()
         quarantine = self._path.with_name(f"{self._path.name}.torn-{start}-{digest[:12]}.quarantine")
-        fd = os.open(
-            quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
-        )
         try:
-            for chunk in chunks:
-                write_all(OS_FILE_OPS, fd, chunk)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(self._path.parent)
+            fd = os.open(
+                quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
+            )
+            try:
+                for chunk in self._chunks(start, end):
+                    write_all(OS_FILE_OPS, fd, chunk)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            fsync_dir(self._path.parent)
+        except OSError as exc:
+            msg = (
+                f"{self._name}: repair could not write the quarantine copy {quarantine.name} "
+                f"({exc.strerror or exc}); the journal is unchanged. Make its directory writable (and "
+                "check the disk), then repair again."
+            )
+            raise StorageError(msg) from exc
         return digest, quarantine
+
+    def _chunks(self, start: int, end: int) -> Iterator[bytes]:
+        """The file's bytes [start, end) in chunks; a read error is a StorageError naming the byte."""
+        pos = start
+        while pos < end:
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
+            if not chunk:
+                return
+            yield chunk
+            pos += len(chunk)
 
     # --- internals ----------------------------------------------------------------------------------
 
@@ -419,58 +451,145 @@ class JsonlJournal:
     def _committed_id(self, seq: int) -> tuple[str, bool]:
         """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
         offset = self._offsets[seq - 1]
-        line, size = b"", 4096
-        while (newline := line.find(b"\n")) < 0:
-            chunk = self._ops.pread(self._fd, size, offset + len(line))
-            if not chunk:
-                msg = f"the file ended inside committed record {seq}"
-                raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
-            line, size = line + chunk, min(size * 2, CHUNK)
-        record = decode_record(line[:newline], where=self._name)
+        stop = self._offsets[seq] if seq < len(self._offsets) else self._end
+        line = read_exactly(self._read_at, offset, stop - offset - 1)
+        if len(line) != stop - offset - 1:
+            msg = f"the file ended inside committed record {seq}"
+            raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
+        record = decode_record(line, where=self._name)
         return record.id, record.body.IS_NODE
 
     def _read_at(self, size: int, offset: int) -> bytes:
-        return self._ops.pread(self._fd, size, offset)
+        try:
+            return self._ops.pread(self._fd, size, offset)
+        except OSError as exc:
+            msg = f"{self._name}: cannot read byte {offset} ({exc.strerror or exc}); nothing was changed"
+            raise StorageError(msg) from exc
 
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
-        carry = b""
+        """The lines in [start, end), each read once however long (a long line's pieces join once)."""
+        parts: list[bytes] = []
         pos = start
         while pos < end:
-            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
             if not chunk:
                 msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
                 raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
             pos += len(chunk)
-            lines = (carry + chunk).split(b"\n")
+            if chunk.find(b"\n") < 0:
+                parts.append(chunk)
+                continue
+            if parts:
+                parts.append(chunk)
+                chunk, parts = b"".join(parts), []
+            lines = chunk.split(b"\n")
             carry = lines.pop()
+            if carry:
+                parts.append(carry)
             yield from lines
 
-    def _write(self, data: bytes) -> None:
-        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over."""
+    def _write(self, data: bytes, end: int, result: AppendResult | None = None) -> None:
+        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
+
+        On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
+        lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
+        which no reader takes for records (a partial line, or a batch missing its last records). The
+        path is checked again after the write: a file deleted or renamed over while we wrote gets its
+        bytes cut off too, so an acknowledged record is always in the file the path named after it.
+        `result` is what the bytes hold, named by the error if they can be neither kept nor removed.
+        """
         try:
             done = self._ops.write(self._fd, data)
             while done < len(data):
                 done += self._ops.write(self._fd, data[done:])
         except OSError as exc:
+            head = self._ledger.head
+            undo = self._undo_write(end)
+            if undo is not None:
+                msg = (
+                    f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
+                    f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
+                    "This journal object refuses further appends: reopen the journal and repair it."
+                )
+                failure = WriteFailedError(msg, head=head, rolled_back=False)
+                self._failure = failure
+                raise failure from exc
             msg = (
-                f"{self._name}: write failed ({exc}); the file may now end in a partial record. This "
-                "journal object refuses further appends: reopen it and repair the torn tail."
+                f"{self._name}: write failed ({exc}); nothing was written (head stays {head}). Free space "
+                "or raise the file-size limit, then append again."
             )
-            self._failure = StorageError(msg)
-            raise self._failure from exc
+            raise WriteFailedError(msg, head=head, rolled_back=True) from exc
+        now = self._ops.identity(self._path)
+        if now != self._identity:  # deleted or replaced while we wrote
+            undo = self._undo_write(end)
+            if undo is None:
+                raise self._replaced_error(now)
+            msg = (
+                f"{self._name}: the file was deleted or replaced while this append wrote to it, and the "
+                f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
+                "at the path. This journal object refuses further appends."
+            )
+            replaced = JournalReplacedError(msg, written=result)
+            self._failure = replaced
+            raise replaced
 
-    def _fsync(self) -> None:
+    def _undo_write(self, end: int) -> OSError | None:
+        """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
+        try:
+            if self._ops.size(self._fd) != end:
+                self._ops.truncate(self._fd, end)
+        except OSError as exc:
+            return exc
+        return None
+
+    def _fsync(self, result: AppendResult | None = None) -> None:
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
         try:
             self._ops.fsync(self._fd)
         except OSError as exc:
-            msg = (
-                f"{self._name}: fsync failed ({exc}); appends since the last successful sync may not be "
-                "durable. This journal object refuses further appends: reopen it and check the tail."
-            )
-            self._failure = DurabilityError(msg)
-            raise self._failure from exc
+            raise self._durability_failed(exc, result) from exc
+
+    def _durability_failed(self, exc: BaseException, result: AppendResult | None) -> DurabilityError:
+        """The error for a failed fsync: what was written, and the head that includes it."""
+        head = self._ledger.head
+        written = (
+            ""
+            if result is None
+            else f"this append's records (seq {result.first_seq}..{result.head.seq}) and "
+        )
+        msg = (
+            f"{self._name}: fsync failed ({exc}); {written}every append since the last successful sync are "
+            f"in the file (head {head}) but may not survive a power loss. This journal object refuses "
+            "further appends: reopen it and check its tail."
+        )
+        failure = DurabilityError(msg, head=head, result=result)
+        self._failure = failure
+        return failure
+
+    def _failed_error(self) -> JournalFailedError:
+        cause = self._failure
+        assert cause is not None
+        msg = (
+            f"{self._name}: an earlier write or fsync failed on this journal object ({cause}); nothing was "
+            "written. Reopen the journal (and repair a torn tail if it reports one)."
+        )
+        return JournalFailedError(msg, cause=cause)
+
+    def _check_identity(self) -> None:
+        """Refuse (before writing) when the path no longer names the file this object holds open."""
+        now = self._ops.identity(self._path)
+        if now != self._identity:
+            raise self._replaced_error(now)
+
+    def _replaced_error(self, now: FileIdentity | None) -> JournalReplacedError:
+        what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
+        msg = (
+            f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
+            "nothing was written. Reopen the path if the file there is the journal you mean, or "
+            "restore the old one."
+        )
+        return JournalReplacedError(msg)
 
     def _refuse_damage(self) -> None:
         damage = self._damage
@@ -502,12 +621,11 @@ class JsonlJournal:
             msg = f"{self._name}: opened read-only; open it without readonly=True to write or repair"
             raise StorageError(msg)
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
 
     def _release_files(self) -> None:
         with contextlib.suppress(OSError):
             self._ops.close(self._fd)
-        self._lock.close()
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
