@@ -13,6 +13,7 @@ from waybook.codecs.wire import decode_record
 from waybook.commands.common import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
+from waybook.journal.jsonl import FIRST_LINE_START
 from waybook.journal.records import Header
 
 HEADER_SNIFF = 1 << 20
@@ -20,15 +21,17 @@ HEADER_SNIFF = 1 << 20
 
 
 def starts_with_header(path: Path) -> bool:
-    """Whether `path` is a regular file whose first line decodes as a waybook header record (seq 1).
-
-    A header that decodes but fails its digest is a damaged journal, not a foreign file.
-    """
+    """Whether `path` is a regular file whose first line decodes as a waybook header record (seq 1),
+    or begins one that was cut short. A header that decodes but fails its digest is a damaged journal,
+    not a foreign file."""
     try:
         with path.open("rb") as file:
-            first = file.read(HEADER_SNIFF).split(b"\n", 1)[0]
+            chunk = file.read(HEADER_SNIFF)
     except OSError:
         return False
+    first = chunk.split(b"\n", 1)[0]
+    if b"\n" not in chunk and FIRST_LINE_START.startswith(first[: len(FIRST_LINE_START)]) and first:
+        return True  # a header cut short while it was written: a torn journal, which repair can fix
     try:
         record = decode_record(first)
     except DecodeError:
