@@ -13,6 +13,7 @@ import attrs
 import pytest
 
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
+from waybook.stores import JournalStore, open_store
 
 
 @attrs.frozen
@@ -28,6 +29,34 @@ def _reopen_jsonl(journal: SessionJournal) -> SessionJournal:
     return JsonlJournal(journal.path, create=False)
 
 
+_STORE_OF: dict[int, tuple[str, JournalStore]] = {}
+"""Which store (and URL) made each store journal, so reopen can open it again from a fresh store."""
+
+
+def store_journal(url_of: Callable[[Path], str]) -> Callable[[Path], SessionJournal]:
+    """A factory for an empty journal (`header=False`: the suite writes its own header) in a store."""
+
+    def make(tmp: Path) -> SessionJournal:
+        url = url_of(tmp)
+        store = open_store(url)
+        journal = store.create("conformance", header=False)
+        _STORE_OF[id(journal)] = (url, store)
+        return journal
+
+    return make
+
+
+def reopen_from_store(journal: SessionJournal) -> SessionJournal:
+    """Close the journal and its store, then open both again from the URL."""
+    url, store = _STORE_OF.pop(id(journal))
+    journal.close()
+    store.close()
+    store = open_store(url)
+    again = store.open("conformance")
+    _STORE_OF[id(again)] = (url, store)
+    return again
+
+
 ADAPTERS: list[Adapter] = [
     Adapter("in_memory", lambda _tmp: InMemoryJournal("conformance")),
     Adapter("jsonl", lambda tmp: JsonlJournal(tmp / "journal.jsonl"), _reopen_jsonl),
@@ -36,6 +65,9 @@ ADAPTERS: list[Adapter] = [
         lambda tmp: JsonlJournal(tmp / "journal.jsonl", durability="group"),
         _reopen_jsonl,
     ),
+    Adapter("memory_store", store_journal(lambda _tmp: "memory:")),
+    Adapter("directory_store", store_journal(lambda tmp: f"file:{tmp}/store"), reopen_from_store),
+    Adapter("sqlite_store", store_journal(lambda tmp: f"sqlite:{tmp}/store.db"), reopen_from_store),
 ]
 
 

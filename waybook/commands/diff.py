@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from waybook.commands.common import (
     UsageError,
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -33,6 +34,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook diff session.jsonl --leaf a1b2 --leaf c3d4",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument(
         "--leaf",
         action="append",
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if len(args.leaf) != 2:
         msg = "diff needs exactly two --leaf options"
         raise UsageError(msg)
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         tree = replay_with_progress(TreeProjection(), journal)
         args.leaf = [resolve_id(tree, leaf, what="--leaf", path=args.path) for leaf in args.leaf]
         a, b = (tree.path_to(leaf) for leaf in args.leaf)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs.pi import export_pi
+from waybook.commands import common
 from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
@@ -34,6 +35,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    common.add_store_option(parser)
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument(
         "--branches", default="active", metavar="active|all|LEAF", help="which branches (default active)"
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     if args.output != "-":
         check_output(Path(args.output), inputs=[args.path], force=args.force)
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         status = _export(args, journal)
     return max(status, damage_status(journal))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs.pi import import_pi
-from waybook.commands.common import OK, UsageError, guarded, warn
+from waybook.commands.common import OK, UsageError, guarded, import_into_store, warn
 from waybook.commands.terminal import plural
 from waybook.journal import GENESIS, InMemoryJournal
 from waybook.journal.fileio import create_atomically
@@ -30,6 +30,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "-o", "--output", type=Path, required=True, metavar="OUT", help="the new journal file"
     )
     parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="import into this store (created if missing); OUT is then the new journal's id",
+    )
+    parser.add_argument(
         "--lenient", action="store_true", help="skip lines that do not parse, and say how many"
     )
     parser.set_defaults(run=guarded(run))
@@ -41,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             "is a directory, not a Pi session file" if args.path.is_dir() else "no such file"
         )
         raise UsageError(msg)
-    if args.output.exists():
+    if args.store is None and args.output.exists():
         msg = f"{args.output}: already exists; choose a new file for the journal"
         raise UsageError(msg)
     imported = import_pi(args.path.read_bytes(), lenient=args.lenient)
@@ -49,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     staging.append(
         list(imported.records), expected=GENESIS
     )  # every rule is checked before any byte is written
-    if not create_atomically(args.output, b"".join(line + b"\n" for line in staging.read_lines())):
+    if args.store is not None:
+        import_into_store(args.store, str(args.output), staging)
+    elif not create_atomically(args.output, b"".join(line + b"\n" for line in staging.read_lines())):
         msg = f"{args.output}: created by someone else meanwhile; nothing was written"
         raise UsageError(msg)
     warn(

@@ -8,6 +8,7 @@ shown: detection is not repair.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from waybook.codecs.wire import decode_record
 from waybook.commands.common import OK, PROBLEM, UsageError, warn
@@ -60,9 +61,12 @@ def open_journal_file(path: Path) -> JsonlJournal:
     return journal
 
 
-def damage_status(journal: JsonlJournal) -> int:
-    """Say on stderr that a journal's tail is torn (exit 1); the records shown were the complete ones."""
-    damage = journal.damage
+def damage_status(journal: Any) -> int:
+    """Say on stderr that a journal's tail is torn (exit 1); the records shown were the complete ones.
+
+    Only a JSONL journal can have a torn tail; a database store commits whole transactions.
+    """
+    damage = getattr(journal, "damage", None)
     if damage is None:
         return OK
     warn(

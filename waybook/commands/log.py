@@ -10,7 +10,7 @@ from typing import Any
 
 from waybook.codecs import canonical_json
 from waybook.codecs.wire import CURRENT_TAGS, LEGACY_TAGS
-from waybook.commands.common import guarded, open_journal, seq_arg, short_kind, summary
+from waybook.commands.common import add_store_option, guarded, open_journal, seq_arg, short_kind, summary
 from waybook.commands.journal_files import damage_status
 
 
@@ -22,6 +22,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook log session.jsonl --after 100 --limit 20 --kind assistant",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument("--after", type=seq_arg, default=0, metavar="SEQ", help="start after this seq")
     parser.add_argument("--limit", type=seq_arg, metavar="N", help="at most N records")
     parser.add_argument(
@@ -49,7 +50,7 @@ def known_kind(value: str) -> str:
 def run(args: argparse.Namespace) -> int:
     shown = 0
     terminal = sys.stdout.isatty()  # escape everything non-ASCII there, as emit_json does
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         for record in journal.read(after=args.after):
             if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
                 continue

@@ -10,6 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from waybook.commands import common
 from waybook.commands.common import UsageError, emit_json, guarded, open_journal, seq_arg, stdout
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
@@ -31,6 +32,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    common.add_store_option(parser)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="memory as it was at this seq")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
@@ -40,7 +42,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         state = replay(MemoryProjection(), journal, at=args.at)
     _print(args, state)

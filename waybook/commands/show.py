@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from waybook.codecs import canonical_json
 from waybook.commands.common import (
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -47,6 +48,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook show session.jsonl --leaf a1b2c3 --context",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument(
         "--leaf",
         metavar="ID",
@@ -59,7 +61,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         _show(args, journal)
     return damage_status(journal)

@@ -11,6 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from waybook.commands.common import (
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -38,13 +39,14 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook tree session.jsonl --at 5",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.json:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.common import OK, PROBLEM, USAGE, add_store_option, emit_json, verify_in_store, warn
 from waybook.commands.journal_files import starts_with_header
 from waybook.commands.terminal import visible
 from waybook.commands.verify_receipts import verify_receipts
@@ -26,6 +26,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook verify sessions/*.jsonl --json",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    add_store_option(parser, what="each PATH")
     parser.add_argument("--json", action="store_true", help="one JSON object per journal")
     parser.set_defaults(run=run)
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     status = OK
     reports = []
     for path in args.paths:
-        if not path.is_file():
+        if args.store is None and not path.is_file():
             warn(
                 f"{path}: is a directory, not a journal file"
                 if path.is_dir()
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             status = max(status, USAGE)
             continue
         try:
-            report = verify_file(path)
+            report = verify_file(path) if args.store is None else verify_in_store(args.store, str(path))
         except JournalError as exc:
             warn(str(exc))
             status = max(status, PROBLEM)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             "reason": report.reason,
             "torn_tail": report.torn_tail,
         }
-        entry["journal"] = report.bad_seq != 1 or starts_with_header(path)
+        entry["journal"] = args.store is not None or report.bad_seq != 1 or starts_with_header(path)
         reports.append(entry)
         if not report.ok:
             status = max(status, PROBLEM)

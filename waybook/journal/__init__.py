@@ -1,5 +1,6 @@
 """Journals: records, the `SessionJournal` protocol, heads, errors and adapters."""
 
+from waybook.journal.async_protocol import AsyncSessionJournal
 from waybook.journal.durability import Durability
 from waybook.journal.errors import (
     BrokenBatchError,
@@ -83,6 +84,7 @@ __all__ = [
     "GENESIS",
     "GENESIS_DIGEST",
     "AppendResult",
+    "AsyncSessionJournal",
     "Head",
     "Durability",
     "InMemoryJournal",
