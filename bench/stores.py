@@ -6,13 +6,17 @@ Scenario (defaults: 200 sessions x 500 records, as an agent runtime holds them):
            waybook journal proves its digest chain and session rules; the baselines decode their JSON)
   feed     read every record of every session in one global commit order (waybook's feed; raw SQLite:
            all rows by rowid; SQLiteSession has no store-wide order, so no row)
+Then the tail lag: how long after a commit returns a thread tailing the feed (`waybook.stores.tail`)
+sees it, for the waybook stores (the baselines have no feed to tail).
 Two durability levels: "flush" (SQLite synchronous=NORMAL, directory store write(2) only) at full size,
 and "fsync" (synchronous=FULL, directory store fsync per append) at a smaller size, since there every
 commit waits for the disk. Every system runs in the same process and the same round, one after the
-other; ratios are against raw SQLite of the same round and level. SQLiteSession is opened with the same
+other; ratios are against raw SQLite of the same round and level (the median of the rounds'
+ratios). SQLiteSession is opened with the same
 synchronous setting (it does not offer one, so a subclass sets it on each connection).
 
-    python bench/stores.py [--sessions 200] [--records 500] [--fsync-sessions 20] [--fsync-records 50]
+    python bench/stores.py [--sessions 200] [--records 500] [--rounds 1]
+                           [--fsync-sessions 20] [--fsync-records 50] [--fsync-rounds 3]
 Prints a table; writes bench/stores.json.
 """
 
@@ -23,6 +27,7 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -73,6 +78,35 @@ def waybook_store(url: str, sessions: int, records: int) -> dict[str, float]:
     feed = time.perf_counter() - started
     assert fed == sessions * records, fed
     return {"write": write, "reopen": reopen, "feed": feed}
+
+
+def tail_lag(url: str, sessions: int = 20, records: int = 2000) -> dict[str, float]:
+    """Seconds from a commit returning to a tailing thread of the same process seeing it (p50, p99)."""
+    import threading
+
+    from waybook.stores import tail
+
+    committed: dict[tuple[str, int], float] = {}
+    seen: dict[tuple[str, int], float] = {}
+    with open_store(url) as store:
+        writers = [Session(store.create(f"tail-{s}")) for s in range(sessions)]
+        start = store.feed_head()
+
+        def follow() -> None:
+            for entry in tail(store, start):
+                seen[(entry.journal_id, entry.seq)] = time.perf_counter()
+                if len(seen) == records:
+                    return
+
+        follower = threading.Thread(target=follow)
+        follower.start()
+        for i in range(records):
+            session = writers[i % sessions]
+            record = session.user(message(i, i))
+            committed[(f"tail-{i % sessions}", record.seq)] = time.perf_counter()
+        follower.join()
+    lags = sorted(seen[key] - committed[key] for key in committed)
+    return {"tail_p50": lags[len(lags) // 2], "tail_p99": lags[int(len(lags) * 0.99)]}
 
 
 # --- raw SQLite -------------------------------------------------------------------------------------
@@ -151,7 +185,7 @@ def agents_sqlite_session(path: Path, sessions: int, records: int, synchronous: 
         for i in range(records - 1):
             for s, session in enumerate(opened):
                 role = "user" if i % 2 == 0 else "assistant"
-                await session.add_items([{"role": role, "content": message(s, i)}])  # type: ignore[list-item]
+                await session.add_items([{"role": role, "content": message(s, i)}])
         for session in opened:
             session.close()
 
@@ -176,30 +210,34 @@ def agents_sqlite_session(path: Path, sessions: int, records: int, synchronous: 
 # --- the run ----------------------------------------------------------------------------------------
 
 
-def run_level(level: str, sessions: int, records: int) -> list[dict[str, Any]]:
+def run_level(level: str, sessions: int, records: int, rounds: int) -> list[dict[str, Any]]:
+    """Every system, `rounds` times (the order of the waybook stores and SQLiteSession reversed every
+    other round); seconds are the median over rounds, ratios the median of each round's ratio to raw
+    SQLite in the same round (paired)."""
     synchronous = "NORMAL" if level == "flush" else "FULL"
-    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-stores-"))
-    systems: list[tuple[str, Callable[[], dict[str, float]]]] = [
-        ("raw sqlite", lambda: raw_sqlite(tmp / "raw.db", sessions, records, synchronous)),
-        (
-            "waybook sqlite",
-            lambda: waybook_store(f"sqlite:{tmp}/wb.db?durability={level}", sessions, records),
-        ),
-        ("waybook directory", lambda: waybook_store(f"file:{tmp}/dir?durability={level}", sessions, records)),
-        (
-            "agents SQLiteSession",
-            lambda: agents_sqlite_session(tmp / "agents.db", sessions, records, synchronous),
-        ),
-    ]
-    try:
-        timings = {name: measure() for name, measure in systems}
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    floor = timings["raw sqlite"]
+    n, m = sessions, records
+    measured: list[dict[str, dict[str, float]]] = []
+    for round_ in range(rounds):
+        tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-stores-"))
+        systems: list[tuple[str, Callable[[Path], dict[str, float]]]] = [
+            ("waybook sqlite", lambda t: waybook_store(f"sqlite:{t}/wb.db?durability={level}", n, m)),
+            ("waybook directory", lambda t: waybook_store(f"file:{t}/dir?durability={level}", n, m)),
+            ("agents SQLiteSession", lambda t: agents_sqlite_session(t / "agents.db", n, m, synchronous)),
+        ]
+        if round_ % 2:
+            systems.reverse()
+        try:
+            timings = {"raw sqlite": raw_sqlite(tmp / "raw.db", n, m, synchronous)}
+            timings.update((name, measure(tmp)) for name, measure in systems)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        measured.append(timings)
     total = sessions * records
     rows = []
-    for name, phases in timings.items():
-        for phase, seconds in phases.items():
+    for name in ("raw sqlite", "waybook sqlite", "waybook directory", "agents SQLiteSession"):
+        for phase in measured[0][name]:
+            seconds = statistics.median(r[name][phase] for r in measured)
+            ratio = statistics.median(r[name][phase] / r["raw sqlite"][phase] for r in measured)
             rows.append(
                 {
                     "level": level,
@@ -207,12 +245,25 @@ def run_level(level: str, sessions: int, records: int) -> list[dict[str, Any]]:
                     "phase": phase,
                     "sessions": sessions,
                     "records": total,
+                    "rounds": rounds,
                     "seconds": round(seconds, 4),
                     "records_per_s": round(total / seconds),
-                    "vs_raw_sqlite": round(seconds / floor[phase], 2),
+                    "vs_raw_sqlite": round(ratio, 2),
                 }
             )
     return rows
+
+
+def tail_rows() -> list[dict[str, Any]]:
+    tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-tail-"))
+    try:
+        lags = {
+            "waybook sqlite": tail_lag(f"sqlite:{tmp}/t.db?durability=flush"),
+            "waybook directory": tail_lag(f"file:{tmp}/dir?durability=flush"),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [{"system": name, **{k: round(v * 1000, 3) for k, v in lag.items()}} for name, lag in lags.items()]
 
 
 def main() -> None:
@@ -223,9 +274,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=500)
     parser.add_argument("--fsync-sessions", type=int, default=20)
     parser.add_argument("--fsync-records", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds at the flush level (default 1)")
+    parser.add_argument("--fsync-rounds", type=int, default=3, help="rounds at the fsync level (default 3)")
     args = parser.parse_args()
-    rows = run_level("flush", args.sessions, args.records)
-    rows += run_level("fsync", args.fsync_sessions, args.fsync_records)
+    rows = run_level("flush", args.sessions, args.records, args.rounds)
+    rows += run_level("fsync", args.fsync_sessions, args.fsync_records, args.fsync_rounds)
     header = f"{'level':6} {'system':22} {'phase':7} {'records':>8} {'seconds':>9} {'rec/s':>9} {'x raw':>7}"
     print(header)
     print("-" * len(header))
@@ -234,7 +287,11 @@ def main() -> None:
             f"{row['level']:6} {row['system']:22} {row['phase']:7} {row['records']:>8} "
             f"{row['seconds']:>9.3f} {row['records_per_s']:>9} {row['vs_raw_sqlite']:>7}"
         )
-    RESULTS.write_text(json.dumps({"rows": rows}, indent=2) + "\n")
+    tails = tail_rows()
+    print("\ntail lag, a commit to a tailing thread of the same process (2000 records, 20 sessions), ms")
+    for row in tails:
+        print(f"  {row['system']:22} p50 {row['tail_p50']:8.3f}  p99 {row['tail_p99']:8.3f}")
+    RESULTS.write_text(json.dumps({"rows": rows, "tail_lag_ms": tails}, indent=2) + "\n")
     print(f"\nwrote {RESULTS}")
 
 

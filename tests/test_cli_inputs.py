@@ -39,7 +39,7 @@ OVERRIDES = {  # where a command's answer differs, and why
     ("import pi", "not-a-journal"): (1, "not a Pi entry"),
     ("import pi", "binary"): (1, "cannot be imported"),
     ("import pi", "damaged"): (1, "cannot be imported"),
-    ("import pi", "directory"): (2, "is a directory"),
+    ("import pi", "directory"): (2, "a folder imports into a store"),
 }
 
 

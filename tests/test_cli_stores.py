@@ -121,3 +121,13 @@ def test_import_into_a_store_keeps_every_digest(url: str, tmp_path: Path) -> Non
     assert b"".join(line + b"\n" for line in lines) == alone.read_bytes()
     again = waybook("import", "pi", PI_FIXTURE, "--store", url, "-o", "imported")
     assert again.returncode == 2
+
+
+def test_repair_in_a_database_store_has_nothing_to_do_but_names_unknown_journals(tmp_path: Path) -> None:
+    url = f"sqlite:{tmp_path}/store.db"
+    with open_store(url) as store:
+        store.create("s1")
+    ok = waybook("repair", "--store", url, "s1", "--yes")
+    assert ok.returncode == 0
+    assert "nothing to repair" in ok.stdout
+    assert waybook("repair", "--store", url, "nobody", "--yes").returncode == 1

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from waybook.journal.errors import IntegrityError
+from waybook.journal.errors import IntegrityError, InvalidRecordError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
@@ -28,12 +28,14 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
     text,
 )
 from waybook.journal.rules import next_leaf
+from waybook.offload import DEFAULT_INLINE_LIMIT, offload
 
 
 def utc_now() -> str:
@@ -63,8 +65,15 @@ class Session:
         actor: str | None = None,
         clock: Callable[[], str] = utc_now,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> None:
+        """`blobs` (a store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it
+        such a block is refused (waybook.offload)."""
         self._journal = journal
+        self._blobs = blobs
+        self._inline_limit = inline_limit
+        self._pending_refs: list[Any] = []
         self._actor = actor
         self._clock = clock
         self._ids = ids
@@ -84,9 +93,11 @@ class Session:
         actor: str | None = None,
         clock: Callable[[], str] = utc_now,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> Session:
         """A session on `journal`, writing its header first if the journal is empty."""
-        session = cls(journal, actor=actor, clock=clock, ids=ids)
+        session = cls(journal, actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit)
         if session.head == GENESIS:
             header = Header(
                 journal=journal_id or ids(), creator=creator, metadata=dict(metadata or {}), role=role
@@ -119,6 +130,7 @@ class Session:
     def append(self, *bodies: AnyBody) -> AppendResult:
         """Append bodies as one atomic batch at this session's head. Nodes must name their parents."""
         batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in bodies]
+        self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
         result = self._journal.append(batch, expected=self._head)
         for record in result.records:
             self._see(record)
@@ -127,10 +139,10 @@ class Session:
     # --- one entry at a time; each returns the committed record -------------------------------
 
     def user(self, content: str | Sequence[Block]) -> Record:
-        return self._node(UserMessage(parent=self._leaf, content=_content(content)))
+        return self._node(UserMessage(parent=self._leaf, content=self._inline(content)))
 
     def system(self, content: str | Sequence[Block]) -> Record:
-        return self._node(SystemMessage(parent=self._leaf, content=_content(content)))
+        return self._node(SystemMessage(parent=self._leaf, content=self._inline(content)))
 
     def assistant(
         self,
@@ -141,7 +153,11 @@ class Session:
         usage: dict[str, int] | None = None,
     ) -> Record:
         body = AssistantMessage(
-            parent=self._leaf, content=_content(content), stop_reason=stop_reason, model=model, usage=usage
+            parent=self._leaf,
+            content=self._inline(content),
+            stop_reason=stop_reason,
+            model=model,
+            usage=usage,
         )
         return self._node(body)
 
@@ -157,7 +173,7 @@ class Session:
         body = ToolResult(
             parent=self._leaf,
             call_id=call_id,
-            content=_content(content),
+            content=self._inline(content),
             tool_name=tool_name,
             is_error=is_error,
             details=details,
@@ -176,7 +192,7 @@ class Session:
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
         body = CustomEntry(
-            parent=self._leaf, type=type, data=data, in_context=in_context, content=_content(content)
+            parent=self._leaf, type=type, data=data, in_context=in_context, content=self._inline(content)
         )
         return self._node(body)
 
@@ -185,9 +201,35 @@ class Session:
         body = LeafMoved(from_leaf=self._leaf, to_leaf=node_id, reason=reason, actor=self._actor)
         return self._node(body)
 
+    def link_subagent(
+        self,
+        journal: str,
+        *,
+        at: str | None = None,
+        call_id: str | None = None,
+        agent: str | None = None,
+        reason: str = "",
+    ) -> Record:
+        """Record that the node `at` (default: the leaf), at its tool call `call_id`, started a sub-agent
+        whose session is the journal `journal`. Does not move the leaf; `waybook tree` and `show` follow it.
+        """
+        node = self._leaf if at is None else at
+        if node is None:
+            msg = "a sub-agent link needs a node to hang from: append the tool call first, or pass at="
+            raise InvalidRecordError(msg, journal=self._journal.name)
+        return self._node(
+            SubagentLink(node=node, journal=journal, call_id=call_id, agent=agent, reason=reason)
+        )
+
     def reset(self, *, reason: str = "") -> Record:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
         return self._node(Reset(reason=reason, actor=self._actor))
+
+    def _inline(self, value: str | Sequence[Block]) -> Content:
+        """The content as given, with blocks over the inline limit stored as blobs (waybook.offload)."""
+        content, refs = offload(_content(value), blobs=self._blobs, limit=self._inline_limit)
+        self._pending_refs.extend(refs)
+        return content
 
     def _node(self, body: AnyBody) -> Record:
         return self.append(body).records[0]

@@ -14,6 +14,7 @@ import pytest
 
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 from waybook.stores import JournalStore, open_store
+from waybook.stores.fed import FedJournal
 
 
 @attrs.frozen
@@ -29,8 +30,19 @@ def _reopen_jsonl(journal: SessionJournal) -> SessionJournal:
     return JsonlJournal(journal.path, create=False)
 
 
-_STORE_OF: dict[int, tuple[str, JournalStore]] = {}
-"""Which store (and URL) made each store journal, so reopen can open it again from a fresh store."""
+class StoreJournal(FedJournal):
+    """A journal of a store the suite opened for it: closing the journal closes the store too."""
+
+    def __init__(self, url: str, store: JournalStore, journal: SessionJournal) -> None:
+        super().__init__("conformance", journal, lambda _id, _seq: None)
+        self.url = url
+        self.store = store
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.store.close()
 
 
 def store_journal(url_of: Callable[[Path], str]) -> Callable[[Path], SessionJournal]:
@@ -39,22 +51,17 @@ def store_journal(url_of: Callable[[Path], str]) -> Callable[[Path], SessionJour
     def make(tmp: Path) -> SessionJournal:
         url = url_of(tmp)
         store = open_store(url)
-        journal = store.create("conformance", header=False)
-        _STORE_OF[id(journal)] = (url, store)
-        return journal
+        return StoreJournal(url, store, store.create("conformance", header=False))
 
     return make
 
 
 def reopen_from_store(journal: SessionJournal) -> SessionJournal:
     """Close the journal and its store, then open both again from the URL."""
-    url, store = _STORE_OF.pop(id(journal))
+    assert isinstance(journal, StoreJournal)
     journal.close()
-    store.close()
-    store = open_store(url)
-    again = store.open("conformance")
-    _STORE_OF[id(again)] = (url, store)
-    return again
+    store = open_store(journal.url)
+    return StoreJournal(journal.url, store, store.open("conformance"))
 
 
 ADAPTERS: list[Adapter] = [

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from waybook import JsonlJournal, Session
-from waybook.stores import CATALOG_ID, DirectoryStore, InvalidStoreUrlError, open_store
+from waybook.stores import CATALOG_ID, DirectoryStore, InvalidStoreUrlError, JournalExistsError, open_store
 
 
 def test_records_a_crashed_writer_committed_but_never_fed_are_fed_when_the_journal_is_opened(
@@ -86,3 +86,19 @@ def test_store_urls_name_a_local_directory(tmp_path: Path) -> None:
         open_store("no-scheme")
     assert not (tmp_path / "b").exists()
     assert not (tmp_path / "c").exists()
+
+
+def test_a_journal_whose_creator_died_before_cataloguing_it_is_adopted_not_lost(tmp_path: Path) -> None:
+    with DirectoryStore(tmp_path / "store") as store:
+        store.create("listed")
+        path = store.path_of("orphan")
+    # The creator wrote the journal file (with its header) and died before the catalog entry.
+    JsonlJournal.create(path, journal_id="orphan", metadata={"user": "ada"}).close()
+    with DirectoryStore(tmp_path / "store") as store:
+        assert store.exists("orphan")
+        with pytest.raises(JournalExistsError):
+            store.create("orphan")
+        listed = {i.journal_id: i.metadata for i in store.list()}
+        assert listed == {"listed": {}, "orphan": {"user": "ada"}}
+        Session(store.open("orphan")).user("still writable")
+        assert [e.seq for e in store.feed() if e.journal_id == "orphan"] == [1, 2]

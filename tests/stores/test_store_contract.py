@@ -409,3 +409,18 @@ def test_positions_are_never_reused_after_purging_the_latest_records(store: Jour
     assert newest
     assert all(e.position > head for e in newest)
     assert [(e.journal_id, e.seq) for e in newest if e.journal_id == "keep"] == [("keep", 4)]
+
+
+@pytest.mark.parametrize(("after", "limit"), [(-1, None), ("3", None), (0, -2), (0, "all")])
+def test_a_bad_feed_position_or_limit_is_refused_when_asked(
+    store: JournalStore, after: object, limit: object
+) -> None:
+    with pytest.raises(StoreArgumentError):
+        store.feed(after, limit=limit)  # type: ignore[arg-type]
+
+
+def test_a_listing_is_the_callers_to_change(store: JournalStore) -> None:
+    store.create("s1", metadata={"user": "ada"})
+    (info,) = store.list()
+    info.metadata["user"] = "mallory"
+    assert [i.metadata for i in store.list()] == [{"user": "ada"}]

@@ -18,6 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from tests.stores.conftest import STORES, StoreKind
 from waybook import Session
+from waybook.journal import InvalidRecordError
 from waybook.stores import (
     CATALOG_ID,
     JournalExistsError,
@@ -81,6 +82,10 @@ def machine_for(kind: StoreKind) -> type[RuleBasedStateMachine]:
                 return
             with self.store.open(journal_id) as journal:
                 session = Session(journal)
+                if self.model.live[journal_id][0] != "session":  # memory journals hold memory records
+                    with pytest.raises(InvalidRecordError):
+                        session.user("not a memory record")
+                    return
                 for i in range(count):
                     session.user(f"message {i}")
             self.model.commit(journal_id, count)

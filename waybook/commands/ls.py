@@ -10,7 +10,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands.common import OK, UsageError, connect_store, emit_json, guarded, stdout
+from waybook.commands.common import OK, UsageError, emit_json, guarded, stdout
+from waybook.commands.store_option import connect_store
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

@@ -35,6 +35,7 @@ from waybook.journal.records import (
     MemoryPinMoved,
 )
 from waybook.projections import TreeProjection, context_at, trajectory
+from waybook.projections.links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -86,6 +87,9 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
         path = trajectory(journal, tree, leaf)
         pins = canonical_pins(journal, args.at)
         used = memory_used(journal, args.at)
+        links: dict[str, list[LinkRef]] = {}
+        for link in subagent_links(journal.read(limit=args.at)):
+            links.setdefault(link.node, []).append(link)
         if args.json:
             emit_json(
                 {
@@ -100,6 +104,15 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
                             "body": json.loads(canonical_json(r.body)),
                             "canonical_pin": pin_at(pins, r.seq),
                             "memory_used": turn_memory(used, path.records, i),
+                            "subagents": [
+                                {
+                                    "journal": k.journal,
+                                    "call_id": k.call_id,
+                                    "agent": k.agent,
+                                    "reason": k.reason,
+                                }
+                                for k in links.get(r.id, [])
+                            ],
                         }
                         for i, r in enumerate(path.records)
                     ],
@@ -107,7 +120,7 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
             )
             return
         phases.start("writing", total=len(path.records))
-        _write_text(path.records, pins, used, phases)
+        _write_text(path.records, pins, used, links, phases)
 
 
 BOLD, DIM, PLAIN = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -115,7 +128,11 @@ CHUNK = 2048
 
 
 def _write_text(
-    records: tuple[Record, ...], pins: list[tuple[int, dict[str, Any]]], used: Any, phases: Phases
+    records: tuple[Record, ...],
+    pins: list[tuple[int, dict[str, Any]]],
+    used: Any,
+    links: dict[str, list[LinkRef]],
+    phases: Phases,
 ) -> None:
     """The path as text, written straight to stdout in chunks (Rich per record costs 10x more).
 
@@ -135,7 +152,11 @@ def _write_text(
         out.append(f"{bold}{record.seq} {short_kind(record.kind)}{plain} {record.id}\n")
         if (memory := turn_memory(used, records, n - 1)) is not None:
             out.append(f"{dim}{visible(describe(memory))}{plain}\n")
-        out.append(_body_text(record))
+        out.append(_body_text(record).removesuffix("\n"))
+        for link in links.get(record.id, []):
+            via = f" (call {link.call_id})" if link.call_id else ""
+            out.append(visible(f"  ↳ sub-agent session {link.journal}{via}", one_line=True) + "\n")
+        out.append("\n")
         if n % CHUNK == 0:
             sys.stdout.write("".join(out))
             out = []

@@ -23,9 +23,12 @@ from waybook.commands.common import (
 )
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
+from waybook.commands.store_option import connect_store
 from waybook.commands.terminal import plural, visible
+from waybook.journal import JsonlJournal
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
+from waybook.projections.links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -49,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+        links = subagent_links(journal.read(limit=args.at))
         if args.json:
-            emit_json(tree_json(tree))
+            emit_json(
+                tree_json(tree) | {"subagents": [_link_json(link, args.path, args.store) for link in links]}
+            )
             return damage_status(journal)
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
@@ -69,7 +75,48 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
             if move.reason:
                 console.print(f"    {escape(visible(move.reason))}")
+    if links:
+        console.print("sub-agents:")
+        for link in links:
+            found = _link_json(link, args.path, args.store)
+            where = (
+                f"{found['file']} ({found['records']} records)"
+                if found["file"]
+                else "(not in this store)"
+                if args.store
+                else "(not beside this journal)"
+            )
+            call = f" call {link.call_id}" if link.call_id else ""
+            console.print(f"  {escape(link.node)}{escape(call)} -> {escape(link.journal)}  {escape(where)}")
+            if link.reason:
+                console.print(f"    {escape(link.reason)}")
     return damage_status(journal)
+
+
+def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
+    """A link, and where its journal is: in the same store, or beside `path` (`<journal id>.jsonl`)."""
+    where: str | None = None
+    records = None
+    if store is not None:
+        with connect_store(store) as opened:
+            if opened.exists(link.journal):
+                with opened.open(link.journal) as linked:
+                    where, records = f"{store} {link.journal}", linked.head().seq
+    else:
+        beside = path.parent / f"{link.journal}.jsonl"
+        if beside.is_file():
+            with JsonlJournal(beside, readonly=True) as linked:
+                where, records = str(beside), linked.head().seq
+    return {
+        "seq": link.seq,
+        "node": link.node,
+        "call_id": link.call_id,
+        "journal": link.journal,
+        "agent": link.agent,
+        "reason": link.reason,
+        "file": where,
+        "records": records,
+    }
 
 
 def _segment_end(tree: TreeState, start: int) -> int:

@@ -34,6 +34,7 @@ from waybook.stores.catalog import (
     Catalog,
     catalog_entry,
     check_journal_id,
+    check_position,
     check_reason,
     check_role,
     header_record,
@@ -264,9 +265,12 @@ class CatalogStore:
             return receipt
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
         self._check_open()
         self._sync_runs()
-        pending = _first(list(self._runs.after(after)), limit)
+        return self._entries(_first(list(self._runs.after(after)), limit))
+
+    def _entries(self, pending: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
         for i in range(0, len(pending), FEED_WINDOW_RUNS):
             yield from self._read_window(pending[i : i + FEED_WINDOW_RUNS])
 
@@ -276,6 +280,7 @@ class CatalogStore:
         return self._runs.head
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.005
         while True:
@@ -360,6 +365,26 @@ class CatalogStore:
         role = header.role if header is not None else "session"
         meta = dict(header.metadata) if header is not None else {}
         self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
+
+    @property
+    def blobs(self) -> Any:
+        """The store's blobs (waybook.stores.blobs.Blobs), created on first use."""
+        with self._cat_mutex:
+            if getattr(self, "_blobs", None) is None:
+                from waybook.stores.blobs import Blobs
+
+                self._blobs = Blobs(self._blob_engine(), self)
+            return self._blobs
+
+    def _blob_engine(self) -> Any:
+        raise NotImplementedError
+
+    def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append a store-level entry (a blob collection receipt) to the catalog journal."""
+        self._check_open()
+        with self._store_lock():
+            self._sync_catalog()
+            return self._append_catalog(kind, data)
 
     def _append_catalog(self, kind: str, data: dict[str, Any]) -> Record:
         """Append one catalog entry (store lock held, catalog synced)."""

@@ -1,35 +1,25 @@
-"""The engine-neutral half of a database store: journals and catalog over SQL transactions.
+"""`DatabaseStore`: the engine-neutral database store, over any `Engine` (engine.py).
 
-An engine (SQLite, PostgreSQL) supplies `Engine.transaction()` and a `Transaction` of a dozen small
-statements; everything that decides (planning and sealing with the journal's `Ledger` and rules, the
-head compare in the same transaction as the insert, recognising a retried batch (R7), feed positions,
-the catalog, hiding and purging) lives here once, so an engine is a thin adapter.
-
-Record bytes are stored verbatim (the sealed canonical line, never re-encoded) and proved again on
-every read: each line's digest must cover its bytes and chain to the one before.
-
-Tables an engine keeps (names and types are the engine's own):
-    journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged)
-        a projection of the catalog journal, kept in the same transactions, for listing by SQL
-    records(journal_id, seq, position UNIQUE, digest, line; PK (journal_id, seq))
-    whatever the engine needs so that a feed position is never reused, even after a purge
+Everything that decides lives here and in database_journal.py, once, so an engine (SQLite, PostgreSQL)
+is a thin adapter: journals and their compare-and-append, feed positions, the catalog journal, listing,
+hiding and purging. create, hide and purge are each one transaction that also appends to the catalog, so
+a journal exists exactly when its catalog entry does, and a purge's receipt and erasure commit together.
 """
 
 from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, NamedTuple, Protocol, Self
+from typing import Any, Self
 
 import msgspec
 
 from waybook.codecs.wire import decode_record, line_digest, seal
-from waybook.journal.errors import BrokenChainError, IntegrityError, JournalClosedError
-from waybook.journal.head import GENESIS, GENESIS_DIGEST, AppendResult, Head
-from waybook.journal.ledger import Ledger, Plan, prove_lines
+from waybook.journal.errors import IntegrityError, JournalClosedError
+from waybook.journal.head import GENESIS_DIGEST, AppendResult
+from waybook.journal.ledger import Plan
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.stores.base import check_metadata, first_line, store_clock, store_ids
 from waybook.stores.catalog import (
@@ -39,6 +29,7 @@ from waybook.stores.catalog import (
     catalog_entry,
     check_journal_id,
     check_limit,
+    check_position,
     check_reason,
     check_role,
     leaf_of,
@@ -46,301 +37,13 @@ from waybook.stores.catalog import (
     purge_data,
     receipt_of,
 )
+from waybook.stores.database_journal import DatabaseJournal
+from waybook.stores.engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores.errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores.protocol import CATALOG_ID
 from waybook.stores.values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 
-PAGE = 1024
-"""Rows fetched per read transaction when streaming a journal or the feed."""
-
-
-class JournalRow(NamedTuple):
-    """A journal's row in the `journals` table."""
-
-    journal_id: str
-    role: str
-    metadata: dict[str, Any]
-    created: int
-    created_at: str
-    hidden: bool
-    purged: int | None
-    """The catalog seq of its purge receipt, or None."""
-
-    def info(self) -> JournalInfo:
-        return JournalInfo(
-            journal_id=self.journal_id,
-            role=self.role,
-            metadata=self.metadata,
-            created=self.created,
-            created_at=self.created_at,
-            hidden=self.hidden,
-        )
-
-
-class FeedRow(NamedTuple):
-    position: int
-    journal_id: str
-    seq: int
-    line: bytes
-
-
-class Transaction(Protocol):
-    """The statements an engine runs inside one transaction. Writes happen only in write transactions,
-    which the engine serialises at least per journal (SQLite: BEGIN IMMEDIATE)."""
-
-    def journal(self, journal_id: str, *, lock: bool = False) -> JournalRow | None:
-        """The journal's row (None if it never existed). `lock`: hold it until the transaction ends, so
-        that the head read next is the one the insert follows (PostgreSQL: SELECT ... FOR UPDATE)."""
-        ...
-
-    def head(self, journal_id: str) -> Head:
-        """(seq, digest) of the journal's last record; GENESIS when it has none."""
-        ...
-
-    def lines(self, journal_id: str, after: int, limit: int) -> builtins.list[bytes]:
-        """The stored lines of records seq > `after`, in seq order, at most `limit`."""
-        ...
-
-    def allocate(self, count: int) -> int:
-        """Reserve `count` feed positions; returns the first. Committed with the transaction, so
-        positions are handed out in commit order and never reused."""
-        ...
-
-    def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
-        """Insert records `(seq, position, digest, line)`."""
-        ...
-
-    def add_journal(self, row: JournalRow) -> None: ...
-
-    def set_hidden(self, journal_id: str) -> None: ...
-
-    def set_purged(self, journal_id: str, receipt_seq: int) -> None:
-        """Mark the journal purged and delete every record of it."""
-        ...
-
-    def journals(
-        self, *, role: str | None, hidden: bool, after: int, limit: int
-    ) -> builtins.list[JournalRow]:
-        """Unpurged journals created after `after`, in creation order, at most `limit`."""
-        ...
-
-    def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
-        """Records with position > `after` in position order, at most `limit`."""
-        ...
-
-    def feed_head(self) -> int:
-        """The last position handed out and committed (0 when none)."""
-        ...
-
-    def after_commit(self, action: Callable[[], None]) -> None:
-        """Run `action` once the transaction has committed (never if it rolls back)."""
-        ...
-
-
-class Engine(Protocol):
-    """A database holding one store."""
-
-    @property
-    def url(self) -> str: ...
-
-    def transaction(self, *, write: bool) -> AbstractContextManager[Transaction]:
-        """A transaction, committed when the block ends normally and rolled back otherwise. Errors the
-        engine cannot avoid (busy, I/O) surface as StorageError subclasses (StoreBusyError)."""
-        ...
-
-    def committed(self) -> None:
-        """Called after this process commits records, to wake its waiting feed readers."""
-        ...
-
-    def wait(self, after: int, timeout: float | None, head: Callable[[], int]) -> bool:
-        """Block until `head()` > `after` or `timeout` passes; the engine decides how to sleep."""
-        ...
-
-    def close(self) -> None: ...
-
-
-# --- journals ---------------------------------------------------------------------------------------
-
-
-class DatabaseJournal:
-    """One journal of a database store. Thread-safe; other processes' commits are seen on each call.
-
-    Cost: append is one write transaction (lock the journal row, read the head, insert); read and
-    read_lines stream PAGE records per read transaction and prove each page's chain.
-    """
-
-    def __init__(self, engine: Engine, journal_id: str) -> None:
-        self._engine = engine
-        self._id = journal_id
-        self._name = f"{engine.url} {journal_id}"
-        self._ledger = Ledger.empty(self._name)
-        self._mutex = threading.Lock()
-        self._closed = False
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def journal_id(self) -> str:
-        return self._id
-
-    def head(self) -> Head:
-        self._check_open()
-        with self._mutex, self._engine.transaction(write=False) as tx:
-            self._sync(tx)
-            return self._ledger.head
-
-    def position(self) -> tuple[Head, str | None]:
-        """The head and the leaf after it (the parent of the next node), read together."""
-        self._check_open()
-        with self._mutex, self._engine.transaction(write=False) as tx:
-            self._sync(tx)
-            return self._ledger.head, self._ledger.rules.leaf
-
-    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
-        self._check_open()
-        with self._mutex:
-            with self._engine.transaction(write=True) as tx:
-                outcome = self.append_in(tx, records, expected)
-            if isinstance(outcome, AppendResult):
-                return outcome
-            self._ledger.commit(outcome)  # only once the transaction has committed
-        self._engine.committed()
-        return outcome.result
-
-    def append_in(self, tx: Transaction, records: Sequence[NewRecord], expected: Head) -> Plan | AppendResult:
-        """Decide and insert a batch inside `tx` (the journal row locked, the head compared in the same
-        transaction). Returns the Plan to `commit_plan` after the transaction commits, or the original
-        result of an exact retry. Raises the journal's errors having inserted nothing."""
-        self._sync(tx, lock=True)
-        plan = self._ledger.plan(records, expected, lambda after, limit: self._committed(tx, after, limit))
-        if isinstance(plan, AppendResult):
-            return plan
-        first = tx.allocate(len(plan.lines))
-        rows = [
-            (record.seq, first + i, record.digest, line)
-            for i, (record, line) in enumerate(zip(plan.result.records, plan.lines, strict=True))
-        ]
-        tx.insert(self._id, rows)
-        return plan
-
-    def commit_plan(self, plan: Plan, tx: Transaction) -> None:
-        """Take in a batch `append_in` inserted, once `tx` commits (nothing if it rolls back)."""
-
-        def take() -> None:
-            with self._mutex:
-                self._ledger.commit(plan)
-
-        tx.after_commit(take)
-
-    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        self._check_open()
-        return (record for record, _ in self._proved(after, limit))
-
-    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        self._check_open()
-        return (line for _, line in self._proved(after, limit))
-
-    def flush(self) -> None:
-        self._check_open()  # every commit is already as durable as the engine's policy makes it
-
-    def close(self) -> None:
-        self._closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"DatabaseJournal({self._name!r}, head={self._ledger.head})"
-
-    def check_invariants(self) -> None:
-        """Assert the stored chain proves and ends at this object's head (stress tests call this)."""
-        with self._mutex:
-            records = [record for record, _ in self._proved(0, None)]
-            assert len(records) == self._ledger.rules.count == self._ledger.head.seq
-            assert self._ledger.head == (Head.of(records[-1]) if records else GENESIS)
-            assert len(self._ledger.rules.ids) == len(records)
-
-    # --- internals ----------------------------------------------------------------------------------
-
-    def _check_open(self) -> None:
-        if self._closed:
-            msg = f"{self._name}: the journal is closed; open it again from its store"
-            raise JournalClosedError(msg)
-
-    def _sync(self, tx: Transaction, *, lock: bool = False) -> None:
-        """Refuse a purged or vanished journal; take in records other writers committed, proving them."""
-        row = tx.journal(self._id, lock=lock)
-        if row is None:
-            raise UnknownJournalError(store=self._engine.url, journal_id=self._id)
-        if row.purged is not None:
-            raise JournalPurgedError(store=self._engine.url, journal_id=self._id)
-        head = tx.head(self._id)
-        known = self._ledger.head
-        while head.seq > known.seq:
-            lines = tx.lines(self._id, known.seq, PAGE)
-            records, error = prove_lines(lines, known, self._name)
-            self._ledger.advance(records)
-            if error is not None:
-                raise error
-            known = self._ledger.head
-        if head != known:
-            reason = f"the database's head is {head} but this journal committed through {known}"
-            raise BrokenChainError(journal=self._name, seq=head.seq, reason=reason)
-
-    def _committed(self, tx: Transaction, after: int, limit: int) -> list[Record]:
-        return [decode_record(line, where=self._name) for line in tx.lines(self._id, after, limit)]
-
-    def _proved(self, after: int, limit: int | None) -> Iterator[tuple[Record, bytes]]:
-        """Committed records after `after` with their lines, each page proved against the one before.
-
-        The first record's own digest is checked against its bytes and its `prev` against the stored
-        digest of the record before it."""
-        after = max(after, 0)
-        remaining = limit
-        start: Head | None = None
-        while remaining is None or remaining > 0:
-            size = PAGE if remaining is None else min(PAGE, remaining)
-            with self._engine.transaction(write=False) as tx:
-                if start is None:
-                    row = tx.journal(self._id)
-                    if row is None:
-                        raise UnknownJournalError(store=self._engine.url, journal_id=self._id)
-                    if row.purged is not None:
-                        raise JournalPurgedError(store=self._engine.url, journal_id=self._id)
-                    start = self._anchor(tx, after)
-                lines = tx.lines(self._id, after, size)
-            records, error = prove_lines(lines, start, self._name)
-            yield from zip(records, lines, strict=False)
-            if error is not None:
-                raise error
-            if len(lines) < size:
-                return
-            after += len(lines)
-            start = Head.of(records[-1])
-            if remaining is not None:
-                remaining -= len(lines)
-
-    def _anchor(self, tx: Transaction, seq: int) -> Head:
-        """The head at `seq`, from that record's own bytes (proved to cover them)."""
-        if seq == 0:
-            return GENESIS
-        lines = tx.lines(self._id, seq - 1, 1)
-        if not lines:
-            return Head(seq, GENESIS_DIGEST)  # beyond the end: nothing will be read
-        digest = line_digest(lines[0])
-        if digest is None:
-            raise BrokenChainError(journal=self._name, seq=seq, reason="its digest does not cover its bytes")
-        return Head(seq, digest)
-
-
-# --- the store --------------------------------------------------------------------------------------
+__all__ = ["DatabaseJournal", "DatabaseStore", "Engine", "FeedRow", "JournalRow", "Transaction"]
 
 
 class DatabaseStore:
@@ -388,6 +91,7 @@ class DatabaseStore:
         meta = check_metadata(metadata)
         line = first_line(journal_id, role, meta, record_id=self._ids(), at=self._clock()) if header else None
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
             existing = tx.journal(journal_id, lock=True)
             if existing is not None:
                 error = JournalPurgedError if existing.purged is not None else JournalExistsError
@@ -444,7 +148,11 @@ class DatabaseStore:
             start = rows[-1].created
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
         self._check_open()
+        return self._entries(after, limit)
+
+    def _entries(self, after: int, limit: int | None) -> Iterator[FeedEntry]:
         remaining = limit
         while remaining is None or remaining > 0:
             size = PAGE if remaining is None else min(PAGE, remaining)
@@ -464,13 +172,38 @@ class DatabaseStore:
             return tx.feed_head()
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
         self._check_open()
         return self._engine.wait(after, timeout, self.feed_head)
+
+    @property
+    def blobs(self) -> Any:
+        """The store's blobs (waybook.stores.blobs.Blobs), created on first use."""
+        with self._catalog_mutex:
+            if getattr(self, "_blobs", None) is None:
+                from waybook.stores.blobs import Blobs
+
+                self._blobs = Blobs(self._blob_engine(), self)
+            return self._blobs
+
+    def _blob_engine(self) -> Any:
+        msg = f"{self.url}: this store keeps no blobs yet"
+        raise NotImplementedError(msg)
+
+    def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append a store-level entry (a blob collection receipt) to the catalog journal."""
+        self._check_open()
+        with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            entry, plan = self._catalog_append(tx, kind, data)
+            self._catalog.commit_plan(plan, tx)
+        self._engine.committed()
+        return entry
 
     def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
         check_journal_id(journal_id)
         check_reason(reason)
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
             self._live(tx, journal_id)
             data: dict[str, Any] = {"journal": journal_id, "reason": reason}
             if actor is not None:
@@ -485,6 +218,7 @@ class DatabaseStore:
         check_journal_id(journal_id)
         check_reason(reason)
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
             row = tx.journal(journal_id, lock=True)
             if row is None:
                 raise UnknownJournalError(store=self.url, journal_id=journal_id)
@@ -546,6 +280,12 @@ class DatabaseStore:
         if row.purged is not None:
             raise JournalPurgedError(store=self.url, journal_id=journal_id)
         return row
+
+    def _lock_catalog(self, tx: Transaction) -> None:
+        """Lock the catalog's row first in every catalog-writing transaction, so creations, hidings and
+        purges are serialised store-wide before anything is checked (two creators of one id cannot
+        both see it free where the engine locks rows, as PostgreSQL does)."""
+        self._catalog._sync(tx, lock=True)
 
     def _catalog_append(self, tx: Transaction, kind: str, data: dict[str, Any]) -> tuple[Record, Plan]:
         catalog = self._catalog

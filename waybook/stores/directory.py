@@ -27,6 +27,7 @@ from waybook.journal.fileio import FILE_MODE, FileLock, create_atomically, fsync
 from waybook.journal.jsonl import JsonlJournal
 from waybook.journal.protocol import SessionJournal
 from waybook.stores.base import CatalogStore, store_clock, store_ids
+from waybook.stores.blob_files import FileBlobs
 from waybook.stores.errors import UnknownJournalError
 from waybook.stores.runs import Run
 
@@ -35,6 +36,9 @@ _RUN_DECODER = msgspec.json.Decoder(tuple[str, int, int])
 
 class DirectoryStore(CatalogStore):
     """Journals as JSONL files in a directory. `durability` applies to every journal and the catalog."""
+
+    def _blob_engine(self) -> FileBlobs:
+        return FileBlobs(self._dir)
 
     poll_interval = 0.25
 

@@ -14,6 +14,7 @@ from waybook.journal.in_memory import InMemoryJournal
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import NewRecord, Record
 from waybook.stores.base import CatalogStore, store_clock, store_ids
+from waybook.stores.blob_tables import MemoryBlobs
 from waybook.stores.errors import UnknownJournalError
 from waybook.stores.protocol import CATALOG_ID
 
@@ -78,6 +79,9 @@ class _Handle:
 
 class MemoryStore(CatalogStore):
     """Journals, catalog and feed in this process's memory; gone when it exits."""
+
+    def _blob_engine(self) -> MemoryBlobs:
+        return MemoryBlobs()
 
     def __init__(
         self,

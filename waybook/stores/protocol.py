@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from waybook.journal.async_protocol import AsyncSessionJournal
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Record
 from waybook.stores.values import FeedEntry, JournalPage, PurgeReceipt
+
+if TYPE_CHECKING:
+    from waybook.stores.blobs import Blobs
 
 CATALOG_ID = "_catalog"
 """The id of every store's own catalog journal (role "catalog"). A user id cannot start with `_`."""
@@ -69,6 +72,11 @@ class JournalStore(Protocol):
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
         """Committed records of every journal with position > `after`, in position order."""
+        ...
+
+    @property
+    def blobs(self) -> Blobs:
+        """The store's blobs: large immutable bytes that records reference (docs/blobs.md)."""
         ...
 
     def feed_head(self) -> int:

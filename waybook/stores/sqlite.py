@@ -25,7 +25,9 @@ from waybook.journal.durability import Durability
 from waybook.journal.errors import JournalClosedError, StorageError
 from waybook.journal.head import GENESIS, Head
 from waybook.stores.base import store_clock, store_ids
-from waybook.stores.database import DatabaseStore, FeedRow, JournalRow
+from waybook.stores.blob_tables import SqliteBlobs
+from waybook.stores.database import DatabaseStore
+from waybook.stores.engine import FeedRow, JournalRow
 from waybook.stores.errors import StoreBusyError
 
 SCHEMA_VERSION: Final = 1
@@ -231,11 +233,11 @@ class SqliteEngine:
             tx = SqliteTransaction(conn)
             try:
                 yield tx
+                conn.execute("COMMIT")
             except BaseException:
-                if conn.in_transaction:
+                if conn.in_transaction:  # also when COMMIT itself failed: never leave one open
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         for action in tx._after:
             action()
 
@@ -331,6 +333,9 @@ class SqliteStore(DatabaseStore):
     @property
     def path(self) -> Path:
         return self._sqlite.path
+
+    def _blob_engine(self) -> SqliteBlobs:
+        return SqliteBlobs(self._sqlite.path)
 
     def _after_purge(self) -> None:
         self._sqlite.checkpoint()
