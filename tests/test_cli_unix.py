@@ -80,7 +80,7 @@ def help_examples() -> list[tuple[str, str]]:
     found = []
     for command in commands:
         text = waybook(command, "--help").stdout
-        example = text.split("Example: ", 1)[1].strip()
+        example = text.split("Example: ")[1].strip()  # the first, where a command shows several
         found.append((command, " ".join(example.split())))
     return found
 
