@@ -242,6 +242,19 @@ class CorruptJournalError(IntegrityError):
         super().__init__(msg)
 
 
+class NotAJournalError(IntegrityError):
+    """The file's first line is not a waybook header: it is not a waybook journal (or never became one)."""
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        msg = (
+            f"{path}: not a waybook journal (its first line is not a waybook header: {reason}). "
+            "Nothing was changed; check the path (an export or another tool's file is not a journal)."
+        )
+        super().__init__(msg)
+
+
 class SnapshotMismatchError(IntegrityError):
     """A snapshot was taken at a head this journal does not have."""
 

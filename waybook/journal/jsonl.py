@@ -34,6 +34,7 @@ from waybook.journal.errors import (
     JournalClosedError,
     JournalFailedError,
     JournalReplacedError,
+    NotAJournalError,
     StorageError,
     TornTailError,
     WriteFailedError,
@@ -75,6 +76,10 @@ class RepairReceipt:
     @property
     def repaired(self) -> bool:
         return self.removed_bytes > 0
+
+
+FIRST_LINE_START = b'{"seq":1,"id":"'
+"""How the canonical line of every journal's first record begins (field order is part of the format)."""
 
 
 class JsonlJournal:
@@ -320,6 +325,8 @@ class JsonlJournal:
         if damage is None:
             nothing = hashlib.sha256().hexdigest()
             return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
+        if damage.seq == 1 and damage.offset == 0 and self._foreign_first_line(damage):
+            raise NotAJournalError(path=self._name, reason=damage.reason)  # never truncate someone's file
         if not damage.torn:
             raise self._corrupt_error(damage)
         end = self._size_seen
@@ -344,6 +351,18 @@ class JsonlJournal:
             head=head,
             reason=damage.reason,
         )
+
+    def _foreign_first_line(self, damage: Damage) -> bool:
+        """Whether the bad first line is some other file's, not a header cut short while being written.
+
+        A header cut short is an incomplete line (no newline) that is zeros or starts as every waybook
+        line starts; anything else (a complete line, other bytes) is not ours to truncate.
+        """
+        head = self._ops.pread(self._fd, min(damage.bad_bytes, 1 << 16), 0)
+        if b"\n" in head:
+            return True
+        start = head.rstrip(b"\x00")[: len(FIRST_LINE_START)]
+        return FIRST_LINE_START[: len(start)] != start
 
     def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
         """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path.
