@@ -63,9 +63,11 @@ def test_every_fenced_block_says_what_it_is() -> None:
     ids=[f"{b[0].name}-{b[1]}" for b in BLOCKS if b[2] in ("python", "sh")],
 )
 def test_every_code_block_in_the_docs_runs(
-    doc: Path, number: int, language: str, code: str, tmp_path: Path
+    doc: Path, number: int, language: str, code: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if "WAYBOOK_POSTGRES_URL" in code:  # the PostgreSQL page's blocks run against the tests' own server
+        env["WAYBOOK_POSTGRES_URL"] = request.getfixturevalue("pg_url")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     command = [sys.executable, "-c", code] if language == "python" else ["bash", "-e", "-c", code]
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
