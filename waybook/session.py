@@ -7,11 +7,10 @@ session is unchanged; `sync()` catches up and the caller decides again.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
+from waybook.journal.clock import SessionClock, new_id, utc_now
 from waybook.journal.errors import IntegrityError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
@@ -35,15 +34,7 @@ from waybook.journal.records import (
 )
 from waybook.journal.rules import next_leaf
 
-
-def utc_now() -> str:
-    """The current UTC time as RFC 3339 with milliseconds, the form records carry in `at`."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def new_id() -> str:
-    """A fresh random record id (16 hex characters)."""
-    return secrets.token_hex(8)
+__all__ = ["Session", "new_id", "utc_now"]
 
 
 def _content(value: str | Sequence[Block]) -> Content:
@@ -58,11 +49,15 @@ class Session:
         journal: SessionJournal,
         *,
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
     ) -> None:
+        """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`."""
         self._journal = journal
         self._actor = actor
+        self._session_clock: SessionClock | None = None
+        if clock is None:
+            clock = self._session_clock = SessionClock()
         self._clock = clock
         self._ids = ids
         self._head: Head = GENESIS
@@ -79,7 +74,7 @@ class Session:
         metadata: dict[str, Any] | None = None,
         role: str = "session",
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
     ) -> Session:
         """A session on `journal`, writing its header first if the journal is empty."""
@@ -108,9 +103,12 @@ class Session:
     def sync(self) -> int:
         """Catch up with records other writers committed; returns how many were read."""
         count = 0
+        record = None
         for record in self._journal.read(after=self._head.seq):
             self._see(record)
             count += 1
+        if record is not None and self._session_clock is not None:
+            self._session_clock.observe(record.at)
         return count
 
     def append(self, *bodies: AnyBody) -> AppendResult:

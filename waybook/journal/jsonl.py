@@ -26,6 +26,7 @@ from typing import Any, Self
 import attrs
 
 from waybook.codecs.wire import decode_record
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.durability import Durability, GroupCommit
 from waybook.journal.errors import (
     CorruptJournalError,
@@ -149,7 +150,6 @@ class JsonlJournal:
         """Create a new journal file whose first line is its header, atomically; refuse an existing file."""
         from waybook.codecs.wire import seal
         from waybook.journal.head import GENESIS_DIGEST
-        from waybook.session import new_id, utc_now
 
         header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
         new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)

@@ -27,6 +27,7 @@ from typing import Any, Final
 import attrs
 
 from waybook.codecs.canonical import digest_of
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.errors import (
     CapacityError,
     ConflictError,
@@ -63,7 +64,6 @@ from waybook.memory.state import MemoryProjection, MemoryState
 from waybook.memory.text import byte_length, content_digest, is_valid_unicode
 from waybook.memory.turns import AsyncTurns, Turns
 from waybook.projections.base import LiveProjection, replay
-from waybook.session import new_id, utc_now
 
 MAX_ADVANCE_RECORDS: Final = 16_384
 MAX_PAGES: Final = 64
