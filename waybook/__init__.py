@@ -16,7 +16,7 @@ from waybook.journal import (
     StaleWriterError,
     verify,
 )
-from waybook.session import Session, new_id, utc_now
+from waybook.session import Session, ToolOutcome, new_id, utc_now
 
 __all__ = [
     "GENESIS",
@@ -29,6 +29,7 @@ __all__ = [
     "Session",
     "SessionJournal",
     "StaleWriterError",
+    "ToolOutcome",
     "__version__",
     "new_id",
     "utc_now",

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from waybook.journal.clock import SessionClock, new_id, utc_now
-from waybook.journal.errors import IntegrityError
+from waybook.journal.errors import IntegrityError, ToolPairingError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
@@ -28,17 +30,32 @@ from waybook.journal.records import (
     Record,
     Reset,
     SystemMessage,
+    ToolCallBlock,
     ToolResult,
     UserMessage,
     text,
 )
 from waybook.journal.rules import next_leaf
 
-__all__ = ["Session", "new_id", "utc_now"]
+__all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
 
 def _content(value: str | Sequence[Block]) -> Content:
     return text(value) if isinstance(value, str) else tuple(value)
+
+
+@attrs.frozen
+class ToolOutcome:
+    """What one tool call returned, for `Session.turn`: the call it answers and its output.
+
+    `tool_name` defaults to the name the call gave.
+    """
+
+    call_id: str
+    content: str | Sequence[Block]
+    is_error: bool = False
+    tool_name: str | None = None
+    details: dict[str, Any] | None = None
 
 
 class Session:
@@ -119,6 +136,54 @@ class Session:
             self._see(record)
         return result
 
+    def turn(
+        self,
+        content: str | Sequence[Block],
+        results: Sequence[ToolOutcome] = (),
+        *,
+        stop_reason: str | None = None,
+        model: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> AppendResult:
+        """Append one assistant message and the results of the tool calls in it, as one atomic batch.
+
+        The message extends the leaf; each result's parent is the record before it, in the order given.
+        Every tool call in `content` needs exactly one result, and every result must answer one of
+        them: otherwise ToolPairingError, and nothing is written. `stop_reason` defaults to "tool_use"
+        when there are calls and "end_turn" when there are none. One write (and under the fsync
+        policies one fsync) for the whole turn.
+        """
+        blocks = _content(content)
+        calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
+        _check_pairing(blocks, calls, results, self._journal.name)
+        message_id = self._ids()
+        message = AssistantMessage(
+            parent=self._leaf,
+            content=blocks,
+            stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
+            model=model,
+            usage=usage,
+        )
+        at = self._clock()
+        batch = [NewRecord(id=message_id, at=at, body=message)]
+        parent = message_id
+        for outcome in results:
+            rid = self._ids()
+            body = ToolResult(
+                parent=parent,
+                call_id=outcome.call_id,
+                content=_content(outcome.content),
+                tool_name=calls[outcome.call_id].name if outcome.tool_name is None else outcome.tool_name,
+                is_error=outcome.is_error,
+                details=outcome.details,
+            )
+            batch.append(NewRecord(id=rid, at=at, body=body))
+            parent = rid
+        result = self._journal.append(batch, expected=self._head)
+        for record in result.records:
+            self._see(record)
+        return result
+
     # --- one entry at a time; each returns the committed record -------------------------------
 
     def user(self, content: str | Sequence[Block]) -> Record:
@@ -194,3 +259,34 @@ class Session:
             raise IntegrityError(msg)
         self._head = Head.of(record)
         self._leaf = next_leaf(self._leaf, record.id, record.body)
+
+
+def _check_pairing(
+    blocks: Content, calls: dict[str, ToolCallBlock], results: Sequence[ToolOutcome], journal: str
+) -> None:
+    """Refuse a turn whose results do not answer its calls one for one, naming what is wrong."""
+    if len(calls) != sum(1 for block in blocks if type(block) is ToolCallBlock):
+        msg = "the assistant message has two tool calls with the same id; give each call its own id"
+        raise ToolPairingError(msg, journal=journal)
+    answered: set[str] = set()
+    for outcome in results:
+        if type(outcome) is not ToolOutcome:
+            msg = f"turn results are ToolOutcome values, got {type(outcome).__name__}"
+            raise ToolPairingError(msg, journal=journal)
+        if outcome.call_id not in calls:
+            msg = (
+                f"a result answers call {outcome.call_id!r}, which is not a tool call of this message "
+                f"(its calls: {sorted(calls)}); nothing was written"
+            )
+            raise ToolPairingError(msg, journal=journal)
+        if outcome.call_id in answered:
+            msg = f"call {outcome.call_id!r} has two results; give each call exactly one; nothing was written"
+            raise ToolPairingError(msg, journal=journal)
+        answered.add(outcome.call_id)
+    missing = [call_id for call_id in calls if call_id not in answered]
+    if missing:
+        msg = (
+            f"tool calls {missing} have no result; a turn appends every call's result with its message "
+            "(use Session.assistant and Session.tool_result to write them apart); nothing was written"
+        )
+        raise ToolPairingError(msg, journal=journal)

@@ -99,6 +99,10 @@ class UnknownNodeError(RecordValidationError):
     """A record refers to a node id that is not in the journal."""
 
 
+class ToolPairingError(RecordValidationError):
+    """A turn's tool results do not answer its tool calls one for one (unknown, repeated or missing)."""
+
+
 # --- integrity ------------------------------------------------------------------------------------
 
 
