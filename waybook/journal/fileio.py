@@ -75,11 +75,12 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def create_atomically(path: Path, content: bytes) -> bool:
+def create_atomically(path: Path, content: bytes, *, durable: bool = True) -> bool:
     """Create `path` holding `content`, all or nothing: temp file, fsync, link into place, fsync dir.
 
     Never replaces an existing file: returns False (and leaves it alone) if `path` already exists.
-    The file gets mode 0600.
+    The file gets mode 0600. With durable=False both fsyncs are skipped: the file still appears whole
+    or not at all to other processes, but a power loss may undo its creation (the caller syncs later).
     """
     directory = path.parent
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -87,15 +88,17 @@ def create_atomically(path: Path, content: bytes) -> bool:
     try:
         os.fchmod(fd, FILE_MODE)
         if content:
-            os.write(fd, content)
-        os.fsync(fd)
+            write_all(OS_FILE_OPS, fd, content)
+        if durable:
+            os.fsync(fd)
         os.close(fd)
         fd = -1
         try:
             os.link(temp, path)  # unlike rename, link refuses to replace a file another process created
         except FileExistsError:
             return False
-        fsync_dir(directory)
+        if durable:
+            fsync_dir(directory)
         return True
     finally:
         if fd >= 0:

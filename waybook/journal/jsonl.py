@@ -101,6 +101,7 @@ class JsonlJournal:
         self._durability = Durability(durability)
         self._fsync_each = self._durability is Durability.FSYNC
         self._group_commit = self._durability is Durability.GROUP
+        self._syncs_creation = self._fsync_each or self._group_commit
         self._ops = file_ops
         self._mutex = threading.Lock()
         self._ledger = Ledger.empty(self._name, compact_ids=lambda: CompactIdIndex(self._committed_id))
@@ -111,13 +112,17 @@ class JsonlJournal:
         self._failure: StorageError | None = None
         self._closed = False
         self._readonly = readonly
+        # Under `flush`, what flush()/close() owe: an fsync of the file (bytes written since the last
+        # one) and of its directory (a creation not yet synced). Other policies never owe anything.
+        self._unsynced = self._unsynced_dir = False
         self.repair_receipt: RepairReceipt | None = None
         if not self._path.exists():
             if not create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
             try:
-                create_atomically(self._path, b"")
+                created = create_atomically(self._path, b"", durable=self._syncs_creation)
+                self._unsynced_dir = created and not self._syncs_creation
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
@@ -156,10 +161,18 @@ class JsonlJournal:
         Ledger.empty(str(path)).rules.check((new,))
         _, line = seal(1, new, GENESIS_DIGEST)
         target = Path(path)
-        if not create_atomically(target, line + b"\n"):
+        # Only the policies that promise durability per append pay for it at creation; under `flush`
+        # the first flush()/close() syncs the file and its directory, under `none` nothing does.
+        durable = Durability(options.get("durability", Durability.FLUSH)) in (
+            Durability.FSYNC,
+            Durability.GROUP,
+        )
+        if not create_atomically(target, line + b"\n", durable=durable):
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
             raise StorageError(msg)
-        return cls(target, create=False, **options)
+        journal = cls(target, create=False, **options)
+        journal._unsynced = journal._unsynced_dir = not durable
+        return journal
 
     # --- the SessionJournal protocol ----------------------------------------------------------------
 
@@ -206,6 +219,7 @@ class JsonlJournal:
                     self._offsets.append(end)
                     end += len(line) + 1
                 self._end = self._size_seen = end
+                self._unsynced = True
                 if self._fsync_each:
                     self._fsync()
             finally:
@@ -236,7 +250,7 @@ class JsonlJournal:
         self._check_open()
         if self._durability is Durability.FLUSH:
             with self._mutex:
-                self._fsync()
+                self._sync_owed()
 
     def close(self) -> None:
         if self._closed:
@@ -244,7 +258,7 @@ class JsonlJournal:
         try:
             if self._durability is Durability.FLUSH and self._failure is None:
                 with self._mutex:
-                    self._fsync()
+                    self._sync_owed()
         finally:
             self._closed = True
             self._release_files()
@@ -455,6 +469,22 @@ class JsonlJournal:
             )
             self._failure = StorageError(msg)
             raise self._failure from exc
+
+    def _sync_owed(self) -> None:
+        """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
+        if self._failure is not None:
+            raise self._failure
+        if self._unsynced:
+            self._fsync()
+            self._unsynced = False
+        if self._unsynced_dir:
+            try:
+                fsync_dir(self._path.parent)
+            except OSError as exc:
+                msg = f"{self._name}: could not sync the directory that holds the new journal: {exc}"
+                self._failure = DurabilityError(msg)
+                raise self._failure from exc
+            self._unsynced_dir = False
 
     def _fsync(self) -> None:
         if self._failure is not None:
