@@ -16,6 +16,7 @@ from waybook.journal import (
     StaleWriterError,
     verify,
 )
+from waybook.resume import Resumed, resume
 from waybook.session import Session, ToolOutcome, new_id, utc_now
 
 __all__ = [
@@ -26,12 +27,14 @@ __all__ = [
     "JournalError",
     "JsonlJournal",
     "Record",
+    "Resumed",
     "Session",
     "SessionJournal",
     "StaleWriterError",
     "ToolOutcome",
     "__version__",
     "new_id",
+    "resume",
     "utc_now",
     "verify",
 ]

@@ -59,7 +59,11 @@ class ToolOutcome:
 
 
 class Session:
-    """Writes one conversation into a journal. Not thread-safe: use one Session per writer."""
+    """Writes one conversation into a journal. Not thread-safe: use one Session per writer.
+
+    A journal with a `position()` method (head and leaf together; both waybook adapters have one) is
+    joined at its head without reading it; any other is read from the start to find the leaf.
+    """
 
     def __init__(
         self,
@@ -79,7 +83,15 @@ class Session:
         self._ids = ids
         self._head: Head = GENESIS
         self._leaf: str | None = None
-        self.sync()
+        position = getattr(journal, "position", None)
+        if position is None:
+            self.sync()
+            return
+        # The journal knows its head and leaf: start there instead of reading every record.
+        self._head, self._leaf = position()
+        if self._session_clock is not None and self._head.seq:
+            for last in journal.read(after=self._head.seq - 1, limit=1):
+                self._session_clock.observe(last.at)
 
     @classmethod
     def create(

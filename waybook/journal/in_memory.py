@@ -46,6 +46,12 @@ class InMemoryJournal:
         self._check_open()
         return self._ledger.head
 
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        with self._lock:
+            return self._ledger.head, self._ledger.rules.leaf
+
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         with self._lock:
             self._check_open()

@@ -47,7 +47,7 @@ from waybook.journal.fileio import (
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.jsonl_scan import CHUNK, Damage, scan
-from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.ledger import Ledger, decode_records, iter_chain
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
 
@@ -92,6 +92,7 @@ class JsonlJournal:
         group_window: float | None = None,
         readonly: bool = False,
         file_ops: FileOps = OS_FILE_OPS,
+        _decoded: list[Record] | None = None,
     ) -> None:
         if on_torn_tail not in ("refuse", "repair"):
             msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}"
@@ -106,6 +107,7 @@ class JsonlJournal:
         self._mutex = threading.Lock()
         self._ledger = Ledger.empty(self._name, compact_ids=lambda: CompactIdIndex(self._committed_id))
         self._offsets: array[int] = array("Q")
+        self._keep = _decoded  # the records the open decodes go here too (open_decoded)
         self._end = 0
         self._size_seen = 0
         self._damage: Damage | None = None
@@ -139,6 +141,23 @@ class JsonlJournal:
         except BaseException:
             self._release_files()
             raise
+        finally:
+            self._keep = None
+
+    @classmethod
+    def open_decoded(cls, path: str | os.PathLike[str], **options: Any) -> tuple[JsonlJournal, list[Record]]:
+        """Open the journal and return every committed record with it, each decoded once.
+
+        The records the open decoded to prove the file are kept rather than decoded again by a later
+        `read()`; a replay of the whole session at open costs one decode per record. It holds every
+        record in memory: meant for sessions, not for million-record files.
+        """
+        kept: list[Record] = []
+        journal = cls(path, _decoded=kept, **options)
+        first = kept[0].seq if kept else journal._ledger.head.seq + 1
+        if first > 1:  # records the open did not decode (a checkpoint vouched for them)
+            kept[:0] = journal.read(after=0, limit=first - 1)
+        return journal, kept
 
     @classmethod
     def create(
@@ -198,6 +217,13 @@ class JsonlJournal:
         self._refresh()
         return self._ledger.head
 
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        self._refresh()
+        with self._mutex:
+            return self._ledger.head, self._ledger.rules.leaf
+
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         with self._mutex:
             if self._closed or self._readonly or self._failure is not None:
@@ -230,10 +256,17 @@ class JsonlJournal:
         return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""
         where = self._name
-        return (decode_record(line, where=where) for line in self.read_lines(after, limit))
+        chunks = self._chunks_between(*self._byte_range(after, limit))  # the range is fixed now
+        return (record for lines in chunks for record in decode_records(lines, where))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        chunks = self._chunks_between(*self._byte_range(after, limit))
+        return (line for lines in chunks for line in lines)
+
+    def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
+        """The bytes [start, end) of the committed records after `after`, at most `limit` of them."""
         self._check_open()
         self._refresh()
         with self._mutex:
@@ -241,10 +274,8 @@ class JsonlJournal:
             first = min(max(after, 0), count)
             stop = count if limit is None else min(count, first + max(limit, 0))
             if first >= stop:
-                return iter(())
-            start_offset = self._offsets[first]
-            end_offset = self._offsets[stop] if stop < count else self._end
-        return self._lines_between(start_offset, end_offset)
+                return 0, 0
+            return self._offsets[first], self._offsets[stop] if stop < count else self._end
 
     def flush(self) -> None:
         self._check_open()
@@ -416,6 +447,7 @@ class JsonlJournal:
             ledger=self._ledger,
             offsets=self._offsets,
             journal=self._name,
+            keep=self._keep,
         )
         self._size_seen = size
 
@@ -425,7 +457,11 @@ class JsonlJournal:
         if after >= stop:
             return []
         end = self._offsets[stop] if stop < count else self._end
-        return [decode_record(line) for line in self._lines_between(self._offsets[after], end)]
+        return [
+            record
+            for lines in self._chunks_between(self._offsets[after], end)
+            for record in decode_records(lines)
+        ]
 
     def _committed_id(self, seq: int) -> tuple[str, bool]:
         """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
@@ -444,6 +480,11 @@ class JsonlJournal:
         return self._ops.pread(self._fd, size, offset)
 
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
+        for lines in self._chunks_between(start, end):
+            yield from lines
+
+    def _chunks_between(self, start: int, end: int) -> Iterator[list[bytes]]:
+        """The committed lines in [start, end) (which start and end on line boundaries), a chunk at a time."""
         carry = b""
         pos = start
         while pos < end:
@@ -452,9 +493,10 @@ class JsonlJournal:
                 msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
                 raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
             pos += len(chunk)
-            lines = (carry + chunk).split(b"\n")
+            lines = (carry + chunk if carry else chunk).split(b"\n")
             carry = lines.pop()
-            yield from lines
+            if lines:
+                yield lines
 
     def _write(self, data: bytes) -> None:
         """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over."""

@@ -40,11 +40,19 @@ class Damage:
 
 
 def scan(
-    read_at: ReadAt, *, start: int, end: int, ledger: Ledger, offsets: array[int], journal: str
+    read_at: ReadAt,
+    *,
+    start: int,
+    end: int,
+    ledger: Ledger,
+    offsets: array[int],
+    journal: str,
+    keep: list[Record] | None = None,
 ) -> tuple[int, Damage | None]:
     """Verify lines in [start, end) following `ledger.head`; returns (end of last good line, damage).
 
-    Good lines advance `ledger` (chain and rules) and append their start offsets to `offsets`.
+    Good lines advance `ledger` (chain and rules) and append their start offsets to `offsets`; their
+    records are appended to `keep` if given (so a caller that wants them need not decode them again).
     """
     pos = start
     carry = b""
@@ -57,7 +65,7 @@ def scan(
         data = carry + chunk if carry else chunk
         lines = data.split(b"\n")
         carry = lines.pop()
-        damage = _check_lines(lines, pos, ledger, offsets, journal, read_at, end)
+        damage = _check_lines(lines, pos, ledger, offsets, journal, read_at, end, keep)
         if damage is not None:
             return damage.offset, damage
         pos += len(data) - len(carry)
@@ -78,6 +86,7 @@ def _check_lines(
     journal: str,
     read_at: ReadAt,
     end: int,
+    keep: list[Record] | None,
 ) -> Damage | None:
     good, error = prove_lines(lines, ledger.head, journal)
     # Line i starts at pos + (lengths of the lines before it) + i newlines, summed in C.
@@ -87,14 +96,22 @@ def _check_lines(
     try:
         ledger.advance(good)
     except JournalError:
-        return _locate_rule_break(good, offsets, ledger, journal, read_at, end)
+        return _locate_rule_break(good, offsets, ledger, journal, read_at, end, keep)
+    if keep is not None:
+        keep.extend(good)
     if error is not None:
         return _verdict(pos, ledger.head.seq + 1, _reason(error), len(lines[len(good)]), read_at, end)
     return None
 
 
 def _locate_rule_break(
-    good: list[Record], offsets: array[int], ledger: Ledger, journal: str, read_at: ReadAt, end: int
+    good: list[Record],
+    offsets: array[int],
+    ledger: Ledger,
+    journal: str,
+    read_at: ReadAt,
+    end: int,
+    keep: list[Record] | None,
 ) -> Damage:
     """A chunk broke a session rule: find the first record that did, and keep those before it."""
     first = len(offsets) - len(good)
@@ -106,6 +123,8 @@ def _locate_rule_break(
             del offsets[first + index :]
             length = offsets_end(offset, read_at, end) - offset
             return _verdict(offset, record.seq, _reason(exc), length, read_at, end)
+        if keep is not None:
+            keep.append(record)
     msg = f"{journal}: a rule check failed on a batch but on none of its records"
     raise AssertionError(msg)
 

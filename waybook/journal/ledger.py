@@ -222,6 +222,15 @@ def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
     return records if len(records) == len(lines) else []
 
 
+def decode_records(lines: Sequence[bytes], where: str = "") -> list[Record]:
+    """Decode committed lines (no chain check): in one C call when they are aligned, else line by line,
+    which upcasts old versions and raises the typed DecodeError naming `where`."""
+    records = _decode_aligned(lines)
+    if records or not lines:
+        return records
+    return [decode_record(line, where=where) for line in lines]
+
+
 def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
     """Decode one line and prove it is record `seq` following digest `prev`."""
     record = decode_record(line, where=lambda: f"{journal} seq {seq}".strip())
