@@ -262,7 +262,16 @@ class Session:
         return self._node(Reset(reason=reason, actor=self._actor))
 
     def _node(self, body: AnyBody) -> Record:
-        return self.append(body).records[0]
+        """Append one body: `append` without the batch loop (this is nearly every append)."""
+        head = self._head
+        new = NewRecord(id=self._ids(), at=self._clock(), body=body)
+        result = self._journal.append((new,), expected=head)
+        (record,) = result.records
+        if record.seq != head.seq + 1:
+            self._see(record)  # raises: the journal skipped records
+        self._head = result.head
+        self._leaf = record.id if body.IS_NODE else next_leaf(self._leaf, record.id, body)
+        return record
 
     def _see(self, record: Record) -> None:
         if record.seq != self._head.seq + 1:

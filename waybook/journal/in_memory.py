@@ -55,7 +55,14 @@ class InMemoryJournal:
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         with self._lock:
             self._check_open()
-            plan = self._ledger.plan(records, expected, self._range)
+            ledger = self._ledger
+            prior = ledger.head
+            if len(records) == 1 and expected == prior:  # nearly every append: one record, flat
+                record, line, is_node, leaf = ledger.seal_one(records[0])
+                self._records.append(record)
+                self._lines.append(line)
+                return AppendResult(prior, ledger.commit_one(record, is_node, leaf), (record,))
+            plan = ledger.plan(records, expected, self._range)
             if isinstance(plan, AppendResult):
                 return plan
             self._records.extend(plan.result.records)

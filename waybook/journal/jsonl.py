@@ -233,17 +233,26 @@ class JsonlJournal:
                 if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
-                plan = self._ledger.plan(records, expected, self._records_range)
-                if isinstance(plan, AppendResult):
-                    return plan
-                lines = plan.lines
+                ledger = self._ledger
+                prior = ledger.head
                 end = self._end
-                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                self._write(data)
-                self._ledger.commit(plan)
-                for line in lines:
+                if len(records) == 1 and expected == prior:  # nearly every append: one record, flat
+                    record, line, is_node, leaf = ledger.seal_one(records[0])
+                    self._write(line + b"\n")
+                    result = AppendResult(prior, ledger.commit_one(record, is_node, leaf), (record,))
                     self._offsets.append(end)
                     end += len(line) + 1
+                else:
+                    plan = ledger.plan(records, expected, self._records_range)
+                    if isinstance(plan, AppendResult):
+                        return plan
+                    lines = plan.lines
+                    self._write(lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n")
+                    ledger.commit(plan)
+                    for line in lines:
+                        self._offsets.append(end)
+                        end += len(line) + 1
+                    result = plan.result
                 self._end = self._size_seen = end
                 self._unsynced = True
                 if self._fsync_each:
@@ -253,7 +262,7 @@ class JsonlJournal:
         if self._group_commit:
             self._group.written(end)
             self._group.wait_durable(end)
-        return plan.result
+        return result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""

@@ -72,6 +72,20 @@ class Ledger:
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
         return Plan(result, tuple(lines), delta)
 
+    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, bool, str | None]:
+        """`plan` for one record at the head (the caller has compared `expected`): the sealed record,
+        its line, whether it is a node and the leaf after it. Raises like `plan`; nothing is kept."""
+        is_node, leaf = self.rules.check_one(new)
+        head = self.head
+        record, line = seal(head.seq + 1, new, head.digest)
+        return record, line, is_node, leaf
+
+    def commit_one(self, record: Record, is_node: bool, leaf: str | None) -> Head:
+        """Record that `seal_one`'s line is written; returns the new head."""
+        self.rules.commit_one(record.id, is_node, leaf)
+        head = self.head = Head(record.seq, record.digest)
+        return head
+
     def commit(self, plan: Plan) -> None:
         """Record that `plan`'s lines are durably written."""
         self.rules.commit(plan.delta)

@@ -139,6 +139,45 @@ class SessionRules:
                 leaf = self._check_one(rid, body, position, leaf, new_ids)
         return RulesDelta(ids=new_ids, leaf=leaf)
 
+    def check_one(self, record: NewRecord) -> tuple[bool, str | None]:
+        """`check` for a batch of one: whether the record is a node and the leaf after it.
+
+        The append path of nearly every record, so a message extending the leaf is decided here
+        without building a delta; anything else goes through `check`, which names the broken rule.
+        """
+        if type(record) is not NewRecord:
+            self.check((record,))  # raises InvalidRecordError naming the type
+        body = record.body
+        kind = type(body)
+        rid = record.id
+        if (
+            kind in _MESSAGE_NODES
+            and body.parent == self.leaf  # type: ignore[union-attr]
+            and self.count
+            and type(rid) is str
+            and type(record.at) is str
+            and _ID_MATCH(rid)
+            and _TIMESTAMP_MATCH(record.at)
+            and rid not in self.ids
+            and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
+        ):
+            return True, rid
+        delta = self.check((record,))
+        return delta.ids[rid], delta.leaf
+
+    def commit_one(self, rid: str, is_node: bool, leaf: str | None) -> None:
+        """`commit` for a batch of one that `check_one` accepted."""
+        ids = self.ids
+        if type(ids) is DictIdIndex:
+            ids[rid] = is_node
+        else:
+            ids.add({rid: is_node}, self.count + 1)
+        self.count += 1
+        self.has_header = True
+        self.leaf = leaf
+        if self.count > COMPACT_ABOVE:
+            self._compact_when_large()
+
     def replay(self, records: Sequence[Record]) -> None:
         """Check committed records (a reopen, another writer's tail) and take them in: `check` with
         `formats=False`, then `commit`, except that a run of messages is checked and indexed in one pass."""
