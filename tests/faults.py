@@ -79,3 +79,30 @@ class CrashableFileOps(OsFileOps):
             unsynced = unsynced[:spot] + bytes([unsynced[spot] ^ 0x5A]) + unsynced[spot + 1 :]
         self.path.write_bytes(synced + unsynced)
         return outcome
+
+
+class FailingWriteOps(OsFileOps):
+    """Writes fail with `code` once `fail_after_bytes` bytes have been written in total (after a short
+    write that hands over exactly the bytes up to the limit); `truncate_fails` makes the undo fail too."""
+
+    def __init__(self, fail_after_bytes: int | None, code: int, *, truncate_fails: bool = False) -> None:
+        self.fail_after_bytes = fail_after_bytes
+        self.code = code
+        self.truncate_fails = truncate_fails
+        self.written = 0
+
+    def write(self, fd: int, data: bytes) -> int:
+        limit = self.fail_after_bytes
+        if limit is not None and self.written + len(data) > limit:
+            room = limit - self.written
+            if room <= 0:
+                raise OSError(self.code, os.strerror(self.code) + " (injected)")
+            data = data[:room]  # a short write, as the kernel does at a size limit or a full disk
+        done = super().write(fd, data)
+        self.written += done
+        return done
+
+    def truncate(self, fd: int, length: int) -> None:
+        if self.truncate_fails:
+            raise OSError(5, "Input/output error (injected)")
+        super().truncate(fd, length)

@@ -1,8 +1,10 @@
 """A writer process for the multi-process tests: appends with compare-and-append, syncs on conflict.
 
-Usage: python -m tests.process_writer PATH NAME ATTEMPTS
-Prints `seq id` for every append that returned (an acknowledgement), flushed at once, so a parent that
-kills this process knows exactly what was acknowledged. ATTEMPTS 0 means run until killed.
+Usage: python -m tests.process_writer PATH NAME ATTEMPTS [BATCH [SIZE]]
+Prints `seq id` for every append that returned (an acknowledgement; for a batch, the last record's seq
+and the batch's label), flushed at once, so a parent that kills this process knows exactly what was
+acknowledged. ATTEMPTS 0 means run until killed. With BATCH > 1, each append is one batch of BATCH user
+messages of SIZE characters, labelled `NAME-bI` in every record's text.
 
 A writer killed in the middle of its write can leave a torn tail; the host policy here is to repair it
 on open, so a writer that meets one exits with status 3 and its replacement repairs it.
@@ -13,14 +15,16 @@ from __future__ import annotations
 import itertools
 import sys
 
-from waybook import JsonlJournal, Session, StaleWriterError
-from waybook.journal import TornTailError
+from waybook import JsonlJournal, Session, StaleWriterError, utc_now
+from waybook.journal import NewRecord, TornTailError, UserMessage, text
 
 TORN_TAIL_EXIT = 3
 
 
 def main() -> None:
     path, name, attempts = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    batch = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    size = int(sys.argv[5]) if len(sys.argv) > 5 else 10
     journal = JsonlJournal(path, create=False, on_torn_tail="repair")
     if journal.repair_receipt is not None and journal.repair_receipt.repaired:
         print(f"repaired {journal.repair_receipt.removed_bytes} torn bytes", file=sys.stderr)
@@ -28,13 +32,30 @@ def main() -> None:
     counter = itertools.count() if attempts == 0 else range(attempts)
     for i in counter:
         try:
-            record = session.user(f"{name} says {i}")
+            if batch == 1:
+                record = session.user(f"{name} says {i}")
+                print(record.seq, record.id, flush=True)
+                continue
+            label = f"{name}-b{i}"
+            result = journal.append(_batch(label, session.leaf, batch, size), expected=session.head)
+            session.sync()
+            print(result.head.seq, label, flush=True)
         except StaleWriterError:
             session.sync()
             continue
         except TornTailError:
             sys.exit(TORN_TAIL_EXIT)
-        print(record.seq, record.id, flush=True)
+
+
+def _batch(label: str, leaf: str | None, count: int, size: int) -> list[NewRecord]:
+    """`count` user messages, each the child of the one before, the first extending `leaf`."""
+    records, parent = [], leaf
+    for j in range(count):
+        rid = f"{label}-{j}"
+        body = UserMessage(parent=parent, content=text(f"{label} {j} " + "x" * size))
+        records.append(NewRecord(id=rid, at=utc_now(), body=body))
+        parent = rid
+    return records
 
 
 if __name__ == "__main__":

@@ -203,10 +203,12 @@ def test_import_refuses_bad_lines_unless_lenient(tmp_path: Path) -> None:
 def test_repair_changes_nothing_without_confirmation(session_file: Path) -> None:
     session_file.write_bytes(session_file.read_bytes()[:-10])
     torn = session_file.read_bytes()
+    listing = sorted(session_file.parent.iterdir())
     refused = waybook("repair", session_file)
     assert refused.returncode == 1
     assert "repair would move" in refused.stdout
     assert session_file.read_bytes() == torn
+    assert sorted(session_file.parent.iterdir()) == listing, "issue 12: no lock or other file created"
     done = waybook("repair", session_file, "--yes", "--json")
     assert done.returncode == 0
     receipt = json.loads(done.stdout.splitlines()[-1])

@@ -22,6 +22,7 @@ from waybook.journal import (
     DurabilityError,
     Head,
     InvalidLeafMoveError,
+    JournalFailedError,
     JsonlJournal,
     LockUnsupportedError,
     StaleWriterError,
@@ -35,10 +36,11 @@ from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:
+    """A journal of a header and `nodes` messages, each appended alone (one record per append)."""
     journal = JsonlJournal(path, **options)  # type: ignore[arg-type]
     head = journal.append([header()], expected=GENESIS).head
-    if nodes:
-        journal.append(list(chat(nodes)), expected=head)
+    for record in chat(nodes):
+        head = journal.append([record], expected=head).head
     return journal
 
 
@@ -59,10 +61,10 @@ def line_end(path: Path, seq: int) -> int:
 # --- files ----------------------------------------------------------------------------------------
 
 
-def test_journal_and_lock_files_are_created_private(tmp_path: Path) -> None:
+def test_the_journal_file_is_created_private_and_alone(tmp_path: Path) -> None:
     make_file(tmp_path / "s.jsonl").close()
     assert (tmp_path / "s.jsonl").stat().st_mode & 0o777 == 0o600
-    assert (tmp_path / "s.jsonl.lock").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"], "no side lock file"
 
 
 def test_each_line_is_the_canonical_record_and_a_newline(tmp_path: Path) -> None:
@@ -299,8 +301,31 @@ def test_an_fsync_failure_is_fatal_for_the_journal_object(tmp_path: Path, policy
     journal = JsonlJournal(path, durability=policy, file_ops=FailingFsyncOps(ok=0))
     with pytest.raises(DurabilityError):
         journal.append([user("a", "m0")], expected=journal.head())
-    with pytest.raises(DurabilityError):
+    size = path.stat().st_size
+    with pytest.raises(JournalFailedError) as caught:
         journal.append([user("b", "a")], expected=journal.head())
+    assert isinstance(caught.value.cause, DurabilityError)
+    assert path.stat().st_size == size, "a refused append writes nothing"
+
+
+@pytest.mark.parametrize("policy", ["fsync", "group"])
+def test_a_durability_error_says_what_was_written_and_the_head_that_includes_it(
+    tmp_path: Path, policy: str
+) -> None:
+    """Issue 12: DurabilityError is the one error after which records are in the file; it says which."""
+    path = tmp_path / "s.jsonl"
+    make_file(path, nodes=1).close()
+    journal = JsonlJournal(path, durability=policy, file_ops=FailingFsyncOps(ok=0))
+    prior = journal.head()
+    with pytest.raises(DurabilityError) as caught:
+        journal.append([user("a", "m0"), user("b", "a")], expected=prior)
+    error = caught.value
+    assert error.result is not None
+    assert error.result.prior == prior
+    assert [r.id for r in error.result.records] == ["a", "b"]
+    assert error.head == error.result.head == journal.head(), "the head after the error includes them"
+    with JsonlJournal(path, create=False) as reader:
+        assert [r.id for r in reader.read(after=prior.seq)] == ["a", "b"], "readers see what was written"
 
 
 # --- damage: detect, refuse, repair ---------------------------------------------------------------
@@ -451,7 +476,6 @@ def test_head_of_an_empty_file_is_genesis(tmp_path: Path) -> None:
 def test_a_readonly_journal_reads_creates_nothing_and_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     make_file(path).close()
-    (tmp_path / "s.jsonl.lock").unlink()
     with JsonlJournal(path, readonly=True) as journal:
         assert journal.head().seq == 5
         with pytest.raises(StorageError, match="read-only"):

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from waybook import JsonlJournal, Session, verify
+from waybook import JsonlJournal, Record, Session, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def spawn(path: Path, name: str, attempts: int) -> subprocess.Popen[str]:
+def spawn(path: Path, name: str, attempts: int, *extra: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.process_writer", str(path), name, str(attempts)],
+        [sys.executable, "-m", "tests.process_writer", str(path), name, str(attempts), *map(str, extra)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -55,8 +55,8 @@ def test_four_processes_racing_win_each_position_exactly_once(tmp_path: Path) ->
 class Writer:
     """A writer process and a thread collecting its complete acknowledgement lines as they arrive."""
 
-    def __init__(self, path: Path, name: str) -> None:
-        self.process = spawn(path, name, 0)
+    def __init__(self, path: Path, name: str, *extra: int) -> None:
+        self.process = spawn(path, name, 0, *extra)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -115,3 +115,38 @@ def test_writers_killed_at_random_lose_no_acknowledged_record(tmp_path: Path) ->
     assert len({seq for seq, _ in acked}) == len(acked), "no position was acknowledged twice"
     for seq, rid in acked:
         assert by_seq.get(seq) == rid, f"acknowledged record {rid} at seq {seq} was lost"
+
+
+def assert_whole_batches(records: list[Record], size: int) -> set[str]:
+    """Every record after the header belongs to a batch of `size` whose records are all there, in order."""
+    labels: dict[str, list[int]] = {}
+    for record in records[1:]:
+        label, _, index = record.id.rpartition("-")
+        labels.setdefault(label, []).append(int(index))
+    for label, indexes in labels.items():
+        assert indexes == list(range(size)), f"batch {label} is partly committed: {len(indexes)} of {size}"
+    return set(labels)
+
+
+def test_a_writer_killed_during_large_batches_never_leaves_part_of_a_batch_readable(tmp_path: Path) -> None:
+    """Issue 12: SIGKILL mid-batch left 6, 12 and 18 of 64 records that every reader took as committed."""
+    path = tmp_path / "batches.jsonl"
+    new_journal(path)
+    rng = random.Random(20261212)
+    acked: list[tuple[int, str]] = []
+    for round_no in range(10):
+        writer = Writer(path, f"k{round_no}", 64, 6000)  # about 400 KB per batch: one long write
+        deadline = time.monotonic() + 30
+        while not writer.appending:
+            assert time.monotonic() < deadline, "the writer did not start appending within 30 s"
+            assert not writer.exited, "the writer failed before appending"
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0.0, 0.03))
+        acked += writer.kill()
+        with JsonlJournal(path, create=False) as reader:  # detects, never repairs
+            assert reader.damage is None or reader.damage.torn
+            seen = assert_whole_batches(list(reader.read()), 64)
+        assert {label for _, label in acked} <= seen, "an acknowledged batch was lost"
+    with JsonlJournal(path, create=False, on_torn_tail="repair") as journal:
+        assert verify(journal).ok
+        assert assert_whole_batches(list(journal.read()), 64) >= {label for _, label in acked}

@@ -4,6 +4,8 @@ A line is the canonical JSON of a Record, with `digest` as its last field:
 
     {"seq":1,"id":"…","at":"…","prev":"<64 hex>","body":{"kind":"waybook.user/2",…},"digest":"<64 hex>"}
 
+A record of a multi-record batch also carries `"batch":[index,size]` between `prev` and `body`.
+
 `digest` is SHA-256 over the same bytes without the `,"digest":"…"` member, so a reader verifies a line
 by hashing a slice of it, without re-encoding anything.
 
@@ -36,6 +38,7 @@ from waybook.journal.records import (
     BODY_TYPES,
     AnyBody,
     AssistantMessage,
+    BatchPlace,
     Body,
     Compaction,
     ContextExclusion,
@@ -109,12 +112,14 @@ _AnyVersionRecord: Any = msgspec.defstruct(
         ("id", str),
         ("at", str),
         ("prev", str),
+        ("batch", BatchPlace | None, None),
         ("body", _AnyVersionBody),
         ("digest", str),
     ],
     frozen=True,
     forbid_unknown_fields=True,
     kw_only=True,
+    omit_defaults=True,
 )
 _UPCAST: Final = dict(LEGACY_TAGS.values())
 
@@ -126,31 +131,36 @@ _BODY_DECODER: Final = msgspec.json.Decoder(AnyBody)
 # --- sealing --------------------------------------------------------------------------------------
 
 
-class _Unsealed(msgspec.Struct, frozen=True, kw_only=True):
+class _Unsealed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A Record without its digest: exactly the bytes the digest covers."""
 
     seq: int = msgspec.field(name="seq")
     id: str = msgspec.field(name="id")
     at: str = msgspec.field(name="at")
     prev: str = msgspec.field(name="prev")
+    batch: BatchPlace | None = msgspec.field(default=None, name="batch")
     body: AnyBody = msgspec.field(name="body")
 
 
-class _Envelope(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class _Envelope(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """The fields of `_Unsealed` before `body`, encoded alone so that only the body is decoded back."""
 
     seq: int = msgspec.field(name="seq")
     id: str = msgspec.field(name="id")
     at: str = msgspec.field(name="at")
     prev: str = msgspec.field(name="prev")
+    batch: BatchPlace | None = msgspec.field(default=None, name="batch")
 
 
 _DIGEST_PREFIX: Final = b',"digest":"'
 _DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex + "}
 
 
-def seal(seq: int, new: NewRecord, prev: str) -> tuple[Record, bytes]:
+def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -> tuple[Record, bytes]:
     """Give `new` its position and digest. Returns the committed Record and its canonical line.
+
+    `batch` is the record's `(index, size)` in a multi-record batch (None for a record appended alone);
+    it is part of the bytes the digest covers.
 
     The body is decoded back from its bytes, so a writer holds exactly what a later replay will read
     (a NaN written becomes null in both, a list becomes a tuple in both) and a body that does not
@@ -160,7 +170,7 @@ def seal(seq: int, new: NewRecord, prev: str) -> tuple[Record, bytes]:
     rid, at, body = new.id, new.at, new.body
     if type(rid) is str and type(at) is str and type(prev) is str:
         try:
-            head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev))
+            head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))
             body_bytes = ENCODER.encode(body)
         except (TypeError, msgspec.EncodeError, OverflowError, UnicodeEncodeError) as exc:
             msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
@@ -173,9 +183,10 @@ def seal(seq: int, new: NewRecord, prev: str) -> tuple[Record, bytes]:
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass  # decode the whole line below, for the typed error naming the field
         else:
-            return Record(seq=seq, id=rid, at=at, prev=prev, body=decoded, digest=digest), line
+            record = Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=decoded, digest=digest)
+            return record, line
     try:
-        covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, body=body))
+        covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body))
     except (TypeError, msgspec.EncodeError, OverflowError, UnicodeEncodeError) as exc:
         msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
@@ -243,7 +254,9 @@ def _try_legacy(line: bytes) -> Record | None:
     upcaster = _UPCAST.get(type(body))
     if upcaster is not None:
         body = upcaster(body)
-    return Record(seq=old.seq, id=old.id, at=old.at, prev=old.prev, body=body, digest=old.digest)
+    return Record(
+        seq=old.seq, id=old.id, at=old.at, prev=old.prev, batch=old.batch, body=body, digest=old.digest
+    )
 
 
 _INVALID_VALUE = re.compile(r"^Invalid value (.+) - at `(.+)`$")

@@ -2,6 +2,7 @@
 
 from waybook.journal.durability import Durability
 from waybook.journal.errors import (
+    BrokenBatchError,
     BrokenChainError,
     CapacityError,
     ConflictError,
@@ -16,10 +17,13 @@ from waybook.journal.errors import (
     InvalidUtf8Error,
     JournalClosedError,
     JournalError,
+    JournalFailedError,
+    JournalReplacedError,
     LockUnsupportedError,
     MalformedJsonError,
     MisplacedHeaderError,
     MissingFieldError,
+    NotAJournalFileError,
     OverlappingBatchError,
     ParentMismatchError,
     PartialAssistantError,
@@ -32,6 +36,7 @@ from waybook.journal.errors import (
     UnknownFieldError,
     UnknownNodeError,
     UnknownTagError,
+    WriteFailedError,
     WrongTypeError,
 )
 from waybook.journal.head import GENESIS, GENESIS_DIGEST, AppendResult, Head
@@ -72,6 +77,11 @@ from waybook.journal.records import (
 from waybook.journal.verify import VerifyReport, verify
 
 __all__ = [
+    "NotAJournalFileError",
+    "JournalReplacedError",
+    "JournalFailedError",
+    "WriteFailedError",
+    "BrokenBatchError",
     # protocol, positions, adapters
     "GENESIS",
     "GENESIS_DIGEST",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from waybook.journal.head import Head
+    from waybook.journal.head import AppendResult, Head
 
 
 class JournalError(Exception):
@@ -126,6 +126,18 @@ class BrokenChainError(IntegrityError):
         super().__init__(msg)
 
 
+class BrokenBatchError(BrokenChainError):
+    """Records of a multi-record batch are missing: a batch was cut short (a crash mid-write) or spliced.
+
+    `seq` is where the damage starts: the first record of the cut batch, whose records must all be
+    treated as uncommitted; `record_seq` is the record that showed it.
+    """
+
+    def __init__(self, *, journal: str, seq: int, reason: str, record_seq: int | None = None) -> None:
+        self.record_seq = seq if record_seq is None else record_seq
+        super().__init__(journal=journal, seq=seq, reason=reason)
+
+
 class DecodeError(IntegrityError, ValueError):
     """Bytes are not a record this codec knows. Decoding fails closed: nothing is guessed.
 
@@ -222,8 +234,54 @@ class LockUnsupportedError(StorageError):
     """The filesystem cannot give an exclusive lock; waybook never falls back to a weaker one."""
 
 
+class WriteFailedError(StorageError):
+    """A write failed mid-append (a full disk, a file-size limit, an I/O error). Nothing was committed.
+
+    `rolled_back` says whether the partial bytes were removed again (the journal object stays usable);
+    if not, they remain as a torn tail that no reader takes for records, this journal object refuses
+    further appends, and `repair()` on a reopened journal quarantines them.
+    """
+
+    def __init__(self, message: str, *, head: Head, rolled_back: bool) -> None:
+        self.head = head
+        self.rolled_back = rolled_back
+        super().__init__(message)
+
+
 class DurabilityError(StorageError):
-    """An fsync or write failed; this journal object refuses every further append."""
+    """An fsync failed: unlike every other error, records were written.
+
+    The records of `result` (the append that raised; None from `flush()` or `close()`) and of earlier
+    appends not yet synced are in the file: `head` (and `head()`) include them and readers see them, but
+    a power loss may still take them. This journal object refuses every further append
+    (JournalFailedError); reopen the journal, and read its tail to learn what survived.
+    """
+
+    def __init__(self, message: str, *, head: Head | None = None, result: AppendResult | None = None) -> None:
+        self.head = head
+        self.result = result
+        super().__init__(message)
+
+
+class JournalFailedError(StorageError):
+    """An earlier write or fsync failed on this journal object, so it refuses appends. Nothing was written.
+
+    `cause` is that earlier error. Reopen the journal (and repair a torn tail if it reports one).
+    """
+
+    def __init__(self, message: str, *, cause: StorageError) -> None:
+        self.cause = cause
+        super().__init__(message)
+
+
+class JournalReplacedError(StorageError):
+    """The journal's path no longer names the file this object holds (deleted, or replaced by another
+    file). Nothing was written: appending would put records in a file nobody can find. Reopen the path
+    if the new file is the journal you mean, or restore the old one."""
+
+
+class NotAJournalFileError(StorageError):
+    """The journal path names a directory, FIFO, device or socket, not a regular file."""
 
 
 class JournalClosedError(StorageError):

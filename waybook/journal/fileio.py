@@ -11,14 +11,19 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from waybook.journal.errors import LockUnsupportedError, StorageError
+from waybook.journal.errors import LockUnsupportedError, NotAJournalFileError, StorageError
 
 FILE_MODE = 0o600
 _UNSUPPORTED_LOCK_ERRNOS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
+
+
+FileIdentity = tuple[int, int]
+"""`(st_dev, st_ino)`: which file a path or a descriptor names."""
 
 
 class FileOps(Protocol):
@@ -29,6 +34,7 @@ class FileOps(Protocol):
     def size(self, fd: int) -> int: ...
     def truncate(self, fd: int, length: int) -> None: ...
     def close(self, fd: int) -> None: ...
+    def identity(self, path: Path) -> FileIdentity | None: ...
 
 
 class OsFileOps:
@@ -55,8 +61,65 @@ class OsFileOps:
     def close(self, fd: int) -> None:
         os.close(fd)
 
+    def identity(self, path: Path) -> FileIdentity | None:
+        return path_identity(path)
+
 
 OS_FILE_OPS = OsFileOps()
+
+
+def path_identity(path: Path) -> FileIdentity | None:
+    """The file `path` names now (the link itself, never followed), or None if nothing is there."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def open_regular(ops: FileOps, path: Path, flags: int) -> tuple[int, FileIdentity]:
+    """Open `path` (never following a link), refusing anything but a regular file; returns the
+    descriptor and the identity of the file it holds.
+
+    Opens with O_NONBLOCK, so a FIFO at the path cannot hang the open, then checks the type of what was
+    opened (not of what the path named a moment before) and clears O_NONBLOCK again.
+    """
+    try:
+        fd = ops.open(path, flags | os.O_NONBLOCK)
+    except IsADirectoryError as exc:
+        raise _not_a_file(path, "a directory") from exc
+    except OSError as exc:
+        msg = f"{path}: cannot open the journal: {exc.strerror or exc}"
+        raise StorageError(msg) from exc
+    try:
+        st = os.fstat(fd)
+        regular = stat.S_ISREG(st.st_mode)
+        if regular:
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except OSError as exc:
+        ops.close(fd)
+        msg = f"{path}: cannot inspect the journal file: {exc.strerror or exc}"
+        raise StorageError(msg) from exc
+    if not regular:
+        ops.close(fd)
+        raise _not_a_file(path, _kind(st.st_mode))
+    return fd, (st.st_dev, st.st_ino)
+
+
+def _kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+
+
+def _not_a_file(path: Path, kind: str) -> NotAJournalFileError:
+    msg = f"{path}: is {kind}, not a journal file; give the path of a JSONL journal (a regular file)"
+    return NotAJournalFileError(msg)
 
 
 def write_all(ops: FileOps, fd: int, data: bytes) -> None:
@@ -108,30 +171,20 @@ def create_atomically(path: Path, content: bytes, *, durable: bool = True) -> bo
 
 
 class FileLock:
-    """An advisory `flock` on a sidecar lock file. Exclusive for writers, shared for scanning readers.
+    """An advisory `flock` on the journal file itself. Exclusive for writers, shared for scanning readers.
 
+    The lock lives on the file the journal holds open, not on a side file that a stale-lock cleanup
+    could delete or replace under a holder. A file renamed over the path is a different file with its
+    own lock, which is why writers also check, under the lock, that the path still names their file.
     Locks are per open file, so two journal objects in one process exclude each other like two
     processes do. An unsupported filesystem raises LockUnsupportedError: there is no weaker fallback.
     """
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
-        """Open (or create) the lock file. With create=False a missing lock file means no locking:
-        only for read-only audits, where nobody else may be writing."""
+    def __init__(self, fd: int, path: Path) -> None:
         self.path = path
-        self._fd = -1
-        flags = os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_RDWR | os.O_CREAT if create else os.O_RDONLY)
-        try:
-            self._fd = os.open(path, flags, FILE_MODE)
-        except FileNotFoundError:
-            if create:
-                raise
-        except OSError as exc:
-            msg = f"{path}: cannot open the lock file: {exc.strerror}"
-            raise StorageError(msg) from exc
+        self._fd = fd
 
     def acquire(self, *, exclusive: bool) -> None:
-        if self._fd < 0:
-            return
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         except OSError as exc:
@@ -145,10 +198,5 @@ class FileLock:
             raise StorageError(msg) from exc
 
     def release(self) -> None:
-        if self._fd >= 0:
+        with contextlib.suppress(OSError):  # only fails on a closed descriptor, which holds no lock
             fcntl.flock(self._fd, fcntl.LOCK_UN)
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1

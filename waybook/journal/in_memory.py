@@ -7,7 +7,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal.errors import JournalClosedError
+from waybook.journal.batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal.errors import BrokenBatchError, JournalClosedError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.ledger import Ledger, iter_chain
 from waybook.journal.records import NewRecord, Record
@@ -29,10 +30,14 @@ class InMemoryJournal:
 
     @classmethod
     def from_lines(cls, lines: Iterable[bytes], *, name: str = "memory") -> InMemoryJournal:
-        """Load committed canonical lines (an archive, a fixture), proving the chain and the rules."""
+        """Load committed canonical lines (an archive, a fixture), proving the chain, batches and rules."""
         journal = cls(name)
         lines = [line.rstrip(b"\n") for line in lines]
         records = list(iter_chain(lines, journal=name))
+        whole, state = whole_batches(records, journal=name)
+        if state != CLOSED:
+            first = records[whole].seq
+            raise BrokenBatchError(journal=name, seq=first, reason=cut_batch_reason(first, state))
         journal._ledger.advance(records)
         journal._records = records
         journal._lines = lines

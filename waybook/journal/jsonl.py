@@ -1,9 +1,10 @@
 """`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
 
-Cross-process safe: every append takes an exclusive `flock` on a sidecar lock file, reads any tail other
-writers committed, compares the expected head, writes the batch with one write loop on an O_APPEND
-descriptor, applies the durability policy, and releases. Readers see other writers' records on their
-next call; `read(after=seq)` seeks through a byte-offset index and never rescans from the start.
+Cross-process safe: every append takes an exclusive `flock` on the journal file itself, checks that the
+path still names that file, reads any tail other writers committed, compares the expected head, writes
+the batch with one write loop on an O_APPEND descriptor, applies the durability policy, and releases.
+Readers see other writers' records on their next call; `read(after=seq)` seeks through a byte-offset
+index and never rescans from the start.
 
 Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
 (which quarantines the torn bytes); damage before the final record is corruption, readable only through
@@ -32,8 +33,11 @@ from waybook.journal.errors import (
     CorruptJournalError,
     DurabilityError,
     JournalClosedError,
+    JournalFailedError,
+    JournalReplacedError,
     StorageError,
     TornTailError,
+    WriteFailedError,
 )
 from waybook.journal.fileio import (
     FILE_MODE,
@@ -42,6 +46,7 @@ from waybook.journal.fileio import (
     FileOps,
     create_atomically,
     fsync_dir,
+    open_regular,
     write_all,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
@@ -118,7 +123,7 @@ class JsonlJournal:
         # one) and of its directory (a creation not yet synced). Other policies never owe anything.
         self._unsynced = self._unsynced_dir = False
         self.repair_receipt: RepairReceipt | None = None
-        if not self._path.exists():
+        if self._ops.identity(self._path) is None:
             if not create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
@@ -128,13 +133,9 @@ class JsonlJournal:
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
-        self._lock = FileLock(self._path.with_name(self._path.name + ".lock"), create=not readonly)
-        try:
-            self._fd = self._ops.open(self._path, os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND)
-        except OSError as exc:
-            self._lock.close()
-            msg = f"{self._path}: cannot open the journal: {exc.strerror or exc}"
-            raise StorageError(msg) from exc
+        flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
+        self._fd, self._identity = open_regular(self._ops, self._path, flags)
+        self._lock = FileLock(self._fd, self._path)
         self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
         try:
             self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
@@ -230,6 +231,7 @@ class JsonlJournal:
                 self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
+                self._check_identity()
                 if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
@@ -238,7 +240,7 @@ class JsonlJournal:
                 end = self._end
                 if len(records) == 1 and expected == prior:  # nearly every append: one record, flat
                     record, line, is_node, leaf = ledger.seal_one(records[0])
-                    self._write(line + b"\n")
+                    self._write(line + b"\n", end)
                     result = AppendResult(prior, ledger.commit_one(record, is_node, leaf), (record,))
                     self._offsets.append(end)
                     end += len(line) + 1
@@ -247,7 +249,7 @@ class JsonlJournal:
                     if isinstance(plan, AppendResult):
                         return plan
                     lines = plan.lines
-                    self._write(lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n")
+                    self._write(lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n", end)
                     ledger.commit(plan)
                     for line in lines:
                         self._offsets.append(end)
@@ -256,12 +258,18 @@ class JsonlJournal:
                 self._end = self._size_seen = end
                 self._unsynced = True
                 if self._fsync_each:
-                    self._fsync()
+                    self._fsync(result)
             finally:
                 self._lock.release()
         if self._group_commit:
             self._group.written(end)
-            self._group.wait_durable(end)
+            try:
+                self._group.wait_durable(end)
+            except DurabilityError as exc:
+                cause = exc.__cause__
+                while isinstance(cause, DurabilityError):  # the leader's own error; its cause is the OSError
+                    cause = cause.__cause__
+                raise self._durability_failed(cause or exc, result) from exc
         return result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
@@ -346,6 +354,7 @@ class JsonlJournal:
             self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
+                self._check_identity()
                 self._refresh_locked()
                 return self._repair_locked()
             finally:
@@ -507,24 +516,41 @@ class JsonlJournal:
             if lines:
                 yield lines
 
-    def _write(self, data: bytes) -> None:
-        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over."""
+    def _write(self, data: bytes, end: int) -> None:
+        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
+
+        On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
+        lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
+        which no reader takes for records (a partial line, or a batch missing its last records).
+        """
         try:
             done = self._ops.write(self._fd, data)
             while done < len(data):
                 done += self._ops.write(self._fd, data[done:])
         except OSError as exc:
+            head = self._ledger.head
+            try:
+                if self._ops.size(self._fd) != end:
+                    self._ops.truncate(self._fd, end)
+            except OSError as undo:
+                msg = (
+                    f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
+                    f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
+                    "This journal object refuses further appends: reopen the journal and repair it."
+                )
+                failure = WriteFailedError(msg, head=head, rolled_back=False)
+                self._failure = failure
+                raise failure from exc
             msg = (
-                f"{self._name}: write failed ({exc}); the file may now end in a partial record. This "
-                "journal object refuses further appends: reopen it and repair the torn tail."
+                f"{self._name}: write failed ({exc}); nothing was written (head stays {head}). Free space "
+                "or raise the file-size limit, then append again."
             )
-            self._failure = StorageError(msg)
-            raise self._failure from exc
+            raise WriteFailedError(msg, head=head, rolled_back=True) from exc
 
     def _sync_owed(self) -> None:
         """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
         if self._unsynced:
             self._fsync()
             self._unsynced = False
@@ -532,23 +558,54 @@ class JsonlJournal:
             try:
                 fsync_dir(self._path.parent)
             except OSError as exc:
-                msg = f"{self._name}: could not sync the directory that holds the new journal: {exc}"
-                self._failure = DurabilityError(msg)
-                raise self._failure from exc
+                raise self._durability_failed(exc, None) from exc
             self._unsynced_dir = False
 
-    def _fsync(self) -> None:
+    def _fsync(self, result: AppendResult | None = None) -> None:
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
         try:
             self._ops.fsync(self._fd)
         except OSError as exc:
+            raise self._durability_failed(exc, result) from exc
+
+    def _durability_failed(self, exc: BaseException, result: AppendResult | None) -> DurabilityError:
+        """The error for a failed fsync: what was written, and the head that includes it."""
+        head = self._ledger.head
+        written = (
+            ""
+            if result is None
+            else f"this append's records (seq {result.first_seq}..{result.head.seq}) and "
+        )
+        msg = (
+            f"{self._name}: fsync failed ({exc}); {written}every append since the last successful sync are "
+            f"in the file (head {head}) but may not survive a power loss. This journal object refuses "
+            "further appends: reopen it and check its tail."
+        )
+        failure = DurabilityError(msg, head=head, result=result)
+        self._failure = failure
+        return failure
+
+    def _failed_error(self) -> JournalFailedError:
+        cause = self._failure
+        assert cause is not None
+        msg = (
+            f"{self._name}: an earlier write or fsync failed on this journal object ({cause}); nothing was "
+            "written. Reopen the journal (and repair a torn tail if it reports one)."
+        )
+        return JournalFailedError(msg, cause=cause)
+
+    def _check_identity(self) -> None:
+        """Refuse (before writing) when the path no longer names the file this object holds open."""
+        now = self._ops.identity(self._path)
+        if now != self._identity:
+            what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
             msg = (
-                f"{self._name}: fsync failed ({exc}); appends since the last successful sync may not be "
-                "durable. This journal object refuses further appends: reopen it and check the tail."
+                f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
+                "nothing was written. Reopen the path if the file there is the journal you mean, or "
+                "restore the old one."
             )
-            self._failure = DurabilityError(msg)
-            raise self._failure from exc
+            raise JournalReplacedError(msg)
 
     def _refuse_damage(self) -> None:
         damage = self._damage
@@ -580,12 +637,11 @@ class JsonlJournal:
             msg = f"{self._name}: opened read-only; open it without readonly=True to write or repair"
             raise StorageError(msg)
         if self._failure is not None:
-            raise self._failure
+            raise self._failed_error()
 
     def _release_files(self) -> None:
         with contextlib.suppress(OSError):
             self._ops.close(self._fd)
-        self._lock.close()
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:

@@ -64,8 +64,9 @@ class Ledger:
         records: list[Record] = []
         lines: list[bytes] = []
         prev = head.digest
-        for offset, new in enumerate(batch, start=head.seq + 1):
-            record, line = seal(offset, new, prev)
+        size = len(batch)
+        for index, new in enumerate(batch, start=1):
+            record, line = seal(head.seq + index, new, prev, (index, size))
             records.append(record)
             lines.append(line)
             prev = record.digest

@@ -11,7 +11,7 @@ committed position, the timestamp, and the digest chain.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, TypeAlias
+from typing import Annotated, Any, ClassVar, Final, TypeAlias
 
 import msgspec
 from msgspec import field
@@ -291,17 +291,26 @@ class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     body: AnyBody = field(name="body")
 
 
-class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
+BatchPlace: TypeAlias = tuple[Annotated[int, msgspec.Meta(ge=1)], Annotated[int, msgspec.Meta(ge=2)]]
+"""`(index, size)` of a record in a batch of `size` >= 2 records, `index` counting from 1."""
+
+
+class Record(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False, omit_defaults=True
+):
     """A committed record. `digest` is SHA-256 over the canonical bytes of every other field.
 
     Field order is part of the wire format: `digest` is last, so the bytes it covers are the line with
-    its own field cut off (see waybook.codecs.wire).
+    its own field cut off (see waybook.codecs.wire). `batch` is the record's place in a multi-record
+    batch, `(index, size)`; a record appended alone has none (and no `batch` on the wire), so a reader
+    can tell a whole batch from one cut short by a crash (see waybook.journal.batches).
     """
 
     seq: int = field(name="seq")
     id: str = field(name="id")
     at: str = field(name="at")
     prev: str = field(name="prev")
+    batch: BatchPlace | None = field(default=None, name="batch")
     body: AnyBody = field(name="body")
     digest: str = field(name="digest")
 

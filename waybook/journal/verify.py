@@ -6,8 +6,9 @@ from itertools import islice
 
 import attrs
 
-from waybook.journal.errors import JournalError
-from waybook.journal.head import Head
+from waybook.journal.batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal.errors import BrokenBatchError, JournalError
+from waybook.journal.head import GENESIS, Head
 from waybook.journal.ledger import Ledger, prove_lines
 from waybook.journal.protocol import SessionJournal
 
@@ -34,15 +35,17 @@ class VerifyReport:
 
 
 def verify(journal: SessionJournal) -> VerifyReport:
-    """Prove `journal`'s digest chain and session rules from seq 1. Never raises for bad data.
+    """Prove `journal`'s digest chain, batches and session rules from seq 1. Never raises for bad data.
 
     Reads the stored canonical bytes, so the check covers exactly what a later reader will see. Lines
     are proven and rule-checked in chunks; a chunk that breaks a rule is rechecked record by record to
-    name the first bad seq.
+    name the first bad seq. A multi-record batch must be whole (waybook.journal.batches).
     """
     name = journal.name
     ledger = Ledger.empty(name)
     lines = journal.read_lines()
+    state = CLOSED
+    boundary = GENESIS  # the head after the last whole batch
     while chunk := list(islice(lines, 4096)):
         records, error = prove_lines(chunk, ledger.head, name)
         try:
@@ -52,13 +55,25 @@ def verify(journal: SessionJournal) -> VerifyReport:
                 try:
                     ledger.advance((record,))
                 except JournalError as exc:
-                    return _failed(name, ledger, exc)
+                    return _failed(name, ledger.head, exc)
+        try:
+            whole, state = whole_batches(records, state, name)
+        except BrokenBatchError as exc:
+            first = records[0].seq
+            head = Head.of(records[exc.seq - 1 - first]) if exc.seq > first else boundary
+            return _failed(name, head, exc)
+        if whole:
+            boundary = Head.of(records[whole - 1])
         if error is not None:
-            return _failed(name, ledger, error)
+            return _failed(name, ledger.head, error)
+    if state != CLOSED:
+        cut = BrokenBatchError(
+            journal=name, seq=boundary.seq + 1, reason=cut_batch_reason(boundary.seq + 1, state)
+        )
+        return _failed(name, boundary, cut)
     return VerifyReport(name, ok=True, records=ledger.head.seq, head=ledger.head)
 
 
-def _failed(name: str, ledger: Ledger, exc: JournalError) -> VerifyReport:
+def _failed(name: str, head: Head, exc: JournalError) -> VerifyReport:
     reason = getattr(exc, "reason", None) or str(exc)
-    head = ledger.head
     return VerifyReport(name, ok=False, records=head.seq, head=head, bad_seq=head.seq + 1, reason=reason)
