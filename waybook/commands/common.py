@@ -73,7 +73,7 @@ def open_journal(path: Path) -> JsonlJournal:
     if not path.is_file():
         msg = f"{path}: no such journal file"
         raise UsageError(msg)
-    return JsonlJournal(path, readonly=True)
+    return JsonlJournal(path, readonly=True, sidecar=False)  # audits prove the whole file
 
 
 def short_kind(kind: str) -> str:

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.path.is_file():
         msg = f"{args.path}: no such journal file"
         raise UsageError(msg)
-    with JsonlJournal(args.path, create=False) as journal:
+    with JsonlJournal(args.path, create=False, sidecar=False) as journal:
         damage = journal.damage
         if damage is None:
             print(f"{args.path}: no damage; nothing to repair")

@@ -230,6 +230,11 @@ class StorageError(JournalError, OSError):
     """The storage below the journal failed. The journal object may refuse further use."""
 
 
+class JournalBusyError(StorageError):
+    """The journal is held by a single writer (`exclusive=True`) for its lifetime, or, for an exclusive
+    open, by another object right now. Nothing was written."""
+
+
 class LockUnsupportedError(StorageError):
     """The filesystem cannot give an exclusive lock; waybook never falls back to a weaker one."""
 

@@ -27,6 +27,7 @@ from typing import Any, Self
 import attrs
 
 from waybook.codecs.wire import decode_record
+from waybook.journal import checkpoint
 from waybook.journal.clock import new_id, utc_now
 from waybook.journal.durability import Durability, GroupCommit
 from waybook.journal.errors import (
@@ -96,12 +97,20 @@ class JsonlJournal:
         create: bool = True,
         group_window: float | None = None,
         readonly: bool = False,
+        exclusive: bool = False,
+        sidecar: bool = True,
         file_ops: FileOps = OS_FILE_OPS,
         _decoded: list[Record] | None = None,
     ) -> None:
         if on_torn_tail not in ("refuse", "repair"):
             msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}"
             raise ValueError(msg)
+        if exclusive and readonly:
+            msg = "exclusive=True is for the journal's single writer; a readonly journal cannot be one"
+            raise ValueError(msg)
+        self._exclusive = exclusive
+        self._sidecar = sidecar
+        self._checkpointed = 0  # the end byte the checkpoint on disk vouches for (0: none known)
         self._path = Path(path)
         self._name = str(self._path)
         self._durability = Durability(durability)
@@ -138,6 +147,8 @@ class JsonlJournal:
         self._lock = FileLock(self._fd, self._path)
         self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
         try:
+            if exclusive:
+                self._lock.hold()
             self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
         except BaseException:
             self._release_files()
@@ -232,7 +243,7 @@ class JsonlJournal:
             self._lock.acquire(exclusive=True)
             try:
                 self._check_identity()
-                if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
+                if (not self._exclusive and self._ops.size(self._fd) != self._size_seen) or self._damage:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
                 ledger = self._ledger
@@ -307,6 +318,8 @@ class JsonlJournal:
             if self._durability is Durability.FLUSH and self._failure is None:
                 with self._mutex:
                     self._sync_owed()
+            with self._mutex:
+                self._save_checkpoint()
         finally:
             self._closed = True
             self._release_files()
@@ -422,6 +435,8 @@ class JsonlJournal:
     def _open_scan(self, *, read_prefix: bool, repair: bool) -> None:
         self._lock.acquire(exclusive=repair)
         try:
+            if self._sidecar:
+                self._restore_checkpoint()
             self._refresh_locked()
             damage = self._damage
             if damage is not None and damage.torn and repair:
@@ -432,9 +447,35 @@ class JsonlJournal:
             self._lock.release()
         self._group.mark_durable(self._end)
 
+    def _restore_checkpoint(self) -> None:
+        """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
+        size = self._ops.size(self._fd)
+        loaded = checkpoint.load(self._path, size=size, read_at=self._read_at) if size else None
+        if loaded is None:
+            return
+        self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
+        self._offsets = loaded.offsets
+        self._end = self._size_seen = self._checkpointed = loaded.end
+
+    def _save_checkpoint(self) -> None:
+        """Save the proved prefix for the next open (a writer's close; never under damage or failure)."""
+        ids = self._ledger.rules.ids
+        if (
+            not self._sidecar
+            or self._readonly
+            or self._end == self._checkpointed
+            or self._damage is not None
+            or self._failure is not None
+            or type(ids) is not DictIdIndex
+        ):
+            return
+        head, leaf = self._ledger.head, self._ledger.rules.leaf
+        if checkpoint.save(self._path, end=self._end, head=head, offsets=self._offsets, ids=ids, leaf=leaf):
+            self._checkpointed = self._end
+
     def _refresh(self) -> None:
         """Take in records other writers committed since our last look (cheap when nothing changed)."""
-        if self._ops.size(self._fd) == self._size_seen and self._damage is None:
+        if self._damage is None and (self._exclusive or self._ops.size(self._fd) == self._size_seen):
             return
         with self._mutex:
             self._lock.acquire(exclusive=False)
@@ -646,7 +687,9 @@ class JsonlJournal:
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
-    with JsonlJournal(path, read_prefix=True, durability=Durability.NONE, readonly=True) as journal:
+    with JsonlJournal(
+        path, read_prefix=True, durability=Durability.NONE, readonly=True, sidecar=False
+    ) as journal:
         head = journal.head()
         damage = journal.damage
         if damage is None:

@@ -18,7 +18,7 @@ from waybook.codecs.canonical import ENCODER
 from waybook.codecs.wire import _RECORD_DECODER, decode_record, line_digest, seal
 from waybook.journal.errors import BrokenChainError, JournalError, OverlappingBatchError, StaleWriterError
 from waybook.journal.head import GENESIS, AppendResult, Head
-from waybook.journal.id_index import CompactIdIndex
+from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.records import NewRecord, Record
 from waybook.journal.rules import RulesDelta, SessionRules
 
@@ -91,6 +91,20 @@ class Ledger:
         """Record that `plan`'s lines are durably written."""
         self.rules.commit(plan.delta)
         self.head = plan.result.head
+
+    def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
+        """Take a proved prefix's state (a checkpoint: its head, every id in commit order with whether it
+        is a node, the leaf) as this empty ledger's own."""
+        if self.head != GENESIS:
+            msg = f"{self.name}: only an empty ledger can take a checkpoint's state"
+            raise ValueError(msg)
+        rules = self.rules
+        rules.ids = DictIdIndex(ids)
+        rules.count = head.seq
+        rules.has_header = head.seq > 0
+        rules.leaf = leaf
+        rules.compact_if_large()
+        self.head = head
 
     def advance(self, records: Iterable[Record]) -> None:
         """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).

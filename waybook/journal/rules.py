@@ -244,6 +244,10 @@ class SessionRules:
         self.leaf = delta.leaf
         self._compact_when_large()
 
+    def compact_if_large(self) -> None:
+        """Move the ids to the compact index if there are more than COMPACT_ABOVE (a restored state)."""
+        self._compact_when_large()
+
     def _compact_when_large(self) -> None:
         """Past COMPACT_ABOVE ids, move them from the dict to the compact index, once.
 
