@@ -592,14 +592,23 @@ class JsonlJournal:
         """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
         if self._failure is not None:
             raise self._failed_error()
-        if self._unsynced:
-            self._fsync()
-            self._unsynced = False
+        directory: list[BaseException | None] = []
+        helper = None
         if self._unsynced_dir:
-            try:
-                fsync_dir(self._path.parent)
-            except OSError as exc:
-                raise self._durability_failed(exc, None) from exc
+            # Both syncs must be done before we return, in either order: run them side by side, so
+            # a filesystem that commits them together (ext4's journal) pays for one wait, not two.
+            helper = threading.Thread(target=_sync_directory, args=(self._path.parent, directory))
+            helper.start()
+        try:
+            if self._unsynced:
+                self._fsync()
+                self._unsynced = False
+        finally:
+            if helper is not None:
+                helper.join()
+        if helper is not None:
+            if directory[0] is not None:
+                raise self._durability_failed(directory[0], None) from directory[0]
             self._unsynced_dir = False
 
     def _fsync(self, result: AppendResult | None = None) -> None:
@@ -683,6 +692,15 @@ class JsonlJournal:
     def _release_files(self) -> None:
         with contextlib.suppress(OSError):
             self._ops.close(self._fd)
+
+
+def _sync_directory(directory: Path, outcome: list[BaseException | None]) -> None:
+    try:
+        fsync_dir(directory)
+    except OSError as exc:
+        outcome.append(exc)
+    else:
+        outcome.append(None)
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
