@@ -24,8 +24,6 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Callable
-from itertools import islice
-from operator import lt
 from pathlib import Path
 from typing import Final
 
@@ -47,8 +45,8 @@ class _Payload(msgspec.Struct, frozen=True, array_like=True):
     seq: int
     digest: str
     offsets: bytes  # array("Q") in `byteorder`
-    ids: list[str]  # commit order, from seq 1
-    nodes: bytes  # one byte per id: 1 if it is a node
+    ids: str  # every id in commit order from seq 1, joined by newlines (an id never holds one)
+    not_nodes: list[int]  # the (few) seqs whose records are not nodes: header, leaf moves, resets
     leaf: str | None
 
 
@@ -67,13 +65,13 @@ class Checkpoint(msgspec.Struct, frozen=True):
 
 
 def checkpoint_path(journal: Path) -> Path:
-    return journal.with_name(journal.name + SUFFIX)
+    return Path(os.fspath(journal) + SUFFIX)
 
 
 def load(journal: Path, *, size: int, read_at: Callable[[int, int], bytes]) -> Checkpoint | None:
     """The journal's checkpoint if it holds for the journal's bytes now (`size` long), else None."""
     try:
-        fd = os.open(checkpoint_path(journal), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(os.fspath(journal) + SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -99,22 +97,28 @@ def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -
     seq, end = payload.seq, payload.end
     if payload.byteorder != sys.byteorder or len(payload.offsets) != 8 * seq or seq < 1 or end > size:
         return None
+    names = payload.ids.split("\n")
+    ids = dict.fromkeys(names, True)
+    try:
+        for not_node in payload.not_nodes:
+            ids[names[not_node - 1]] = False
+    except IndexError:
+        return None
     offsets = array("Q")
     offsets.frombytes(payload.offsets)
+    starts = offsets.tolist()
     if (
-        len(payload.ids) != seq
-        or len(payload.nodes) != seq
-        or offsets[0] != 0
-        or not all(map(lt, offsets, islice(offsets, 1, None)))
-        or offsets[-1] >= end
+        len(ids) != seq
+        or starts[0] != 0
+        or starts[-1] >= end
+        or starts != sorted(starts)  # one pass in C on sorted input
+        or len(set(starts)) != seq  # and no two the same: strictly increasing
+        or (payload.leaf is not None and not ids.get(payload.leaf, False))
     ):
         return None
-    ids = dict(zip(payload.ids, map(bool, payload.nodes), strict=True))
-    if len(ids) != seq or (payload.leaf is not None and not ids.get(payload.leaf, False)):
-        return None
     # Never trusted past the journal's own bytes: the head line must be where and what it says.
-    line = read_at(end - offsets[-1], offsets[-1])
-    if len(line) != end - offsets[-1] or line.find(b"\n") != len(line) - 1:
+    line = read_at(end - starts[-1], starts[-1])
+    if len(line) != end - starts[-1] or line.find(b"\n") != len(line) - 1:
         return None
     try:
         record = decode_record(line[:-1])
@@ -137,10 +141,12 @@ def save(
         seq=head.seq,
         digest=head.digest,
         offsets=offsets.tobytes(),
-        ids=list(ids),
-        nodes=bytes(map(int, ids.values())),
+        ids="\n".join(ids),
+        not_nodes=[seq for seq, node in enumerate(ids.values(), start=1) if not node],
         leaf=leaf,
     )
+    if payload.ids.count("\n") != head.seq - 1:
+        return False  # an id with a newline in it (only a foreign writer's): no checkpoint
     body = _ENCODER.encode(payload)
     data = _MAGIC + hashlib.sha256(body).hexdigest().encode() + body
     target = checkpoint_path(journal)

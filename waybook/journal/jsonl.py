@@ -145,7 +145,11 @@ class JsonlJournal:
         flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
         self._fd, self._identity = open_regular(self._ops, self._path, flags)
         self._lock = FileLock(self._fd, self._path)
-        self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
+        # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
+        self._group: GroupCommit | None = None
+        if self._group_commit or group_window is not None:  # (a window is checked under any policy)
+            group = GroupCommit(self._fsync, name=self._name, window=group_window)
+            self._group = group if self._group_commit else None
         try:
             if exclusive:
                 self._lock.hold()
@@ -272,7 +276,7 @@ class JsonlJournal:
                     self._fsync(result)
             finally:
                 self._lock.release()
-        if self._group_commit:
+        if self._group is not None:
             self._group.written(end)
             try:
                 self._group.wait_durable(end)
@@ -391,7 +395,8 @@ class JsonlJournal:
             raise StorageError(msg) from exc
         self._damage = None
         self._end = self._size_seen = damage.offset
-        self._group.mark_durable(damage.offset)
+        if self._group is not None:
+            self._group.mark_durable(damage.offset)
         return RepairReceipt(
             path=self._name,
             offset=damage.offset,
@@ -445,7 +450,8 @@ class JsonlJournal:
                 raise self._corrupt_error(damage)
         finally:
             self._lock.release()
-        self._group.mark_durable(self._end)
+        if self._group is not None:
+            self._group.mark_durable(self._end)
 
     def _restore_checkpoint(self) -> None:
         """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
