@@ -67,11 +67,17 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
                 out.write(encode(r) + b"\n")
                 out.flush()
 
-    def journal_appends(**options: object) -> Callable[[], None]:
+    class WithoutPathCheck(JsonlJournal):
+        """Only to price issue 12's check that the path still names the open file (one stat per append)."""
+
+        def _check_identity(self) -> None:
+            return
+
+    def journal_appends(kind: type[JsonlJournal] = JsonlJournal, **options: object) -> Callable[[], None]:
         def run() -> None:
             path = tmp / "journal.jsonl"
             path.unlink(missing_ok=True)
-            with JsonlJournal(path, sidecar=False, **options) as journal:  # type: ignore[arg-type]
+            with kind(path, sidecar=False, **options) as journal:  # type: ignore[arg-type]
                 head = GENESIS
                 for r in records:
                     head = journal.append((r,), expected=head).head
@@ -123,6 +129,17 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         "",
         None,
         "the same with exclusive=True (no per-append lock or size check)",
+    )
+    unchecked, checked = paired_rates(n, journal_appends(WithoutPathCheck), journal_appends())
+    yield Row(
+        "speed.journal.append.path_check_cost",
+        checked,
+        "appends/s",
+        unchecked,
+        "(the price of a rule)",
+        None,
+        "journal append against the same append without the per-append check that the path still names "
+        "the open file (issue 12's rule; kept)",
     )
     base, value = paired_rates(n, raw_flush, batches)
     yield Row(

@@ -93,3 +93,22 @@ def test_create_under_a_durable_policy_syncs_the_file_and_directory_before_retur
     with JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", durability=policy):
         assert fsyncs.count == 2
     assert fsyncs.count == 2
+
+
+def test_a_failed_directory_sync_is_a_durability_error_and_the_journal_refuses_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import waybook.journal.jsonl as jsonl_module
+    from waybook.journal import DurabilityError, JournalFailedError
+
+    def failing(directory: Path) -> None:
+        raise OSError(5, "Input/output error (injected)")
+
+    journal = JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s")
+    journal.append([user(1, None)], expected=journal.head())
+    monkeypatch.setattr(jsonl_module, "fsync_dir", failing)
+    with pytest.raises(DurabilityError, match="fsync failed"):
+        journal.flush()
+    with pytest.raises(JournalFailedError):
+        journal.append([user(2, "u1")], expected=journal.head())
+    journal.close()
