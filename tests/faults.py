@@ -1,4 +1,4 @@
-"""File layers that fail for real, for crash and durability tests.
+"""File layers that fail for real, for crash, durability and fault-injection tests.
 
 `CrashableFileOps` records how many bytes of each file were durable at the last fsync. `crash()` then
 does to the file on disk what a power loss may do to unsynced data: drops it, truncates it at some
@@ -7,9 +7,13 @@ byte, or garbles it. The adapter under test is the real one; only the disk misbe
 
 from __future__ import annotations
 
+import errno
 import os
 import random
+import shutil
 from pathlib import Path
+
+import attrs
 
 from waybook.journal.fileio import OsFileOps
 
@@ -106,3 +110,114 @@ class FailingWriteOps(OsFileOps):
         if self.truncate_fails:
             raise OSError(5, "Input/output error (injected)")
         super().truncate(fd, length)
+
+
+@attrs.frozen
+class Fault:
+    """One injected fault. `op` is the system call it hits and `nth` which call of that kind (0 = the
+    next one); for `op="any"` (replace/remove) `nth` counts every call. `cut` is how many bytes a failing
+    write still hands over first (as the kernel does at a size limit or a full disk)."""
+
+    op: str  # "write", "fsync", "truncate" or "any"
+    effect: str  # an errno name ("ENOSPC", "EFBIG", "EIO"), "short", "replace" or "remove"
+    nth: int = 0
+    cut: int = 0
+
+    def __repr__(self) -> str:
+        return f"Fault({self.op}#{self.nth}: {self.effect}, cut={self.cut})"
+
+
+class FaultyFileOps(OsFileOps):
+    """Real system calls with armed faults: short writes, ENOSPC/EFBIG/EIO on write, EIO on fsync or
+    truncate, and the journal file replaced by a copy or removed between any two system calls.
+
+    A replaced or removed file is moved to `aside` (never destroyed), so a test can put it back with
+    `restore()` and check that nothing acknowledged was lost. Faults fire once, then disarm.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.aside = path.with_name(path.name + ".aside")
+        self.faults: list[Fault] = []
+        self._seen: dict[str, int] = {}
+        self.fired: list[Fault] = []
+
+    def arm(self, *faults: Fault) -> None:
+        self.faults = list(faults)
+        self._seen = {}
+
+    def disarm(self) -> None:
+        self.faults = []
+
+    def restore(self) -> bool:
+        """Put a displaced journal back at its path; True if there was one."""
+        if not self.aside.exists():
+            return False
+        os.replace(self.aside, self.path)
+        return True
+
+    def _due(self, op: str) -> Fault | None:
+        """Count this call; the armed fault for it, if this is its turn (replace/remove act here)."""
+        due = None
+        for kind in (op, "any"):
+            count = self._seen.get(kind, 0)
+            self._seen[kind] = count + 1
+            for fault in self.faults:
+                if fault.op == kind and fault.nth == count:
+                    due = due or fault
+        if due is None:
+            return None
+        self.faults.remove(due)
+        self.fired.append(due)
+        if due.effect in ("replace", "remove") and self.path.exists():
+            os.replace(self.path, self.aside)
+            if due.effect == "replace":  # another file with the same bytes is renamed over the path
+                shutil.copyfile(self.aside, self.path)
+            return None
+        return due
+
+    @staticmethod
+    def _raise(effect: str) -> None:
+        code = getattr(errno, effect)
+        raise OSError(code, os.strerror(code) + " (injected)")
+
+    def open(self, path: Path, flags: int) -> int:
+        self._due("open")
+        return super().open(path, flags)
+
+    def write(self, fd: int, data: bytes) -> int:
+        fault = self._due("write")
+        if fault is None:
+            return super().write(fd, data)
+        if fault.effect == "short":
+            return super().write(fd, data[: max(1, min(fault.cut, len(data) - 1))] if len(data) > 1 else data)
+        cut = min(fault.cut, len(data))
+        if cut:  # the bytes up to the limit go in; the next write call meets the error
+            self.faults.append(attrs.evolve(fault, nth=self._seen["write"], cut=0))
+            return super().write(fd, data[:cut])
+        self._raise(fault.effect)
+        raise AssertionError  # unreachable
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        self._due("pread")
+        return super().pread(fd, size, offset)
+
+    def fsync(self, fd: int) -> None:
+        fault = self._due("fsync")
+        if fault is not None:
+            self._raise(fault.effect)
+        super().fsync(fd)
+
+    def size(self, fd: int) -> int:
+        self._due("size")
+        return super().size(fd)
+
+    def truncate(self, fd: int, length: int) -> None:
+        fault = self._due("truncate")
+        if fault is not None:
+            self._raise(fault.effect)
+        super().truncate(fd, length)
+
+    def identity(self, path: Path) -> tuple[int, int] | None:
+        self._due("identity")
+        return super().identity(path)

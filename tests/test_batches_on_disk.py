@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import itertools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,31 @@ def test_a_header_record_appended_alone_after_a_batch_is_unchanged() -> None:
     body = UserMessage(parent=None, content=text("hello"))
     assert seal(1, new, GENESIS.digest) == seal(1, new, GENESIS.digest, None)
     assert b'"batch"' not in seal(2, NewRecord(id="u", at=AT, body=body), GENESIS.digest)[1]
+
+
+def test_a_memory_create_that_evicts_and_then_fails_to_write_keeps_the_evicted_file(tmp_path: Path) -> None:
+    """Issue 12: the eviction and the new file are one batch; a failed write leaves both as they were."""
+    from waybook.memory import Limits, Memory
+
+    path = tmp_path / "memory.jsonl"
+    ops = FailingWriteOps(fail_after_bytes=None, code=errno.EFBIG)
+    journal = JsonlJournal(path, file_ops=ops)
+    memory = Memory(journal, scope="agent", limits=Limits(max_files=1))
+    assert memory.execute({"command": "create", "path": "/memories/old.md", "text": "keep me"}).ok
+    before = path.read_bytes()
+    rehearsal = tmp_path / "rehearsal.jsonl"  # the same create without a fault, to learn its lines
+    shutil.copyfile(path, rehearsal)
+    with JsonlJournal(rehearsal, create=False) as copy:
+        create = {"command": "create", "path": "/memories/new.md", "text": "n" * 500}
+        assert Memory(copy, scope="agent", limits=Limits(max_files=1)).execute(create).ok
+    evicting, _ = rehearsal.read_bytes()[len(before) :].splitlines(keepends=True)
+    assert b'"batch":[1,2]' in evicting, "the eviction and the write are one batch"
+    ops.fail_after_bytes = ops.written + len(evicting)  # the eviction's whole line goes in, then EFBIG
+    result = memory.execute(create)
+    assert result.error is not None
+    assert result.error.code == "STORAGE_ERROR"
+    assert path.read_bytes() == before, "nothing of the batch is on disk"
+    assert set(memory.state().files) == {"/memories/old.md"}, "the evicted file is still there"
+    journal.close()
+    with JsonlJournal(path, create=False) as reopened:
+        assert set(Memory(reopened, scope="agent").state().files) == {"/memories/old.md"}

@@ -96,3 +96,19 @@ def test_a_refused_record_leaves_the_ledger_as_it_was() -> None:
         ledger.seal_one(user("h", None))  # a duplicate id
     assert before == (ledger.head, ledger.rules.count, ledger.rules.leaf, dict(ledger.rules.ids))
     assert ledger.head != GENESIS
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.sampled_from(["2026-12-01T09:00:00.000Z", "2024-02-29T23:59:59.999Z", "2026-12-01T09:00:00Z"]),
+    tail=st.text(alphabet="0123456789Z.:T-٣x\n", max_size=6),
+    cut=st.integers(0, 24),
+)
+def test_the_remembered_second_never_changes_what_a_valid_timestamp_is(
+    seed: str, tail: str, cut: int
+) -> None:
+    from waybook.journal.rules import is_recent_timestamp, is_timestamp
+
+    assert is_recent_timestamp(seed) == is_timestamp(seed)
+    candidate = seed[:cut] + tail
+    assert is_recent_timestamp(candidate) == is_timestamp(candidate)

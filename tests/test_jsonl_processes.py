@@ -150,3 +150,49 @@ def test_a_writer_killed_during_large_batches_never_leaves_part_of_a_batch_reada
     with JsonlJournal(path, create=False, on_torn_tail="repair") as journal:
         assert verify(journal).ok
         assert assert_whole_batches(list(journal.read()), 64) >= {label for _, label in acked}
+
+
+FILE_SIZE_LIMIT_CHILD = """
+import resource, signal, sys
+from waybook import JsonlJournal, Session
+from waybook.journal import NewRecord, UserMessage, WriteFailedError, text
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the kernel then answers EFBIG instead of killing us
+path, limit = sys.argv[1], int(sys.argv[2])
+journal = JsonlJournal(path, create=False)
+session = Session(journal)
+_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+batch, parent = [], session.leaf
+for i in range(64):
+    body = UserMessage(parent=parent, content=text("x" * 2000))
+    batch.append(NewRecord(id=f"b{i}", at="2026-12-01T09:00:00.000Z", body=body))
+    parent = f"b{i}"
+try:
+    journal.append(batch, expected=session.head)
+except WriteFailedError as exc:
+    print("refused", exc.rolled_back, exc.head.seq)
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+print("then", journal.append(batch[:1], expected=session.head).head.seq)
+"""
+
+
+def test_a_batch_cut_by_the_file_size_limit_commits_nothing_and_leaves_the_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """Issue 12: EFBIG (RLIMIT_FSIZE) mid-batch used to leave its first complete lines committed."""
+    path = tmp_path / "limit.jsonl"
+    new_journal(path)
+    before = path.read_bytes()
+    limit = len(before) + 50_000  # about a third of the batch fits
+    run = subprocess.run(
+        [sys.executable, "-c", FILE_SIZE_LIMIT_CHILD, str(path), str(limit)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout.splitlines() == ["refused True 1", "then 2"], run.stderr
+    with JsonlJournal(path, create=False) as journal:
+        assert journal.damage is None
+        assert [r.id for r in journal.read()][1:] == ["b0"], "nothing of the cut batch was kept"
+    assert path.read_bytes().startswith(before)

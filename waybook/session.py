@@ -41,7 +41,10 @@ __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
 
 def _content(value: str | Sequence[Block]) -> Content:
-    return text(value) if isinstance(value, str) else tuple(value)
+    """Text or blocks as content; anything else is passed on for the journal to refuse, typed."""
+    if isinstance(value, str):
+        return text(value)
+    return tuple(value) if isinstance(value, list | tuple) else value  # type: ignore[return-value]
 
 
 @attrs.frozen

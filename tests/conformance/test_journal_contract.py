@@ -15,9 +15,11 @@ from waybook.codecs import decode_record, line_digest
 from waybook.journal import (
     GENESIS,
     AssistantMessage,
+    BrokenBatchError,
     DuplicateIdError,
     EmptyBatchError,
     Head,
+    InMemoryJournal,
     InvalidLeafMoveError,
     InvalidRecordError,
     MisplacedHeaderError,
@@ -129,6 +131,19 @@ def test_r3_an_empty_batch_is_refused(journal: SessionJournal) -> None:
     head = started(journal)
     with pytest.raises(EmptyBatchError):
         journal.append([], expected=head)
+
+
+def test_r3_records_of_a_batch_carry_their_place_in_the_stored_bytes(journal: SessionJournal) -> None:
+    head = started(journal)
+    head = journal.append(list(chat(3)), expected=head).head
+    journal.append([user("alone", "m2")], expected=head)
+    lines = list(journal.read_lines())
+    places = [decode_record(line).batch for line in lines]
+    assert places == [None, (1, 3), (2, 3), (3, 3), None]
+    assert all(line_digest(line) for line in lines), "the digest covers the place"
+    assert InMemoryJournal.from_lines(lines).head() == journal.head()
+    with pytest.raises(BrokenBatchError):
+        InMemoryJournal.from_lines(lines[:3])  # a batch cut short is never taken for records
 
 
 # --- R4 -------------------------------------------------------------------------------------------

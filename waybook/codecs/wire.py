@@ -172,7 +172,7 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
         try:
             head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))
             body_bytes = ENCODER.encode(body)
-        except (TypeError, msgspec.EncodeError, OverflowError, UnicodeEncodeError) as exc:
+        except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
             msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
             raise InvalidRecordError(msg, record_id=rid) from exc
         covered = head[:-1] + b',"body":' + body_bytes + b"}"
@@ -180,14 +180,14 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
         line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
         try:
             decoded = _BODY_DECODER.decode(body_bytes)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             pass  # decode the whole line below, for the typed error naming the field
         else:
             record = Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=decoded, digest=digest)
             return record, line
     try:
         covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body))
-    except (TypeError, msgspec.EncodeError, OverflowError, UnicodeEncodeError) as exc:
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
         msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
     line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
@@ -235,6 +235,8 @@ def decode_record(line: bytes, *, where: str | Callable[[], str] = "") -> Record
         raise _typed_error(exc, line, where) from None
     except msgspec.DecodeError as exc:
         raise _typed_error(exc, line, where) from None
+    except RecursionError:
+        raise _too_deep(where) from None
 
 
 def decode_body(data: bytes, *, where: str = "") -> AnyBody:
@@ -243,12 +245,20 @@ def decode_body(data: bytes, *, where: str = "") -> AnyBody:
         return _BODY_DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise _typed_error(exc, data, where) from None
+    except RecursionError:
+        raise _too_deep(where) from None
+
+
+def _too_deep(where: str | Callable[[], str]) -> MalformedJsonError:
+    return MalformedJsonError(
+        "values are nested too deeply to decode", where=where() if callable(where) else where
+    )
 
 
 def _try_legacy(line: bytes) -> Record | None:
     try:
         old = _ANY_VERSION_DECODER.decode(line)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     body = old.body
     upcaster = _UPCAST.get(type(body))
@@ -274,7 +284,7 @@ def _sniff_tag(line: bytes) -> str | None:
     """Best-effort tag of a line that failed to decode, for the error message only."""
     try:
         value = msgspec.json.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     if isinstance(value, dict):
         body = value.get("body", value)

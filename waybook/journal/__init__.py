@@ -12,6 +12,7 @@ from waybook.journal.errors import (
     DurabilityError,
     EmptyBatchError,
     IntegrityError,
+    InvalidArgumentError,
     InvalidLeafMoveError,
     InvalidRecordError,
     InvalidUtf8Error,
@@ -78,11 +79,6 @@ from waybook.journal.records import (
 from waybook.journal.verify import VerifyReport, verify
 
 __all__ = [
-    "NotAJournalFileError",
-    "JournalReplacedError",
-    "JournalFailedError",
-    "WriteFailedError",
-    "BrokenBatchError",
     # protocol, positions, adapters
     "GENESIS",
     "GENESIS_DIGEST",
@@ -127,6 +123,7 @@ __all__ = [
     "plain_text",
     "text",
     # errors
+    "BrokenBatchError",
     "BrokenChainError",
     "CapacityError",
     "ConflictError",
@@ -136,16 +133,20 @@ __all__ = [
     "DurabilityError",
     "EmptyBatchError",
     "IntegrityError",
+    "InvalidArgumentError",
     "InvalidLeafMoveError",
     "InvalidRecordError",
     "InvalidUtf8Error",
     "JournalBusyError",
     "JournalClosedError",
     "JournalError",
+    "JournalFailedError",
+    "JournalReplacedError",
     "LockUnsupportedError",
     "MalformedJsonError",
     "MisplacedHeaderError",
     "MissingFieldError",
+    "NotAJournalFileError",
     "OverlappingBatchError",
     "ParentMismatchError",
     "PartialAssistantError",
@@ -158,5 +159,6 @@ __all__ = [
     "UnknownFieldError",
     "UnknownNodeError",
     "UnknownTagError",
+    "WriteFailedError",
     "WrongTypeError",
 ]

@@ -2,7 +2,9 @@
 
 Categories (ARCHITECTURE section 3): conflict, integrity (which includes decoding committed bytes),
 validation, capacity and storage. Each error carries the data a caller needs to act on it, and its
-message says what was wrong and what to do next. A raised error means nothing was written.
+message says what was wrong and what to do next. A raised error means nothing was written, with one
+exception: DurabilityError (an fsync failed after the write), whose records are in the journal but not
+known to be durable (docs/journal-contract.md, "Errors, and what each means for the data").
 """
 
 from __future__ import annotations
@@ -101,6 +103,11 @@ class UnknownNodeError(RecordValidationError):
 
 class ToolPairingError(RecordValidationError):
     """A turn's tool results do not answer its tool calls one for one (unknown, repeated or missing)."""
+
+
+class InvalidArgumentError(JournalError, TypeError):
+    """A journal call got an argument of the wrong type (a batch that is not a sequence of NewRecord, an
+    `expected` that is not a Head, a cursor that is not an int). Nothing was read or written."""
 
 
 # --- integrity ------------------------------------------------------------------------------------

@@ -11,7 +11,10 @@ from waybook.journal.batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal.errors import BrokenBatchError, JournalClosedError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.reading import check_cursor
 from waybook.journal.records import NewRecord, Record
+
+_SEQUENCES = (list, tuple)
 
 
 class InMemoryJournal:
@@ -62,7 +65,12 @@ class InMemoryJournal:
             self._check_open()
             ledger = self._ledger
             prior = ledger.head
-            if len(records) == 1 and expected == prior:  # nearly every append: one record, flat
+            if (
+                type(records) in _SEQUENCES
+                and len(records) == 1
+                and type(expected) is Head
+                and expected == prior
+            ):
                 record, line, is_node, leaf = ledger.seal_one(records[0])
                 self._records.append(record)
                 self._lines.append(line)
@@ -76,11 +84,13 @@ class InMemoryJournal:
             return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        check_cursor(self._name, after, limit)
         self._check_open()
         with self._lock:
             return iter(self._range(after, limit))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        check_cursor(self._name, after, limit)
         self._check_open()
         with self._lock:
             start = max(after, 0)

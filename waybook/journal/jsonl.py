@@ -43,6 +43,7 @@ from waybook.journal.errors import (
 from waybook.journal.fileio import (
     FILE_MODE,
     OS_FILE_OPS,
+    FileIdentity,
     FileLock,
     FileOps,
     create_atomically,
@@ -52,10 +53,13 @@ from waybook.journal.fileio import (
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
-from waybook.journal.jsonl_scan import CHUNK, Damage, scan
+from waybook.journal.jsonl_scan import CHUNK, Damage, read_exactly, scan
 from waybook.journal.ledger import Ledger, decode_records, iter_chain
+from waybook.journal.reading import check_cursor
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
+
+_SEQUENCES = (list, tuple)
 
 
 @attrs.frozen
@@ -142,14 +146,14 @@ class JsonlJournal:
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
-        flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
-        self._fd, self._identity = open_regular(self._ops, self._path, flags)
-        self._lock = FileLock(self._fd, self._path)
         # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
         self._group: GroupCommit | None = None
         if self._group_commit or group_window is not None:  # (a window is checked under any policy)
             group = GroupCommit(self._fsync, name=self._name, window=group_window)
             self._group = group if self._group_commit else None
+        flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
+        self._fd, self._identity = open_regular(self._ops, self._path, flags)
+        self._lock = FileLock(self._fd, self._path)
         try:
             if exclusive:
                 self._lock.hold()
@@ -202,7 +206,12 @@ class JsonlJournal:
             Durability.FSYNC,
             Durability.GROUP,
         )
-        if not create_atomically(target, line + b"\n", durable=durable):
+        try:
+            created = create_atomically(target, line + b"\n", durable=durable)
+        except OSError as exc:
+            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
             raise StorageError(msg)
         journal = cls(target, create=False, **options)
@@ -253,7 +262,8 @@ class JsonlJournal:
                 ledger = self._ledger
                 prior = ledger.head
                 end = self._end
-                if len(records) == 1 and expected == prior:  # nearly every append: one record, flat
+                one = type(records) in _SEQUENCES and len(records) == 1 and type(expected) is Head
+                if one and expected == prior:  # nearly every append: one record at the head, flat
                     record, line, is_node, leaf = ledger.seal_one(records[0])
                     self._write(line + b"\n", end)
                     result = AppendResult(prior, ledger.commit_one(record, is_node, leaf), (record,))
@@ -299,6 +309,7 @@ class JsonlJournal:
 
     def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
         """The bytes [start, end) of the committed records after `after`, at most `limit` of them."""
+        check_cursor(self._name, after, limit)
         self._check_open()
         self._refresh()
         with self._mutex:
@@ -385,7 +396,7 @@ class JsonlJournal:
             return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
         if not damage.torn:
             raise self._corrupt_error(damage)
-        end = self._ops.size(self._fd)
+        end = self._size_seen
         digest, quarantine = self._quarantine(damage.offset, end)
         try:
             self._ops.truncate(self._fd, damage.offset)
@@ -410,30 +421,45 @@ class JsonlJournal:
         )
 
     def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
-        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path."""
+        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path.
+
+        Two streaming passes (hash, then copy), so a torn tail of any length costs O(1) memory. Any
+        failure is a StorageError and leaves the journal untouched.
+        """
         hasher = hashlib.sha256()
-        pos = start
-        chunks: list[bytes] = []
-        while pos < end:
-            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
-            if not chunk:
-                break
+        for chunk in self._chunks(start, end):
             hasher.update(chunk)
-            chunks.append(chunk)
-            pos += len(chunk)
         digest = hasher.hexdigest()
         quarantine = self._path.with_name(f"{self._path.name}.torn-{start}-{digest[:12]}.quarantine")
-        fd = os.open(
-            quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
-        )
         try:
-            for chunk in chunks:
-                write_all(OS_FILE_OPS, fd, chunk)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(self._path.parent)
+            fd = os.open(
+                quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
+            )
+            try:
+                for chunk in self._chunks(start, end):
+                    write_all(OS_FILE_OPS, fd, chunk)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            fsync_dir(self._path.parent)
+        except OSError as exc:
+            msg = (
+                f"{self._name}: repair could not write the quarantine copy {quarantine.name} "
+                f"({exc.strerror or exc}); the journal is unchanged. Make its directory writable (and "
+                "check the disk), then repair again."
+            )
+            raise StorageError(msg) from exc
         return digest, quarantine
+
+    def _chunks(self, start: int, end: int) -> Iterator[bytes]:
+        """The file's bytes [start, end) in chunks; a read error is a StorageError naming the byte."""
+        pos = start
+        while pos < end:
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
+            if not chunk:
+                return
+            yield chunk
+            pos += len(chunk)
 
     # --- internals ----------------------------------------------------------------------------------
 
@@ -531,44 +557,56 @@ class JsonlJournal:
     def _committed_id(self, seq: int) -> tuple[str, bool]:
         """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
         offset = self._offsets[seq - 1]
-        line, size = b"", 4096
-        while (newline := line.find(b"\n")) < 0:
-            chunk = self._ops.pread(self._fd, size, offset + len(line))
-            if not chunk:
-                msg = f"the file ended inside committed record {seq}"
-                raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
-            line, size = line + chunk, min(size * 2, CHUNK)
-        record = decode_record(line[:newline], where=self._name)
+        stop = self._offsets[seq] if seq < len(self._offsets) else self._end
+        line = read_exactly(self._read_at, offset, stop - offset - 1)
+        if len(line) != stop - offset - 1:
+            msg = f"the file ended inside committed record {seq}"
+            raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
+        record = decode_record(line, where=self._name)
         return record.id, record.body.IS_NODE
 
     def _read_at(self, size: int, offset: int) -> bytes:
-        return self._ops.pread(self._fd, size, offset)
+        try:
+            return self._ops.pread(self._fd, size, offset)
+        except OSError as exc:
+            msg = f"{self._name}: cannot read byte {offset} ({exc.strerror or exc}); nothing was changed"
+            raise StorageError(msg) from exc
 
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
         for lines in self._chunks_between(start, end):
             yield from lines
 
     def _chunks_between(self, start: int, end: int) -> Iterator[list[bytes]]:
-        """The committed lines in [start, end) (which start and end on line boundaries), a chunk at a time."""
-        carry = b""
+        """The committed lines in [start, end) (which start and end on line boundaries), a chunk at a
+        time; each byte read once however long a line is (a long line's pieces join once)."""
+        parts: list[bytes] = []
         pos = start
         while pos < end:
-            chunk = self._ops.pread(self._fd, min(CHUNK, end - pos), pos)
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
             if not chunk:
                 msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
                 raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
             pos += len(chunk)
-            lines = (carry + chunk if carry else chunk).split(b"\n")
+            if chunk.find(b"\n") < 0:
+                parts.append(chunk)
+                continue
+            if parts:
+                parts.append(chunk)
+                chunk, parts = b"".join(parts), []
+            lines = chunk.split(b"\n")
             carry = lines.pop()
-            if lines:
-                yield lines
+            if carry:
+                parts.append(carry)
+            yield lines
 
     def _write(self, data: bytes, end: int) -> None:
         """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
 
         On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
         lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
-        which no reader takes for records (a partial line, or a batch missing its last records).
+        which no reader takes for records (a partial line, or a batch missing its last records). The
+        path is checked again after the write: a file deleted or renamed over while we wrote gets its
+        bytes cut off too, so an acknowledged record is always in the file the path named after it.
         """
         try:
             done = self._ops.write(self._fd, data)
@@ -576,10 +614,8 @@ class JsonlJournal:
                 done += self._ops.write(self._fd, data[done:])
         except OSError as exc:
             head = self._ledger.head
-            try:
-                if self._ops.size(self._fd) != end:
-                    self._ops.truncate(self._fd, end)
-            except OSError as undo:
+            undo = self._undo_write(end)
+            if undo is not None:
                 msg = (
                     f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
                     f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
@@ -593,6 +629,25 @@ class JsonlJournal:
                 "or raise the file-size limit, then append again."
             )
             raise WriteFailedError(msg, head=head, rolled_back=True) from exc
+        now = self._ops.identity(self._path)
+        if now != self._identity:  # deleted or replaced while we wrote
+            undo = self._undo_write(end)
+            if undo is not None:
+                self._failure = WriteFailedError(
+                    f"{self._name}: could not remove bytes written to a replaced file ({undo})",
+                    head=self._ledger.head,
+                    rolled_back=False,
+                )
+            raise self._replaced_error(now)
+
+    def _undo_write(self, end: int) -> OSError | None:
+        """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
+        try:
+            if self._ops.size(self._fd) != end:
+                self._ops.truncate(self._fd, end)
+        except OSError as exc:
+            return exc
+        return None
 
     def _sync_owed(self) -> None:
         """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
@@ -655,13 +710,16 @@ class JsonlJournal:
         """Refuse (before writing) when the path no longer names the file this object holds open."""
         now = self._ops.identity(self._path)
         if now != self._identity:
-            what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
-            msg = (
-                f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
-                "nothing was written. Reopen the path if the file there is the journal you mean, or "
-                "restore the old one."
-            )
-            raise JournalReplacedError(msg)
+            raise self._replaced_error(now)
+
+    def _replaced_error(self, now: FileIdentity | None) -> JournalReplacedError:
+        what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
+        msg = (
+            f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
+            "nothing was written. Reopen the path if the file there is the journal you mean, or "
+            "restore the old one."
+        )
+        return JournalReplacedError(msg)
 
     def _refuse_damage(self) -> None:
         damage = self._damage

@@ -16,7 +16,13 @@ import msgspec
 
 from waybook.codecs.canonical import ENCODER
 from waybook.codecs.wire import _RECORD_DECODER, decode_record, line_digest, seal
-from waybook.journal.errors import BrokenChainError, JournalError, OverlappingBatchError, StaleWriterError
+from waybook.journal.errors import (
+    BrokenChainError,
+    InvalidArgumentError,
+    JournalError,
+    OverlappingBatchError,
+    StaleWriterError,
+)
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.records import NewRecord, Record
@@ -53,7 +59,13 @@ class Ledger:
         such case nothing has been written. Runs once per append, so the one-record case is kept short.
         """
         if type(batch) is not tuple and type(batch) is not list:
-            batch = tuple(batch)
+            batch = self._as_batch(batch)
+        if type(expected) is not Head or type(expected.seq) is not int or type(expected.digest) is not str:
+            msg = (
+                f"{self.name}: expected must be the Head you last saw (journal.head()), not "
+                f"{type(expected).__name__} {expected!r:.80}; nothing was written"
+            )
+            raise InvalidArgumentError(msg)
         head = self.head
         if expected != head:
             return self._retry_or_refuse(tuple(batch), expected, read_range)
@@ -86,6 +98,15 @@ class Ledger:
         self.rules.commit_one(record.id, is_node, leaf)
         head = self.head = Head(record.seq, record.digest)
         return head
+
+    def _as_batch(self, batch: object) -> tuple[NewRecord, ...]:
+        if isinstance(batch, str | bytes | NewRecord) or not isinstance(batch, Iterable):
+            msg = (
+                f"{self.name}: append takes a list of NewRecord values, not {type(batch).__name__}; "
+                "nothing was written"
+            )
+            raise InvalidArgumentError(msg)
+        return tuple(batch)
 
     def commit(self, plan: Plan) -> None:
         """Record that `plan`'s lines are durably written."""
@@ -246,7 +267,7 @@ def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
     joined = b"\n".join(lines)
     try:
         records: list[Record] = _RECORD_DECODER.decode_lines(joined)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return []
     return records if len(records) == len(lines) else []
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from waybook.journal.errors import IntegrityError
+from waybook.journal.errors import IntegrityError, InvalidArgumentError
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Record
+
+
+def check_cursor(journal: str, after: object, limit: object) -> None:
+    """Refuse a read cursor of the wrong type (InvalidArgumentError) before anything is read."""
+    if type(after) is not int or (limit is not None and type(limit) is not int):
+        msg = (
+            f"{journal}: read takes after=<int seq> and limit=<int or None>, not after={after!r:.40} "
+            f"and limit={limit!r:.40}"
+        )
+        raise InvalidArgumentError(msg)
 
 
 def read_seqs(journal: SessionJournal, seqs: Iterable[int]) -> list[Record]:

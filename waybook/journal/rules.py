@@ -52,8 +52,50 @@ from waybook.journal.records import (
 # Patterns are used with fullmatch: a `$` anchor would also accept a trailing newline.
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
 TIMESTAMP_PATTERN: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]{1,9})?Z"
 )
+"""The shape of a record timestamp; `is_timestamp` also checks that it names a real instant."""
+_DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_timestamp(value: object) -> bool:
+    """RFC 3339 UTC in waybook's form, naming a real instant: a month 01-12, a day that month has (leap
+    years included), 00:00:00 to 23:59:59 (or :60, a leap second)."""
+    if type(value) is not str:
+        return False
+    match = TIMESTAMP_PATTERN.fullmatch(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second = map(int, match.groups())
+    if not 1 <= month <= 12 or hour > 23 or minute > 59 or second > 60:
+        return False
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 1 <= day <= _DAYS_IN_MONTH[month - 1] + leap
+
+
+_valid_second = ""  # the last "YYYY-MM-DDTHH:MM:SS." that is_timestamp accepted (a writer's current second)
+
+
+def is_recent_timestamp(value: str) -> bool:
+    """`is_timestamp` for a str, answered without the regex and the date arithmetic when `value` is in
+    the millisecond form and its second is the one last accepted (a writer stamps many records a second)."""
+    global _valid_second
+    if (
+        len(value) == 24
+        and value.startswith(_valid_second)
+        and _valid_second
+        and value[20:23].isdecimal()
+        and value[20:23].isascii()
+        and value[23] == "Z"
+    ):
+        return True
+    if not is_timestamp(value):
+        return False
+    if len(value) == 24:
+        _valid_second = value[:20]
+    return True
+
+
 CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
 
 
@@ -118,9 +160,9 @@ class SessionRules:
                     "starting with a letter or digit"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
-            if formats and (type(record.at) is not str or not _TIMESTAMP_MATCH(record.at)):
+            if formats and not is_timestamp(record.at):
                 msg = (
-                    f"record {rid!r}: timestamp {record.at!r} is not RFC 3339 UTC "
+                    f"record {rid!r}: timestamp {record.at!r} is not an RFC 3339 UTC date and time "
                     "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
                 )
                 raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
@@ -157,7 +199,7 @@ class SessionRules:
             and type(rid) is str
             and type(record.at) is str
             and _ID_MATCH(rid)
-            and _TIMESTAMP_MATCH(record.at)
+            and is_recent_timestamp(record.at)
             and rid not in self.ids
             and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
         ):
@@ -267,7 +309,6 @@ class SessionRules:
 _TERMINAL: Final = TERMINAL_STOP_REASONS
 _MESSAGE_NODES: Final = frozenset({UserMessage, AssistantMessage, SystemMessage, ToolResult})
 _ID_MATCH: Final = ID_PATTERN.fullmatch
-_TIMESTAMP_MATCH: Final = TIMESTAMP_PATTERN.fullmatch
 BodyCheck = Callable[[SessionRules, str, Any, "str | None", Mapping[str, bool]], None]
 
 

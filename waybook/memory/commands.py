@@ -98,7 +98,10 @@ _converter.register_structure_hook(tuple[int, int] | None, _view_range)
 def parse(command: Mapping[str, Any] | Command) -> tuple[str, Command]:
     """(command name, typed command) from a typed command or a tool's JSON object; CommandError if not."""
     if isinstance(command, View | Create | StrReplace | Insert | Delete | Rename):
-        return NAMES[type(command)], command
+        # attrs does not check field types: hold a typed command to the same rules as a tool's JSON.
+        typed = NAMES[type(command)]
+        fields = {f.name: getattr(command, f.name) for f in attrs.fields(type(command))}
+        return typed, _structure(typed, fields, type(command))
     if not isinstance(command, Mapping):
         msg = "a memory command is an object with a `command` field"
         raise CommandError("INVALID_COMMAND", msg)
@@ -108,9 +111,21 @@ def parse(command: Mapping[str, Any] | Command) -> tuple[str, Command]:
         msg = f"unknown command {name!r}; use one of {', '.join(COMMANDS)}"
         raise CommandError("INVALID_COMMAND", msg)
     fields = {k: v for k, v in command.items() if k != "command"}
+    return name, _structure(name, fields, cls)
+
+
+def _structure(name: str, fields: dict[str, Any], cls: type) -> Command:
     try:
-        return name, _converter.structure(fields, cls)
+        parsed: Command = _converter.structure(fields, cls)
     except cattrs.BaseValidationError as exc:
         problems = cattrs.transform_error(exc)
         msg = f"{name}: " + "; ".join(problems)
         raise CommandError("INVALID_ARGUMENT", msg, {"problems": problems}) from None
+    return parsed
+
+
+def check_call_id(call_id: object) -> None:
+    """A tool-call id is a string or None; anything else is the caller's INVALID_ARGUMENT."""
+    if call_id is not None and not isinstance(call_id, str):
+        msg = f"call_id must be a string (the tool call's id) or None, not {type(call_id).__name__}"
+        raise CommandError("INVALID_ARGUMENT", msg)

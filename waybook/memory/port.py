@@ -24,7 +24,7 @@ from waybook.journal.errors import (
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Header, NewRecord
-from waybook.memory.commands import Command, CommandError, parse
+from waybook.memory.commands import NAMES, Command, CommandError, check_call_id, parse
 from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write, decide
 from waybook.memory.results import Failure, Receipt, Result, failed
 from waybook.memory.state import MemoryProjection, MemoryState, Revision
@@ -79,8 +79,9 @@ class Memory:
         """Run one command. Never raises for a caller's mistake or a storage problem: see `Result`."""
         try:
             name, parsed = parse(command)
+            check_call_id(call_id)
         except CommandError as problem:
-            given = command.get("command") if isinstance(command, Mapping) else None
+            given = command.get("command") if isinstance(command, Mapping) else NAMES.get(type(command))
             return failed(str(given or "unknown"), problem.code, str(problem), **(problem.details or {}))
         outcome = self._storage_guard(name, lambda: self._refresh_state())
         if isinstance(outcome, Result):
