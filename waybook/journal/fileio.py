@@ -240,8 +240,10 @@ class FileLock:
     def release(self) -> None:
         if self._held:
             return
-        with contextlib.suppress(OSError):  # only fails on a closed descriptor, which holds no lock
+        try:  # (not contextlib.suppress: this runs on every append)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+        except OSError:  # only fails on a closed descriptor, which holds no lock
+            return
 
     def _held_for_good(self) -> bool:
         """Whether another open file holds the single-writer mark (byte 0's record lock)."""
