@@ -1,10 +1,14 @@
 """A writer process for the multi-process tests: appends with compare-and-append, syncs on conflict.
 
-Usage: python -m tests.process_writer PATH NAME ATTEMPTS [BATCH [SIZE]]
+Usage: python -m tests.process_writer PATH NAME ATTEMPTS [BATCH [SIZE [trickle]]]
 Prints `seq id` for every append that returned (an acknowledgement; for a batch, the last record's seq
 and the batch's label), flushed at once, so a parent that kills this process knows exactly what was
 acknowledged. ATTEMPTS 0 means run until killed. With BATCH > 1, each append is one batch of BATCH user
 messages of SIZE characters, labelled `NAME-bI` in every record's text.
+
+With `trickle`, each write(2) hands over at most 16 KiB (a short write, as POSIX allows) and the writer
+prints `mid` and pauses after each one that leaves bytes for later, so a parent can SIGKILL it while a
+batch is half on disk.
 
 A writer killed in the middle of its write can leave a torn tail; the host policy here is to repair it
 on open, so a writer that meets one exits with status 3 and its replacement repairs it.
@@ -14,9 +18,11 @@ from __future__ import annotations
 
 import itertools
 import sys
+import time
 
 from waybook import JsonlJournal, Session, StaleWriterError, utc_now
 from waybook.journal import NewRecord, TornTailError, UserMessage, text
+from waybook.journal.fileio import OS_FILE_OPS, OsFileOps
 
 TORN_TAIL_EXIT = 3
 
@@ -25,7 +31,9 @@ def main() -> None:
     path, name, attempts = sys.argv[1], sys.argv[2], int(sys.argv[3])
     batch = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     size = int(sys.argv[5]) if len(sys.argv) > 5 else 10
-    journal = JsonlJournal(path, create=False, on_torn_tail="repair")
+    trickle = len(sys.argv) > 6 and sys.argv[6] == "trickle"
+    ops = TricklingFileOps() if trickle else OS_FILE_OPS
+    journal = JsonlJournal(path, create=False, on_torn_tail="repair", file_ops=ops)
     if journal.repair_receipt is not None and journal.repair_receipt.repaired:
         print(f"repaired {journal.repair_receipt.removed_bytes} torn bytes", file=sys.stderr)
     session = Session(journal)
@@ -45,6 +53,17 @@ def main() -> None:
             continue
         except TornTailError:
             sys.exit(TORN_TAIL_EXIT)
+
+
+class TricklingFileOps(OsFileOps):
+    """Real writes of at most 16 KiB each; says `mid` (and pauses) while a write is unfinished."""
+
+    def write(self, fd: int, data: bytes) -> int:
+        done = super().write(fd, data[: 16 * 1024])
+        if done < len(data):
+            print("mid", flush=True)
+            time.sleep(0.01)
+        return done
 
 
 def _batch(label: str, leaf: str | None, count: int, size: int) -> list[NewRecord]:

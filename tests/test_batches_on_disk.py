@@ -243,7 +243,7 @@ def test_a_failed_write_that_cannot_be_undone_leaves_a_torn_tail_no_reader_trust
         assert reader.repair().head == head
 
 
-def test_a_header_record_appended_alone_after_a_batch_is_unchanged() -> None:
+def test_sealing_a_record_without_a_place_writes_no_batch_field() -> None:
     new = NewRecord(id="h", at=AT, body=Header(journal="test", creator="tests"))
     body = UserMessage(parent=None, content=text("hello"))
     assert seal(1, new, GENESIS.digest) == seal(1, new, GENESIS.digest, None)

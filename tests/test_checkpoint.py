@@ -44,7 +44,10 @@ def test_a_writer_leaves_a_checkpoint_and_a_reopen_reads_only_the_head_line_and_
     head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
     ops = CountingFileOps()
     with JsonlJournal(path, create=False, file_ops=ops) as journal:
-        assert min(ops.reads) == head_offset  # nothing before the head line was read
+        header_end = path.read_bytes().find(b"\n") + 1
+        assert sorted(set(ops.reads)) == [0, head_offset]  # the header line and the head line only
+        assert all(offset in (0, head_offset) for offset in ops.reads)
+        assert header_end < head_offset
         assert facts(journal) == full_open_facts(path)
 
 
@@ -103,12 +106,14 @@ def test_a_damaged_checkpoint_is_ignored_and_rebuilt(tmp_path: Path, damage: obj
     good = cp.read_bytes()
     cp.write_bytes(damage(good))  # type: ignore[operator]
     ops = CountingFileOps()
+    head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
     with JsonlJournal(path, create=False, file_ops=ops) as journal:
-        assert min(ops.reads) == 0  # proved from the start
+        assert head_offset not in ops.reads  # proved from the start, in one chunk
         assert facts(journal) == full_open_facts(path)
         journal.append([user("new", "m39")], expected=journal.head())
+    head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
     with JsonlJournal(path, create=False, file_ops=(ops := CountingFileOps())) as journal:
-        assert min(ops.reads) > 0  # the rebuilt checkpoint is used again
+        assert sorted(set(ops.reads)) == [0, head_offset]  # the rebuilt checkpoint is used again
         assert journal.head().seq == 42
 
 
@@ -190,3 +195,27 @@ def test_any_history_of_reopens_ends_where_a_full_proof_does(
             cp.write_bytes(stale)
     with JsonlJournal(path, create=False) as journal:
         assert facts(journal) == full_open_facts(path)
+
+
+def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_checkpoint(
+    tmp_path: Path,
+) -> None:
+    from waybook.journal import Header, MemoryWrite, NewRecord
+    from waybook.journal.errors import MemoryRuleError
+    from waybook.memory.text import content_digest
+
+    path = tmp_path / "memory.jsonl"
+    at = "2026-12-01T09:00:00.000Z"
+    header_body = Header(journal="m", creator="t", role="working_memory", metadata={"scope": "s"})
+    with JsonlJournal(path) as journal:
+        head = journal.append([NewRecord(id="h", at=at, body=header_body)], expected=GENESIS).head
+        body = MemoryWrite(path="/memories/a.md", text="a", digest=content_digest("a"))
+        journal.append([NewRecord(id="w1", at=at, body=body)], expected=head)
+    assert not checkpoint_path(path).exists()  # its memory state is not something a checkpoint holds
+    shutil.copy(tmp_path / "memory.jsonl", tmp_path / "session.jsonl")
+    write_session(tmp_path / "other.jsonl", nodes=1)
+    checkpoint_path(path).write_bytes(checkpoint_path(tmp_path / "other.jsonl").read_bytes())
+    with JsonlJournal(path, create=False) as journal:
+        bad = MemoryWrite(path="/memories/b.md", text="b", digest=content_digest("not b"))
+        with pytest.raises(MemoryRuleError):
+            journal.append([NewRecord(id="w2", at=at, body=bad)], expected=journal.head())

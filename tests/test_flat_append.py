@@ -18,7 +18,7 @@ from waybook.journal import (
     ToolResult,
     text,
 )
-from waybook.journal.head import GENESIS
+from waybook.journal.head import GENESIS, Head
 from waybook.journal.ledger import Ledger
 
 
@@ -61,8 +61,8 @@ def candidates(known: list[str], leaf: str | None) -> st.SearchStrategy[Any]:
 def outcome(ledger: Ledger, new: Any, *, flat: bool) -> tuple[Any, ...]:
     try:
         if flat:
-            record, line, is_node, leaf = ledger.seal_one(new)
-            ledger.commit_one(record, is_node, leaf)
+            record, line, delta = ledger.seal_one(new)
+            ledger.commit_one(Head.of(record), record.id, delta)
         else:
             plan = ledger.plan((new,), ledger.head, lambda after, limit: [])
             assert not isinstance(plan, type(ledger.head))
@@ -89,8 +89,8 @@ def test_the_flat_path_decides_every_record_as_plan_does(data: st.DataObject) ->
 
 def test_a_refused_record_leaves_the_ledger_as_it_was() -> None:
     ledger = Ledger.empty("j")
-    record, _line, is_node, leaf = ledger.seal_one(header())
-    ledger.commit_one(record, is_node, leaf)
+    record, _line, delta = ledger.seal_one(header())
+    ledger.commit_one(Head.of(record), record.id, delta)
     before = (ledger.head, ledger.rules.count, ledger.rules.leaf, dict(ledger.rules.ids))
     with pytest.raises(JournalError):
         ledger.seal_one(user("h", None))  # a duplicate id

@@ -137,7 +137,11 @@ class JsonlFaultMachine(RuleBasedStateMachine):
             self._commit(outcome.result)  # in the file and visible, though not known durable
             self.failed = self.must_refuse = True
         elif isinstance(outcome, JournalReplacedError):
-            self.failed = True  # nothing written (an undo that failed also makes the object refuse)
+            self.failed = True
+            if outcome.written is not None:  # replaced mid-write and the undo failed: the error says so
+                assert [r.id for r in outcome.written.records] == [n.id for n in batch]
+                self._commit(outcome.written)  # in the displaced file, which restore() put back
+                self.must_refuse = True
         else:
             assert isinstance(outcome, JournalFailedError), f"untyped or unexpected: {outcome!r}"
             assert self.failed, "an object refuses appends only after a failure"

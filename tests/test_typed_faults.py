@@ -6,7 +6,12 @@ Never a raw TypeError, RecursionError, ValueError, AttributeError or OSError fro
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -101,7 +106,7 @@ def test_a_device_at_the_journal_path_is_refused() -> None:
 
 
 def torn_file(path: Path) -> bytes:
-    with JsonlJournal(path) as journal:
+    with JsonlJournal(path, sidecar=False) as journal:  # no reopen checkpoint: only the journal file
         Session.create(journal).user("kept")
     with path.open("ab") as handle:
         handle.write(b'{"seq":3,"id":"to')
@@ -116,8 +121,6 @@ def test_repair_that_cannot_create_its_quarantine_file_is_a_typed_error_and_chan
     journal = JsonlJournal(path, create=False)
     damage = journal.damage
     assert damage is not None
-    import hashlib
-
     digest = hashlib.sha256(before[damage.offset :]).hexdigest()
     (tmp_path / f"s.jsonl.torn-{damage.offset}-{digest[:12]}.quarantine").mkdir()  # in the way
     with pytest.raises(StorageError, match="quarantine copy"):
@@ -139,6 +142,41 @@ def test_repair_in_a_read_only_directory_is_a_typed_error(tmp_path: Path) -> Non
         tmp_path.chmod(0o700)
     assert path.read_bytes() == before
     journal.close()
+
+
+REPAIR_AS_NOBODY = """
+import os, sys
+from waybook.journal import JsonlJournal, StorageError  # imported first: nobody cannot read root's packages
+os.setgid(65534)
+os.setuid(65534)
+with JsonlJournal(sys.argv[1], create=False) as journal:
+    try:
+        journal.repair()
+    except StorageError as exc:
+        print("typed", type(exc).__name__)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become an unprivileged user")
+def test_repair_in_a_read_only_directory_is_a_typed_error_for_an_unprivileged_user() -> None:
+    directory = Path(tempfile.mkdtemp(prefix="waybook-readonly-"))
+    try:
+        directory.chmod(0o755)  # nobody may enter, not create
+        path = directory / "s.jsonl"
+        before = torn_file(path)
+        os.chown(path, 65534, 65534)
+        run = subprocess.run(
+            [sys.executable, "-c", REPAIR_AS_NOBODY, str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        assert run.stdout.strip() == "typed StorageError", run.stderr
+        assert path.read_bytes() == before
+        assert [p.name for p in directory.iterdir()] == ["s.jsonl"]
+    finally:
+        shutil.rmtree(directory)
 
 
 class EioOps(OsFileOps):

@@ -25,6 +25,7 @@ from waybook.journal import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryUsed,
     MemoryWrite,
     NewRecord,
     Reset,
@@ -137,7 +138,25 @@ SAMPLES: dict[str, list[AnyBody]] = {
             new_seq=7,
             new_digest="f5" * 32,
             receipt="a6" * 32,
-        )
+        ),
+        MemoryPinMoved(
+            canonical="memory-canonical-1",
+            prior_seq=7,
+            prior_digest="f5" * 32,
+            new_seq=10,
+            new_digest="a7" * 32,
+            receipt="b8" * 32,
+            status="adopted",
+            binding="b1" * 32,
+            actor="host:review-bot",
+            nomination="c2" * 32,
+            operation="memory_adopt_" + "d9" * 24,
+            operation_digest="e0" * 32,
+        ),
+    ],
+    "waybook.memory.used/1": [
+        MemoryUsed(memory="memory-canonical-1", seq=7, digest="f5" * 32, index_sha256="a1" * 32),
+        MemoryUsed(memory=None, unavailable="the memory journal is locked", policy="continue"),
     ],
 }
 

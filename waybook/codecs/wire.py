@@ -49,6 +49,7 @@ from waybook.journal.records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryUsed,
     MemoryWrite,
     NewRecord,
     Record,
@@ -76,6 +77,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.memory.rename/1": MemoryRename,
     "waybook.memory.adoption/1": MemoryAdoption,
     "waybook.memory.pin_moved/1": MemoryPinMoved,
+    "waybook.memory.used/1": MemoryUsed,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 

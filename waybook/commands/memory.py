@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from waybook.commands.common import OK, UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.journal.memory_rules import MEMORY_ROLES
 from waybook.memory.state import MemoryProjection
 from waybook.projections import replay
 
@@ -35,9 +36,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path) as journal:
         state = replay(MemoryProjection(), journal, at=args.at)
-    if state.scope is None:
-        msg = f"{args.path} is not a working-memory journal (its header names no memory scope)"
-        raise UsageError(msg)
+    if state.role not in MEMORY_ROLES:
+        msg = (
+            f"{args.path} is a {state.role or 'headerless'} journal, not a working-memory journal "
+            f"(a memory journal's header declares one of the roles {', '.join(MEMORY_ROLES)})"
+        )
+        raise UsageError(msg)  # a profile error: the wrong journal was given (exit 2)
     console = stdout()
     if args.history is not None:
         revisions = state.revisions(args.history)
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         "path",
         "bytes",
         "written",
-        title=f"scope {escape(state.scope)} at seq {state.seq}",
+        title=f"scope {escape(state.scope or '')} at seq {state.seq}",
         title_justify="left",
     )
     for f in files:

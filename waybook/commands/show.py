@@ -21,6 +21,7 @@ from waybook.commands.common import (
     short_kind,
     stdout,
 )
+from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.journal import plain_text
 from waybook.journal.records import AssistantMessage, MemoryPinMoved
 from waybook.projections import TreeProjection, context_at, trajectory
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
             return OK
         path = trajectory(journal, tree, args.leaf)
         pins = canonical_pins(journal, args.at)
+        used = memory_used(journal, args.at)
         if args.json:
             emit_json(
                 {
@@ -78,14 +80,15 @@ def run(args: argparse.Namespace) -> int:
                             "at": r.at,
                             "body": json.loads(canonical_json(r.body)),
                             "canonical_pin": pin_at(pins, r.seq),
+                            "memory_used": turn_memory(used, path.records, i),
                         }
-                        for r in path.records
+                        for i, r in enumerate(path.records)
                     ],
                 }
             )
             return OK
         shown_pin: dict[str, Any] | None = None
-        for record in path.records:
+        for i, record in enumerate(path.records):
             pin = pin_at(pins, record.seq)
             if pin != shown_pin and pin is not None:
                 console.print(
@@ -97,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             text = plain_text(content)
             calls = body.tool_calls if isinstance(body, AssistantMessage) else ()
             console.print(f"[bold]{record.seq} {short_kind(record.kind)}[/bold] {record.id}")
+            if (memory := turn_memory(used, path.records, i)) is not None:
+                console.print(f"[dim]{escape(describe(memory))}[/dim]")
             if text:
                 console.print(escape(text))
             for call in calls:

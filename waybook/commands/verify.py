@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.verify_receipts import verify_receipts
 from waybook.journal import JournalError, verify_file
 
 
@@ -16,7 +17,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="prove journals' digest chains and session rules",
         description=(
             "Walk each journal's chain. Reports the first bad seq, its byte offset and why, and says "
-            "whether a damaged tail is torn (what `waybook repair` would remove). Exit 1 on any problem."
+            "whether a damaged tail is torn (what `waybook repair` would remove). Memory receipts in the "
+            "session and pin journals given are re-derived from the memory journals given with them. "
+            "Exit 1 on any problem."
         ),
         epilog="Example: waybook verify sessions/*.jsonl --json",
     )
@@ -58,4 +61,4 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     if args.json:
         emit_json(reports)
-    return status
+    return max(status, verify_receipts(args.paths, quiet=args.json))

@@ -12,7 +12,9 @@ It is a cache, never a source of truth:
 - it only ever vouches for a prefix: whatever the file holds past its end is proved on open as usual.
 
 Saving is atomic (a temp file renamed over the old one) and never fsynced: losing it costs one full
-proof. Journals whose ids moved to the compact index (past 65,536 records) are not checkpointed.
+proof. Not checkpointed (proved in full on open): journals whose ids moved to the compact index (past
+65,536 records), and journals whose header gives them a role with rules of its own (memory, pins),
+whose state the checkpoint does not hold.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from waybook.codecs.wire import decode_record, line_digest
 from waybook.journal.errors import DecodeError
 from waybook.journal.fileio import FILE_MODE
 from waybook.journal.head import Head
+from waybook.journal.records import Header
 
 SUFFIX: Final = ".checkpoint"
 _MAGIC: Final = b"waybook.checkpoint/1\n"
@@ -62,6 +65,7 @@ class Checkpoint(msgspec.Struct, frozen=True):
     offsets: array[int]
     ids: dict[str, bool]
     leaf: str | None
+    header: Header
 
 
 def checkpoint_path(journal: Path) -> Path:
@@ -126,7 +130,17 @@ def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -
         return None
     if record.seq != seq or record.digest != payload.digest or line_digest(line[:-1]) != payload.digest:
         return None
-    return Checkpoint(end, Head(seq, payload.digest), offsets, ids, payload.leaf)
+    # The header says which rules the journal keeps beyond the session rules (its role).
+    first = record if seq == 1 else None
+    if first is None:
+        header_line = read_at(starts[1], 0)
+        try:
+            first = decode_record(header_line[:-1]) if header_line.endswith(b"\n") else None
+        except DecodeError:
+            return None
+    if first is None or first.seq != 1 or not isinstance(first.body, Header):
+        return None
+    return Checkpoint(end, Head(seq, payload.digest), offsets, ids, payload.leaf, first.body)
 
 
 def save(

@@ -105,6 +105,30 @@ class ToolPairingError(RecordValidationError):
     """A turn's tool results do not answer its tool calls one for one (unknown, repeated or missing)."""
 
 
+class MemoryRuleError(RecordValidationError):
+    """A memory record breaks a memory rule (docs/memory.md): a hostile path, a digest that is not the
+    content's, a read-only file, a limit, a file and a directory at one path, a reused request id.
+
+    `code` is the Memory port's error code for the same mistake (INVALID_PATH, LIMIT_EXCEEDED, ...), so
+    every writer gets the same answer; `path` and `details` say where and how.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        journal: str = "",
+        record_id: str | None = None,
+        path: str | None = None,
+        details: dict[str, object] | None = None,
+    ) -> None:
+        self.code = code
+        self.path = path
+        self.details = details
+        super().__init__(message, journal=journal, record_id=record_id)
+
+
 class InvalidArgumentError(JournalError, TypeError):
     """A journal call got an argument of the wrong type (a batch that is not a sequence of NewRecord, an
     `expected` that is not a Head, a cursor that is not an int). Nothing was read or written."""
@@ -289,7 +313,16 @@ class JournalFailedError(StorageError):
 class JournalReplacedError(StorageError):
     """The journal's path no longer names the file this object holds (deleted, or replaced by another
     file). Nothing was written: appending would put records in a file nobody can find. Reopen the path
-    if the new file is the journal you mean, or restore the old one."""
+    if the new file is the journal you mean, or restore the old one.
+
+    One exception, after two faults at once: the file was replaced while the append wrote, and cutting
+    the written bytes off again failed too. Then `written` is the append whose records remain in the
+    displaced file (not in the file at the path), and this journal object refuses further appends.
+    """
+
+    def __init__(self, message: str, *, written: AppendResult | None = None) -> None:
+        self.written = written
+        super().__init__(message)
 
 
 class NotAJournalFileError(StorageError):

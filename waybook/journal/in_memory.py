@@ -71,10 +71,12 @@ class InMemoryJournal:
                 and type(expected) is Head
                 and expected == prior
             ):
-                record, line, is_node, leaf = ledger.seal_one(records[0])
+                record, line, delta = ledger.seal_one(records[0])
+                result = AppendResult(prior, Head(record.seq, record.digest), (record,))
                 self._records.append(record)
                 self._lines.append(line)
-                return AppendResult(prior, ledger.commit_one(record, is_node, leaf), (record,))
+                ledger.commit_one(result.head, record.id, delta)
+                return result
             plan = ledger.plan(records, expected, self._range)
             if isinstance(plan, AppendResult):
                 return plan

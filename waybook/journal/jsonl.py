@@ -55,6 +55,7 @@ from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.jsonl_scan import CHUNK, Damage, read_exactly, scan
 from waybook.journal.ledger import Ledger, decode_records, iter_chain
+from waybook.journal.memory_rules import role_rules
 from waybook.journal.reading import check_cursor
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
@@ -264,9 +265,10 @@ class JsonlJournal:
                 end = self._end
                 one = type(records) in _SEQUENCES and len(records) == 1 and type(expected) is Head
                 if one and expected == prior:  # nearly every append: one record at the head, flat
-                    record, line, is_node, leaf = ledger.seal_one(records[0])
-                    self._write(line + b"\n", end)
-                    result = AppendResult(prior, ledger.commit_one(record, is_node, leaf), (record,))
+                    record, line, delta = ledger.seal_one(records[0])
+                    result = AppendResult(prior, Head(record.seq, record.digest), (record,))
+                    self._write(line + b"\n", end, result)
+                    ledger.commit_one(result.head, record.id, delta)
                     self._offsets.append(end)
                     end += len(line) + 1
                 else:
@@ -274,7 +276,8 @@ class JsonlJournal:
                     if isinstance(plan, AppendResult):
                         return plan
                     lines = plan.lines
-                    self._write(lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n", end)
+                    data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
+                    self._write(data, end, plan.result)
                     ledger.commit(plan)
                     for line in lines:
                         self._offsets.append(end)
@@ -483,8 +486,8 @@ class JsonlJournal:
         """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
         size = self._ops.size(self._fd)
         loaded = checkpoint.load(self._path, size=size, read_at=self._read_at) if size else None
-        if loaded is None:
-            return
+        if loaded is None or role_rules(self._name, loaded.header) is not None:
+            return  # no checkpoint, or a journal whose role has rules the checkpoint does not hold
         self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
         self._offsets = loaded.offsets
         self._end = self._size_seen = self._checkpointed = loaded.end
@@ -499,6 +502,7 @@ class JsonlJournal:
             or self._damage is not None
             or self._failure is not None
             or type(ids) is not DictIdIndex
+            or self._ledger.rules.role_rules is not None
         ):
             return
         head, leaf = self._ledger.head, self._ledger.rules.leaf
@@ -599,7 +603,7 @@ class JsonlJournal:
                 parts.append(carry)
             yield lines
 
-    def _write(self, data: bytes, end: int) -> None:
+    def _write(self, data: bytes, end: int, result: AppendResult | None = None) -> None:
         """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
 
         On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
@@ -607,6 +611,7 @@ class JsonlJournal:
         which no reader takes for records (a partial line, or a batch missing its last records). The
         path is checked again after the write: a file deleted or renamed over while we wrote gets its
         bytes cut off too, so an acknowledged record is always in the file the path named after it.
+        `result` is what the bytes hold, named by the error if they can be neither kept nor removed.
         """
         try:
             done = self._ops.write(self._fd, data)
@@ -632,13 +637,16 @@ class JsonlJournal:
         now = self._ops.identity(self._path)
         if now != self._identity:  # deleted or replaced while we wrote
             undo = self._undo_write(end)
-            if undo is not None:
-                self._failure = WriteFailedError(
-                    f"{self._name}: could not remove bytes written to a replaced file ({undo})",
-                    head=self._ledger.head,
-                    rolled_back=False,
-                )
-            raise self._replaced_error(now)
+            if undo is None:
+                raise self._replaced_error(now)
+            msg = (
+                f"{self._name}: the file was deleted or replaced while this append wrote to it, and the "
+                f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
+                "at the path. This journal object refuses further appends."
+            )
+            replaced = JournalReplacedError(msg, written=result)
+            self._failure = replaced
+            raise replaced
 
     def _undo_write(self, end: int) -> OSError | None:
         """Cut the file back to `end` (under the exclusive lock); the error if that failed."""

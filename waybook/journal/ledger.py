@@ -85,19 +85,19 @@ class Ledger:
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
         return Plan(result, tuple(lines), delta)
 
-    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, bool, str | None]:
+    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, RulesDelta | None]:
         """`plan` for one record at the head (the caller has compared `expected`): the sealed record,
-        its line, whether it is a node and the leaf after it. Raises like `plan`; nothing is kept."""
-        is_node, leaf = self.rules.check_one(new)
+        its line, and what `commit_one` needs (the rules' delta; None for a message extending the
+        leaf). Raises like `plan`; nothing is kept."""
+        delta = self.rules.check_one(new)
         head = self.head
         record, line = seal(head.seq + 1, new, head.digest)
-        return record, line, is_node, leaf
+        return record, line, delta
 
-    def commit_one(self, record: Record, is_node: bool, leaf: str | None) -> Head:
-        """Record that `seal_one`'s line is written; returns the new head."""
-        self.rules.commit_one(record.id, is_node, leaf)
-        head = self.head = Head(record.seq, record.digest)
-        return head
+    def commit_one(self, head: Head, rid: str, delta: RulesDelta | None) -> None:
+        """Record that `seal_one`'s line is written: `head` is its record's (seq, digest), `rid` its id."""
+        self.rules.commit_one(rid, delta)
+        self.head = head
 
     def _as_batch(self, batch: object) -> tuple[NewRecord, ...]:
         if isinstance(batch, str | bytes | NewRecord) or not isinstance(batch, Iterable):

@@ -239,7 +239,9 @@ class MemoryAdoption(Body, tag_field="kind", tag="waybook.memory.adoption/1", fr
 
 
 class MemoryPinMoved(Body, tag_field="kind", tag="waybook.memory.pin_moved/1", frozen=True):
-    """In a session journal: the canonical memory the agent reads moved from one head to another."""
+    """In a session or pin journal: the outcome of one host call of a canonical memory authority, and
+    the canonical head the agent reads from then on (`new`). The last one is the pin
+    (docs/canonical-memory.md)."""
 
     KIND: ClassVar[str] = "waybook.memory.pin_moved/1"
     canonical: str = field(name="canonical")
@@ -248,9 +250,34 @@ class MemoryPinMoved(Body, tag_field="kind", tag="waybook.memory.pin_moved/1", f
     new_seq: int = field(name="new_seq")
     new_digest: str = field(name="new_digest")
     receipt: str = field(name="receipt")
+    status: str = field(default="advanced", name="status")
+    """The host call's outcome: advanced, unchanged, adopted or already-present (the pin may not move)."""
+    binding: str | None = field(default=None, name="binding")
+    actor: str | None = field(default=None, name="actor")
+    nomination: str | None = field(default=None, name="nomination")
+    operation: str | None = field(default=None, name="operation")
+    operation_digest: str | None = field(default=None, name="operation_digest")
 
 
-MemoryBody: TypeAlias = MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved
+class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=True):
+    """In a session journal: what memory the next turn's prompt carried (per-turn provenance).
+
+    Either the memory index rendered from journal `memory` at head (`seq`, `digest`) with the SHA-256 of
+    its bytes, or (`unavailable` set) the recorded decision to go on without memory under `policy`.
+    """
+
+    KIND: ClassVar[str] = "waybook.memory.used/1"
+    memory: str | None = field(name="memory")
+    seq: int | None = field(default=None, name="seq")
+    digest: str | None = field(default=None, name="digest")
+    index_sha256: str | None = field(default=None, name="index_sha256")
+    unavailable: str | None = field(default=None, name="unavailable")
+    policy: str = field(default="require", name="policy")
+
+
+MemoryBody: TypeAlias = (
+    MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved | MemoryUsed
+)
 
 NodeBody: TypeAlias = (
     UserMessage | AssistantMessage | SystemMessage | ToolResult | Compaction | ContextExclusion | CustomEntry
@@ -265,6 +292,7 @@ AnyBody: TypeAlias = (
     | MemoryRename
     | MemoryAdoption
     | MemoryPinMoved
+    | MemoryUsed
 )
 
 NODE_TYPES: Final = (
@@ -276,7 +304,7 @@ NODE_TYPES: Final = (
     ContextExclusion,
     CustomEntry,
 )
-MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved)
+MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved, MemoryUsed)
 BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES)
 
 

@@ -26,6 +26,7 @@ from waybook.journal.errors import (
     UnknownNodeError,
 )
 from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
+from waybook.journal.memory_rules import RoleRules, role_rules
 from waybook.journal.records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
@@ -40,6 +41,7 @@ from waybook.journal.records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryUsed,
     MemoryWrite,
     NewRecord,
     Record,
@@ -111,10 +113,12 @@ def next_leaf(leaf: str | None, record_id: str, body: AnyBody) -> str | None:
 
 
 class RulesDelta(msgspec.Struct, frozen=True, gc=False):
-    """What a validated batch changes: the new ids (and whether each is a node) and the leaf after it."""
+    """What a validated batch changes: the new ids (and whether each is a node) and the leaf after it,
+    and for a memory or pin journal its role rules with their own delta (`role_rules.check`)."""
 
     ids: dict[str, bool]
     leaf: str | None
+    role: tuple[RoleRules, Any] | None = None
 
 
 @attrs.define
@@ -128,6 +132,8 @@ class SessionRules:
     ids: IdIndex = attrs.field(factory=DictIdIndex)
     compact_ids: Callable[[], CompactIdIndex] | None = None
     """Where the ids move once there are more than COMPACT_ABOVE (None: they stay in the dict)."""
+    role_rules: RoleRules | None = None
+    """The memory or pin rules the header's role adds (docs/memory.md); None for a session journal."""
 
     def check(self, batch: Sequence[NewRecord | Record], *, formats: bool = True) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
@@ -140,7 +146,7 @@ class SessionRules:
         if not batch:
             msg = "an append needs at least one record"
             raise EmptyBatchError(msg, journal=self.journal)
-        if not formats:
+        if not formats and self.role_rules is None:
             ids = self._message_run(batch)
             if ids is not None and self.ids.isdisjoint(ids):
                 return RulesDelta(ids=dict.fromkeys(ids, True), leaf=ids[-1])
@@ -179,14 +185,26 @@ class SessionRules:
                 leaf = rid
             else:
                 leaf = self._check_one(rid, body, position, leaf, new_ids)
-        return RulesDelta(ids=new_ids, leaf=leaf)
+        if self.role_rules is None and self.count:  # a session journal past its header: no role rules
+            return RulesDelta(ids=new_ids, leaf=leaf)
+        return RulesDelta(ids=new_ids, leaf=leaf, role=self._check_role(batch, appending=formats))
 
-    def check_one(self, record: NewRecord) -> tuple[bool, str | None]:
-        """`check` for a batch of one: whether the record is a node and the leaf after it.
+    def _check_role(
+        self, batch: Sequence[NewRecord | Record], *, appending: bool
+    ) -> tuple[RoleRules, Any] | None:
+        """The header's role rules (memory_rules.py) for the records of `batch` after the header."""
+        extra = self.role_rules
+        if self.count == 0:  # the batch starts with the header (checked above)
+            extra = role_rules(self.journal, batch[0].body)  # type: ignore[arg-type]
+            batch = batch[1:]
+        if extra is None:
+            return None
+        return extra, extra.check(batch, appending=appending) if batch else None
 
-        The append path of nearly every record, so a message extending the leaf is decided here
-        without building a delta; anything else goes through `check`, which names the broken rule.
-        """
+    def check_one(self, record: NewRecord) -> RulesDelta | None:
+        """`check` for a batch of one. None means the common case, decided here without building a
+        delta: a message that extends the leaf of a session journal (it becomes the leaf). Anything
+        else goes through `check`, which returns the delta or names the broken rule."""
         if type(record) is not NewRecord:
             self.check((record,))  # raises InvalidRecordError naming the type
         body = record.body
@@ -196,6 +214,7 @@ class SessionRules:
             kind in _MESSAGE_NODES
             and body.parent == self.leaf  # type: ignore[union-attr]
             and self.count
+            and self.role_rules is None
             and type(rid) is str
             and type(record.at) is str
             and _ID_MATCH(rid)
@@ -203,27 +222,28 @@ class SessionRules:
             and rid not in self.ids
             and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
         ):
-            return True, rid
-        delta = self.check((record,))
-        return delta.ids[rid], delta.leaf
+            return None
+        return self.check((record,))
 
-    def commit_one(self, rid: str, is_node: bool, leaf: str | None) -> None:
-        """`commit` for a batch of one that `check_one` accepted."""
+    def commit_one(self, rid: str, delta: RulesDelta | None) -> None:
+        """`commit` for a batch of one that `check_one` accepted (None: a message that is the new leaf)."""
+        if delta is not None:
+            self.commit(delta)
+            return
         ids = self.ids
         if type(ids) is DictIdIndex:
-            ids[rid] = is_node
+            ids[rid] = True
         else:
-            ids.add({rid: is_node}, self.count + 1)
+            ids.add({rid: True}, self.count + 1)
         self.count += 1
-        self.has_header = True
-        self.leaf = leaf
+        self.leaf = rid
         if self.count > COMPACT_ABOVE:
             self._compact_when_large()
 
     def replay(self, records: Sequence[Record]) -> None:
         """Check committed records (a reopen, another writer's tail) and take them in: `check` with
         `formats=False`, then `commit`, except that a run of messages is checked and indexed in one pass."""
-        ids = self._message_run(records)
+        ids = self._message_run(records) if self.role_rules is None else None
         if ids is not None and self.ids.add_new_nodes(ids, self.count + 1):
             self.count += len(ids)
             self.leaf = ids[-1]
@@ -284,6 +304,10 @@ class SessionRules:
         self.count += len(delta.ids)
         self.has_header = True  # a checked batch either starts with the header or follows it
         self.leaf = delta.leaf
+        if delta.role is not None:
+            self.role_rules, role_delta = delta.role
+            if role_delta is not None:
+                self.role_rules.commit(role_delta)
         self._compact_when_large()
 
     def compact_if_large(self) -> None:
@@ -392,4 +416,5 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryRename: _no_check,
     MemoryAdoption: _no_check,
     MemoryPinMoved: _no_check,
+    MemoryUsed: _no_check,
 }

@@ -10,6 +10,7 @@ from typing import Final
 
 import attrs
 
+from waybook.journal.memory_rules import Limits as Limits
 from waybook.journal.records import MemoryDelete, MemoryRename, MemoryWrite
 from waybook.memory.commands import Command, Create, Delete, Insert, Rename, StrReplace, View
 from waybook.memory.paths import MAX_PATH_BYTES, ROOT, PathError, ancestors, check_extension, normalize
@@ -33,17 +34,6 @@ from waybook.memory.text import (
     links_of,
     logical_lines,
 )
-
-
-@attrs.frozen
-class Limits:
-    """Per-port limits, in UTF-8 bytes and files. When a write would pass one, the earliest-written files
-    (not the one being written, never a read-only one) are evicted until it fits."""
-
-    max_file_bytes: int = 65_536
-    max_total_bytes: int = 1_048_576
-    max_files: int = 256
-
 
 DEFAULT_LIMITS: Final = Limits()
 MemoryBody = MemoryWrite | MemoryDelete | MemoryRename

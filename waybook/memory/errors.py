@@ -17,6 +17,16 @@ class ProfileError(JournalError, ValueError):
     or two journals that are the same store."""
 
 
+def require_role(journal: str, actual: str | None, expected: str) -> None:
+    """ProfileError unless the journal's header declares `expected` as its role."""
+    if actual != expected:
+        msg = (
+            f"{journal} is a {actual or 'headerless'} journal, not a {expected} journal; "
+            f"give a journal created for {expected} (its header declares role {expected!r})"
+        )
+        raise ProfileError(msg)
+
+
 class RequestError(JournalError, ValueError):
     """A malformed request, refused when the method is called (before it waits for its turn)."""
 
@@ -28,7 +38,8 @@ class ExplanationExpiredError(JournalError, LookupError):
 class AdoptionConflictError(ConflictError):
     """Adoption would overwrite canonical records the host did not review, or the heads moved.
 
-    `conflicts` holds at most 128 (key, canonical digest, nominated digest) sorted by key; `total` counts
+    `conflicts` holds at most 128 (key, canonical digest, nominated digest) sorted by key (None: absent,
+    or a tombstone); `total` counts
     them all, `truncated` says whether some are left out, and `conflicts_sha256` covers the full list.
     """
 
@@ -39,10 +50,10 @@ class AdoptionConflictError(ConflictError):
         *,
         expected: Head,
         actual: Head,
-        conflicts: list[tuple[str, str | None, str]],
+        conflicts: list[tuple[str, str | None, str | None]],
         reason: str,
     ) -> None:
-        ordered = sorted(conflicts)
+        ordered = sorted(conflicts, key=lambda c: c[0])
         self.expected = expected
         self.actual = actual
         self.total = len(ordered)

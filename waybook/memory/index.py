@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
 
 from waybook.journal.errors import JournalError
 from waybook.journal.protocol import SessionJournal
+from waybook.journal.records import MemoryUsed
+from waybook.memory.errors import RequestError
 from waybook.memory.state import MemoryProjection, MemoryState
 from waybook.memory.text import front_matter
 from waybook.projections.base import replay
+
+if TYPE_CHECKING:
+    from waybook.session import Session
 
 
 @attrs.frozen
@@ -31,6 +36,10 @@ class MemoryIndex:
     limit: int
     truncated: int
     sha256: str
+    journal: str | None = None
+    """The id of the memory journal rendered (its header's journal id)."""
+    digest: str = ""
+    """The digest of the record at `as_of`: with `as_of`, the head the index was rendered from."""
 
 
 def render_index(state: MemoryState, *, limit: int = 50) -> MemoryIndex:
@@ -53,6 +62,8 @@ def render_index(state: MemoryState, *, limit: int = 50) -> MemoryIndex:
         limit=limit,
         truncated=truncated,
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        journal=state.journal_id,
+        digest=state.digest,
     )
 
 
@@ -69,12 +80,49 @@ class MemoryRequiredError(JournalError):
 
 
 Policy = Literal["require", "continue"]
+POLICIES: Final = ("require", "continue")
 
 
 def load_index(
-    open_journal: Callable[[], SessionJournal], *, pin: int | None = None, limit: int = 50, policy: Policy
+    open_journal: Callable[[], SessionJournal],
+    *,
+    pin: int | None = None,
+    limit: int = 50,
+    policy: Policy,
+    session: Session | None = None,
 ) -> MemoryIndex | MemoryUnavailable:
-    """The index at `pin` (default: the journal's head). `policy` decides what an unavailable journal does."""
+    """The index at `pin` (default: the journal's head). `policy` decides what an unavailable journal does.
+
+    With `session`, the outcome is recorded there (`waybook.memory.used/1`) before the turn that uses it:
+    the head and index digest rendered, or the decision to go on without memory.
+    """
+    if policy not in POLICIES:
+        msg = f"unknown unavailable-memory policy {policy!r}; use one of {', '.join(POLICIES)}"
+        raise RequestError(msg)
+    outcome = _load(open_journal, pin=pin, limit=limit, policy=policy)
+    if session is not None:
+        record_memory_use(session, outcome, policy=policy)
+    return outcome
+
+
+def record_memory_use(session: Session, outcome: MemoryIndex | MemoryUnavailable, *, policy: Policy) -> None:
+    """Record in `session` what memory the next turn carries (per-turn provenance; `waybook show`)."""
+    if isinstance(outcome, MemoryIndex):
+        body = MemoryUsed(
+            memory=outcome.journal,
+            seq=outcome.as_of,
+            digest=outcome.digest,
+            index_sha256=outcome.sha256,
+            policy=policy,
+        )
+    else:
+        body = MemoryUsed(memory=None, unavailable=outcome.reason, policy=policy)
+    session.append(body)
+
+
+def _load(
+    open_journal: Callable[[], SessionJournal], *, pin: int | None, limit: int, policy: Policy
+) -> MemoryIndex | MemoryUnavailable:
     try:
         journal = open_journal()
         try:

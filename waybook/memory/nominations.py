@@ -26,9 +26,16 @@ MAX_BYTES: Final = 64 * 1024 * 1024
 
 @attrs.frozen
 class NominatedRecord:
+    """A record proposed for canonical memory: a key's text and content digest, or a tombstone (both
+    None) for a key that working memory deleted."""
+
     key: str
-    text: str
-    digest: str
+    text: str | None
+    digest: str | None
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.digest is None
 
 
 @attrs.frozen
@@ -52,10 +59,11 @@ def closure(state: MemoryState, roots: tuple[str, ...]) -> tuple[NominatedRecord
     if len(roots) > MAX_ROOTS:
         msg = f"a nomination names at most {MAX_ROOTS} roots, not {len(roots)}; nominate in smaller groups"
         raise CapacityError(msg)
-    missing = [key for key in roots if key not in state.files]
+    missing = [key for key in roots if key not in state.files and not state.history.get(key)]
     if missing:
-        msg = f"cannot nominate keys that are not in working memory: {', '.join(missing[:5])}"
+        msg = f"cannot nominate keys that working memory never held: {', '.join(missing[:5])}"
         raise RequestError(msg)
+    tombstones = [NominatedRecord(key, None, None) for key in roots if key not in state.files]
     seen: set[str] = set()
     pending = list(roots)
     size = 0
@@ -70,7 +78,8 @@ def closure(state: MemoryState, roots: tuple[str, ...]) -> tuple[NominatedRecord
             msg = f"the closure passes {MAX_RECORDS} records or {MAX_BYTES} bytes; nominate fewer roots"
             raise CapacityError(msg)
         pending.extend(sorted(links_of(file.text) - seen))
-    return tuple(NominatedRecord(k, state.files[k].text, state.files[k].digest) for k in sorted(seen))
+    records = [NominatedRecord(k, state.files[k].text, state.files[k].digest) for k in seen]
+    return tuple(sorted([*records, *tombstones], key=lambda r: r.key))
 
 
 def nomination_digest(

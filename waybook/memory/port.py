@@ -12,12 +12,14 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.errors import (
     ConflictError,
     CorruptJournalError,
     DecodeError,
     IntegrityError,
     JournalError,
+    MemoryRuleError,
     StorageError,
     TornTailError,
 )
@@ -26,10 +28,10 @@ from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Header, NewRecord
 from waybook.memory.commands import NAMES, Command, CommandError, check_call_id, parse
 from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write, decide
+from waybook.memory.errors import require_role
 from waybook.memory.results import Failure, Receipt, Result, failed
 from waybook.memory.state import MemoryProjection, MemoryState, Revision
 from waybook.projections.base import LiveProjection, replay
-from waybook.session import new_id, utc_now
 
 
 class ScopeMismatchError(ValueError):
@@ -58,14 +60,17 @@ class Memory:
             header = Header(
                 journal=f"memory-{ids()}",
                 creator="waybook.memory",
-                metadata={"kind": "working-memory", "scope": scope},
+                metadata={"kind": "working-memory", "scope": scope, "limits": limits.as_json()},
+                role="working_memory",
             )
             with contextlib.suppress(ConflictError):  # another port created it first; read its header below
                 journal.append([NewRecord(id=ids(), at=clock(), body=header)], expected=GENESIS)
             self._live.refresh()
+        require_role(journal.name, self._live.state.role, "working_memory")
         if self._live.state.scope != scope:
             msg = f"{journal.name} holds memory of scope {self._live.state.scope!r}, not {scope!r}"
             raise ScopeMismatchError(msg)
+        self._limits = _within(limits, self._live.state.limits)
 
     @property
     def scope(self) -> str:
@@ -144,6 +149,8 @@ class Memory:
         """Run a journal action; turn journal failures into the port's error results."""
         try:
             return action()
+        except MemoryRuleError as exc:  # the journal's memory rules: the same codes as the port's own
+            return failed(name, exc.code, str(exc), path=exc.path, **(exc.details or {}))
         except ConflictError as exc:
             return failed(
                 name, "CONFLICT", f"another writer changed memory first; read again and retry ({exc})"
@@ -156,3 +163,14 @@ class Memory:
             return failed(name, "STORAGE_ERROR", f"the memory journal could not be written ({exc})")
         except JournalError as exc:
             return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")
+
+
+def _within(port: Limits, journal: Limits | None) -> Limits:
+    """The port's limits, lowered to the journal's where the journal's header declares smaller ones."""
+    if journal is None:
+        return port
+    return Limits(
+        max_file_bytes=min(port.max_file_bytes, journal.max_file_bytes),
+        max_total_bytes=min(port.max_total_bytes, journal.max_total_bytes),
+        max_files=min(port.max_files, journal.max_files),
+    )

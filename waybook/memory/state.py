@@ -12,7 +12,8 @@ from typing import Final, Literal
 import attrs
 
 from waybook.journal.head import GENESIS_DIGEST
-from waybook.journal.records import Header, MemoryDelete, MemoryRename, MemoryWrite, Record
+from waybook.journal.memory_rules import MEMORY_ROLES, Limits, header_limits
+from waybook.journal.records import Header, MemoryAdoption, MemoryDelete, MemoryRename, MemoryWrite, Record
 from waybook.memory.paths import ancestors, is_under
 from waybook.memory.text import byte_length, front_matter
 from waybook.projections.base import check_next
@@ -53,6 +54,13 @@ class MemoryState:
     digest: str = GENESIS_DIGEST
     journal_id: str | None = None
     scope: str | None = None
+    role: str | None = None
+    """The role the journal's header declares (`working_memory`, `canonical_memory`, ...)."""
+    limits: Limits | None = None
+    """The limits a memory journal's header declares (the journal refuses records that pass them)."""
+    open_adoption: str | None = None
+    """The adoption whose writes are still to come at this seq (a head inside one operation)."""
+    adoption_left: int = 0
     files: dict[str, MemoryFile] = attrs.Factory(dict)
     history: dict[str, list[Revision]] = attrs.Factory(dict)
     total_bytes: int = 0
@@ -68,6 +76,10 @@ class MemoryState:
             digest=self.digest,
             journal_id=self.journal_id,
             scope=self.scope,
+            role=self.role,
+            limits=self.limits,
+            open_adoption=self.open_adoption,
+            adoption_left=self.adoption_left,
             files=dict(self.files),
             history={path: list(revisions) for path, revisions in self.history.items()},
             total_bytes=self.total_bytes,
@@ -134,6 +146,9 @@ class MemoryProjection:
         body = record.body
         if isinstance(body, Header):
             state.journal_id = body.journal
+            state.role = body.role
+            if body.role in MEMORY_ROLES:
+                state.limits = header_limits(body)
             scope = body.metadata.get("scope")
             state.scope = scope if isinstance(scope, str) else None
         elif isinstance(body, MemoryWrite):
@@ -159,6 +174,12 @@ class MemoryProjection:
                 state.history[new] = [*state.history.get(old, [])]  # the file's past moves with it
                 self._log(state, old, record, "renamed", None, file.digest, "rename", body.call_id, other=new)
                 self._log(state, new, record, "renamed", file.digest, None, "rename", body.call_id, other=old)
+        if isinstance(body, MemoryAdoption):
+            state.open_adoption, state.adoption_left = body.operation, body.writes
+        elif state.open_adoption is not None:
+            state.adoption_left -= 1
+            if state.adoption_left <= 0:
+                state.open_adoption, state.adoption_left = None, 0
         call_id = getattr(body, "call_id", None)
         if isinstance(call_id, str):
             first, _ = state.requests.get(call_id, (record.seq, record.seq))

@@ -1,0 +1,22 @@
+"""The code in docs/memory.md and docs/canonical-memory.md runs as written."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("page", ["memory.md", "canonical-memory.md"])
+def test_every_code_block_of_the_memory_docs_runs(page: str, tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        subprocess.run(
+            [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, check=True
+        )

@@ -1,0 +1,59 @@
+"""Per-turn memory provenance for `waybook show`: what memory each assistant turn's prompt carried.
+
+A runtime records it with `load_index(..., session=...)` (a `waybook.memory.used/1` record before the
+turn). A turn's provenance is the last such record written between the previous entry of the shown path
+and the turn itself; a turn with none used no memory index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from waybook.journal.protocol import SessionJournal
+from waybook.journal.records import MemoryUsed, Record
+
+
+def memory_used(journal: SessionJournal, at: int | None) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, what was recorded) for every memory-used record up to `at`, in order."""
+    found = []
+    for record in journal.read(limit=at):
+        body = record.body
+        if isinstance(body, MemoryUsed):
+            found.append(
+                (
+                    record.seq,
+                    {
+                        "memory": body.memory,
+                        "seq": body.seq,
+                        "digest": body.digest,
+                        "index_sha256": body.index_sha256,
+                        "unavailable": body.unavailable,
+                        "policy": body.policy,
+                    },
+                )
+            )
+    return found
+
+
+def turn_memory(
+    used: Sequence[tuple[int, dict[str, Any]]], path: Sequence[Record], index: int
+) -> dict[str, Any] | None:
+    """The memory recorded for the turn at `path[index]` (None if that turn recorded none)."""
+    after = path[index - 1].seq if index else 0
+    before = path[index].seq
+    chosen = None
+    for seq, entry in used:
+        if after < seq < before:
+            chosen = entry
+    return chosen
+
+
+def describe(entry: dict[str, Any]) -> str:
+    """One line for a person: the head and index rendered, or the decision to go on without memory."""
+    if entry["unavailable"] is not None:
+        return f"memory unavailable, went on without it (policy {entry['policy']}): {entry['unavailable']}"
+    return (
+        f"memory {entry['memory']} at seq {entry['seq']} ({str(entry['digest'])[:12]}), "
+        f"index sha256 {str(entry['index_sha256'])[:12]}"
+    )

@@ -1,0 +1,48 @@
+"""The receipt part of `waybook verify`: memory receipts re-derived from the journals given together.
+
+Each session or pin journal among the paths has its receipts checked (memory/receipts.py,
+`check_receipts`) against the canonical and working journals among the same paths, matched by their
+header's journal id. A receipt naming a journal that was not given is reported as not checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from waybook.commands.common import OK, PROBLEM, warn
+from waybook.journal import JournalError, JsonlJournal
+from waybook.journal.records import Header
+from waybook.memory.receipts import ReceiptCheck, check_receipts
+
+
+def verify_receipts(paths: list[Path], *, quiet: bool) -> int:
+    """Check the receipts in every journal of `paths`; OK, or PROBLEM if any receipt does not derive."""
+    with contextlib.ExitStack() as stack:
+        journals: dict[str, JsonlJournal] = {}
+        roles: dict[str, str] = {}
+        for path in paths:
+            try:
+                journal = stack.enter_context(JsonlJournal(path, readonly=True))
+                first = next(iter(journal.read(limit=1)), None)
+            except (JournalError, OSError):
+                continue  # the chain check above has already reported it
+            if first is not None and isinstance(first.body, Header):
+                journals[first.body.journal] = journal
+                roles[first.body.journal] = first.body.role
+        checks: list[ReceiptCheck] = []
+        for journal_id, journal in journals.items():
+            if roles[journal_id] in ("session", "pin"):
+                checks.extend(check_receipts(journal, journals))
+    status = OK
+    for check in checks:
+        if check.ok is False:
+            warn(f"{check.journal} seq {check.seq}: {check.kind} does not verify: {check.problem}")
+            status = PROBLEM
+    if checks and not quiet:
+        good = sum(1 for c in checks if c.ok)
+        unchecked = sum(1 for c in checks if c.ok is None)
+        bad = len(checks) - good - unchecked
+        note = f", {unchecked} not checked (give the memory journals they name too)" if unchecked else ""
+        print(f"receipts: {good} verified, {bad} bad{note}")
+    return status

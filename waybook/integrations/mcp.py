@@ -1,0 +1,160 @@
+"""An MCP server for memory tools: how untrusted agent code reaches memory from outside the host process.
+
+A Python object is not a sandbox, so code the host does not trust (a model's tool runner, a plugin)
+must not run in the process that holds the authority's host face. It talks to this server over stdio
+instead. The server exposes the Memory port's six commands as the `memory` tool and the agent face's
+`remember`, `query`, `explain` and `nominate`; the host face (advancing the pin, adopting nominations) is
+never exposed. Nominations made through the server are kept in `MemoryToolServer.nominations` for the
+host code that runs the server.
+
+Run it: `python -m waybook.integrations.mcp --working W.jsonl --canonical C.jsonl --pins P.jsonl
+--route team:facts` (the `mcp` extra: `pip install 'waybook[mcp]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from waybook.journal import JournalError, JsonlJournal
+from waybook.journal.protocol import SessionJournal
+from waybook.memory import Memory, Route, create_authority
+from waybook.memory.faces import AgentFace
+from waybook.memory.nominations import Nomination
+from waybook.memory.state import MemoryProjection
+from waybook.projections.base import replay
+
+AGENT_TOOLS = ("remember", "query", "explain", "nominate")
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able data of a frozen value (attrs classes, heads)."""
+    return msgspec.to_builtins(value)
+
+
+class MemoryToolServer:
+    """The memory tools over MCP for one Memory port and one agent face (the host face stays out)."""
+
+    def __init__(self, memory: Memory, agent: AgentFace, *, name: str = "waybook-memory") -> None:
+        from mcp.server.mcpserver import MCPServer  # the `mcp` extra, imported only when serving
+
+        self.nominations: dict[str, Nomination] = {}
+        server = MCPServer(
+            name,
+            instructions=(
+                "Working memory under /memories (the `memory` tool: view, create, str_replace, insert, "
+                "delete, rename) and canonical memory the host reviewed (remember, query, explain, "
+                "nominate). Nominating proposes records; only the host adopts them."
+            ),
+        )
+
+        @server.tool(name="memory", description="Run one memory file command; returns the port's Result.")
+        def memory_tool(
+            command: str,
+            path: str | None = None,
+            text: str | None = None,
+            old_text: str | None = None,
+            new_text: str | None = None,
+            insert_line: int | None = None,
+            view_range: list[int] | None = None,
+            old_path: str | None = None,
+            new_path: str | None = None,
+            call_id: str | None = None,
+        ) -> dict[str, Any]:
+            fields = {
+                "command": command,
+                "path": path,
+                "text": text,
+                "old_text": old_text,
+                "new_text": new_text,
+                "insert_line": insert_line,
+                "view_range": view_range,
+                "old_path": old_path,
+                "new_path": new_path,
+            }
+            given = {k: v for k, v in fields.items() if v is not None}
+            return memory.execute(given, call_id=call_id).as_dict()
+
+        @server.tool(
+            name="remember", description="Write puts and tombstones to working memory, idempotently."
+        )
+        def remember(
+            request_id: str, puts: dict[str, str], tombstones: list[str] | None = None
+        ) -> dict[str, Any]:
+            return _plain(agent.remember(request_id, puts, tombstones or ()))  # type: ignore[no-any-return]
+
+        @server.tool(name="query", description="Read canonical memory at the pinned head.")
+        def query(keys: list[str] | None = None, prefix: str | None = None) -> dict[str, Any]:
+            return _plain(agent.query(keys, prefix=prefix))  # type: ignore[no-any-return]
+
+        @server.tool(name="explain", description="Why canonical memory holds what it holds for a key.")
+        def explain(key: str | None = None, handle: int | None = None) -> dict[str, Any]:
+            return _plain(agent.explain(key, handle=handle))  # type: ignore[no-any-return]
+
+        @server.tool(name="nominate", description="Propose working-memory records for canonical memory.")
+        def nominate(keys: list[str], route: str, purpose: str) -> dict[str, Any]:
+            nomination = agent.nominate(keys, route, purpose)
+            self.nominations[nomination.digest] = nomination
+            return {
+                "digest": nomination.digest,
+                "route": nomination.route,
+                "purpose": nomination.purpose,
+                "keys": list(nomination.keys),
+                "source_head": _plain(nomination.source_head),
+            }
+
+        self.server = server
+
+    def run_stdio(self) -> None:
+        self.server.run("stdio")
+
+
+def _scope(journal: SessionJournal) -> str:
+    state = replay(MemoryProjection(), journal)
+    return state.scope or "working-memory"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m waybook.integrations.mcp", description="Serve memory tools over MCP (stdio)."
+    )
+    parser.add_argument("--working", required=True, help="the working-memory journal (JSONL)")
+    parser.add_argument("--canonical", required=True, help="the canonical-memory journal (JSONL)")
+    parser.add_argument("--pins", required=True, help="the pin journal the authority records its pin in")
+    parser.add_argument("--route", action="append", default=[], metavar="NAME:PURPOSE", help="a route")
+    parser.add_argument("--actor", default="host:mcp", help="the actor named in adoptions")
+    args = parser.parse_args(argv)
+    routes: dict[str, set[str]] = {}
+    for spec in args.route:
+        name, _, purpose = spec.partition(":")
+        routes.setdefault(name, set()).add(purpose)
+    working, canonical, pins = (
+        JsonlJournal(args.working),
+        JsonlJournal(args.canonical),
+        JsonlJournal(args.pins),
+    )
+    try:
+        authority = create_authority(
+            working=working,
+            canonical=canonical,
+            routes=[Route(name, frozenset(purposes)) for name, purposes in routes.items()],
+            actor=args.actor,
+            pins=pins,
+        )
+        memory = Memory(working, scope=_scope(working))
+        MemoryToolServer(memory, authority.agent).run_stdio()
+    except JournalError as exc:
+        print(f"waybook mcp: {exc}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        for journal in (working, canonical, pins):
+            journal.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
