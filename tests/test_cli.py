@@ -107,7 +107,7 @@ def test_demo_without_a_dir_makes_a_new_folder_in_the_current_directory(tmp_path
 def test_tree_json_lists_nodes_branches_and_moves(session_file: Path) -> None:
     run = waybook("tree", session_file, "--json")
     tree = json.loads(run.stdout)
-    assert sorted(tree) == ["branches", "digest", "leaf", "moves", "nodes", "seq"]
+    assert sorted(tree) == ["branches", "digest", "leaf", "moves", "nodes", "seq", "subagents"]
     assert [b["active"] for b in tree["branches"]] == [False, True]
     (move,) = tree["moves"]
     assert move["reason"] == "retry"

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.conformance.conftest import ADAPTERS, Adapter
 from waybook import InMemoryJournal, Session
 from waybook.journal import (
+    Compaction,
     InvalidLeafMoveError,
     JsonlJournal,
     SessionJournal,
@@ -121,6 +122,16 @@ def test_with_several_compactions_only_the_latest_summary_is_used(journal: Sessi
     session.compact("second summary", first_kept=u3.id)
     session.assistant("a3")
     assert texts(journal) == [COMPACTION_PREAMBLE + "second summary", "u3", "a3"]
+
+
+def test_a_summary_written_with_its_own_framing_is_shown_as_written(journal: SessionJournal) -> None:
+    session = Session.create(journal)
+    session.user("u1")
+    session.append(
+        Compaction(parent=session.leaf, summary="This session continues...", first_kept=None, preamble=False)
+    )
+    session.assistant("a2")
+    assert texts(journal) == ["This session continues...", "a2"]
 
 
 def test_a_leaf_move_to_an_unknown_node_is_refused_before_anything_is_written(

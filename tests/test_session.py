@@ -11,8 +11,10 @@ from waybook.journal import (
     InvalidRecordError,
     LeafMoved,
     ParentMismatchError,
+    SubagentLink,
     ToolCallBlock,
     ToolResult,
+    UnknownNodeError,
     UserMessage,
 )
 from waybook.journal.rules import TIMESTAMP_PATTERN
@@ -93,3 +95,18 @@ def test_a_journal_declares_its_role_in_the_header_and_an_unknown_role_is_refuse
     assert next(iter(journal.read())).body.role == "canonical_memory"
     with pytest.raises(InvalidRecordError, match="role is one of"):
         Session.create(InMemoryJournal("bad"), journal_id="bad", role="bogus")
+
+
+def test_a_sub_agent_link_hangs_from_a_known_node_and_does_not_move_the_leaf() -> None:
+    journal = InMemoryJournal("links")
+    session = Session.create(journal, journal_id="links")
+    session.user("research hooks")
+    call = ToolCallBlock(call_id="toolu_1", name="Task", arguments={"prompt": "find the hook contract"})
+    spawner = session.assistant([call], stop_reason="tool_use")
+    link = session.link_subagent("agent-a881341", call_id="toolu_1", agent="Explore")
+    assert link.body == SubagentLink(
+        node=spawner.id, journal="agent-a881341", call_id="toolu_1", agent="Explore"
+    )
+    assert session.leaf == spawner.id
+    with pytest.raises(UnknownNodeError, match="not a node"):
+        session.link_subagent("agent-x", at="nowhere")

@@ -29,6 +29,7 @@ from waybook.journal import (
     MemoryWrite,
     NewRecord,
     Reset,
+    SubagentLink,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -86,7 +87,10 @@ SAMPLES: dict[str, list[AnyBody]] = {
     "waybook.compaction/1": [
         Compaction(
             parent="t9", summary="The user asked about data.csv.", first_kept="u5", tokens_before=51200
-        )
+        ),
+        Compaction(
+            parent="c8", summary="This session continues an earlier one.", first_kept=None, preamble=False
+        ),
     ],
     "waybook.exclusion/1": [ContextExclusion(parent="c1", target="t3", reason="leaked secret")],
     "waybook.custom/1": [
@@ -100,6 +104,10 @@ SAMPLES: dict[str, list[AnyBody]] = {
         LeafMoved(from_leaf="a9", to_leaf=None, reason="start over"),
     ],
     "waybook.reset/1": [Reset(reason="new task", actor="host")],
+    "waybook.subagent_link/1": [
+        SubagentLink(node="a3", journal="agent-a881341", call_id="toolu_7", agent="Explore", reason="Task"),
+        SubagentLink(node="c4", journal="agent-acompact-fffbd0"),
+    ],
     "waybook.memory.write/1": [
         MemoryWrite(path="/memories/notes.md", text="# Notes\n", digest="ab" * 32, call_id="toolu_1"),
         MemoryWrite(

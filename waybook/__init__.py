@@ -4,6 +4,7 @@ Start with `Session.create(InMemoryJournal())` or a `JsonlJournal` path; see REA
 """
 
 from waybook._version import __version__
+from waybook.async_session import AsyncSession
 from waybook.journal import (
     GENESIS,
     AppendResult,
@@ -22,6 +23,7 @@ from waybook.session import Session, ToolOutcome, new_id, utc_now
 __all__ = [
     "GENESIS",
     "AppendResult",
+    "AsyncSession",
     "Head",
     "InMemoryJournal",
     "JournalError",

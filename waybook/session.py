@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from waybook.journal.clock import SessionClock, new_id, utc_now
-from waybook.journal.errors import IntegrityError, ToolPairingError
+from waybook.journal.errors import IntegrityError, InvalidRecordError, ToolPairingError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
@@ -29,6 +29,7 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolCallBlock,
     ToolResult,
@@ -36,6 +37,7 @@ from waybook.journal.records import (
     text,
 )
 from waybook.journal.rules import next_leaf
+from waybook.offload import DEFAULT_INLINE_LIMIT, offload
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
@@ -75,9 +77,16 @@ class Session:
         actor: str | None = None,
         clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> None:
-        """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`."""
+        """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`. `blobs` (a
+        store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it such a block
+        is refused (waybook.offload)."""
         self._journal = journal
+        self._blobs = blobs
+        self._inline_limit = inline_limit
+        self._pending_refs: list[Any] = []
         self._actor = actor
         self._session_clock: SessionClock | None = None
         if clock is None:
@@ -108,9 +117,11 @@ class Session:
         actor: str | None = None,
         clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> Session:
         """A session on `journal`, writing its header first if the journal is empty."""
-        session = cls(journal, actor=actor, clock=clock, ids=ids)
+        session = cls(journal, actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit)
         if session.head == GENESIS:
             header = Header(
                 journal=journal_id or ids(), creator=creator, metadata=dict(metadata or {}), role=role
@@ -146,6 +157,7 @@ class Session:
     def append(self, *bodies: AnyBody) -> AppendResult:
         """Append bodies as one atomic batch at this session's head. Nodes must name their parents."""
         batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in bodies]
+        self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
         result = self._journal.append(batch, expected=self._head)
         for record in result.records:
             self._see(record)
@@ -168,7 +180,7 @@ class Session:
         when there are calls and "end_turn" when there are none. One write (and under the fsync
         policies one fsync) for the whole turn.
         """
-        blocks = _content(content)
+        blocks = self._inline(content)
         calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
         _check_pairing(blocks, calls, results, self._journal.name)
         message_id = self._ids()
@@ -187,13 +199,14 @@ class Session:
             body = ToolResult(
                 parent=parent,
                 call_id=outcome.call_id,
-                content=_content(outcome.content),
+                content=self._inline(outcome.content),
                 tool_name=calls[outcome.call_id].name if outcome.tool_name is None else outcome.tool_name,
                 is_error=outcome.is_error,
                 details=outcome.details,
             )
             batch.append(NewRecord(id=rid, at=at, body=body))
             parent = rid
+        self._pending_refs = []
         result = self._journal.append(batch, expected=self._head)
         for record in result.records:
             self._see(record)
@@ -202,10 +215,10 @@ class Session:
     # --- one entry at a time; each returns the committed record -------------------------------
 
     def user(self, content: str | Sequence[Block]) -> Record:
-        return self._node(UserMessage(parent=self._leaf, content=_content(content)))
+        return self._node(UserMessage(parent=self._leaf, content=self._inline(content)))
 
     def system(self, content: str | Sequence[Block]) -> Record:
-        return self._node(SystemMessage(parent=self._leaf, content=_content(content)))
+        return self._node(SystemMessage(parent=self._leaf, content=self._inline(content)))
 
     def assistant(
         self,
@@ -216,7 +229,11 @@ class Session:
         usage: dict[str, int] | None = None,
     ) -> Record:
         body = AssistantMessage(
-            parent=self._leaf, content=_content(content), stop_reason=stop_reason, model=model, usage=usage
+            parent=self._leaf,
+            content=self._inline(content),
+            stop_reason=stop_reason,
+            model=model,
+            usage=usage,
         )
         return self._node(body)
 
@@ -232,7 +249,7 @@ class Session:
         body = ToolResult(
             parent=self._leaf,
             call_id=call_id,
-            content=_content(content),
+            content=self._inline(content),
             tool_name=tool_name,
             is_error=is_error,
             details=details,
@@ -251,7 +268,7 @@ class Session:
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
         body = CustomEntry(
-            parent=self._leaf, type=type, data=data, in_context=in_context, content=_content(content)
+            parent=self._leaf, type=type, data=data, in_context=in_context, content=self._inline(content)
         )
         return self._node(body)
 
@@ -260,14 +277,41 @@ class Session:
         body = LeafMoved(from_leaf=self._leaf, to_leaf=node_id, reason=reason, actor=self._actor)
         return self._node(body)
 
+    def link_subagent(
+        self,
+        journal: str,
+        *,
+        at: str | None = None,
+        call_id: str | None = None,
+        agent: str | None = None,
+        reason: str = "",
+    ) -> Record:
+        """Record that the node `at` (default: the leaf), at its tool call `call_id`, started a sub-agent
+        whose session is the journal `journal`. Does not move the leaf; `waybook tree` and `show` follow it.
+        """
+        node = self._leaf if at is None else at
+        if node is None:
+            msg = "a sub-agent link needs a node to hang from: append the tool call first, or pass at="
+            raise InvalidRecordError(msg, journal=self._journal.name)
+        return self._node(
+            SubagentLink(node=node, journal=journal, call_id=call_id, agent=agent, reason=reason)
+        )
+
     def reset(self, *, reason: str = "") -> Record:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
         return self._node(Reset(reason=reason, actor=self._actor))
+
+    def _inline(self, value: str | Sequence[Block]) -> Content:
+        """The content as given, with blocks over the inline limit stored as blobs (waybook.offload)."""
+        content, refs = offload(_content(value), blobs=self._blobs, limit=self._inline_limit)
+        self._pending_refs.extend(refs)
+        return content
 
     def _node(self, body: AnyBody) -> Record:
         """Append one body: `append` without the batch loop (this is nearly every append)."""
         head = self._head
         new = NewRecord(id=self._ids(), at=self._clock(), body=body)
+        self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
         result = self._journal.append((new,), expected=head)
         (record,) = result.records
         if record.seq != head.seq + 1:

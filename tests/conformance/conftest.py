@@ -13,6 +13,8 @@ import attrs
 import pytest
 
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
+from waybook.stores import JournalStore, open_store
+from waybook.stores.fed import FedJournal
 
 
 @attrs.frozen
@@ -28,6 +30,40 @@ def _reopen_jsonl(journal: SessionJournal) -> SessionJournal:
     return JsonlJournal(journal.path, create=False)
 
 
+class StoreJournal(FedJournal):
+    """A journal of a store the suite opened for it: closing the journal closes the store too."""
+
+    def __init__(self, url: str, store: JournalStore, journal: SessionJournal) -> None:
+        super().__init__("conformance", journal, lambda _id, _seq: None)
+        self.url = url
+        self.store = store
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.store.close()
+
+
+def store_journal(url_of: Callable[[Path], str]) -> Callable[[Path], SessionJournal]:
+    """A factory for an empty journal (`header=False`: the suite writes its own header) in a store."""
+
+    def make(tmp: Path) -> SessionJournal:
+        url = url_of(tmp)
+        store = open_store(url)
+        return StoreJournal(url, store, store.create("conformance", header=False))
+
+    return make
+
+
+def reopen_from_store(journal: SessionJournal) -> SessionJournal:
+    """Close the journal and its store, then open both again from the URL."""
+    assert isinstance(journal, StoreJournal)
+    journal.close()
+    store = open_store(journal.url)
+    return StoreJournal(journal.url, store, store.open("conformance"))
+
+
 ADAPTERS: list[Adapter] = [
     Adapter("in_memory", lambda _tmp: InMemoryJournal("conformance")),
     Adapter("jsonl", lambda tmp: JsonlJournal(tmp / "journal.jsonl"), _reopen_jsonl),
@@ -36,6 +72,9 @@ ADAPTERS: list[Adapter] = [
         lambda tmp: JsonlJournal(tmp / "journal.jsonl", durability="group"),
         _reopen_jsonl,
     ),
+    Adapter("memory_store", store_journal(lambda _tmp: "memory:")),
+    Adapter("directory_store", store_journal(lambda tmp: f"file:{tmp}/store"), reopen_from_store),
+    Adapter("sqlite_store", store_journal(lambda tmp: f"sqlite:{tmp}/store.db"), reopen_from_store),
 ]
 
 

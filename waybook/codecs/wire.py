@@ -30,6 +30,7 @@ from waybook.journal.errors import (
     InvalidUtf8Error,
     MalformedJsonError,
     MissingFieldError,
+    RecordTooLargeError,
     UnknownFieldError,
     UnknownTagError,
     WrongTypeError,
@@ -54,6 +55,7 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
@@ -72,6 +74,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.custom/1": CustomEntry,
     "waybook.leaf_moved/1": LeafMoved,
     "waybook.reset/1": Reset,
+    "waybook.subagent_link/1": SubagentLink,
     "waybook.memory.write/1": MemoryWrite,
     "waybook.memory.delete/1": MemoryDelete,
     "waybook.memory.rename/1": MemoryRename,
@@ -158,6 +161,20 @@ _DIGEST_PREFIX: Final = b',"digest":"'
 _DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex + "}
 
 
+MAX_RECORD_BYTES: Final = 8 * 1024 * 1024
+"""The largest record a journal takes (its body's canonical bytes). Opens stay linear and fast because
+no line is huge; large outputs go to a store's blobs (`store.blobs.put`) and records reference them."""
+
+
+def _too_large(record_id: str, size: int) -> RecordTooLargeError:
+    msg = (
+        f"record {record_id!r} is {size:,} bytes, over the {MAX_RECORD_BYTES:,}-byte limit of a journal "
+        "record; store large outputs as blobs (store.blobs.put, or Session(..., blobs=store.blobs)) and "
+        "record the reference"
+    )
+    return RecordTooLargeError(msg)
+
+
 def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -> tuple[Record, bytes]:
     """Give `new` its position and digest. Returns the committed Record and its canonical line.
 
@@ -177,6 +194,8 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
         except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
             msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
             raise InvalidRecordError(msg, record_id=rid) from exc
+        if len(body_bytes) > MAX_RECORD_BYTES:
+            raise _too_large(rid, len(body_bytes))
         covered = head[:-1] + b',"body":' + body_bytes + b"}"
         digest = hashlib.sha256(covered).hexdigest()
         line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
@@ -192,6 +211,8 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
         msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
+    if len(covered) > MAX_RECORD_BYTES:
+        raise _too_large(str(rid), len(covered))
     line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
     try:
         record = decode_record(line)

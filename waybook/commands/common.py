@@ -13,6 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
+from waybook.commands.store_option import add_store_option as add_store_option  # for the commands
+from waybook.commands.store_option import open_in_store
 from waybook.journal import JournalError, JsonlJournal, Record, SessionJournal, plain_text
 from waybook.journal.records import (
     AssistantMessage,
@@ -22,6 +24,7 @@ from waybook.journal.records import (
     Header,
     LeafMoved,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
@@ -68,8 +71,11 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
     return wrapper
 
 
-def open_journal(path: Path) -> JsonlJournal:
-    """Open a journal file for reading only: nothing is created or changed."""
+def open_journal(path: Path, store: str | None = None) -> SessionJournal:
+    """Open a journal for reading only: nothing is created or changed. With `store` (a `--store URL`),
+    `path` is the id of a journal in that store."""
+    if store is not None:
+        return open_in_store(store, str(path))
     if not path.is_file():
         msg = f"{path}: no such journal file"
         raise UsageError(msg)
@@ -101,6 +107,8 @@ def summary(record: Record, width: int = 60) -> str:
         text = f"{body.from_leaf} -> {body.to_leaf}: {body.reason}"
     elif isinstance(body, Reset):
         text = f"reset: {body.reason}"
+    elif isinstance(body, SubagentLink):
+        text = f"sub-agent {body.agent or ''} in journal {body.journal} at {body.node} {body.call_id or ''}"
     elif isinstance(body, Header):
         text = f"journal {body.journal} by {body.creator}"
     else:

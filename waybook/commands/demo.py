@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         write_demo_session(Session(journal, actor="demo"), Memory(memory_journal, scope="demo-agent"))
     from waybook.commands import tree
 
-    tree.run(argparse.Namespace(path=path, at=None, json=False))
+    tree.run(argparse.Namespace(path=path, store=None, at=None, json=False))
     report = verify_file(path)
     print(report)
     print(

@@ -11,6 +11,7 @@ from rich.markup import escape
 from waybook.commands.common import (
     OK,
     UsageError,
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -31,6 +32,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook diff session.jsonl --leaf a1b2 --leaf c3d4",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument("--leaf", action="append", required=True, metavar="ID", help="give exactly two")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=guarded(run))
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if len(args.leaf) != 2:
         msg = "diff needs exactly two --leaf options"
         raise UsageError(msg)
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         tree = replay_with_progress(TreeProjection(), journal)
         for leaf in args.leaf:
             if leaf not in tree.index:

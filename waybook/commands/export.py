@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs.pi import export_pi
+from waybook.commands import common
 from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
 from waybook.projections import TreeProjection
@@ -28,6 +29,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    common.add_store_option(parser)
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument(
         "--branches", default="active", metavar="active|all|LEAF", help="which branches (default active)"
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs and args.format != "openai":
         msg = "--pairs writes TRL preference rows in OpenAI message form; use it with --format openai"
         raise UsageError(msg)
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         if args.format == "archival":
             count = _write(args.output, journal.read_lines(limit=args.at))
             warn(f"wrote {count} records to {args.output}")

@@ -1,56 +1,286 @@
-"""`waybook import pi PATH -o OUT.jsonl [--lenient]`: turn a foreign session file into a waybook journal."""
+"""`waybook import FORMAT PATH -o OUT`: turn another agent's session file into a waybook journal.
+
+Formats: `pi` (Pi session files), `claude-code` (Claude Code transcripts; the sub-agent transcripts found
+beside a session become journals of their own, next to OUT, linked from the session), `codex` (Codex CLI
+rollouts). Every import is validated in full before one atomic write per journal, and reports how every
+source line was used (`--json` prints the report).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from waybook.codecs.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
+from waybook.codecs.codex import import_codex
+from waybook.codecs.foreign import ImportReport
+from waybook.codecs.langgraph import import_langgraph
+from waybook.codecs.langgraph_db import read_thread
+from waybook.codecs.openai_agents import import_openai_agents
+from waybook.codecs.openai_agents_db import read_session
 from waybook.codecs.pi import import_pi
-from waybook.commands.common import OK, UsageError, guarded, warn
-from waybook.journal import GENESIS, InMemoryJournal
+from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
+from waybook.commands.store_option import import_into_store
+from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 from waybook.journal.fileio import create_atomically
+
+T = TypeVar("T")
+FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "import",
-        help="import a foreign session file (Pi) as a new journal",
+        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph)",
         description=(
-            "Import a Pi session file (versions 1-3) into a new JSONL journal. Leaf moves Pi keeps only in "
-            "memory are made explicit. Lines that do not parse are refused with their line numbers unless "
-            "--lenient skips them. The journal is validated in full before one atomic write."
+            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an "
+            "OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
+            "branches) or a LangGraph SqliteSaver thread into a new JSONL journal. Branches the source "
+            "keeps implicit become explicit leaf moves. Lines that do not parse are refused with their "
+            "line numbers unless --lenient skips them. Each journal is validated in full before one "
+            "atomic write. A Claude Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, "
+            "or agent-*.jsonl beside it) become journals named <session>.agent-<id>.jsonl next to OUT, "
+            "linked from the tool call that started them."
         ),
-        epilog="Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl",
+        epilog=(
+            "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
+            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("source", choices=["pi"], help="the format of the file")
-    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("source", choices=FORMATS, help="the format of the file")
     parser.add_argument(
-        "-o", "--output", type=Path, required=True, metavar="OUT", help="the new journal file"
+        "path", type=Path, metavar="PATH", help="the session file (or, with --store, a folder of them)"
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="OUT", help="the new journal file (with --store: its id)"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="import into this store (created if missing); OUT is then the new journal's id, and PATH may "
+        "be a folder of Claude Code or Codex sessions (one journal each, named by session)",
     )
     parser.add_argument(
         "--lenient", action="store_true", help="skip lines that do not parse, and say how many"
+    )
+    parser.add_argument("--json", action="store_true", help="print the import report as JSON")
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="openai-agents: the session to import, when the database holds several",
+    )
+    parser.add_argument(
+        "--thread", metavar="ID", help="langgraph: the thread to import, when the database holds several"
     )
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.path.is_dir():
+        return _folder(args)
     if not args.path.is_file():
         msg = f"{args.path}: no such file"
         raise UsageError(msg)
-    if args.output.exists():
-        msg = f"{args.output}: already exists; choose a new file for the journal"
+    if args.output is None:
+        msg = "say where the journal goes: -o OUT (a new file, or with --store the new journal's id)"
         raise UsageError(msg)
-    imported = import_pi(args.path.read_bytes(), lenient=args.lenient)
-    staging = InMemoryJournal(str(args.output))
-    staging.append(
-        list(imported.records), expected=GENESIS
-    )  # every rule is checked before any byte is written
-    if not create_atomically(args.output, b"".join(line + b"\n" for line in staging.read_lines())):
-        msg = f"{args.output}: created by someone else meanwhile; nothing was written"
-        raise UsageError(msg)
-    warn(f"imported {len(imported.records)} records from a Pi v{imported.version} session into {args.output}")
-    if imported.skipped:
-        lines = ", ".join(str(n) for n, _ in imported.skipped[:10])
-        warn(f"skipped {len(imported.skipped)} unparseable lines (--lenient): {lines}")
+    if args.source == "openai-agents":
+        session_id, rows, branches = read_session(args.path, args.session)
+        agents = import_openai_agents(session_id, rows, branches, lenient=args.lenient)
+        _write(args, args.output, agents.records)
+        what = f"OpenAI Agents session {session_id!r}"
+        _say(args, args.output, len(agents.records), what, agents.report, agents.report.skipped)
+        return OK
+    if args.source == "langgraph":
+        thread_id, checkpoints = read_thread(args.path, args.thread)
+        graph = import_langgraph(thread_id, checkpoints)
+        _write(args, args.output, graph.records)
+        what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
+        _say(args, args.output, len(graph.records), what, graph.report, ())
+        return OK
+    data = args.path.read_bytes()
+    if args.source == "pi":
+        imported = import_pi(data, lenient=args.lenient)
+        _write(args, args.output, imported.records)
+        _say(
+            args,
+            args.output,
+            len(imported.records),
+            f"a Pi v{imported.version} session",
+            None,
+            imported.skipped,
+        )
+        return OK
+    if args.source == "codex":
+        codex = import_codex(data, lenient=args.lenient)
+        _write(args, args.output, codex.records)
+        _say(args, args.output, len(codex.records), "a Codex rollout", codex.report, codex.report.skipped)
+        return OK
+    return _claude_code(args, data)
+
+
+def _claude_code(args: argparse.Namespace, data: bytes) -> int:
+    outputs = list(_claude_code_journals(args, args.path, data, str(args.output)))
+    _write_all(args, outputs)
+    if args.json:
+        emit_json([{"journal": str(target), **report.as_json()} for target, _, report in outputs])
+        return OK
+    for target, records, report in outputs:
+        _say(args, target, len(records), "a Claude Code transcript", report, report.skipped)
     return OK
+
+
+def _claude_code_journals(
+    args: argparse.Namespace, path: Path, data: bytes, main_target: str
+) -> Iterator[tuple[str, Sequence[NewRecord], ImportReport]]:
+    """The session's journal, then one per sub-agent transcript beside it (in a store: named by id;
+    in files: `<journal id>.jsonl` next to the session's file)."""
+    agents = _subagent_files(path)
+    main = import_claude_code(data, lenient=args.lenient, links=_anchors(data, agents, path))
+    yield main_target, main.records, main.report
+    for agent_path in agents:
+        sub = import_claude_code(agent_path.read_bytes(), lenient=args.lenient)
+        target = sub.journal if args.store else str(Path(main_target).parent / f"{sub.journal}.jsonl")
+        yield target, sub.records, sub.report
+
+
+def _folder(args: argparse.Namespace) -> int:
+    """Every session under a folder (`~/.claude/projects`, `~/.codex/sessions`) into a store."""
+    if args.store is None or args.source not in ("claude-code", "codex"):
+        msg = "a folder imports into a store: waybook import claude-code|codex FOLDER --store URL"
+        raise UsageError(msg)
+    sessions = sorted(
+        p
+        for p in args.path.rglob("*.jsonl")
+        if not p.name.startswith("agent-") and "subagents" not in p.parts
+    )
+    outputs: list[tuple[str, Sequence[NewRecord], ImportReport]] = []
+    for session in track(sessions, description=f"reading {len(sessions)} sessions"):
+        data = session.read_bytes()
+        if args.source == "codex":
+            codex = import_codex(data, lenient=args.lenient)
+            outputs.append((codex.records[0].id, codex.records, codex.report))
+        else:
+            journal = import_claude_code(data, lenient=args.lenient).journal
+            outputs.extend(_claude_code_journals(args, session, data, journal))
+    _write_all(args, outputs)
+    if args.json:
+        emit_json([{"journal": target, **report.as_json()} for target, _, report in outputs])
+    else:
+        lines = sum(report.lines for _, _, report in outputs)
+        warn(
+            f"imported {len(sessions)} sessions as {len(outputs)} journals ({lines} source lines) "
+            f"into {args.store}"
+        )
+    return OK
+
+
+def _subagent_files(session: Path) -> list[Path]:
+    """The sub-agent transcripts of a session: SESSION/subagents/agent-*.jsonl, then agent-*.jsonl beside
+    it that name the same session (the older layout)."""
+    found = sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl"))
+    if session.name.startswith("agent-"):
+        return found
+    session_id = _session_id(session.read_bytes())
+    beside = [
+        p for p in sorted(session.parent.glob("agent-*.jsonl")) if _session_id(p.read_bytes()) == session_id
+    ]
+    return found + [p for p in beside if p not in found]
+
+
+def _session_id(data: bytes) -> str | None:
+    for line in data.splitlines()[:50]:
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
+                return str(value["sessionId"])
+    return None
+
+
+def _anchors(session: bytes, agents: list[Path], path: Path) -> dict[str, Anchor]:
+    anchors = {}
+    session_id = _session_id(session) or path.stem
+    for agent_path in agents:
+        agent_data = agent_path.read_bytes()
+        anchor = subagent_anchor(session, agent_data)
+        agent_id = agent_path.stem.removeprefix("agent-")
+        if anchor is not None:
+            anchors[journal_id_for(session_id, agent_id)] = anchor
+    return anchors
+
+
+def track(items: Sequence[T], *, description: str) -> Iterable[T]:
+    """`items`, with a progress bar on stderr when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return items
+    from rich.console import Console
+    from rich.progress import track as rich_track
+
+    return rich_track(items, description=description, transient=True, console=Console(stderr=True))
+
+
+def _write(args: argparse.Namespace, target: Path | str, records: Sequence[NewRecord]) -> None:
+    _write_all(args, [(str(target), records, None)])
+
+
+def _write_all(args: argparse.Namespace, outputs: Sequence[tuple[str, Sequence[NewRecord], Any]]) -> None:
+    """Validate every journal in full, refuse if any target exists, then write each atomically."""
+    staged = []
+    for target, records, _ in outputs:
+        staging = InMemoryJournal(target)
+        staging.append(list(records), expected=GENESIS)  # every rule is checked before any byte is written
+        staged.append((target, staging))
+    if args.store is not None:
+        _write_to_store(args.store, staged)
+        return
+    taken = [target for target, _ in staged if Path(target).exists()]
+    if taken:
+        msg = f"{', '.join(taken)}: already exist(s); choose a new file for the journal; nothing was written"
+        raise UsageError(msg)
+    for target, staging in staged:
+        if not create_atomically(Path(target), b"".join(line + b"\n" for line in staging.read_lines())):
+            msg = f"{target}: created by someone else meanwhile; nothing more was written"
+            raise UsageError(msg)
+
+
+def _write_to_store(url: str, staged: Sequence[tuple[str, InMemoryJournal]]) -> None:
+    from waybook.stores import open_store
+
+    with open_store(url) as store:
+        taken = [target for target, _ in staged if store.exists(target)]
+    if taken:
+        msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
+        raise UsageError(msg)
+    for target, staging in track(staged, description=f"writing {len(staged)} journals"):
+        import_into_store(url, target, staging)
+
+
+def _say(
+    args: argparse.Namespace,
+    output: Path | str,
+    count: int,
+    what: str,
+    report: ImportReport | None,
+    skipped: Sequence[tuple[int, str]],
+) -> None:
+    if args.json and report is not None:
+        emit_json({"journal": str(output), **report.as_json()})
+        return
+    if args.json:
+        emit_json({"journal": str(output), "records": count, "skipped": len(skipped)})
+        return
+    warn(f"imported {count} records from {what} into {output}")
+    if report is not None:
+        warn(
+            f"{report.lines} source lines: {report.mapped} mapped, {report.kept_verbatim} kept verbatim, "
+            f"{len(report.skipped)} skipped"
+        )
+    if skipped:
+        lines = ", ".join(str(n) for n, _ in skipped[:10])
+        warn(f"skipped {len(skipped)} unparseable lines (--lenient): {lines}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs import canonical_json
-from waybook.commands.common import OK, guarded, open_journal, seq_arg, short_kind, summary
+from waybook.commands.common import OK, add_store_option, guarded, open_journal, seq_arg, short_kind, summary
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -20,6 +20,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook log session.jsonl --after 100 --limit 20 --kind assistant",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument("--after", type=seq_arg, default=0, metavar="SEQ", help="start after this seq")
     parser.add_argument("--limit", type=seq_arg, metavar="N", help="at most N records")
     parser.add_argument(
@@ -33,7 +34,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     shown = 0
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         for record in journal.read(after=args.after):
             if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
                 continue

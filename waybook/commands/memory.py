@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from waybook.commands import common
 from waybook.commands.common import OK, UsageError, emit_json, guarded, open_journal, seq_arg, stdout
 from waybook.journal.memory_rules import MEMORY_ROLES
 from waybook.memory.state import MemoryProjection
@@ -27,6 +28,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    common.add_store_option(parser)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="memory as it was at this seq")
     parser.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -34,7 +36,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         state = replay(MemoryProjection(), journal, at=args.at)
     if state.role not in MEMORY_ROLES:
         msg = (

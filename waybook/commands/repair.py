@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from waybook.commands import store_option
 from waybook.commands.common import OK, PROBLEM, UsageError, emit_json, guarded, warn
 from waybook.journal import JsonlJournal
 
@@ -23,12 +24,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook repair session.jsonl --yes",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    store_option.add_store_option(parser)
     parser.add_argument("--yes", action="store_true", help="repair without asking")
     parser.add_argument("--json", action="store_true", help="print the repair receipt as JSON")
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.store is not None:
+        args.path = store_option.file_to_repair(args.store, str(args.path))
+        if args.path is None:
+            return OK
     if not args.path.is_file():
         msg = f"{args.path}: no such journal file"
         raise UsageError(msg)

@@ -13,6 +13,7 @@ from waybook.codecs import canonical_json
 from waybook.commands.common import (
     OK,
     UsageError,
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -25,6 +26,7 @@ from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.journal import plain_text
 from waybook.journal.records import AssistantMessage, MemoryPinMoved
 from waybook.projections import TreeProjection, context_at, trajectory
+from waybook.projections.links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -38,6 +40,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook show session.jsonl --leaf a1b2c3 --context",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument(
         "--leaf", metavar="ID", help="the leaf (or any node) to show; default the active leaf"
     )
@@ -48,7 +51,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         if args.leaf is not None and args.leaf not in tree.index:
             msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")
@@ -67,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
         path = trajectory(journal, tree, args.leaf)
         pins = canonical_pins(journal, args.at)
         used = memory_used(journal, args.at)
+        links: dict[str, list[LinkRef]] = {}
+        for link in subagent_links(journal.read(limit=args.at)):
+            links.setdefault(link.node, []).append(link)
         if args.json:
             emit_json(
                 {
@@ -81,6 +87,15 @@ def run(args: argparse.Namespace) -> int:
                             "body": json.loads(canonical_json(r.body)),
                             "canonical_pin": pin_at(pins, r.seq),
                             "memory_used": turn_memory(used, path.records, i),
+                            "subagents": [
+                                {
+                                    "journal": k.journal,
+                                    "call_id": k.call_id,
+                                    "agent": k.agent,
+                                    "reason": k.reason,
+                                }
+                                for k in links.get(r.id, [])
+                            ],
                         }
                         for i, r in enumerate(path.records)
                     ],
@@ -108,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
                 console.print(
                     f"  -> {escape(call.name)}({escape(json.dumps(call.arguments, sort_keys=True))})"
                 )
+            for link in links.get(record.id, []):
+                via = f" (call {link.call_id})" if link.call_id else ""
+                console.print(f"  ↳ sub-agent session {escape(link.journal)}{escape(via)}")
             console.print()
     return OK
 

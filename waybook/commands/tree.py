@@ -11,6 +11,7 @@ from rich.tree import Tree
 
 from waybook.commands.common import (
     OK,
+    add_store_option,
     emit_json,
     guarded,
     open_journal,
@@ -20,8 +21,11 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.store_option import connect_store
+from waybook.journal import JsonlJournal
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
+from waybook.projections.links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -35,16 +39,20 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook tree session.jsonl --at 120",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_journal(args.path) as journal:
+    with open_journal(args.path, args.store) as journal:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+        links = subagent_links(journal.read(limit=args.at))
         if args.json:
-            emit_json(tree_json(tree))
+            emit_json(
+                tree_json(tree) | {"subagents": [_link_json(link, args.path, args.store) for link in links]}
+            )
             return OK
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
@@ -60,7 +68,48 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"  seq {move.seq}: {escape(what)}{escape(who)}")
             if move.reason:
                 console.print(f"    {escape(move.reason)}")
+    if links:
+        console.print("sub-agents:")
+        for link in links:
+            found = _link_json(link, args.path, args.store)
+            where = (
+                f"{found['file']} ({found['records']} records)"
+                if found["file"]
+                else "(not in this store)"
+                if args.store
+                else "(not beside this journal)"
+            )
+            call = f" call {link.call_id}" if link.call_id else ""
+            console.print(f"  {escape(link.node)}{escape(call)} -> {escape(link.journal)}  {escape(where)}")
+            if link.reason:
+                console.print(f"    {escape(link.reason)}")
     return OK
+
+
+def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
+    """A link, and where its journal is: in the same store, or beside `path` (`<journal id>.jsonl`)."""
+    where: str | None = None
+    records = None
+    if store is not None:
+        with connect_store(store) as opened:
+            if opened.exists(link.journal):
+                with opened.open(link.journal) as linked:
+                    where, records = f"{store} {link.journal}", linked.head().seq
+    else:
+        beside = path.parent / f"{link.journal}.jsonl"
+        if beside.is_file():
+            with JsonlJournal(beside, readonly=True) as linked:
+                where, records = str(beside), linked.head().seq
+    return {
+        "seq": link.seq,
+        "node": link.node,
+        "call_id": link.call_id,
+        "journal": link.journal,
+        "agent": link.agent,
+        "reason": link.reason,
+        "file": where,
+        "records": records,
+    }
 
 
 def _segment_end(tree: TreeState, start: int) -> int:

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, emit_json, warn
+from waybook.commands.common import OK, PROBLEM, USAGE, UsageError, emit_json, warn
+from waybook.commands.store_option import add_store_option, connect_store, verify_in_store
 from waybook.commands.verify_receipts import verify_receipts
 from waybook.journal import JournalError, verify_file
 
@@ -24,25 +25,38 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook verify sessions/*.jsonl --json",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    add_store_option(parser, what="each PATH")
     parser.add_argument("--json", action="store_true", help="one JSON object per journal")
+    parser.add_argument(
+        "--blobs",
+        action="store_true",
+        help="also check that every blob the journals reference is in the store and matches its digest",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.blobs and args.store is None:
+        warn("--blobs checks a store's blobs: give --store URL and journal ids")
+        return USAGE
     status = OK
     reports = []
     for path in args.paths:
-        if not path.is_file():
+        if args.store is None and not path.is_file():
             warn(f"{path}: no such journal file")
             status = max(status, USAGE)
             continue
         try:
-            report = verify_file(path)
+            report = verify_file(path) if args.store is None else verify_in_store(args.store, str(path))
         except JournalError as exc:
             warn(str(exc))
             status = max(status, PROBLEM)
             continue
-        entry = {
+        except UsageError as exc:  # --store: a bad id or no store there
+            warn(str(exc))
+            status = max(status, USAGE)
+            continue
+        entry: dict[str, Any] = {
             "path": str(path),
             "ok": report.ok,
             "records": report.records,
@@ -52,13 +66,45 @@ def run(args: argparse.Namespace) -> int:
             "reason": report.reason,
             "torn_tail": report.torn_tail,
         }
+        blobs = check_blobs(args.store, str(path)) if args.blobs and report.ok else None
+        if blobs is not None:
+            entry["blobs"] = blobs
+            if blobs["missing"] or blobs["damaged"]:
+                status = max(status, PROBLEM)
         reports.append(entry)
         if not report.ok:
             status = max(status, PROBLEM)
         if not args.json:
             print(report)
+            if blobs is not None:
+                found = blobs
+                print(
+                    f"  blobs: {found['referenced']} referenced, {len(found['missing'])} missing, "
+                    f"{len(found['damaged'])} damaged"
+                )
+                for digest in found["missing"]:
+                    print(f"  missing blob {digest}")
+                for digest in found["damaged"]:
+                    print(f"  damaged blob {digest} (its bytes do not hash to its digest)")
             if entry["torn_tail"]:
                 print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     if args.json:
         emit_json(reports)
-    return max(status, verify_receipts(args.paths, quiet=args.json))
+    return max(status, verify_receipts(args.paths, quiet=args.json, store=args.store))
+
+
+def check_blobs(url: str, journal_id: str) -> dict[str, Any]:
+    """Every blob the journal references: is it in the store, and do its bytes hash to its digest?"""
+    from waybook.stores.blobs import BlobDigestError, MissingBlobError, references
+
+    missing, damaged = [], []
+    with connect_store(url) as store, store.open(journal_id) as journal:
+        referenced = sorted(references(journal.read()))
+        for digest in referenced:
+            try:
+                store.blobs.verify(digest)
+            except MissingBlobError:
+                missing.append(digest)
+            except BlobDigestError:
+                damaged.append(digest)
+    return {"referenced": len(referenced), "missing": missing, "damaged": damaged}

@@ -10,22 +10,27 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from waybook.commands.common import OK, PROBLEM, warn
-from waybook.journal import JournalError, JsonlJournal
+from waybook.commands.common import OK, PROBLEM, UsageError, warn
+from waybook.commands.store_option import open_in_store
+from waybook.journal import JournalError, JsonlJournal, SessionJournal
 from waybook.journal.records import Header
 from waybook.memory.receipts import ReceiptCheck, check_receipts
 
 
-def verify_receipts(paths: list[Path], *, quiet: bool) -> int:
-    """Check the receipts in every journal of `paths`; OK, or PROBLEM if any receipt does not derive."""
+def verify_receipts(paths: list[Path], *, quiet: bool, store: str | None = None) -> int:
+    """Check the receipts in every journal of `paths` (journal ids in `store`, with --store); OK, or
+    PROBLEM if any receipt does not derive."""
     with contextlib.ExitStack() as stack:
-        journals: dict[str, JsonlJournal] = {}
+        journals: dict[str, SessionJournal] = {}
         roles: dict[str, str] = {}
         for path in paths:
             try:
-                journal = stack.enter_context(JsonlJournal(path, readonly=True))
+                opened = (
+                    JsonlJournal(path, readonly=True) if store is None else open_in_store(store, str(path))
+                )
+                journal = stack.enter_context(opened)
                 first = next(iter(journal.read(limit=1)), None)
-            except (JournalError, OSError):
+            except (JournalError, OSError, UsageError):
                 continue  # the chain check above has already reported it
             if first is not None and isinstance(first.body, Header):
                 journals[first.body.journal] = journal

@@ -1,5 +1,6 @@
 """Journals: records, the `SessionJournal` protocol, heads, errors and adapters."""
 
+from waybook.journal.async_protocol import AsyncSessionJournal
 from waybook.journal.durability import Durability
 from waybook.journal.errors import (
     BrokenBatchError,
@@ -29,6 +30,7 @@ from waybook.journal.errors import (
     OverlappingBatchError,
     ParentMismatchError,
     PartialAssistantError,
+    RecordTooLargeError,
     RecordValidationError,
     SnapshotMismatchError,
     StaleWriterError,
@@ -50,6 +52,7 @@ from waybook.journal.records import (
     TERMINAL_STOP_REASONS,
     AnyBody,
     AssistantMessage,
+    BlobBlock,
     Block,
     Compaction,
     Content,
@@ -68,6 +71,7 @@ from waybook.journal.records import (
     NodeBody,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -84,6 +88,7 @@ __all__ = [
     "GENESIS",
     "GENESIS_DIGEST",
     "AppendResult",
+    "AsyncSessionJournal",
     "Head",
     "Durability",
     "InMemoryJournal",
@@ -97,6 +102,7 @@ __all__ = [
     "TERMINAL_STOP_REASONS",
     "AnyBody",
     "AssistantMessage",
+    "BlobBlock",
     "Block",
     "Compaction",
     "Content",
@@ -116,6 +122,7 @@ __all__ = [
     "NodeBody",
     "Record",
     "Reset",
+    "SubagentLink",
     "SystemMessage",
     "TextBlock",
     "ThinkingBlock",
@@ -152,6 +159,7 @@ __all__ = [
     "OverlappingBatchError",
     "ParentMismatchError",
     "PartialAssistantError",
+    "RecordTooLargeError",
     "RecordValidationError",
     "SnapshotMismatchError",
     "StaleWriterError",

@@ -257,6 +257,10 @@ class CapacityError(JournalError):
     """A configured limit would be passed. Nothing was written."""
 
 
+class RecordTooLargeError(CapacityError):
+    """A record's line would pass MAX_RECORD_BYTES. Store large bytes as a blob and reference them."""
+
+
 class StorageError(JournalError, OSError):
     """The storage below the journal failed. The journal object may refuse further use."""
 

@@ -54,7 +54,19 @@ class ToolCallBlock(_Block, tag="tool_call", frozen=True):
     arguments: dict[str, Any] = field(default_factory=dict, name="arguments")
 
 
-Block: TypeAlias = TextBlock | ThinkingBlock | ImageBlock | ToolCallBlock
+class BlobBlock(_Block, tag="blob", frozen=True):
+    """Bytes kept in the store's blobs (`store.blobs`), not in the journal: their SHA-256, size and type.
+
+    Sessions store a block over their inline limit this way; `name` is an optional label (a file name).
+    """
+
+    digest: str = field(name="digest")
+    size: int = field(name="size")
+    media_type: str = field(name="media_type")
+    name: str | None = field(default=None, name="name")
+
+
+Block: TypeAlias = TextBlock | ThinkingBlock | ImageBlock | ToolCallBlock | BlobBlock
 Content: TypeAlias = tuple[Block, ...]
 
 
@@ -142,6 +154,9 @@ class Compaction(Node, tag_field="kind", tag="waybook.compaction/1", frozen=True
     first_kept: str | None = field(name="first_kept")
     tokens_before: int | None = field(default=None, name="tokens_before")
     details: dict[str, Any] | None = field(default=None, name="details")
+    preamble: bool = field(default=True, name="preamble")
+    """Whether the context shows the summary after waybook's COMPACTION_PREAMBLE (the default), or
+    as written, for a summary that carries its own framing (one imported from another agent)."""
 
 
 class ContextExclusion(Node, tag_field="kind", tag="waybook.exclusion/1", frozen=True):
@@ -174,6 +189,22 @@ class LeafMoved(Body, tag_field="kind", tag="waybook.leaf_moved/1", frozen=True)
     to_leaf: str | None = field(name="to")
     reason: str = field(name="reason")
     actor: str | None = field(default=None, name="actor")
+
+
+class SubagentLink(Body, tag_field="kind", tag="waybook.subagent_link/1", frozen=True):
+    """Names the journal of a sub-agent that the node `node` (usually at its tool call `call_id`) started.
+
+    Not a node: it does not move the leaf, so a runtime can record the link whenever it learns the
+    sub-agent's journal. `journal` is that journal's id in the same store (or, for a single-file
+    journal, its file name beside this one).
+    """
+
+    KIND: ClassVar[str] = "waybook.subagent_link/1"
+    node: str = field(name="node")
+    journal: str = field(name="journal")
+    call_id: str | None = field(default=None, name="call_id")
+    agent: str | None = field(default=None, name="agent")
+    reason: str = field(default="", name="reason")
 
 
 class Reset(Body, tag_field="kind", tag="waybook.reset/1", frozen=True):
@@ -286,6 +317,7 @@ AnyBody: TypeAlias = (
     Header
     | NodeBody
     | LeafMoved
+    | SubagentLink
     | Reset
     | MemoryWrite
     | MemoryDelete
@@ -305,7 +337,7 @@ NODE_TYPES: Final = (
     CustomEntry,
 )
 MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved, MemoryUsed)
-BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, Reset, *MEMORY_TYPES)
+BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, SubagentLink, Reset, *MEMORY_TYPES)
 
 
 # --- envelopes ------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
@@ -380,6 +381,17 @@ def _check_refs(
         raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
 
 
+def _check_link(
+    rules: SessionRules, rid: str, body: SubagentLink, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if not rules.is_known_node(body.node, pending):
+        msg = f"sub-agent link {rid!r} is at {body.node!r}, which is not a node of this journal"
+        raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
+    if not body.journal:
+        msg = f"sub-agent link {rid!r} names no journal; give the sub-agent journal's id"
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+
+
 def _check_custom(
     rules: SessionRules, rid: str, body: CustomEntry, leaf: str | None, pending: Mapping[str, bool]
 ) -> None:
@@ -411,6 +423,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     CustomEntry: _check_custom,
     LeafMoved: _check_leaf_move,
     Reset: _no_check,
+    SubagentLink: _check_link,
     MemoryWrite: _no_check,
     MemoryDelete: _no_check,
     MemoryRename: _no_check,

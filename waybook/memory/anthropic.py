@@ -1,235 +1,338 @@
-"""An adapter for Anthropic's memory tool (`memory_20250818`): its input in, its reference texts out.
+"""Anthropic's memory tool (`memory_20250818`) on a waybook Memory port.
 
-`AnthropicMemoryTool(memory).call(tool_input)` takes the tool's input (`command`, `path`, `view_range`,
-`file_text`, `old_str`, `new_str`, `insert_line`, `insert_text`, `old_path`, `new_path`) and returns
-`ToolText(text, is_error)` with the plain text Anthropic's reference implementation returns. Where the
-two contracts differ (create on an existing file, views out of range, ...) the adapter follows the
-reference; docs/memory.md lists every difference. Writes still go through the port, so each one is a
-journal record with a receipt (`ToolText.receipt`).
+`WaybookMemoryTool(memory)` is a `BetaAbstractMemoryTool` and `AsyncWaybookMemoryTool(memory)` a
+`BetaAsyncAbstractMemoryTool`: hand either to the SDK's tool runner as is. They answer with the texts of
+the SDK's reference local-filesystem tool and raise the SDK's `ToolError` where it refuses; every write
+is a record in the working-memory journal with a receipt. `call(input, call_id=...)` lets a runtime that
+knows the tool-call id put it on the record; `take_calls()` hands a runtime each call's text and receipt
+for its session's tool-result entry. docs/memory.md lists where waybook is deliberately stricter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+import operator
+import threading
+from collections.abc import Callable
+from contextvars import ContextVar
+from functools import partial
+from typing import Any
 
 import attrs
 
-from waybook.memory.paths import ROOT, PathError, normalize
+try:
+    import anyio
+    from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
+    from anthropic.types.beta import (
+        BetaCacheControlEphemeralParam,
+        BetaMemoryTool20250818CreateCommand,
+        BetaMemoryTool20250818DeleteCommand,
+        BetaMemoryTool20250818InsertCommand,
+        BetaMemoryTool20250818RenameCommand,
+        BetaMemoryTool20250818StrReplaceCommand,
+        BetaMemoryTool20250818ViewCommand,
+    )
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    msg = "waybook.memory.anthropic needs the anthropic SDK: pip install 'waybook[anthropic]'"
+    raise ImportError(msg) from missing
+
+from waybook.memory import anthropic_rules as rules
+from waybook.memory.anthropic_rules import Refusal
+from waybook.memory.paths import ROOT, is_under
 from waybook.memory.port import Memory
 from waybook.memory.results import Receipt, Result
 
-LINE_NUMBER_WIDTH: Final = 6
-MAX_LINES: Final = 999_999
-
 
 @attrs.frozen
-class ToolText:
+class MemoryToolCall:
+    """One call of the tool as the model saw it: the command, the text it read, and the write's receipt."""
+
+    command: str
     text: str
-    is_error: bool = False
-    receipt: Receipt | None = None
+    is_error: bool
+    receipt: Receipt | None
+    call_id: str | None
 
 
-def _error(text: str) -> ToolText:
-    return ToolText(text, is_error=True)
-
-
-class AnthropicMemoryTool:
-    """Serve Anthropic's memory tool from a waybook Memory port."""
+class _Core:
+    """The six commands over one Memory port; each returns text or raises `Refusal`. Not thread-safe."""
 
     def __init__(self, memory: Memory) -> None:
-        self._memory = memory
+        self.memory = memory
 
-    def call(self, tool_input: Mapping[str, Any], *, call_id: str | None = None) -> ToolText:
-        command = tool_input.get("command")
-        handler = {
-            "view": self._view,
-            "create": self._create,
-            "str_replace": self._str_replace,
-            "insert": self._insert,
-            "delete": self._delete,
-            "rename": self._rename,
-        }.get(command if isinstance(command, str) else "")
-        if handler is None:
-            return _error(f"Unknown command: {command}")
-        try:
-            return handler(tool_input, call_id)
-        except KeyError as missing:
-            return _error(f"Parameter `{missing.args[0]}` is required for command: {command}")
+    def view(self, command: Any, call_id: str | None) -> tuple[str, None]:
+        path = rules.locate(command.path)
+        state = self.memory.state()
+        if state.is_directory(path):
+            return rules.listing(command.path, path, state), None
+        if not state.is_file(path):
+            raise Refusal(f"The path {command.path} does not exist. Please provide a valid path.")
+        return rules.file_view(command.path, state.files[path].text, command.view_range), None
 
-    # --- commands --------------------------------------------------------------------------------
+    def create(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = rules.locate(command.path)
+        state = self.memory.state()
+        if rules.file_above(path, state) is not None:
+            raise Refusal(rules.NOT_A_DIRECTORY)
+        if rules.exists(path, state):
+            raise Refusal(f"File {command.path} already exists")
+        with rules.model_value():
+            command.file_text.encode("utf-8")
+        result = self._run({"command": "create", "path": path, "text": command.file_text}, call_id)
+        return f"File created successfully at: {command.path}", result.receipt
 
-    def _view(self, data: Mapping[str, Any], call_id: str | None) -> ToolText:
-        path = data["path"]
-        problem = self._path_problem(path)
-        if problem is not None:
-            return problem
-        state = self._memory.state()
-        canonical = normalize(path)
-        if state.is_directory(canonical):
-            return ToolText(self._listing(path, canonical))
-        if not state.is_file(canonical):
-            return _error(f"The path {path} does not exist. Please provide a valid path.")
-        lines = state.files[canonical].text.split("\n")
-        if len(lines) > MAX_LINES:
-            return _error(f"File {path} exceeds maximum line limit of 999,999 lines.")
-        start_number = 1
-        view_range = data.get("view_range")
-        if view_range and len(view_range) == 2:
-            start = max(1, int(view_range[0])) - 1
-            end = len(lines) if view_range[1] == -1 else int(view_range[1])
-            lines = lines[start:end]
-            start_number = start + 1
-        numbered = [
-            f"{str(i + start_number).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(lines)
-        ]
-        return ToolText(f"Here's the content of {path} with line numbers:\n" + "\n".join(numbered))
-
-    def _create(self, data: Mapping[str, Any], call_id: str | None) -> ToolText:
-        path, text = data["path"], data["file_text"]
-        problem = self._path_problem(path)
-        if problem is not None:
-            return problem
-        if self._memory.state().is_file(normalize(path)):
-            return _error(f"File {path} already exists")
-        result = self._memory.execute({"command": "create", "path": path, "text": text}, call_id=call_id)
-        return self._written(result, f"File created successfully at: {path}")
-
-    def _str_replace(self, data: Mapping[str, Any], call_id: str | None) -> ToolText:
-        path, old, new = data["path"], data["old_str"], data.get("new_str") or ""
-        problem = self._existing_file(path)
-        if problem is not None:
-            return problem
-        content = self._memory.state().files[normalize(path)].text
-        count = content.count(old) if old else 0
-        if count == 0:
-            return _error(f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.")
-        if count > 1:
-            lines, start = [], 0
-            while (pos := content.find(old, start)) != -1:
-                lines.append(content[:pos].count("\n") + 1)
-                start = pos + 1
-            return _error(
-                f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
-                f"{', '.join(map(str, lines))}. Please ensure it is unique"
+    def str_replace(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = self._existing_file(command.path)
+        current = self.memory.state().files[path]
+        text, answer = rules.replaced(command.path, current.text, command.old_str, command.new_str)
+        if command.old_str == "":  # the reference replaces the empty string in an empty file; the port won't
+            result = self._checked(
+                self.memory.supersede(path, text, expected_digest=current.digest, call_id=call_id)
             )
-        result = self._memory.execute(
-            {"command": "str_replace", "path": path, "old_text": old, "new_text": new}, call_id=call_id
-        )
-        if not result.ok:
-            return self._failure(result)
-        changed = content[: content.find(old)].count("\n")
-        new_lines = self._memory.state().files[normalize(path)].text.split("\n")
-        first, last = max(0, changed - 2), min(len(new_lines), changed + 3)
-        snippet = [
-            f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1)
-        ]
-        text = (
-            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-        )
-        return ToolText(text + "\n".join(snippet), receipt=result.receipt)
+        else:
+            edit = {
+                "command": "str_replace",
+                "path": path,
+                "old_text": command.old_str,
+                "new_text": command.new_str,
+            }
+            result = self._run(edit, call_id)
+        return answer, result.receipt
 
-    def _insert(self, data: Mapping[str, Any], call_id: str | None) -> ToolText:
-        path, line, text = data["path"], data["insert_line"], data["insert_text"]
-        problem = self._existing_file(path)
-        if problem is not None:
-            return problem
-        lines = self._memory.state().files[normalize(path)].text.splitlines()
-        if not isinstance(line, int) or line < 0 or line > len(lines):
-            return _error(
-                f"Invalid `insert_line` parameter: {line}. It should be within the range [0, {len(lines)}]."
+    def insert(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = self._existing_file(command.path)
+        current = self.memory.state().files[path]
+        text, added = rules.inserted(current.text, command.insert_line, command.insert_text)
+        line = operator.index(command.insert_line)
+        if rules.port_insert(current.text, line, added) == text:
+            result = self._run(
+                {"command": "insert", "path": path, "insert_line": line, "text": added}, call_id
             )
-        result = self._memory.execute(
-            {"command": "insert", "path": path, "insert_line": line, "text": text.rstrip("\n")},
-            call_id=call_id,
-        )
-        return self._written(result, f"The file {path} has been edited.")
+        else:
+            # The port's insert would differ (it splits lines at \r too and always ends with a line break):
+            # write the reference's text as a compare-and-supersede of the file read above.
+            superseded = self.memory.supersede(path, text, expected_digest=current.digest, call_id=call_id)
+            result = self._checked(superseded)
+        return f"The file {command.path} has been edited.", result.receipt
 
-    def _delete(self, data: Mapping[str, Any], call_id: str | None) -> ToolText:
-        path = data["path"]
-        problem = self._path_problem(path)
-        if problem is not None:
-            return problem
-        if normalize(path) == ROOT:
-            return _error("Cannot delete the /memories directory itself")
-        result = self._memory.execute({"command": "delete", "path": path}, call_id=call_id)
-        if not result.ok and result.error is not None and result.error.code == "NOT_FOUND":
-            return _error(f"The path {path} does not exist")
-        return self._written(result, f"Successfully deleted {path}")
+    def delete(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = rules.locate(command.path)
+        if path == ROOT:
+            raise Refusal("Cannot delete the /memories directory itself")
+        if not rules.exists(path, self.memory.state()):
+            raise Refusal(f"The path {command.path} does not exist")
+        result = self._run({"command": "delete", "path": path}, call_id)
+        return f"Successfully deleted {command.path}", result.receipt
 
-    def _rename(self, data: Mapping[str, Any], call_id: str | None) -> ToolText:
-        old, new = data["old_path"], data["new_path"]
-        for path in (old, new):
-            problem = self._path_problem(path)
-            if problem is not None:
-                return problem
-        result = self._memory.execute(
-            {"command": "rename", "old_path": old, "new_path": new}, call_id=call_id
-        )
-        if not result.ok and result.error is not None:
-            if result.error.code == "ALREADY_EXISTS":
-                return _error(f"The destination {new} already exists")
-            if result.error.code == "NOT_FOUND":
-                return _error(f"The path {old} does not exist")
-        return self._written(result, f"Successfully renamed {old} to {new}")
+    def rename(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        old, new = rules.locate(command.old_path), rules.locate(command.new_path)
+        if old == ROOT:
+            raise Refusal("Cannot rename the /memories directory itself")
+        state = self.memory.state()
+        if rules.exists(new, state):
+            raise Refusal(f"The destination {command.new_path} already exists")
+        if rules.file_above(old, state) is not None or rules.file_above(new, state) is not None:
+            raise Refusal(rules.NOT_A_DIRECTORY)
+        if not rules.exists(old, state):
+            if is_under(new, old):  # the reference creates `old` while making the new path's parents
+                raise Refusal(rules.INVALID_MOVE)
+            raise Refusal(f"The path {command.old_path} does not exist")
+        if state.is_directory(old) and is_under(new, old):
+            raise Refusal(rules.INVALID_MOVE)
+        result = self._run({"command": "rename", "old_path": old, "new_path": new}, call_id)
+        return f"Successfully renamed {command.old_path} to {command.new_path}", result.receipt
 
-    # --- helpers ---------------------------------------------------------------------------------
+    def clear(self, call_id: str | None) -> tuple[str, Receipt | None]:
+        """Tombstone every file (history stays in the journal). Refused whole if a file is read-only."""
+        state = self.memory.state()
+        locked = sorted(path for path, file in state.files.items() if file.read_only)
+        if locked:
+            raise rules.waybook_refusal(f"{', '.join(locked)} are read-only; nothing was cleared")
+        receipt = None
+        for top in sorted({ROOT + "/" + p[len(ROOT) + 1 :].split("/", 1)[0] for p in state.files}):
+            receipt = self._run({"command": "delete", "path": top}, call_id).receipt
+        return "All memory cleared", receipt
 
-    def _path_problem(self, path: Any) -> ToolText | None:
-        if not isinstance(path, str) or not path.startswith(ROOT):
-            return _error(f"Path must start with /memories, got: {path}")
-        try:
-            normalize(path)
-        except PathError:
-            return _error(f"Path {path} would escape /memories directory")
-        return None
+    # --- helpers -----------------------------------------------------------------------------------
 
-    def _existing_file(self, path: Any) -> ToolText | None:
-        problem = self._path_problem(path)
-        if problem is not None:
-            return problem
-        state = self._memory.state()
-        canonical = normalize(path)
-        if state.is_directory(canonical):
-            return _error(f"The path {path} is not a file.")
-        if not state.is_file(canonical):
-            return _error(f"The path {path} does not exist. Please provide a valid path.")
-        return None
+    def _existing_file(self, shown: Any) -> str:
+        path = rules.locate(shown)
+        state = self.memory.state()
+        if not rules.exists(path, state):
+            raise Refusal(f"The path {shown} does not exist. Please provide a valid path.")
+        if not state.is_file(path):
+            raise Refusal(f"The path {shown} is not a file.")
+        return path
 
-    def _listing(self, shown: str, directory: str) -> str:
-        state = self._memory.state()
-        prefix = directory + "/" if directory != ROOT else ROOT + "/"
-        rows: dict[str, int] = {}
-        for file in state.files_under(directory):
-            relative = file.path[len(prefix) :].split("/")
-            for depth in range(1, min(len(relative), 2) + 1):
-                is_file = depth == len(relative)
-                key = "/".join(relative[:depth]) + ("" if is_file else "/")
-                rows[key] = rows.get(key, 0) + file.size
-        base = shown.rstrip("/") if shown != "/" else shown
-        total = sum(f.size for f in state.files_under(directory))
-        header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
-        lines = [f"{_size(total)}\t{shown}"] + [
-            f"{_size(size)}\t{base}/{key}" for key, size in sorted(rows.items())
-        ]
-        return f"{header}\n" + "\n".join(lines)
-
-    def _written(self, result: Result, success: str) -> ToolText:
-        if result.ok:
-            return ToolText(success, receipt=result.receipt)
-        return self._failure(result)
+    def _run(self, command: dict[str, Any], call_id: str | None) -> Result:
+        return self._checked(self.memory.execute(command, call_id=call_id))
 
     @staticmethod
-    def _failure(result: Result) -> ToolText:
-        assert result.error is not None
-        return _error(f"Error: {result.error.message}")
+    def _checked(result: Result) -> Result:
+        if not result.ok:
+            assert result.error is not None
+            raise rules.waybook_refusal(result.error.message)
+        return result
 
 
-def _size(size: int) -> str:
-    """Sizes as the reference prints them: 0B, 512B, 1.5K, 2M."""
-    if size == 0:
-        return "0B"
-    units = ["B", "K", "M", "G"]
-    index = min((size.bit_length() - 1) // 10, len(units) - 1)
-    value = size / (1024**index)
-    return f"{int(value)}{units[index]}" if value == int(value) else f"{value:.1f}{units[index]}"
+class _Calls:
+    """The calls made since the runtime last took them (thread-safe: async tools run in worker threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[MemoryToolCall] = []
+
+    def run(self, name: str, action: Callable[[], tuple[str, Receipt | None]], call_id: str | None) -> str:
+        try:
+            text, receipt = action()
+        except Refusal as refusal:
+            self._add(MemoryToolCall(name, refusal.text, True, None, call_id))
+            raise ToolError(refusal.text) from None
+        self._add(MemoryToolCall(name, text, False, receipt, call_id))
+        return text
+
+    def take(self) -> tuple[MemoryToolCall, ...]:
+        with self._lock:
+            calls, self._calls = tuple(self._calls), []
+        return calls
+
+    def _add(self, call: MemoryToolCall) -> None:
+        with self._lock:
+            self._calls.append(call)
+
+
+def _command_name(command: object) -> str:
+    with rules.model_value():
+        name = command.command  # type: ignore[attr-defined]
+    if name not in ("view", "create", "str_replace", "insert", "delete", "rename"):
+        raise Refusal(repr(NotImplementedError(f"Unknown command: {name}")))
+    return str(name)
+
+
+_CALL_ID: ContextVar[str | None] = ContextVar("waybook_memory_call_id", default=None)
+
+
+class WaybookMemoryTool(BetaAbstractMemoryTool):
+    """Anthropic's memory tool, stored in a waybook working-memory journal. One writer at a time."""
+
+    def __init__(
+        self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._core = _Core(memory)
+        self._calls = _Calls()
+
+    @property
+    def memory(self) -> Memory:
+        return self._core.memory
+
+    def call(self, input: object, *, call_id: str | None = None) -> str:
+        """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
+        token = _CALL_ID.set(call_id)
+        try:
+            return str(super().call(input))
+        finally:
+            _CALL_ID.reset(token)
+
+    def execute(self, command: Any) -> str:
+        call_id = _CALL_ID.get()
+        try:
+            name = _command_name(command)
+        except Refusal as refusal:
+            return self._calls.run("unknown", partial(_raise, refusal), call_id)
+        return self._calls.run(name, partial(getattr(self._core, name), command, call_id), call_id)
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return self.execute(command)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return self.execute(command)
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return self.execute(command)
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return self.execute(command)
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return self.execute(command)
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return self.execute(command)
+
+    def clear_all_memory(self) -> str:
+        """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
+        return self._calls.run("clear_all_memory", partial(self._core.clear, None), None)
+
+    def take_calls(self) -> tuple[MemoryToolCall, ...]:
+        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
+        return self._calls.take()
+
+
+class AsyncWaybookMemoryTool(BetaAsyncAbstractMemoryTool):
+    """The async twin: each call runs the port in a worker thread, one call at a time."""
+
+    def __init__(
+        self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._core = _Core(memory)
+        self._calls = _Calls()
+        self._lock: anyio.Lock | None = None
+
+    @property
+    def memory(self) -> Memory:
+        return self._core.memory
+
+    async def call(self, input: object, *, call_id: str | None = None) -> str:
+        """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
+        token = _CALL_ID.set(call_id)
+        try:
+            return str(await super().call(input))
+        finally:
+            _CALL_ID.reset(token)
+
+    async def execute(self, command: Any) -> str:
+        call_id = _CALL_ID.get()
+        try:
+            name = _command_name(command)
+        except Refusal as refusal:
+            return await self._run("unknown", partial(_raise, refusal), call_id)
+        return await self._run(name, partial(getattr(self._core, name), command, call_id), call_id)
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return await self.execute(command)
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return await self.execute(command)
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return await self.execute(command)
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return await self.execute(command)
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return await self.execute(command)
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return await self.execute(command)
+
+    async def clear_all_memory(self) -> str:
+        """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
+        return await self._run("clear_all_memory", partial(self._core.clear, None), None)
+
+    def take_calls(self) -> tuple[MemoryToolCall, ...]:
+        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
+        return self._calls.take()
+
+    async def _run(
+        self, name: str, action: Callable[[], tuple[str, Receipt | None]], call_id: str | None
+    ) -> str:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            return await anyio.to_thread.run_sync(self._calls.run, name, action, call_id)
+
+
+def _raise(refusal: Refusal) -> tuple[str, Receipt | None]:
+    raise refusal

@@ -226,9 +226,8 @@ def _message(record: Record, *, summary: bool) -> ContextMessage:
     body = record.body
     if summary:
         assert isinstance(body, Compaction)
-        return ContextMessage(
-            "user", (TextBlock(text=COMPACTION_PREAMBLE + body.summary),), record.id, record
-        )
+        text = COMPACTION_PREAMBLE + body.summary if body.preamble else body.summary
+        return ContextMessage("user", (TextBlock(text=text),), record.id, record)
     if isinstance(body, UserMessage | CustomEntry):
         return ContextMessage("user", body.content, record.id, record)
     if isinstance(body, AssistantMessage):

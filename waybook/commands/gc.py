@@ -1,0 +1,56 @@
+"""`waybook gc --store URL [--grace SECONDS]`: collect the blobs no journal references any more."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from waybook.commands.common import OK, UsageError, emit_json, guarded, stdout
+from waybook.commands.store_option import connect_store
+from waybook.stores.blobs import DEFAULT_GRACE, BlobError
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "gc",
+        help="remove blobs no journal references, and print the receipt",
+        description=(
+            "Collect a store's blobs: remove each blob that no record of any journal references, that no "
+            "writer holds a lease on, and that nobody stored within the grace period. The receipt (what "
+            "was removed, how many bytes were freed) is recorded in the store's catalog journal."
+        ),
+        epilog="Example: waybook gc --store file:sessions --grace 86400 --json",
+    )
+    parser.add_argument("--store", required=True, metavar="URL", help="the store (file:DIR, sqlite:FILE)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE,
+        metavar="SECONDS",
+        help=f"keep blobs stored more recently than this (default {DEFAULT_GRACE:.0f})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.grace < 0:
+        msg = f"--grace must be >= 0 seconds, not {args.grace}"
+        raise UsageError(msg)
+    with connect_store(args.store) as store:
+        try:
+            receipt = store.blobs.collect(grace=args.grace)
+        except (BlobError, NotImplementedError) as exc:
+            raise UsageError(str(exc)) from exc
+    if args.json:
+        emit_json(receipt.as_json())
+        return OK
+    console = stdout()
+    console.print(
+        f"removed {len(receipt.removed)} blob(s), freed {receipt.freed:,} bytes; kept {receipt.referenced} "
+        f"referenced, {receipt.leased} leased, {receipt.young} younger than {receipt.grace:g} s "
+        f"(receipt: catalog seq {receipt.catalog_seq})"
+    )
+    for digest in receipt.removed:
+        console.print(f"  {digest}")
+    return OK

@@ -1,0 +1,178 @@
+"""`--store URL JOURNAL_ID`: the CLI's way to name a journal in a store instead of a file.
+
+A command adds the option with `add_store_option(parser)` and opens its journal with
+`common.open_journal(args.path, args.store)`; with `--store`, PATH is a journal id. A journal of a
+directory store is opened as its JSONL file, read-only; other stores open it through `store.open`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from waybook.journal import AppendResult, Head, JsonlJournal, NewRecord, Record, SessionJournal
+from waybook.journal.verify import VerifyReport
+
+if TYPE_CHECKING:
+    from waybook.stores import JournalStore
+
+
+def _usage(message: str) -> Exception:
+    from waybook.commands.common import UsageError  # common imports this module
+
+    return UsageError(message)
+
+
+def add_store_option(parser: argparse.ArgumentParser, *, what: str = "PATH") -> None:
+    """`--store URL`: the journals are in the store at URL and each PATH is a journal id."""
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"the store holding the journal (file:DIR, sqlite:FILE, postgresql://...); {what} is its id",
+    )
+
+
+def connect_store(url: str) -> JournalStore:
+    """Open an existing store for a command; a missing file: or sqlite: store is a usage error (a
+    command never creates one by mistake)."""
+    from waybook.stores import StoreArgumentError, open_store
+
+    scheme, _, rest = url.partition(":")
+    location = Path(rest.split("?", 1)[0].removeprefix("//"))
+    if scheme == "file" and not (location / "catalog.jsonl").is_file():
+        msg = f"{url}: no directory store there (no catalog.jsonl)"
+        raise _usage(msg)
+    if scheme == "sqlite" and not location.is_file():
+        msg = f"{url}: no SQLite store there"
+        raise _usage(msg)
+    try:
+        return open_store(url)
+    except StoreArgumentError as exc:
+        raise _usage(str(exc)) from exc
+
+
+def journal_file_in_store(store: JournalStore, journal_id: str) -> Path | None:
+    """The JSONL file of a journal in a directory store (None for other stores)."""
+    from waybook.stores import DirectoryStore, StoreArgumentError
+
+    if not isinstance(store, DirectoryStore):
+        return None
+    if not store.exists(journal_id):
+        store.open(journal_id)  # raises the store's typed error (unknown, purged)
+    try:
+        return store.path_of(journal_id)
+    except StoreArgumentError as exc:
+        raise _usage(str(exc)) from exc
+
+
+def open_in_store(url: str, journal_id: str) -> SessionJournal:
+    """The journal `journal_id` of the store at `url`, closing the store when it is closed."""
+    from waybook.stores import StoreArgumentError
+
+    store = connect_store(url)
+    try:
+        path = journal_file_in_store(store, journal_id)
+        journal: SessionJournal = JsonlJournal(path, readonly=True) if path else store.open(journal_id)
+    except StoreArgumentError as exc:
+        store.close()
+        raise _usage(str(exc)) from exc
+    except BaseException:
+        store.close()
+        raise
+    return _InStore(journal, store)
+
+
+def verify_in_store(url: str, journal_id: str) -> VerifyReport:
+    """`verify` for a journal in a store: a directory store's file is verified like any JSONL file."""
+    from waybook.journal import verify, verify_file
+    from waybook.stores import DatabaseJournal, DatabaseStore, StoreArgumentError
+
+    with connect_store(url) as store:
+        try:
+            path = journal_file_in_store(store, journal_id)
+            if path is not None:
+                return verify_file(path)
+            if isinstance(store, DatabaseStore):  # read the stored lines without proving them first
+                if not store.exists(journal_id):
+                    store.open(journal_id)  # raises the typed error: unknown or purged
+                return verify(DatabaseJournal(store.engine, journal_id))
+            with store.open(journal_id) as journal:
+                return verify(journal)
+        except StoreArgumentError as exc:
+            raise _usage(str(exc)) from exc
+
+
+def file_to_repair(url: str, journal_id: str) -> Path | None:
+    """The file `waybook repair --store` works on; None (having said why) for stores without files."""
+    with connect_store(url) as store:
+        path = journal_file_in_store(store, journal_id)
+        if path is None:
+            if not store.exists(journal_id):
+                store.open(journal_id)  # raises the typed error: unknown or purged
+            sys.stdout.write(
+                f"{journal_id}: no damage; nothing to repair (a database store commits whole transactions, "
+                "so it never has a torn tail)\n"
+            )
+        return path
+
+
+def import_into_store(url: str, journal_id: str, staging: SessionJournal) -> None:
+    """Copy a validated journal into a new journal of the store at `url` (created if missing), with its
+    own header: the records are sealed again to the same bytes, so every digest is kept."""
+    from waybook.journal import GENESIS, Header
+    from waybook.stores import JournalExistsError, StoreArgumentError, open_store
+
+    records = list(staging.read())
+    header = records[0].body if records else None
+    role = header.role if isinstance(header, Header) else "session"
+    metadata = dict(header.metadata) if isinstance(header, Header) else {}
+    try:
+        with open_store(url) as store:
+            journal = store.create(journal_id, role=role, metadata=metadata, header=False)
+            with journal:
+                batch = [NewRecord(id=r.id, at=r.at, body=r.body) for r in records]
+                journal.append(batch, expected=GENESIS)
+    except (StoreArgumentError, JournalExistsError) as exc:
+        raise _usage(str(exc)) from exc
+
+
+class _InStore:
+    """A journal that closes its store with it."""
+
+    def __init__(self, journal: SessionJournal, store: JournalStore) -> None:
+        self._journal = journal
+        self._store = store
+
+    @property
+    def name(self) -> str:
+        return self._journal.name
+
+    def head(self) -> Head:
+        return self._journal.head()
+
+    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        return self._journal.append(records, expected=expected)
+
+    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        return self._journal.read(after, limit)
+
+    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        return self._journal.read_lines(after, limit)
+
+    def flush(self) -> None:
+        self._journal.flush()
+
+    def close(self) -> None:
+        try:
+            self._journal.close()
+        finally:
+            self._store.close()
+
+    def __enter__(self) -> _InStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

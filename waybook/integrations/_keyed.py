@@ -1,0 +1,224 @@
+"""Journals named by a runtime's key, and what each holds, kept current by reading only new records.
+
+A runtime names its sessions with its own key (a project and a session id, an app, a user and a session
+id). `KeyedJournals` maps a key to a journal of a store: the journal id is a digest of the key (journal
+ids are restricted; keys are not), the key itself is the journal's metadata, and a key whose journal was
+purged lives again in a new journal (a purged id is retired), so the current journal of a key is the
+latest one listed for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final, Generic, TypeVar
+
+from waybook.journal.errors import ConflictError, StaleWriterError
+from waybook.journal.head import GENESIS, Head
+from waybook.journal.protocol import SessionJournal
+from waybook.journal.records import AnyBody, CustomEntry, NewRecord, Record
+from waybook.journal.rules import next_leaf
+from waybook.session import new_id
+from waybook.stores.errors import JournalExistsError, JournalPurgedError
+from waybook.stores.memory import MemoryStore
+from waybook.stores.protocol import JournalStore
+from waybook.stores.values import JournalInfo
+
+MAX_RETRIES: Final = 16
+S = TypeVar("S")
+
+
+class StorageClock:
+    """UTC timestamps for records, strictly increasing in this process (the next millisecond on a tie).
+
+    A runtime reads a record's `at` as its storage write time (an mtime), and orders by it: two writes
+    in the same millisecond must not look simultaneous.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def __call__(self) -> str:
+        with self._lock:
+            now = max(time.time_ns() // 1_000_000, self._last + 1)
+            self._last = now
+        return datetime.fromtimestamp(now / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+CLOCK: Final = StorageClock()
+
+
+def run_inline(store: JournalStore) -> bool:
+    """Whether the store's calls never block on I/O (the memory store), so a coroutine may run them
+    without a worker thread."""
+    return isinstance(store, MemoryStore)
+
+
+def epoch_ms(at: str) -> int:
+    """A record's `at` (RFC 3339 UTC with milliseconds) as Unix epoch milliseconds."""
+    return int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+class Tail(Generic[S]):
+    """A fold over one journal's records, advanced by reading only what was committed since."""
+
+    def __init__(
+        self, journal: SessionJournal, initial: Callable[[], S], apply: Callable[[S, Record], S]
+    ) -> None:
+        self.journal = journal
+        self.state = initial()
+        self._apply = apply
+        self.head: Head = GENESIS
+        self.leaf: str | None = None
+        self.last: Record | None = None
+
+    def refresh(self) -> Tail[S]:
+        for record in self.journal.read(after=self.head.seq):
+            self._see(record)
+        return self
+
+    def append(self, bodies: Sequence[AnyBody], *, expected: Head | None = None) -> list[Record]:
+        """Append `bodies` as one batch at `expected` (default: the head this tail last saw).
+
+        Custom entries are chained as nodes from the current leaf. StaleWriterError if another writer
+        moved the head; nothing is written then.
+        """
+        batch, leaf, at = [], self.leaf, CLOCK()  # one storage time for the whole batch
+        for body in bodies:
+            record_id = new_id()
+            if isinstance(body, CustomEntry):
+                body = CustomEntry(parent=leaf, type=body.type, data=body.data, in_context=body.in_context)
+            batch.append(NewRecord(id=record_id, at=at, body=body))
+            leaf = next_leaf(leaf, record_id, body)
+        result = self.journal.append(batch, expected=self.head if expected is None else expected)
+        for record in result.records:
+            self._see(record)
+        return list(result.records)
+
+    def _see(self, record: Record) -> None:
+        self.state = self._apply(self.state, record)
+        self.head = Head.of(record)
+        self.leaf = next_leaf(self.leaf, record.id, record.body)
+        self.last = record
+
+
+def retrying(tail: Tail[Any], plan: Callable[[], Sequence[AnyBody] | None]) -> list[Record]:
+    """Compare-and-append what `plan` decides from the current fold; on a lost race, re-read and decide
+    again. `plan` returning None means nothing to write. A ConflictError after MAX_RETRIES lost races."""
+    for _ in range(MAX_RETRIES):
+        tail.refresh()
+        bodies = plan()
+        if not bodies:
+            return []
+        try:
+            return tail.append(bodies)
+        except StaleWriterError:
+            continue
+    msg = f"{tail.journal.name}: lost {MAX_RETRIES} append races in a row to other writers; retry later"
+    raise ConflictError(msg)
+
+
+class KeyedJournals(Generic[S]):
+    """The journals of one runtime in a store, one per key, each with its fold. Thread-safe."""
+
+    def __init__(
+        self,
+        store: JournalStore,
+        *,
+        runtime: str,
+        prefix: str,
+        fields: tuple[str, ...],
+        initial: Callable[[], S],
+        apply: Callable[[S, Record], S],
+    ) -> None:
+        self.store = store
+        self._runtime = runtime
+        self._prefix = prefix
+        self._fields = fields
+        self._initial = initial
+        self._apply = apply
+        self.lock = threading.RLock()
+        self._ids: dict[tuple[str, ...], str] = {}
+        self._tails: dict[str, Tail[S]] = {}
+
+    def digest(self, key: tuple[str, ...]) -> str:
+        return hashlib.sha256("\0".join(key).encode()).hexdigest()[:40]
+
+    def current(self, key: tuple[str, ...]) -> str | None:
+        """The id of the key's journal, or None if it has none (never created, or purged)."""
+        with self.lock:
+            known = self._ids.get(key)
+            if known is not None and self.store.exists(known):
+                return known  # a key gets a newer journal only once this one is purged
+            if known is not None:  # purged, perhaps by another process: forget it and look again
+                del self._ids[key]
+                self._tails.pop(known, None)
+            found = [info.journal_id for info in self.pages(key=self.digest(key))]
+            if found:
+                self._ids[key] = found[-1]
+            return found[-1] if found else None
+
+    def tail(self, key: tuple[str, ...], *, create: bool) -> Tail[S] | None:
+        """The key's journal, folded up to its head; created if `create` and it has none."""
+        with self.lock:
+            journal_id = self.current(key)
+            if journal_id is None:
+                if not create:
+                    return None
+                journal_id = self._create(key)
+            return self.tail_of(journal_id)
+
+    def tail_of(self, journal_id: str) -> Tail[S]:
+        with self.lock:
+            tail = self._tails.get(journal_id)
+            if tail is None:
+                tail = self._tails[journal_id] = Tail(self.store.open(journal_id), self._initial, self._apply)
+            return tail.refresh()
+
+    def purge(self, key: tuple[str, ...], *, reason: str) -> None:
+        with self.lock:
+            journal_id = self.current(key)
+            if journal_id is not None:
+                self.store.purge(journal_id, reason=reason)
+                self._tails.pop(journal_id, None)
+                self._ids.pop(key, None)
+
+    def listed(self, **metadata: str) -> Iterator[tuple[tuple[str, ...], str]]:
+        """(key, current journal id) of every key whose metadata matches, in creation order."""
+        latest: dict[tuple[str, ...], str] = {}
+        for info in self.pages(**metadata):
+            latest[tuple(str(info.metadata[f]) for f in self._fields)] = info.journal_id
+        yield from latest.items()
+
+    def pages(self, **metadata: str) -> Iterator[JournalInfo]:
+        after = None
+        while True:
+            page = self.store.list(metadata={"runtime": self._runtime, **metadata}, after=after, limit=500)
+            yield from page
+            if page.cursor is None:
+                return
+            after = page.cursor
+
+    def _create(self, key: tuple[str, ...]) -> str:
+        base = f"{self._prefix}-{self.digest(key)}"
+        metadata = {
+            "runtime": self._runtime,
+            "key": self.digest(key),
+            **dict(zip(self._fields, key, strict=True)),
+        }
+        generation = 0
+        while True:
+            journal_id = base if generation == 0 else f"{base}-{generation}"
+            try:
+                self.store.create(journal_id, metadata=metadata)
+            except JournalPurgedError:
+                generation += 1  # a purged id is retired: the key's next life gets the next id
+                continue
+            except JournalExistsError:
+                pass  # another process created it first
+            self._ids[key] = journal_id
+            return journal_id

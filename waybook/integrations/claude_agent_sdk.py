@@ -1,0 +1,217 @@
+"""The Claude Agent SDK's `SessionStore` on any waybook store (docs/claude-agent-sdk.md).
+
+One journal per session key (`project_key`, `session_id`, `subpath`): each transcript entry is a custom
+record holding the entry verbatim, deduplicated by its `uuid`; a batch of a main transcript ends with the
+SDK's summary sidecar in the same atomic append, so a summary never disagrees with the entries it folds.
+Appends are compare-and-append on the journal head (a lost race re-reads, drops what is already there,
+retries). `delete` purges the journal's bytes (`delete="purge"`, the default) or appends a reset and keeps
+the history for audit (`delete="reset"`). The SDK is imported lazily: install `waybook[claude-agent-sdk]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
+
+import attrs
+
+from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
+from waybook.journal.records import AnyBody, CustomEntry, Record, Reset
+from waybook.stores.errors import StoreArgumentError
+from waybook.stores.protocol import JournalStore
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
+ENTRY: Final = "claude_agent_sdk.entry"
+SUMMARY: Final = "claude_agent_sdk.summary"
+RUNTIME: Final = "claude-agent-sdk"
+DELETED: Final = "claude_agent_sdk SessionStore.delete"
+T = TypeVar("T")
+
+
+def _fold_session_summary() -> Callable[..., Any]:
+    try:
+        from claude_agent_sdk import fold_session_summary
+    except ImportError as missing:  # pragma: no cover - depends on the environment
+        msg = "WaybookSessionStore needs the Claude Agent SDK: pip install 'waybook[claude-agent-sdk]'"
+        raise ImportError(msg) from missing
+    return cast("Callable[..., Any]", fold_session_summary)
+
+
+@attrs.frozen
+class Transcript:
+    """A key's transcript since its last reset: the entries, their uuids, the summary sidecar."""
+
+    entries: tuple[Any, ...] = ()
+    uuids: frozenset[str] = frozenset()
+    summary: dict[str, Any] | None = None
+
+
+def _apply(transcript: Transcript, record: Record) -> Transcript:
+    body = record.body
+    if isinstance(body, Reset):
+        return Transcript()
+    if isinstance(body, CustomEntry) and body.type == ENTRY:
+        uuid = body.data.get("uuid") if isinstance(body.data, dict) else None
+        uuids = transcript.uuids | {uuid} if isinstance(uuid, str) else transcript.uuids
+        return attrs.evolve(transcript, entries=(*transcript.entries, body.data), uuids=uuids)
+    if isinstance(body, CustomEntry) and body.type == SUMMARY:
+        return attrs.evolve(transcript, summary=body.data)
+    return transcript
+
+
+def _mtime(tail: Tail[Transcript]) -> int:
+    """Storage write time of the key's last write, in epoch ms: the `at` of its journal's last record."""
+    return epoch_ms(tail.last.at) if tail.last is not None else 0
+
+
+class WaybookSessionStore:
+    """A Claude Agent SDK `SessionStore` on a waybook `JournalStore` (duck-typed, as the SDK expects).
+
+    Thread-safe within a process; safe across processes wherever the store is (compare-and-append).
+    """
+
+    def __init__(self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge") -> None:
+        if delete not in ("purge", "reset"):
+            msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
+            raise StoreArgumentError(msg)
+        blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
+        self._journals = KeyedJournals(
+            blocking,
+            runtime=RUNTIME,
+            prefix="cas",
+            fields=("project_key", "session_id", "subpath"),
+            initial=Transcript,
+            apply=_apply,
+        )
+        self._delete_mode = delete
+
+    @property
+    def store(self) -> JournalStore:
+        return self._journals.store
+
+    # --- the SessionStore protocol ---------------------------------------------------------------
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Mirror a batch: entries whose uuid is already stored are dropped; one atomic append."""
+        if entries:
+            batch = list(entries)
+            await _run(self.store, lambda: self._append(key, batch))
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        def load() -> list[Any] | None:
+            tail = self._journals.tail(_key(key), create=False)
+            return list(tail.state.entries) if tail is not None and tail.state.entries else None
+
+        return await _run(self.store, load)
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        def listing() -> list[Any]:
+            live = self._live(project_key=project_key, subpath="")
+            return [{"session_id": key[1], "mtime": _mtime(tail)} for key, tail in live]
+
+        return await _run(self.store, listing)
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        def summaries() -> list[Any]:
+            live = self._live(project_key=project_key, subpath="")
+            return [
+                {**tail.state.summary, "mtime": _mtime(tail)}
+                for _, tail in live
+                if tail.state.summary is not None
+            ]
+
+        return await _run(self.store, summaries)
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a key; a main key takes its subagent keys with it. Purge or reset, as configured."""
+        await _run(self.store, lambda: self._delete(key))
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        def subkeys() -> list[str]:
+            live = self._live(project_key=key["project_key"], session_id=key["session_id"])
+            return sorted(found[2] for found, _ in live if found[2])
+
+        return await _run(self.store, subkeys)
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _append(self, key: SessionKey, entries: list[Any]) -> None:
+        with self._journals.lock:
+            tail = self._journals.tail(_key(key), create=True)
+            assert tail is not None
+
+            def plan() -> list[AnyBody] | None:
+                fresh, seen = [], set(tail.state.uuids)
+                for entry in entries:
+                    uuid = entry.get("uuid") if isinstance(entry, dict) else None
+                    if isinstance(uuid, str):
+                        if uuid in seen:
+                            continue
+                        seen.add(uuid)
+                    fresh.append(entry)
+                if not fresh:
+                    return None
+                bodies: list[AnyBody] = [CustomEntry(parent=None, type=ENTRY, data=entry) for entry in fresh]
+                if not key.get("subpath"):
+                    summary = tail.state.summary
+                    prev = None if summary is None else {**summary, "mtime": _mtime(tail)}
+                    folded = dict(_fold_session_summary()(prev, key, fresh))
+                    folded.pop("mtime", None)  # the record's own `at` is the sidecar's storage time
+                    bodies.append(CustomEntry(parent=None, type=SUMMARY, data=folded))
+                return bodies
+
+            retrying(tail, plan)
+
+    def _delete(self, key: SessionKey) -> None:
+        with self._journals.lock:
+            targets: list[tuple[str, ...]]
+            if key.get("subpath"):
+                targets = [_key(key)]
+            else:
+                listed = self._journals.listed(project_key=key["project_key"], session_id=key["session_id"])
+                targets = [found for found, _ in listed]
+            for target in targets:
+                if self._delete_mode == "purge":
+                    self._journals.purge(target, reason=DELETED)
+                    continue
+                tail = self._journals.tail(target, create=False)
+                if tail is not None:
+                    retrying(tail, partial(_reset_if_live, tail))
+
+    def _live(self, **metadata: str) -> list[tuple[tuple[str, ...], Tail[Transcript]]]:
+        with self._journals.lock:
+            found = []
+            for key, journal_id in self._journals.listed(**metadata):
+                tail = self._journals.tail_of(journal_id)
+                if tail.state.entries:
+                    found.append((key, tail))
+            return found
+
+
+def _reset_if_live(tail: Tail[Transcript]) -> list[AnyBody] | None:
+    return [Reset(reason=DELETED)] if tail.state.entries else None
+
+
+def _key(key: Any) -> tuple[str, str, str]:
+    return (key["project_key"], key["session_id"], key.get("subpath") or "")
+
+
+async def _run(store: JournalStore, action: Callable[[], T]) -> T:
+    """Run blocking store work in a worker thread (inline for the memory store, which never blocks)."""
+    if run_inline(store):
+        return action()
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(action)
+
+
+__all__ = ["WaybookSessionStore"]

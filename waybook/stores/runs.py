@@ -1,0 +1,57 @@
+"""The feed of a store whose journals are separate adapters: an ordered list of runs.
+
+A run is `(journal id, first seq, last seq)`: consecutive records of one journal, fed together. The
+feed is the runs in order; a record's position is its index in that flattening, from 1. After a commit,
+the writer feeds every record of the journal from the last fed seq through its new head ("catch up"),
+so a journal's records enter the feed in seq order even when two writers of one journal finish their
+commits in the other order, and a record a crashed writer never fed is fed by the next commit.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from typing import NamedTuple
+
+
+class Run(NamedTuple):
+    journal_id: str
+    first: int
+    last: int
+
+
+class Runs:
+    """Runs in feed order with their end positions. `locate` is O(log runs)."""
+
+    def __init__(self) -> None:
+        self.runs: list[Run] = []
+        self.ends: list[int] = []
+        self.fed: dict[str, int] = {}
+
+    @property
+    def head(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def add(self, run: Run) -> None:
+        """Take in a run read from storage or about to be written (it must follow what was fed)."""
+        self.runs.append(run)
+        self.ends.append(self.head + run.last - run.first + 1)
+        self.fed[run.journal_id] = max(self.fed.get(run.journal_id, 0), run.last)
+
+    def catch_up(self, journal_id: str, head_seq: int) -> Run | None:
+        """The run that feeds `journal_id` through `head_seq`, or None when it is fed already."""
+        fed = self.fed.get(journal_id, 0)
+        return Run(journal_id, fed + 1, head_seq) if head_seq > fed else None
+
+    def after(self, position: int) -> Iterator[tuple[int, Run]]:
+        """(position of the run's first record, run) for every run holding a position > `position`,
+        trimmed so that its first record is the first one after `position`."""
+        index = bisect.bisect_right(self.ends, position)
+        for i in range(index, len(self.runs)):
+            run = self.runs[i]
+            start = self.ends[i] - (run.last - run.first)
+            if start <= position:
+                skip = position - start + 1
+                run = Run(run.journal_id, run.first + skip, run.last)
+                start += skip
+            yield start, run

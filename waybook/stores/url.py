@@ -1,0 +1,112 @@
+"""`open_store(url)`: a store from its URL.
+
+    memory:                 a new MemoryStore (this process only)
+    file:DIR                a DirectoryStore (created if missing); also file:///abs/dir
+    sqlite:FILE             a SqliteStore (created if missing); also sqlite:///abs/file.db
+    postgresql://...        a PostgreSQL store (the `postgres` extra)
+Options go in the query string: `?durability=fsync` (file, sqlite), `?busy_timeout=30` (sqlite).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from typing import Final
+
+from waybook.stores.errors import InvalidStoreUrlError
+from waybook.stores.protocol import JournalStore
+
+Opener = Callable[[str, dict[str, str]], JournalStore]
+"""`(location, options) -> store`: the location is the URL after its scheme (or the whole URL)."""
+
+
+def _open_memory(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores.memory import MemoryStore
+
+    _no_options("memory:", options, allowed=())
+    return MemoryStore()
+
+
+def _open_directory(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores.directory import DirectoryStore
+
+    _no_options("file:", options, allowed=("durability",))
+    return DirectoryStore(_local_path("file:", location), durability=options.get("durability", "flush"))
+
+
+def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores.sqlite import BUSY_TIMEOUT, SqliteStore
+
+    _no_options("sqlite:", options, allowed=("durability", "busy_timeout"))
+    timeout = options.get("busy_timeout")
+    return SqliteStore(
+        _local_path("sqlite:", location),
+        durability=options.get("durability", "fsync"),
+        busy_timeout=BUSY_TIMEOUT if timeout is None else seconds_option(timeout),
+    )
+
+
+OPENERS: Final[dict[str, Opener]] = {
+    "memory": _open_memory,
+    "file": _open_directory,
+    "sqlite": _open_sqlite,
+}
+"""Schemes `open_store` knows. A store module adds its own (PostgreSQL: "postgresql", "postgres")."""
+
+
+def open_store(url: str) -> JournalStore:
+    """Open the store at `url` (see the module docstring). Raises InvalidStoreUrlError for a URL it
+    cannot open, and the store's own errors (StorageError, ...) for one it cannot reach."""
+    if type(url) is not str or ":" not in url:
+        msg = (
+            f"{url!r} is not a store URL; use file:DIR (a directory of JSONL journals), sqlite:FILE, "
+            "postgresql://... or memory:"
+        )
+        raise InvalidStoreUrlError(msg)
+    scheme, _, rest = url.partition(":")
+    opener = OPENERS.get(scheme.lower())
+    if opener is None:
+        known = ", ".join(f"{s}:" for s in OPENERS)
+        msg = f"{url!r}: unknown store scheme {scheme!r}; known schemes are {known}"
+        raise InvalidStoreUrlError(msg)
+    if scheme.lower() in ("postgresql", "postgres"):
+        return opener(url, {})
+    location, _, query = rest.partition("?")
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError as exc:
+        msg = f"{url!r}: the options after '?' are not name=value pairs joined by '&'"
+        raise InvalidStoreUrlError(msg) from exc
+    return opener(urllib.parse.unquote(location), dict(pairs))
+
+
+def _local_path(scheme: str, location: str) -> str:
+    if location.startswith("//"):
+        host, _, path = location[2:].partition("/")
+        if host not in ("", "localhost"):
+            msg = f"{scheme}//{location[2:]}: only local paths are supported (no host)"
+            raise InvalidStoreUrlError(msg)
+        location = "/" + path
+    if not location:
+        msg = f"{scheme} needs a path, like {scheme}./store"
+        raise InvalidStoreUrlError(msg)
+    return location
+
+
+def _no_options(scheme: str, options: dict[str, str], *, allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        hint = f"; this scheme takes {', '.join(allowed)}" if allowed else "; this scheme takes none"
+        msg = f"{scheme} store URL has unknown option(s) {', '.join(unknown)}{hint}"
+        raise InvalidStoreUrlError(msg)
+
+
+def seconds_option(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        msg = f"busy_timeout={value!r} must be a number of seconds"
+        raise InvalidStoreUrlError(msg)
+    return seconds
