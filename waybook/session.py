@@ -31,6 +31,7 @@ from waybook.journal.records import (
     Reset,
     SubagentLink,
     SystemMessage,
+    TextBlock,
     ToolCallBlock,
     ToolResult,
     UserMessage,
@@ -303,7 +304,13 @@ class Session:
 
     def _inline(self, value: str | Sequence[Block]) -> Content:
         """The content as given, with blocks over the inline limit stored as blobs (waybook.offload)."""
-        content, refs = offload(_content(value), blobs=self._blobs, limit=self._inline_limit)
+        content = _content(value)
+        if type(content) is not tuple:
+            return content  # not content at all: the journal refuses it, typed
+        quarter = self._inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
+        if all(type(block) is TextBlock and len(block.text) <= quarter for block in content):
+            return content  # nothing near the limit (nearly every message): nothing to measure
+        content, refs = offload(content, blobs=self._blobs, limit=self._inline_limit)
         self._pending_refs.extend(refs)
         return content
 
