@@ -11,3 +11,11 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("waybook")
+
+# PostgreSQL: a server for the session (found or started), a fresh schema per test.
+from tests.pg_fixtures import (  # noqa: E402, F401
+    pg_cluster,
+    pg_server,
+    pg_url,
+    pytest_collection_modifyitems,
+)

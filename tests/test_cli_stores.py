@@ -131,3 +131,9 @@ def test_repair_in_a_database_store_has_nothing_to_do_but_names_unknown_journals
     assert ok.returncode == 0
     assert "nothing to repair" in ok.stdout
     assert waybook("repair", "--store", url, "nobody", "--yes").returncode == 1
+
+
+def test_verify_names_a_bad_id_as_a_usage_error_and_goes_on_to_the_next(url: str) -> None:
+    run = waybook("verify", "--store", url, "../escape", "s1", "--json")
+    assert run.returncode == 2
+    assert [entry["records"] for entry in json.loads(run.stdout)] == [5]

@@ -50,7 +50,7 @@ def test_a_long_committed_line_reads_back_whole_among_short_ones(tmp_path: Path)
     path = tmp_path / "long.jsonl"
     text = "w" * (5 * MB + 123)
     with JsonlJournal(path) as journal:
-        session = Session.create(journal, journal_id="long")
+        session = Session.create(journal, journal_id="long", inline_limit=8 * MB)  # the line itself, no blob
         session.user("short")
         session.user(text)
         session.user("after")

@@ -13,6 +13,7 @@ from waybook.codecs.canonical import ENCODER
 from waybook.codecs.legacy import UserMessageV1
 from waybook.codecs.wire import seal
 from waybook.journal import (
+    Annotation,
     AnyBody,
     AssistantMessage,
     Compaction,
@@ -28,6 +29,9 @@ from waybook.journal import (
     MemoryUsed,
     MemoryWrite,
     NewRecord,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -104,6 +108,14 @@ SAMPLES: dict[str, list[AnyBody]] = {
         LeafMoved(from_leaf="a9", to_leaf=None, reason="start over"),
     ],
     "waybook.reset/1": [Reset(reason="new task", actor="host")],
+    "waybook.annotation/1": [
+        Annotation(
+            target="c7",
+            type="langgraph.writes",
+            data={"task_id": "t-1", "writes": [["messages", 0, ["msgpack", "kaFh"]]]},
+        ),
+        Annotation(target="c8", type="langgraph.hidden"),
+    ],
     "waybook.subagent_link/1": [
         SubagentLink(node="a3", journal="agent-a881341", call_id="toolu_7", agent="Explore", reason="Task"),
         SubagentLink(node="c4", journal="agent-acompact-fffbd0"),
@@ -165,6 +177,28 @@ SAMPLES: dict[str, list[AnyBody]] = {
     "waybook.memory.used/1": [
         MemoryUsed(memory="memory-canonical-1", seq=7, digest="f5" * 32, index_sha256="a1" * 32),
         MemoryUsed(memory=None, unavailable="the memory journal is locked", policy="continue"),
+        MemoryUsed(
+            memory="memory-working-1",
+            seq=12,
+            digest="c3" * 32,
+            block_sha256="b1" * 32,
+            layers=(
+                ("base", "operator", "0a" * 32),
+                ("orientation", "extension", "0b" * 32),
+                ("memory", "memory", "b1" * 32),
+            ),
+        ),
+    ],
+    "waybook.reflection.reserved/1": [
+        ReflectionReserved(run="reflect_1", trigger="manual", reason="the user asked"),
+        ReflectionReserved(run="reflect_2", trigger="step"),
+    ],
+    "waybook.reflection.started/1": [
+        ReflectionStarted(run="reflect_1", windows=(("session-a", 0, 40), ("session-b", 12, 30))),
+    ],
+    "waybook.reflection.finished/1": [
+        ReflectionFinished(run="reflect_1", outcome="merged"),
+        ReflectionFinished(run="reflect_2", outcome="failed", detail="the model timed out"),
     ],
 }
 

@@ -10,6 +10,11 @@ from waybook._version import __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["memory"] and given[1:2] and given[1] in ("export-git", "import-git"):
+        from waybook.commands import memory_git  # `waybook memory ACTION ...` (docs/memory-git.md)
+
+        return memory_git.main(given[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):

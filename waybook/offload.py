@@ -19,7 +19,12 @@ DEFAULT_INLINE_LIMIT: Final = 256 * 1024
 
 
 def offload(content: Content, *, blobs: Any, limit: int) -> tuple[Content, list[BlobRef]]:
-    """`content` with every block over `limit` bytes stored in `blobs` and referenced; and the refs."""
+    """`content` with every block over `limit` bytes stored in `blobs` and referenced; and the refs.
+
+    Content that is not a tuple of blocks is passed on untouched, for the journal to refuse, typed.
+    """
+    if not isinstance(content, tuple):
+        return content, []
     out: list[Block] = []
     refs: list[BlobRef] = []
     for block in content:

@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.pg_fixtures import pg_store_url
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 from waybook.stores import JournalStore, open_store
 from waybook.stores.fed import FedJournal
@@ -75,6 +76,7 @@ ADAPTERS: list[Adapter] = [
     Adapter("memory_store", store_journal(lambda _tmp: "memory:")),
     Adapter("directory_store", store_journal(lambda tmp: f"file:{tmp}/store"), reopen_from_store),
     Adapter("sqlite_store", store_journal(lambda tmp: f"sqlite:{tmp}/store.db"), reopen_from_store),
+    Adapter("postgresql_store", store_journal(lambda _tmp: pg_store_url()), reopen_from_store),
 ]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.pg_fixtures import pg_store_url
 from waybook.stores import JournalStore, open_store
 
 
@@ -27,6 +28,7 @@ STORES: list[StoreKind] = [
     StoreKind("memory", lambda _tmp: "memory:", persistent=False),
     StoreKind("directory", lambda tmp: f"file:{tmp}/store"),
     StoreKind("sqlite", lambda tmp: f"sqlite:{tmp}/store.db"),
+    StoreKind("postgresql", lambda _tmp: pg_store_url()),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -57,3 +58,41 @@ def test_the_async_store_raises_the_blocking_stores_errors(url: str) -> None:
         await store.close()
 
     asyncio.run(scenario())
+
+
+def test_tailing_tasks_wait_off_the_pool_that_appends_run_in(url: str) -> None:
+    """Waits block a thread for up to a second each; in asyncio's default pool, a few tailing tasks
+    would hold every thread and appends would queue behind them."""
+    waiting_threads: set[str] = set()
+
+    async def scenario() -> int:
+        store = await open_async_store(url)
+        blocking = store.blocking
+        wait = blocking.wait
+
+        def recording_wait(after: int, timeout: float | None = None) -> bool:
+            waiting_threads.add(threading.current_thread().name)
+            return wait(after, timeout)
+
+        blocking.wait = recording_wait  # type: ignore[method-assign]
+        session = await AsyncSession.open(await store.create("s1"))
+        start = await store.feed_head()
+
+        async def follow() -> int:
+            async for entry in store.tail(start):
+                if entry.journal_id == "s1" and entry.seq == 4:
+                    return entry.seq
+            return 0
+
+        followers = [asyncio.create_task(follow()) for _ in range(16)]  # more than asyncio's pool
+        for text in ("one", "two", "three"):
+            await asyncio.sleep(0)
+            await session.user(text)
+        seen = await asyncio.wait_for(asyncio.gather(*followers), timeout=120)
+        await store.close()
+        return min(seen)
+
+    assert asyncio.run(scenario()) == 4
+    # The PostgreSQL store waits in asyncio itself (an async LISTEN connection): no thread at all.
+    assert waiting_threads or url.startswith("postgresql:")
+    assert all(name.startswith("waybook-feed-wait") for name in waiting_threads)

@@ -39,7 +39,7 @@ def test_a_torn_feed_line_is_not_a_run_and_the_next_writer_replaces_it(tmp_path:
     assert feed.read_bytes().endswith(b'["s1",3,3]\n')
 
 
-def test_purge_removes_the_journal_file_its_lock_and_its_quarantined_bytes(tmp_path: Path) -> None:
+def test_purge_removes_the_journal_file_and_its_quarantined_bytes(tmp_path: Path) -> None:
     with DirectoryStore(tmp_path / "store") as store:
         session = Session(store.create("s1"))
         session.user("secret")
@@ -51,7 +51,7 @@ def test_purge_removes_the_journal_file_its_lock_and_its_quarantined_bytes(tmp_p
         store.create("s1.jsonl.x")  # an id whose file name starts like s1's: must survive
         assert len(list(path.parent.glob("s1.jsonl.torn-*"))) == 1
         store.purge("s1", reason="erasure")
-        assert sorted(p.name for p in path.parent.iterdir()) == ["s1.jsonl.x.jsonl", "s1.jsonl.x.jsonl.lock"]
+        assert sorted(p.name for p in path.parent.iterdir()) == ["s1.jsonl.x.jsonl"]
 
 
 def test_the_layout_is_a_catalog_a_feed_and_one_file_per_journal(tmp_path: Path) -> None:
@@ -60,12 +60,9 @@ def test_the_layout_is_a_catalog_a_feed_and_one_file_per_journal(tmp_path: Path)
     names = sorted(str(p.relative_to(tmp_path / "store")) for p in (tmp_path / "store").rglob("*"))
     assert names == [
         "catalog.jsonl",
-        "catalog.jsonl.lock",
-        "feed.lock",
         "feed.runs",
         "journals",
         "journals/s1.jsonl",
-        "journals/s1.jsonl.lock",
         "store.lock",
     ]
     catalog = JsonlJournal(tmp_path / "store" / "catalog.jsonl", readonly=True)

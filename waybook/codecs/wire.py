@@ -37,6 +37,7 @@ from waybook.journal.errors import (
 )
 from waybook.journal.records import (
     BODY_TYPES,
+    Annotation,
     AnyBody,
     AssistantMessage,
     BatchPlace,
@@ -54,6 +55,9 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -74,6 +78,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.custom/1": CustomEntry,
     "waybook.leaf_moved/1": LeafMoved,
     "waybook.reset/1": Reset,
+    "waybook.annotation/1": Annotation,
     "waybook.subagent_link/1": SubagentLink,
     "waybook.memory.write/1": MemoryWrite,
     "waybook.memory.delete/1": MemoryDelete,
@@ -81,6 +86,9 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.memory.adoption/1": MemoryAdoption,
     "waybook.memory.pin_moved/1": MemoryPinMoved,
     "waybook.memory.used/1": MemoryUsed,
+    "waybook.reflection.reserved/1": ReflectionReserved,
+    "waybook.reflection.started/1": ReflectionStarted,
+    "waybook.reflection.finished/1": ReflectionFinished,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 

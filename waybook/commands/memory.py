@@ -23,7 +23,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Show the files of a working-memory journal as they were at a seq (default: now), or with "
             "--history the revisions of one file: created, superseded, tombstoned, recreated, renamed, "
-            "with the tool call that caused each."
+            "with the tool call that caused each. Memory as a git repository: waybook memory export-git "
+            "MEMORY.jsonl DIR, and waybook memory import-git DIR MEMORY.jsonl."
         ),
         epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )

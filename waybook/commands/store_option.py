@@ -121,9 +121,10 @@ def file_to_repair(url: str, journal_id: str) -> Path | None:
 
 def import_into_store(url: str, journal_id: str, staging: SessionJournal) -> None:
     """Copy a validated journal into a new journal of the store at `url` (created if missing), with its
-    own header: the records are sealed again to the same bytes, so every digest is kept."""
-    from waybook.journal import GENESIS, Header
+    own header, batch by batch: the records are sealed again to the same bytes, so every digest is kept."""
+    from waybook.journal import Header
     from waybook.stores import JournalExistsError, StoreArgumentError, open_store
+    from waybook.stores.copying import copy_records
 
     records = list(staging.read())
     header = records[0].body if records else None
@@ -133,8 +134,7 @@ def import_into_store(url: str, journal_id: str, staging: SessionJournal) -> Non
         with open_store(url) as store:
             journal = store.create(journal_id, role=role, metadata=metadata, header=False)
             with journal:
-                batch = [NewRecord(id=r.id, at=r.at, body=r.body) for r in records]
-                journal.append(batch, expected=GENESIS)
+                copy_records(records, journal)
     except (StoreArgumentError, JournalExistsError) as exc:
         raise _usage(str(exc)) from exc
 

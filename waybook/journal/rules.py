@@ -30,6 +30,7 @@ from waybook.journal.memory_rules import RoleRules, role_rules
 from waybook.journal.records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
+    Annotation,
     AnyBody,
     AssistantMessage,
     Compaction,
@@ -45,6 +46,9 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -403,6 +407,20 @@ def _check_custom(
         raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
 
 
+def _check_annotation(
+    rules: SessionRules, rid: str, body: Annotation, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.fullmatch(body.type):
+        msg = (
+            f"annotation {rid!r} has type {body.type!r}; use a namespaced type such as "
+            "'myext.note' so extensions cannot collide"
+        )
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    if not rules.is_known_node(body.target, pending):
+        msg = f"annotation {rid!r} is attached to {body.target!r}, which is not a node of this journal"
+        raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)
+
+
 def _check_header(
     rules: SessionRules, rid: str, body: Header, leaf: str | None, pending: Mapping[str, bool]
 ) -> None:
@@ -423,6 +441,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     CustomEntry: _check_custom,
     LeafMoved: _check_leaf_move,
     Reset: _no_check,
+    Annotation: _check_annotation,
     SubagentLink: _check_link,
     MemoryWrite: _no_check,
     MemoryDelete: _no_check,
@@ -430,4 +449,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryAdoption: _no_check,
     MemoryPinMoved: _no_check,
     MemoryUsed: _no_check,
+    ReflectionReserved: _no_check,
+    ReflectionStarted: _no_check,
+    ReflectionFinished: _no_check,
 }

@@ -1,9 +1,10 @@
 """Stores: many journals behind one `JournalStore` (docs/stores.md).
 
 `open_store(url)` opens one: `file:DIR` (the directory store, the embedded default), `sqlite:FILE`,
-`memory:`, and `postgresql://...` with the postgres extra.
+`memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres).
 """
 
+from waybook.stores.copying import copy_records
 from waybook.stores.database import DatabaseJournal, DatabaseStore
 from waybook.stores.directory import DirectoryStore
 from waybook.stores.errors import (
@@ -37,6 +38,7 @@ __all__ = [
     "SqliteStore",
     "ThreadedJournal",
     "ThreadedStore",
+    "copy_records",
     "open_async_store",
     "open_store",
     "tail",

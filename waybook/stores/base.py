@@ -259,6 +259,8 @@ class CatalogStore:
                 finally:
                     raw.close()
                 self._append_catalog(PURGED, purge_data(journal_id, info.role, head, reason, actor))
+                assert self._catalog_fed is not None
+                self._catalog_fed.flush()  # the receipt is on disk before any byte is erased
                 receipt = self._cat.purged[journal_id]
             self._drop_reader(journal_id)
             self._raw_erase(journal_id)  # after the receipt: an interrupted purge is finished by the next

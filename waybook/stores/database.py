@@ -54,6 +54,9 @@ class DatabaseStore:
     together.
     """
 
+    journal_type: type[DatabaseJournal] = DatabaseJournal
+    """What `create` and `open` return; an engine's store may return a subclass (PostgreSQL retries)."""
+
     def __init__(
         self,
         engine: Engine,
@@ -105,13 +108,13 @@ class DatabaseStore:
                 tx.insert(journal_id, [(1, tx.allocate(1), digest, line)])
             self._catalog.commit_plan(plan, tx)
         self._engine.committed()
-        journal = DatabaseJournal(self._engine, journal_id)
+        journal = self.journal_type(self._engine, journal_id)
         journal.head()  # take in the header
         return journal
 
     def open(self, journal_id: str) -> DatabaseJournal:
         check_journal_id(journal_id)
-        journal = DatabaseJournal(self._engine, journal_id)
+        journal = self.journal_type(self._engine, journal_id)
         journal.head()  # refuses unknown and purged journals, and proves the chain
         return journal
 

@@ -4,7 +4,7 @@ Layout of DIR:
     catalog.jsonl           the catalog journal (role "catalog"): creations, hidings, purge receipts
     journals/ID.jsonl       one JsonlJournal per journal (with its `.lock` sidecar)
     feed.runs               the feed: one line `["ID",first,last]` per run of records fed together
-    store.lock, feed.lock   flock sidecars: creating/hiding/purging, and extending the feed
+    store.lock              flocked while creating, hiding or purging (feed.runs is flocked itself)
 Cross-process safe on a local filesystem (the JSONL caveats apply, docs/jsonl.md). The journal files are
 the truth; `feed.runs` is an index over them that the next commit or open of a journal catches up.
 """
@@ -65,12 +65,12 @@ class DirectoryStore(CatalogStore):
             msg = f"{self._dir}: cannot create the store directory: {exc.strerror or exc}"
             raise StorageError(msg) from exc
         self._mutex = threading.Lock()
-        self._lock = FileLock(self._dir / "store.lock")
-        self._feed_file_lock = FileLock(self._dir / "feed.lock")
+        self._lock_fd = self._feed_fd = -1
+        self._lock_fd = _open_for_lock(self._dir / "store.lock", os.O_RDONLY)
+        self._lock = FileLock(self._lock_fd, self._dir / "store.lock")
         self._feed_path = self._dir / "feed.runs"
-        self._feed_fd = os.open(
-            self._feed_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE
-        )
+        self._feed_fd = _open_for_lock(self._feed_path, os.O_RDWR | os.O_APPEND)
+        self._feed_file_lock = FileLock(self._feed_fd, self._feed_path)
         self._feed_seen = 0
         try:
             self._attach_catalog(self._open_catalog())
@@ -128,7 +128,8 @@ class DirectoryStore(CatalogStore):
     def _raw_erase(self, journal_id: str) -> None:
         path = self.path_of(journal_id)
         torn = re.compile(re.escape(path.name) + r"\.torn-[0-9]+-[0-9a-f]+\.quarantine")
-        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path)]  # no trace of it left
+        # the lock file older versions kept, and the reopen checkpoint: no trace of the journal is left
+        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path)]
         doomed += [p for p in self._journals.iterdir() if torn.fullmatch(p.name)]
         for victim in doomed:
             with contextlib.suppress(FileNotFoundError):
@@ -168,7 +169,16 @@ class DirectoryStore(CatalogStore):
         return JsonlJournal(path, create=False, durability=self._durability)
 
     def _release(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self._feed_fd)
-        self._lock.close()
-        self._feed_file_lock.close()
+        for fd in (self._feed_fd, self._lock_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _open_for_lock(path: Path, flags: int) -> int:
+    """Open (creating if missing) a store file this process flocks; a symbolic link is refused."""
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        msg = f"{path}: cannot open the store's file: {exc.strerror or exc}"
+        raise StorageError(msg) from exc

@@ -250,12 +250,12 @@ class SqliteEngine:
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.005
         while True:
-            if head() > after:
-                return True
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            with self._signal:
+            with self._signal:  # checked under the lock `committed` notifies with: no wake-up is lost
+                if head() > after:
+                    return True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
                 self._signal.wait(pause if left is None else min(pause, left))
             pause = min(pause * 2, self.poll_interval)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -86,6 +87,9 @@ class ThreadedStore:
 
     def __init__(self, store: JournalStore) -> None:
         self._store = store
+        self._waiters: ThreadPoolExecutor | None = None
+        """Threads that block in `wait`, apart from asyncio's default pool, so tailing tasks never
+        starve the appends and reads that run there."""
 
     @property
     def url(self) -> str:
@@ -141,10 +145,12 @@ class ThreadedStore:
         frees its worker thread soon after."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
+        if self._waiters is None:
+            self._waiters = ThreadPoolExecutor(thread_name_prefix="waybook-feed-wait")
         while True:
             left = None if deadline is None else max(deadline - loop.time(), 0.0)
             step = 1.0 if left is None else min(left, 1.0)
-            if await asyncio.to_thread(self._store.wait, after, step):
+            if await loop.run_in_executor(self._waiters, self._store.wait, after, step):
                 return True
             if left is not None and left <= step:
                 return False
@@ -166,6 +172,8 @@ class ThreadedStore:
         return await asyncio.to_thread(lambda: self._store.purge(journal_id, reason=reason, actor=actor))
 
     async def close(self) -> None:
+        if self._waiters is not None:
+            self._waiters.shutdown(wait=False, cancel_futures=True)
         await asyncio.to_thread(self._store.close)
 
     async def __aenter__(self) -> Self:
@@ -181,7 +189,15 @@ class ThreadedStore:
 
 
 async def open_async_store(url: str) -> ThreadedStore:
-    """`open_store(url)` for asyncio programs: the store is opened in a worker thread."""
+    """`open_store(url)` for asyncio programs: the store is opened in a worker thread. A PostgreSQL
+    store waits on its feed natively (asyncio LISTEN/NOTIFY, no thread per waiter)."""
+    if url.partition(":")[0].lower() in ("postgresql", "postgres"):
+        try:
+            from waybook.stores.postgres.aio import open_async_postgres
+        except ImportError:
+            pass  # open_store explains what to install
+        else:
+            return await open_async_postgres(url)
     return ThreadedStore(await asyncio.to_thread(open_store, url))
 
 

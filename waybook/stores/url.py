@@ -3,7 +3,7 @@
     memory:                 a new MemoryStore (this process only)
     file:DIR                a DirectoryStore (created if missing); also file:///abs/dir
     sqlite:FILE             a SqliteStore (created if missing); also sqlite:///abs/file.db
-    postgresql://...        a PostgreSQL store (the `postgres` extra)
+    postgresql://...        a PostgreSQL store (the `postgresql` extra); ?pool_size=N&retry_for=SECONDS
 Options go in the query string: `?durability=fsync` (file, sqlite), `?busy_timeout=30` (sqlite).
 """
 
@@ -46,10 +46,26 @@ def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:
     )
 
 
+def _open_postgres(location: str, options: dict[str, str]) -> JournalStore:
+    try:
+        from waybook.stores.postgres import open_postgres
+    except ImportError as exc:
+        msg = f"{_public(location)}: the PostgreSQL store needs psycopg: pip install 'waybook[postgresql]'"
+        raise InvalidStoreUrlError(msg) from exc
+    return open_postgres(location)
+
+
+def _public(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{parts.path}"
+
+
 OPENERS: Final[dict[str, Opener]] = {
     "memory": _open_memory,
     "file": _open_directory,
     "sqlite": _open_sqlite,
+    "postgresql": _open_postgres,
+    "postgres": _open_postgres,
 }
 """Schemes `open_store` knows. A store module adds its own (PostgreSQL: "postgresql", "postgres")."""
 

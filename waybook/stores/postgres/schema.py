@@ -1,0 +1,185 @@
+"""The PostgreSQL store's schema, created and moved forward by versioned, idempotent migrations.
+
+Every table and function lives in the connection's current schema (the first entry of `search_path`,
+which a URL can set with `?options=-c%20search_path%3Dname`) under a `waybook_` prefix, so one database
+can hold several stores. `migrate` runs at every open: it takes a transaction-scoped advisory lock (two
+processes opening a fresh store at once do not race), applies the migrations the database lacks, each
+recorded in `waybook_schema`, and refuses a database whose schema is newer than this code knows.
+
+Rules for adding a migration: append a `Migration` with the next version; never edit a released one;
+each must be safe to run on any database at the previous version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+import psycopg
+
+from waybook.journal.errors import StorageError
+from waybook.journal.head import GENESIS_DIGEST
+from waybook.stores.postgres.errors import SchemaTooNewError
+
+
+@attrs.frozen
+class Migration:
+    version: int
+    summary: str
+    statements: tuple[str, ...]
+
+
+_INSERT_FUNCTION: Final = """
+CREATE FUNCTION waybook_insert(
+    p_journal text, p_expected_seq bigint, p_expected_digest text,
+    p_seqs bigint[], p_positions bigint[], p_digests text[], p_lines bytea[]
+) RETURNS void LANGUAGE plpgsql AS $fn$
+-- Insert a batch and move the journal's head row, only if the head row still is the head the batch
+-- follows. The writer holds the journal row (SELECT ... FOR UPDATE) and the feed clock row, so this
+-- cannot fail for a waybook writer; it fails closed if anything else has moved the head.
+DECLARE
+    n integer := cardinality(p_lines);
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_positions) <> n
+       OR cardinality(p_digests) <> n OR p_seqs[1] <> p_expected_seq + 1
+       OR p_seqs[n] <> p_expected_seq + n THEN
+        RAISE EXCEPTION 'waybook_insert: a batch of % must follow seq %', n, p_expected_seq
+            USING ERRCODE = 'WB400';
+    END IF;
+    UPDATE waybook_journals AS j SET head_seq = p_seqs[n], head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'waybook_insert: the head of % is no longer seq %', p_journal, p_expected_seq
+            USING ERRCODE = 'WB409';
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+    SELECT p_journal, r.seq, r.position, r.digest, r.line
+      FROM unnest(p_seqs, p_positions, p_digests, p_lines) AS r(seq, position, digest, line);
+    PERFORM pg_notify(waybook_channel(), p_positions[n]::text);
+END
+$fn$
+"""
+
+_APPEND_FUNCTION: Final = """
+CREATE FUNCTION waybook_append(
+    p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[]
+) RETURNS boolean LANGUAGE plpgsql AS $fn$
+-- Compare-and-append in one statement (so one round trip and, in autocommit, one transaction):
+-- move the journal's head row only if it still is the head the writer planned against (a writer
+-- holding the row makes this wait, then see the new head and match nothing), then take feed positions
+-- from the feed clock (its row lock, held until commit, orders writers by commit), insert the records
+-- verbatim and notify tailing readers (delivered at commit). False, with nothing written, when the
+-- head has moved (or the journal is purged or unknown): the writer then takes the locked path.
+DECLARE
+    n integer := cardinality(p_lines);
+    last_position bigint;
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n THEN
+        RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests)
+            USING ERRCODE = 'WB400';
+    END IF;
+    UPDATE waybook_journals AS j SET head_seq = p_expected_seq + n, head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE waybook_feed_clock AS c SET position = c.position + n RETURNING c.position INTO last_position;
+    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+    SELECT p_journal, p_expected_seq + i, last_position - n + i, p_digests[i], p_lines[i]
+      FROM generate_series(1, n) AS i;
+    PERFORM pg_notify(waybook_channel(), last_position::text);
+    RETURN true;
+END
+$fn$
+"""
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
+        "journals with their head rows, records, the feed clock, the checked insert",
+        (
+            f"""CREATE TABLE waybook_journals (
+                journal_id text PRIMARY KEY,
+                role text NOT NULL,
+                metadata text NOT NULL,
+                created bigint NOT NULL,
+                created_at text NOT NULL,
+                hidden boolean NOT NULL DEFAULT false,
+                purged bigint,
+                head_seq bigint NOT NULL DEFAULT 0 CHECK (head_seq >= 0),
+                head_digest text NOT NULL DEFAULT '{GENESIS_DIGEST}'
+            )""",
+            "CREATE INDEX waybook_journals_by_creation ON waybook_journals (created)",
+            """CREATE TABLE waybook_records (
+                journal_id text NOT NULL,
+                seq bigint NOT NULL CHECK (seq > 0),
+                position bigint NOT NULL,
+                digest text NOT NULL,
+                line bytea NOT NULL,
+                PRIMARY KEY (journal_id, seq)
+            )""",
+            "CREATE UNIQUE INDEX waybook_records_by_position ON waybook_records (position)",
+            """CREATE TABLE waybook_feed_clock (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                position bigint NOT NULL
+            )""",
+            "INSERT INTO waybook_feed_clock (position) VALUES (0)",
+            """CREATE FUNCTION waybook_channel() RETURNS text LANGUAGE sql STABLE AS
+               $fn$ SELECT 'waybook_feed_' || left(md5(current_schema()), 16) $fn$""",
+            _INSERT_FUNCTION,
+            _APPEND_FUNCTION,
+        ),
+    ),
+)
+
+LATEST: Final = MIGRATIONS[-1].version
+
+_LOCK_KEY: Final = "SELECT pg_advisory_xact_lock(hashtextextended('waybook:' || current_schema(), 0))"
+
+
+def migrate(
+    conn: psycopg.Connection[tuple[Any, ...]], *, migrations: Sequence[Migration] = MIGRATIONS
+) -> int:
+    """Bring the current schema to the latest version (idempotent); return the version it is at.
+
+    Raises SchemaTooNewError, having changed nothing, if the database was migrated by newer code.
+    """
+    known = migrations[-1].version if migrations else 0
+    with conn.transaction():
+        if current_schema(conn) is None:
+            msg = (
+                "the connection has no current schema: the schema named first in search_path does not "
+                "exist; create it (CREATE SCHEMA name) or point options=-c search_path=... at one that does"
+            )
+            raise StorageError(msg)
+        conn.execute(_LOCK_KEY)
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS waybook_schema (
+                version integer PRIMARY KEY,
+                summary text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )"""
+        )
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM waybook_schema").fetchone()
+        at = int(row[0]) if row else 0
+        if at > known:
+            raise SchemaTooNewError(found=at, known=known, schema=current_schema(conn) or "")
+        for migration in migrations:
+            if migration.version <= at:
+                continue
+            for statement in migration.statements:
+                conn.execute(statement.encode())
+            conn.execute(
+                "INSERT INTO waybook_schema (version, summary) VALUES (%s, %s)",
+                (migration.version, migration.summary),
+            )
+            at = migration.version
+    return at
+
+
+def current_schema(conn: psycopg.Connection[tuple[Any, ...]]) -> str | None:
+    row = conn.execute("SELECT current_schema()").fetchone()
+    return None if row is None or row[0] is None else str(row[0])

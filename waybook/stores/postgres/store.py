@@ -1,0 +1,145 @@
+"""`PostgresStore` (`postgresql://...`): many journals on a PostgreSQL server that many machines share.
+
+The engine-neutral `DatabaseStore` decides everything (planning and sealing with the journal's ledger,
+the head compare in the same transaction as the insert, retries, the catalog, hiding and purging);
+engine.py runs it on PostgreSQL. See docs/postgresql.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from waybook.journal.errors import RecordValidationError
+from waybook.journal.head import AppendResult, Head
+from waybook.journal.records import NewRecord, Record
+from waybook.stores.base import store_clock, store_ids
+from waybook.stores.database import DatabaseStore
+from waybook.stores.database_journal import DatabaseJournal
+from waybook.stores.errors import InvalidStoreUrlError, JournalExistsError
+from waybook.stores.postgres.engine import RETRY_FOR, Backoff, PostgresEngine
+from waybook.stores.postgres.errors import ConnectionLostError
+
+OPTIONS: Final = ("pool_size", "retry_for")
+"""URL query options waybook reads itself (the rest go to libpq: sslmode, options, ...)."""
+
+
+class PostgresJournal(DatabaseJournal):
+    """A journal of a PostgreSQL store.
+
+    Appends try the one-round-trip path first: when `expected` is the head this object knows, the batch
+    is planned here and sent to `waybook_append`, which compares the head row and inserts in one
+    statement. If the head has moved (another writer, or this very batch committed before a lost
+    reply), the engine-neutral locked path takes over: it catches up, recognises a retry (R7) or raises
+    StaleWriterError. An append whose connection fails is resent for up to the store's `retry_for`
+    seconds; R7 makes that safe.
+    """
+
+    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        self._check_open()
+        batch = tuple(records)
+        engine = self._engine
+        assert isinstance(engine, PostgresEngine)
+        backoff = Backoff(engine.retry_for)
+        while True:
+            try:
+                with self._mutex:
+                    result = self._append_at_known_head(engine, batch, expected)
+                if result is None:
+                    result = super().append(batch, expected=expected)
+                else:
+                    engine.committed()
+            except ConnectionLostError:
+                if not backoff.pause():
+                    raise
+            else:
+                return result
+
+    def _append_at_known_head(
+        self, engine: PostgresEngine, batch: Sequence[NewRecord], expected: Head
+    ) -> AppendResult | None:
+        if expected != self._ledger.head:
+            return None
+        try:
+            plan = self._ledger.plan(batch, expected, _no_range)
+        except RecordValidationError:
+            return None  # judged against what this object last saw: let the locked path judge it current
+        assert not isinstance(plan, AppendResult)  # expected is the head: a plan, or a refusal
+        if not engine.append_now(self._id, plan):
+            return None
+        self._ledger.commit(plan)
+        return plan.result
+
+
+def _no_range(after: int, limit: int) -> list[Record]:
+    msg = "a plan at the known head never looks for a retried batch"
+    raise AssertionError(msg)
+
+
+class PostgresStore(DatabaseStore):
+    """Many journals in one PostgreSQL schema. See the module docstring and docs/postgresql.md.
+
+    `conninfo` is a libpq URL or key=value string; the store lives in the connection's current schema
+    (set it with `options=-c search_path=NAME`). `pool_size` caps this process's connections;
+    `retry_for` is how long an operation keeps trying when the server is unreachable.
+    """
+
+    journal_type = PostgresJournal
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        pool_size: int = 8,
+        retry_for: float = RETRY_FOR,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
+        self._pg = PostgresEngine(conninfo, pool_size=pool_size, retry_for=retry_for)
+        try:
+            super().__init__(self._pg, clock=clock, ids=ids)
+        except BaseException:
+            self._pg.close()
+            raise
+
+    @property
+    def postgres_engine(self) -> PostgresEngine:
+        return self._pg
+
+    def _set_up_catalog(self) -> None:
+        backoff = Backoff(self._pg.retry_for)
+        while True:  # safe to run again: it looks for the catalog first
+            try:
+                with contextlib.suppress(JournalExistsError):  # another process created it just now
+                    super()._set_up_catalog()
+            except ConnectionLostError:
+                if not backoff.pause():
+                    raise
+            else:
+                return
+
+    def _after_purge(self) -> None:
+        self._pg.vacuum_records()
+
+
+def open_postgres(url: str) -> PostgresStore:
+    """The store at a `postgresql://` (or `postgres://`) URL; `pool_size` and `retry_for` are read
+    from its query string, everything else goes to libpq."""
+    parts = urllib.parse.urlsplit(url)
+    pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    ours = {k: v for k, v in pairs if k in OPTIONS}
+    rest = urllib.parse.urlencode(
+        [(k, v) for k, v in pairs if k not in OPTIONS], quote_via=urllib.parse.quote
+    )
+    conninfo = urllib.parse.urlunsplit(parts._replace(query=rest))
+    try:
+        pool_size = int(ours.get("pool_size", "8"))
+        retry_for = float(ours.get("retry_for", str(RETRY_FOR)))
+    except ValueError:
+        pool_size = retry_for = -1
+    if pool_size < 1 or not retry_for >= 0:
+        msg = f"{url!r}: pool_size must be a whole number >= 1 and retry_for a number of seconds >= 0"
+        raise InvalidStoreUrlError(msg)
+    return PostgresStore(conninfo, pool_size=pool_size, retry_for=retry_for)
