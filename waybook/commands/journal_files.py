@@ -49,7 +49,7 @@ def open_journal_file(path: Path) -> JsonlJournal:
         msg = f"{path}: no such journal file"
         raise UsageError(msg)
     try:
-        journal = JsonlJournal(path, readonly=True)
+        journal = JsonlJournal(path, readonly=True, sidecar=False)  # audits prove the whole file
     except CorruptJournalError as exc:
         if exc.seq == 1 and exc.offset == 0 and not starts_with_header(path):
             raise NotAJournalError(path=str(path), reason=exc.reason) from None

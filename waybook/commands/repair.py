@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     # Refuse a directory, a missing file and anything that is not a waybook journal before opening it
     # for writing: repair must never truncate a file that has no valid header to keep.
     open_journal_file(args.path).close()
-    with JsonlJournal(args.path, create=False) as journal:
+    with JsonlJournal(args.path, create=False, sidecar=False) as journal:
         damage = journal.damage
         say = warn if args.json else print  # with --json, stdout holds only the JSON document
         if damage is None:

@@ -101,6 +101,10 @@ class UnknownNodeError(RecordValidationError):
     """A record refers to a node id that is not in the journal."""
 
 
+class ToolPairingError(RecordValidationError):
+    """A turn's tool results do not answer its tool calls one for one (unknown, repeated or missing)."""
+
+
 class MemoryRuleError(RecordValidationError):
     """A memory record breaks a memory rule (docs/memory.md): a hostile path, a digest that is not the
     content's, a read-only file, a limit, a file and a directory at one path, a reused request id.
@@ -272,6 +276,11 @@ class RecordTooLargeError(CapacityError):
 
 class StorageError(JournalError, OSError):
     """The storage below the journal failed. The journal object may refuse further use."""
+
+
+class JournalBusyError(StorageError):
+    """The journal is held by a single writer (`exclusive=True`) for its lifetime, or, for an exclusive
+    open, by another object right now. Nothing was written."""
 
 
 class LockUnsupportedError(StorageError):

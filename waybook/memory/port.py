@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.errors import (
     ConflictError,
     CorruptJournalError,
@@ -32,7 +33,6 @@ from waybook.memory.patching import decide_changes, decide_command
 from waybook.memory.results import Failure, Receipt, Result, failed
 from waybook.memory.state import MemoryProjection, MemoryState, Revision
 from waybook.projections.base import LiveProjection, replay
-from waybook.session import new_id, utc_now
 
 
 class ScopeMismatchError(ValueError):
