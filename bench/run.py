@@ -678,6 +678,12 @@ def bench_authority(quick: bool) -> Iterator[Row]:
     )
 
 
+def bench_speed(quick: bool) -> Iterator[Row]:
+    from bench.speed import bench_speed as rows  # issue 15's rows live in bench/speed.py
+
+    return rows(quick)
+
+
 SUITES: dict[str, Callable[[bool], Iterator[Row]]] = {
     "core": bench_core,
     "jsonl": bench_jsonl,
@@ -685,6 +691,7 @@ SUITES: dict[str, Callable[[bool], Iterator[Row]]] = {
     "export": bench_export,
     "memory": bench_memory,
     "authority": bench_authority,
+    "speed": bench_speed,
 }
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -34,3 +37,38 @@ def test_the_projections_worked_example_prints_what_the_doc_says() -> None:
     assert expected is not None
     run = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, check=True)
     assert run.stdout == expected.group(1)
+
+
+# --- issue 14: every code block runs ----------------------------------------------------------------
+
+DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", flags=re.S | re.M)
+BLOCKS = [
+    (doc, number, language, code)
+    for doc in DOCS
+    for number, (language, code) in enumerate(FENCE.findall(doc.read_text()), start=1)
+]
+
+
+def test_every_fenced_block_says_what_it_is() -> None:
+    untagged = [
+        f"{doc.name} block {n}" for doc, n, language, _ in BLOCKS if language not in ("python", "sh", "text")
+    ]
+    assert untagged == [], "tag each block python, sh (both run in the tests) or text (output, diagrams)"
+
+
+@pytest.mark.parametrize(
+    ("doc", "number", "language", "code"),
+    [b for b in BLOCKS if b[2] in ("python", "sh")],
+    ids=[f"{b[0].name}-{b[1]}" for b in BLOCKS if b[2] in ("python", "sh")],
+)
+def test_every_code_block_in_the_docs_runs(
+    doc: Path, number: int, language: str, code: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if "WAYBOOK_POSTGRES_URL" in code:  # the PostgreSQL page's blocks run against the tests' own server
+        env["WAYBOOK_POSTGRES_URL"] = request.getfixturevalue("pg_url")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    command = [sys.executable, "-c", code] if language == "python" else ["bash", "-e", "-c", code]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, f"{doc.name} block {number}:\n{run.stderr[-2000:]}"

@@ -84,7 +84,7 @@ def test_a_label_record_can_choose_the_other_branch() -> None:
     from waybook import Session
 
     Session(journal).custom("waybook.label", {"target": "e05", "label": "chosen"})
-    Session(journal).custom("waybook.label", {"target": "e06", "label": "rejected"})
+    Session(journal).custom("waybook.label", {"target": "e07", "label": "rejected"})
     (pair,) = TrajectoryExporter(journal).pairs()
     assert pair["chosen"][-1]["content"] == "It is a shopping note: buy milk."
 
@@ -113,6 +113,9 @@ SECRETS = {
     "github-token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB",
     "slack-token": "xoxb-1234567890-abcdefghij",
     "google-api-key": "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
+    "basic-auth": "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l",
+    "aws-secret-key": "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 }
 
 

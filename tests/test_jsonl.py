@@ -64,7 +64,11 @@ def line_end(path: Path, seq: int) -> int:
 def test_the_journal_file_is_created_private_and_alone(tmp_path: Path) -> None:
     make_file(tmp_path / "s.jsonl").close()
     assert (tmp_path / "s.jsonl").stat().st_mode & 0o777 == 0o600
-    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"], "no side lock file"
+    # no side lock file; the only other file is the reopen checkpoint (a cache), private too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl", "s.jsonl.checkpoint"]
+    assert (tmp_path / "s.jsonl.checkpoint").stat().st_mode & 0o777 == 0o600
+    make_file(tmp_path / "t.jsonl", sidecar=False).close()
+    assert not (tmp_path / "t.jsonl.checkpoint").exists()
 
 
 def test_each_line_is_the_canonical_record_and_a_newline(tmp_path: Path) -> None:
@@ -205,7 +209,7 @@ def test_each_policy_syncs_as_documented(tmp_path: Path, policy: str, syncs_per_
     assert ops.fsyncs - before == 10 * syncs_per_append
     journal.flush()
     journal.close()
-    expected_at_close = {"none": 0, "flush": 2, "fsync": 0}[policy]
+    expected_at_close = {"none": 0, "flush": 1, "fsync": 0}[policy]  # close after flush: nothing new
     assert ops.fsyncs - before - 10 * syncs_per_append == expected_at_close
 
 
@@ -392,7 +396,7 @@ def test_a_chain_broken_only_at_the_last_line_is_a_torn_tail(tmp_path: Path) -> 
 
 def test_a_garbled_byte_in_the_middle_is_corruption_at_the_right_seq(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    make_file(path, nodes=6).close()
+    make_file(path, nodes=6, sidecar=False).close()  # no checkpoint: the open proves every line
     offsets = line_offsets(path)
     data = bytearray(path.read_bytes())
     data[offsets[3] + 40] ^= 0x01  # a byte inside seq 4
@@ -475,7 +479,7 @@ def test_head_of_an_empty_file_is_genesis(tmp_path: Path) -> None:
 
 def test_a_readonly_journal_reads_creates_nothing_and_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    make_file(path).close()
+    make_file(path, sidecar=False).close()
     with JsonlJournal(path, readonly=True) as journal:
         assert journal.head().seq == 5
         with pytest.raises(StorageError, match="read-only"):

@@ -106,7 +106,7 @@ def test_a_device_at_the_journal_path_is_refused() -> None:
 
 
 def torn_file(path: Path) -> bytes:
-    with JsonlJournal(path) as journal:
+    with JsonlJournal(path, sidecar=False) as journal:  # no reopen checkpoint: only the journal file
         Session.create(journal).user("kept")
     with path.open("ab") as handle:
         handle.write(b'{"seq":3,"id":"to')

@@ -29,6 +29,9 @@ from waybook.journal import (
     MemoryUsed,
     MemoryWrite,
     NewRecord,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -174,6 +177,28 @@ SAMPLES: dict[str, list[AnyBody]] = {
     "waybook.memory.used/1": [
         MemoryUsed(memory="memory-canonical-1", seq=7, digest="f5" * 32, index_sha256="a1" * 32),
         MemoryUsed(memory=None, unavailable="the memory journal is locked", policy="continue"),
+        MemoryUsed(
+            memory="memory-working-1",
+            seq=12,
+            digest="c3" * 32,
+            block_sha256="b1" * 32,
+            layers=(
+                ("base", "operator", "0a" * 32),
+                ("orientation", "extension", "0b" * 32),
+                ("memory", "memory", "b1" * 32),
+            ),
+        ),
+    ],
+    "waybook.reflection.reserved/1": [
+        ReflectionReserved(run="reflect_1", trigger="manual", reason="the user asked"),
+        ReflectionReserved(run="reflect_2", trigger="step"),
+    ],
+    "waybook.reflection.started/1": [
+        ReflectionStarted(run="reflect_1", windows=(("session-a", 0, 40), ("session-b", 12, 30))),
+    ],
+    "waybook.reflection.finished/1": [
+        ReflectionFinished(run="reflect_1", outcome="merged"),
+        ReflectionFinished(run="reflect_2", outcome="failed", detail="the model timed out"),
     ],
 }
 

@@ -17,7 +17,8 @@ from waybook.journal import (
     StaleWriterError,
     verify,
 )
-from waybook.session import Session, new_id, utc_now
+from waybook.resume import Resumed, resume
+from waybook.session import Session, ToolOutcome, new_id, utc_now
 
 __all__ = [
     "GENESIS",
@@ -28,11 +29,14 @@ __all__ = [
     "JournalError",
     "JsonlJournal",
     "Record",
+    "Resumed",
     "Session",
     "SessionJournal",
     "StaleWriterError",
+    "ToolOutcome",
     "__version__",
     "new_id",
+    "resume",
     "utc_now",
     "verify",
 ]

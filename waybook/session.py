@@ -7,12 +7,13 @@ session is unchanged; `sync()` catches up and the caller decides again.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
-from waybook.journal.errors import IntegrityError, InvalidRecordError
+import attrs
+
+from waybook.journal.clock import SessionClock, new_id, utc_now
+from waybook.journal.errors import IntegrityError, InvalidRecordError, ToolPairingError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
@@ -30,6 +31,8 @@ from waybook.journal.records import (
     Reset,
     SubagentLink,
     SystemMessage,
+    TextBlock,
+    ToolCallBlock,
     ToolResult,
     UserMessage,
     text,
@@ -37,15 +40,7 @@ from waybook.journal.records import (
 from waybook.journal.rules import next_leaf
 from waybook.offload import DEFAULT_INLINE_LIMIT, offload
 
-
-def utc_now() -> str:
-    """The current UTC time as RFC 3339 with milliseconds, the form records carry in `at`."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def new_id() -> str:
-    """A fresh random record id (16 hex characters)."""
-    return secrets.token_hex(8)
+__all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
 
 def _content(value: str | Sequence[Block]) -> Content:
@@ -55,31 +50,61 @@ def _content(value: str | Sequence[Block]) -> Content:
     return tuple(value) if isinstance(value, list | tuple) else value  # type: ignore[return-value]
 
 
+@attrs.frozen
+class ToolOutcome:
+    """What one tool call returned, for `Session.turn`: the call it answers and its output.
+
+    `tool_name` defaults to the name the call gave.
+    """
+
+    call_id: str
+    content: str | Sequence[Block]
+    is_error: bool = False
+    tool_name: str | None = None
+    details: dict[str, Any] | None = None
+
+
 class Session:
-    """Writes one conversation into a journal. Not thread-safe: use one Session per writer."""
+    """Writes one conversation into a journal. Not thread-safe: use one Session per writer.
+
+    A journal with a `position()` method (head and leaf together; both waybook adapters have one) is
+    joined at its head without reading it; any other is read from the start to find the leaf.
+    """
 
     def __init__(
         self,
         journal: SessionJournal,
         *,
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
         blobs: Any = None,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> None:
-        """`blobs` (a store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it
-        such a block is refused (waybook.offload)."""
+        """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`. `blobs` (a
+        store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it such a block
+        is refused (waybook.offload)."""
         self._journal = journal
         self._blobs = blobs
         self._inline_limit = inline_limit
         self._pending_refs: list[Any] = []
         self._actor = actor
+        self._session_clock: SessionClock | None = None
+        if clock is None:
+            clock = self._session_clock = SessionClock()
         self._clock = clock
         self._ids = ids
         self._head: Head = GENESIS
         self._leaf: str | None = None
-        self.sync()
+        position = getattr(journal, "position", None)
+        if position is None:
+            self.sync()
+            return
+        # The journal knows its head and leaf: start there instead of reading every record.
+        self._head, self._leaf = position()
+        if self._session_clock is not None and self._head.seq:
+            for last in journal.read(after=self._head.seq - 1, limit=1):
+                self._session_clock.observe(last.at)
 
     @classmethod
     def create(
@@ -91,7 +116,7 @@ class Session:
         metadata: dict[str, Any] | None = None,
         role: str = "session",
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
         blobs: Any = None,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
@@ -122,15 +147,67 @@ class Session:
     def sync(self) -> int:
         """Catch up with records other writers committed; returns how many were read."""
         count = 0
+        record = None
         for record in self._journal.read(after=self._head.seq):
             self._see(record)
             count += 1
+        if record is not None and self._session_clock is not None:
+            self._session_clock.observe(record.at)
         return count
 
     def append(self, *bodies: AnyBody) -> AppendResult:
         """Append bodies as one atomic batch at this session's head. Nodes must name their parents."""
         batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in bodies]
         self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
+        result = self._journal.append(batch, expected=self._head)
+        for record in result.records:
+            self._see(record)
+        return result
+
+    def turn(
+        self,
+        content: str | Sequence[Block],
+        results: Sequence[ToolOutcome] = (),
+        *,
+        stop_reason: str | None = None,
+        model: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> AppendResult:
+        """Append one assistant message and the results of the tool calls in it, as one atomic batch.
+
+        The message extends the leaf; each result's parent is the record before it, in the order given.
+        Every tool call in `content` needs exactly one result, and every result must answer one of
+        them: otherwise ToolPairingError, and nothing is written. `stop_reason` defaults to "tool_use"
+        when there are calls and "end_turn" when there are none. One write (and under the fsync
+        policies one fsync) for the whole turn.
+        """
+        blocks = self._inline(content)
+        calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
+        _check_pairing(blocks, calls, results, self._journal.name)
+        message_id = self._ids()
+        message = AssistantMessage(
+            parent=self._leaf,
+            content=blocks,
+            stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
+            model=model,
+            usage=usage,
+        )
+        at = self._clock()
+        batch = [NewRecord(id=message_id, at=at, body=message)]
+        parent = message_id
+        for outcome in results:
+            rid = self._ids()
+            body = ToolResult(
+                parent=parent,
+                call_id=outcome.call_id,
+                content=self._inline(outcome.content),
+                tool_name=calls[outcome.call_id].name if outcome.tool_name is None else outcome.tool_name,
+                is_error=outcome.is_error,
+                details=outcome.details,
+            )
+            batch.append(NewRecord(id=rid, at=at, body=body))
+            parent = rid
+        self._pending_refs = []
         result = self._journal.append(batch, expected=self._head)
         for record in result.records:
             self._see(record)
@@ -227,12 +304,28 @@ class Session:
 
     def _inline(self, value: str | Sequence[Block]) -> Content:
         """The content as given, with blocks over the inline limit stored as blobs (waybook.offload)."""
-        content, refs = offload(_content(value), blobs=self._blobs, limit=self._inline_limit)
+        content = _content(value)
+        if type(content) is not tuple:
+            return content  # not content at all: the journal refuses it, typed
+        quarter = self._inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
+        if all(type(block) is TextBlock and len(block.text) <= quarter for block in content):
+            return content  # nothing near the limit (nearly every message): nothing to measure
+        content, refs = offload(content, blobs=self._blobs, limit=self._inline_limit)
         self._pending_refs.extend(refs)
         return content
 
     def _node(self, body: AnyBody) -> Record:
-        return self.append(body).records[0]
+        """Append one body: `append` without the batch loop (this is nearly every append)."""
+        head = self._head
+        new = NewRecord(id=self._ids(), at=self._clock(), body=body)
+        self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
+        result = self._journal.append((new,), expected=head)
+        (record,) = result.records
+        if record.seq != head.seq + 1:
+            self._see(record)  # raises: the journal skipped records
+        self._head = result.head
+        self._leaf = record.id if body.IS_NODE else next_leaf(self._leaf, record.id, body)
+        return record
 
     def _see(self, record: Record) -> None:
         if record.seq != self._head.seq + 1:
@@ -241,3 +334,34 @@ class Session:
             raise IntegrityError(msg)
         self._head = Head.of(record)
         self._leaf = next_leaf(self._leaf, record.id, record.body)
+
+
+def _check_pairing(
+    blocks: Content, calls: dict[str, ToolCallBlock], results: Sequence[ToolOutcome], journal: str
+) -> None:
+    """Refuse a turn whose results do not answer its calls one for one, naming what is wrong."""
+    if len(calls) != sum(1 for block in blocks if type(block) is ToolCallBlock):
+        msg = "the assistant message has two tool calls with the same id; give each call its own id"
+        raise ToolPairingError(msg, journal=journal)
+    answered: set[str] = set()
+    for outcome in results:
+        if type(outcome) is not ToolOutcome:
+            msg = f"turn results are ToolOutcome values, got {type(outcome).__name__}"
+            raise ToolPairingError(msg, journal=journal)
+        if outcome.call_id not in calls:
+            msg = (
+                f"a result answers call {outcome.call_id!r}, which is not a tool call of this message "
+                f"(its calls: {sorted(calls)}); nothing was written"
+            )
+            raise ToolPairingError(msg, journal=journal)
+        if outcome.call_id in answered:
+            msg = f"call {outcome.call_id!r} has two results; give each call exactly one; nothing was written"
+            raise ToolPairingError(msg, journal=journal)
+        answered.add(outcome.call_id)
+    missing = [call_id for call_id in calls if call_id not in answered]
+    if missing:
+        msg = (
+            f"tool calls {missing} have no result; a turn appends every call's result with its message "
+            "(use Session.assistant and Session.tool_result to write them apart); nothing was written"
+        )
+        raise ToolPairingError(msg, journal=journal)

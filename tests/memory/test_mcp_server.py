@@ -72,6 +72,15 @@ def test_the_mcp_server_exposes_memory_and_the_agent_face_but_never_the_host(tmp
                 )
             )
             assert hostile["error"]["code"] == "INVALID_PATH"
+            patch = "*** Begin Patch\n*** Add File: /memories/p.md\n+patched\n*** End Patch"
+            patched = structured(await client.call_tool("memory", {"command": "apply_patch", "patch": patch}))
+            assert patched["value"]["added"] == ["/memories/p.md"]
+            described = structured(
+                await client.call_tool(
+                    "memory", {"command": "update_description", "path": "/memories/p.md", "description": "d"}
+                )
+            )
+            assert described["ok"] is True
             remembered = structured(
                 await client.call_tool("remember", {"request_id": "r1", "puts": {"/memories/b.md": "fact"}})
             )
@@ -91,4 +100,4 @@ def test_the_mcp_server_exposes_memory_and_the_agent_face_but_never_the_host(tmp
     asyncio.run(session())
     with JsonlJournal(paths[0], readonly=True) as working:
         state = replay(MemoryProjection(), working)
-    assert sorted(state.files) == ["/memories/a.md", "/memories/b.md"]
+    assert sorted(state.files) == ["/memories/a.md", "/memories/b.md", "/memories/p.md"]

@@ -1,4 +1,4 @@
-"""The code in docs/memory.md and docs/canonical-memory.md runs as written."""
+"""The code in the memory, canonical-memory, reflection, search and memory-git docs runs as written."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import pytest
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.mark.parametrize("page", ["memory.md", "canonical-memory.md"])
+@pytest.mark.parametrize(
+    "page", ["memory.md", "canonical-memory.md", "reflection.md", "search.md", "memory-git.md"]
+)
 def test_every_code_block_of_the_memory_docs_runs(page: str, tmp_path: Path) -> None:
     blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
     assert blocks

@@ -13,6 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from waybook.journal import InMemoryJournal
 from waybook.memory import Limits, Memory, MemoryProjection
+from waybook.memory.text import with_description
 from waybook.projections import replay
 
 LIMITS = Limits(max_file_bytes=16, max_total_bytes=30, max_files=3)
@@ -53,6 +54,43 @@ class MemoryMachine(RuleBasedStateMachine):
         self.clock += 1
         self.files[path] = text
         self.written[path] = self.clock
+        return True
+
+    def model_change(self, writes: dict[str, str], deletes: set[str]) -> bool:
+        """A patch: deletes, then writes in order, evicting the earliest-written untouched files."""
+        if any(len(t.encode()) > LIMITS.max_file_bytes for t in writes.values()):
+            return False
+        staying = sorted(
+            (p for p in self.files if p not in deletes and p not in writes), key=lambda p: self.written[p]
+        )
+        total = sum(len(self.files[p].encode()) for p in staying) + sum(
+            len(t.encode()) for t in writes.values()
+        )
+        count = len(staying) + len(writes)
+        evict = []
+        for victim in staying:
+            if total <= LIMITS.max_total_bytes and count <= LIMITS.max_files:
+                break
+            evict.append(victim)
+            total -= len(self.files[victim].encode())
+            count -= 1
+        if total > LIMITS.max_total_bytes or count > LIMITS.max_files:
+            return False
+        for gone in [*deletes, *evict]:
+            del self.files[gone]
+            del self.written[gone]
+
+        def growth(path: str) -> int:
+            return len(writes[path].encode()) - len(self.files.get(path, "").encode())
+
+        ordered = [p for p in writes if growth(p) <= 0] + [p for p in writes if growth(p) > 0]
+        for path in ordered:
+            text = writes[path]
+            if self.files.get(path) == text:
+                continue  # an unchanged file is not written again
+            self.clock += 1
+            self.files[path] = text
+            self.written[path] = self.clock
         return True
 
     # --- rules -------------------------------------------------------------------------------------
@@ -114,6 +152,54 @@ class MemoryMachine(RuleBasedStateMachine):
             self.written[new] = self.written.pop(old)
         else:
             assert not result.ok
+
+    @rule(data=st.data(), added=st.lists(st.text(alphabet="ab£", max_size=4), min_size=1, max_size=3))
+    def apply_patch(self, data: st.DataObject, added: list[str]) -> None:
+        """Add one file, update a line of another and delete a third, all or nothing."""
+        new_path = data.draw(st.sampled_from(PATHS))
+        ops = [f"*** Add File: {new_path}", *(f"+{line}" for line in added)]
+        writes = {new_path: "".join(f"{line}\n" for line in added)}
+        deletes: set[str] = set()
+        others = sorted(p for p in self.files if p != new_path)
+        if others:
+            target = data.draw(st.sampled_from(others))
+            lines = self.files[target].split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            if lines and data.draw(st.booleans()):
+                old = data.draw(st.sampled_from(lines))
+                new = data.draw(st.text(alphabet="ab£", max_size=4))
+                first = lines.index(old)
+                ops += [f"*** Update File: {target}", "@@", f"-{old}", f"+{new}"]
+                writes[target] = "".join(f"{x}\n" for x in [*lines[:first], new, *lines[first + 1 :]])
+            else:
+                ops.append(f"*** Delete File: {target}")
+                deletes.add(target)
+        patch = "\n".join(["*** Begin Patch", *ops, "*** End Patch"])
+        before = dict(self.files)
+        result = self.memory.execute({"command": "apply_patch", "patch": patch})
+        if new_path in self.files:
+            assert result.error is not None
+            assert result.error.code == "ALREADY_EXISTS"
+            return
+        assert result.ok == self.model_change(writes, deletes), result.error
+        if not result.ok:
+            assert self.files == before
+
+    @precondition(lambda self: self.files)
+    @rule(data=st.data(), description=st.text(alphabet="ab £", min_size=1, max_size=6))
+    def update_description(self, data: st.DataObject, description: str) -> None:
+        path = data.draw(st.sampled_from(sorted(self.files)))
+        result = self.memory.execute(
+            {"command": "update_description", "path": path, "description": description}
+        )
+        if not description.strip():
+            assert result.error is not None
+            assert result.error.code == "INVALID_ARGUMENT"
+            return
+        assert result.ok == self.model_change(
+            {path: with_description(self.files[path], description.strip())}, set()
+        )
 
     @rule(path=st.sampled_from(PATHS))
     def view_changes_nothing(self, path: str) -> None:

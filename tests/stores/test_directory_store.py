@@ -60,6 +60,7 @@ def test_the_layout_is_a_catalog_a_feed_and_one_file_per_journal(tmp_path: Path)
     names = sorted(str(p.relative_to(tmp_path / "store")) for p in (tmp_path / "store").rglob("*"))
     assert names == [
         "catalog.jsonl",
+        "catalog.jsonl.checkpoint",  # the catalog's reopen checkpoint (a cache: docs/jsonl.md)
         "feed.runs",
         "journals",
         "journals/s1.jsonl",

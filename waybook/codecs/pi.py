@@ -1,76 +1,87 @@
-"""The Pi coding agent's session JSONL, imported to and exported from waybook records.
+"""The Pi coding agent's session JSONL, imported to and exported from waybook records, losing nothing.
 
 Pi writes a header line (`type: "session"`) and then entries. Version 1 entries have no ids: each one
 continues the one before, and a compaction names its first kept entry by index. Version 2 gives every
 entry an `id` and a `parentId`; version 3 renames the `hookMessage` role to `custom`. Import migrates to
-version-3 meaning first, then maps each entry to a record:
+version-3 meaning first (as Pi's own session manager does), then maps each entry to a record:
 
 | Pi entry | waybook record |
 |---|---|
-| `message` user, assistant, toolResult | the same messages (Pi-only fields in `details["pi"]`) |
-| `message` bashExecution, custom | CustomEntry `pi.message.<role>`, shown in context |
+| `message` user, assistant, toolResult | the same messages |
+| `message` bashExecution | CustomEntry `pi.message.bashExecution`; in context unless `excludeFromContext` |
+| `message` custom, `custom_message` | CustomEntry `pi.message.custom` / `pi.custom_message`, in context |
 | `compaction` | Compaction |
-| `branch_summary`, `custom_message` | CustomEntry `pi.<type>`, shown in context |
-| `model_change`, `thinking_level_change`, `custom`, `label`, ... | CustomEntry `pi.<type>` |
-| `custom` with customType `waybook.record` | the waybook record it wraps (export's form for others) |
+| `branch_summary` | CustomEntry `pi.branch_summary`, in context when its summary is not empty |
+| `model_change`, `thinking_level_change`, `custom`, `label`, ... | CustomEntry `pi.<type>` (not in context) |
 
-Pi keeps its leaf in memory (on reload, the last entry), so it records no leaf moves. Import makes them
-explicit: wherever an entry's parent is not the entry before it, a LeafMoved record is inserted.
+What the model sees follows Pi's own rules (its `convertToLlm` and `buildSessionContext`): a bash
+execution run with `!!` is never sent; a custom message is always sent (`display` only decides whether
+Pi's terminal shows it); `custom` entries never are.
+
+Lossless both ways. Import derives the Pi entry back from each record and keeps the difference (fields
+waybook has no place for, unknown block fields such as `partialJson` or `thoughtSignature`, a content
+string, a timestamp in another spelling) as a patch in the record (`details["pi"]` of messages and
+compactions, `metadata["pi"]` of the header; a `pi.*` custom entry keeps the entry's fields in `data`).
+Export applies it, so Pi -> waybook -> Pi gives every entry back (Pi's migration of old versions
+included). Export carries what Pi has no form for in a top-level `waybook` field of an entry, which Pi
+keeps and ignores: leaf moves and resets before a node (`before`), and the exact record wherever the
+Pi form would not re-import to it (`record`); trailing ones ride on a `custom` entry of customType
+`waybook.records`. So waybook -> Pi -> waybook gives every record back, ids, times and reasons included.
+
 Ids are deterministic (Pi's own ids; `l<line>` for version-1 entries; `move:<entry id>` for inferred
-moves), so importing the same file twice, or a file exported from an import, gives the same records.
-
-Lines that do not parse are refused with their line numbers; `lenient=True` skips them and counts them.
+moves), so importing the same file twice gives the same records. Two JSON objects on one line (a known
+artefact of concurrent writers) are both imported, in order, and reported in `PiImport.joined`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 import attrs
+import msgspec
 
+from waybook.codecs import json_patch, pi_form, pi_map
 from waybook.codecs.canonical import canonical_json
+from waybook.codecs.pi_form import (
+    BRANCH_SUMMARY_PREFIX,
+    BRANCH_SUMMARY_SUFFIX,
+    CARRIER,
+    MAX_LINE,
+    PATCH,
+    PI_VERSION,
+    TRAILER,
+    WRAPPED,
+)
+from waybook.codecs.pi_map import bash_text
 from waybook.codecs.wire import decode_body
 from waybook.journal.errors import DecodeError
 from waybook.journal.records import (
-    AnyBody,
     AssistantMessage,
-    Block,
     Compaction,
-    Content,
     CustomEntry,
     Header,
-    ImageBlock,
     LeafMoved,
     NewRecord,
     Record,
-    TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
+    Reset,
     ToolResult,
     UserMessage,
 )
-from waybook.journal.rules import ID_PATTERN, TIMESTAMP_PATTERN
 
-PI_VERSION: Final = 3
-WRAPPED: Final = "waybook.record"
-"""customType of the Pi `custom` entries that carry a waybook record Pi has no entry type for."""
-
-_STOP_FROM_PI: Final = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "toolUse": "tool_use",
-    "error": "error",
-    "aborted": "aborted",
-}
-_STOP_TO_PI: Final = {v: k for k, v in _STOP_FROM_PI.items()} | {
-    "stop_sequence": "stop",
-    "refusal": "stop",
-    "pause_turn": "stop",
-}
-_ENTRY_KEYS: Final = ("type", "id", "parentId", "timestamp")
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "PI_VERSION",
+    "TRAILER",
+    "WRAPPED",
+    "PiFormatError",
+    "PiImport",
+    "bash_text",
+    "export_pi",
+    "import_pi",
+]
 
 
 class PiFormatError(DecodeError):
@@ -89,11 +100,13 @@ class PiFormatError(DecodeError):
 
 @attrs.frozen
 class PiImport:
-    """The records of an imported Pi session, the version it was written in, and the lines skipped."""
+    """The records of an imported Pi session, the version it was written in, the lines skipped, and
+    the lines that held more than one entry (all imported)."""
 
     records: tuple[NewRecord, ...]
     version: int
     skipped: tuple[tuple[int, str], ...]
+    joined: tuple[int, ...] = ()
 
 
 # --- import ---------------------------------------------------------------------------------------
@@ -101,56 +114,88 @@ class PiImport:
 
 def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     """Parse, migrate and map a Pi session file's content to records (a new journal's first records)."""
-    entries, skipped = _parse(data, lenient=lenient)
+    entries, skipped, joined = _parse(data, lenient=lenient)
     if not entries or entries[0][1].get("type") != "session":
         raise PiFormatError([(entries[0][0] if entries else 1, "the first line is not a Pi session header")])
     header_line, header = entries[0]
     version = header.get("version", 1)
-    if not isinstance(version, int) or not 1 <= version <= PI_VERSION:
+    if type(version) is not int or not 1 <= version <= PI_VERSION:
         raise PiFormatError([(header_line, f"unknown Pi session version {version!r}")])
-    body_entries = _migrate(entries[1:], version)
     problems: list[tuple[int, str]] = []
-    records = [_header_record(header, header_line, problems)]
+    records: list[NewRecord] = []
+    try:
+        records.extend(_header_records(header))
+    except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError) as exc:
+        problems.append((header_line, _why(exc)))
     leaf: str | None = None
-    for line, entry in body_entries:
+    for line, entry in _migrate(entries[1:], version):
         try:
-            at = _timestamp(entry.get("timestamp"))
-            parent = entry.get("parentId")
-            if parent != leaf:
-                move = LeafMoved(
-                    from_leaf=leaf, to_leaf=parent, reason="pi: continues an earlier entry", actor="pi"
-                )
-                records.append(NewRecord(id=f"move:{entry['id']}", at=at, body=move))
-            records.append(NewRecord(id=_id(entry["id"]), at=at, body=_body(entry, parent)))
-            leaf = entry["id"]
-        except (KeyError, TypeError, ValueError, DecodeError) as exc:
+            new, leaf = _entry_records(entry, leaf)
+            records.extend(new)
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError) as exc:
             problems.append((line, _why(exc)))
     if problems:
         raise PiFormatError(problems)
-    return PiImport(records=tuple(records), version=version, skipped=tuple(skipped))
+    return PiImport(records=tuple(records), version=version, skipped=tuple(skipped), joined=tuple(joined))
 
 
 def _parse(
     data: bytes | str, *, lenient: bool
-) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]]]:
-    text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]], list[int]]:
+    raw = data.encode() if isinstance(data, str) else data
+    decoder = json.JSONDecoder()
     entries: list[tuple[int, dict[str, Any]]] = []
     bad: list[tuple[int, str]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    joined: list[int] = []
+    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        if not line_bytes.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            bad.append((number, f"not JSON ({exc.msg})"))
+            values = _objects(decoder, line_bytes)
+        except ValueError as exc:
+            bad.append((number, str(exc)))
             continue
-        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-            bad.append((number, "not a Pi entry (an object with a type)"))
-            continue
-        entries.append((number, value))
+        if len(values) > 1:
+            joined.append(number)
+        for value in values:
+            if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+                bad.append((number, "not a Pi entry (an object with a type)"))
+                continue
+            entries.append((number, value))
     if bad and not lenient:
         raise PiFormatError(bad)
-    return entries, bad
+    return entries, bad, joined
+
+
+def _objects(decoder: json.JSONDecoder, line_bytes: bytes) -> list[Any]:
+    """Every JSON value on one line, in order (usually one; two when concurrent writes were joined)."""
+    if len(line_bytes) > MAX_LINE:
+        msg = f"line longer than {MAX_LINE} bytes"
+        raise ValueError(msg)
+    try:
+        line = line_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"not UTF-8 (byte {exc.start})"
+        raise ValueError(msg) from None
+    values: list[Any] = []
+    pos = 0
+    while True:
+        while pos < len(line) and line[pos] in " \t\r":
+            pos += 1
+        if pos == len(line):
+            return values
+        try:
+            value, pos = decoder.raw_decode(line, pos)
+        except json.JSONDecodeError as exc:
+            msg = f"not JSON ({exc.msg} at column {exc.colno})"
+            raise ValueError(msg) from None
+        except RecursionError:
+            msg = "not importable JSON (nested too deeply)"
+            raise ValueError(msg) from None
+        except ValueError as exc:  # e.g. an integer with more digits than Python converts
+            msg = f"not importable JSON ({exc})"
+            raise ValueError(msg) from None
+        values.append(value)
 
 
 def _migrate(entries: list[tuple[int, dict[str, Any]]], version: int) -> list[tuple[int, dict[str, Any]]]:
@@ -159,14 +204,23 @@ def _migrate(entries: list[tuple[int, dict[str, Any]]], version: int) -> list[tu
     if version < 2:
         # Version 1: ids follow the line; each entry continues the previous one; a compaction's
         # firstKeptEntryIndex counts the parsed entries with the header as entry 0.
-        by_index = {i + 1: f"l{line}" for i, (line, _) in enumerate(out)}
+        ids = [f"l{line}" for line, _ in out]
+        if len(set(ids)) != len(ids):  # two entries joined on one line: number them apart
+            seen: dict[str, int] = {}
+            for i, entry_id in enumerate(ids):
+                seen[entry_id] = seen.get(entry_id, 0) + 1
+                if seen[entry_id] > 1:
+                    ids[i] = f"{entry_id}.{seen[entry_id]}"
+        by_index = {i + 1: entry_id for i, entry_id in enumerate(ids)}
         previous = None
-        for line, entry in out:
-            entry["id"] = f"l{line}"
+        for (_, entry), entry_id in zip(out, ids, strict=True):
+            entry["id"] = entry_id
             entry["parentId"] = previous
-            previous = entry["id"]
-            if entry.get("type") == "compaction" and isinstance(entry.get("firstKeptEntryIndex"), int):
-                entry["firstKeptEntryId"] = by_index.get(entry.pop("firstKeptEntryIndex"))
+            previous = entry_id
+            if entry.get("type") == "compaction" and "firstKeptEntryIndex" in entry:
+                index = entry.pop("firstKeptEntryIndex")
+                if type(index) is int and index in by_index:
+                    entry["firstKeptEntryId"] = by_index[index]
     if version < 3:
         for _, entry in out:
             message = entry.get("message")
@@ -179,178 +233,87 @@ def _migrate(entries: list[tuple[int, dict[str, Any]]], version: int) -> list[tu
     return out
 
 
-def _header_record(header: dict[str, Any], line: int, problems: list[tuple[int, str]]) -> NewRecord:
-    extra = {k: v for k, v in header.items() if k not in ("type", "id", "version", "timestamp")}
-    session_id = header.get("id")
-    if not isinstance(session_id, str) or not ID_PATTERN.fullmatch(session_id):
-        problems.append((line, f"session id {session_id!r} is not usable as a record id"))
-        session_id = "pi-session"
-    at = _timestamp(header.get("timestamp"))
-    body = Header(journal=session_id, creator="pi", metadata={"pi": extra})
-    return NewRecord(id=session_id, at=at, body=body)
+def _header_records(header: dict[str, Any]) -> list[NewRecord]:
+    carried = header.get(CARRIER)
+    if isinstance(carried, dict) and "record" in carried:
+        return [_carried(carried["record"], parent=None, node=False)]
+    migrated = {**header, "version": PI_VERSION}
+    session_id = pi_map.record_id(migrated.get("id"))
+    at = pi_map.timestamp(migrated.get("timestamp"))
+    body = Header(journal=session_id, creator="pi", metadata={})
+    extra = json_patch.diff(pi_form.header_entry(NewRecord(id=session_id, at=at, body=body)), migrated)
+    if extra:
+        body = Header(journal=session_id, creator="pi", metadata={"pi": extra})
+    return [NewRecord(id=session_id, at=at, body=body)]
 
 
-def _body(entry: dict[str, Any], parent: str | None) -> AnyBody:
-    kind = entry["type"]
-    rest = {k: v for k, v in entry.items() if k not in _ENTRY_KEYS}
-    if kind == "message":
-        return _message_body(rest["message"], parent)
-    if kind == "compaction":
-        details: dict[str, Any] = {k: rest[k] for k in ("details", "fromHook") if k in rest}
-        tokens = rest.get("tokensBefore")
-        return Compaction(
-            parent=parent,
-            summary=rest["summary"],
-            first_kept=rest.get("firstKeptEntryId"),
-            tokens_before=tokens if isinstance(tokens, int) else None,
-            details=details or None,
-        )
-    if kind == "custom" and rest.get("customType") == WRAPPED:
-        return _unwrap(rest.get("data"), parent)
-    if kind == "branch_summary":
-        return CustomEntry(
-            parent=parent,
-            type="pi.branch_summary",
-            data=rest,
-            in_context=True,
-            content=_text(rest["summary"]),
-        )
-    if kind == "custom_message":
-        data = {k: v for k, v in rest.items() if k != "content"}
-        return CustomEntry(
-            parent=parent,
-            type="pi.custom_message",
-            data=data,
-            in_context=True,
-            content=_content(rest["content"]),
-        )
-    return CustomEntry(parent=parent, type=f"pi.{kind}", data=rest)
-
-
-def _message_body(message: dict[str, Any], parent: str | None) -> AnyBody:
-    role = message["role"]
-    rest = {k: v for k, v in message.items() if k not in ("role", "content", "model", "stopReason")}
-    if role == "user":
-        fields = {k: v for k, v in message.items() if k not in ("role", "content")}
-        return UserMessage(parent=parent, content=_content(message["content"]), details=_pi(fields))
-    if role == "assistant":
-        stop = message.get("stopReason")
-        if stop not in _STOP_FROM_PI:
-            msg = f"unknown assistant stopReason {stop!r}"
-            raise ValueError(msg)
-        usage = message.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        ints = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
-        return AssistantMessage(
-            parent=parent,
-            content=_content(message["content"]),
-            stop_reason=_STOP_FROM_PI[stop],
-            model=message.get("model"),
-            usage=ints or None,
-            details=_pi(rest),
-        )
-    if role == "toolResult":
-        fields = {
-            k: v
-            for k, v in message.items()
-            if k not in ("role", "content", "toolCallId", "toolName", "isError")
-        }
-        return ToolResult(
-            parent=parent,
-            call_id=message["toolCallId"],
-            tool_name=message.get("toolName"),
-            content=_content(message["content"]),
-            is_error=bool(message.get("isError", False)),
-            details=_pi(fields),
-        )
-    if role == "bashExecution":
-        shown = _text(f"Ran `{message.get('command', '')}`\n{message.get('output', '')}")
-        return CustomEntry(
-            parent=parent, type="pi.message.bashExecution", data=message, in_context=True, content=shown
-        )
-    if role == "custom":
-        data = {k: v for k, v in message.items() if k != "content"}
-        return CustomEntry(
-            parent=parent,
-            type="pi.message.custom",
-            data=data,
-            in_context=bool(message.get("display", True)),
-            content=_content(message.get("content", "")),
-        )
-    return CustomEntry(parent=parent, type=f"pi.message.{role}", data=message)
-
-
-def _unwrap(data: Any, parent: str | None) -> AnyBody:
-    if not isinstance(data, dict):
-        msg = f"a {WRAPPED} entry must carry a record body object"
+def _entry_records(entry: dict[str, Any], leaf: str | None) -> tuple[list[NewRecord], str | None]:
+    """The records one Pi entry stands for, and the leaf after them."""
+    carried = entry.get(CARRIER)
+    carried = carried if isinstance(carried, dict) else {}
+    records = [_carried(r, parent=None, node=False) for r in carried.get("before", ())]
+    for record in records:
+        if isinstance(record.body, LeafMoved):
+            leaf = record.body.to_leaf
+        elif isinstance(record.body, Reset):
+            leaf = None
+    if entry.get("type") == "custom" and entry.get("customType") == TRAILER:
+        return records, leaf
+    parent = entry.get("parentId")
+    if parent is not None and not isinstance(parent, str):
+        msg = f"parentId {parent!r} is not an entry id"
         raise TypeError(msg)
-    body = decode_body(canonical_json({**data, "parent": parent}), where=f"a Pi {WRAPPED} entry")
-    if not body.IS_NODE:
-        msg = f"a {WRAPPED} entry must carry a node"
-        raise ValueError(msg)
-    return body
-
-
-def _content(value: Any) -> Content:
-    if isinstance(value, str):
-        return _text(value)
-    blocks: list[Block] = []
-    for block in value:
-        kind = block.get("type")
-        if kind == "text":
-            blocks.append(TextBlock(text=block["text"]))
-        elif kind == "thinking":
-            blocks.append(
-                ThinkingBlock(
-                    thinking=block["thinking"],
-                    signature=block.get("thinkingSignature"),
-                    redacted=bool(block.get("redacted", False)),
-                )
-            )
-        elif kind == "toolCall":
-            blocks.append(
-                ToolCallBlock(call_id=block["id"], name=block["name"], arguments=block.get("arguments") or {})
-            )
-        elif kind == "image":
-            mime = block["mimeType"]
-            blocks.append(ImageBlock(source=f"data:{mime};base64,{block['data']}", media_type=mime))
-        else:
-            msg = f"unknown content block type {kind!r}"
-            raise ValueError(msg)
-    return tuple(blocks)
-
-
-def _text(value: str) -> Content:
-    return (TextBlock(text=value),)
-
-
-def _pi(fields: dict[str, Any]) -> dict[str, Any] | None:
-    return {"pi": fields} if fields else None
-
-
-def _id(value: Any) -> str:
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        msg = f"entry id {value!r} is not usable as a record id"
-        raise ValueError(msg)
-    return value
-
-
-def _timestamp(value: Any) -> str:
-    if isinstance(value, str) and TIMESTAMP_PATTERN.fullmatch(value):
-        return value
-    if isinstance(value, str):
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    elif isinstance(value, int | float):
-        parsed = datetime.fromtimestamp(value / 1000, UTC)
+    if "record" in carried:
+        node = _carried(carried["record"], parent=parent, node=True)
     else:
-        msg = f"timestamp {value!r} is not a date"
+        node = _mapped(entry, parent)
+    if parent != leaf:
+        move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason="pi: continues an earlier entry", actor="pi")
+        records.append(NewRecord(id=f"move:{node.id}", at=node.at, body=move))
+    records.append(node)
+    return records, node.id
+
+
+def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
+    """A Pi entry as a record; what the record cannot hold is kept as a patch inside it."""
+    entry = {k: v for k, v in entry.items() if k != CARRIER}
+    entry_id = pi_map.record_id(entry.get("id"))
+    at = pi_map.timestamp(entry.get("timestamp"))
+    record = NewRecord(id=entry_id, at=at, body=pi_map.body_of(entry, parent))
+    patch = json_patch.diff(pi_form.node_entry(record), entry)
+    if not patch:
+        return record
+    body = record.body
+    if isinstance(body, UserMessage | AssistantMessage | ToolResult | Compaction):
+        body = msgspec.structs.replace(body, details={"pi": patch})
+    elif isinstance(body, CustomEntry) and isinstance(body.data, dict) and PATCH not in body.data:
+        body = msgspec.structs.replace(body, data={**body.data, PATCH: patch})
+    else:
+        msg = f"entry {entry_id!r} has no form waybook can keep exactly"
+        raise ValueError(msg)
+    return NewRecord(id=entry_id, at=at, body=body)
+
+
+def _carried(wire: Any, *, parent: str | None, node: bool) -> NewRecord:
+    """A waybook record carried in a Pi entry's `waybook` field by an earlier export."""
+    if not isinstance(wire, dict) or not isinstance(wire.get("body"), dict):
+        msg = f"the {CARRIER!r} field does not carry a record"
         raise TypeError(msg)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    data = dict(wire["body"])
+    if node:
+        data["parent"] = parent
+    body = decode_body(canonical_json(data), where=f"a record carried in a Pi {CARRIER!r} field")
+    if node != body.IS_NODE:
+        msg = f"the {CARRIER!r} field carries a {'non-' if node else ''}node record where it cannot"
+        raise ValueError(msg)
+    return NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
 
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"missing field {exc.args[0]!r}"
+    if isinstance(exc, OverflowError | OSError):
+        return f"a date out of range ({exc})"
     return str(exc)
 
 
@@ -360,110 +323,72 @@ def _why(exc: Exception) -> str:
 def export_pi(records: Iterable[Record]) -> Iterator[bytes]:
     """Pi version-3 session lines (without newlines) for a journal's records, in order.
 
-    Leaf moves and resets are left out: Pi derives its tree from each entry's parentId. Records Pi has
-    no entry type for are wrapped in a Pi `custom` entry (customType `waybook.record`), which Pi keeps
-    and ignores and which import unwraps.
+    Pi derives its tree from each entry's parentId, so leaf moves and resets ride in the next entry's
+    `waybook` field. Nodes Pi has no entry type for are wrapped in a Pi `custom` entry (customType
+    `waybook.record`), which Pi keeps out of the model's context and which import unwraps.
     """
+    pending: list[Record] = []
+    leaf: str | None = None
+    last_id = "waybook-records"
     for record in records:
         body = record.body
         if isinstance(body, Header):
-            yield _json(_export_header(record, body))
+            yield _json(_exact(record, pi_form.header_entry(record), header=True))
         elif body.IS_NODE:
-            entry = {"type": "", "id": record.id, "parentId": body.parent, "timestamp": record.at}  # type: ignore[union-attr]
-            entry.update(_export_node(body))
+            entry = pi_form.node_entry(record)
+            carried = {"before": [_wire(r) for r in pending]} if pending else {}
+            entry = _exact(record, entry, header=False, carried=carried)
+            pending = []
+            leaf = record.id
             yield _json(entry)
-
-
-def _export_header(record: Record, body: Header) -> dict[str, Any]:
-    extra = body.metadata.get("pi", {}) if isinstance(body.metadata.get("pi"), dict) else {}
-    header: dict[str, Any] = {
-        "type": "session",
-        "version": PI_VERSION,
-        "id": body.journal,
-        "timestamp": record.at,
-    }
-    header["cwd"] = extra.get("cwd", body.metadata.get("cwd", ""))
-    header.update({k: v for k, v in extra.items() if k != "cwd"})
-    return header
-
-
-def _export_node(body: AnyBody) -> dict[str, Any]:
-    if isinstance(body, UserMessage):
-        return {
-            "type": "message",
-            "message": {"role": "user", "content": _blocks(body.content), **_extra(body.details)},
+        else:
+            pending.append(record)
+            if isinstance(body, LeafMoved):
+                leaf = body.to_leaf
+            elif isinstance(body, Reset):
+                leaf = None
+            last_id = f"waybook-records-{record.seq}"
+    if pending:
+        trailer = {
+            "type": "custom",
+            "id": last_id,
+            "parentId": leaf,
+            "timestamp": pending[-1].at,
+            "customType": TRAILER,
+            CARRIER: {"before": [_wire(r) for r in pending]},
         }
-    if isinstance(body, AssistantMessage):
-        extra = _extra(body.details)
-        message: dict[str, Any] = {"role": "assistant", "content": _blocks(body.content)}
-        message.update(
-            {
-                "model": body.model,
-                "usage": body.usage or {},
-                "stopReason": _STOP_TO_PI.get(body.stop_reason or "", "stop"),
-            }
+        yield _json(trailer)
+
+
+def _exact(
+    record: Record | NewRecord, entry: dict[str, Any], *, header: bool, carried: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`entry`, plus the record itself in its `waybook` field if the entry would not re-import to it."""
+    carried = dict(carried or {})
+    if carried:
+        entry = {**entry, CARRIER: carried}
+    try:
+        if header:
+            (again,) = _header_records(entry)
+        else:
+            again = _mapped(entry, entry.get("parentId"))
+        exact = (
+            again.id == record.id
+            and again.at == record.at
+            and canonical_json(again.body) == canonical_json(record.body)
         )
-        message.update(extra)
-        return {"type": "message", "message": message}
-    if isinstance(body, ToolResult):
-        message = {
-            "role": "toolResult",
-            "toolCallId": body.call_id,
-            "toolName": body.tool_name,
-            "content": _blocks(body.content),
-            "isError": body.is_error,
-            **_extra(body.details),
-        }
-        return {"type": "message", "message": message}
-    if isinstance(body, Compaction):
-        entry = {
-            "type": "compaction",
-            "summary": body.summary,
-            "firstKeptEntryId": body.first_kept,
-            "tokensBefore": body.tokens_before or 0,
-        }
-        entry.update(body.details or {})
-        return entry
-    if isinstance(body, CustomEntry) and body.type.startswith("pi.message."):
-        message = dict(body.data) if isinstance(body.data, dict) else {}
-        if body.type == "pi.message.custom":
-            message["content"] = _blocks(body.content)
-        return {"type": "message", "message": message}
-    if isinstance(body, CustomEntry) and body.type == "pi.custom_message":
-        return {"type": "custom_message", **(body.data or {}), "content": _blocks(body.content)}
-    if isinstance(body, CustomEntry) and body.type.startswith("pi.") and isinstance(body.data, dict):
-        return {"type": body.type.removeprefix("pi."), **body.data}
-    wire = json.loads(canonical_json(body))
-    wire.pop("parent", None)
-    return {"type": "custom", "customType": WRAPPED, "data": wire}
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError):
+        exact = False
+    if not exact:
+        carried["record"] = _wire(record)
+        entry = {**entry, CARRIER: carried}
+    return entry
 
 
-def _extra(details: dict[str, Any] | None) -> dict[str, Any]:
-    pi = (details or {}).get("pi")
-    return dict(pi) if isinstance(pi, dict) else {}
-
-
-def _blocks(content: Content) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, TextBlock):
-            out.append({"type": "text", "text": block.text})
-        elif isinstance(block, ThinkingBlock):
-            thinking: dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
-            if block.signature is not None:
-                thinking["thinkingSignature"] = block.signature
-            if block.redacted:
-                thinking["redacted"] = True
-            out.append(thinking)
-        elif isinstance(block, ToolCallBlock):
-            out.append(
-                {"type": "toolCall", "id": block.call_id, "name": block.name, "arguments": block.arguments}
-            )
-        elif isinstance(block, ImageBlock):
-            prefix = f"data:{block.media_type};base64,"
-            data = block.source.removeprefix(prefix) if block.source.startswith(prefix) else block.source
-            out.append({"type": "image", "data": data, "mimeType": block.media_type})
-    return out
+def _wire(record: Record | NewRecord) -> dict[str, Any]:
+    body = json.loads(canonical_json(record.body))
+    body.pop("parent", None)
+    return {"id": record.id, "at": record.at, "body": body}
 
 
 def _json(value: dict[str, Any]) -> bytes:

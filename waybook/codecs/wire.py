@@ -55,6 +55,9 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -83,6 +86,9 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.memory.adoption/1": MemoryAdoption,
     "waybook.memory.pin_moved/1": MemoryPinMoved,
     "waybook.memory.used/1": MemoryUsed,
+    "waybook.reflection.reserved/1": ReflectionReserved,
+    "waybook.reflection.started/1": ReflectionStarted,
+    "waybook.reflection.finished/1": ReflectionFinished,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 

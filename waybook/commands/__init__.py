@@ -5,9 +5,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waybook.commands import demo, diff, export, gc, importing, log, ls, memory, repair, show, tree, verify
+from waybook.commands import (
+    demo,
+    diff,
+    export,
+    gc,
+    importing,
+    log,
+    ls,
+    memory,
+    repair,
+    search,
+    show,
+    tree,
+    verify,
+)
 
 
 def register_all(commands: argparse._SubParsersAction[Any]) -> None:
-    for module in (demo, verify, tree, log, show, diff, export, importing, repair, memory, ls, gc):
+    for module in (demo, verify, tree, log, show, diff, export, importing, repair, memory, ls, gc, search):
         module.register(commands)

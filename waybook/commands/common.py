@@ -15,7 +15,8 @@ from rich.console import Console
 
 from waybook.commands.store_option import add_store_option as add_store_option  # for the commands
 from waybook.commands.store_option import open_in_store
-from waybook.journal import JournalError, JsonlJournal, Record, SessionJournal, plain_text
+from waybook.commands.terminal import visible
+from waybook.journal import JournalError, Record, SessionJournal, plain_text
 from waybook.journal.records import (
     AssistantMessage,
     Compaction,
@@ -39,16 +40,34 @@ class UsageError(Exception):
 
 
 def emit_json(value: Any) -> None:
-    """One JSON document on stdout (sorted keys, so output is stable for scripts and tests)."""
-    sys.stdout.write(json.dumps(value, sort_keys=True, ensure_ascii=False) + "\n")
+    """One JSON document on stdout (sorted keys, so output is stable for scripts and tests).
+
+    On a terminal every non-ASCII character is escaped, so no control character from a session (C1
+    controls, bidirectional overrides) reaches it raw; JSON escapes C0 controls anyway.
+    """
+    sys.stdout.write(json.dumps(value, sort_keys=True, ensure_ascii=sys.stdout.isatty()) + "\n")
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"waybook: {message}\n")
+    sys.stderr.write(f"waybook: {visible(message)}\n")
+
+
+PIPE_WIDTH = 1 << 20
+"""The width Rich lays out for when stdout is not a terminal: lines are never wrapped into a pipe."""
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Leave a closed pipe to cli.main, which ends quietly with the SIGPIPE status."""
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def stdout() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    """Rich on stdout: wraps to the terminal's width there; into a pipe or file, never wraps."""
+    if sys.stdout.isatty():
+        return _Console(highlight=False, soft_wrap=False)
+    return _Console(highlight=False, soft_wrap=True, width=PIPE_WIDTH)
 
 
 def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -58,6 +77,8 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
     def wrapper(args: argparse.Namespace) -> int:
         try:
             return run(args)
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): cli.main ends quietly
         except UsageError as exc:
             warn(str(exc))
             return USAGE
@@ -76,10 +97,9 @@ def open_journal(path: Path, store: str | None = None) -> SessionJournal:
     `path` is the id of a journal in that store."""
     if store is not None:
         return open_in_store(store, str(path))
-    if not path.is_file():
-        msg = f"{path}: no such journal file"
-        raise UsageError(msg)
-    return JsonlJournal(path, readonly=True)
+    from waybook.commands.journal_files import open_journal_file
+
+    return open_journal_file(path)
 
 
 def short_kind(kind: str) -> str:
@@ -113,7 +133,7 @@ def summary(record: Record, width: int = 60) -> str:
         text = f"journal {body.journal} by {body.creator}"
     else:
         text = ""
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()), one_line=True)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -121,10 +141,23 @@ PROGRESS_THRESHOLD = 20_000
 """Replays of at least this many records show a progress bar (on a terminal only)."""
 
 
-def replay_with_progress(projection: Any, journal: SessionJournal, *, at: int | None = None) -> Any:
-    """`replay`, with a progress bar on stderr when stderr is a terminal and the replay is long."""
+def replay_with_progress(
+    projection: Any, journal: SessionJournal, *, at: int | None = None, phases: Any = None
+) -> Any:
+    """`replay`, with a progress bar on stderr when stderr is a terminal and the replay is long.
+
+    With `phases` (a commands.progress.Phases), the replay is one phase of the command's progress.
+    """
     head = journal.head().seq
     total = head if at is None else min(at, head)
+    if phases is not None and phases.enabled:
+        phases.start("replaying", total=total)
+        state = projection.initial()
+        for record in journal.read(limit=at):
+            state = projection.apply(state, record)
+            if record.seq % 4096 == 0:
+                phases.advance(record.seq)
+        return state
     if total < PROGRESS_THRESHOLD or not sys.stderr.isatty():
         return replay(projection, journal, at=at)
     from rich.progress import Progress

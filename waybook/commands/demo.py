@@ -49,10 +49,11 @@ def run(args: argparse.Namespace) -> int:
     directory = args.dir or _new_folder(Path.cwd() / "waybook-demo")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "session.jsonl"
-    if path.exists():
-        msg = f"{path} already exists; choose another DIR"
-        raise UsageError(msg)
     memory_path = directory / "memory.jsonl"
+    for existing in (path, memory_path):
+        if existing.exists():
+            msg = f"{existing} already exists; choose another DIR"
+            raise UsageError(msg)
     metadata = {"cwd": "/srv/shop", "tools": TOOLS}
     with (
         JsonlJournal.create(path, journal_id="demo-session", metadata=metadata) as journal,

@@ -9,7 +9,6 @@ from typing import Any
 from rich.markup import escape
 
 from waybook.commands.common import (
-    OK,
     UsageError,
     add_store_option,
     emit_json,
@@ -20,6 +19,9 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.ids import resolve_id
+from waybook.commands.journal_files import damage_status
+from waybook.commands.terminal import plural
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection
 
@@ -33,7 +35,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("path", type=Path, metavar="PATH")
     add_store_option(parser)
-    parser.add_argument("--leaf", action="append", required=True, metavar="ID", help="give exactly two")
+    parser.add_argument(
+        "--leaf",
+        action="append",
+        required=True,
+        metavar="ID",
+        help="give exactly two (ids or unique prefixes)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=guarded(run))
 
@@ -44,10 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     with open_journal(args.path, args.store) as journal:
         tree = replay_with_progress(TreeProjection(), journal)
-        for leaf in args.leaf:
-            if leaf not in tree.index:
-                msg = f"{leaf!r} is not a node of {args.path}"
-                raise UsageError(msg)
+        args.leaf = [resolve_id(tree, leaf, what="--leaf", path=args.path) for leaf in args.leaf]
         a, b = (tree.path_to(leaf) for leaf in args.leaf)
         shared = 0
         while shared < min(len(a), len(b)) and a[shared] == b[shared]:
@@ -57,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
         records = {
             r.id: r for r in read_seqs(journal, sorted({tree.seq_of(n) for side in sides for n in side}))
         }
+    _print(args, fork, shared, sides, records)
+    return damage_status(journal)
+
+
+def _print(
+    args: argparse.Namespace, fork: str | None, shared: int, sides: list[list[str]], records: dict[str, Any]
+) -> None:
     if args.json:
         emit_json(
             {
@@ -73,13 +85,12 @@ def run(args: argparse.Namespace) -> int:
                 ],
             }
         )
-        return OK
+        return
     console = stdout()
     where = f"after {fork}" if fork else "from different roots"
-    console.print(f"the branches share {shared} entries and diverge {escape(where)}")
+    console.print(f"the branches share {plural(shared, 'entry', 'entries')} and diverge {escape(where)}")
     for leaf, side in zip(args.leaf, sides, strict=True):
-        console.print(f"[bold]{escape(leaf)}[/bold]: {len(side)} entries after the fork")
+        console.print(f"[bold]{escape(leaf)}[/bold]: {plural(len(side), 'entry', 'entries')} after the fork")
         for node in side:
             record = records[node]
             console.print(f"  {record.seq:>6} {short_kind(record.kind):<11} {escape(summary(record, 50))}")
-    return OK

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,11 @@ from typing import Any
 from waybook.codecs.pi import export_pi
 from waybook.commands import common
 from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
-from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
+from waybook.commands.ids import check_at, resolve_id
+from waybook.commands.journal_files import damage_status
+from waybook.commands.output import check_output, write_lines
+from waybook.commands.terminal import plural
+from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.projections import TreeProjection
 
 FORMATS = ("openai", "sharegpt", "archival", "pi")
@@ -23,8 +26,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="export trajectories for training, or the whole journal",
         description=(
             "openai: chat fine-tuning rows (messages, tool_calls, tools); sharegpt: conversations; "
-            "--pairs: TRL preference rows from sibling branches; archival: every record exactly as stored "
-            "(re-imports to an identical journal); pi: a Pi v3 session file. Output is deterministic."
+            "--pairs: TRL preference rows from sibling branches (labels decide, see docs/export.md); "
+            "--turns: one row per assistant turn with the exact context the model saw; archival: every "
+            "record exactly as stored (re-imports to an identical journal); pi: a Pi v3 session file. "
+            "Training rows are made valid (every tool call answered, no empty assistant turn) and what "
+            "was dropped is reported on stderr. Output is deterministic."
         ),
         epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
     )
@@ -38,57 +44,112 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--pairs", action="store_true", help="preference pairs (chosen/rejected) from sibling branches"
     )
     parser.add_argument(
+        "--turns", action="store_true", help="one OpenAI row per assistant turn, with its exact context"
+    )
+    parser.add_argument(
         "--redact", action="store_true", help="mask secrets (keys, tokens, private keys, URL passwords)"
     )
+    parser.add_argument(
+        "--aborted",
+        choices=["drop", "keep"],
+        default="drop",
+        help="assistant turns that stopped aborted or in error: drop (default), or keep the non-empty ones",
+    )
+    parser.add_argument(
+        "--unanswered",
+        choices=["drop", "stub"],
+        default="drop",
+        help="tool calls that never got a result: drop (default), or answer with a 'no result' stub",
+    )
+    parser.add_argument(
+        "--thinking",
+        choices=["drop", "tag"],
+        default="drop",
+        help="thinking blocks: drop (default), or put them before the text in <think> tags",
+    )
+    parser.add_argument(
+        "--images",
+        choices=["placeholder", "drop"],
+        default="placeholder",
+        help="images: a [image: TYPE] placeholder (default), or drop them",
+    )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="export the session as it was at this seq")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output file, or - for stdout")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="a new output file (created 0600), or - for stdout; never the journal itself or another journal",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT (atomically: written beside it, then renamed)",
+    )
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.format in ("archival", "pi") and (args.redact or args.pairs or args.branches != "active"):
+    training = _options(args)
+    if args.format in ("archival", "pi") and (
+        args.redact or args.pairs or args.turns or args.branches != "active" or training != TrainingOptions()
+    ):
         msg = (
-            f"--format {args.format} exports the whole journal; --redact, --pairs and --branches do not apply"
+            f"--format {args.format} exports the whole journal; --redact, --pairs, --turns, --branches and "
+            "the training options do not apply"
         )
         raise UsageError(msg)
-    if args.pairs and args.format != "openai":
-        msg = "--pairs writes TRL preference rows in OpenAI message form; use it with --format openai"
+    if (args.pairs or args.turns) and args.format != "openai":
+        msg = "--pairs and --turns write rows in OpenAI message form; use them with --format openai"
         raise UsageError(msg)
+    if args.pairs and args.turns:
+        msg = "choose one of --pairs and --turns"
+        raise UsageError(msg)
+    if args.output != "-":
+        check_output(Path(args.output), inputs=[args.path], force=args.force)
     with open_journal(args.path, args.store) as journal:
-        if args.format == "archival":
-            count = _write(args.output, journal.read_lines(limit=args.at))
-            warn(f"wrote {count} records to {args.output}")
-            return OK
-        if args.format == "pi":
-            count = _write(args.output, export_pi(journal.read(limit=args.at)))
-            warn(f"wrote {count} Pi lines to {args.output}")
-            return OK
-        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
-        exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree)
-        selection = Selection(args.branches)
-        if args.branches not in ("active", "all") and args.branches not in exporter.tree.index:
-            msg = f"--branches {args.branches!r}: not 'active', 'all' or a node of {args.path}"
-            raise UsageError(msg)
-        rows = exporter.pairs() if args.pairs else exporter.rows(args.format, selection)
-        count = _write(args.output, (encode_row(row) for row in rows))
-    what = "preference pairs" if args.pairs else "trajectories"
-    warn(f"wrote {count} {what} to {args.output}")
+        check_at(args.at, journal.head().seq, path=args.path)
+        status = _export(args, journal)
+    return max(status, damage_status(journal))
+
+
+def _export(args: argparse.Namespace, journal: Any) -> int:
+    if args.format == "archival":
+        count = _write(args, journal.read_lines(limit=args.at))
+        warn(f"wrote {plural(count, 'record')} to {args.output}")
+        return OK
+    if args.format == "pi":
+        count = _write(args, export_pi(journal.read(limit=args.at)))
+        warn(f"wrote {plural(count, 'Pi line')} to {args.output}")
+        return OK
+    tree = replay_with_progress(TreeProjection(), journal, at=args.at)
+    exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree, options=_options(args))
+    branches = args.branches
+    if branches not in ("active", "all"):
+        branches = resolve_id(tree, branches, what="--branches", path=args.path)
+    selection = Selection(branches)
+    if args.pairs:
+        rows, what = exporter.pairs(), ("preference pair", "preference pairs")
+    elif args.turns:
+        rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
+    else:
+        rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
+    count = _write(args, (encode_row(row) for row in rows))
+    warn(f"wrote {plural(count, *what)} to {args.output}")
+    if exporter.dropped:
+        detail = "; ".join(f"{reason}: {n}" for reason, n in sorted(exporter.dropped.items()))
+        warn(f"left out to keep every row valid (see --help for the options): {detail}")
     if exporter.redactor is not None:
         detail = ", ".join(f"{name}: {n}" for name, n in sorted(exporter.redactor.counts.items()))
-        warn(f"masked {exporter.redactor.total} secrets" + (f" ({detail})" if detail else ""))
+        warn(f"masked {plural(exporter.redactor.total, 'secret')}" + (f" ({detail})" if detail else ""))
     return OK
 
 
-def _write(output: str, lines: Iterable[bytes]) -> int:
-    count = 0
-    if output == "-":
-        for line in lines:
-            sys.stdout.buffer.write(line + b"\n")
-            count += 1
-        sys.stdout.flush()
-        return count
-    with open(output, "wb") as out:
-        for line in lines:
-            out.write(line + b"\n")
-            count += 1
-    return count
+def _write(args: argparse.Namespace, lines: Iterable[bytes]) -> int:
+    return write_lines(args.output, lines, inputs=[args.path], force=args.force)
+
+
+def _options(args: argparse.Namespace) -> TrainingOptions:
+    return TrainingOptions(
+        aborted=args.aborted, unanswered=args.unanswered, thinking=args.thinking, images=args.images
+    )

@@ -26,6 +26,7 @@ from waybook.codecs.openai_agents_db import read_session
 from waybook.codecs.pi import import_pi
 from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
 from waybook.commands.store_option import import_into_store
+from waybook.commands.terminal import plural
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 from waybook.journal.fileio import create_atomically
 
@@ -116,6 +117,12 @@ def run(args: argparse.Namespace) -> int:
             None,
             imported.skipped,
         )
+        if imported.joined and not args.json:
+            lines = ", ".join(str(n) for n in imported.joined[:10])
+            warn(
+                f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
+                f"imported both: line {lines}"
+            )
         return OK
     if args.source == "codex":
         codex = import_codex(data, lenient=args.lenient)
@@ -275,7 +282,7 @@ def _say(
     if args.json:
         emit_json({"journal": str(output), "records": count, "skipped": len(skipped)})
         return
-    warn(f"imported {count} records from {what} into {output}")
+    warn(f"imported {plural(count, 'record')} from {what} into {output}")
     if report is not None:
         warn(
             f"{report.lines} source lines: {report.mapped} mapped, {report.kept_verbatim} kept verbatim, "
@@ -283,4 +290,4 @@ def _say(
         )
     if skipped:
         lines = ", ".join(str(n) for n, _ in skipped[:10])
-        warn(f"skipped {len(skipped)} unparseable lines (--lenient): {lines}")
+        warn(f"skipped {plural(len(skipped), 'unparseable line')} (--lenient): {lines}")

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs import canonical_json
-from waybook.commands.common import OK, add_store_option, guarded, open_journal, seq_arg, short_kind, summary
+from waybook.codecs.wire import CURRENT_TAGS, LEGACY_TAGS
+from waybook.commands.common import add_store_option, guarded, open_journal, seq_arg, short_kind, summary
+from waybook.commands.journal_files import damage_status
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -24,7 +26,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--after", type=seq_arg, default=0, metavar="SEQ", help="start after this seq")
     parser.add_argument("--limit", type=seq_arg, metavar="N", help="at most N records")
     parser.add_argument(
-        "--kind", metavar="K", help="only this kind: a tag (waybook.user/2) or short name (user)"
+        "--kind",
+        type=known_kind,
+        metavar="K",
+        help="only this kind: a tag (waybook.user/2) or short name (user)",
     )
     parser.add_argument(
         "--json", action="store_true", help="JSON lines: seq, id, kind, at, prev, digest, body"
@@ -32,8 +37,19 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=guarded(run))
 
 
+def known_kind(value: str) -> str:
+    """`--kind`: a wire tag or a short name of one; anything else is a usage error listing the names."""
+    tags = [*CURRENT_TAGS, *LEGACY_TAGS]
+    if value in tags or value in {short_kind(t) for t in tags}:
+        return value
+    names = ", ".join(sorted({short_kind(t) for t in CURRENT_TAGS}))
+    msg = f"unknown kind {value!r}; use a tag (waybook.user/2) or one of: {names}"
+    raise argparse.ArgumentTypeError(msg)
+
+
 def run(args: argparse.Namespace) -> int:
     shown = 0
+    terminal = sys.stdout.isatty()  # escape everything non-ASCII there, as emit_json does
     with open_journal(args.path, args.store) as journal:
         for record in journal.read(after=args.after):
             if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
@@ -51,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
                     "digest": record.digest,
                     "body": json.loads(canonical_json(record.body)),
                 }
-                sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+                sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=terminal) + "\n")
             else:
                 kind = short_kind(record.kind)
                 sys.stdout.write(
                     f"{record.seq:>6} {record.at[:19]} {kind:<11} {record.id:<16} {summary(record, 38)}\n"
                 )
-    return OK
+    return damage_status(journal)

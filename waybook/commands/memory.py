@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from waybook.commands import common
-from waybook.commands.common import OK, UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.commands.common import UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.commands.ids import check_at
+from waybook.commands.journal_files import damage_status
+from waybook.commands.terminal import visible
 from waybook.journal.memory_rules import MEMORY_ROLES
 from waybook.memory.state import MemoryProjection
 from waybook.projections import replay
@@ -23,21 +27,31 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Show the files of a working-memory journal as they were at a seq (default: now), or with "
             "--history the revisions of one file: created, superseded, tombstoned, recreated, renamed, "
-            "with the tool call that caused each."
+            "with the tool call that caused each, or with --cat the text of one file at that seq. Memory as "
+            "a git repository: waybook memory export-git MEMORY.jsonl DIR, and waybook memory import-git "
+            "DIR MEMORY.jsonl."
         ),
         epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
     common.add_store_option(parser)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="memory as it was at this seq")
-    parser.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
+    what.add_argument("--cat", metavar="FILE", help="the text of one memory file (at --at SEQ, default now)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
+        check_at(args.at, journal.head().seq, path=args.path)
         state = replay(MemoryProjection(), journal, at=args.at)
+    _print(args, state)
+    return damage_status(journal)
+
+
+def _print(args: argparse.Namespace, state: Any) -> None:
     if state.role not in MEMORY_ROLES:
         msg = (
             f"{args.path} is a {state.role or 'headerless'} journal, not a working-memory journal "
@@ -45,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
         )
         raise UsageError(msg)  # a profile error: the wrong journal was given (exit 2)
     console = stdout()
+    if args.cat is not None:
+        _cat(args, state)
+        return
     if args.history is not None:
         revisions = state.revisions(args.history)
         if not revisions:
@@ -69,16 +86,24 @@ def run(args: argparse.Namespace) -> int:
                     for r in revisions
                 ]
             )
-            return OK
+            return
         table = Table(
-            "seq", "event", "command", "call", "digest", title=escape(args.history), title_justify="left"
+            "seq",
+            "event",
+            "command",
+            "call",
+            "digest",
+            title=escape(visible(args.history)),
+            title_justify="left",
         )
         for r in revisions:
             event = f"{r.event} ({r.other_path})" if r.other_path else r.event
             digest = (r.digest or r.prior or "")[:12]
-            table.add_row(str(r.seq), escape(event), r.command, escape(r.call_id or ""), digest)
+            table.add_row(
+                str(r.seq), escape(visible(event)), r.command, escape(visible(r.call_id or "")), digest
+            )
         console.print(table)
-        return OK
+        return
     files = sorted(state.files.values(), key=lambda f: f.path)
     if args.json:
         emit_json(
@@ -97,15 +122,37 @@ def run(args: argparse.Namespace) -> int:
                 ],
             }
         )
-        return OK
+        return
     table = Table(
         "path",
         "bytes",
         "written",
-        title=f"scope {escape(state.scope or '')} at seq {state.seq}",
+        title=f"scope {escape(visible(state.scope or ''))} at seq {state.seq}",
         title_justify="left",
     )
     for f in files:
-        table.add_row(escape(f.path), str(f.size), str(f.written))
+        table.add_row(escape(visible(f.path)), str(f.size), str(f.written))
     console.print(table)
-    return OK
+
+
+def _cat(args: argparse.Namespace, state: Any) -> None:
+    """One file's text as it was at the seq; exactly its text when piped, made visible on a terminal."""
+    file = state.files.get(args.cat)
+    if file is None:
+        at = f" at seq {state.seq}"
+        known = ", ".join(sorted(state.files)[:10]) or "no files"
+        msg = f"{args.cat}: no such memory file in {args.path}{at} (it has: {known})"
+        raise UsageError(msg)
+    if args.json:
+        emit_json(
+            {
+                "path": file.path,
+                "seq": state.seq,
+                "digest": file.digest,
+                "written": file.written,
+                "text": file.text,
+            }
+        )
+        return
+    text = visible(file.text) if sys.stdout.isatty() else file.text
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")

@@ -30,10 +30,19 @@ def memory_used(journal: SessionJournal, at: int | None) -> list[tuple[int, dict
                         "index_sha256": body.index_sha256,
                         "unavailable": body.unavailable,
                         "policy": body.policy,
-                    },
+                    }
+                    | _block(body),
                 )
             )
     return found
+
+
+def _block(body: MemoryUsed) -> dict[str, Any]:
+    """The compiled block's digest and the prompt layers, where the record has them."""
+    if body.block_sha256 is None:
+        return {}
+    layers = [{"name": n, "authority": a, "sha256": d} for n, a, d in body.layers]
+    return {"block_sha256": body.block_sha256, "layers": layers}
 
 
 def turn_memory(
@@ -53,6 +62,12 @@ def describe(entry: dict[str, Any]) -> str:
     """One line for a person: the head and index rendered, or the decision to go on without memory."""
     if entry["unavailable"] is not None:
         return f"memory unavailable, went on without it (policy {entry['policy']}): {entry['unavailable']}"
+    if "block_sha256" in entry:
+        layers = ", ".join(f"{x['name']} ({x['authority']}) {x['sha256'][:12]}" for x in entry["layers"])
+        return (
+            f"memory {entry['memory']} at seq {entry['seq']} ({str(entry['digest'])[:12]}), "
+            f"block sha256 {entry['block_sha256'][:12]}; layers: {layers}"
+        )
     return (
         f"memory {entry['memory']} at seq {entry['seq']} ({str(entry['digest'])[:12]}), "
         f"index sha256 {str(entry['index_sha256'])[:12]}"

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from waybook.commands import store_option
-from waybook.commands.common import OK, PROBLEM, UsageError, emit_json, guarded, warn
-from waybook.journal import JsonlJournal
+from waybook.commands.common import OK, PROBLEM, emit_json, guarded, warn
+from waybook.commands.journal_files import open_journal_file
+from waybook.journal import JsonlJournal, RepairReceipt
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -35,15 +36,18 @@ def run(args: argparse.Namespace) -> int:
         args.path = store_option.file_to_repair(args.store, str(args.path))
         if args.path is None:
             return OK
-    if not args.path.is_file():
-        msg = f"{args.path}: no such journal file"
-        raise UsageError(msg)
-    with JsonlJournal(args.path, create=False) as journal:
+    # Refuse a directory, a missing file and anything that is not a waybook journal before opening it
+    # for writing: repair must never truncate a file that has no valid header to keep.
+    open_journal_file(args.path).close()
+    with JsonlJournal(args.path, create=False, sidecar=False) as journal:
         damage = journal.damage
+        say = warn if args.json else print  # with --json, stdout holds only the JSON document
         if damage is None:
-            print(f"{args.path}: no damage; nothing to repair")
+            say(f"{args.path}: no damage; nothing to repair")
+            if args.json:
+                emit_json(_receipt_json(journal.repair()))
             return OK
-        print(
+        say(
             f"{args.path}: torn tail at byte {damage.offset} (would be seq {damage.seq}): {damage.reason}\n"
             f"repair would move {damage.bad_bytes} bytes to a quarantine file beside the journal and keep "
             f"seq 1..{journal.head().seq}"
@@ -53,18 +57,7 @@ def run(args: argparse.Namespace) -> int:
             return PROBLEM
         receipt = journal.repair()
     if args.json:
-        emit_json(
-            {
-                "path": receipt.path,
-                "offset": receipt.offset,
-                "end": receipt.end,
-                "removed_bytes": receipt.removed_bytes,
-                "removed_sha256": receipt.removed_sha256,
-                "quarantine_path": receipt.quarantine_path,
-                "seq": receipt.seq,
-                "head": {"seq": receipt.head.seq, "digest": receipt.head.digest},
-            }
-        )
+        emit_json(_receipt_json(receipt))
     else:
         print(
             f"repaired: {receipt.removed_bytes} bytes (sha256 {receipt.removed_sha256[:16]}…) "
@@ -73,7 +66,23 @@ def run(args: argparse.Namespace) -> int:
     return OK
 
 
+def _receipt_json(receipt: RepairReceipt) -> dict[str, Any]:
+    return {
+        "path": receipt.path,
+        "repaired": receipt.repaired,
+        "offset": receipt.offset,
+        "end": receipt.end,
+        "removed_bytes": receipt.removed_bytes,
+        "removed_sha256": receipt.removed_sha256,
+        "quarantine_path": receipt.quarantine_path,
+        "seq": receipt.seq,
+        "head": {"seq": receipt.head.seq, "digest": receipt.head.digest},
+    }
+
+
 def _confirmed() -> bool:
     if not sys.stdin.isatty():
         return False
-    return input("quarantine these bytes? [y/N] ").strip().lower() in ("y", "yes")
+    sys.stderr.write("quarantine these bytes? [y/N] ")
+    sys.stderr.flush()
+    return input().strip().lower() in ("y", "yes")

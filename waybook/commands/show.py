@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,6 @@ from rich.markup import escape
 
 from waybook.codecs import canonical_json
 from waybook.commands.common import (
-    OK,
-    UsageError,
     add_store_option,
     emit_json,
     guarded,
@@ -22,9 +21,19 @@ from waybook.commands.common import (
     short_kind,
     stdout,
 )
+from waybook.commands.ids import check_at, resolve_id
+from waybook.commands.journal_files import damage_status
+from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
-from waybook.journal import plain_text
-from waybook.journal.records import AssistantMessage, MemoryPinMoved
+from waybook.commands.terminal import visible
+from waybook.journal import Record, plain_text
+from waybook.journal.records import (
+    AssistantMessage,
+    Compaction,
+    ContextExclusion,
+    CustomEntry,
+    MemoryPinMoved,
+)
 from waybook.projections import TreeProjection, context_at, trajectory
 from waybook.projections.links import LinkRef, subagent_links
 
@@ -42,7 +51,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("path", type=Path, metavar="PATH")
     add_store_option(parser)
     parser.add_argument(
-        "--leaf", metavar="ID", help="the leaf (or any node) to show; default the active leaf"
+        "--leaf",
+        metavar="ID",
+        help="the leaf (or any node) to show, or a unique prefix of its id; default the active leaf",
     )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
@@ -52,22 +63,28 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
-        tree = replay_with_progress(TreeProjection(), journal, at=args.at)
-        if args.leaf is not None and args.leaf not in tree.index:
-            msg = f"{args.leaf!r} is not a node of {args.path}" + (f" at seq {args.at}" if args.at else "")
-            raise UsageError(msg)
-        console = stdout()
+        check_at(args.at, journal.head().seq, path=args.path)
+        _show(args, journal)
+    return damage_status(journal)
+
+
+def _show(args: argparse.Namespace, journal: Any) -> None:
+    with Phases(journal.head().seq if args.at is None else args.at) as phases:
+        tree = replay_with_progress(TreeProjection(), journal, at=args.at, phases=phases)
+        leaf = None if args.leaf is None else resolve_id(tree, args.leaf, what="--leaf", path=args.path)
         if args.context:
-            messages = context_at(journal, tree, args.leaf)
+            messages = context_at(journal, tree, leaf)
             if args.json:
                 emit_json([_message_json(m.role, m.source, m.content) for m in messages])
-                return OK
+                return
+            console = stdout()
             for message in messages:
-                console.print(f"[bold]{message.role}[/bold] ({message.source})")
-                console.print(escape(plain_text(message.content)) or "[dim](no text)[/dim]", markup=True)
+                console.print(f"[bold]{message.role}[/bold] ({escape(message.source)})")
+                console.print(escape(visible(plain_text(message.content))) or "[dim](no text)[/dim]")
                 console.print()
-            return OK
-        path = trajectory(journal, tree, args.leaf)
+            return
+        phases.start("reading the path")
+        path = trajectory(journal, tree, leaf)
         pins = canonical_pins(journal, args.at)
         used = memory_used(journal, args.at)
         links: dict[str, list[LinkRef]] = {}
@@ -101,33 +118,68 @@ def run(args: argparse.Namespace) -> int:
                     ],
                 }
             )
-            return OK
-        shown_pin: dict[str, Any] | None = None
-        for i, record in enumerate(path.records):
-            pin = pin_at(pins, record.seq)
-            if pin != shown_pin and pin is not None:
-                console.print(
-                    f"[dim]canonical memory {escape(pin['canonical'])} pinned at seq {pin['seq']}[/dim]"
-                )
-            shown_pin = pin
-            body = record.body
-            content = getattr(body, "content", ())
-            text = plain_text(content)
-            calls = body.tool_calls if isinstance(body, AssistantMessage) else ()
-            console.print(f"[bold]{record.seq} {short_kind(record.kind)}[/bold] {record.id}")
-            if (memory := turn_memory(used, path.records, i)) is not None:
-                console.print(f"[dim]{escape(describe(memory))}[/dim]")
-            if text:
-                console.print(escape(text))
-            for call in calls:
-                console.print(
-                    f"  -> {escape(call.name)}({escape(json.dumps(call.arguments, sort_keys=True))})"
-                )
-            for link in links.get(record.id, []):
-                via = f" (call {link.call_id})" if link.call_id else ""
-                console.print(f"  ↳ sub-agent session {escape(link.journal)}{escape(via)}")
-            console.print()
-    return OK
+            return
+        phases.start("writing", total=len(path.records))
+        _write_text(path.records, pins, used, links, phases)
+
+
+BOLD, DIM, PLAIN = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+CHUNK = 2048
+
+
+def _write_text(
+    records: tuple[Record, ...],
+    pins: list[tuple[int, dict[str, Any]]],
+    used: Any,
+    links: dict[str, list[LinkRef]],
+    phases: Phases,
+) -> None:
+    """The path as text, written straight to stdout in chunks (Rich per record costs 10x more).
+
+    Session text goes through `visible`, so it never reaches a terminal raw; styles only on a terminal.
+    """
+    styled = sys.stdout.isatty()
+    bold, dim, plain = (BOLD, DIM, PLAIN) if styled else ("", "", "")
+    out: list[str] = []
+    shown_pin: dict[str, Any] | None = None
+    for n, record in enumerate(records, start=1):
+        pin = pin_at(pins, record.seq)
+        if pin != shown_pin and pin is not None:
+            out.append(
+                f"{dim}canonical memory {visible(pin['canonical'])} pinned at seq {pin['seq']}{plain}\n"
+            )
+        shown_pin = pin
+        out.append(f"{bold}{record.seq} {short_kind(record.kind)}{plain} {record.id}\n")
+        if (memory := turn_memory(used, records, n - 1)) is not None:
+            out.append(f"{dim}{visible(describe(memory))}{plain}\n")
+        out.append(_body_text(record).removesuffix("\n"))
+        for link in links.get(record.id, []):
+            via = f" (call {link.call_id})" if link.call_id else ""
+            out.append(visible(f"  ↳ sub-agent session {link.journal}{via}", one_line=True) + "\n")
+        out.append("\n")
+        if n % CHUNK == 0:
+            sys.stdout.write("".join(out))
+            out = []
+            phases.advance(n)
+    sys.stdout.write("".join(out))
+
+
+def _body_text(record: Record) -> str:
+    body = record.body
+    if isinstance(body, Compaction):
+        text = f"summary: {body.summary}"
+    elif isinstance(body, ContextExclusion):
+        text = f"excludes {body.target}" + (f": {body.reason}" if body.reason else "")
+    elif isinstance(body, CustomEntry) and not body.content:
+        text = f"{body.type} {json.dumps(body.data, sort_keys=True, ensure_ascii=False)}"
+    else:
+        text = plain_text(getattr(body, "content", ()))
+    lines = [visible(text)] if text else []
+    if isinstance(body, AssistantMessage):
+        for call in body.tool_calls:
+            arguments = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
+            lines.append(visible(f"  -> {call.name}({arguments})", one_line=True))
+    return "".join(line + "\n" for line in lines) + "\n"
 
 
 def canonical_pins(journal: Any, at: int | None) -> list[tuple[int, dict[str, Any]]]:

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 from rich.tree import Tree
 
 from waybook.commands.common import (
-    OK,
     add_store_option,
     emit_json,
     guarded,
@@ -21,7 +21,10 @@ from waybook.commands.common import (
     stdout,
     summary,
 )
+from waybook.commands.ids import check_at
+from waybook.commands.journal_files import damage_status
 from waybook.commands.store_option import connect_store
+from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal
 from waybook.journal.reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
@@ -36,7 +39,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "Show the session tree. Straight runs of entries are folded into one line; the active branch "
             "is marked with *, abandoned branches are dimmed, and every leaf move is listed with its reason."
         ),
-        epilog="Example: waybook tree session.jsonl --at 120",
+        epilog="Example: waybook tree session.jsonl --at 5",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
     add_store_option(parser)
@@ -47,16 +50,20 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
+        check_at(args.at, journal.head().seq, path=args.path)
         tree = replay_with_progress(TreeProjection(), journal, at=args.at)
         links = subagent_links(journal.read(limit=args.at))
         if args.json:
             emit_json(
                 tree_json(tree) | {"subagents": [_link_json(link, args.path, args.store) for link in links]}
             )
-            return OK
+            return damage_status(journal)
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
     console = stdout()
-    console.print(f"{args.path}  seq {tree.seq}  {tree.node_count} nodes  leaf {tree.leaf_id or '(none)'}")
+    console.print(
+        f"{escape(visible(str(args.path)))}  seq {tree.seq}  {plural(tree.node_count, 'node')}  "
+        f"leaf {tree.leaf_id or '(none)'}"
+    )
     active = set(tree.path_to(tree.leaf_id))
     for root in tree.roots():
         console.print(_segment_tree(tree, root, active, labels))
@@ -65,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
         for move in tree.moves:
             what = "reset" if move.reset else f"{move.from_leaf} -> {move.to_leaf}"
             who = f" by {move.actor}" if move.actor else ""
-            console.print(f"  seq {move.seq}: {escape(what)}{escape(who)}")
+            console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
             if move.reason:
-                console.print(f"    {escape(move.reason)}")
+                console.print(f"    {escape(visible(move.reason))}")
     if links:
         console.print("sub-agents:")
         for link in links:
@@ -83,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"  {escape(link.node)}{escape(call)} -> {escape(link.journal)}  {escape(where)}")
             if link.reason:
                 console.print(f"    {escape(link.reason)}")
-    return OK
+    return damage_status(journal)
 
 
 def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
@@ -134,7 +141,7 @@ def _shown_seqs(tree: TreeState) -> set[int]:
 
 
 def _segment_tree(tree: TreeState, root: str, active: set[str], labels: dict[str, Any]) -> Tree:
-    def label(start: int) -> tuple[str, int]:
+    def label(start: int) -> tuple[Text, int]:
         end = _segment_end(tree, start)
         first, last = tree.ids[start], tree.ids[end]
         count = len(tree.path_positions(end)) - len(tree.path_positions(start)) + 1
@@ -145,7 +152,10 @@ def _segment_tree(tree: TreeState, root: str, active: set[str], labels: dict[str
         text = f"{mark}{escape(run)}  {escape(short_kind(record.kind))}: {escape(summary(record, 34))}"
         if tree.leaf_id == last:
             text += "  <- leaf"
-        return (text if is_active else f"[dim]{text}[/dim]"), end
+        markup = text if is_active else f"[dim]{text}[/dim]"
+        label_text = Text.from_markup(markup, overflow="ellipsis")
+        label_text.no_wrap = True
+        return label_text, end  # cut to the width, never wrapped
 
     text, end = label(tree.index[root])
     top = Tree(text, guide_style="dim")

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from waybook.commands.common import OK, PROBLEM, USAGE, UsageError, emit_json, warn
+from waybook.commands.journal_files import starts_with_header
 from waybook.commands.store_option import add_store_option, connect_store, verify_in_store
+from waybook.commands.terminal import visible
 from waybook.commands.verify_receipts import verify_receipts
-from waybook.journal import JournalError, verify_file
+from waybook.journal import JournalError, NotAJournalError, verify_file
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -43,7 +45,11 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     for path in args.paths:
         if args.store is None and not path.is_file():
-            warn(f"{path}: no such journal file")
+            warn(
+                f"{path}: is a directory, not a journal file"
+                if path.is_dir()
+                else f"{path}: no such journal file"
+            )
             status = max(status, USAGE)
             continue
         try:
@@ -66,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             "reason": report.reason,
             "torn_tail": report.torn_tail,
         }
+        entry["journal"] = args.store is not None or report.bad_seq != 1 or starts_with_header(path)
         blobs = check_blobs(args.store, str(path)) if args.blobs and report.ok else None
         if blobs is not None:
             entry["blobs"] = blobs
@@ -74,8 +81,12 @@ def run(args: argparse.Namespace) -> int:
         reports.append(entry)
         if not report.ok:
             status = max(status, PROBLEM)
+        if not entry["journal"]:
+            entry["torn_tail"] = False  # nothing to repair: there is no header to keep
+            warn(str(NotAJournalError(path=str(path), reason=report.reason or "")))
+            continue
         if not args.json:
-            print(report)
+            print(visible(str(report)))  # a reason can quote the file's bytes
             if blobs is not None:
                 found = blobs
                 print(

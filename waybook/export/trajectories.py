@@ -1,28 +1,36 @@
-"""Training exports of session trajectories: OpenAI chat fine-tuning rows, ShareGPT, and TRL preference pairs.
+"""Training exports of session trajectories: OpenAI chat fine-tuning rows, ShareGPT, TRL preference
+pairs, and one sample per assistant turn.
 
 A trajectory is one root-to-leaf path. What each exported row holds, in order: the messages on the path
 (system, user, assistant with its tool calls, tool results, and custom entries written for the
-context), minus compaction bookkeeping and minus every entry a context exclusion on the path removed.
-Nothing from another branch appears. Every row carries provenance in `metadata` (journal id, leaf id,
-head seq and digest), which trainers ignore.
+context), minus compaction bookkeeping and minus every entry a context exclusion on the path removed,
+made valid for training by `TrainingOptions` (see waybook.export.cleaning). Nothing from another branch
+appears. Every row carries provenance in `metadata` (journal id, leaf id, head seq and digest), which
+trainers ignore. A per-turn sample holds instead the exact context the model saw before that turn
+(after compaction and exclusions) and the turn itself.
 
 Output is deterministic: the same journal always gives the same bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Final, Literal
 
 import attrs
+import msgspec
 
+from waybook.export.cleaning import Message, TrainingOptions, clean
 from waybook.export.redact import Redactor
 from waybook.journal.head import Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.reading import read_seqs
 from waybook.journal.records import (
     AssistantMessage,
+    Compaction,
     Content,
     CustomEntry,
     Header,
@@ -30,12 +38,16 @@ from waybook.journal.records import (
     Record,
     SystemMessage,
     TextBlock,
-    ToolCallBlock,
+    ThinkingBlock,
     ToolResult,
     UserMessage,
 )
+from waybook.projections import COMPACTION_PREAMBLE
 from waybook.projections.base import replay
+from waybook.projections.context import context_at
 from waybook.projections.tree import TreeProjection, TreeState
+
+__all__ = ["Message", "Selection", "TrainingOptions", "TrajectoryExporter", "encode_row", "to_message"]
 
 Format = Literal["openai", "sharegpt"]
 LABEL_TYPES: Final = frozenset({"waybook.label", "pi.label"})
@@ -56,17 +68,9 @@ class Selection:
         return [self.branches]
 
 
-@attrs.frozen
-class Message:
-    """A neutral chat message, before it is written in a training format."""
-
-    role: Literal["system", "user", "assistant", "tool"]
-    text: str
-    tool_calls: tuple[ToolCallBlock, ...] = ()
-    tool_call_id: str | None = None
-
-
-def path_messages(tree: TreeState, records: list[Record]) -> list[Message]:
+def path_messages(
+    tree: TreeState, records: list[Record], options: TrainingOptions, dropped: Counter[str]
+) -> list[Message]:
     """The messages of a root-to-leaf path's records, honouring the exclusions on the path."""
     excluded = {
         tree.ids[tree.exclusions[tree.position(r.id)]]
@@ -77,45 +81,56 @@ def path_messages(tree: TreeState, records: list[Record]) -> list[Message]:
     for record in records:
         if record.id in excluded:
             continue
-        message = to_message(record)
+        message = to_message(record, options, dropped)
         if message is not None:
             messages.append(message)
     return messages
 
 
-def to_message(record: Record) -> Message | None:
+def to_message(
+    record: Record, options: TrainingOptions | None = None, dropped: Counter[str] | None = None
+) -> Message | None:
+    options = options or TrainingOptions()
+    dropped = dropped if dropped is not None else Counter()
     body = record.body
     if isinstance(body, UserMessage):
-        return Message("user", _text(body.content))
+        return Message("user", _text(body.content, options, dropped))
     if isinstance(body, SystemMessage):
-        return Message("system", _text(body.content))
+        return Message("system", _text(body.content, options, dropped))
     if isinstance(body, AssistantMessage):
-        return Message("assistant", _text(body.content), tool_calls=body.tool_calls)
+        thinking = "\n\n".join(
+            b.thinking for b in body.content if isinstance(b, ThinkingBlock) and b.thinking
+        )
+        return Message(
+            "assistant",
+            _text(body.content, options, dropped),
+            tool_calls=body.tool_calls,
+            thinking=thinking,
+            stopped=body.stop_reason,
+        )
     if isinstance(body, ToolResult):
-        return Message("tool", _text(body.content), tool_call_id=body.call_id)
+        return Message("tool", _text(body.content, options, dropped), tool_call_id=body.call_id)
     if isinstance(body, CustomEntry) and body.in_context:
-        return Message("user", _text(body.content))
+        return Message("user", _text(body.content, options, dropped))
     return None
 
 
-def _text(content: Content) -> str:
+def _text(content: Content, options: TrainingOptions, dropped: Counter[str]) -> str:
     parts = []
     for block in content:
         if isinstance(block, TextBlock):
             parts.append(block.text)
         elif isinstance(block, ImageBlock):
-            parts.append(f"[image: {block.media_type}]")
+            if options.images == "placeholder":
+                parts.append(f"[image: {block.media_type}]")
+                dropped["images (as placeholders)"] += 1
+            else:
+                dropped["images"] += 1
     return "\n\n".join(parts)
 
 
-@attrs.frozen
-class ExportResult:
-    rows: int
-    redacted: int
-
-
 class TrajectoryExporter:
-    """Exports one journal's chosen branches as JSONL rows."""
+    """Exports one journal's chosen branches as JSONL rows; `dropped` counts what cleaning left out."""
 
     def __init__(
         self,
@@ -124,6 +139,7 @@ class TrajectoryExporter:
         at: int | None = None,
         redact: bool = False,
         tree: TreeState | None = None,
+        options: TrainingOptions | None = None,
     ) -> None:
         self.journal = journal
         self.tree = tree if tree is not None else replay(TreeProjection(), journal, at=at)
@@ -131,6 +147,8 @@ class TrajectoryExporter:
         first = next(journal.read(limit=1), None)
         self.header = first.body if first is not None and isinstance(first.body, Header) else None
         self.redactor = Redactor() if redact else None
+        self.options = options or TrainingOptions()
+        self.dropped: Counter[str] = Counter()
 
     @property
     def journal_id(self) -> str:
@@ -145,23 +163,86 @@ class TrajectoryExporter:
 
     def messages(self, leaf: str) -> list[Message]:
         seqs = [self.tree.seqs[p] for p in self.tree.path_positions(self.tree.position(leaf))]
-        return path_messages(self.tree, read_seqs(self.journal, seqs))
+        raw = path_messages(self.tree, read_seqs(self.journal, seqs), self.options, self.dropped)
+        return self._redacted(clean(raw, self.options, self.dropped))
 
     def rows(self, fmt: Format, selection: Selection) -> Iterator[dict[str, Any]]:
         for leaf in selection.leaves(self.tree):
             messages = self.messages(leaf)
+            if not any(m.role == "assistant" for m in messages):
+                self.dropped["rows without an assistant turn"] += 1
+                continue
             row = openai_row(messages, self.tools()) if fmt == "openai" else sharegpt_row(messages)
             row["metadata"] = self.provenance(leaf)
-            yield self._redacted(row)
+            yield row
+
+    def turns(self, selection: Selection) -> Iterator[dict[str, Any]]:
+        """One OpenAI row per assistant turn: the exact context the model saw, then the turn.
+
+        Earlier assistant messages carry `weight: 0`, so a trainer learns only the last one. Provenance
+        names the turn's record (seq, id, digest), the records its context came from, and a digest over
+        them. Each assistant record is exported once, even when several selected branches share it.
+        """
+        done: set[int] = set()
+        for leaf in selection.leaves(self.tree):
+            positions = self.tree.path_positions(self.tree.position(leaf))
+            wanted = [
+                p for p in positions if p not in done and self.tree.kinds[p].startswith("waybook.assistant/")
+            ]
+            done.update(wanted)
+            for record in read_seqs(self.journal, [self.tree.seqs[p] for p in wanted]):
+                row = self._turn(record)
+                if row is not None:
+                    yield row
+
+    def _turn(self, record: Record) -> dict[str, Any] | None:
+        body = record.body
+        assert isinstance(body, AssistantMessage)
+        context = context_at(self.journal, self.tree, body.parent) if body.parent is not None else ()
+        seen: list[Message] = []
+        scratch: Counter[str] = Counter()  # what each context loses was counted where it was a turn
+        for shown in context:
+            if isinstance(shown.record.body, Compaction):
+                seen.append(Message("user", COMPACTION_PREAMBLE + shown.record.body.summary))
+            elif (message := to_message(shown.record, self.options, scratch)) is not None:
+                seen.append(message)
+        target = to_message(record, self.options, self.dropped)
+        assert target is not None
+        messages = clean([*seen, target], self.options, scratch, open_end=True)
+        if not messages or messages[-1].role != "assistant" or messages[-1].stopped != target.stopped:
+            self.dropped["assistant turns with nothing to learn (aborted or empty)"] += 1
+            return None
+        if target.thinking and self.options.thinking == "drop":
+            self.dropped["thinking blocks"] += 1
+        out = [_openai_message(m) for m in self._redacted(messages)]
+        for earlier in out[:-1]:
+            if earlier["role"] == "assistant":
+                earlier["weight"] = 0
+        row: dict[str, Any] = {"messages": out}
+        if tools := self.tools():
+            row["tools"] = tools
+        digests = [shown.record.digest for shown in context]
+        row["metadata"] = {
+            "journal": self.journal_id,
+            "turn": {"seq": record.seq, "id": record.id, "digest": record.digest},
+            "context": {
+                "seqs": [shown.record.seq for shown in context],
+                "digest": hashlib.sha256("\n".join(digests).encode()).hexdigest(),
+            },
+            "head": {"seq": self.head.seq, "digest": self.head.digest},
+        }
+        return row
 
     def pairs(self) -> Iterator[dict[str, Any]]:
-        """TRL preference rows for every fork whose branches have a chosen one (active or labelled).
+        """TRL preference rows at every fork where one branch is chosen (see docs/export.md).
 
-        The prompt is the path up to the fork; chosen and rejected are what each branch holds after it.
-        Each path is split at the fork by record, with the exclusions of that whole path applied, so an
-        exclusion further down a branch cannot shift the split.
+        A branch end's verdict at a fork comes from the labels in force on the nodes strictly after the
+        fork on its path: "rejected" wins over "chosen"; with neither, the active leaf is chosen. A label
+        on the fork or above it covers every branch alike and decides nothing there. Each chosen end is
+        paired with every end of the fork's other children that is not chosen. The prompt is the path up
+        to the fork; chosen and rejected are what each branch holds after it.
         """
-        chosen_ends = self._chosen_ends()
+        labels = self.labels()
         tree = self.tree
         branch_ends = {tree.position(end) for end in tree.leaves()}
         for fork in range(tree.node_count):
@@ -169,27 +250,52 @@ class TrajectoryExporter:
             if len(children) < 2:
                 continue
             ends = {child: self._ends_below(child, branch_ends) for child in children}
-            chosen = [(c, e) for c, es in ends.items() for e in es if tree.ids[e] in chosen_ends]
-            if not chosen:
-                continue
-            chosen_child, chosen_end = chosen[0]
-            prompt, chosen_tail = self._split_at(chosen_end, fork)
-            for child, child_ends in ends.items():
-                if child == chosen_child:
+            verdicts = {end: self._verdict(end, fork, labels) for es in ends.values() for end in es}
+            for chosen_child, chosen_ends in ends.items():
+                for chosen_end in (e for e in chosen_ends if verdicts[e] == "chosen"):
+                    prompt, chosen_tail = self._split_at(chosen_end, fork)
+                    for child, child_ends in ends.items():
+                        if child == chosen_child:
+                            continue
+                        for end in (e for e in child_ends if verdicts[e] != "chosen"):
+                            _, rejected_tail = self._split_at(end, fork)
+                            yield {
+                                "prompt": [_openai_message(m) for m in prompt],
+                                "chosen": [_openai_message(m) for m in chosen_tail],
+                                "rejected": [_openai_message(m) for m in rejected_tail],
+                                "metadata": {
+                                    **self.provenance(tree.ids[chosen_end]),
+                                    "rejected_leaf": tree.ids[end],
+                                    "fork": tree.ids[fork],
+                                },
+                            }
+
+    def labels(self) -> dict[str, str]:
+        """The label in force on each node at the export's head: the latest label entry for it wins,
+        and an empty or missing label clears it (Pi's rule)."""
+        labels: dict[str, str] = {}
+        for record in self.journal.read(limit=self.head.seq):
+            body = record.body
+            if isinstance(body, CustomEntry) and body.type in LABEL_TYPES and isinstance(body.data, dict):
+                target = body.data.get("targetId", body.data.get("target"))
+                label = body.data.get("label")
+                if not isinstance(target, str):
                     continue
-                for end in child_ends:
-                    _, rejected_tail = self._split_at(end, fork)
-                    row = {
-                        "prompt": [_openai_message(m) for m in prompt],
-                        "chosen": [_openai_message(m) for m in chosen_tail],
-                        "rejected": [_openai_message(m) for m in rejected_tail],
-                        "metadata": {
-                            **self.provenance(tree.ids[chosen_end]),
-                            "rejected_leaf": tree.ids[end],
-                            "fork": tree.ids[fork],
-                        },
-                    }
-                    yield self._redacted(row)
+                if isinstance(label, str) and label.strip():
+                    labels[target] = label.strip()
+                else:
+                    labels.pop(target, None)
+        return labels
+
+    def _verdict(self, end: int, fork: int, labels: dict[str, str]) -> str:
+        positions = self.tree.path_positions(end)
+        after = positions[positions.index(fork) + 1 :]
+        found = {labels.get(self.tree.ids[p]) for p in after}
+        if "rejected" in found:
+            return "rejected"
+        if "chosen" in found or self.tree.ids[end] == self.tree.leaf_id:
+            return "chosen"
+        return "unlabelled"
 
     def _ends_below(self, start: int, branch_ends: set[int]) -> list[int]:
         """Branch ends in the subtree of `start`, in append order."""
@@ -202,39 +308,24 @@ class TrajectoryExporter:
         return sorted(found)
 
     def _split_at(self, end: int, fork: int) -> tuple[list[Message], list[Message]]:
-        """The messages of the path to `end`, split into those up to `fork` and those after it."""
+        """The messages of the path to `end`, split into those up to `fork` and those after it.
+
+        Each path is split by record, with the exclusions of that whole path applied, so an exclusion
+        further down a branch cannot shift the split.
+        """
         positions = self.tree.path_positions(end)
         records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions])
         cut = positions.index(fork) + 1
         excluded = {self.tree.exclusions[p] for p in positions if p in self.tree.exclusions}
-        kept = [r for p, r in zip(positions, records, strict=True) if p not in excluded]
-        before = {self.tree.seqs[p] for p in positions[:cut]}
-        messages = [(r.seq in before, to_message(r)) for r in kept]
-        return (
-            [m for first, m in messages if first and m is not None],
-            [m for first, m in messages if not first and m is not None],
-        )
+        kept = [(p, r) for p, r in zip(positions, records, strict=True) if p not in excluded]
+        before = [r for p, r in kept if positions.index(p) < cut]
+        after = [r for p, r in kept if positions.index(p) >= cut]
 
-    def _chosen_ends(self) -> set[str]:
-        """Branch ends that are preferred: the active leaf, and ends below a node labelled chosen."""
-        labelled: set[str] = set()
-        rejected: set[str] = set()
-        for record in self.journal.read(limit=self.head.seq):
-            body = record.body
-            if isinstance(body, CustomEntry) and body.type in LABEL_TYPES and isinstance(body.data, dict):
-                target, label = body.data.get("targetId") or body.data.get("target"), body.data.get("label")
-                if isinstance(target, str) and label == "chosen":
-                    labelled.add(target)
-                elif isinstance(target, str) and label == "rejected":
-                    rejected.add(target)
-        ends = set()
-        for end in self.tree.leaves():
-            path = set(self.tree.path_to(end))
-            if path & rejected:
-                continue
-            if end == self.tree.leaf_id or path & labelled:
-                ends.add(end)
-        return ends
+        def messages(part: list[Record]) -> list[Message]:
+            found = [m for r in part if (m := to_message(r, self.options, self.dropped)) is not None]
+            return self._redacted(clean(found, self.options, self.dropped))
+
+        return messages(before), messages(after)
 
     def tools(self) -> list[dict[str, Any]] | None:
         """Tool schemas the session recorded in its header metadata (`tools`), as OpenAI function tools."""
@@ -249,13 +340,21 @@ class TrajectoryExporter:
                 tools.append({"type": "function", "function": function})
         return tools
 
-    def _redacted(self, row: dict[str, Any]) -> dict[str, Any]:
-        if self.redactor is None:
-            return row
-        metadata = row.pop("metadata")
-        row = self.redactor.value(row)
-        row["metadata"] = metadata
-        return row
+    def _redacted(self, messages: list[Message]) -> list[Message]:
+        """Secrets masked in every text, tool argument and tool result (never in provenance)."""
+        redactor = self.redactor
+        if redactor is None:
+            return messages
+        return [
+            attrs.evolve(
+                m,
+                text=redactor.text(m.text),
+                tool_calls=tuple(
+                    msgspec.structs.replace(c, arguments=redactor.value(c.arguments)) for c in m.tool_calls
+                ),
+            )
+            for m in messages
+        ]
 
 
 def openai_row(messages: list[Message], tools: list[dict[str, Any]] | None) -> dict[str, Any]:

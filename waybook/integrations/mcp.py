@@ -2,7 +2,7 @@
 
 A Python object is not a sandbox, so code the host does not trust (a model's tool runner, a plugin)
 must not run in the process that holds the authority's host face. It talks to this server over stdio
-instead. The server exposes the Memory port's six commands as the `memory` tool and the agent face's
+instead. The server exposes the Memory port's commands as the `memory` tool and the agent face's
 `remember`, `query`, `explain` and `nominate`; the host face (advancing the pin, adopting nominations) is
 never exposed. Nominations made through the server are kept in `MemoryToolServer.nominations` for the
 host code that runs the server.
@@ -47,8 +47,9 @@ class MemoryToolServer:
             name,
             instructions=(
                 "Working memory under /memories (the `memory` tool: view, create, str_replace, insert, "
-                "delete, rename) and canonical memory the host reviewed (remember, query, explain, "
-                "nominate). Nominating proposes records; only the host adopts them."
+                "delete, rename, apply_patch, update_description) and canonical memory the host "
+                "reviewed (remember, query, explain, nominate). Nominating proposes records; only the "
+                "host adopts them."
             ),
         )
 
@@ -63,6 +64,8 @@ class MemoryToolServer:
             view_range: list[int] | None = None,
             old_path: str | None = None,
             new_path: str | None = None,
+            patch: str | None = None,
+            description: str | None = None,
             call_id: str | None = None,
         ) -> dict[str, Any]:
             fields = {
@@ -75,6 +78,8 @@ class MemoryToolServer:
                 "view_range": view_range,
                 "old_path": old_path,
                 "new_path": new_path,
+                "patch": patch,
+                "description": description,
             }
             given = {k: v for k, v in fields.items() if v is not None}
             return memory.execute(given, call_id=call_id).as_dict()

@@ -101,6 +101,10 @@ class UnknownNodeError(RecordValidationError):
     """A record refers to a node id that is not in the journal."""
 
 
+class ToolPairingError(RecordValidationError):
+    """A turn's tool results do not answer its tool calls one for one (unknown, repeated or missing)."""
+
+
 class MemoryRuleError(RecordValidationError):
     """A memory record breaks a memory rule (docs/memory.md): a hostile path, a digest that is not the
     content's, a read-only file, a limit, a file and a directory at one path, a reused request id.
@@ -242,6 +246,19 @@ class CorruptJournalError(IntegrityError):
         super().__init__(msg)
 
 
+class NotAJournalError(IntegrityError):
+    """The file's first line is not a waybook header: it is not a waybook journal (or never became one)."""
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        msg = (
+            f"{path}: not a waybook journal (its first line is not a waybook header: {reason}). "
+            "Nothing was changed; check the path (an export or another tool's file is not a journal)."
+        )
+        super().__init__(msg)
+
+
 class SnapshotMismatchError(IntegrityError):
     """A snapshot was taken at a head this journal does not have."""
 
@@ -259,6 +276,11 @@ class RecordTooLargeError(CapacityError):
 
 class StorageError(JournalError, OSError):
     """The storage below the journal failed. The journal object may refuse further use."""
+
+
+class JournalBusyError(StorageError):
+    """The journal is held by a single writer (`exclusive=True`) for its lifetime, or, for an exclusive
+    open, by another object right now. Nothing was written."""
 
 
 class LockUnsupportedError(StorageError):

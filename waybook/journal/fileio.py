@@ -12,11 +12,12 @@ import errno
 import fcntl
 import os
 import stat
+import struct
 import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from waybook.journal.errors import LockUnsupportedError, NotAJournalFileError, StorageError
+from waybook.journal.errors import JournalBusyError, LockUnsupportedError, NotAJournalFileError, StorageError
 
 FILE_MODE = 0o600
 _UNSUPPORTED_LOCK_ERRNOS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
@@ -138,11 +139,12 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def create_atomically(path: Path, content: bytes) -> bool:
+def create_atomically(path: Path, content: bytes, *, durable: bool = True) -> bool:
     """Create `path` holding `content`, all or nothing: temp file, fsync, link into place, fsync dir.
 
     Never replaces an existing file: returns False (and leaves it alone) if `path` already exists.
-    The file gets mode 0600.
+    The file gets mode 0600. With durable=False both fsyncs are skipped: the file still appears whole
+    or not at all to other processes, but a power loss may undo its creation (the caller syncs later).
     """
     directory = path.parent
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -150,15 +152,17 @@ def create_atomically(path: Path, content: bytes) -> bool:
     try:
         os.fchmod(fd, FILE_MODE)
         if content:
-            os.write(fd, content)
-        os.fsync(fd)
+            write_all(OS_FILE_OPS, fd, content)
+        if durable:
+            os.fsync(fd)
         os.close(fd)
         fd = -1
         try:
             os.link(temp, path)  # unlike rename, link refuses to replace a file another process created
         except FileExistsError:
             return False
-        fsync_dir(directory)
+        if durable:
+            fsync_dir(directory)
         return True
     finally:
         if fd >= 0:
@@ -180,11 +184,50 @@ class FileLock:
     def __init__(self, fd: int, path: Path) -> None:
         self.path = path
         self._fd = fd
+        self._held = False
+
+    def hold(self) -> None:
+        """Take the exclusive lock for good (until the descriptor closes): a single writer's lifetime.
+
+        Waits only for an append in progress; refuses (JournalBusyError) if another single writer holds
+        the file. While held, `acquire` and `release` do nothing. The holder also takes an
+        open-file-description record lock on byte 0, the sign by which other objects tell a lifetime
+        holder (refuse at once) from a brief one (wait), where the platform has such locks.
+        """
+        if _OFD_SETLK is not None:  # the mark first, so nobody who finds the flock taken misses it
+            try:
+                fcntl.fcntl(self._fd, _OFD_SETLK, _byte_zero(fcntl.F_WRLCK))
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    msg = f"{self.path}: cannot take the single-writer mark: {exc}"
+                    raise StorageError(msg) from exc
+                msg = (
+                    f"{self.path}: another single writer (exclusive=True) holds this journal until it "
+                    "closes; only one may. Close it first, or open this one without exclusive=True."
+                )
+                raise JournalBusyError(msg) from exc
+        self._flock(fcntl.LOCK_EX)
+        self._held = True
 
     def acquire(self, *, exclusive: bool) -> None:
+        if not self._held:
+            self._flock(fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+    def _flock(self, operation: int) -> None:
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                fcntl.flock(self._fd, operation | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if self._held_for_good():
+                    msg = (
+                        f"{self.path}: a single writer (exclusive=True) holds this journal until it closes; "
+                        "nothing was done. Write through that writer, or wait until it is closed."
+                    )
+                    raise JournalBusyError(msg) from None
+                fcntl.flock(self._fd, operation)
         except OSError as exc:
+            if isinstance(exc, JournalBusyError):
+                raise
             if exc.errno in _UNSUPPORTED_LOCK_ERRNOS:
                 msg = (
                     f"{self.path}: this filesystem does not support flock ({exc.strerror}); waybook never "
@@ -195,5 +238,30 @@ class FileLock:
             raise StorageError(msg) from exc
 
     def release(self) -> None:
-        with contextlib.suppress(OSError):  # only fails on a closed descriptor, which holds no lock
+        if self._held:
+            return
+        try:  # (not contextlib.suppress: this runs on every append)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+        except OSError:  # only fails on a closed descriptor, which holds no lock
+            return
+
+    def _held_for_good(self) -> bool:
+        """Whether another open file holds the single-writer mark (byte 0's record lock)."""
+        if _OFD_GETLK is None:
+            return False
+        try:
+            answer = fcntl.fcntl(self._fd, _OFD_GETLK, _byte_zero(fcntl.F_RDLCK))
+        except OSError:
+            return False
+        return bool(struct.unpack(_FLOCK, answer)[0] != fcntl.F_UNLCK)
+
+
+# Open-file-description record locks (Linux): unlike flock they can be tested without waiting, and
+# unlike POSIX record locks they belong to one open file, not to the whole process.
+_OFD_SETLK: int | None = getattr(fcntl, "F_OFD_SETLK", None)
+_OFD_GETLK: int | None = getattr(fcntl, "F_OFD_GETLK", None)
+_FLOCK = "hhqqi4x"  # struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment)
+
+
+def _byte_zero(lock_type: int) -> bytes:
+    return struct.pack(_FLOCK, lock_type, os.SEEK_SET, 0, 1, 0)

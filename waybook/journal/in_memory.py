@@ -14,6 +14,8 @@ from waybook.journal.ledger import Ledger, iter_chain
 from waybook.journal.reading import check_cursor
 from waybook.journal.records import NewRecord, Record
 
+_SEQUENCES = (list, tuple)
+
 
 class InMemoryJournal:
     """A journal held in a list. Thread-safe: appends are serialised by one lock.
@@ -52,10 +54,30 @@ class InMemoryJournal:
         self._check_open()
         return self._ledger.head
 
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        with self._lock:
+            return self._ledger.head, self._ledger.rules.leaf
+
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         with self._lock:
             self._check_open()
-            plan = self._ledger.plan(records, expected, self._range)
+            ledger = self._ledger
+            prior = ledger.head
+            if (
+                type(records) in _SEQUENCES
+                and len(records) == 1
+                and type(expected) is Head
+                and expected == prior
+            ):
+                record, line, delta = ledger.seal_one(records[0])
+                result = AppendResult(prior, Head(record.seq, record.digest), (record,))
+                self._records.append(record)
+                self._lines.append(line)
+                ledger.commit_one(result.head, record.id, delta)
+                return result
+            plan = ledger.plan(records, expected, self._range)
             if isinstance(plan, AppendResult):
                 return plan
             self._records.extend(plan.result.records)

@@ -27,6 +27,8 @@ from typing import Any, Self
 import attrs
 
 from waybook.codecs.wire import decode_record
+from waybook.journal import checkpoint
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.durability import Durability, GroupCommit
 from waybook.journal.errors import (
     CorruptJournalError,
@@ -34,6 +36,7 @@ from waybook.journal.errors import (
     JournalClosedError,
     JournalFailedError,
     JournalReplacedError,
+    NotAJournalError,
     StorageError,
     TornTailError,
     WriteFailedError,
@@ -52,10 +55,13 @@ from waybook.journal.fileio import (
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.jsonl_scan import CHUNK, Damage, read_exactly, scan
-from waybook.journal.ledger import Ledger, iter_chain
+from waybook.journal.ledger import Ledger, decode_records, iter_chain
+from waybook.journal.memory_rules import role_rules
 from waybook.journal.reading import check_cursor
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
+
+_SEQUENCES = (list, tuple)
 
 
 @attrs.frozen
@@ -75,6 +81,10 @@ class RepairReceipt:
     @property
     def repaired(self) -> bool:
         return self.removed_bytes > 0
+
+
+FIRST_LINE_START = b'{"seq":1,"id":"'
+"""How the canonical line of every journal's first record begins (field order is part of the format)."""
 
 
 class JsonlJournal:
@@ -97,45 +107,83 @@ class JsonlJournal:
         create: bool = True,
         group_window: float | None = None,
         readonly: bool = False,
+        exclusive: bool = False,
+        sidecar: bool = True,
         file_ops: FileOps = OS_FILE_OPS,
+        _decoded: list[Record] | None = None,
     ) -> None:
         if on_torn_tail not in ("refuse", "repair"):
             msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}"
             raise ValueError(msg)
+        if exclusive and readonly:
+            msg = "exclusive=True is for the journal's single writer; a readonly journal cannot be one"
+            raise ValueError(msg)
+        self._exclusive = exclusive
+        self._sidecar = sidecar
+        self._checkpointed = 0  # the end byte the checkpoint on disk vouches for (0: none known)
         self._path = Path(path)
         self._name = str(self._path)
         self._durability = Durability(durability)
         self._fsync_each = self._durability is Durability.FSYNC
         self._group_commit = self._durability is Durability.GROUP
+        self._syncs_creation = self._fsync_each or self._group_commit
         self._ops = file_ops
         self._mutex = threading.Lock()
         self._ledger = Ledger.empty(self._name, compact_ids=lambda: CompactIdIndex(self._committed_id))
         self._offsets: array[int] = array("Q")
+        self._keep = _decoded  # the records the open decodes go here too (open_decoded)
         self._end = 0
         self._size_seen = 0
         self._damage: Damage | None = None
         self._failure: StorageError | None = None
         self._closed = False
         self._readonly = readonly
+        # Under `flush`, what flush()/close() owe: an fsync of the file (bytes written since the last
+        # one) and of its directory (a creation not yet synced). Other policies never owe anything.
+        self._unsynced = self._unsynced_dir = False
         self.repair_receipt: RepairReceipt | None = None
         if self._ops.identity(self._path) is None:
             if not create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
             try:
-                create_atomically(self._path, b"")
+                created = create_atomically(self._path, b"", durable=self._syncs_creation)
+                self._unsynced_dir = created and not self._syncs_creation
             except OSError as exc:
                 msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
                 raise StorageError(msg) from exc
-        self._group = GroupCommit(self._fsync, name=self._name, window=group_window)
+        # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
+        self._group: GroupCommit | None = None
+        if self._group_commit or group_window is not None:  # (a window is checked under any policy)
+            group = GroupCommit(self._fsync, name=self._name, window=group_window)
+            self._group = group if self._group_commit else None
         flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
         self._fd, self._identity = open_regular(self._ops, self._path, flags)
         self._lock = FileLock(self._fd, self._path)
         try:
+            if exclusive:
+                self._lock.hold()
             self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
         except BaseException:
             self._release_files()
             raise
+        finally:
+            self._keep = None
+
+    @classmethod
+    def open_decoded(cls, path: str | os.PathLike[str], **options: Any) -> tuple[JsonlJournal, list[Record]]:
+        """Open the journal and return every committed record with it, each decoded once.
+
+        The records the open decoded to prove the file are kept rather than decoded again by a later
+        `read()`; a replay of the whole session at open costs one decode per record. It holds every
+        record in memory: meant for sessions, not for million-record files.
+        """
+        kept: list[Record] = []
+        journal = cls(path, _decoded=kept, **options)
+        first = kept[0].seq if kept else journal._ledger.head.seq + 1
+        if first > 1:  # records the open did not decode (a checkpoint vouched for them)
+            kept[:0] = journal.read(after=0, limit=first - 1)
+        return journal, kept
 
     @classmethod
     def create(
@@ -152,22 +200,29 @@ class JsonlJournal:
         """Create a new journal file whose first line is its header, atomically; refuse an existing file."""
         from waybook.codecs.wire import seal
         from waybook.journal.head import GENESIS_DIGEST
-        from waybook.session import new_id, utc_now
 
         header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
         new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)
         Ledger.empty(str(path)).rules.check((new,))
         _, line = seal(1, new, GENESIS_DIGEST)
         target = Path(path)
+        # Only the policies that promise durability per append pay for it at creation; under `flush`
+        # the first flush()/close() syncs the file and its directory, under `none` nothing does.
+        durable = Durability(options.get("durability", Durability.FLUSH)) in (
+            Durability.FSYNC,
+            Durability.GROUP,
+        )
         try:
-            created = create_atomically(target, line + b"\n")
+            created = create_atomically(target, line + b"\n", durable=durable)
         except OSError as exc:
             msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
             raise StorageError(msg) from exc
         if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
             raise StorageError(msg)
-        return cls(target, create=False, **options)
+        journal = cls(target, create=False, **options)
+        journal._unsynced = journal._unsynced_dir = not durable
+        return journal
 
     # --- the SessionJournal protocol ----------------------------------------------------------------
 
@@ -193,6 +248,13 @@ class JsonlJournal:
         self._refresh()
         return self._ledger.head
 
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        self._refresh()
+        with self._mutex:
+            return self._ledger.head, self._ledger.rules.leaf
+
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         with self._mutex:
             if self._closed or self._readonly or self._failure is not None:
@@ -200,26 +262,39 @@ class JsonlJournal:
             self._lock.acquire(exclusive=True)
             try:
                 self._check_identity()
-                if self._ops.size(self._fd) != self._size_seen or self._damage is not None:
+                if (not self._exclusive and self._ops.size(self._fd) != self._size_seen) or self._damage:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
-                plan = self._ledger.plan(records, expected, self._records_range)
-                if isinstance(plan, AppendResult):
-                    return plan
-                lines = plan.lines
+                ledger = self._ledger
+                prior = ledger.head
                 end = self._end
-                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                self._write(data, end, plan.result)
-                self._ledger.commit(plan)
-                for line in lines:
+                one = type(records) in _SEQUENCES and len(records) == 1 and type(expected) is Head
+                if one and expected == prior:  # nearly every append: one record at the head, flat
+                    record, line, delta = ledger.seal_one(records[0])
+                    result = AppendResult(prior, Head(record.seq, record.digest), (record,))
+                    self._write(line + b"\n", end, result)
+                    ledger.commit_one(result.head, record.id, delta)
                     self._offsets.append(end)
                     end += len(line) + 1
+                else:
+                    plan = ledger.plan(records, expected, self._records_range)
+                    if isinstance(plan, AppendResult):
+                        return plan
+                    lines = plan.lines
+                    data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
+                    self._write(data, end, plan.result)
+                    ledger.commit(plan)
+                    for line in lines:
+                        self._offsets.append(end)
+                        end += len(line) + 1
+                    result = plan.result
                 self._end = self._size_seen = end
+                self._unsynced = True
                 if self._fsync_each:
-                    self._fsync(plan.result)
+                    self._fsync(result)
             finally:
                 self._lock.release()
-        if self._group_commit:
+        if self._group is not None:
             self._group.written(end)
             try:
                 self._group.wait_durable(end)
@@ -227,14 +302,21 @@ class JsonlJournal:
                 cause = exc.__cause__
                 while isinstance(cause, DurabilityError):  # the leader's own error; its cause is the OSError
                     cause = cause.__cause__
-                raise self._durability_failed(cause or exc, plan.result) from exc
-        return plan.result
+                raise self._durability_failed(cause or exc, result) from exc
+        return result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""
         where = self._name
-        return (decode_record(line, where=where) for line in self.read_lines(after, limit))
+        chunks = self._chunks_between(*self._byte_range(after, limit))  # the range is fixed now
+        return (record for lines in chunks for record in decode_records(lines, where))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        chunks = self._chunks_between(*self._byte_range(after, limit))
+        return (line for lines in chunks for line in lines)
+
+    def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
+        """The bytes [start, end) of the committed records after `after`, at most `limit` of them."""
         check_cursor(self._name, after, limit)
         self._check_open()
         self._refresh()
@@ -243,16 +325,14 @@ class JsonlJournal:
             first = min(max(after, 0), count)
             stop = count if limit is None else min(count, first + max(limit, 0))
             if first >= stop:
-                return iter(())
-            start_offset = self._offsets[first]
-            end_offset = self._offsets[stop] if stop < count else self._end
-        return self._lines_between(start_offset, end_offset)
+                return 0, 0
+            return self._offsets[first], self._offsets[stop] if stop < count else self._end
 
     def flush(self) -> None:
         self._check_open()
         if self._durability is Durability.FLUSH:
             with self._mutex:
-                self._fsync()
+                self._sync_owed()
 
     def close(self) -> None:
         if self._closed:
@@ -260,7 +340,9 @@ class JsonlJournal:
         try:
             if self._durability is Durability.FLUSH and self._failure is None:
                 with self._mutex:
-                    self._fsync()
+                    self._sync_owed()
+            with self._mutex:
+                self._save_checkpoint()
         finally:
             self._closed = True
             self._release_files()
@@ -320,6 +402,8 @@ class JsonlJournal:
         if damage is None:
             nothing = hashlib.sha256().hexdigest()
             return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
+        if damage.seq == 1 and damage.offset == 0 and self._foreign_first_line(damage):
+            raise NotAJournalError(path=self._name, reason=damage.reason)  # never truncate someone's file
         if not damage.torn:
             raise self._corrupt_error(damage)
         end = self._size_seen
@@ -332,7 +416,8 @@ class JsonlJournal:
             raise StorageError(msg) from exc
         self._damage = None
         self._end = self._size_seen = damage.offset
-        self._group.mark_durable(damage.offset)
+        if self._group is not None:
+            self._group.mark_durable(damage.offset)
         return RepairReceipt(
             path=self._name,
             offset=damage.offset,
@@ -344,6 +429,18 @@ class JsonlJournal:
             head=head,
             reason=damage.reason,
         )
+
+    def _foreign_first_line(self, damage: Damage) -> bool:
+        """Whether the bad first line is some other file's, not a header cut short while being written.
+
+        A header cut short is an incomplete line (no newline) that is zeros or starts as every waybook
+        line starts; anything else (a complete line, other bytes) is not ours to truncate.
+        """
+        head = self._ops.pread(self._fd, min(damage.bad_bytes, 1 << 16), 0)
+        if b"\n" in head:
+            return True
+        start = head.rstrip(b"\x00")[: len(FIRST_LINE_START)]
+        return FIRST_LINE_START[: len(start)] != start
 
     def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
         """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path.
@@ -391,6 +488,8 @@ class JsonlJournal:
     def _open_scan(self, *, read_prefix: bool, repair: bool) -> None:
         self._lock.acquire(exclusive=repair)
         try:
+            if self._sidecar:
+                self._restore_checkpoint()
             self._refresh_locked()
             damage = self._damage
             if damage is not None and damage.torn and repair:
@@ -399,11 +498,39 @@ class JsonlJournal:
                 raise self._corrupt_error(damage)
         finally:
             self._lock.release()
-        self._group.mark_durable(self._end)
+        if self._group is not None:
+            self._group.mark_durable(self._end)
+
+    def _restore_checkpoint(self) -> None:
+        """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
+        size = self._ops.size(self._fd)
+        loaded = checkpoint.load(self._path, size=size, read_at=self._read_at) if size else None
+        if loaded is None or role_rules(self._name, loaded.header) is not None:
+            return  # no checkpoint, or a journal whose role has rules the checkpoint does not hold
+        self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
+        self._offsets = loaded.offsets
+        self._end = self._size_seen = self._checkpointed = loaded.end
+
+    def _save_checkpoint(self) -> None:
+        """Save the proved prefix for the next open (a writer's close; never under damage or failure)."""
+        ids = self._ledger.rules.ids
+        if (
+            not self._sidecar
+            or self._readonly
+            or self._end == self._checkpointed
+            or self._damage is not None
+            or self._failure is not None
+            or type(ids) is not DictIdIndex
+            or self._ledger.rules.role_rules is not None
+        ):
+            return
+        head, leaf = self._ledger.head, self._ledger.rules.leaf
+        if checkpoint.save(self._path, end=self._end, head=head, offsets=self._offsets, ids=ids, leaf=leaf):
+            self._checkpointed = self._end
 
     def _refresh(self) -> None:
         """Take in records other writers committed since our last look (cheap when nothing changed)."""
-        if self._ops.size(self._fd) == self._size_seen and self._damage is None:
+        if self._damage is None and (self._exclusive or self._ops.size(self._fd) == self._size_seen):
             return
         with self._mutex:
             self._lock.acquire(exclusive=False)
@@ -434,6 +561,7 @@ class JsonlJournal:
             ledger=self._ledger,
             offsets=self._offsets,
             journal=self._name,
+            keep=self._keep,
         )
         self._size_seen = size
 
@@ -443,7 +571,11 @@ class JsonlJournal:
         if after >= stop:
             return []
         end = self._offsets[stop] if stop < count else self._end
-        return [decode_record(line) for line in self._lines_between(self._offsets[after], end)]
+        return [
+            record
+            for lines in self._chunks_between(self._offsets[after], end)
+            for record in decode_records(lines)
+        ]
 
     def _committed_id(self, seq: int) -> tuple[str, bool]:
         """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
@@ -464,7 +596,12 @@ class JsonlJournal:
             raise StorageError(msg) from exc
 
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
-        """The lines in [start, end), each read once however long (a long line's pieces join once)."""
+        for lines in self._chunks_between(start, end):
+            yield from lines
+
+    def _chunks_between(self, start: int, end: int) -> Iterator[list[bytes]]:
+        """The committed lines in [start, end) (which start and end on line boundaries), a chunk at a
+        time; each byte read once however long a line is (a long line's pieces join once)."""
         parts: list[bytes] = []
         pos = start
         while pos < end:
@@ -483,7 +620,7 @@ class JsonlJournal:
             carry = lines.pop()
             if carry:
                 parts.append(carry)
-            yield from lines
+            yield lines
 
     def _write(self, data: bytes, end: int, result: AppendResult | None = None) -> None:
         """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
@@ -538,6 +675,29 @@ class JsonlJournal:
         except OSError as exc:
             return exc
         return None
+
+    def _sync_owed(self) -> None:
+        """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
+        if self._failure is not None:
+            raise self._failed_error()
+        directory: list[BaseException | None] = []
+        helper = None
+        if self._unsynced_dir:
+            # Both syncs must be done before we return, in either order: run them side by side, so
+            # a filesystem that commits them together (ext4's journal) pays for one wait, not two.
+            helper = threading.Thread(target=_sync_directory, args=(self._path.parent, directory))
+            helper.start()
+        try:
+            if self._unsynced:
+                self._fsync()
+                self._unsynced = False
+        finally:
+            if helper is not None:
+                helper.join()
+        if helper is not None:
+            if directory[0] is not None:
+                raise self._durability_failed(directory[0], None) from directory[0]
+            self._unsynced_dir = False
 
     def _fsync(self, result: AppendResult | None = None) -> None:
         if self._failure is not None:
@@ -625,9 +785,20 @@ class JsonlJournal:
             self._ops.close(self._fd)
 
 
+def _sync_directory(directory: Path, outcome: list[BaseException | None]) -> None:
+    try:
+        fsync_dir(directory)
+    except OSError as exc:
+        outcome.append(exc)
+    else:
+        outcome.append(None)
+
+
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
-    with JsonlJournal(path, read_prefix=True, durability=Durability.NONE, readonly=True) as journal:
+    with JsonlJournal(
+        path, read_prefix=True, durability=Durability.NONE, readonly=True, sidecar=False
+    ) as journal:
         head = journal.head()
         damage = journal.damage
         if damage is None:

@@ -103,13 +103,21 @@ class LineChunks:
 
 
 def scan(
-    read_at: ReadAt, *, start: int, end: int, ledger: Ledger, offsets: array[int], journal: str
+    read_at: ReadAt,
+    *,
+    start: int,
+    end: int,
+    ledger: Ledger,
+    offsets: array[int],
+    journal: str,
+    keep: list[Record] | None = None,
 ) -> tuple[int, Damage | None]:
     """Verify lines in [start, end) following `ledger.head`; returns (end of the committed prefix, damage).
 
     Lines that prove advance `ledger` (chain, batches and rules) and append their start offsets to
     `offsets`; the records of a batch join the ledger only once its last record has been read. `start`
-    must be on a batch boundary (the end of what `ledger` holds).
+    must be on a batch boundary (the end of what `ledger` holds). Records the ledger takes are also
+    appended to `keep` if given (so a caller that wants them need not decode them again).
     """
     chunks = LineChunks(read_at, start, end)
     pending: list[Record] = []  # proved records of a batch not yet closed: not committed
@@ -133,7 +141,7 @@ def scan(
             else:
                 commit = []
                 pending.extend(good)
-        rule_break = _advance(ledger, commit, journal)
+        rule_break = _advance(ledger, commit, journal, keep)
         if rule_break is not None:
             seq, reason = rule_break
             bad_end = offsets_end(offsets[seq - 1], read_at, end)
@@ -163,7 +171,9 @@ def _found(damage: Damage) -> tuple[int, Damage]:
     return damage.offset, damage
 
 
-def _advance(ledger: Ledger, records: list[Record], journal: str) -> tuple[int, str] | None:
+def _advance(
+    ledger: Ledger, records: list[Record], journal: str, keep: list[Record] | None
+) -> tuple[int, str] | None:
     """Take whole batches into the ledger; on a broken session rule, (its seq, why), keeping those before."""
     try:
         ledger.advance(records)
@@ -173,8 +183,12 @@ def _advance(ledger: Ledger, records: list[Record], journal: str) -> tuple[int, 
                 ledger.advance((record,))
             except JournalError as exc:
                 return record.seq, _reason(exc)
+            if keep is not None:
+                keep.append(record)
         msg = f"{journal}: a rule check failed on a batch but on none of its records"
         raise AssertionError(msg) from None
+    if keep is not None:
+        keep.extend(records)
     return None
 
 

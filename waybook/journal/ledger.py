@@ -24,7 +24,7 @@ from waybook.journal.errors import (
     StaleWriterError,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
-from waybook.journal.id_index import CompactIdIndex
+from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.records import NewRecord, Record
 from waybook.journal.rules import RulesDelta, SessionRules
 
@@ -85,6 +85,20 @@ class Ledger:
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
         return Plan(result, tuple(lines), delta)
 
+    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, RulesDelta | None]:
+        """`plan` for one record at the head (the caller has compared `expected`): the sealed record,
+        its line, and what `commit_one` needs (the rules' delta; None for a message extending the
+        leaf). Raises like `plan`; nothing is kept."""
+        delta = self.rules.check_one(new)
+        head = self.head
+        record, line = seal(head.seq + 1, new, head.digest)
+        return record, line, delta
+
+    def commit_one(self, head: Head, rid: str, delta: RulesDelta | None) -> None:
+        """Record that `seal_one`'s line is written: `head` is its record's (seq, digest), `rid` its id."""
+        self.rules.commit_one(rid, delta)
+        self.head = head
+
     def _as_batch(self, batch: object) -> tuple[NewRecord, ...]:
         if isinstance(batch, str | bytes | NewRecord) or not isinstance(batch, Iterable):
             msg = (
@@ -98,6 +112,20 @@ class Ledger:
         """Record that `plan`'s lines are durably written."""
         self.rules.commit(plan.delta)
         self.head = plan.result.head
+
+    def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
+        """Take a proved prefix's state (a checkpoint: its head, every id in commit order with whether it
+        is a node, the leaf) as this empty ledger's own."""
+        if self.head != GENESIS:
+            msg = f"{self.name}: only an empty ledger can take a checkpoint's state"
+            raise ValueError(msg)
+        rules = self.rules
+        rules.ids = DictIdIndex(ids)
+        rules.count = head.seq
+        rules.has_header = head.seq > 0
+        rules.leaf = leaf
+        rules.compact_if_large()
+        self.head = head
 
     def advance(self, records: Iterable[Record]) -> None:
         """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).
@@ -242,6 +270,15 @@ def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return []
     return records if len(records) == len(lines) else []
+
+
+def decode_records(lines: Sequence[bytes], where: str = "") -> list[Record]:
+    """Decode committed lines (no chain check): in one C call when they are aligned, else line by line,
+    which upcasts old versions and raises the typed DecodeError naming `where`."""
+    records = _decode_aligned(lines)
+    if records or not lines:
+        return records
+    return [decode_record(line, where=where) for line in lines]
 
 
 def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:

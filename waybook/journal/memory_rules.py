@@ -8,12 +8,16 @@ records, and they must keep these rules whoever writes them (the Memory port, th
   path (not the root, an allowed extension);
 - a write's `digest` is the SHA-256 of its text;
 - a read-only file (front matter `read_only: true`) is never overwritten, deleted or moved;
+- where the header says `metadata.require_description: true`, a new note has a front-matter
+  `description`;
 - a file and a directory never share a path (no file under a file, no file over a directory);
 - a delete or a move names files that exist;
 - the limits in the header (`metadata.limits`, else the role's defaults) hold after every record;
 - a request (tool-call) id names one contiguous run of records: an append refuses an id already used;
 - in canonical memory an adoption record is followed by exactly its writes, in the same batch, so no
   head lies inside an adoption.
+
+- reflection scheduler transitions follow `reflection_rules` (one pending, one active, legal windows).
 
 A `pin` journal holds pin moves only, each starting where the last one ended.
 
@@ -41,7 +45,11 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
 )
+from waybook.journal.reflection_rules import ReflectionState, reflect
 
 MEMORY_ROLES: Final = ("working_memory", "canonical_memory")
 CHECKED_ROLES: Final = (*MEMORY_ROLES, "pin")
@@ -102,6 +110,7 @@ class MemoryDelta:
     requests: frozenset[str]
     last_request: str | None
     open_adoption: tuple[str, int] | None
+    reflection: ReflectionState
 
 
 @attrs.define
@@ -111,12 +120,15 @@ class MemoryRules:
     journal: str
     role: str
     limits: Limits
+    require_description: bool = False
+    """The header's profile (`metadata.require_description: true`): a new note needs a description."""
     files: dict[str, FileFacts] = attrs.Factory(dict)
     directories: dict[str, int] = attrs.Factory(dict)
     total_bytes: int = 0
     requests: set[str] = attrs.Factory(set)
     last_request: str | None = None
     open_adoption: tuple[str, int] | None = None
+    reflection: ReflectionState = attrs.Factory(ReflectionState)
 
     def check(self, batch: Sequence[NewRecord | Record], *, appending: bool) -> MemoryDelta:
         """Decide `batch` (the records after the header); raises MemoryRuleError and changes nothing."""
@@ -134,6 +146,7 @@ class MemoryRules:
             requests=frozenset(scratch.new_requests),
             last_request=scratch.last_request,
             open_adoption=scratch.open_adoption,
+            reflection=scratch.reflection,
         )
 
     def commit(self, delta: MemoryDelta) -> None:
@@ -143,6 +156,7 @@ class MemoryRules:
         self.requests.update(delta.requests)
         self.last_request = delta.last_request
         self.open_adoption = delta.open_adoption
+        self.reflection = delta.reflection
 
     def error(
         self, message: str, code: str, record_id: str, path: str | None = None, **details: object
@@ -169,6 +183,7 @@ class _Scratch:
         self.new_requests: set[str] = set()
         self.last_request = rules.last_request
         self.open_adoption = rules.open_adoption
+        self.reflection = rules.reflection
 
     def apply(self, rid: str, body: AnyBody) -> None:
         kind = type(body)
@@ -182,10 +197,14 @@ class _Scratch:
             self._rename(rid, body)  # type: ignore[arg-type]
         elif kind is MemoryAdoption and self.rules.role == "canonical_memory":
             self._adoption(rid, body)  # type: ignore[arg-type]
+        elif kind in (ReflectionReserved, ReflectionStarted, ReflectionFinished):
+            self.reflection = reflect(self.reflection, rid, body, self.rules.journal)  # type: ignore[arg-type]
+            self.last_request = None
+            return
         else:
             msg = (
                 f"record {rid!r} is a {body.KIND} record; a {self.rules.role} journal holds memory records "
-                "only (writes, deletes, renames, and adoptions in canonical memory)"
+                "only (writes, deletes, renames, reflection transitions, and adoptions in canonical memory)"
             )
             raise InvalidRecordError(msg, journal=self.rules.journal, record_id=rid)
         self._request(rid, getattr(body, "call_id", None) if kind is not MemoryAdoption else body.operation)  # type: ignore[union-attr]
@@ -207,11 +226,18 @@ class _Scratch:
             msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
             raise self.rules.error(msg, "LIMIT_EXCEEDED", rid, path, size=size, limit=limits.max_file_bytes)
         old = self.files.get(path)
+        matter = front_matter(body.text)
+        if old is None and self.rules.require_description and not (matter.description or "").strip():
+            msg = (
+                f"{path} is a new note and this memory requires a front-matter description; start the "
+                "text with '---', 'description: what the note is for', '---'"
+            )
+            raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, description_required=True)
         if old is None:
             for directory in ancestors(path):
                 self.directories[directory] = self.directories.get(directory, 0) + 1
         self.total_bytes += size - (old.size if old else 0)
-        self.files[path] = FileFacts(body.digest, size, front_matter(body.text).read_only)
+        self.files[path] = FileFacts(body.digest, size, matter.read_only)
         self._within_limits(rid, path)
 
     def _delete(self, rid: str, body: MemoryDelete) -> None:
@@ -373,7 +399,11 @@ def role_rules(journal: str, header: Header) -> RoleRules | None:
             limits = header_limits(header)
         except InvalidRecordError as exc:
             raise InvalidRecordError(str(exc), journal=journal) from None
-        return MemoryRules(journal=journal, role=header.role, limits=limits)
+        required = header.metadata.get("require_description", False)
+        if type(required) is not bool:
+            msg = f"header metadata.require_description must be true or false, not {required!r}"
+            raise InvalidRecordError(msg, journal=journal)
+        return MemoryRules(journal=journal, role=header.role, limits=limits, require_description=required)
     if header.role == "pin":
         return PinRules(journal=journal)
     return None

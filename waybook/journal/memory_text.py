@@ -97,3 +97,28 @@ def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[1:-1]
     return value
+
+
+def with_description(text: str, description: str) -> str:
+    """`text` with its front matter `description` set to `description` (a single line); the body and
+    every other front-matter line are kept byte for byte. Text without front matter gets a block."""
+    value = f'"{description}"' if description[:1] in "\"'" else description
+    line = f"description: {value}"
+    if _has_block(text):
+        parts = text.splitlines(keepends=True)
+        newline = parts[0][len(parts[0].rstrip("\r\n")) :] or "\n"
+        for index in range(1, len(parts)):
+            stripped = parts[index].strip()
+            if stripped == "---":
+                parts.insert(1, line + newline)
+                return "".join(parts)
+            if parts[index].partition(":")[0].strip() == "description":
+                ending = parts[index][len(parts[index].rstrip("\r\n")) :]
+                parts[index] = line + ending
+                return "".join(parts)
+    return f"---\n{line}\n---\n{text}"
+
+
+def _has_block(text: str) -> bool:
+    lines = logical_lines(text)
+    return bool(lines) and lines[0].strip() == "---" and any(x.strip() == "---" for x in lines[1:])

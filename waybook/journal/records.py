@@ -307,7 +307,8 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     """In a session journal: what memory the next turn's prompt carried (per-turn provenance).
 
     Either the memory index rendered from journal `memory` at head (`seq`, `digest`) with the SHA-256 of
-    its bytes, or (`unavailable` set) the recorded decision to go on without memory under `policy`.
+    its bytes (or the compiled block's, with each prompt layer's digest), or (`unavailable` set) the
+    recorded decision to go on without memory under `policy`.
     """
 
     KIND: ClassVar[str] = "waybook.memory.used/1"
@@ -317,6 +318,40 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     index_sha256: str | None = field(default=None, name="index_sha256")
     unavailable: str | None = field(default=None, name="unavailable")
     policy: str = field(default="require", name="policy")
+    block_sha256: str | None = field(default=None, name="block_sha256")
+    """The SHA-256 of the compiled memory block the prompt carried (`waybook.memory.compile_block`)."""
+    layers: tuple[tuple[str, str, str], ...] = field(default=(), name="layers")
+    """The prompt's layers in order, each (name, authority, sha256): base, orientation, memory."""
+
+
+# --- reflection ---------------------------------------------------------------------------------
+# A memory journal records its reflection scheduler's transitions (waybook.memory.reflection).
+
+
+class ReflectionReserved(Body, tag_field="kind", tag="waybook.reflection.reserved/1", frozen=True):
+    """A reflection run reserved (pending) by a trigger: manual, compaction or step."""
+
+    KIND: ClassVar[str] = "waybook.reflection.reserved/1"
+    run: str = field(name="run")
+    trigger: str = field(name="trigger")
+    reason: str = field(default="", name="reason")
+
+
+class ReflectionStarted(Body, tag_field="kind", tag="waybook.reflection.started/1", frozen=True):
+    """The pending run became active; `windows` is what it may read: (session journal, after, through)."""
+
+    KIND: ClassVar[str] = "waybook.reflection.started/1"
+    run: str = field(name="run")
+    windows: tuple[tuple[str, int, int], ...] = field(default=(), name="windows")
+
+
+class ReflectionFinished(Body, tag_field="kind", tag="waybook.reflection.finished/1", frozen=True):
+    """The active run ended: merged, no_changes (both advance the cursors to its windows) or failed."""
+
+    KIND: ClassVar[str] = "waybook.reflection.finished/1"
+    run: str = field(name="run")
+    outcome: str = field(name="outcome")
+    detail: str = field(default="", name="detail")
 
 
 MemoryBody: TypeAlias = (
@@ -339,6 +374,9 @@ AnyBody: TypeAlias = (
     | MemoryAdoption
     | MemoryPinMoved
     | MemoryUsed
+    | ReflectionReserved
+    | ReflectionStarted
+    | ReflectionFinished
 )
 
 NODE_TYPES: Final = (
@@ -351,7 +389,17 @@ NODE_TYPES: Final = (
     CustomEntry,
 )
 MEMORY_TYPES: Final = (MemoryWrite, MemoryDelete, MemoryRename, MemoryAdoption, MemoryPinMoved, MemoryUsed)
-BODY_TYPES: Final = (Header, *NODE_TYPES, LeafMoved, SubagentLink, Reset, Annotation, *MEMORY_TYPES)
+REFLECTION_TYPES: Final = (ReflectionReserved, ReflectionStarted, ReflectionFinished)
+BODY_TYPES: Final = (
+    Header,
+    *NODE_TYPES,
+    LeafMoved,
+    SubagentLink,
+    Reset,
+    Annotation,
+    *MEMORY_TYPES,
+    *REFLECTION_TYPES,
+)
 
 
 # --- envelopes ------------------------------------------------------------------------------------

@@ -46,6 +46,9 @@ from waybook.journal.records import (
     MemoryWrite,
     NewRecord,
     Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -75,6 +78,29 @@ def is_timestamp(value: object) -> bool:
         return False
     leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
     return 1 <= day <= _DAYS_IN_MONTH[month - 1] + leap
+
+
+_valid_second = ""  # the last "YYYY-MM-DDTHH:MM:SS." that is_timestamp accepted (a writer's current second)
+
+
+def is_recent_timestamp(value: str) -> bool:
+    """`is_timestamp` for a str, answered without the regex and the date arithmetic when `value` is in
+    the millisecond form and its second is the one last accepted (a writer stamps many records a second)."""
+    global _valid_second
+    if (
+        len(value) == 24
+        and value.startswith(_valid_second)
+        and _valid_second
+        and value[20:23].isdecimal()
+        and value[20:23].isascii()
+        and value[23] == "Z"
+    ):
+        return True
+    if not is_timestamp(value):
+        return False
+    if len(value) == 24:
+        _valid_second = value[:20]
+    return True
 
 
 CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
@@ -180,6 +206,45 @@ class SessionRules:
             return None
         return extra, extra.check(batch, appending=appending) if batch else None
 
+    def check_one(self, record: NewRecord) -> RulesDelta | None:
+        """`check` for a batch of one. None means the common case, decided here without building a
+        delta: a message that extends the leaf of a session journal (it becomes the leaf). Anything
+        else goes through `check`, which returns the delta or names the broken rule."""
+        if type(record) is not NewRecord:
+            self.check((record,))  # raises InvalidRecordError naming the type
+        body = record.body
+        kind = type(body)
+        rid = record.id
+        if (
+            kind in _MESSAGE_NODES
+            and body.parent == self.leaf  # type: ignore[union-attr]
+            and self.count
+            and self.role_rules is None
+            and type(rid) is str
+            and type(record.at) is str
+            and _ID_MATCH(rid)
+            and is_recent_timestamp(record.at)
+            and rid not in self.ids
+            and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
+        ):
+            return None
+        return self.check((record,))
+
+    def commit_one(self, rid: str, delta: RulesDelta | None) -> None:
+        """`commit` for a batch of one that `check_one` accepted (None: a message that is the new leaf)."""
+        if delta is not None:
+            self.commit(delta)
+            return
+        ids = self.ids
+        if type(ids) is DictIdIndex:
+            ids[rid] = True
+        else:
+            ids.add({rid: True}, self.count + 1)
+        self.count += 1
+        self.leaf = rid
+        if self.count > COMPACT_ABOVE:
+            self._compact_when_large()
+
     def replay(self, records: Sequence[Record]) -> None:
         """Check committed records (a reopen, another writer's tail) and take them in: `check` with
         `formats=False`, then `commit`, except that a run of messages is checked and indexed in one pass."""
@@ -248,6 +313,10 @@ class SessionRules:
             self.role_rules, role_delta = delta.role
             if role_delta is not None:
                 self.role_rules.commit(role_delta)
+        self._compact_when_large()
+
+    def compact_if_large(self) -> None:
+        """Move the ids to the compact index if there are more than COMPACT_ABOVE (a restored state)."""
         self._compact_when_large()
 
     def _compact_when_large(self) -> None:
@@ -380,4 +449,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     MemoryAdoption: _no_check,
     MemoryPinMoved: _no_check,
     MemoryUsed: _no_check,
+    ReflectionReserved: _no_check,
+    ReflectionStarted: _no_check,
+    ReflectionFinished: _no_check,
 }

@@ -29,7 +29,8 @@ class VerifyReport:
 
     def __str__(self) -> str:
         if self.ok:
-            return f"{self.journal}: ok, {self.records} records, head {self.head}"
+            records = "1 record" if self.records == 1 else f"{self.records} records"
+            return f"{self.journal}: ok, {records}, head {self.head}"
         where = f" (byte {self.offset})" if self.offset is not None else ""
         return f"{self.journal}: FAILED at seq {self.bad_seq}{where}: {self.reason}"
 

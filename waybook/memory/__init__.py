@@ -1,9 +1,21 @@
 """Memory: the agent-facing Memory port over working-memory journals, its projection and its index."""
 
 from waybook.memory.authority import AsyncAuthority, Authority, create_async_authority, create_authority
-from waybook.memory.commands import Command, Create, Delete, Insert, Rename, StrReplace, View
+from waybook.memory.block import MemoryBlock, compile_block, render_block
+from waybook.memory.commands import (
+    ApplyPatch,
+    Command,
+    Create,
+    Delete,
+    Insert,
+    Rename,
+    StrReplace,
+    UpdateDescription,
+    View,
+)
 from waybook.memory.decide import DEFAULT_LIMITS, Limits
 from waybook.memory.errors import AdoptionConflictError, ExplanationExpiredError, ProfileError, RequestError
+from waybook.memory.layers import PromptLayer, PromptLayers, prompt_layers, record_prompt
 from waybook.memory.nominations import NominatedRecord, Nomination
 from waybook.memory.outcomes import (
     AdoptionReceipt,
@@ -24,6 +36,7 @@ from waybook.memory.results import (
     Failure,
     FileView,
     LineSpan,
+    Patched,
     Receipt,
     Renamed,
     Result,
@@ -31,6 +44,15 @@ from waybook.memory.results import (
 from waybook.memory.state import MemoryFile, MemoryProjection, MemoryState, Revision
 
 __all__ = [
+    "ApplyPatch",
+    "MemoryBlock",
+    "PromptLayer",
+    "PromptLayers",
+    "UpdateDescription",
+    "compile_block",
+    "prompt_layers",
+    "record_prompt",
+    "render_block",
     "CODES",
     "AdoptionConflictError",
     "AdoptionReceipt",
@@ -69,6 +91,7 @@ __all__ = [
     "Receipt",
     "Rename",
     "Renamed",
+    "Patched",
     "Result",
     "Revision",
     "ScopeMismatchError",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import Final
 
+from waybook.journal.clock import utc_now
 from waybook.journal.errors import CapacityError, ConflictError, IntegrityError
 from waybook.journal.head import Head
 from waybook.journal.records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord
@@ -28,7 +29,6 @@ from waybook.memory.outcomes import AdoptionReceipt
 from waybook.memory.state import MemoryProjection, MemoryState
 from waybook.memory.text import byte_length
 from waybook.projections.base import replay
-from waybook.session import utc_now
 
 MAX_CANONICAL_RECORDS: Final = 8_192
 MAX_CANONICAL_BYTES: Final = 32 * 1024 * 1024

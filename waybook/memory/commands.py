@@ -1,4 +1,4 @@
-"""The six memory commands as typed values, and strict parsing of a tool's JSON input into them."""
+"""The memory commands as typed values, and strict parsing of a tool's JSON input into them."""
 
 from __future__ import annotations
 
@@ -46,7 +46,22 @@ class Rename:
     new_path: str
 
 
-Command = View | Create | StrReplace | Insert | Delete | Rename
+@attrs.frozen
+class ApplyPatch:
+    """One multi-file patch in the Codex `*** Begin Patch` format (paths are `/memories/...`)."""
+
+    patch: str
+
+
+@attrs.frozen
+class UpdateDescription:
+    """Set a note's front matter `description`, leaving its body as it is."""
+
+    path: str
+    description: str
+
+
+Command = View | Create | StrReplace | Insert | Delete | Rename | ApplyPatch | UpdateDescription
 
 COMMANDS: Final[dict[str, type]] = {
     "view": View,
@@ -55,6 +70,8 @@ COMMANDS: Final[dict[str, type]] = {
     "insert": Insert,
     "delete": Delete,
     "rename": Rename,
+    "apply_patch": ApplyPatch,
+    "update_description": UpdateDescription,
 }
 NAMES: Final = {cls: name for name, cls in COMMANDS.items()}
 
@@ -97,7 +114,9 @@ _converter.register_structure_hook(tuple[int, int] | None, _view_range)
 
 def parse(command: Mapping[str, Any] | Command) -> tuple[str, Command]:
     """(command name, typed command) from a typed command or a tool's JSON object; CommandError if not."""
-    if isinstance(command, View | Create | StrReplace | Insert | Delete | Rename):
+    if isinstance(
+        command, View | Create | StrReplace | Insert | Delete | Rename | ApplyPatch | UpdateDescription
+    ):
         # attrs does not check field types: hold a typed command to the same rules as a tool's JSON.
         typed = NAMES[type(command)]
         fields = {f.name: getattr(command, f.name) for f in attrs.fields(type(command))}

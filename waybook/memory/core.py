@@ -15,6 +15,7 @@ from itertools import count
 from typing import Final
 
 from waybook.codecs.canonical import digest_of
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.errors import ConflictError, IntegrityError, StaleWriterError
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.protocol import SessionJournal
@@ -28,7 +29,6 @@ from waybook.memory.requests import keys_arg
 from waybook.memory.state import MemoryProjection, MemoryState
 from waybook.memory.text import byte_length, content_digest
 from waybook.projections.base import LiveProjection, replay
-from waybook.session import new_id, utc_now
 
 CACHE_ENTRIES: Final = 256
 CACHE_BYTES: Final = 64 * 1024 * 1024

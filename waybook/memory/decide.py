@@ -69,9 +69,12 @@ def decide(
             return _insert(command, state, limits, call_id)
         if isinstance(command, Delete):
             return _delete(command, state, call_id)
-        return _rename(command, state, call_id)
+        if isinstance(command, Rename):
+            return _rename(command, state, call_id)
     except RefusedError as refused:
         return refused.failure
+    name = type(command).__name__
+    return Failure("INVALID_COMMAND", f"{name} is decided by waybook.memory.patching.decide_command")
 
 
 # --- paths ----------------------------------------------------------------------------------------

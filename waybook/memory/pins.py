@@ -12,12 +12,12 @@ import contextlib
 import threading
 from typing import Final
 
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.errors import ConflictError, StaleWriterError
 from waybook.journal.head import Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Header, MemoryPinMoved, NewRecord
 from waybook.memory.errors import ProfileError
-from waybook.session import new_id, utc_now
 
 RECORD_ATTEMPTS: Final = 16
 PIN_ROLES: Final = ("session", "pin")

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from waybook.journal.clock import new_id, utc_now
 from waybook.journal.errors import (
     ConflictError,
     CorruptJournalError,
@@ -26,12 +27,12 @@ from waybook.journal.head import GENESIS, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import Header, NewRecord
 from waybook.memory.commands import NAMES, Command, CommandError, check_call_id, parse
-from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write, decide
+from waybook.memory.decide import DEFAULT_LIMITS, Limits, Write
 from waybook.memory.errors import require_role
+from waybook.memory.patching import decide_changes, decide_command
 from waybook.memory.results import Failure, Receipt, Result, failed
 from waybook.memory.state import MemoryProjection, MemoryState, Revision
 from waybook.projections.base import LiveProjection, replay
-from waybook.session import new_id, utc_now
 
 
 class ScopeMismatchError(ValueError):
@@ -49,6 +50,7 @@ class Memory:
         limits: Limits = DEFAULT_LIMITS,
         clock: Callable[[], str] = utc_now,
         ids: Callable[[], str] = new_id,
+        require_description: bool = False,
     ) -> None:
         self._journal = journal
         self._scope = scope
@@ -60,7 +62,12 @@ class Memory:
             header = Header(
                 journal=f"memory-{ids()}",
                 creator="waybook.memory",
-                metadata={"kind": "working-memory", "scope": scope, "limits": limits.as_json()},
+                metadata={
+                    "kind": "working-memory",
+                    "scope": scope,
+                    "limits": limits.as_json(),
+                    **({"require_description": True} if require_description else {}),
+                },
                 role="working_memory",
             )
             with contextlib.suppress(ConflictError):  # another port created it first; read its header below
@@ -91,7 +98,7 @@ class Memory:
         outcome = self._storage_guard(name, lambda: self._refresh_state())
         if isinstance(outcome, Result):
             return outcome
-        decision = decide(parsed, outcome, self._limits, call_id)
+        decision = decide_command(parsed, outcome, self._limits, call_id)
         if isinstance(decision, Failure):
             return Result(False, name, error=decision)
         if isinstance(decision, Write):
@@ -120,6 +127,33 @@ class Memory:
             msg = f"{path} is not at digest {expected_digest[:12]} (found {str(found)[:12]}); nothing changed"
             return failed("create", "CONFLICT", msg, path=path, expected=expected_digest, actual=found)
         return self.execute({"command": "create", "path": path, "text": text}, call_id=call_id)
+
+    def write_changes(
+        self,
+        *,
+        writes: Mapping[str, str],
+        deletes: tuple[str, ...] = (),
+        moves: tuple[tuple[str, str], ...] = (),
+        call_id: str,
+        command: str,
+    ) -> Result:
+        """Whole-file changes made outside the tool (for example a git commit on an exported memory
+        repository), with the port's rules, limits and codes, as one atomic batch under `call_id`."""
+        state = self._storage_guard(command, lambda: self._refresh_state())
+        if isinstance(state, Result):
+            return state
+        decision = decide_changes(
+            state,
+            self._limits,
+            writes=dict(writes),
+            deletes=deletes,
+            moves=moves,
+            call_id=call_id,
+            command=command,
+        )
+        if isinstance(decision, Failure):
+            return Result(False, command, error=decision)
+        return self._commit(command, decision, state, call_id)
 
     # --- internals ----------------------------------------------------------------------------
 

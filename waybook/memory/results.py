@@ -105,7 +105,18 @@ class Renamed:
     moved_files: int
 
 
-Value = FileView | DirectoryView | Created | Edited | Deleted | Renamed
+@attrs.frozen
+class Patched:
+    """What one `apply_patch` changed: paths added, updated, deleted and moved (old, new), and evicted."""
+
+    added: tuple[str, ...]
+    updated: tuple[str, ...]
+    deleted: tuple[str, ...]
+    moved: tuple[tuple[str, str], ...]
+    evicted: tuple[str, ...]
+
+
+Value = FileView | DirectoryView | Created | Edited | Deleted | Renamed | Patched
 
 
 @attrs.frozen

@@ -8,6 +8,7 @@ from waybook.journal.memory_text import (
     is_valid_unicode,
     links_of,
     logical_lines,
+    with_description,
 )
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "is_valid_unicode",
     "links_of",
     "logical_lines",
+    "with_description",
 ]

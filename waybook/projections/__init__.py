@@ -17,6 +17,7 @@ from waybook.projections.context import (
     context_at,
     context_refs,
     render_context,
+    render_context_from,
     trajectory,
 )
 from waybook.projections.snapshots import (
@@ -56,6 +57,7 @@ __all__ = [
     "encode_snapshot",
     "fold",
     "render_context",
+    "render_context_from",
     "replay",
     "restore",
     "trajectory",

@@ -8,6 +8,7 @@ seen (`seq`, `digest`), so a caller applies only records after it: that is incre
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Generic, Protocol, TypeVar
 
 from waybook.journal.errors import JournalError
@@ -55,10 +56,22 @@ def check_next(state: ProjectionState, record: Record) -> None:
 
 
 def fold(projection: Projection[S], records: Iterable[Record], state: S | None = None) -> S:
-    """Apply `records` in order to `state` (or to a fresh initial state) and return it."""
+    """Apply `records` in order to `state` (or to a fresh initial state) and return it.
+
+    A projection with an `apply_many(state, records)` (the same result as `apply` one by one, faster)
+    is given the records a thousand at a time.
+    """
     current = projection.initial() if state is None else state
-    for record in records:
-        current = projection.apply(current, record)
+    apply_many = getattr(projection, "apply_many", None)
+    if apply_many is None:
+        for record in records:
+            current = projection.apply(current, record)
+        return current
+    if isinstance(records, list):
+        return apply_many(current, records)  # type: ignore[no-any-return]
+    iterator = iter(records)
+    while chunk := list(islice(iterator, 1024)):
+        current = apply_many(current, chunk)
     return current
 
 

@@ -15,9 +15,11 @@ compaction, exclusion or leaf move recomputes it from the tree in O(path length)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Literal
 
 import attrs
+import msgspec
 
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.reading import read_seqs
@@ -46,7 +48,16 @@ _SHOWN_KINDS: Final = frozenset(
     {UserMessage.KIND, AssistantMessage.KIND, SystemMessage.KIND, ToolResult.KIND}
 )
 
+_MESSAGE_TYPES: Final = frozenset({UserMessage, AssistantMessage, SystemMessage, ToolResult})
+"""Bodies that are plain nodes shown in the context: the kinds `apply_many` folds a run of at once."""
+
 Role = Literal["user", "assistant", "system", "tool"]
+_ROLES: Final[dict[type, Role]] = {
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    SystemMessage: "system",
+    ToolResult: "tool",
+}
 
 
 @attrs.frozen
@@ -128,13 +139,35 @@ class ContextProjection:
             state.summary, state.entries = refs.summary, list(refs.entries)
         return state
 
+    def apply_many(self, state: ContextState, records: Sequence[Record]) -> ContextState:
+        """Apply `records` in order, as `apply` one by one would. Each run of messages (nearly every
+        record of a session) is applied column by column instead of record by record."""
+        kinds = [type(record.body) for record in records]
+        count = len(records)
+        start = 0
+        while start < count:
+            stop = start
+            while stop < count and kinds[stop] in _MESSAGE_TYPES:
+                stop += 1
+            if stop - start > 1 and self._tree.extend_chain(state.tree, records[start:stop]):
+                state.entries.extend(range(state.tree.leaf - (stop - start) + 1, state.tree.leaf + 1))
+            else:
+                for record in records[start:stop]:
+                    self.apply(state, record)
+            if stop < count:
+                self.apply(state, records[stop])
+            start = stop + 1
+        return state
+
 
 # --- rendering ------------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class ContextMessage:
-    """One message the model sees. `source` is the id of the record it comes from."""
+class ContextMessage(msgspec.Struct, frozen=True, gc=False):
+    """One message the model sees. `source` is the id of the record it comes from.
+
+    A frozen msgspec Struct like the records it wraps: a context is rendered one message per entry.
+    """
 
     role: Role
     content: Content
@@ -144,14 +177,41 @@ class ContextMessage:
 
 def render_context(tree: TreeState, refs: ContextRefs, journal: SessionJournal) -> tuple[ContextMessage, ...]:
     """The messages of `refs`, reading their records from `journal` (which `tree` was folded from)."""
-    positions = ([refs.summary] if refs.summary != NONE else []) + list(refs.entries)
+    positions = _positions(refs)
     records = read_seqs(journal, sorted(tree.seqs[p] for p in positions))
     by_seq = {r.seq: r for r in records}
+    return tuple(_message(by_seq[tree.seqs[p]], summary=p == refs.summary) for p in positions)
+
+
+def render_context_from(
+    tree: TreeState, refs: ContextRefs, records: Sequence[Record]
+) -> tuple[ContextMessage, ...]:
+    """The messages of `refs`, taken from `records`: every record `tree` was folded from, in seq order
+    from seq 1 (so record seq `s` is `records[s - 1]`). Nothing is read or decoded again."""
+    seqs = tree.seqs
+    chosen = [records[seqs[position] - 1] for position in _positions(refs)]
+    if [record.seq for record in chosen] != [seqs[position] for position in _positions(refs)]:
+        msg = "render_context_from needs every record from seq 1, in order, as `tree` was folded from"
+        raise ValueError(msg)
+    start = 0
     messages = []
-    for position in positions:
-        record = by_seq[tree.seqs[position]]
-        messages.append(_message(record, summary=position == refs.summary))
+    if refs.summary != NONE:
+        messages.append(_message(chosen[0], summary=True))
+        start = 1
+    roles = _ROLES
+    messages.extend(
+        [
+            ContextMessage(roles[type(record.body)], record.body.content, record.id, record)  # type: ignore[union-attr]
+            if type(record.body) in roles
+            else _message(record, summary=False)
+            for record in chosen[start:]
+        ]
+    )
     return tuple(messages)
+
+
+def _positions(refs: ContextRefs) -> list[int]:
+    return ([refs.summary] if refs.summary != NONE else []) + list(refs.entries)
 
 
 def context_at(

@@ -7,7 +7,7 @@ state is a handful of int lists. Applying a record is O(1).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 import attrs
@@ -174,6 +174,42 @@ class TreeProjection:
 
     def initial(self) -> TreeState:
         return TreeState()
+
+    def extend_chain(self, state: TreeState, run: Sequence[Record]) -> bool:
+        """Apply `run`, plain nodes (no compaction, exclusion or custom entry) that each extend the
+        leaf, column by column: the state `apply` one by one would give. Returns False, changing
+        nothing, if the run does not directly follow the state's head (then `apply` names the error).
+        """
+        count = len(run)
+        seq = state.seq
+        digests = [record.digest for record in run]
+        if [record.seq for record in run] != list(range(seq + 1, seq + 1 + count)) or [
+            record.prev for record in run
+        ] != [state.digest, *digests[:-1]]:
+            return False
+        start = len(state.ids)
+        ids = [record.id for record in run]
+        parent = state.leaf
+        state.ids.extend(ids)
+        state.kinds.extend([record.body.KIND for record in run])
+        state.seqs.extend(range(seq + 1, seq + 1 + count))
+        state.parents.append(parent)
+        state.parents.extend(range(start, start + count - 1))
+        chain = [*range(start + 1, start + count), NONE]  # each new node's only child is the next one
+        state.first_child.extend(chain)
+        state.last_child.extend(chain)
+        state.next_sibling.extend([NONE] * count)
+        state.index.update(zip(ids, range(start, start + count), strict=True))
+        if parent != NONE:
+            if state.first_child[parent] == NONE:
+                state.first_child[parent] = start
+            else:
+                state.next_sibling[state.last_child[parent]] = start
+            state.last_child[parent] = start
+        state.leaf = start + count - 1
+        state.seq = seq + count
+        state.digest = digests[-1]
+        return True
 
     def apply(self, state: TreeState, record: Record) -> TreeState:
         check_next(state, record)

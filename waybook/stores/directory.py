@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from waybook.codecs.canonical import ENCODER
+from waybook.journal.checkpoint import checkpoint_path
 from waybook.journal.durability import Durability
 from waybook.journal.errors import StorageError
 from waybook.journal.fileio import FILE_MODE, FileLock, create_atomically, fsync_dir
@@ -127,7 +128,8 @@ class DirectoryStore(CatalogStore):
     def _raw_erase(self, journal_id: str) -> None:
         path = self.path_of(journal_id)
         torn = re.compile(re.escape(path.name) + r"\.torn-[0-9]+-[0-9a-f]+\.quarantine")
-        doomed = [path, path.with_name(path.name + ".lock")]  # the lock file older versions kept
+        # the lock file older versions kept, and the reopen checkpoint: no trace of the journal is left
+        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path)]
         doomed += [p for p in self._journals.iterdir() if torn.fullmatch(p.name)]
         for victim in doomed:
             with contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,221 @@
+"""The reopen checkpoint (`PATH.checkpoint`): a reopen proves only the tail written since, and the
+checkpoint is a cache: rebuilt when missing, stale or damaged, never trusted past the journal's bytes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.builders import chat, header, move, user
+from tests.faults import CountingFileOps
+from waybook import GENESIS, JsonlJournal
+from waybook.journal import CorruptJournalError, DuplicateIdError, TornTailError, verify_file
+from waybook.journal.checkpoint import checkpoint_path
+
+
+def write_session(path: Path, nodes: int = 40, **options: object) -> None:
+    with JsonlJournal(path, **options) as journal:  # type: ignore[arg-type]
+        head = journal.append([header()], expected=GENESIS).head
+        for record in chat(nodes):
+            head = journal.append([record], expected=head).head
+
+
+def full_open_facts(path: Path) -> tuple[object, ...]:
+    with JsonlJournal(path, create=False, sidecar=False, readonly=True) as journal:
+        return facts(journal)
+
+
+def facts(journal: JsonlJournal) -> tuple[object, ...]:
+    journal.check_invariants()
+    return journal.position(), list(journal.read_lines()), list(journal._offsets), journal._end
+
+
+def test_a_writer_leaves_a_checkpoint_and_a_reopen_reads_only_the_head_line_and_the_tail(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path)
+    assert checkpoint_path(path).is_file()
+    head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
+    ops = CountingFileOps()
+    with JsonlJournal(path, create=False, file_ops=ops) as journal:
+        header_end = path.read_bytes().find(b"\n") + 1
+        assert sorted(set(ops.reads)) == [0, head_offset]  # the header line and the head line only
+        assert all(offset in (0, head_offset) for offset in ops.reads)
+        assert header_end < head_offset
+        assert facts(journal) == full_open_facts(path)
+
+
+def test_a_restored_journal_keeps_every_rule_about_the_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, nodes=10)
+    with JsonlJournal(path, create=False) as journal:
+        head = journal.head()
+        with pytest.raises(DuplicateIdError):
+            journal.append([user("m3", "m9")], expected=head)  # an id from the checkpointed prefix
+        head = journal.append([move("mv", "m9", "m2")], expected=head).head  # a node from the prefix
+        journal.append([user("after", "m2")], expected=head)
+        assert facts(journal)[0] == full_open_facts(path)[0]
+
+
+def test_records_written_after_the_checkpoint_are_proved_on_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, nodes=6)
+    saved = checkpoint_path(path).read_bytes()
+    with JsonlJournal(path, create=False, sidecar=False) as other:  # a writer that leaves no checkpoint
+        head = other.head()
+        for record in chat(5, start_parent="m5", prefix="t"):
+            head = other.append([record], expected=head).head
+    assert checkpoint_path(path).read_bytes() == saved  # stale now: it vouches for a prefix
+    with JsonlJournal(path, create=False) as journal:
+        assert facts(journal) == full_open_facts(path)
+    assert checkpoint_path(path).read_bytes() != saved  # the writer's close brought it up to date
+
+
+def test_a_tail_damaged_after_the_checkpoint_is_still_found(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, nodes=6)
+    with path.open("ab") as out:
+        out.write(b'{"seq":8,"id":"x"')  # a torn append after the checkpoint
+    with JsonlJournal(path, create=False) as journal:
+        assert journal.damage is not None
+        with pytest.raises(TornTailError):
+            journal.append([user("y", "m5")], expected=journal.head())
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[:-1],
+        lambda data: data[:40],
+        lambda data: b"",
+        lambda data: data[:100] + bytes([data[100] ^ 1]) + data[101:],
+        lambda data: b"garbage",
+    ],
+    ids=["cut-by-one", "cut-short", "empty", "flipped", "garbage"],
+)
+def test_a_damaged_checkpoint_is_ignored_and_rebuilt(tmp_path: Path, damage: object) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path)
+    cp = checkpoint_path(path)
+    good = cp.read_bytes()
+    cp.write_bytes(damage(good))  # type: ignore[operator]
+    ops = CountingFileOps()
+    head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
+    with JsonlJournal(path, create=False, file_ops=ops) as journal:
+        assert head_offset not in ops.reads  # proved from the start, in one chunk
+        assert facts(journal) == full_open_facts(path)
+        journal.append([user("new", "m39")], expected=journal.head())
+    head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
+    with JsonlJournal(path, create=False, file_ops=(ops := CountingFileOps())) as journal:
+        assert sorted(set(ops.reads)) == [0, head_offset]  # the rebuilt checkpoint is used again
+        assert journal.head().seq == 42
+
+
+def test_a_checkpoint_is_never_trusted_past_the_journals_own_bytes(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_session(first, nodes=40)
+    write_session(second, nodes=40, sidecar=False)
+    data = bytearray(second.read_bytes())
+    data[-30] ^= 1  # b's head line: a different digest at the same offset as a's
+    second.write_bytes(bytes(data))
+    shutil.copy(checkpoint_path(first), checkpoint_path(second))  # a's checkpoint beside b
+    with JsonlJournal(second, create=False) as journal:
+        assert journal.damage is not None  # proved from the start: b's last line is torn
+        assert journal.head().seq == 40
+    first.write_bytes(first.read_bytes()[:-10])  # the file is now shorter than the checkpoint says
+    with JsonlJournal(first, create=False) as journal:
+        assert journal.head().seq == 40
+        assert journal.damage is not None
+
+
+def test_verify_always_proves_the_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path)
+    data = bytearray(path.read_bytes())
+    data[300] ^= 1  # inside the checkpointed prefix
+    path.write_bytes(bytes(data))
+    report = verify_file(path)
+    assert not report.ok
+    assert report.bad_seq is not None
+    run = subprocess.run(["waybook", "verify", str(path)], capture_output=True, text=True, check=False)
+    assert run.returncode == 1
+    with pytest.raises(CorruptJournalError):
+        JsonlJournal(path, create=False, sidecar=False)
+
+
+def test_a_journal_opened_without_the_sidecar_neither_reads_nor_writes_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, sidecar=False)
+    assert not checkpoint_path(path).exists()
+    checkpoint_path(path).write_bytes(b"not read")
+    with JsonlJournal(path, create=False, sidecar=False) as journal:
+        journal.append([user("x", "m39")], expected=journal.head())
+    assert checkpoint_path(path).read_bytes() == b"not read"
+    with JsonlJournal(path, create=False, readonly=True):
+        pass
+    assert checkpoint_path(path).read_bytes() == b"not read"  # a read-only open writes nothing
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(1, 4), st.sampled_from(["keep", "sidecar-off", "stale", "damaged", "deleted"])),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_any_history_of_reopens_ends_where_a_full_proof_does(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[int, str]]
+) -> None:
+    path = tmp_path_factory.mktemp("cp") / "s.jsonl"
+    write_session(path, nodes=2)
+    parent, count = "m1", 0
+    for batch, mode in steps:
+        cp = checkpoint_path(path)
+        if mode == "damaged" and cp.exists():
+            cp.write_bytes(cp.read_bytes()[:-3])
+        elif mode == "deleted":
+            cp.unlink(missing_ok=True)
+        stale = cp.read_bytes() if mode == "stale" and cp.exists() else None
+        with JsonlJournal(path, create=False, sidecar=mode != "sidecar-off") as journal:
+            assert facts(journal) == full_open_facts(path)
+            records = []
+            for _ in range(batch):
+                count += 1
+                records.append(user(f"p{count}", parent))
+                parent = f"p{count}"
+            journal.append(records, expected=journal.head())
+        if stale is not None:
+            cp.write_bytes(stale)
+    with JsonlJournal(path, create=False) as journal:
+        assert facts(journal) == full_open_facts(path)
+
+
+def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_checkpoint(
+    tmp_path: Path,
+) -> None:
+    from waybook.journal import Header, MemoryWrite, NewRecord
+    from waybook.journal.errors import MemoryRuleError
+    from waybook.memory.text import content_digest
+
+    path = tmp_path / "memory.jsonl"
+    at = "2026-12-01T09:00:00.000Z"
+    header_body = Header(journal="m", creator="t", role="working_memory", metadata={"scope": "s"})
+    with JsonlJournal(path) as journal:
+        head = journal.append([NewRecord(id="h", at=at, body=header_body)], expected=GENESIS).head
+        body = MemoryWrite(path="/memories/a.md", text="a", digest=content_digest("a"))
+        journal.append([NewRecord(id="w1", at=at, body=body)], expected=head)
+    assert not checkpoint_path(path).exists()  # its memory state is not something a checkpoint holds
+    shutil.copy(tmp_path / "memory.jsonl", tmp_path / "session.jsonl")
+    write_session(tmp_path / "other.jsonl", nodes=1)
+    checkpoint_path(path).write_bytes(checkpoint_path(tmp_path / "other.jsonl").read_bytes())
+    with JsonlJournal(path, create=False) as journal:
+        bad = MemoryWrite(path="/memories/b.md", text="b", digest=content_digest("not b"))
+        with pytest.raises(MemoryRuleError):
+            journal.append([NewRecord(id="w2", at=at, body=bad)], expected=journal.head())

@@ -1,0 +1,114 @@
+"""The one-record append path (`Ledger.seal_one` / `commit_one`) decides exactly as `plan` / `commit`:
+the same line, the same rule state after, or the same typed error with nothing kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.builders import AT, assistant, header, move, reset, user
+from waybook.journal import (
+    Compaction,
+    CustomEntry,
+    JournalError,
+    NewRecord,
+    ToolResult,
+    text,
+)
+from waybook.journal.head import GENESIS, Head
+from waybook.journal.ledger import Ledger
+
+
+def candidates(known: list[str], leaf: str | None) -> st.SearchStrategy[Any]:
+    ids = st.sampled_from([*known, "fresh1", "fresh2", "bad id", "", "x\n"]) if known else st.just("fresh0")
+    parents = st.sampled_from([leaf, None, *known[:3], "ghost"])
+    return st.one_of(
+        st.builds(user, ids, parents),
+        st.builds(assistant, ids, parents, st.just("a"), st.sampled_from(["end_turn", None, "streaming"])),
+        st.builds(move, ids, st.sampled_from([leaf, "ghost"]), st.sampled_from([*known[:3], None, "ghost"])),
+        st.builds(reset, ids),
+        st.builds(
+            lambda rid, parent, at: NewRecord(
+                id=rid, at=at, body=ToolResult(parent=parent, call_id="c", content=text("ok"))
+            ),
+            ids,
+            parents,
+            st.sampled_from([AT, "2026-12-01 09:00:00", "2026-12-01T09:00:00.000Z\n", 5]),
+        ),
+        st.builds(
+            lambda rid, parent, kept: NewRecord(
+                id=rid, at=AT, body=Compaction(parent=parent, summary="s", first_kept=kept)
+            ),
+            ids,
+            parents,
+            st.sampled_from([*known[:2], None, "ghost"]),
+        ),
+        st.builds(
+            lambda rid, parent: NewRecord(
+                id=rid, at=AT, body=CustomEntry(parent=parent, type="t.x", data={"k": 1})
+            ),
+            ids,
+            parents,
+        ),
+        st.builds(lambda: header("h2")),
+        st.just("not a record"),
+    )
+
+
+def outcome(ledger: Ledger, new: Any, *, flat: bool) -> tuple[Any, ...]:
+    try:
+        if flat:
+            record, line, delta = ledger.seal_one(new)
+            ledger.commit_one(Head.of(record), record.id, delta)
+        else:
+            plan = ledger.plan((new,), ledger.head, lambda after, limit: [])
+            assert not isinstance(plan, type(ledger.head))
+            (line,) = plan.lines  # type: ignore[union-attr]
+            ledger.commit(plan)  # type: ignore[arg-type]
+    except JournalError as exc:
+        return (type(exc), str(exc))
+    rules = ledger.rules
+    return (line, ledger.head, rules.count, rules.leaf, rules.has_header, dict(rules.ids))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_flat_path_decides_every_record_as_plan_does(data: st.DataObject) -> None:
+    flat, planned = Ledger.empty("j"), Ledger.empty("j")
+    first = data.draw(st.sampled_from([header(), user("u0", None)]))
+    assert outcome(flat, first, flat=True) == outcome(planned, first, flat=False)
+    known: list[str] = list(dict(flat.rules.ids))
+    for _ in range(data.draw(st.integers(1, 12))):
+        new = data.draw(candidates(known, flat.rules.leaf))
+        assert outcome(flat, new, flat=True) == outcome(planned, new, flat=False)
+        known = list(dict(flat.rules.ids))
+
+
+def test_a_refused_record_leaves_the_ledger_as_it_was() -> None:
+    ledger = Ledger.empty("j")
+    record, _line, delta = ledger.seal_one(header())
+    ledger.commit_one(Head.of(record), record.id, delta)
+    before = (ledger.head, ledger.rules.count, ledger.rules.leaf, dict(ledger.rules.ids))
+    with pytest.raises(JournalError):
+        ledger.seal_one(user("h", None))  # a duplicate id
+    assert before == (ledger.head, ledger.rules.count, ledger.rules.leaf, dict(ledger.rules.ids))
+    assert ledger.head != GENESIS
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.sampled_from(["2026-12-01T09:00:00.000Z", "2024-02-29T23:59:59.999Z", "2026-12-01T09:00:00Z"]),
+    tail=st.text(alphabet="0123456789Z.:T-٣x\n", max_size=6),
+    cut=st.integers(0, 24),
+)
+def test_the_remembered_second_never_changes_what_a_valid_timestamp_is(
+    seed: str, tail: str, cut: int
+) -> None:
+    from waybook.journal.rules import is_recent_timestamp, is_timestamp
+
+    assert is_recent_timestamp(seed) == is_timestamp(seed)
+    candidate = seed[:cut] + tail
+    assert is_recent_timestamp(candidate) == is_timestamp(candidate)

@@ -1,0 +1,77 @@
+"""Opening a journal file for a read command: say what is wrong with it, never print nothing quietly.
+
+A file whose first line is not a waybook header is "not a waybook journal" (exit 1), not an empty
+session. A torn tail is reported on stderr (exit 1) while the complete records before it are still
+shown: detection is not repair.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from waybook.codecs.wire import decode_record
+from waybook.commands.common import OK, PROBLEM, UsageError, warn
+from waybook.commands.terminal import plural
+from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
+from waybook.journal.jsonl import FIRST_LINE_START
+from waybook.journal.records import Header
+
+HEADER_SNIFF = 1 << 20
+"""How much of a file is read to see whether its first line is a waybook header."""
+
+
+def starts_with_header(path: Path) -> bool:
+    """Whether `path` is a regular file whose first line decodes as a waybook header record (seq 1),
+    or begins one that was cut short. A header that decodes but fails its digest is a damaged journal,
+    not a foreign file."""
+    try:
+        with path.open("rb") as file:
+            chunk = file.read(HEADER_SNIFF)
+    except OSError:
+        return False
+    first = chunk.split(b"\n", 1)[0]
+    if b"\n" not in chunk and FIRST_LINE_START.startswith(first[: len(FIRST_LINE_START)]) and first:
+        return True  # a header cut short while it was written: a torn journal, which repair can fix
+    try:
+        record = decode_record(first)
+    except DecodeError:
+        return False
+    return record.seq == 1 and isinstance(record.body, Header)
+
+
+def open_journal_file(path: Path) -> JsonlJournal:
+    """Open `path` read-only, refusing a missing path, a directory and a file that is not a journal."""
+    if path.is_dir():
+        msg = f"{path}: is a directory, not a journal file"
+        raise UsageError(msg)
+    if not path.is_file():
+        msg = f"{path}: no such journal file"
+        raise UsageError(msg)
+    try:
+        journal = JsonlJournal(path, readonly=True, sidecar=False)  # audits prove the whole file
+    except CorruptJournalError as exc:
+        if exc.seq == 1 and exc.offset == 0 and not starts_with_header(path):
+            raise NotAJournalError(path=str(path), reason=exc.reason) from None
+        raise
+    damage = journal.damage
+    if damage is not None and damage.seq == 1 and damage.offset == 0 and not starts_with_header(path):
+        journal.close()
+        raise NotAJournalError(path=str(path), reason=damage.reason)
+    return journal
+
+
+def damage_status(journal: Any) -> int:
+    """Say on stderr that a journal's tail is torn (exit 1); the records shown were the complete ones.
+
+    Only a JSONL journal can have a torn tail; a database store commits whole transactions.
+    """
+    damage = getattr(journal, "damage", None)
+    if damage is None:
+        return OK
+    warn(
+        f"{journal.name}: torn tail at byte {damage.offset} (would be seq {damage.seq}): {damage.reason}; "
+        f"only the complete records before it ({plural(damage.seq - 1, 'record')}) were read. "
+        f"`waybook repair {journal.name}` quarantines the torn bytes"
+    )
+    return PROBLEM

@@ -1,0 +1,51 @@
+"""Progress on stderr for a long command, phase by phase, so the whole run shows it (terminal only)."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import Any, Self
+
+from rich.console import Console
+
+
+class Phases:
+    """A progress display for the phases of one command (replaying, reading, writing ...).
+
+    Shown only when stderr is a terminal and the work is at least `threshold` records; otherwise every
+    call is a no-op, so commands call it unconditionally.
+    """
+
+    def __init__(self, records: int, *, threshold: int | None = None) -> None:
+        from waybook.commands.common import PROGRESS_THRESHOLD
+
+        limit = PROGRESS_THRESHOLD if threshold is None else threshold
+        self.enabled = records >= limit and sys.stderr.isatty()
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Self:
+        if self.enabled:
+            from rich.progress import Progress
+
+            self._progress = Progress(console=Console(stderr=True), transient=True)
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def start(self, description: str, total: int | None = None) -> None:
+        """Begin a phase; `total` None shows it as running without a known end."""
+        if self._progress is None:
+            return
+        if self._task is not None:
+            self._progress.update(self._task, visible=False)
+        self._task = self._progress.add_task(description, total=total)
+
+    def advance(self, completed: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=completed)

@@ -1,0 +1,78 @@
+"""`waybook search QUERY --store URL`: ranked full-text search over a store's journals (docs/search.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from waybook.commands.common import OK, PROBLEM, UsageError, emit_json, guarded, stdout
+from waybook.commands.store_option import connect_store
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "search",
+        help="search a store's transcripts and memory",
+        description=(
+            "Ranked full-text search (SQLite FTS5, BM25) over every journal of a store. The index is kept "
+            "beside the store (DIR.search.sqlite for file:DIR, FILE.search.sqlite for sqlite:FILE, or "
+            "--index) and brought up to date from the store's feed before each search. Every word of "
+            "QUERY must match. Exit 1 when nothing matched."
+        ),
+        epilog="Example: waybook search 'oat milk' --store file:./sessions --role user --json",
+    )
+    parser.add_argument("query", metavar="QUERY")
+    parser.add_argument("--store", required=True, metavar="URL", help="file:DIR, sqlite:FILE, ...")
+    parser.add_argument("--index", type=Path, help="the index file (required for other stores)")
+    parser.add_argument("--journal", help="only this journal")
+    parser.add_argument("--role", help="only records by user, assistant, system, tool, summary, memory")
+    parser.add_argument("--kind", help="only records of this kind (e.g. waybook.user/2)")
+    parser.add_argument("--journal-role", help="only journals of this role (session, working_memory, ...)")
+    parser.add_argument("--since", metavar="TIME", help="only records at or after this UTC time (ISO 8601)")
+    parser.add_argument("--until", metavar="TIME", help="only records before this UTC time (ISO 8601)")
+    parser.add_argument("--hidden", action="store_true", help="include journals the store hid")
+    parser.add_argument("--limit", type=int, default=20, help="results (default 20)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the index from the whole feed")
+    parser.add_argument("--json", action="store_true", help="a JSON list of results")
+    parser.set_defaults(run=guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    from waybook.search import SearchError, SearchIndex, default_index_path
+
+    path = args.index or default_index_path(args.store)
+    if path is None:
+        msg = f"{args.store}: give --index FILE for the search index of this store"
+        raise UsageError(msg)
+    with connect_store(args.store) as store:
+        try:
+            with SearchIndex(path, args.store) as index:
+                index.rebuild(store) if args.rebuild else index.update(store)
+                hits = index.search(
+                    args.query,
+                    journal=args.journal,
+                    role=args.role,
+                    kind=args.kind,
+                    journal_role=args.journal_role,
+                    since=args.since,
+                    until=args.until,
+                    hidden=args.hidden,
+                    limit=args.limit,
+                )
+        except SearchError as exc:
+            raise UsageError(str(exc)) from exc
+    if args.json:
+        emit_json([hit.as_json() for hit in hits])
+        return OK if hits else PROBLEM
+    if not hits:
+        stdout().print("no matches")
+        return PROBLEM
+    table = Table("score", "journal", "seq", "role", "snippet")
+    for hit in hits:
+        table.add_row(f"{hit.score:.3f}", escape(hit.journal), str(hit.seq), hit.role, escape(hit.snippet))
+    stdout().print(table)
+    return OK

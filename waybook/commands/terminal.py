@@ -1,0 +1,35 @@
+"""Text from a session is hostile: it never reaches a terminal raw, and counts read right.
+
+A session can hold control characters and escape sequences (a tool's output, a pasted log, an attacker's
+prompt). Written raw, they could retitle the auditor's terminal, move the cursor over earlier lines, or
+reorder text with bidirectional overrides. `visible` shows each such character as an escape instead.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_HIDDEN: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+_HIDDEN_OR_NEWLINE: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control character (but newline and tab, unless `one_line`) and every
+    bidirectional control shown as a `\\xNN` / `\\uNNNN` escape, so a terminal prints it as it is."""
+    return (_HIDDEN_OR_NEWLINE if one_line else _HIDDEN).sub(_escape, text)
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """`1 record`, `2 records`; `plural_form` for irregular words (`1 entry`, `2 entries`)."""
+    word = singular if count == 1 else (plural_form or singular + "s")
+    return f"{count} {word}"

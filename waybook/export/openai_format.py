@@ -1,0 +1,106 @@
+"""The rules of OpenAI's chat fine-tuning format, checked on a row: what a training upload accepts.
+
+From OpenAI's fine-tuning guide and its data-format checks: a row has a non-empty `messages` list (and
+optionally `tools` and `parallel_tool_calls`); each message has a known role and only known keys;
+`content` is a string, or null only for an assistant message with tool calls; an assistant message has
+content or tool calls; tool calls are functions with string JSON arguments and unique ids; every tool
+call of an assistant message that is not the last message is answered by the tool messages right after
+it; a tool message answers a call; `weight` is 0 or 1 on assistant messages; there is at least one
+assistant message. waybook adds `metadata` (provenance), which the upload ignores.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+ROW_KEYS: Final = frozenset({"messages", "tools", "parallel_tool_calls", "metadata"})
+ROLES: Final = frozenset({"system", "user", "assistant", "tool"})
+MESSAGE_KEYS: Final = frozenset({"role", "content", "name", "weight", "tool_calls", "tool_call_id"})
+
+
+def problems(row: Any) -> list[str]:
+    """Every rule `row` breaks (empty when it is a valid training row)."""
+    if not isinstance(row, dict):
+        return ["a row must be a JSON object"]
+    found = [f"unknown row key {k!r}" for k in sorted(set(row) - ROW_KEYS)]
+    messages = row.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return [*found, "messages must be a non-empty list"]
+    open_calls: set[str] = set()
+    seen_ids: set[str] = set()
+    for n, message in enumerate(messages):
+        where = f"message {n}"
+        if not isinstance(message, dict):
+            found.append(f"{where} is not an object")
+            continue
+        role = message.get("role")
+        found += [f"{where}: unknown key {k!r}" for k in sorted(set(message) - MESSAGE_KEYS)]
+        if role not in ROLES:
+            found.append(f"{where}: unknown role {role!r}")
+        if role != "tool" and open_calls:
+            found.append(f"{where}: tool calls {sorted(open_calls)} were not answered before it")
+            open_calls = set()
+        content, calls = message.get("content"), message.get("tool_calls")
+        if content is None and not (role == "assistant" and calls):
+            found.append(f"{where}: content is missing")
+        elif content is not None and not isinstance(content, str):
+            found.append(f"{where}: content must be a string")
+        if role == "assistant" and not content and not calls:
+            found.append(f"{where}: an assistant message needs content or tool calls")
+        if "weight" in message and (role != "assistant" or message["weight"] not in (0, 1)):
+            found.append(f"{where}: weight must be 0 or 1, on assistant messages only")
+        if calls is not None:
+            if role != "assistant" or not isinstance(calls, list) or not calls:
+                found.append(f"{where}: tool_calls must be a non-empty list on an assistant message")
+                continue
+            for call in calls:
+                found += _call_problems(call, where, seen_ids)
+                if isinstance(call, dict) and isinstance(call.get("id"), str):
+                    open_calls.add(call["id"])
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in open_calls:
+                found.append(f"{where}: tool_call_id {call_id!r} answers no open tool call")
+            open_calls.discard(call_id)
+    if not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages):
+        found.append("a row needs at least one assistant message")
+    found += _tools_problems(row.get("tools"))
+    return found
+
+
+def _call_problems(call: Any, where: str, seen_ids: set[str]) -> list[str]:
+    if not isinstance(call, dict) or call.get("type") != "function" or not isinstance(call.get("id"), str):
+        return [f"{where}: a tool call needs an id and type 'function'"]
+    found = []
+    if call["id"] in seen_ids:
+        found.append(f"{where}: tool call id {call['id']!r} is used twice")
+    seen_ids.add(call["id"])
+    function = call.get("function")
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
+        return [*found, f"{where}: a tool call needs a function name"]
+    arguments = function.get("arguments")
+    try:
+        json.loads(arguments) if isinstance(arguments, str) else None
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, str):
+        found.append(f"{where}: tool call arguments must be a JSON string")
+    return found
+
+
+def _tools_problems(tools: Any) -> list[str]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        return ["tools must be a list"]
+    return [
+        f"tool {n} must be {{'type': 'function', 'function': {{'name': ...}}}}"
+        for n, tool in enumerate(tools)
+        if not (
+            isinstance(tool, dict)
+            and tool.get("type") == "function"
+            and isinstance(tool.get("function"), dict)
+            and isinstance(tool["function"].get("name"), str)
+        )
+    ]
