@@ -137,3 +137,44 @@ def test_reading_in_chunks_returns_every_record_once() -> None:
     assert everything == list(range(1, 1202))
     assert window == list(range(101, 801))
     assert lines == 1196
+
+
+def test_a_turn_and_a_subagent_link_write_what_the_blocking_session_writes() -> None:
+    from waybook.journal import ToolCallBlock
+    from waybook.session import ToolOutcome
+
+    clock = lambda: "2026-12-01T09:00:00.000Z"  # noqa: E731
+    call = ToolCallBlock(call_id="c1", name="bash", arguments={"cmd": "ls"})
+
+    def ids_from_zero() -> Callable[[], str]:
+        counter = iter(range(1000))
+        return lambda: f"r{next(counter)}"
+
+    async def write() -> list[bytes]:
+        journal = InMemoryJournal()
+        session = await AsyncSession.create(journal, journal_id="j", clock=clock, ids=ids_from_zero())
+        await session.user("list the files")
+        await session.turn([call], [ToolOutcome("c1", "a.txt")])
+        await session.link_subagent("child-journal", call_id="c1", agent="helper")
+        await session.assistant("one file: a.txt")
+        return list(journal.read_lines())
+
+    journal = InMemoryJournal()
+    session = Session.create(journal, journal_id="j", clock=clock, ids=ids_from_zero())
+    session.user("list the files")
+    session.turn([call], [ToolOutcome("c1", "a.txt")])
+    session.link_subagent("child-journal", call_id="c1", agent="helper")
+    session.assistant("one file: a.txt")
+    assert run(write) == list(journal.read_lines())
+
+
+def test_an_unpaired_async_turn_is_refused_like_a_blocking_one() -> None:
+    from waybook.journal import ToolCallBlock, ToolPairingError
+
+    async def unpaired() -> None:
+        session = await AsyncSession.create(InMemoryJournal())
+        await session.user("go")
+        await session.turn([ToolCallBlock(call_id="c1", name="bash", arguments={})], [])
+
+    with pytest.raises(ToolPairingError):
+        run(unpaired)

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from waybook.journal.async_protocol import AsyncSessionJournal
-from waybook.journal.errors import IntegrityError
+from waybook.journal.clock import SessionClock
+from waybook.journal.errors import IntegrityError, InvalidRecordError
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import (
@@ -21,6 +22,7 @@ from waybook.journal.records import (
     AssistantMessage,
     Block,
     Compaction,
+    Content,
     ContextExclusion,
     CustomEntry,
     Header,
@@ -28,12 +30,16 @@ from waybook.journal.records import (
     NewRecord,
     Record,
     Reset,
+    SubagentLink,
     SystemMessage,
+    TextBlock,
+    ToolCallBlock,
     ToolResult,
     UserMessage,
 )
 from waybook.journal.rules import next_leaf
-from waybook.session import _content, new_id, utc_now
+from waybook.offload import DEFAULT_INLINE_LIMIT, offload
+from waybook.session import ToolOutcome, _check_pairing, _content, new_id
 from waybook.stores.threaded import ThreadedJournal
 
 
@@ -53,15 +59,23 @@ class AsyncSession:
         journal: AsyncSessionJournal | SessionJournal,
         *,
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> None:
         """A session at GENESIS that has read nothing yet; `await session.sync()` before writing to a
-        journal that has records (`open` and `create` do it for you)."""
+        journal that has records (`open` and `create` do it for you). `clock`, `ids`, `blobs` and
+        `inline_limit` are Session's."""
         self._journal = as_async(journal)
         self._actor = actor
+        self._session_clock: SessionClock | None = None
+        if clock is None:
+            clock = self._session_clock = SessionClock()
         self._clock = clock
         self._ids = ids
+        self._blobs = blobs
+        self._inline_limit = inline_limit
         self._head: Head = GENESIS
         self._leaf: str | None = None
         self._turn = asyncio.Lock()
@@ -72,11 +86,13 @@ class AsyncSession:
         journal: AsyncSessionJournal | SessionJournal,
         *,
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> AsyncSession:
         """A session on `journal`, caught up with what it holds."""
-        session = cls(journal, actor=actor, clock=clock, ids=ids)
+        session = cls(journal, actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit)
         await session.sync()
         return session
 
@@ -90,11 +106,15 @@ class AsyncSession:
         metadata: dict[str, Any] | None = None,
         role: str = "session",
         actor: str | None = None,
-        clock: Callable[[], str] = utc_now,
+        clock: Callable[[], str] | None = None,
         ids: Callable[[], str] = new_id,
+        blobs: Any = None,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
     ) -> AsyncSession:
         """A session on `journal`, writing its header first if the journal is empty."""
-        session = await cls.open(journal, actor=actor, clock=clock, ids=ids)
+        session = await cls.open(
+            journal, actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit
+        )
         if session.head == GENESIS:
             header = Header(
                 journal=journal_id or ids(), creator=creator, metadata=dict(metadata or {}), role=role
@@ -120,9 +140,12 @@ class AsyncSession:
         """Catch up with records other writers committed; returns how many were read."""
         async with self._turn:
             count = 0
-            async for record in self._journal.read(after=self._head.seq):
-                self._see(record)
+            last = None
+            async for last in self._journal.read(after=self._head.seq):
+                self._see(last)
                 count += 1
+            if last is not None and self._session_clock is not None:
+                self._session_clock.observe(last.at)
             return count
 
     async def append(self, *bodies: AnyBody) -> AppendResult:
@@ -134,10 +157,12 @@ class AsyncSession:
     # Bodies that name a parent are built inside the turn, so the parent is the leaf when they commit.
 
     async def user(self, content: str | Sequence[Block]) -> Record:
-        return await self._node(lambda: UserMessage(parent=self._leaf, content=_content(content)))
+        inlined = await self._inline(content)
+        return await self._node(lambda: UserMessage(parent=self._leaf, content=inlined))
 
     async def system(self, content: str | Sequence[Block]) -> Record:
-        return await self._node(lambda: SystemMessage(parent=self._leaf, content=_content(content)))
+        inlined = await self._inline(content)
+        return await self._node(lambda: SystemMessage(parent=self._leaf, content=inlined))
 
     async def assistant(
         self,
@@ -147,13 +172,10 @@ class AsyncSession:
         model: str | None = None,
         usage: dict[str, int] | None = None,
     ) -> Record:
+        inlined = await self._inline(content)
         return await self._node(
             lambda: AssistantMessage(
-                parent=self._leaf,
-                content=_content(content),
-                stop_reason=stop_reason,
-                model=model,
-                usage=usage,
+                parent=self._leaf, content=inlined, stop_reason=stop_reason, model=model, usage=usage
             )
         )
 
@@ -166,16 +188,61 @@ class AsyncSession:
         is_error: bool = False,
         details: dict[str, Any] | None = None,
     ) -> Record:
+        inlined = await self._inline(content)
         return await self._node(
             lambda: ToolResult(
                 parent=self._leaf,
                 call_id=call_id,
-                content=_content(content),
+                content=inlined,
                 tool_name=tool_name,
                 is_error=is_error,
                 details=details,
             )
         )
+
+    async def turn(
+        self,
+        content: str | Sequence[Block],
+        results: Sequence[ToolOutcome] = (),
+        *,
+        stop_reason: str | None = None,
+        model: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> AppendResult:
+        """One assistant message and the results of its tool calls, as one atomic batch (Session.turn)."""
+        blocks = await self._inline(content)
+        calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
+        _check_pairing(blocks, calls, results, self._journal.name)
+        outputs = [await self._inline(outcome.content) for outcome in results]
+        async with self._turn:
+            message_id = self._ids()
+            message = AssistantMessage(
+                parent=self._leaf,
+                content=blocks,
+                stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
+                model=model,
+                usage=usage,
+            )
+            at = self._clock()
+            batch = [NewRecord(id=message_id, at=at, body=message)]
+            parent = message_id
+            for outcome, output in zip(results, outputs, strict=True):
+                rid = self._ids()
+                name = calls[outcome.call_id].name if outcome.tool_name is None else outcome.tool_name
+                body = ToolResult(
+                    parent=parent,
+                    call_id=outcome.call_id,
+                    content=output,
+                    tool_name=name,
+                    is_error=outcome.is_error,
+                    details=outcome.details,
+                )
+                batch.append(NewRecord(id=rid, at=at, body=body))
+                parent = rid
+            result = await self._journal.append(batch, expected=self._head)
+            for record in result.records:
+                self._see(record)
+            return result
 
     async def compact(
         self, summary: str, *, first_kept: str | None, tokens_before: int | None = None
@@ -192,11 +259,32 @@ class AsyncSession:
     async def custom(
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
+        inlined = await self._inline(content)
         return await self._node(
             lambda: CustomEntry(
-                parent=self._leaf, type=type, data=data, in_context=in_context, content=_content(content)
+                parent=self._leaf, type=type, data=data, in_context=in_context, content=inlined
             )
         )
+
+    async def link_subagent(
+        self,
+        journal: str,
+        *,
+        at: str | None = None,
+        call_id: str | None = None,
+        agent: str | None = None,
+        reason: str = "",
+    ) -> Record:
+        """Record that node `at` (default: the leaf) started a sub-agent whose session is `journal`."""
+
+        def build() -> AnyBody:
+            node = self._leaf if at is None else at
+            if node is None:
+                msg = "a sub-agent link needs a node to hang from: append the tool call first, or pass at="
+                raise InvalidRecordError(msg, journal=self._journal.name)
+            return SubagentLink(node=node, journal=journal, call_id=call_id, agent=agent, reason=reason)
+
+        return await self._node(build)
 
     async def branch_from(self, node_id: str | None, *, reason: str) -> Record:
         """Move the leaf to `node_id` (an earlier node, or None for a new root); nothing is erased."""
@@ -207,6 +295,18 @@ class AsyncSession:
     async def reset(self, *, reason: str = "") -> Record:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
         return await self._node(lambda: Reset(reason=reason, actor=self._actor))
+
+    async def _inline(self, value: str | Sequence[Block]) -> Content:
+        """Session._inline: blocks over the inline limit go to the blobs (in a worker thread)."""
+        content = _content(value)
+        if type(content) is not tuple:
+            return content  # not content at all: the journal refuses it, typed
+        quarter = self._inline_limit >> 2
+        if all(type(block) is TextBlock and len(block.text) <= quarter for block in content):
+            return content
+        blobs, limit = self._blobs, self._inline_limit
+        inlined, _refs = await asyncio.to_thread(lambda: offload(content, blobs=blobs, limit=limit))
+        return inlined
 
     async def _node(self, build: Callable[[], AnyBody]) -> Record:
         async with self._turn:
