@@ -627,6 +627,7 @@ def bench_authority(quick: bool) -> Iterator[Row]:
             canonical=InMemoryJournal("c"),
             routes=[Route("shared", frozenset({"facts"}))],
             actor="bench",
+            pins=InMemoryJournal("p"),
         )
         facts = {
             f"/memories/f{i:04d}.md": f"fact {i} see [next](/memories/f{i + 1:04d}.md)" for i in range(n)
@@ -656,6 +657,7 @@ def bench_authority(quick: bool) -> Iterator[Row]:
         canonical=canonical,
         routes=[Route("r", frozenset({"p"}))],
         actor="bench",
+        pins=InMemoryJournal("p"),
     )
     pin = authority.agent.query().head  # type: ignore[attr-defined]
     batch = []
