@@ -121,3 +121,12 @@ def test_the_session_docs_example_runs() -> None:
         run = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, check=True)
         outputs.append(run.stdout)
     assert outputs == ["True 5\n", "['user', 'assistant']\n"]
+
+
+def test_a_turn_whose_content_is_not_content_is_refused_typed() -> None:
+    journal = InMemoryJournal("turn-types")
+    session = Session.create(journal, journal_id="turn-types")
+    head = journal.head()
+    with pytest.raises(InvalidRecordError, match="content blocks"):
+        session.turn(42)  # type: ignore[arg-type]
+    assert journal.head() == head

@@ -39,7 +39,7 @@ from waybook.journal.records import (
 )
 from waybook.journal.rules import next_leaf
 from waybook.offload import DEFAULT_INLINE_LIMIT, offload
-from waybook.session import ToolOutcome, _check_pairing, _content, new_id
+from waybook.session import ToolOutcome, _check_blocks, _check_pairing, _content, new_id
 from waybook.stores.threaded import ThreadedJournal
 
 
@@ -211,6 +211,7 @@ class AsyncSession:
     ) -> AppendResult:
         """One assistant message and the results of its tool calls, as one atomic batch (Session.turn)."""
         blocks = await self._inline(content)
+        _check_blocks(blocks, self._journal.name)
         calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
         _check_pairing(blocks, calls, results, self._journal.name)
         outputs = [await self._inline(outcome.content) for outcome in results]

@@ -9,6 +9,7 @@ A `Session` given `blobs=store.blobs` stores any text block, or `data:` image, l
 from __future__ import annotations
 
 import base64
+import binascii
 from typing import Any, Final
 
 from waybook.journal.records import Block, Content, ImageBlock, TextBlock
@@ -51,5 +52,8 @@ def _payload(block: Block) -> tuple[bytes | None, str]:
     if isinstance(block, TextBlock):
         return block.text.encode("utf-8"), "text/plain; charset=utf-8"
     if isinstance(block, ImageBlock) and block.source.startswith("data:") and ";base64," in block.source:
-        return base64.b64decode(block.source.split(";base64,", 1)[1]), block.media_type
+        try:
+            return base64.b64decode(block.source.split(";base64,", 1)[1], validate=True), block.media_type
+        except (binascii.Error, ValueError):
+            return None, ""  # not base64: kept as written, under the journal's own record limit
     return None, ""

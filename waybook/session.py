@@ -182,6 +182,7 @@ class Session:
         policies one fsync) for the whole turn.
         """
         blocks = self._inline(content)
+        _check_blocks(blocks, self._journal.name)
         calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
         _check_pairing(blocks, calls, results, self._journal.name)
         message_id = self._ids()
@@ -334,6 +335,13 @@ class Session:
             raise IntegrityError(msg)
         self._head = Head.of(record)
         self._leaf = next_leaf(self._leaf, record.id, record.body)
+
+
+def _check_blocks(blocks: object, journal: str) -> None:
+    """A turn's content must be text or content blocks: refused typed before anything is written."""
+    if not isinstance(blocks, tuple):
+        msg = f"a turn's content must be text or a list of content blocks, not {type(blocks).__name__}"
+        raise InvalidRecordError(msg, journal=journal)
 
 
 def _check_pairing(

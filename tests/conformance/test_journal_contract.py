@@ -431,3 +431,13 @@ def test_r5_verify_names_the_first_record_that_breaks_a_session_rule() -> None:
     assert report.bad_seq == 5
     assert report.records == 4
     assert "leaf" in (report.reason or "")
+
+
+def test_r7_a_retry_of_part_of_a_committed_batch_is_not_taken_for_the_batch(journal: SessionJournal) -> None:
+    head = journal.append([header()], expected=GENESIS).head
+    first, second = user("p1", None, "a"), user("p2", "p1", "b")
+    whole = journal.append([first, second], expected=head)
+    assert journal.append([first, second], expected=head) == whole  # the exact retry
+    with pytest.raises(OverlappingBatchError):
+        journal.append([first], expected=head)  # its first record alone is not that batch
+    assert journal.head() == whole.head

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from waybook import Session
-from waybook.journal import BlobBlock, RecordTooLargeError
+from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError
 from waybook.stores import CATALOG_ID, open_store
 from waybook.stores.blob_files import FileBlobs
 from waybook.stores.blob_tables import SqliteBlobs
@@ -271,3 +271,18 @@ def test_a_blob_store_object_is_the_stores_own(tmp_path: Path) -> None:
         assert store.blobs is store.blobs
         with pytest.raises(Exception, match="MIME type"):
             store.blobs.put(b"x", media_type="nonsense")
+
+
+def test_a_purge_leaves_no_checkpoint_even_when_a_handle_was_open(tmp_path: Path) -> None:
+    with open_store(f"file:{tmp_path}") as store:
+        journal = store.create("s1")
+        Session(journal).user("a")
+        store.purge("s1", reason="the user asked to be forgotten")
+        journal.close()  # a writer's close saves a checkpoint, but not for a file that is gone
+    assert list((tmp_path / "journals").iterdir()) == []
+
+
+def test_an_image_whose_data_is_not_base64_is_kept_as_written_not_a_raw_error(store: object) -> None:
+    session = Session.create(store.create("s"), blobs=store.blobs, inline_limit=8)  # type: ignore[attr-defined]
+    record = session.user([ImageBlock(source="data:image/png;base64,abc", media_type="image/png")])
+    assert record.body.content[0].source == "data:image/png;base64,abc"

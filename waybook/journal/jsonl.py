@@ -524,6 +524,8 @@ class JsonlJournal:
             or self._ledger.rules.role_rules is not None
         ):
             return
+        if self._ops.identity(self._path) != self._identity:
+            return  # the path was deleted, purged or replaced: a checkpoint would describe no file there
         head, leaf = self._ledger.head, self._ledger.rules.leaf
         if checkpoint.save(self._path, end=self._end, head=head, offsets=self._offsets, ids=ids, leaf=leaf):
             self._checkpointed = self._end

@@ -166,9 +166,12 @@ class Ledger:
                 return None
         elif expected != GENESIS:
             return None
-        for new, committed in zip(batch, window, strict=True):
+        size = len(batch)
+        for index, (new, committed) in enumerate(zip(batch, window, strict=True), start=1):
             if not isinstance(new, NewRecord) or (new.id, new.at) != (committed.id, committed.at):
                 return None
+            if committed.batch != ((index, size) if size > 1 else None):
+                return None  # part of a committed batch, or several records committed apart: not this batch
             if ENCODER.encode(new.body) != ENCODER.encode(committed.body):
                 return None
         return AppendResult(prior=expected, head=Head.of(window[-1]), records=tuple(window))

@@ -111,8 +111,12 @@ class FileBlobs:
     # --- what collect needs ---
 
     def age(self, digest: str, now: float) -> float:
-        """Seconds since the blob was stored or last stored again."""
-        return now - self.path(digest).stat().st_mtime
+        """Seconds since the blob was stored or last stored again (0 if it is gone: another collection
+        removed it meanwhile, and there is nothing left to remove)."""
+        try:
+            return now - self.path(digest).stat().st_mtime
+        except FileNotFoundError:
+            return 0.0
 
     def leased(self, now: float) -> set[str]:
         """Digests with a live lease; expired leases are removed on the way."""
@@ -130,7 +134,10 @@ class FileBlobs:
         return live
 
     def size(self, digest: str) -> int:
-        return self.path(digest).stat().st_size
+        try:
+            return self.path(digest).stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def delete_unless_young(self, digests: list[str], grace: float) -> list[str]:
         """Remove these blobs under the exclusive collection lock, except any stored again or leased

@@ -35,6 +35,8 @@ DEFAULT_LEASE: Final = 3600.0
 DEFAULT_GRACE: Final = 3600.0
 CHUNK: Final = 1 << 20
 DELETE_BATCH: Final = 1000
+RECEIPT_PART: Final = 20_000
+"""Removed digests per catalog entry of a receipt (about 1.4 MB of JSON)."""
 """Blobs a collection deletes per lock (one fsync of each shard directory, or one transaction)."""
 
 
@@ -238,7 +240,13 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
     receipt = CollectReceipt(at, float(grace), tuple(removed), freed, referenced, held, young)
     data = receipt.as_json()
     data.pop("catalog_seq")
-    entry = store.note_in_catalog(COLLECTED, data)
+    # One catalog entry per RECEIPT_PART removed digests, so a large collection's receipt stays far under
+    # the journal's record limit; the entries share `at` and say which part of how many they are.
+    parts = [list(removed[i : i + RECEIPT_PART]) for i in range(0, len(removed), RECEIPT_PART)] or [[]]
+    entry = None
+    for index, part in enumerate(parts, start=1):
+        entry = store.note_in_catalog(COLLECTED, data | {"removed": part, "part": [index, len(parts)]})
+    assert entry is not None
     return attrs.evolve(receipt, catalog_seq=entry.seq)
 
 
