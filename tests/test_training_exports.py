@@ -16,6 +16,7 @@ from waybook.export.cleaning import NO_RESULT, TrainingOptions
 from waybook.export.openai_format import problems
 from waybook.export.trajectories import Selection, TrajectoryExporter
 from waybook.journal import (
+    BlobBlock,
     ImageBlock,
     InMemoryJournal,
     SessionJournal,
@@ -146,12 +147,18 @@ def test_each_assistant_turn_is_a_sample_with_the_exact_context_and_its_provenan
     tree = replay(TreeProjection(), journal)
     samples = list(TrajectoryExporter(journal).turns(Selection("all")))
     records = {r.id: r for r in journal.read()}
+    excluded = {tree.ids[p] for p in tree.exclusions.values()}  # taken back: never in any sample
     assistants = [r for r in records.values() if r.kind.startswith("waybook.assistant/")]
-    assert sorted(s["metadata"]["turn"]["id"] for s in samples) == sorted(r.id for r in assistants)
+    expected = sorted(r.id for r in assistants if r.id not in excluded)
+    assert sorted(s["metadata"]["turn"]["id"] for s in samples) == expected
     for sample in samples:
         turn = records[sample["metadata"]["turn"]["id"]]
         assert sample["metadata"]["turn"] == {"seq": turn.seq, "id": turn.id, "digest": turn.digest}
-        context = context_at(journal, tree, turn.body.parent)  # type: ignore[union-attr]
+        context = [
+            m
+            for m in context_at(journal, tree, turn.body.parent)  # type: ignore[union-attr]
+            if m.record.id not in excluded
+        ]
         assert sample["metadata"]["context"]["seqs"] == [m.record.seq for m in context]
         assert len(sample["messages"]) == len(context) + 1
         assert all(m.get("weight") == 0 for m in sample["messages"][:-1] if m["role"] == "assistant")
@@ -283,3 +290,25 @@ def test_export_turns_from_the_cli_reports_what_it_left_out(tmp_path: Path) -> N
     assert "assistant turns with nothing to learn (aborted or empty): 1" in run.stderr
     stub = waybook("export", path, "--format", "openai", "--unanswered", "stub", "-o", "-")
     assert NO_RESULT in stub.stdout
+
+
+def test_content_excluded_later_never_reaches_a_per_turn_sample() -> None:
+    journal = InMemoryJournal("excluded-later")
+    session = Session.create(journal, journal_id="excluded-later")
+    secret = session.user("my SSN is SECRETSSN 123-45-6789")
+    session.assistant("noted")
+    session.exclude(secret.id, reason="pii")
+    session.user("what next?")
+    session.assistant("carry on")
+    samples = list(TrajectoryExporter(journal).turns(Selection("all")))
+    assert samples
+    assert "SECRETSSN" not in json.dumps(samples)
+
+
+def test_a_blob_block_is_exported_as_a_named_placeholder_never_as_nothing() -> None:
+    journal = InMemoryJournal("blobbed")
+    session = Session.create(journal, journal_id="blobbed")
+    session.user([BlobBlock(digest="ab" * 32, size=5000, media_type="text/plain", name="log.txt")])
+    session.assistant("ok")
+    (row,) = TrajectoryExporter(journal).rows("openai", Selection("active"))
+    assert "sha256:" + "ab" * 32 in row["messages"][0]["content"]

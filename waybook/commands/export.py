@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         msg = "choose one of --pairs and --turns"
         raise UsageError(msg)
     if args.output != "-":
-        check_output(Path(args.output), inputs=[args.path], force=args.force)
+        check_output(Path(args.output), inputs=_inputs(args), force=args.force)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         status = _export(args, journal)
@@ -146,10 +146,23 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
 
 
 def _write(args: argparse.Namespace, lines: Iterable[bytes]) -> int:
-    return write_lines(args.output, lines, inputs=[args.path], force=args.force)
+    return write_lines(args.output, lines, inputs=_inputs(args), force=args.force)
 
 
 def _options(args: argparse.Namespace) -> TrainingOptions:
     return TrainingOptions(
         aborted=args.aborted, unanswered=args.unanswered, thinking=args.thinking, images=args.images
     )
+
+
+def _inputs(args: argparse.Namespace) -> list[Path]:
+    """What the output must never replace: the journal file, or with --store the store's own files."""
+    if args.store is None:
+        return [Path(args.path)]
+    scheme, _, location = str(args.store).partition(":")
+    if scheme in ("sqlite", "file") and location:
+        store = Path(location)
+        return [store, *(store.parent / f"{store.name}{end}" for end in ("-wal", "-shm"))] + (
+            [*store.rglob("*")] if store.is_dir() else []
+        )
+    return []

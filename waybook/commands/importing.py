@@ -259,6 +259,11 @@ def _write_all(args: argparse.Namespace, outputs: Sequence[tuple[str, Sequence[N
 def _write_to_store(url: str, staged: Sequence[tuple[str, InMemoryJournal]]) -> None:
     from waybook.stores import open_store
 
+    targets = [target for target, _ in staged]
+    twice = sorted({t for t in targets if targets.count(t) > 1})
+    if twice:
+        msg = f"{', '.join(twice[:10])}: more than one source session has this id; nothing was written"
+        raise UsageError(msg)
     with open_store(url) as store:
         taken = [target for target, _ in staged if store.exists(target)]
     if taken:

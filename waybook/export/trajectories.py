@@ -30,6 +30,7 @@ from waybook.journal.protocol import SessionJournal
 from waybook.journal.reading import read_seqs
 from waybook.journal.records import (
     AssistantMessage,
+    BlobBlock,
     Compaction,
     Content,
     CustomEntry,
@@ -120,6 +121,11 @@ def _text(content: Content, options: TrainingOptions, dropped: Counter[str]) -> 
     for block in content:
         if isinstance(block, TextBlock):
             parts.append(block.text)
+        elif isinstance(block, BlobBlock):  # bytes kept in the store's blobs: named, never silently lost
+            parts.append(
+                f"[blob {block.name or ''} {block.media_type}, {block.size} bytes, sha256:{block.digest}]"
+            )
+            dropped["blobs (as placeholders)"] += 1
         elif isinstance(block, ImageBlock):
             if options.images == "placeholder":
                 parts.append(f"[image: {block.media_type}]")
@@ -198,12 +204,23 @@ class TrajectoryExporter:
     def _turn(self, record: Record) -> dict[str, Any] | None:
         body = record.body
         assert isinstance(body, AssistantMessage)
+        # Content excluded anywhere in the journal never leaves it, even from turns written before the
+        # exclusion (an exclusion is how a leaked secret is taken back).
+        excluded = {self.tree.ids[p] for p in self.tree.exclusions.values()}
+        if record.id in excluded:
+            self.dropped["assistant turns excluded from the context"] += 1
+            return None
         context = context_at(self.journal, self.tree, body.parent) if body.parent is not None else ()
         seen: list[Message] = []
         scratch: Counter[str] = Counter()  # what each context loses was counted where it was a turn
         for shown in context:
+            if shown.record.id in excluded:
+                continue
             if isinstance(shown.record.body, Compaction):
-                seen.append(Message("user", COMPACTION_PREAMBLE + shown.record.body.summary))
+                summary = shown.record.body.summary
+                seen.append(
+                    Message("user", COMPACTION_PREAMBLE + summary if shown.record.body.preamble else summary)
+                )
             elif (message := to_message(shown.record, self.options, scratch)) is not None:
                 seen.append(message)
         target = to_message(record, self.options, self.dropped)

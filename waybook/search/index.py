@@ -70,9 +70,18 @@ class SearchIndex:
     def __init__(self, path: str | Path, store_url: str) -> None:
         self.path = str(path)
         self.store_url = store_url
-        self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._create()
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if tables and "docs" not in tables:
+                self._db.close()
+                msg = f"{self.path}: is a database but not a search index; give --index a file of its own"
+                raise SearchError(msg)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._create()
+        except sqlite3.Error as exc:
+            msg = f"{self.path}: cannot use as a search index ({exc}); give --index a new file"
+            raise SearchError(msg) from None
 
     def close(self) -> None:
         self._db.close()
