@@ -101,6 +101,26 @@ def first_line(journal_id: str, role: str, metadata: dict[str, Any], *, record_i
     return seal(1, new, GENESIS_DIGEST)[1]
 
 
+def checked_creation(
+    journal_id: str,
+    role: str,
+    metadata: Mapping[str, Any] | None,
+    *,
+    header: bool,
+    ids: Callable[[], str],
+    clock: Callable[[], str],
+) -> tuple[dict[str, Any], bytes | None]:
+    """Validate a `create` (typed errors, nothing written) and seal the new journal's header line, if any.
+
+    Every store's `create` starts here, so the rules for ids, roles and metadata are written once.
+    """
+    check_journal_id(journal_id)
+    check_role(role)
+    meta = check_metadata(metadata)
+    line = first_line(journal_id, role, meta, record_id=ids(), at=clock()) if header else None
+    return meta, line
+
+
 class CatalogStore:
     """A JournalStore over separate journal adapters. Subclasses implement the `_raw_*` and `_feed_*`
     hooks and `_store_lock`; everything else (the rules of create, open, list, hide, purge and the feed)
@@ -186,10 +206,9 @@ class CatalogStore:
         metadata: Mapping[str, Any] | None = None,
         header: bool = True,
     ) -> SessionJournal:
-        check_journal_id(journal_id)
-        check_role(role)
-        meta = check_metadata(metadata)
-        line = first_line(journal_id, role, meta, record_id=self._ids(), at=self._clock()) if header else None
+        meta, line = checked_creation(
+            journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
+        )
         with self._store_lock():
             self._sync_catalog()
             self._refuse_taken(journal_id)

@@ -21,7 +21,7 @@ from waybook.journal.errors import IntegrityError, JournalClosedError
 from waybook.journal.head import GENESIS_DIGEST, AppendResult
 from waybook.journal.ledger import Plan
 from waybook.journal.records import Header, NewRecord, Record
-from waybook.stores.base import check_metadata, first_line, store_clock, store_ids
+from waybook.stores.base import checked_creation, store_clock, store_ids
 from waybook.stores.catalog import (
     CREATED,
     HIDDEN,
@@ -31,7 +31,6 @@ from waybook.stores.catalog import (
     check_limit,
     check_position,
     check_reason,
-    check_role,
     leaf_of,
     parse_cursor,
     purge_data,
@@ -89,10 +88,9 @@ class DatabaseStore:
         metadata: Mapping[str, Any] | None = None,
         header: bool = True,
     ) -> DatabaseJournal:
-        check_journal_id(journal_id)
-        check_role(role)
-        meta = check_metadata(metadata)
-        line = first_line(journal_id, role, meta, record_id=self._ids(), at=self._clock()) if header else None
+        meta, line = checked_creation(
+            journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
+        )
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
             self._lock_catalog(tx)
             existing = tx.journal(journal_id, lock=True)
