@@ -345,3 +345,29 @@ def test_an_import_into_a_plain_file_keeps_images_inline(tmp_path: Path) -> None
     assert base64.b64encode(PNG) in (tmp_path / "j.jsonl").read_bytes()
     run = waybook("export", tmp_path / "j.jsonl", "--format", "pi", "-o", tmp_path / "back.jsonl")
     assert (tmp_path / "back.jsonl").read_bytes() == source.read_bytes(), run.stderr
+
+
+def test_a_claude_code_screenshot_imported_into_a_store_is_a_blob_and_exports_as_a_data_url(
+    tmp_path: Path,
+) -> None:
+    from tests.test_claude_code_import import Transcript
+
+    transcript = Transcript()
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
+    }
+    transcript.user([{"type": "text", "text": "why is this red?"}, image])
+    transcript.assistant("m1", {"type": "text", "text": "A failing test."}, stop="end_turn")
+    source = tmp_path / "s-1.jsonl"
+    source.write_text(transcript.text())
+    url = f"file:{tmp_path / 'store'}"
+    run = waybook("import", "claude-code", source, "--store", url, "-o", "cc")
+    assert run.returncode == 0, run.stderr
+    assert base64.b64encode(PNG) not in (tmp_path / "store" / "journals" / "cc.jsonl").read_bytes()
+    out = tmp_path / "rows.jsonl"
+    run = waybook("export", "cc", "--store", url, "--format", "openai", "-o", out)
+    assert run.returncode == 0, run.stderr
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert problems(row) == []
+    assert row["messages"][0]["content"][1]["image_url"]["url"] == data_url("image/png", PNG)
