@@ -371,3 +371,24 @@ def test_a_claude_code_screenshot_imported_into_a_store_is_a_blob_and_exports_as
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert problems(row) == []
     assert row["messages"][0]["content"][1]["image_url"]["url"] == data_url("image/png", PNG)
+
+
+def test_per_turn_samples_read_each_blob_from_the_store_once(store: Any) -> None:
+    session = screenshot_session(store)
+    for n in range(5):
+        session.user(f"and now? {n}")
+        session.assistant(f"still the login form {n}")
+
+    class Counting:
+        def __init__(self, blobs: Any) -> None:
+            self.blobs, self.reads = blobs, 0
+
+        def read(self, digest: str) -> bytes:
+            self.reads += 1
+            data: bytes = self.blobs.read(digest)
+            return data
+
+    counting = Counting(store.blobs)
+    samples = list(TrajectoryExporter(store.open("shots"), blobs=counting).turns(Selection()))
+    assert len(samples) == 7
+    assert counting.reads == 3, "the user's image, the screenshot and the log: once each"

@@ -16,7 +16,7 @@ stops with a typed error rather than write a row that silently lacks it.
 from __future__ import annotations
 
 import base64
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any, Final
 
 from waybook.export.cleaning import Message, Role, TrainingOptions
@@ -159,6 +159,31 @@ def read_blob(digest: str, blobs: Any, *, what: str) -> bytes:
         raise NoBlobStoreError(msg)
     data: bytes = blobs.read(digest)
     return data
+
+
+class BlobReader:
+    """Reads one export's blobs, keeping the most recent up to `budget` bytes: per-turn samples show the
+    same context again and again, and each image would otherwise be read from the store every time."""
+
+    def __init__(self, blobs: Any, budget: int = 64 << 20) -> None:
+        self._blobs = blobs
+        self._budget = budget
+        self._kept: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+
+    def read(self, digest: str) -> bytes:
+        kept = self._kept.get(digest)
+        if kept is not None:
+            self._kept.move_to_end(digest)
+            return kept
+        data: bytes = self._blobs.read(digest)
+        if len(data) <= self._budget:
+            self._kept[digest] = data
+            self._size += len(data)
+            while self._size > self._budget:
+                _, dropped = self._kept.popitem(last=False)
+                self._size -= len(dropped)
+        return data
 
 
 def _media(media_type: str) -> str:

@@ -9,7 +9,10 @@ appears. Every row carries provenance in `metadata` (journal id, leaf id, head s
 trainers ignore. A per-turn sample holds instead the exact context the model saw before that turn
 (after compaction and exclusions) and the turn itself.
 
-Output is deterministic: the same journal always gives the same bytes.
+What the journal keeps as blobs (images, large tool outputs) is read from the store's blobs given as
+`blobs` and put in the rows (see waybook.export.messages).
+
+Output is deterministic: the same journal (and the blobs it references) always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import attrs
 import msgspec
 
 from waybook.export.cleaning import Message, TrainingOptions, clean
-from waybook.export.messages import to_message
+from waybook.export.messages import BlobReader, to_message
 from waybook.export.redact import Redactor
 from waybook.export.rows import encode_row, openai_messages, openai_row, sharegpt_row
 from waybook.journal.head import Head
@@ -89,7 +92,7 @@ class TrajectoryExporter:
         blobs: Any = None,
     ) -> None:
         self.journal = journal
-        self.blobs = blobs
+        self.blobs = BlobReader(blobs) if blobs is not None else None
         self.tree = tree if tree is not None else replay(TreeProjection(), journal, at=at)
         self.head = Head(self.tree.seq, self.tree.digest)
         first = next(journal.read(limit=1), None)
