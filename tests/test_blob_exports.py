@@ -391,4 +391,4 @@ def test_per_turn_samples_read_each_blob_from_the_store_once(store: Any) -> None
     counting = Counting(store.blobs)
     samples = list(TrajectoryExporter(store.open("shots"), blobs=counting).turns(Selection()))
     assert len(samples) == 7
-    assert counting.reads == 3, "the user's image, the screenshot and the log: once each"
+    assert counting.reads == 2, "the user's image blob and the log blob (the screenshot is inline): once each"
