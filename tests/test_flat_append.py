@@ -112,3 +112,55 @@ def test_the_remembered_second_never_changes_what_a_valid_timestamp_is(
     assert is_recent_timestamp(seed) == is_timestamp(seed)
     candidate = seed[:cut] + tail
     assert is_recent_timestamp(candidate) == is_timestamp(candidate)
+
+
+def memory_candidates(known: list[str]) -> st.SearchStrategy[Any]:
+    """Memory records that keep or break the memory rules: hostile paths, wrong digests, a read-only
+    file changed, moves onto files, deletes of files that are not there, reused ids."""
+    from waybook.journal import MemoryDelete, MemoryRename, MemoryWrite
+    from waybook.memory.text import content_digest
+
+    ids = st.sampled_from([*known, "m1", "m2", "m3", "m4"])
+    paths = st.sampled_from(
+        [
+            "/memories/a.md",
+            "/memories/b.md",
+            "/memories/d/c.md",
+            "/memories/d",
+            "/memories/../x",
+            "/etc/x",
+            "",
+        ]
+    )
+    texts = st.sampled_from(["a", "---\nread_only: true\n---\nkeep\n", "x" * 300])
+
+    def write(rid: str, path: str, words: str, honest: bool) -> NewRecord:
+        digest = content_digest(words if honest else "other")
+        return NewRecord(id=rid, at=AT, body=MemoryWrite(path=path, text=words, digest=digest))
+
+    return st.one_of(
+        st.builds(write, ids, paths, texts, st.sampled_from([True, True, True, False])),
+        st.builds(lambda rid, p: NewRecord(id=rid, at=AT, body=MemoryDelete(paths=(p,))), ids, paths),
+        st.builds(
+            lambda rid, a, b: NewRecord(id=rid, at=AT, body=MemoryRename(moves=((a, b),))), ids, paths, paths
+        ),
+        st.builds(user, ids, st.just(None)),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_flat_path_keeps_the_memory_rules_as_plan_does(data: st.DataObject) -> None:
+    from waybook.journal import Header
+
+    flat, planned = Ledger.empty("m"), Ledger.empty("m")
+    role = data.draw(st.sampled_from(["working_memory", "canonical_memory"]))
+    first = NewRecord(
+        id="h", at=AT, body=Header(journal="m", creator="tests", role=role, metadata={"scope": "s"})
+    )
+    assert outcome(flat, first, flat=True) == outcome(planned, first, flat=False)
+    known: list[str] = list(dict(flat.rules.ids))
+    for _ in range(data.draw(st.integers(1, 12))):
+        new = data.draw(memory_candidates(known))
+        assert outcome(flat, new, flat=True) == outcome(planned, new, flat=False)
+        known = list(dict(flat.rules.ids))
