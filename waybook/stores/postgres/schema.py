@@ -133,6 +133,34 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             _APPEND_FUNCTION,
         ),
     ),
+    Migration(
+        2,
+        "blobs: one row per blob, its bytes in parts, and writers' leases (waybook/stores/postgres/blobs.py)",
+        (
+            "CREATE SEQUENCE waybook_blob_ids",
+            """CREATE TABLE waybook_blobs (
+                id bigint PRIMARY KEY,
+                digest text NOT NULL UNIQUE CHECK (digest ~ '^[0-9a-f]{64}$'),
+                size bigint NOT NULL CHECK (size >= 0),
+                parts integer NOT NULL CHECK (parts >= 0),
+                media_type text NOT NULL,
+                stored timestamptz NOT NULL
+            )""",
+            """CREATE TABLE waybook_blob_parts (
+                blob bigint NOT NULL
+                    REFERENCES waybook_blobs (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                part integer NOT NULL CHECK (part >= 0),
+                bytes bytea NOT NULL,
+                PRIMARY KEY (blob, part)
+            )""",
+            """CREATE TABLE waybook_blob_leases (
+                digest text NOT NULL,
+                holder text NOT NULL,
+                taken timestamptz NOT NULL,
+                PRIMARY KEY (digest, holder)
+            )""",
+        ),
+    ),
 )
 
 LATEST: Final = MIGRATIONS[-1].version
