@@ -22,7 +22,7 @@ from tests.tcp_cutter import Cutter
 from waybook.stores import open_store
 from waybook.stores.blobs import CHUNK, BlobDigestError, MissingBlobError
 from waybook.stores.postgres import ConnectionLostError, PostgresStore
-from waybook.stores.postgres.blobs import _SHARED, _TAKE_LEASE, PostgresBlobs
+from waybook.stores.postgres.blobs import PostgresBlobs
 from waybook.stores.postgres.schema import MIGRATIONS, migrate
 
 
@@ -152,8 +152,8 @@ def test_a_lease_taken_while_a_collection_decides_keeps_the_blob_even_with_no_gr
         store.blobs.release(ref)
         with connect(pg_url) as writer:
             writer.execute("BEGIN")
-            writer.execute(_SHARED.encode())  # a put at its last step: lock held, lease not yet committed
-            writer.execute(_TAKE_LEASE.encode(), (ref.digest, "another-writer"))
+            # A put of the same bytes, at its last step: the blob lock held, its lease not yet committed.
+            writer.execute("SELECT waybook_blob_keep(%s, 'another-writer')", (ref.digest,))
             removed: list[list[str]] = []
             collection = threading.Thread(
                 target=lambda: removed.append(blobs.delete_unless_young([ref.digest], grace=0))
@@ -167,14 +167,12 @@ def test_a_lease_taken_while_a_collection_decides_keeps_the_blob_even_with_no_gr
 
 
 def wait_until_a_lock_is_awaited(url: str, *, unless_done: threading.Thread) -> None:
-    """Until some backend waits for an advisory lock (the collection, queued behind the writer), or the
+    """Until some backend waits for a lock (the collection, queued behind the writer), or the
     collection is over without waiting (it did not take the lock: the test then fails on its result)."""
     deadline = time.monotonic() + 60
     with connect(url) as conn:
         while unless_done.is_alive():
-            row = conn.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-            ).fetchone()
+            row = conn.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
             if row is not None and row[0]:
                 return
             assert time.monotonic() < deadline, "the collection never waited for the writer's lock"

@@ -32,10 +32,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import os
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
+
+import psycopg
 
 from waybook.stores.blobs import (
     CHUNK,
@@ -46,22 +49,13 @@ from waybook.stores.blobs import (
     chunks_of,
     digest_of,
 )
-from waybook.stores.postgres.engine import Backoff, PostgresEngine
+from waybook.stores.postgres.engine import Backoff, Connection, PostgresEngine
 from waybook.stores.postgres.errors import ConnectionLostError
+from waybook.stores.postgres.schema import BLOB_LOCK
 
-_LOCK: Final = "hashtextextended('waybook-blobs:' || current_schema(), 0)"
-_SHARED: Final = f"SELECT pg_advisory_xact_lock_shared({_LOCK})"
-_EXCLUSIVE: Final = f"SELECT pg_advisory_xact_lock({_LOCK})"
-_TAKE_LEASE: Final = (
-    "INSERT INTO waybook_blob_leases (digest, holder, taken) VALUES (%s, %s, clock_timestamp())"
-    " ON CONFLICT (digest, holder) DO UPDATE SET taken = excluded.taken"
-)
-_REFRESH: Final = "UPDATE waybook_blobs SET stored = clock_timestamp() WHERE digest = %s RETURNING id"
-_CREATE: Final = (
-    "INSERT INTO waybook_blobs (id, digest, size, parts, media_type, stored)"
-    " VALUES (%s, %s, %s, %s, %s, clock_timestamp())"
-    " ON CONFLICT (digest) DO UPDATE SET stored = excluded.stored RETURNING id"
-)
+_EXCLUSIVE: Final = f"SELECT pg_advisory_xact_lock({BLOB_LOCK})"
+_KEEP: Final = "SELECT waybook_blob_keep(%s, %s)"
+_ADD: Final = "SELECT waybook_blob_add(%s, %s, %s, %s, %s, %s, %s)"
 _FIRST_PART: Final = (
     "SELECT b.id, b.parts, p.bytes FROM waybook_blobs AS b"
     " LEFT JOIN waybook_blob_parts AS p ON p.blob = b.id AND p.part = 0 WHERE b.digest = %s"
@@ -85,21 +79,35 @@ class PostgresBlobs:
 
     def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
         if isinstance(data, bytes | bytearray | memoryview):
-            # Known bytes: hash first (no byte is sent for a blob already there), and send again after
-            # a lost connection, for up to the store's retry_for, as appends are.
-            ref = BlobRef(hashlib.sha256(data).hexdigest(), len(memoryview(data)), media_type)
-            backoff = Backoff(self._engine.retry_for)
-            while True:
-                try:
-                    if not self._refresh(ref.digest):
-                        self._upload(chunks_of(data), media_type)
-                except ConnectionLostError:
-                    if not backoff.pause():
-                        raise
-                else:
-                    return ref
+            return self._put_known(data, media_type)
+        parts = _whole_parts(chunks_of(data))
+        first = next(parts, b"")
+        second = next(parts, None)
+        if second is None:  # a small stream: its bytes are here, so it goes like a bytes value
+            return self._put_known(first, media_type)
         # A stream cannot be read twice: a lost connection is the caller's to retry (put it again).
-        return self._upload(chunks_of(data), media_type)
+        return self._upload(itertools.chain((first, second), parts), media_type)
+
+    def _put_known(self, data: bytes | bytearray | memoryview, media_type: str) -> BlobRef:
+        """Bytes in hand: hash them first, so a blob already stored is only kept (no byte is sent
+        again), and send again after a lost connection for up to the store's retry_for, as appends are.
+        A blob of one part is one round trip (`waybook_blob_add` with its bytes)."""
+        view = memoryview(data)
+        ref = BlobRef(hashlib.sha256(view).hexdigest(), view.nbytes, media_type)
+        if view.nbytes <= CHUNK:
+            parts = 1 if view.nbytes else 0
+            self._engine.run(_ADD, (None, ref.digest, ref.size, parts, media_type, self._holder, data))
+            return ref
+        backoff = Backoff(self._engine.retry_for)
+        while True:
+            try:
+                if not self._engine.run(_KEEP, (ref.digest, self._holder))[0][0]:
+                    self._upload((view[i : i + CHUNK] for i in range(0, view.nbytes, CHUNK)), media_type)
+            except ConnectionLostError:
+                if not backoff.pause():
+                    raise
+            else:
+                return ref
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
         return io.BufferedReader(self._parts(digest_of(ref)), CHUNK)
@@ -183,39 +191,38 @@ class PostgresBlobs:
 
     # --- internals ---
 
-    def _refresh(self, digest: str) -> bool:
-        """If the blob is stored, make it young again and lease it (one transaction); else False."""
-        with self._engine.connection("store a blob") as conn, conn.transaction():
-            conn.execute(_SHARED.encode())
-            if conn.execute(_REFRESH.encode(), (digest,)).fetchone() is None:
-                return False
-            conn.execute(_TAKE_LEASE.encode(), (digest, self._holder))
-        return True
-
-    def _upload(self, chunks: Iterable[bytes], media_type: str) -> BlobRef:
+    def _upload(self, chunks: Iterable[bytes | memoryview], media_type: str) -> BlobRef:
+        """One transaction: the parts under a fresh id as they are read, then `waybook_blob_add` makes
+        them a blob (or drops them, if the bytes were stored meanwhile) and leases it; then COMMIT."""
         doing = "store a blob (it is stored whole or not at all: put the same bytes again)"
         sha = hashlib.sha256()
         size = parts = 0
-        with self._engine.connection(doing) as conn, conn.transaction():
-            row = conn.execute(b"SELECT nextval('waybook_blob_ids')").fetchone()
-            assert row is not None
-            blob_id = int(row[0])
-            for part in _whole_parts(chunks):
-                sha.update(part)
-                conn.execute(
-                    b"INSERT INTO waybook_blob_parts (blob, part, bytes) VALUES (%s, %s, %s)",
-                    (blob_id, parts, part),
-                    binary=True,
-                )
-                size += len(part)
-                parts += 1
-            ref = BlobRef(digest=sha.hexdigest(), size=size, media_type=media_type)
-            conn.execute(_SHARED.encode())
-            created = conn.execute(_CREATE.encode(), (blob_id, ref.digest, size, parts, media_type))
-            kept = created.fetchone()
-            if kept is not None and kept[0] != blob_id:  # stored already: it is refreshed, drop ours
-                conn.execute(b"DELETE FROM waybook_blob_parts WHERE blob = %s", (blob_id,))
-            conn.execute(_TAKE_LEASE.encode(), (ref.digest, self._holder))
+        with self._engine.connection(doing) as conn:
+            try:
+                with conn.pipeline():
+                    conn.execute(b"BEGIN")
+                    cursor = conn.execute(b"SELECT nextval('waybook_blob_ids')")
+                row = cursor.fetchone()
+                assert row is not None
+                blob_id = int(row[0])
+                for part in _whole_parts(chunks):
+                    sha.update(part)
+                    conn.execute(
+                        b"INSERT INTO waybook_blob_parts (blob, part, bytes) VALUES (%s, %s, %s)",
+                        (blob_id, parts, part),
+                        binary=True,
+                    )
+                    size += len(part)
+                    parts += 1
+                ref = BlobRef(digest=sha.hexdigest(), size=size, media_type=media_type)
+                with conn.pipeline():
+                    conn.execute(
+                        _ADD.encode(), (blob_id, ref.digest, size, parts, media_type, self._holder, None)
+                    )
+                    conn.execute(b"COMMIT")
+            except BaseException:
+                _roll_back(conn)
+                raise
         return ref
 
     def _parts(self, digest: str) -> _PartStream:
@@ -281,7 +288,17 @@ class _PartStream(io.RawIOBase):
         return out.getvalue()
 
 
-def _whole_parts(chunks: Iterable[bytes]) -> Iterator[bytes]:
+def _roll_back(conn: Connection) -> None:
+    """End a failed upload's transaction, so its connection goes back to the pool clean (a broken
+    connection is closed, and the pool drops it)."""
+    try:
+        if conn.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.execute(b"ROLLBACK")
+    except psycopg.Error:
+        conn.close()
+
+
+def _whole_parts(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
     """`chunks` regrouped into parts of at least CHUNK bytes (the last may be shorter; none is empty),
     so a stream that returns short reads does not make thousands of tiny rows."""
     pending = bytearray()
