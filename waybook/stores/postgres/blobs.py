@@ -11,17 +11,21 @@ rows: deleted with their blob (`ON DELETE CASCADE`), dumped, replicated and perm
 journals, and a reader fetches one part at a time.
 
 - `put` streams: it reads the input a megabyte at a time, hashing it (SHA-256, in this process) and
-  inserting each part under a fresh blob id, then inserts the `waybook_blobs` row with the digest and
-  takes its lease, and commits (`synchronous_commit = on`: durable before `put` returns). The parts'
-  foreign key is checked at commit, so they can go first. A connection lost mid-put rolls the whole
-  transaction back: no row, no parts, nothing visible. Bytes already stored only have their `stored`
-  time refreshed (for a `bytes` value the digest is known first, and no byte is sent again).
+  inserting each part under a fresh blob id, then calls `waybook_blob_add`, which inserts the
+  `waybook_blobs` row with the digest and takes the writer's lease, and commits (`synchronous_commit =
+  on`: durable before `put` returns). The parts' foreign key is checked at commit, so they can go first.
+  A connection lost mid-put rolls the whole transaction back: no row, no parts, nothing visible. A blob
+  of one part (a megabyte or less) is one call, one round trip. Bytes already stored keep their first
+  copy and only have their `stored` time refreshed (a larger `bytes` value is hashed first and, if
+  stored, not sent again: `waybook_blob_keep`). Bytes in hand (a `bytes` value, or a stream of one
+  part) are sent again after a lost connection for up to the store's `retry_for`, as appends are; a
+  longer stream cannot be read twice: its lost connection raises ConnectionLostError (put it again).
 - Times (`stored`, `taken`) are the server's clock: writers on several machines share one store and one
   clock, so leases and the grace period mean the same for all of them.
 - A collection's `delete_unless_young` takes an exclusive transaction-scoped advisory lock, then deletes
   in one statement that re-checks each blob's age and live leases; a `put` holds the same lock shared
   while it creates, refreshes and leases a blob. So a blob stored again or leased after the collection
-  decided is seen by the statement and kept.
+  decided is seen by the statement and kept (the functions are in schema.py).
 - `open` fetches the first part with the blob's row, then one part per round trip as the caller reads,
   on whichever pooled connection is free: an open stream holds no connection and no transaction. Only
   an unreferenced blob can be collected, so only such a blob can vanish under a reader; its next part
