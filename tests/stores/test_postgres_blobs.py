@@ -111,6 +111,23 @@ def test_a_backend_terminated_mid_put_leaves_no_part_visible_and_a_retry_stores_
         assert table_counts(pg_url) == (1, 6)
 
 
+def test_a_stream_put_after_the_server_dropped_every_pooled_connection_goes_through(pg_url: str) -> None:
+    name = f"waybook-idle-{uuid.uuid4().hex[:8]}"
+    url = with_query(pg_url, application_name=name)
+    data = os.urandom(3 * CHUNK)
+    with open_store(url) as store:
+        store.blobs.put(b"warm the pool", media_type="text/plain")
+        with connect(pg_url) as conn:
+            dropped = conn.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
+                (name,),
+            ).fetchone()
+        assert dropped is not None
+        assert dropped[0]
+        ref = store.blobs.put(Feed(data, lambda _read: None), media_type="application/octet-stream")
+        assert store.blobs.read(ref) == data
+
+
 def test_a_put_of_bytes_whose_connection_is_cut_is_sent_again_and_stored_once(
     pg_url: str, cutter: Cutter
 ) -> None:

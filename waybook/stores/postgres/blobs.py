@@ -42,8 +42,6 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
 
-import psycopg
-
 from waybook.stores.blobs import (
     CHUNK,
     DEFAULT_LEASE,
@@ -53,7 +51,7 @@ from waybook.stores.blobs import (
     chunks_of,
     digest_of,
 )
-from waybook.stores.postgres.engine import Backoff, Connection, PostgresEngine
+from waybook.stores.postgres.engine import Backoff, PostgresEngine
 from waybook.stores.postgres.errors import ConnectionLostError
 from waybook.stores.postgres.schema import BLOB_LOCK
 
@@ -196,22 +194,17 @@ class PostgresBlobs:
     # --- internals ---
 
     def _upload(self, chunks: Iterable[bytes | memoryview], media_type: str) -> BlobRef:
-        """One transaction: the parts under a fresh id as they are read, then `waybook_blob_add` makes
-        them a blob (or drops them, if the bytes were stored meanwhile) and leases it; then COMMIT."""
-        doing = "store a blob (it is stored whole or not at all: put the same bytes again)"
+        """One transaction: BEGIN with the blob's fresh id (retried on a fresh connection, as a write's
+        first statement is), the parts as they are read, then `waybook_blob_add` makes them a blob (or
+        drops them, if the bytes were stored meanwhile) and leases it, and COMMIT."""
         sha = hashlib.sha256()
         size = parts = 0
-        with self._engine.connection(doing) as conn:
-            try:
-                with conn.pipeline():
-                    conn.execute(b"BEGIN")
-                    cursor = conn.execute(b"SELECT nextval('waybook_blob_ids')")
-                row = cursor.fetchone()
-                assert row is not None
-                blob_id = int(row[0])
+        try:
+            with self._engine.transaction(write=True) as tx:
+                blob_id = int(tx.statement("SELECT nextval('waybook_blob_ids')")[0][0])
                 for part in _whole_parts(chunks):
                     sha.update(part)
-                    conn.execute(
+                    tx.conn.execute(
                         b"INSERT INTO waybook_blob_parts (blob, part, bytes) VALUES (%s, %s, %s)",
                         (blob_id, parts, part),
                         binary=True,
@@ -219,14 +212,10 @@ class PostgresBlobs:
                     size += len(part)
                     parts += 1
                 ref = BlobRef(digest=sha.hexdigest(), size=size, media_type=media_type)
-                with conn.pipeline():
-                    conn.execute(
-                        _ADD.encode(), (blob_id, ref.digest, size, parts, media_type, self._holder, None)
-                    )
-                    conn.execute(b"COMMIT")
-            except BaseException:
-                _roll_back(conn)
-                raise
+                tx.statement(_ADD, (blob_id, ref.digest, size, parts, media_type, self._holder, None))
+        except ConnectionLostError as exc:
+            doing = "store a blob (it is stored whole or not at all: put the same bytes again)"
+            raise ConnectionLostError(store=exc.store, doing=doing, cause=exc.__cause__ or exc) from exc
         return ref
 
     def _parts(self, digest: str) -> _PartStream:
@@ -290,16 +279,6 @@ class _PartStream(io.RawIOBase):
         for part in self.remaining():
             out.write(part)
         return out.getvalue()
-
-
-def _roll_back(conn: Connection) -> None:
-    """End a failed upload's transaction, so its connection goes back to the pool clean (a broken
-    connection is closed, and the pool drops it)."""
-    try:
-        if conn.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.execute(b"ROLLBACK")
-    except psycopg.Error:
-        conn.close()
 
 
 def _whole_parts(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:

@@ -209,6 +209,11 @@ class PostgresTransaction:
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
 
+    def statement(self, query: str, params: Sequence[object] | None = None) -> builtins.list[tuple[Any, ...]]:
+        """Run one statement that returns rows in this transaction (BEGIN, first in a write, goes with
+        it, and a first statement is retried on a fresh connection); its rows. For the blob tables."""
+        return self._query(query, params)
+
     # --- sending ------------------------------------------------------------------------------------
 
     def _query(self, query: str, params: Sequence[object] | None) -> builtins.list[tuple[Any, ...]]:
@@ -343,7 +348,7 @@ class PostgresEngine:
         Only for statements that are safe to run twice (reads, and idempotent writes such as dropping a
         lease)."""
         with self.transaction(write=False) as tx:
-            return tx._query(query, params)
+            return tx.statement(query, params)
 
     @contextlib.contextmanager
     def connection(self, doing: str) -> Iterator[Connection]:
