@@ -4,6 +4,10 @@ Each chunk the proxy forwards (in either direction) is a step. `arm(step)` makes
 connection, without forwarding, when it reaches that step counted from now: step 1 is the first chunk
 after arming. `cut_after_forwarding=True` forwards the chunk first and then cuts, so the server
 receives a statement (say, the one with COMMIT) and the client never hears the answer.
+
+A cut after forwarding closes the server side gently (a FIN after the data, never a reset, which could
+make the server drop what it had not read yet), and `disarm` waits until the server has read it all and
+closed: so whatever was forwarded is processed before the test looks at the database.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ class Cutter:
         self.port: int = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
+        self._servers: set[socket.socket] = set()
+        self._draining: list[threading.Thread] = []
         self._armed: int | None = None
         self._forward_first = False
         self._marker: bytes | None = None
@@ -39,11 +45,15 @@ class Cutter:
             self._marker = marker
 
     def disarm(self) -> bool:
-        """Stop cutting; True if the armed cut never happened."""
+        """Stop cutting; True if the armed cut never happened. Waits (up to 30 s) until every server
+        connection cut after forwarding has been read to its end by the server and closed."""
         with self._lock:
             missed = self._armed is not None or self._marker is not None
             self._armed = self._marker = None
-            return missed
+            draining, self._draining = self._draining, []
+        for thread in draining:
+            thread.join(timeout=30)
+        return missed
 
     def close(self) -> None:
         self._closed = True
@@ -63,6 +73,7 @@ class Cutter:
                 continue
             with self._lock:
                 self._sockets |= {client, server}
+                self._servers.add(server)
             threading.Thread(target=self._pump, args=(client, server, "to server"), daemon=True).start()
             threading.Thread(target=self._pump, args=(server, client, "to client"), daemon=True).start()
 
@@ -80,7 +91,7 @@ class Cutter:
                     self._marker = None
                     self.cuts.append(direction)
                     sink.sendall(chunk)
-                    self._cut_all_locked()
+                    self._cut_all_locked(gently=True)
                     return
                 if self._armed is not None:
                     self._armed -= 1
@@ -95,18 +106,37 @@ class Cutter:
                 except OSError:
                     break
             if cut:
-                self._cut_all()
+                self._cut_all(gently=forward)
                 return
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
 
-    def _cut_all(self) -> None:
+    def _cut_all(self, *, gently: bool = False) -> None:
         with self._lock:
-            self._cut_all_locked()
+            self._cut_all_locked(gently=gently)
 
-    def _cut_all_locked(self) -> None:
+    def _cut_all_locked(self, *, gently: bool = False) -> None:
+        """Drop every connection. `gently`: the server sides get a FIN and are read to their end, so
+        the server processes all it was sent; the client sides are closed at once either way."""
         sockets, self._sockets = self._sockets, set()
         for sock in sockets:
+            if gently and sock in self._servers:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_WR)
+                drain = threading.Thread(target=self._drain, args=(sock,), daemon=True)
+                drain.start()
+                self._draining.append(drain)
+                continue
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+        self._servers.clear()
+
+    @staticmethod
+    def _drain(sock: socket.socket) -> None:
+        """Read (and discard) until the server closes, then close."""
+        with contextlib.suppress(OSError):
+            sock.settimeout(30)
+            while sock.recv(65536):
+                pass
+        sock.close()

@@ -178,3 +178,28 @@ def test_an_unpaired_async_turn_is_refused_like_a_blocking_one() -> None:
 
     with pytest.raises(ToolPairingError):
         run(unpaired)
+
+
+def test_an_async_session_keeps_an_oversized_tool_result_as_a_blob_and_refuses_it_without_one(
+    tmp_path: Path,
+) -> None:
+    from waybook.journal import BlobBlock
+    from waybook.stores.blobs import BlobTooLargeError
+
+    output = "compiler output\n" * 40_000  # 640 KB: over the 256 KiB inline limit
+
+    async def write() -> None:
+        with open_store(f"file:{tmp_path / 's'}") as store:
+            session = await AsyncSession.create(store.create("with"), blobs=store.blobs)
+            await session.user("build it")
+            result = await session.tool_result("c1", output, tool_name="bash")
+            (block,) = result.body.content  # type: ignore[union-attr]
+            assert isinstance(block, BlobBlock)
+            assert store.blobs.read(block.digest) == output.encode()
+            bare = await AsyncSession.create(store.create("without"))
+            head = bare.head
+            with pytest.raises(BlobTooLargeError, match=r"blobs=store\.blobs"):
+                await bare.tool_result("c1", output)
+            assert bare.head == head, "nothing was written"
+
+    run(write)

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.test_pi_codec import HEADER_V3, answer, entry, pi_lines, user
 from waybook import Session
-from waybook.codecs import canonical_json
+from waybook.codecs import canonical_json, json_patch
 from waybook.codecs.json_patch import same
 from waybook.codecs.pi import PiFormatError, export_pi, import_pi
 from waybook.export.trajectories import Selection, TrajectoryExporter
@@ -85,6 +87,23 @@ def test_every_shared_pi_fixture_round_trips_exactly_both_ways(fixture: Path) ->
     assert [r.digest for r in again.read()] == [r.digest for r in first.read()]
 
 
+def compact(entries: list[dict[str, Any]]) -> bytes:
+    """Entries as Pi writes them: JSON.stringify, one per line."""
+    return b"".join(
+        json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for e in entries
+    )
+
+
+@pytest.mark.skipif(not SHARED, reason="shared/fixtures is not beside this checkout")
+@pytest.mark.parametrize("fixture", SHARED, ids=lambda p: p.name)
+def test_every_shared_pi_fixture_exports_the_bytes_pi_itself_would_write_after_migrating(
+    fixture: Path,
+) -> None:
+    data = fixture.read_bytes()
+    back = b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(data).records).read()))
+    assert back == compact(pi_migrated(data))
+
+
 THINKING = {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig", "thoughtSignature": "t"}
 CALL = {
     "type": "toolCall",
@@ -137,6 +156,34 @@ def test_unknown_fields_signatures_and_partial_json_survive_pi_to_waybook_to_pi(
     ]
     journal = journal_of(import_pi(pi_lines(*source)).records)
     assert all(same(a, b) for a, b in zip(exported(journal), source, strict=True))
+    written = compact(source)  # every key in Pi's order, objects nested in unmodelled fields included
+    assert (
+        b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(written).records).read())) == written
+    )
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    derived=st.dictionaries(st.text(max_size=4), json_values, max_size=5),
+    original=st.dictionaries(st.text(max_size=4), json_values, max_size=5),
+)
+def test_a_patch_with_its_key_orders_gives_the_original_text_back_even_after_canonical_storage(
+    derived: dict[str, Any], original: dict[str, Any]
+) -> None:
+    patch = json_patch.diff(derived, original)
+    stored = json.loads(canonical_json(patch))  # a journal keeps the patch with every object's keys sorted
+    produced = json_patch.apply(derived, stored)
+    assert same(produced, original)
+    orders = json_patch.key_orders(produced, original)
+    back = json_patch.apply(derived, json.loads(canonical_json(stored | {"order": orders})))
+    assert json.dumps(back) == json.dumps(original)
 
 
 def test_native_records_survive_waybook_to_pi_to_waybook() -> None:

@@ -58,13 +58,15 @@ def test_default_rows_are_valid_and_say_what_they_left_out() -> None:
     (row,) = exporter.rows("openai", Selection())
     assert problems(row) == []
     assert [m["role"] for m in row["messages"]] == ["user", "user", "assistant", "tool", "assistant"]
-    assert row["messages"][0]["content"] == "What is in this picture?\n\n[image: image/png]"
+    assert row["messages"][0]["content"] == [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
+    ]
     assert [c["id"] for c in row["messages"][2]["tool_calls"]] == ["c1"]
     assert exporter.dropped == {
         "aborted assistant turns": 1,
         "unanswered tool calls": 1,
         "thinking blocks": 1,
-        "images (as placeholders)": 1,
     }
 
 
@@ -305,10 +307,12 @@ def test_content_excluded_later_never_reaches_a_per_turn_sample() -> None:
     assert "SECRETSSN" not in json.dumps(samples)
 
 
-def test_a_blob_block_is_exported_as_a_named_placeholder_never_as_nothing() -> None:
+def test_a_blob_block_by_reference_is_a_named_placeholder_never_nothing() -> None:
     journal = InMemoryJournal("blobbed")
     session = Session.create(journal, journal_id="blobbed")
     session.user([BlobBlock(digest="ab" * 32, size=5000, media_type="text/plain", name="log.txt")])
     session.assistant("ok")
-    (row,) = TrajectoryExporter(journal).rows("openai", Selection("active"))
-    assert "sha256:" + "ab" * 32 in row["messages"][0]["content"]
+    exporter = TrajectoryExporter(journal, options=TrainingOptions(blobs="reference"))
+    (row,) = exporter.rows("openai", Selection("active"))
+    assert row["messages"][0]["content"] == f"[blob log.txt text/plain, 5000 bytes, sha256:{'ab' * 32}]"
+    assert exporter.dropped == {"blobs (as references)": 1}

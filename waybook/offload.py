@@ -4,16 +4,27 @@ A `Session` given `blobs=store.blobs` stores any text block, or `data:` image, l
 `inline_limit` (256 KiB by default) as a blob and records a reference instead (a `BlobBlock`, or an
 `ImageBlock` whose source is `sha256:<hex>`). Without a blob store such a block is refused with
 `BlobTooLargeError`, before anything is written, saying to pass one.
+
+Imports into a store do the same for every image (`images_as_blobs`), and exports to a format that
+holds images inline turn them back (`images_from_blobs`). Only an image whose `data:` URL the way back
+rebuilds byte for byte (`data:<its media type>;base64,<canonical base64>`) is stored as a blob; any other
+is kept as written, so an import followed by an export gives the source's bytes back.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Final
+import hashlib
+from collections.abc import Iterable, Iterator
+from typing import Any, Final, TypeVar
 
-from waybook.journal.records import Block, Content, ImageBlock, TextBlock
-from waybook.stores.blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError
+import msgspec
+
+from waybook.journal.records import Block, Content, ImageBlock, NewRecord, Record, TextBlock
+from waybook.stores.blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError, NoBlobStoreError
+
+R = TypeVar("R", Record, NewRecord)
 
 DEFAULT_INLINE_LIMIT: Final = 256 * 1024
 """Bytes a single block may hold inline before it goes to the blobs."""
@@ -57,3 +68,71 @@ def _payload(block: Block) -> tuple[bytes | None, str]:
         except (binascii.Error, ValueError):
             return None, ""  # not base64: kept as written, under the journal's own record limit
     return None, ""
+
+
+def images_as_blobs(records: Iterable[NewRecord]) -> tuple[list[NewRecord], dict[str, tuple[bytes, str]]]:
+    """`records` with every `data:` image that `images_from_blobs` rebuilds exactly referenced as
+    `sha256:<digest>` instead; and the bytes to store first, by digest, with their media types.
+
+    Pure, so a caller validates the new records before anything is written: then it stores the blobs,
+    then appends the records (a blob is always stored before the record that references it).
+    """
+    pending: dict[str, tuple[bytes, str]] = {}
+
+    def referenced(block: ImageBlock) -> ImageBlock:
+        data = _exact_image_bytes(block)
+        if data is None:
+            return block
+        digest = hashlib.sha256(data).hexdigest()
+        pending.setdefault(digest, (data, block.media_type))
+        return ImageBlock(source=IMAGE_PREFIX + digest, media_type=block.media_type)
+
+    return [_with_images(record, referenced) for record in records], pending
+
+
+def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
+    """`records` with every `sha256:` image read from `blobs` and inlined as a `data:` URL again. Raises
+    NoBlobStoreError when an image is a blob and `blobs` is None, MissingBlobError when it is gone."""
+
+    def inlined(block: ImageBlock) -> ImageBlock:
+        if not block.source.startswith(IMAGE_PREFIX):
+            return block
+        digest = block.source.removeprefix(IMAGE_PREFIX)
+        if blobs is None:
+            msg = (
+                f"the journal references an image kept as blob sha256:{digest}, but no blob store was given "
+                "to read it: export the journal from its store (--store URL, or pass store.blobs)"
+            )
+            raise NoBlobStoreError(msg)
+        data = blobs.read(digest)
+        return ImageBlock(source=_data_url(block.media_type, data), media_type=block.media_type)
+
+    for record in records:
+        yield _with_images(record, inlined)
+
+
+def _with_images(record: R, change: Any) -> R:
+    body = record.body
+    content = getattr(body, "content", None)
+    if not isinstance(content, tuple) or not any(isinstance(b, ImageBlock) for b in content):
+        return record
+    changed = tuple(change(b) if isinstance(b, ImageBlock) else b for b in content)
+    if changed == content:
+        return record
+    return msgspec.structs.replace(record, body=msgspec.structs.replace(body, content=changed))
+
+
+def _exact_image_bytes(block: ImageBlock) -> bytes | None:
+    """The image's bytes, if its source is exactly the `data:` URL those bytes would be written back as."""
+    prefix = f"data:{block.media_type};base64,"
+    if not block.source.startswith(prefix):
+        return None
+    try:
+        data = base64.b64decode(block.source[len(prefix) :], validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return data if _data_url(block.media_type, data) == block.source else None
+
+
+def _data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"

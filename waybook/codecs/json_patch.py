@@ -7,7 +7,9 @@ patch to the derived value gives the original back, with JSON types kept exactly
 neither is true).
 
 Patch form (a dict, empty when nothing differs): `set` {key: value}, `del` [key], `sub` {key: patch}
-for dicts; `items` {index: patch} for lists of the same length.
+for dicts; `items` {index: patch} for lists of the same length. At the top only, `order` {JSON pointer:
+[key]} gives the source's key order for each object that would otherwise come out in another order
+(see `key_orders`), so a codec that writes JSON as its source did gives the source's bytes back.
 """
 
 from __future__ import annotations
@@ -50,10 +52,46 @@ def diff(derived: Any, original: Any) -> dict[str, Any]:
     return patch
 
 
+def key_orders(produced: Any, original: Any, path: str = "") -> dict[str, list[str]]:
+    """Where `produced` (JSON-equal to `original`) lists an object's keys in another order: for each such
+    object, its JSON pointer and the original's key order."""
+    found: dict[str, list[str]] = {}
+    if isinstance(original, dict) and isinstance(produced, dict):
+        if list(produced) != list(original):
+            found[path] = list(original)
+        for key, value in original.items():
+            if key in produced:
+                found |= key_orders(produced[key], value, f"{path}/{_escape(key)}")
+    elif isinstance(original, list) and isinstance(produced, list):
+        for index, (ours, theirs) in enumerate(zip(produced, original, strict=False)):
+            found |= key_orders(ours, theirs, f"{path}/{index}")
+    return found
+
+
+def reorder(value: Any, orders: dict[str, list[str]], path: str = "") -> Any:
+    """`value` with the objects `orders` names (by JSON pointer) given those key orders."""
+    if isinstance(value, dict):
+        out = {key: reorder(item, orders, f"{path}/{_escape(key)}") for key, item in value.items()}
+        order = orders.get(path)
+        if isinstance(order, list):
+            out = {key: out[key] for key in order if isinstance(key, str) and key in out} | out
+        return out
+    if isinstance(value, list):
+        return [reorder(item, orders, f"{path}/{index}") for index, item in enumerate(value)]
+    return value
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
 def apply(derived: Any, patch: dict[str, Any]) -> Any:
     """`derived` with `patch` applied (a new value; `derived` is not changed)."""
     if not patch:
         return derived
+    orders = patch.get("order")
+    if isinstance(orders, dict):
+        return reorder(apply(derived, {k: v for k, v in patch.items() if k != "order"}), orders)
     if isinstance(derived, list):
         out = list(derived)
         for index, item in patch.get("items", {}).items():

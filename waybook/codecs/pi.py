@@ -244,6 +244,9 @@ def _header_records(header: dict[str, Any]) -> list[NewRecord]:
     extra = json_patch.diff(pi_form.header_entry(NewRecord(id=session_id, at=at, body=body)), migrated)
     if extra:
         body = Header(journal=session_id, creator="pi", metadata={"pi": extra})
+        stored = _as_stored(NewRecord(id=session_id, at=at, body=body))
+        if orders := json_patch.key_orders(pi_form.header_entry(stored), migrated):
+            body = Header(journal=session_id, creator="pi", metadata={"pi": extra | {"order": orders}})
     return [NewRecord(id=session_id, at=at, body=body)]
 
 
@@ -281,6 +284,13 @@ def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
     at = pi_map.timestamp(entry.get("timestamp"))
     record = NewRecord(id=entry_id, at=at, body=pi_map.body_of(entry, parent))
     patch = json_patch.diff(pi_form.node_entry(record), entry)
+    patched = _with_patch(record, patch)
+    # Key order: what export will write once the record is stored (canonical JSON sorts every object)
+    orders = json_patch.key_orders(pi_form.node_entry(_as_stored(patched)), entry)
+    return _with_patch(record, patch | {"order": orders}) if orders else patched
+
+
+def _with_patch(record: NewRecord, patch: dict[str, Any]) -> NewRecord:
     if not patch:
         return record
     body = record.body
@@ -289,9 +299,15 @@ def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
     elif isinstance(body, CustomEntry) and isinstance(body.data, dict) and PATCH not in body.data:
         body = msgspec.structs.replace(body, data={**body.data, PATCH: patch})
     else:
-        msg = f"entry {entry_id!r} has no form waybook can keep exactly"
+        msg = f"entry {record.id!r} has no form waybook can keep exactly"
         raise ValueError(msg)
-    return NewRecord(id=entry_id, at=at, body=body)
+    return NewRecord(id=record.id, at=record.at, body=body)
+
+
+def _as_stored(record: NewRecord) -> NewRecord:
+    """The record as a journal will give it back: its body through canonical JSON."""
+    body = decode_body(canonical_json(record.body), where="a Pi entry")
+    return NewRecord(id=record.id, at=record.at, body=body)
 
 
 def _carried(wire: Any, *, parent: str | None, node: bool) -> NewRecord:

@@ -13,8 +13,10 @@ from waybook.commands.common import OK, UsageError, guarded, open_journal, repla
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
+from waybook.commands.store_option import blobs_of
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
+from waybook.offload import images_from_blobs
 from waybook.projections import TreeProjection
 
 FORMATS = ("openai", "sharegpt", "archival", "pi")
@@ -30,7 +32,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "--turns: one row per assistant turn with the exact context the model saw; archival: every "
             "record exactly as stored (re-imports to an identical journal); pi: a Pi v3 session file. "
             "Training rows are made valid (every tool call answered, no empty assistant turn) and what "
-            "was dropped is reported on stderr. Output is deterministic."
+            "was dropped is reported on stderr. Blobs are read from the journal's store (--store, or the "
+            "directory store a journal file lives in). Output is deterministic."
         ),
         epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
     )
@@ -69,9 +72,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--images",
-        choices=["placeholder", "drop"],
-        default="placeholder",
-        help="images: a [image: TYPE] placeholder (default), or drop them",
+        choices=["inline", "placeholder", "drop"],
+        default="inline",
+        help="images from the user or a tool: inline (default; OpenAI rows carry them as data: URLs, blobs "
+        "read from the store), a [image: TYPE] placeholder, or drop them",
+    )
+    parser.add_argument(
+        "--blobs",
+        choices=["inline", "reference"],
+        default="inline",
+        help="text kept as a blob (large tool outputs): inline its text (default), or a reference naming "
+        "its sha256, size and type",
     )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="export the session as it was at this seq")
     parser.add_argument(
@@ -118,12 +129,15 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
         count = _write(args, journal.read_lines(limit=args.at))
         warn(f"wrote {plural(count, 'record')} to {args.output}")
         return OK
+    blobs = blobs_of(journal, None if args.store else Path(args.path))
     if args.format == "pi":
-        count = _write(args, export_pi(journal.read(limit=args.at)))
+        count = _write(args, export_pi(images_from_blobs(journal.read(limit=args.at), blobs)))
         warn(f"wrote {plural(count, 'Pi line')} to {args.output}")
         return OK
     tree = replay_with_progress(TreeProjection(), journal, at=args.at)
-    exporter = TrajectoryExporter(journal, at=args.at, redact=args.redact, tree=tree, options=_options(args))
+    exporter = TrajectoryExporter(
+        journal, at=args.at, redact=args.redact, tree=tree, options=_options(args), blobs=blobs
+    )
     branches = args.branches
     if branches not in ("active", "all"):
         branches = resolve_id(tree, branches, what="--branches", path=args.path)
@@ -151,7 +165,11 @@ def _write(args: argparse.Namespace, lines: Iterable[bytes]) -> int:
 
 def _options(args: argparse.Namespace) -> TrainingOptions:
     return TrainingOptions(
-        aborted=args.aborted, unanswered=args.unanswered, thinking=args.thinking, images=args.images
+        aborted=args.aborted,
+        unanswered=args.unanswered,
+        thinking=args.thinking,
+        images=args.images,
+        blobs=args.blobs,
     )
 
 

@@ -3,7 +3,8 @@
 Formats: `pi` (Pi session files), `claude-code` (Claude Code transcripts; the sub-agent transcripts found
 beside a session become journals of their own, next to OUT, linked from the session), `codex` (Codex CLI
 rollouts). Every import is validated in full before one atomic write per journal, and reports how every
-source line was used (`--json` prints the report).
+source line was used (`--json` prints the report). An import into a store (`--store`) keeps each image as
+a blob, stored before the journal that references it (waybook.offload).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from waybook.commands.store_option import import_into_store
 from waybook.commands.terminal import plural
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 from waybook.journal.fileio import create_atomically
+from waybook.offload import images_as_blobs
 
 T = TypeVar("T")
 FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")
@@ -239,12 +241,16 @@ def _write(args: argparse.Namespace, target: Path | str, records: Sequence[NewRe
 def _write_all(args: argparse.Namespace, outputs: Sequence[tuple[str, Sequence[NewRecord], Any]]) -> None:
     """Validate every journal in full, refuse if any target exists, then write each atomically."""
     staged = []
+    images: dict[str, tuple[bytes, str]] = {}
     for target, records, _ in outputs:
+        if args.store is not None:  # a store keeps images as blobs: the journal holds references
+            records, found = images_as_blobs(records)
+            images.update(found)
         staging = InMemoryJournal(target)
         staging.append(list(records), expected=GENESIS)  # every rule is checked before any byte is written
         staged.append((target, staging))
     if args.store is not None:
-        _write_to_store(args.store, staged)
+        _write_to_store(args.store, staged, images)
         return
     taken = [target for target, _ in staged if Path(target).exists()]
     if taken:
@@ -256,7 +262,10 @@ def _write_all(args: argparse.Namespace, outputs: Sequence[tuple[str, Sequence[N
             raise UsageError(msg)
 
 
-def _write_to_store(url: str, staged: Sequence[tuple[str, InMemoryJournal]]) -> None:
+def _write_to_store(
+    url: str, staged: Sequence[tuple[str, InMemoryJournal]], images: dict[str, tuple[bytes, str]]
+) -> None:
+    """Check no target exists, store the images, then write each journal (a blob before its reference)."""
     from waybook.stores import open_store
 
     targets = [target for target, _ in staged]
@@ -266,9 +275,11 @@ def _write_to_store(url: str, staged: Sequence[tuple[str, InMemoryJournal]]) -> 
         raise UsageError(msg)
     with open_store(url) as store:
         taken = [target for target, _ in staged if store.exists(target)]
-    if taken:
-        msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
-        raise UsageError(msg)
+        if taken:
+            msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
+            raise UsageError(msg)
+        for data, media_type in images.values():
+            store.blobs.put(data, media_type=media_type)
     for target, staging in track(staged, description=f"writing {len(staged)} journals"):
         import_into_store(url, target, staging)
 

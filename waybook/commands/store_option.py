@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from waybook.journal import AppendResult, Head, JsonlJournal, NewRecord, Record, SessionJournal
 from waybook.journal.verify import VerifyReport
@@ -85,6 +85,20 @@ def open_in_store(url: str, journal_id: str) -> SessionJournal:
     return _InStore(journal, store)
 
 
+def blobs_of(journal: SessionJournal, path: Path | None) -> Any:
+    """The blob store a command reads a journal's blobs from: its store's (`--store`), or for a journal
+    file inside a directory store (`DIR/journals/ID.jsonl`), that store's; otherwise None."""
+    if isinstance(journal, _InStore):
+        return journal.store.blobs
+    if path is not None and path.parent.name == "journals":
+        store = path.parent.parent
+        if (store / "catalog.jsonl").is_file() and (store / "blobs").is_dir():
+            from waybook.stores.blob_files import FileBlobs
+
+            return FileBlobs(store)
+    return None
+
+
 def verify_in_store(url: str, journal_id: str) -> VerifyReport:
     """`verify` for a journal in a store: a directory store's file is verified like any JSONL file."""
     from waybook.journal import verify, verify_file
@@ -145,6 +159,10 @@ class _InStore:
     def __init__(self, journal: SessionJournal, store: JournalStore) -> None:
         self._journal = journal
         self._store = store
+
+    @property
+    def store(self) -> JournalStore:
+        return self._store
 
     @property
     def name(self) -> str:

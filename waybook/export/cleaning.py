@@ -28,6 +28,8 @@ class Message:
     tool_call_id: str | None = None
     thinking: str = ""
     stopped: str | None = None
+    images: tuple[str, ...] = ()
+    """Image URLs (`data:` or `http(s)`), on user and tool messages only."""
 
 
 @attrs.frozen
@@ -37,14 +39,18 @@ class TrainingOptions:
     `aborted`: "drop" (default) assistant turns that stopped as aborted or error, with their tool
     calls; "keep" keeps them when they are not empty. `unanswered`: "drop" (default) tool calls that got
     no result; "stub" answers each with a tool message saying no result was recorded. `thinking`: "drop"
-    (default); "tag" puts it before the text as `<think>...</think>`. `images`: "placeholder" (default)
-    writes `[image: <media type>]`; "drop" leaves them out.
+    (default); "tag" puts it before the text as `<think>...</think>`. `images`: "inline" (default) carries
+    each image the user or a tool showed the model as a URL (blobs read as `data:` URLs; formats with no
+    image form, and roles that take none, get the placeholder); "placeholder" writes
+    `[image: <media type>]`; "drop" leaves them out. `blobs`: "inline" (default) puts a text blob's text
+    in the row; "reference" writes `[blob NAME TYPE, N bytes, sha256:...]` (see waybook.export.messages).
     """
 
     aborted: Literal["drop", "keep"] = "drop"
     unanswered: Literal["drop", "stub"] = "drop"
     thinking: Literal["drop", "tag"] = "drop"
-    images: Literal["placeholder", "drop"] = "placeholder"
+    images: Literal["inline", "placeholder", "drop"] = "inline"
+    blobs: Literal["inline", "reference"] = "inline"
 
 
 NO_RESULT: Final = "[no result was recorded for this tool call]"
@@ -67,7 +73,7 @@ def clean(
             dropped["tool results without their call"] += 1
             continue
         if message.role != "assistant":
-            if message.text:
+            if message.text or message.images:
                 out.append(message)
             else:
                 dropped[f"empty {message.role} messages"] += 1

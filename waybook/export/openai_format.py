@@ -2,7 +2,9 @@
 
 From OpenAI's fine-tuning guide and its data-format checks: a row has a non-empty `messages` list (and
 optionally `tools` and `parallel_tool_calls`); each message has a known role and only known keys;
-`content` is a string, or null only for an assistant message with tool calls; an assistant message has
+`content` is a string, or a list of content parts (`text`, and `image_url` with a `data:image/...;base64`
+or `http(s)` URL, in user messages only: the vision fine-tuning rules), or null only for an assistant
+message with tool calls; an assistant message has
 content or tool calls; tool calls are functions with string JSON arguments and unique ids; every tool
 call of an assistant message that is not the last message is answered by the tool messages right after
 it; a tool message answers a call; `weight` is 0 or 1 on assistant messages; there is at least one
@@ -44,8 +46,10 @@ def problems(row: Any) -> list[str]:
         content, calls = message.get("content"), message.get("tool_calls")
         if content is None and not (role == "assistant" and calls):
             found.append(f"{where}: content is missing")
+        elif isinstance(content, list):
+            found += _parts_problems(content, role, where)
         elif content is not None and not isinstance(content, str):
-            found.append(f"{where}: content must be a string")
+            found.append(f"{where}: content must be a string or a list of content parts")
         if role == "assistant" and not content and not calls:
             found.append(f"{where}: an assistant message needs content or tool calls")
         if "weight" in message and (role != "assistant" or message["weight"] not in (0, 1)):
@@ -66,6 +70,28 @@ def problems(row: Any) -> list[str]:
     if not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages):
         found.append("a row needs at least one assistant message")
     found += _tools_problems(row.get("tools"))
+    return found
+
+
+def _parts_problems(parts: list[Any], role: Any, where: str) -> list[str]:
+    if not parts:
+        return [f"{where}: a content list must not be empty"]
+    found = []
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            continue
+        if kind != "image_url":
+            found.append(f"{where}: a content part must be text or image_url, not {part!r:.80}")
+            continue
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else None
+        if role != "user":
+            found.append(f"{where}: images are accepted in user messages only")
+        elif not isinstance(url, str) or not (
+            (url.startswith("data:image/") and ";base64," in url) or url.startswith(("https://", "http://"))
+        ):
+            found.append(f"{where}: an image_url needs a data:image/...;base64, or http(s) URL")
     return found
 
 

@@ -9,13 +9,15 @@ appears. Every row carries provenance in `metadata` (journal id, leaf id, head s
 trainers ignore. A per-turn sample holds instead the exact context the model saw before that turn
 (after compaction and exclusions) and the turn itself.
 
-Output is deterministic: the same journal always gives the same bytes.
+What the journal keeps as blobs (images, large tool outputs) is read from the store's blobs given as
+`blobs` and put in the rows (see waybook.export.messages).
+
+Output is deterministic: the same journal (and the blobs it references) always gives the same bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Final, Literal
@@ -24,25 +26,13 @@ import attrs
 import msgspec
 
 from waybook.export.cleaning import Message, TrainingOptions, clean
+from waybook.export.messages import BlobReader, to_message
 from waybook.export.redact import Redactor
+from waybook.export.rows import encode_row, openai_messages, openai_row, sharegpt_row
 from waybook.journal.head import Head
 from waybook.journal.protocol import SessionJournal
 from waybook.journal.reading import read_seqs
-from waybook.journal.records import (
-    AssistantMessage,
-    BlobBlock,
-    Compaction,
-    Content,
-    CustomEntry,
-    Header,
-    ImageBlock,
-    Record,
-    SystemMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResult,
-    UserMessage,
-)
+from waybook.journal.records import AssistantMessage, Compaction, CustomEntry, Header, Record
 from waybook.projections import COMPACTION_PREAMBLE
 from waybook.projections.base import replay
 from waybook.projections.context import context_at
@@ -70,7 +60,7 @@ class Selection:
 
 
 def path_messages(
-    tree: TreeState, records: list[Record], options: TrainingOptions, dropped: Counter[str]
+    tree: TreeState, records: list[Record], options: TrainingOptions, dropped: Counter[str], blobs: Any = None
 ) -> list[Message]:
     """The messages of a root-to-leaf path's records, honouring the exclusions on the path."""
     excluded = {
@@ -82,57 +72,10 @@ def path_messages(
     for record in records:
         if record.id in excluded:
             continue
-        message = to_message(record, options, dropped)
+        message = to_message(record, options, dropped, blobs)
         if message is not None:
             messages.append(message)
     return messages
-
-
-def to_message(
-    record: Record, options: TrainingOptions | None = None, dropped: Counter[str] | None = None
-) -> Message | None:
-    options = options or TrainingOptions()
-    dropped = dropped if dropped is not None else Counter()
-    body = record.body
-    if isinstance(body, UserMessage):
-        return Message("user", _text(body.content, options, dropped))
-    if isinstance(body, SystemMessage):
-        return Message("system", _text(body.content, options, dropped))
-    if isinstance(body, AssistantMessage):
-        thinking = "\n\n".join(
-            b.thinking for b in body.content if isinstance(b, ThinkingBlock) and b.thinking
-        )
-        return Message(
-            "assistant",
-            _text(body.content, options, dropped),
-            tool_calls=body.tool_calls,
-            thinking=thinking,
-            stopped=body.stop_reason,
-        )
-    if isinstance(body, ToolResult):
-        return Message("tool", _text(body.content, options, dropped), tool_call_id=body.call_id)
-    if isinstance(body, CustomEntry) and body.in_context:
-        return Message("user", _text(body.content, options, dropped))
-    return None
-
-
-def _text(content: Content, options: TrainingOptions, dropped: Counter[str]) -> str:
-    parts = []
-    for block in content:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, BlobBlock):  # bytes kept in the store's blobs: named, never silently lost
-            parts.append(
-                f"[blob {block.name or ''} {block.media_type}, {block.size} bytes, sha256:{block.digest}]"
-            )
-            dropped["blobs (as placeholders)"] += 1
-        elif isinstance(block, ImageBlock):
-            if options.images == "placeholder":
-                parts.append(f"[image: {block.media_type}]")
-                dropped["images (as placeholders)"] += 1
-            else:
-                dropped["images"] += 1
-    return "\n\n".join(parts)
 
 
 class TrajectoryExporter:
@@ -146,8 +89,10 @@ class TrajectoryExporter:
         redact: bool = False,
         tree: TreeState | None = None,
         options: TrainingOptions | None = None,
+        blobs: Any = None,
     ) -> None:
         self.journal = journal
+        self.blobs = BlobReader(blobs) if blobs is not None else None
         self.tree = tree if tree is not None else replay(TreeProjection(), journal, at=at)
         self.head = Head(self.tree.seq, self.tree.digest)
         first = next(journal.read(limit=1), None)
@@ -167,14 +112,18 @@ class TrajectoryExporter:
             "head": {"seq": self.head.seq, "digest": self.head.digest},
         }
 
-    def messages(self, leaf: str) -> list[Message]:
+    def messages(self, leaf: str, options: TrainingOptions | None = None) -> list[Message]:
+        options = options or self.options
         seqs = [self.tree.seqs[p] for p in self.tree.path_positions(self.tree.position(leaf))]
-        raw = path_messages(self.tree, read_seqs(self.journal, seqs), self.options, self.dropped)
-        return self._redacted(clean(raw, self.options, self.dropped))
+        raw = path_messages(self.tree, read_seqs(self.journal, seqs), options, self.dropped, self.blobs)
+        return self._redacted(clean(raw, options, self.dropped))
 
     def rows(self, fmt: Format, selection: Selection) -> Iterator[dict[str, Any]]:
+        options = self.options
+        if fmt == "sharegpt" and options.images == "inline":  # ShareGPT rows have no image form
+            options = attrs.evolve(options, images="placeholder")
         for leaf in selection.leaves(self.tree):
-            messages = self.messages(leaf)
+            messages = self.messages(leaf, options)
             if not any(m.role == "assistant" for m in messages):
                 self.dropped["rows without an assistant turn"] += 1
                 continue
@@ -221,9 +170,9 @@ class TrajectoryExporter:
                 seen.append(
                     Message("user", COMPACTION_PREAMBLE + summary if shown.record.body.preamble else summary)
                 )
-            elif (message := to_message(shown.record, self.options, scratch)) is not None:
+            elif (message := to_message(shown.record, self.options, scratch, self.blobs)) is not None:
                 seen.append(message)
-        target = to_message(record, self.options, self.dropped)
+        target = to_message(record, self.options, self.dropped, self.blobs)
         assert target is not None
         messages = clean([*seen, target], self.options, scratch, open_end=True)
         if not messages or messages[-1].role != "assistant" or messages[-1].stopped != target.stopped:
@@ -231,7 +180,7 @@ class TrajectoryExporter:
             return None
         if target.thinking and self.options.thinking == "drop":
             self.dropped["thinking blocks"] += 1
-        out = [_openai_message(m) for m in self._redacted(messages)]
+        out = openai_messages(self._redacted(messages))
         for earlier in out[:-1]:
             if earlier["role"] == "assistant":
                 earlier["weight"] = 0
@@ -277,9 +226,9 @@ class TrajectoryExporter:
                         for end in (e for e in child_ends if verdicts[e] != "chosen"):
                             _, rejected_tail = self._split_at(end, fork)
                             yield {
-                                "prompt": [_openai_message(m) for m in prompt],
-                                "chosen": [_openai_message(m) for m in chosen_tail],
-                                "rejected": [_openai_message(m) for m in rejected_tail],
+                                "prompt": openai_messages(prompt),
+                                "chosen": openai_messages(chosen_tail),
+                                "rejected": openai_messages(rejected_tail),
                                 "metadata": {
                                     **self.provenance(tree.ids[chosen_end]),
                                     "rejected_leaf": tree.ids[end],
@@ -339,7 +288,9 @@ class TrajectoryExporter:
         after = [r for p, r in kept if positions.index(p) >= cut]
 
         def messages(part: list[Record]) -> list[Message]:
-            found = [m for r in part if (m := to_message(r, self.options, self.dropped)) is not None]
+            found = [
+                m for r in part if (m := to_message(r, self.options, self.dropped, self.blobs)) is not None
+            ]
             return self._redacted(clean(found, self.options, self.dropped))
 
         return messages(before), messages(after)
@@ -372,51 +323,3 @@ class TrajectoryExporter:
             )
             for m in messages
         ]
-
-
-def openai_row(messages: list[Message], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"messages": [_openai_message(m) for m in messages]}
-    if tools:
-        row["tools"] = tools
-    return row
-
-
-def _openai_message(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.text}
-    if message.tool_calls:
-        out["content"] = message.text or None
-        out["tool_calls"] = [
-            {
-                "id": call.call_id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": json.dumps(call.arguments, sort_keys=True, ensure_ascii=False),
-                },
-            }
-            for call in message.tool_calls
-        ]
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    return out
-
-
-_SHAREGPT_ROLES: Final = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
-
-
-def sharegpt_row(messages: list[Message]) -> dict[str, Any]:
-    conversations = []
-    for message in messages:
-        if message.text or not message.tool_calls:
-            conversations.append({"from": _SHAREGPT_ROLES[message.role], "value": message.text})
-        for call in message.tool_calls:
-            value = json.dumps(
-                {"name": call.name, "arguments": call.arguments}, sort_keys=True, ensure_ascii=False
-            )
-            conversations.append({"from": "function_call", "value": value})
-    return {"conversations": conversations}
-
-
-def encode_row(row: dict[str, Any]) -> bytes:
-    """One JSONL line (no newline); key order is fixed by construction, so output is deterministic."""
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()

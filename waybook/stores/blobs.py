@@ -35,9 +35,9 @@ DEFAULT_LEASE: Final = 3600.0
 DEFAULT_GRACE: Final = 3600.0
 CHUNK: Final = 1 << 20
 DELETE_BATCH: Final = 1000
+"""Blobs a collection deletes per lock (one fsync of each shard directory, or one transaction)."""
 RECEIPT_PART: Final = 20_000
 """Removed digests per catalog entry of a receipt (about 1.4 MB of JSON)."""
-"""Blobs a collection deletes per lock (one fsync of each shard directory, or one transaction)."""
 
 
 class BlobError(JournalError):
@@ -50,6 +50,10 @@ class MissingBlobError(BlobError, LookupError):
 
 class BlobDigestError(BlobError, ValueError):
     """A blob's bytes do not hash to its digest, or a digest is not 64 lowercase hex digits."""
+
+
+class NoBlobStoreError(BlobError):
+    """Bytes kept as a blob are needed (an export inlining them), but no blob store was given."""
 
 
 class BlobTooLargeError(BlobError, CapacityError):
