@@ -392,3 +392,158 @@ def test_per_turn_samples_read_each_blob_from_the_store_once(store: Any) -> None
     samples = list(TrajectoryExporter(store.open("shots"), blobs=counting).turns(Selection()))
     assert len(samples) == 7
     assert counting.reads == 2, "the user's image blob and the log blob (the screenshot is inline): once each"
+
+
+# --- what an upload takes -------------------------------------------------------------------------------
+
+
+def one_user_turn(content: list[Any]) -> TrajectoryExporter:
+    store = open_store("memory:")  # an in-memory store keeps a large image as a blob
+    session = Session.create(store.create("turn"), blobs=store.blobs)
+    session.user(content)
+    session.assistant("seen")
+    return TrajectoryExporter(store.open("turn"), blobs=store.blobs)
+
+
+def png(n: int) -> ImageBlock:
+    return ImageBlock(source=data_url("image/png", PNG + bytes([n])), media_type="image/png")
+
+
+def test_text_and_images_keep_their_order_and_blank_text_is_left_out() -> None:
+    exporter = one_user_turn(
+        [TextBlock(text="Before:"), png(1), TextBlock(text="  "), TextBlock(text="After:"), png(2)]
+    )
+    (row,) = exporter.rows("openai", Selection())
+    assert problems(row) == []
+    assert [part["type"] for part in row["messages"][0]["content"]] == [
+        "text",
+        "image_url",
+        "text",
+        "image_url",
+    ]
+    assert row["messages"][0]["content"][2]["text"] == "After:"
+
+
+def test_a_row_carries_the_latest_ten_images_and_says_how_many_became_placeholders() -> None:
+    exporter = one_user_turn([png(n) for n in range(15)])
+    (row,) = exporter.rows("openai", Selection())
+    assert problems(row) == []
+    parts = row["messages"][0]["content"]
+    assert [p["type"] for p in parts] == ["text"] * 5 + ["image_url"] * 10
+    assert parts[-1]["image_url"]["url"] == data_url("image/png", PNG + bytes([14]))
+    assert exporter.dropped == {"images beyond OpenAI's 10 per row (as placeholders)": 5}
+
+
+@pytest.mark.parametrize(
+    ("image", "why"),
+    [
+        (
+            ImageBlock(source=data_url("image/gif", b"GIF89a"), media_type="image/gif"),
+            "in a format OpenAI does not take",
+        ),
+        (
+            ImageBlock(source="data:image/png;base64,not base64!", media_type="image/png"),
+            "whose data is not base64",
+        ),
+        (ImageBlock(source="data:image/png;base64,", media_type="image/png"), "with no bytes to inline"),
+        (ImageBlock(source="file:///tmp/shot.png", media_type="image/png"), "with no bytes to inline"),
+        (
+            ImageBlock(source=data_url("image/png", bytes(10 * 1024 * 1024 + 1)), media_type="image/png"),
+            "over OpenAI's 10 MB",
+        ),
+    ],
+)
+def test_an_image_an_upload_would_refuse_becomes_a_counted_placeholder(image: ImageBlock, why: str) -> None:
+    exporter = one_user_turn([TextBlock(text="look"), image])
+    (row,) = exporter.rows("openai", Selection())
+    assert problems(row) == []
+    assert row["messages"][0]["content"] == f"look\n\n[image: {image.media_type}]"
+    assert exporter.dropped == {f"images {why} (as placeholders)": 1}
+
+
+def test_an_image_type_in_capitals_is_written_as_its_proper_name() -> None:
+    (row,) = one_user_turn([ImageBlock(source=data_url("IMAGE/JPG", JPEG), media_type="IMAGE/JPG")]).rows(
+        "openai", Selection()
+    )
+    assert row["messages"][0]["content"][0]["image_url"]["url"] == data_url("image/jpeg", JPEG)
+    assert problems(row) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "rule"),
+    [
+        (data_url("image/gif", b"GIF89a"), "not one OpenAI takes"),
+        ("data:image/png;base64,", "has no bytes"),
+        ("data:image/png;base64,@@", "not base64"),
+        ("ftp://example.com/a.png", "needs an http(s) URL or a data:"),
+    ],
+)
+def test_the_format_checker_refuses_images_an_upload_refuses(url: str, rule: str) -> None:
+    row = {
+        "messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]},
+            {"role": "assistant", "content": "ok"},
+        ]
+    }
+    assert any(rule in problem for problem in problems(row)), problems(row)
+
+
+def test_the_format_checker_counts_the_images_of_a_row() -> None:
+    image = {"type": "image_url", "image_url": {"url": data_url("image/png", PNG)}}
+    row = {"messages": [{"role": "user", "content": [image] * 11}, {"role": "assistant", "content": "ok"}]}
+    assert problems(row) == ["a row may hold at most 10 images, not 11"]
+
+
+def test_redaction_masks_secrets_in_image_urls_on_the_web_too() -> None:
+    url = "https://bucket.s3.amazonaws.com/shot.png?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE&sig=1"
+    journal = InMemoryJournal("web")
+    session = Session.create(journal, journal_id="web")
+    session.user([TextBlock(text="see"), ImageBlock(source=url, media_type="image/png")])
+    session.assistant("ok")
+    (row,) = TrajectoryExporter(journal, redact=True).rows("openai", Selection())
+    shown = row["messages"][0]["content"][1]["image_url"]["url"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in shown
+    assert "[REDACTED:aws-access-key]" in shown
+
+
+def test_a_training_option_with_an_unknown_value_is_refused_typed() -> None:
+    from waybook.export.cleaning import InvalidOptionError
+
+    with pytest.raises(
+        InvalidOptionError, match="images must be one of 'inline', 'placeholder', 'drop', not 'Inline'"
+    ):
+        TrainingOptions(images="Inline")  # type: ignore[arg-type]
+
+
+# --- Pi sees what the journal keeps as blobs ---------------------------------------------------------------
+
+
+def test_a_pi_export_shows_a_large_tool_output_kept_as_a_blob_and_loses_nothing(
+    store: Any, tmp_path: Path
+) -> None:
+    screenshot_session(store)
+    out = tmp_path / "pi.jsonl"
+    run = waybook("export", "shots", "--store", store.url, "--format", "pi", "-o", out)
+    assert run.returncode == 0, run.stderr
+    entries = [json.loads(line) for line in out.read_text().splitlines()]
+    (build,) = [e for e in entries if e.get("message", {}).get("toolCallId") == "c2"]
+    assert build["message"]["content"] == [{"type": "text", "text": BIG_LOG}]
+    assert build["waybook"]["record"]["body"]["content"][0]["type"] == "blob", "the record itself rides along"
+    back = import_pi(out.read_bytes()).records
+    (again,) = [r for r in back if r.id == build["id"]]
+    assert isinstance(again.body.content[0], BlobBlock)  # type: ignore[union-attr]
+
+
+def test_a_journal_file_named_from_inside_its_store_finds_the_blobs(tmp_path: Path) -> None:
+    with open_store(f"file:{tmp_path / 'store'}") as store:
+        screenshot_session(store)
+    journals = tmp_path / "store" / "journals"
+    run = subprocess.run(
+        ["waybook", "export", "shots.jsonl", "--format", "openai", "-o", "-"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=journals,
+    )
+    assert run.returncode == 0, run.stderr
+    assert BIG_LOG in json.loads(run.stdout)["messages"][3]["content"]

@@ -93,6 +93,19 @@ def test_a_folder_of_sessions_imports_into_a_store_one_journal_each(tmp_path: Pa
     assert "nothing was written" in again.stderr
 
 
+def test_a_damaged_session_in_a_folder_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    shutil.copytree(FIXTURES / "codex", folder)
+    broken = folder / "2026" / "rollout-broken.jsonl"
+    broken.parent.mkdir()
+    broken.write_text('{"type":"session_meta"\n')
+    run = waybook("import", "codex", folder, "--store", f"file:{tmp_path / 'store'}")
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"waybook: {broken}: 1 line(s) of the codex session cannot be imported")
+    assert "nothing from the folder was written" in run.stderr
+    assert not (tmp_path / "store").exists()
+
+
 def test_a_folder_without_a_store_is_a_usage_error(tmp_path: Path) -> None:
     run = waybook("import", "claude-code", FIXTURES / "claude-code", "-o", tmp_path / "x.jsonl")
     assert run.returncode == 2

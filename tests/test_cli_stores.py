@@ -137,3 +137,25 @@ def test_verify_names_a_bad_id_as_a_usage_error_and_goes_on_to_the_next(url: str
     run = waybook("verify", "--store", url, "../escape", "s1", "--json")
     assert run.returncode == 2
     assert [entry["records"] for entry in json.loads(run.stdout)] == [5]
+
+
+def test_verify_in_a_store_finds_the_memory_journals_a_receipt_names_without_being_told(
+    tmp_path: Path,
+) -> None:
+    from waybook.memory import Memory
+
+    url = f"file:{tmp_path / 'store'}"
+    with open_store(url) as store:
+        session = Session.create(store.create("s1"))
+        memory = Memory(
+            store.create("agent-1", role="working_memory", metadata={"scope": "agent-1"}), scope="agent-1"
+        )
+        session.user("remember that I like tea")
+        result = memory.execute(
+            {"command": "create", "path": "/memories/prefs.md", "text": "tea"}, call_id="t1"
+        )
+        session.assistant("noted")
+        session.tool_result("t1", "saved", tool_name="memory", details=result.receipt.as_details())
+    run = waybook("verify", "--store", url, "s1")
+    assert run.returncode == 0, run.stderr
+    assert "receipts: 1 verified, 0 bad\n" in run.stdout

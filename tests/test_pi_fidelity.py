@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.test_pi_codec import HEADER_V3, answer, entry, pi_lines, user
 from waybook import Session
-from waybook.codecs import canonical_json, json_patch
+from waybook.codecs import canonical_json, js_json, json_patch
 from waybook.codecs.json_patch import same
 from waybook.codecs.pi import PiFormatError, export_pi, import_pi
 from waybook.export.trajectories import Selection, TrajectoryExporter
@@ -94,14 +96,63 @@ def compact(entries: list[dict[str, Any]]) -> bytes:
     )
 
 
+NODE_WRITTEN = Path(__file__).resolve().parent.parent / "fixtures" / "pi" / "written-by-node.jsonl"
+NODE = shutil.which("node")
+# Pi's own migration to version 3 (session-manager.ts), run in Node so its JSON.stringify writes the lines
+MIGRATE_IN_NODE = """
+const lines = require("fs").readFileSync(process.argv[2], "utf8").split("\\n").filter((l) => l.trim());
+const [header, ...entries] = lines.map((l) => JSON.parse(l));
+if ((header.version ?? 1) < 2) {
+  let previous = null;
+  entries.forEach((entry, n) => {
+    entry.id = `l${n + 2}`; entry.parentId = previous; previous = entry.id;
+    if (entry.type === "compaction" && "firstKeptEntryIndex" in entry) {
+      entry.firstKeptEntryId = `l${entry.firstKeptEntryIndex + 1}`; delete entry.firstKeptEntryIndex;
+    }
+  });
+}
+header.version = 3;
+process.stdout.write([header, ...entries].map((e) => JSON.stringify(e) + "\\n").join(""));
+"""
+
+
+def exported_bytes(data: bytes) -> bytes:
+    return b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(data).records).read()))
+
+
+def test_a_session_file_written_by_node_comes_back_byte_for_byte() -> None:
+    data = NODE_WRITTEN.read_bytes()
+    assert b'"input":0.000005' in data
+    assert b'"ratio":1e-7' in data, "the number notations Python and JavaScript write differently"
+    assert exported_bytes(data) == data
+
+
+def test_numbers_are_written_as_javascript_writes_them() -> None:
+    golden = Path(__file__).resolve().parent.parent / "fixtures" / "js" / "numbers.jsonl"
+    pairs = [json.loads(line) for line in golden.read_text().splitlines()]
+    compared = 0
+    for python_repr, javascript in pairs:
+        value = float(python_repr)
+        if value.is_integer() and abs(value) < 1e21:
+            continue  # JavaScript reads these back as ints: a float like this never came from it
+        assert js_json.number(value) == javascript, python_repr
+        compared += 1
+    assert compared > 3500
+    assert js_json.number(2.0) == "2.0", "a float JavaScript did not write keeps its spelling"
+
+
 @pytest.mark.skipif(not SHARED, reason="shared/fixtures is not beside this checkout")
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.parametrize("fixture", SHARED, ids=lambda p: p.name)
-def test_every_shared_pi_fixture_exports_the_bytes_pi_itself_would_write_after_migrating(
-    fixture: Path,
+def test_every_shared_pi_fixture_exports_the_bytes_pi_writes_after_migrating_it(
+    fixture: Path, tmp_path: Path
 ) -> None:
-    data = fixture.read_bytes()
-    back = b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(data).records).read()))
-    assert back == compact(pi_migrated(data))
+    assert NODE is not None
+    script = tmp_path / "migrate.js"
+    script.write_text(MIGRATE_IN_NODE)
+    written = subprocess.run([NODE, script, fixture], capture_output=True, check=True).stdout
+    assert exported_bytes(fixture.read_bytes()) == written
+    assert exported_bytes(written) == written, "and the migrated file round trips as it is"
 
 
 THINKING = {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig", "thoughtSignature": "t"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,8 @@ SIGPIPE_EXIT = 128 + 13
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
+    # The PostgreSQL pool logs each failed connection attempt; the command reports the outcome once.
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     if given[:1] == ["memory"] and given[1:2] and given[1] in ("export-git", "import-git"):
         from waybook.commands import memory_git  # `waybook memory ACTION ...` (docs/memory-git.md)
 

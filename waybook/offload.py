@@ -21,7 +21,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from waybook.journal.records import Block, Content, ImageBlock, NewRecord, Record, TextBlock
+from waybook.journal.records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
 from waybook.stores.blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError, NoBlobStoreError
 
 R = TypeVar("R", Record, NewRecord)
@@ -111,6 +111,49 @@ def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
         yield _with_images(record, inlined)
 
 
+TEXT_TYPES: Final = frozenset(
+    {"application/json", "application/xml", "application/yaml", "application/x-ndjson", "application/toml"}
+)
+
+
+def is_text(media_type: str) -> bool:
+    """Whether bytes of this media type are text (`text/*`, JSON, XML, YAML, NDJSON, TOML)."""
+    media = media_type.split(";", 1)[0].strip().lower()
+    return media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
+
+
+def blobs_inlined(record: R, blobs: Any) -> R:
+    """`record` as a format that holds content inline shows it: each text blob as its text, each image
+    blob as a `data:` image. Binary blobs stay references. Raises NoBlobStoreError when `record` has a
+    blob to inline and `blobs` is None."""
+    content = getattr(record.body, "content", None)
+    if not isinstance(content, tuple) or not any(isinstance(b, BlobBlock) for b in content):
+        return record
+    out: list[Block] = []
+    for block in content:
+        inlinable = isinstance(block, BlobBlock) and (
+            block.media_type.startswith("image/") or is_text(block.media_type)
+        )
+        if isinstance(block, BlobBlock) and inlinable:
+            if blobs is None:
+                msg = (
+                    f"the journal keeps {block.media_type} content as blob sha256:{block.digest}, but "
+                    "no blob store was given to read it: export the journal from its store (--store URL)"
+                )
+                raise NoBlobStoreError(msg)
+            data = blobs.read(block.digest)
+            if block.media_type.startswith("image/"):
+                out.append(ImageBlock(source=_data_url(block.media_type, data), media_type=block.media_type))
+                continue
+            try:
+                out.append(TextBlock(text=data.decode("utf-8")))
+                continue
+            except UnicodeDecodeError:
+                pass
+        out.append(block)
+    return msgspec.structs.replace(record, body=msgspec.structs.replace(record.body, content=tuple(out)))
+
+
 def _with_images(record: R, change: Any) -> R:
     body = record.body
     content = getattr(body, "content", None)
@@ -125,8 +168,8 @@ def _with_images(record: R, change: Any) -> R:
 def _exact_image_bytes(block: ImageBlock) -> bytes | None:
     """The image's bytes, if its source is exactly the `data:` URL those bytes would be written back as."""
     prefix = f"data:{block.media_type};base64,"
-    if not block.source.startswith(prefix):
-        return None
+    if "/" not in block.media_type or not block.source.startswith(prefix):
+        return None  # a blob's media type is a MIME type: an image without one stays as written
     try:
         data = base64.b64decode(block.source[len(prefix) :], validate=True)
     except (binascii.Error, ValueError):

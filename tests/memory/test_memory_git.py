@@ -158,3 +158,33 @@ def test_a_secret_spelled_by_a_path_is_masked_too(tmp_path: Path) -> None:
     export_git(journal, tmp_path / "repo")
     everything = git(tmp_path / "repo", "log", "-p", "--all") + git(tmp_path / "repo", "ls-files")
     assert "sk-ant-" not in everything
+
+
+@pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
+def test_the_cli_exports_and_imports_a_memory_journal_of_a_store(tmp_path: Path) -> None:
+    from waybook.stores import open_store
+
+    assert WAYBOOK is not None
+    url = f"file:{tmp_path / 'store'}"
+    with open_store(url) as store:
+        memory = Memory(
+            store.create("agent", role="working_memory", metadata={"scope": "agent"}), scope="agent"
+        )
+        assert memory.execute({"command": "create", "path": "/memories/prefs.md", "text": "tea\n"}).ok
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([WAYBOOK, "memory", *args], capture_output=True, text=True, check=False)
+
+    out = cli("export-git", "agent", str(tmp_path / "repo"), "--store", url)
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "repo" / "memories" / "cli.md").write_text("from the cli\n")
+    commit(tmp_path / "repo", "cli")
+    back = cli("import-git", str(tmp_path / "repo"), "agent", "--store", url, "--json")
+    assert back.returncode == 0, back.stderr
+    with open_store(url) as store:
+        assert "/memories/cli.md" in {
+            r.body.path for r in store.open("agent").read() if hasattr(r.body, "path")
+        }
+    missing = cli("import-git", str(tmp_path / "repo"), "nobody", "--store", url)
+    assert missing.returncode == 2
+    assert "no memory journal 'nobody'" in missing.stderr

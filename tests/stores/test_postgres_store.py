@@ -237,6 +237,22 @@ def test_an_unreachable_server_is_a_typed_error_without_the_password() -> None:
         open_store("postgresql://someone:hunter2@127.0.0.1:1/db?retry_for=0")
     assert "hunter2" not in str(caught.value)
     assert "postgresql://someone@127.0.0.1:1/db" in str(caught.value)
+    assert "Connection refused" in str(caught.value), "the server's own reason, not just a pool timeout"
+    assert "resend" not in str(caught.value), "an open has no batch to resend"
+
+
+def test_the_cli_reports_an_unreachable_server_in_one_line_without_the_pools_log() -> None:
+    import subprocess
+
+    run = subprocess.run(
+        ["waybook", "ls", "--store", "postgresql://someone@127.0.0.1:1/db?retry_for=1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1, run.stderr
+    assert "could not open the store: no connection to PostgreSQL" in run.stderr
 
 
 def test_async_sessions_write_through_the_threaded_store(pg_url: str) -> None:

@@ -36,13 +36,13 @@ artefact of concurrent writers) are both imported, in order, and reported in `Pi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
 import msgspec
 
-from waybook.codecs import json_patch, pi_form, pi_map
+from waybook.codecs import js_json, json_patch, pi_form, pi_map
 from waybook.codecs.canonical import canonical_json
 from waybook.codecs.pi_form import (
     BRANCH_SUMMARY_PREFIX,
@@ -336,12 +336,16 @@ def _why(exc: Exception) -> str:
 # --- export ---------------------------------------------------------------------------------------
 
 
-def export_pi(records: Iterable[Record]) -> Iterator[bytes]:
+def export_pi(
+    records: Iterable[Record], *, shown: Callable[[Record], Record] | None = None
+) -> Iterator[bytes]:
     """Pi version-3 session lines (without newlines) for a journal's records, in order.
 
     Pi derives its tree from each entry's parentId, so leaf moves and resets ride in the next entry's
     `waybook` field. Nodes Pi has no entry type for are wrapped in a Pi `custom` entry (customType
-    `waybook.record`), which Pi keeps out of the model's context and which import unwraps.
+    `waybook.record`), which Pi keeps out of the model's context and which import unwraps. `shown` gives
+    the record as Pi should see it (with its blobs inlined, say); an entry that would not re-import to the
+    record itself carries the record, so nothing is lost either way.
     """
     pending: list[Record] = []
     leaf: str | None = None
@@ -351,7 +355,7 @@ def export_pi(records: Iterable[Record]) -> Iterator[bytes]:
         if isinstance(body, Header):
             yield _json(_exact(record, pi_form.header_entry(record), header=True))
         elif body.IS_NODE:
-            entry = pi_form.node_entry(record)
+            entry = pi_form.node_entry(shown(record) if shown is not None else record)
             carried = {"before": [_wire(r) for r in pending]} if pending else {}
             entry = _exact(record, entry, header=False, carried=carried)
             pending = []
@@ -408,4 +412,5 @@ def _wire(record: Record | NewRecord) -> dict[str, Any]:
 
 
 def _json(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    """One line as Pi writes it (Node's JSON.stringify: its number notation, key order kept)."""
+    return js_json.stringify(value).encode()

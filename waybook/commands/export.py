@@ -16,7 +16,7 @@ from waybook.commands.output import check_output, write_lines
 from waybook.commands.store_option import blobs_of
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
-from waybook.offload import images_from_blobs
+from waybook.offload import blobs_inlined, images_from_blobs
 from waybook.projections import TreeProjection
 
 FORMATS = ("openai", "sharegpt", "archival", "pi")
@@ -131,7 +131,8 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
         return OK
     blobs = blobs_of(journal, None if args.store else Path(args.path))
     if args.format == "pi":
-        count = _write(args, export_pi(images_from_blobs(journal.read(limit=args.at), blobs)))
+        records = images_from_blobs(journal.read(limit=args.at), blobs)
+        count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)))
         warn(f"wrote {plural(count, 'Pi line')} to {args.output}")
         return OK
     tree = replay_with_progress(TreeProjection(), journal, at=args.at)

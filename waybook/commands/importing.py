@@ -28,7 +28,7 @@ from waybook.codecs.pi import import_pi
 from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
 from waybook.commands.store_option import import_into_store
 from waybook.commands.terminal import plural
-from waybook.journal import GENESIS, InMemoryJournal, NewRecord
+from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.journal.fileio import create_atomically
 from waybook.offload import images_as_blobs
 
@@ -171,13 +171,16 @@ def _folder(args: argparse.Namespace) -> int:
     )
     outputs: list[tuple[str, Sequence[NewRecord], ImportReport]] = []
     for session in track(sessions, description=f"reading {len(sessions)} sessions"):
-        data = session.read_bytes()
-        if args.source == "codex":
-            codex = import_codex(data, lenient=args.lenient)
-            outputs.append((codex.records[0].id, codex.records, codex.report))
-        else:
-            journal = import_claude_code(data, lenient=args.lenient).journal
-            outputs.extend(_claude_code_journals(args, session, data, journal))
+        try:
+            data = session.read_bytes()
+            if args.source == "codex":
+                codex = import_codex(data, lenient=args.lenient)
+                outputs.append((codex.records[0].id, codex.records, codex.report))
+            else:
+                journal = import_claude_code(data, lenient=args.lenient).journal
+                outputs.extend(_claude_code_journals(args, session, data, journal))
+        except JournalError as exc:
+            raise FolderImportError(session, exc) from exc
     _write_all(args, outputs)
     if args.json:
         emit_json([{"journal": target, **report.as_json()} for target, _, report in outputs])
@@ -188,6 +191,15 @@ def _folder(args: argparse.Namespace) -> int:
             f"into {args.store}"
         )
     return OK
+
+
+class FolderImportError(JournalError, ValueError):
+    """One session file of a folder import cannot be imported; nothing was written."""
+
+    def __init__(self, path: Path, cause: JournalError) -> None:
+        self.path = path
+        self.cause = cause
+        super().__init__(f"{path}: {cause} (nothing from the folder was written)")
 
 
 def _subagent_files(session: Path) -> list[Path]:

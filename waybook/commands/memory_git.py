@@ -1,5 +1,7 @@
 """`waybook memory export-git MEMORY.jsonl DIR` and `waybook memory import-git DIR MEMORY.jsonl`.
 
+With `--store URL`, MEMORY.jsonl is the id of a working-memory journal in that store.
+
 Memory as a git repository (docs/memory-git.md): one commit per memory record out, commits made on the
 repository back in as memory records through the Memory port's rules.
 """
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from waybook.commands.common import OK, USAGE, emit_json, guarded, open_journal, stdout, warn
+from waybook.commands.store_option import add_store_option, connect_store
 
 ACTIONS: Final = ("export-git", "import-git")
 
@@ -31,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
     out.add_argument("directory", type=Path, metavar="DIR")
+    add_store_option(out, what="MEMORY.jsonl")
     out.add_argument("--json", action="store_true")
     out.set_defaults(run=guarded(_export))
     back = actions.add_parser(
@@ -45,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     back.add_argument("directory", type=Path, metavar="DIR")
     back.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
+    add_store_option(back, what="MEMORY.jsonl")
     back.add_argument("--json", action="store_true")
     back.set_defaults(run=guarded(_import))
     return parser
@@ -61,7 +66,7 @@ def main(argv: Sequence[str]) -> int:
 def _export(args: argparse.Namespace) -> int:
     from waybook.integrations.git_memory import export_git
 
-    with open_journal(args.journal) as journal:
+    with open_journal(args.journal, args.store) as journal:
         report = export_git(journal, args.directory)
     if args.json:
         emit_json({"commits": report.commits, "redacted": report.redacted, "head": report.head})
@@ -74,11 +79,19 @@ def _import(args: argparse.Namespace) -> int:
     from waybook.integrations.git_memory import import_git
     from waybook.journal import JsonlJournal
 
-    if not args.journal.is_file():
+    if args.store is not None:
+        with connect_store(args.store) as store:
+            if not store.exists(str(args.journal)):
+                warn(f"{args.store}: no memory journal {str(args.journal)!r} in this store")
+                return USAGE
+            with store.open(str(args.journal)) as journal:
+                report = import_git(args.directory, journal)
+    elif not args.journal.is_file():
         warn(f"{args.journal}: no such memory journal")
         return USAGE
-    with JsonlJournal(args.journal) as journal:
-        report = import_git(args.directory, journal)
+    else:
+        with JsonlJournal(args.journal) as journal:
+            report = import_git(args.directory, journal)
     if args.json:
         emit_json({"imported": list(report.imported), "skipped": list(report.skipped)})
     else:

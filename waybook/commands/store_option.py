@@ -87,16 +87,36 @@ def open_in_store(url: str, journal_id: str) -> SessionJournal:
 
 def blobs_of(journal: SessionJournal, path: Path | None) -> Any:
     """The blob store a command reads a journal's blobs from: its store's (`--store`), or for a journal
-    file inside a directory store (`DIR/journals/ID.jsonl`), that store's; otherwise None."""
+    file inside a directory store (`DIR/journals/ID.jsonl`), that store's; otherwise None. The store's
+    blobs are reached only when a blob is read, so a journal without blobs never needs them."""
     if isinstance(journal, _InStore):
-        return journal.store.blobs
-    if path is not None and path.parent.name == "journals":
-        store = path.parent.parent
-        if (store / "catalog.jsonl").is_file() and (store / "blobs").is_dir():
+        return _StoreBlobs(journal.store)
+    if path is not None:
+        place = path.resolve().parent
+        store = place.parent
+        if place.name == "journals" and (store / "catalog.jsonl").is_file() and (store / "blobs").is_dir():
             from waybook.stores.blob_files import FileBlobs
 
             return FileBlobs(store)
     return None
+
+
+class _StoreBlobs:
+    """A store's blobs, opened on the first read."""
+
+    def __init__(self, store: JournalStore) -> None:
+        self._store = store
+
+    def read(self, digest: str) -> bytes:
+        from waybook.stores.blobs import NoBlobStoreError
+
+        try:
+            blobs = self._store.blobs
+        except NotImplementedError as exc:
+            msg = f"{exc}: the journal references blob sha256:{digest}, which cannot be read from this store"
+            raise NoBlobStoreError(msg) from exc
+        data: bytes = blobs.read(digest)
+        return data
 
 
 def verify_in_store(url: str, journal_id: str) -> VerifyReport:

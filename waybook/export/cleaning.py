@@ -19,8 +19,17 @@ ABORTED_STOPS: Final = frozenset({"aborted", "error"})
 
 
 @attrs.frozen
+class ImagePart:
+    """An image a row carries: a `data:` URL (or an `http(s)` one) and its media type."""
+
+    url: str
+    media_type: str
+
+
+@attrs.frozen
 class Message:
-    """A neutral chat message, before it is written in a training format."""
+    """A neutral chat message, before it is written in a training format. `text` is all of its text;
+    `parts` is its content in order, text and images, when it carries images (user and tool messages)."""
 
     role: Role
     text: str
@@ -28,8 +37,11 @@ class Message:
     tool_call_id: str | None = None
     thinking: str = ""
     stopped: str | None = None
-    images: tuple[str, ...] = ()
-    """Image URLs (`data:` or `http(s)`), on user and tool messages only."""
+    parts: tuple[str | ImagePart, ...] = ()
+
+    @property
+    def images(self) -> tuple[ImagePart, ...]:
+        return tuple(part for part in self.parts if isinstance(part, ImagePart))
 
 
 @attrs.frozen
@@ -46,11 +58,33 @@ class TrainingOptions:
     in the row; "reference" writes `[blob NAME TYPE, N bytes, sha256:...]` (see waybook.export.messages).
     """
 
-    aborted: Literal["drop", "keep"] = "drop"
-    unanswered: Literal["drop", "stub"] = "drop"
-    thinking: Literal["drop", "tag"] = "drop"
-    images: Literal["inline", "placeholder", "drop"] = "inline"
-    blobs: Literal["inline", "reference"] = "inline"
+    aborted: Literal["drop", "keep"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "keep")
+    )
+    unanswered: Literal["drop", "stub"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "stub")
+    )
+    thinking: Literal["drop", "tag"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "tag")
+    )
+    images: Literal["inline", "placeholder", "drop"] = attrs.field(
+        default="inline", validator=lambda *a: _one_of(*a, "inline", "placeholder", "drop")
+    )
+    blobs: Literal["inline", "reference"] = attrs.field(
+        default="inline", validator=lambda *a: _one_of(*a, "inline", "reference")
+    )
+
+
+class InvalidOptionError(ValueError):
+    """A training option was given a value it does not have."""
+
+
+def _one_of(_: object, attribute: attrs.Attribute[str], value: object, *choices: str) -> None:
+    if value not in choices:
+        msg = (
+            f"TrainingOptions.{attribute.name} must be one of {', '.join(map(repr, choices))}, not {value!r}"
+        )
+        raise InvalidOptionError(msg)
 
 
 NO_RESULT: Final = "[no result was recorded for this tool call]"

@@ -4,11 +4,11 @@ Text blocks are the message's text. What the journal keeps in the store's blobs 
 - a text blob (`text/*`, JSON, XML, YAML) is read and inlined (`blobs="inline"`, the default), or written
   as a named reference `[blob NAME TYPE, N bytes, sha256:...]` (`blobs="reference"`); a binary blob is
   always a reference;
-- an image (`images="inline"`, the default) becomes a URL: a `data:` URL as recorded, an `http(s)` URL as
-  it is, or a `sha256:` image blob read from the store as a `data:` URL. OpenAI takes images only from
-  the user, so this happens for user messages, custom entries in context, and tool results (the row
-  then attaches them in a user message after the tool messages, as Pi does); an image in an assistant
-  or system message becomes a `[image: TYPE]` placeholder, counted.
+- an image (`images="inline"`, the default) becomes an `ImagePart`: an `http(s)` URL as it is, or its bytes
+  (from a `data:` URL or the store's blobs) as a fresh `data:` URL. OpenAI takes images only from the user,
+  in JPEG, PNG or WEBP, at most 10 MB: so this happens for user messages, custom entries in context and
+  tool results (the row attaches those in a user message after the tool messages, as Pi does), and any
+  other image becomes a `[image: TYPE]` placeholder, counted with the reason.
 A blob the export needs must be there: with no blob store given, or a blob missing or damaged, the export
 stops with a typed error rather than write a row that silently lacks it.
 """
@@ -16,10 +16,12 @@ stops with a typed error rather than write a row that silently lacks it.
 from __future__ import annotations
 
 import base64
-from collections import Counter, OrderedDict
+import binascii
+from collections import Counter
 from typing import Any, Final
 
-from waybook.export.cleaning import Message, Role, TrainingOptions
+from waybook.export.cleaning import ImagePart, Message, Role, TrainingOptions
+from waybook.export.openai_format import MAX_IMAGE_BYTES
 from waybook.journal.records import (
     AssistantMessage,
     BlobBlock,
@@ -33,13 +35,18 @@ from waybook.journal.records import (
     ToolResult,
     UserMessage,
 )
+from waybook.offload import is_text
 from waybook.stores.blobs import IMAGE_PREFIX, NoBlobStoreError
 
 IMAGE_ROLES: Final = frozenset({"user", "tool"})
 """Roles whose images a chat fine-tuning row can carry (a tool's are attached in a user message)."""
-TEXT_TYPES: Final = frozenset(
-    {"application/json", "application/xml", "application/yaml", "application/x-ndjson", "application/toml"}
-)
+IMAGE_TYPES: Final = {
+    "image/png": "image/png",
+    "image/jpeg": "image/jpeg",
+    "image/jpg": "image/jpeg",
+    "image/webp": "image/webp",
+}
+"""The image formats OpenAI's vision fine-tuning takes (JPEG, PNG, WEBP), and the name each goes by."""
 
 
 def to_message(
@@ -55,8 +62,8 @@ def to_message(
     body = record.body
     if isinstance(body, UserMessage | SystemMessage):
         role: Role = "user" if isinstance(body, UserMessage) else "system"
-        text, images = _content(body.content, role, options, dropped, blobs)
-        return Message(role, text, images=images)
+        text, parts = _content(body.content, role, options, dropped, blobs)
+        return Message(role, text, parts=parts)
     if isinstance(body, AssistantMessage):
         thinking = "\n\n".join(
             b.thinking for b in body.content if isinstance(b, ThinkingBlock) and b.thinking
@@ -66,31 +73,32 @@ def to_message(
             "assistant", text, tool_calls=body.tool_calls, thinking=thinking, stopped=body.stop_reason
         )
     if isinstance(body, ToolResult):
-        text, images = _content(body.content, "tool", options, dropped, blobs)
-        return Message("tool", text, tool_call_id=body.call_id, images=images)
+        text, parts = _content(body.content, "tool", options, dropped, blobs)
+        return Message("tool", text, tool_call_id=body.call_id, parts=parts)
     if isinstance(body, CustomEntry) and body.in_context:
-        text, images = _content(body.content, "user", options, dropped, blobs)
-        return Message("user", text, images=images)
+        text, parts = _content(body.content, "user", options, dropped, blobs)
+        return Message("user", text, parts=parts)
     return None
 
 
 def _content(
     content: Content, role: Role, options: TrainingOptions, dropped: Counter[str], blobs: Any
-) -> tuple[str, tuple[str, ...]]:
-    """The text of `content` (blocks joined by blank lines) and the image URLs it carries."""
-    parts: list[str] = []
-    images: list[str] = []
+) -> tuple[str, tuple[str | ImagePart, ...]]:
+    """The text of `content` (its text pieces joined by blank lines) and, when it carries images, all
+    its pieces in order."""
+    pieces: list[str | ImagePart] = []
     for block in content:
         if isinstance(block, TextBlock):
-            parts.append(block.text)
+            pieces.append(block.text)
         elif isinstance(block, BlobBlock) and _media(block.media_type).startswith("image/"):
             source = IMAGE_PREFIX + block.digest
-            _image(source, block.media_type, role, options, dropped, blobs, parts, images)
+            pieces += _image(source, block.media_type, role, options, dropped, blobs)
         elif isinstance(block, BlobBlock):
-            parts.append(_blob_text(block, options, dropped, blobs))
+            pieces.append(_blob_text(block, options, dropped, blobs))
         elif isinstance(block, ImageBlock):
-            _image(block.source, block.media_type, role, options, dropped, blobs, parts, images)
-    return "\n\n".join(parts), tuple(images)
+            pieces += _image(block.source, block.media_type, role, options, dropped, blobs)
+    text = "\n\n".join(piece for piece in pieces if isinstance(piece, str))
+    return text, tuple(pieces) if any(isinstance(p, ImagePart) for p in pieces) else ()
 
 
 def _image(
@@ -100,34 +108,46 @@ def _image(
     options: TrainingOptions,
     dropped: Counter[str],
     blobs: Any,
-    parts: list[str],
-    images: list[str],
-) -> None:
+) -> list[str | ImagePart]:
+    """What an image becomes in a row: itself, a `[image: TYPE]` placeholder (counted, with why), or
+    nothing (dropped, counted)."""
     if options.images == "drop":
         dropped["images"] += 1
-        return
-    if options.images == "inline" and role in IMAGE_ROLES:
-        url = image_url(source, media_type, blobs)
-        if url is not None:
-            images.append(url)
-            return
-        dropped["images with no bytes to inline (as placeholders)"] += 1
-    elif options.images == "inline":
+        return []
+    if options.images == "placeholder":
+        dropped["images (as placeholders)"] += 1
+    elif role not in IMAGE_ROLES:
         dropped[f"images in {role} messages, which take none (as placeholders)"] += 1
     else:
-        dropped["images (as placeholders)"] += 1
-    parts.append(f"[image: {media_type}]")
+        part, why = image_part(source, media_type, blobs)
+        if part is not None:
+            return [part]
+        dropped[f"images {why} (as placeholders)"] += 1
+    return [f"[image: {media_type}]"]
 
 
-def image_url(source: str, media_type: str, blobs: Any) -> str | None:
-    """A URL a training row can carry for an image, or None when the journal holds no way to its bytes
-    (a file path, say). A `sha256:` image is read from `blobs` and inlined as a `data:` URL."""
-    if source.startswith(("data:", "https://", "http://")):
-        return source
+def image_part(source: str, media_type: str, blobs: Any) -> tuple[ImagePart | None, str]:
+    """The image as a row carries it (an `http(s)` URL as it is; bytes, from a `data:` URL or the
+    store's blobs, as a `data:` URL written afresh), or None and why a row cannot carry it."""
+    kind = IMAGE_TYPES.get(_media(media_type))
+    if kind is None:
+        return None, "in a format OpenAI does not take"
+    if source.startswith(("https://", "http://")):
+        return ImagePart(source, kind), ""
     if source.startswith(IMAGE_PREFIX):
         data = read_blob(source.removeprefix(IMAGE_PREFIX), blobs, what="an image")
-        return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
-    return None
+    elif source.startswith("data:") and ";base64," in source:
+        try:
+            data = base64.b64decode(source.split(";base64,", 1)[1], validate=True)
+        except (binascii.Error, ValueError):
+            return None, "whose data is not base64"
+    else:
+        return None, "with no bytes to inline"
+    if not data:
+        return None, "with no bytes to inline"
+    if len(data) > MAX_IMAGE_BYTES:
+        return None, "over OpenAI's 10 MB"
+    return ImagePart(f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}", kind), ""
 
 
 def _blob_text(block: BlobBlock, options: TrainingOptions, dropped: Counter[str], blobs: Any) -> str:
@@ -135,8 +155,7 @@ def _blob_text(block: BlobBlock, options: TrainingOptions, dropped: Counter[str]
     if options.blobs == "reference":
         dropped["blobs (as references)"] += 1
         return reference
-    media = _media(block.media_type)
-    if not (media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))):
+    if not is_text(block.media_type):
         dropped["binary blobs (as references)"] += 1
         return reference
     data = read_blob(block.digest, blobs, what=f"{block.media_type} text")
@@ -162,27 +181,25 @@ def read_blob(digest: str, blobs: Any, *, what: str) -> bytes:
 
 
 class BlobReader:
-    """Reads one export's blobs, keeping the most recent up to `budget` bytes: per-turn samples show the
-    same context again and again, and each image would otherwise be read from the store every time."""
+    """Reads one export's blobs, keeping them (up to `budget` bytes in all) for the rest of the export:
+    per-turn samples show the same context again and again. What arrives once the budget is spent is read
+    each time it is needed rather than evicting what is kept, since the samples read a context in order
+    (and a least-recently-used cache would then miss on every read)."""
 
-    def __init__(self, blobs: Any, budget: int = 64 << 20) -> None:
+    def __init__(self, blobs: Any, budget: int = 256 << 20) -> None:
         self._blobs = blobs
         self._budget = budget
-        self._kept: OrderedDict[str, bytes] = OrderedDict()
+        self._kept: dict[str, bytes] = {}
         self._size = 0
 
     def read(self, digest: str) -> bytes:
         kept = self._kept.get(digest)
         if kept is not None:
-            self._kept.move_to_end(digest)
             return kept
         data: bytes = self._blobs.read(digest)
-        if len(data) <= self._budget:
+        if self._size + len(data) <= self._budget:
             self._kept[digest] = data
             self._size += len(data)
-            while self._size > self._budget:
-                _, dropped = self._kept.popitem(last=False)
-                self._size -= len(dropped)
         return data
 
 

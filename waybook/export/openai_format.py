@@ -3,7 +3,8 @@
 From OpenAI's fine-tuning guide and its data-format checks: a row has a non-empty `messages` list (and
 optionally `tools` and `parallel_tool_calls`); each message has a known role and only known keys;
 `content` is a string, or a list of content parts (`text`, and `image_url` with a `data:image/...;base64`
-or `http(s)` URL, in user messages only: the vision fine-tuning rules), or null only for an assistant
+or `http(s)` URL, in user messages only: the vision fine-tuning rules, which also take JPEG, PNG and WEBP
+only, 10 MB at most each, 10 images at most per row), or null only for an assistant
 message with tool calls; an assistant message has
 content or tool calls; tool calls are functions with string JSON arguments and unique ids; every tool
 call of an assistant message that is not the last message is answered by the tool messages right after
@@ -13,12 +14,18 @@ assistant message. waybook adds `metadata` (provenance), which the upload ignore
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any, Final
 
 ROW_KEYS: Final = frozenset({"messages", "tools", "parallel_tool_calls", "metadata"})
 ROLES: Final = frozenset({"system", "user", "assistant", "tool"})
 MESSAGE_KEYS: Final = frozenset({"role", "content", "name", "weight", "tool_calls", "tool_call_id"})
+IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/webp"})
+MAX_IMAGE_BYTES: Final = 10 * 1024 * 1024
+"""OpenAI's vision fine-tuning: at most 10 MB per image, and 10 images per example."""
+MAX_IMAGES_PER_ROW: Final = 10
 
 
 def problems(row: Any) -> list[str]:
@@ -69,6 +76,15 @@ def problems(row: Any) -> list[str]:
             open_calls.discard(call_id)
     if not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages):
         found.append("a row needs at least one assistant message")
+    images = sum(
+        1
+        for m in messages
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        for part in m["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    )
+    if images > MAX_IMAGES_PER_ROW:
+        found.append(f"a row may hold at most {MAX_IMAGES_PER_ROW} images, not {images}")
     found += _tools_problems(row.get("tools"))
     return found
 
@@ -88,11 +104,29 @@ def _parts_problems(parts: list[Any], role: Any, where: str) -> list[str]:
         url = image.get("url") if isinstance(image, dict) else None
         if role != "user":
             found.append(f"{where}: images are accepted in user messages only")
-        elif not isinstance(url, str) or not (
-            (url.startswith("data:image/") and ";base64," in url) or url.startswith(("https://", "http://"))
-        ):
-            found.append(f"{where}: an image_url needs a data:image/...;base64, or http(s) URL")
+        elif not isinstance(url, str):
+            found.append(f"{where}: an image_url needs a url")
+        elif not url.startswith(("https://", "http://")):
+            found += _data_url_problems(url, where)
     return found
+
+
+def _data_url_problems(url: str, where: str) -> list[str]:
+    head, comma, data = url.partition(",")
+    media = head.removeprefix("data:").removesuffix(";base64")
+    if not (head.startswith("data:") and head.endswith(";base64") and comma):
+        return [f"{where}: an image_url needs an http(s) URL or a data:<image type>;base64, URL"]
+    if media not in IMAGE_TYPES:
+        return [f"{where}: image type {media!r} is not one OpenAI takes (JPEG, PNG or WEBP)"]
+    try:
+        size = len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        return [f"{where}: an image's data is not base64"]
+    if size == 0:
+        return [f"{where}: an image has no bytes"]
+    if size > MAX_IMAGE_BYTES:
+        return [f"{where}: an image of {size:,} bytes is over OpenAI's 10 MB"]
+    return []
 
 
 def _call_problems(call: Any, where: str, seen_ids: set[str]) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 import attrs
 import msgspec
 
-from waybook.export.cleaning import Message, TrainingOptions, clean
+from waybook.export.cleaning import ImagePart, Message, TrainingOptions, clean
 from waybook.export.messages import BlobReader, to_message
 from waybook.export.redact import Redactor
 from waybook.export.rows import encode_row, openai_messages, openai_row, sharegpt_row
@@ -127,7 +127,10 @@ class TrajectoryExporter:
             if not any(m.role == "assistant" for m in messages):
                 self.dropped["rows without an assistant turn"] += 1
                 continue
-            row = openai_row(messages, self.tools()) if fmt == "openai" else sharegpt_row(messages)
+            if fmt == "openai":
+                row = openai_row(messages, self.tools(), self.dropped)
+            else:
+                row = sharegpt_row(messages)
             row["metadata"] = self.provenance(leaf)
             yield row
 
@@ -180,7 +183,7 @@ class TrajectoryExporter:
             return None
         if target.thinking and self.options.thinking == "drop":
             self.dropped["thinking blocks"] += 1
-        out = openai_messages(self._redacted(messages))
+        out = openai_messages(self._redacted(messages), self.dropped)
         for earlier in out[:-1]:
             if earlier["role"] == "assistant":
                 earlier["weight"] = 0
@@ -226,9 +229,9 @@ class TrajectoryExporter:
                         for end in (e for e in child_ends if verdicts[e] != "chosen"):
                             _, rejected_tail = self._split_at(end, fork)
                             yield {
-                                "prompt": openai_messages(prompt),
-                                "chosen": openai_messages(chosen_tail),
-                                "rejected": openai_messages(rejected_tail),
+                                "prompt": openai_messages(prompt, self.dropped),
+                                "chosen": openai_messages(chosen_tail, self.dropped),
+                                "rejected": openai_messages(rejected_tail, self.dropped),
                                 "metadata": {
                                     **self.provenance(tree.ids[chosen_end]),
                                     "rejected_leaf": tree.ids[end],
@@ -309,10 +312,19 @@ class TrajectoryExporter:
         return tools
 
     def _redacted(self, messages: list[Message]) -> list[Message]:
-        """Secrets masked in every text, tool argument and tool result (never in provenance)."""
+        """Secrets masked in every text, tool argument, tool result and image URL on the web (never in
+        provenance, and never inside a `data:` image's bytes)."""
         redactor = self.redactor
         if redactor is None:
             return messages
+
+        def part(piece: str | ImagePart) -> str | ImagePart:
+            if isinstance(piece, str):
+                return redactor.text(piece)
+            if piece.url.startswith("data:"):
+                return piece
+            return attrs.evolve(piece, url=redactor.text(piece.url))
+
         return [
             attrs.evolve(
                 m,
@@ -320,6 +332,7 @@ class TrajectoryExporter:
                 tool_calls=tuple(
                     msgspec.structs.replace(c, arguments=redactor.value(c.arguments)) for c in m.tool_calls
                 ),
+                parts=tuple(part(piece) for piece in m.parts),
             )
             for m in messages
         ]

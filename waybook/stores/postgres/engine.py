@@ -311,9 +311,17 @@ class PostgresEngine:
                     migrate(conn)
                     row = conn.execute(b"SELECT waybook_channel()").fetchone()
                     return str(row[0]) if row else ""
-            except ConnectionLostError:
+            except ConnectionLostError as exc:
                 if not backoff.pause():
-                    raise
+                    raise self._why_no_connection(exc) from exc
+
+    def _why_no_connection(self, lost: ConnectionLostError) -> ConnectionLostError:
+        """The pool only says it timed out: one direct attempt gives the server's own reason."""
+        try:
+            with psycopg.connect(self._conninfo, connect_timeout=5):
+                return lost  # reachable again: the timeout was the reason
+        except psycopg.Error as exc:
+            return ConnectionLostError(store=self._url, doing="open the store", cause=exc)
 
     @property
     def url(self) -> str:

@@ -29,9 +29,16 @@ class ConnectionLostError(StorageError):
         self.store = store
         self.doing = doing
         detail = " ".join(str(cause).split()) or type(cause).__name__
-        msg = (
-            f"{store}: could not {doing}: the connection to PostgreSQL failed ({detail}). If this was an "
-            "append, resend the same batch with the same expected head once the server answers: a batch "
-            "that did commit returns its original result and is not written twice."
-        )
+        if doing == "open the store":
+            msg = (
+                f"{store}: could not open the store: no connection to PostgreSQL ({detail}). Check that the "
+                "server is running and that the URL's host, port, user and database are right; the URL "
+                "option retry_for=SECONDS says how long to keep trying."
+            )
+        else:
+            msg = (
+                f"{store}: could not {doing}: the connection to PostgreSQL failed ({detail}). If this was "
+                "an append, resend the same batch with the same expected head once the server answers: a "
+                "batch that did commit returns its original result and is not written twice."
+            )
         super().__init__(msg)
