@@ -101,8 +101,11 @@ def test_a_backend_terminated_mid_put_leaves_no_part_visible_and_a_retry_stores_
         terminated.extend(1 for (ok,) in rows if ok)
 
     with open_store(url) as store:
-        with pytest.raises(ConnectionLostError, match="stored whole or not at all: put the same bytes"):
+        with pytest.raises(
+            ConnectionLostError, match="stored whole or not at all: put the same bytes again"
+        ) as lost:
             store.blobs.put(Feed(data, terminate_the_put), media_type="application/x-tar")
+        assert "append" not in str(lost.value)  # the advice is a blob's, not a batch's
         assert terminated == [1]
         assert table_counts(pg_url) == (0, 0)  # no row, and no orphan part either
         assert list(store.blobs.digests()) == []

@@ -214,8 +214,13 @@ class PostgresBlobs:
                 ref = BlobRef(digest=sha.hexdigest(), size=size, media_type=media_type)
                 tx.statement(_ADD, (blob_id, ref.digest, size, parts, media_type, self._holder, None))
         except ConnectionLostError as exc:
-            doing = "store a blob (it is stored whole or not at all: put the same bytes again)"
-            raise ConnectionLostError(store=exc.store, doing=doing, cause=exc.__cause__ or exc) from exc
+            raise ConnectionLostError(
+                store=exc.store,
+                doing="store a blob",
+                cause=exc.__cause__ or exc,
+                advice="The blob is stored whole or not at all: put the same bytes again once the server "
+                "answers (bytes already stored are kept, not stored twice).",
+            ) from exc
         return ref
 
     def _parts(self, digest: str) -> _PartStream:
