@@ -40,9 +40,8 @@ def store_url(kind: str, tmp_path: Path) -> str:
     CI=true, without one)."""
     if kind == "postgres":
         return pg_store_url()
-    return {"memory": "memory:", "file": f"file:{tmp_path / 's'}", "sqlite": f"sqlite:{tmp_path / 's.db'}"}[
-        kind
-    ]
+    urls = {"memory": "memory:", "file": f"file:{tmp_path / 's'}", "sqlite": f"sqlite:{tmp_path / 's.db'}"}
+    return urls[kind]
 
 
 @pytest.fixture(params=KINDS)
