@@ -5,6 +5,7 @@ honoured, large blobs stream both ways, and a store made before blobs gets the t
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import os
@@ -19,11 +20,14 @@ import psycopg
 import pytest
 
 from tests.tcp_cutter import Cutter
+from waybook import AsyncSession
+from waybook.journal import BlobBlock
 from waybook.stores import open_store
 from waybook.stores.blobs import CHUNK, BlobDigestError, MissingBlobError
 from waybook.stores.postgres import ConnectionLostError, PostgresStore
 from waybook.stores.postgres.blobs import PostgresBlobs
 from waybook.stores.postgres.schema import MIGRATIONS, migrate
+from waybook.stores.threaded import open_async_store
 
 
 def connect(url: str) -> psycopg.Connection[tuple[object, ...]]:
@@ -262,3 +266,21 @@ def test_a_store_made_before_blobs_gets_the_blob_tables_when_opened(pg_url: str)
     with connect(pg_url) as conn:
         versions = [v for (v,) in conn.execute("SELECT version FROM waybook_schema ORDER BY version")]
     assert versions == [m.version for m in MIGRATIONS]
+
+
+def test_an_async_session_on_the_async_store_keeps_an_oversized_output_as_a_blob(pg_url: str) -> None:
+    output = "compiler output\n" * 100_000  # 1.6 MB: over the inline limit, and two parts
+
+    async def write() -> str:
+        store = await open_async_store(pg_url)
+        async with store:
+            blobs = store.blocking.blobs  # AsyncSession calls it in a worker thread
+            session = await AsyncSession.create(await store.create("s"), blobs=blobs)
+            result = await session.tool_result("c1", output, tool_name="bash")
+            (block,) = result.body.content  # type: ignore[union-attr]
+            assert isinstance(block, BlobBlock)
+            return block.digest
+
+    digest = asyncio.run(write())
+    with open_store(pg_url) as store:
+        assert store.blobs.read(digest) == output.encode()
