@@ -20,7 +20,7 @@ from waybook.export.cleaning import TrainingOptions
 from waybook.export.openai_format import problems
 from waybook.export.rows import SEE_ATTACHED, TOOL_IMAGES_INTRO
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
-from waybook.journal import BlobBlock, ImageBlock, InMemoryJournal, TextBlock, ToolCallBlock
+from waybook.journal import BlobBlock, ImageBlock, InMemoryJournal, JsonlJournal, TextBlock, ToolCallBlock
 from waybook.offload import images_as_blobs, images_from_blobs
 from waybook.stores import open_store
 from waybook.stores.blobs import IMAGE_PREFIX, MissingBlobError, NoBlobStoreError
@@ -547,3 +547,45 @@ def test_a_journal_file_named_from_inside_its_store_finds_the_blobs(tmp_path: Pa
     )
     assert run.returncode == 0, run.stderr
     assert BIG_LOG in json.loads(run.stdout)["messages"][3]["content"]
+
+
+def test_a_pi_file_exported_from_one_store_imports_whole_into_another_or_into_a_plain_file(
+    store: Any, tmp_path: Path
+) -> None:
+    screenshot_session(store)
+    exported = tmp_path / "shots.pi.jsonl"
+    assert waybook("export", "shots", "--store", store.url, "--format", "pi", "-o", exported).returncode == 0
+    other = f"file:{tmp_path / 'other'}"
+    run = waybook("import", "pi", exported, "--store", other, "-o", "shots")
+    assert run.returncode == 0, run.stderr
+    assert "blob reference" not in run.stderr
+    verified = waybook("verify", "--store", other, "shots", "--blobs")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "0 missing" in verified.stdout
+    with open_store(other) as again:
+        (row,) = TrajectoryExporter(again.open("shots"), blobs=again.blobs).rows("openai", Selection())
+    assert row["messages"][3]["content"] == BIG_LOG
+    plain = tmp_path / "plain.jsonl"
+    run = waybook("import", "pi", exported, "-o", plain)
+    assert run.returncode == 0, run.stderr
+    (row,) = TrajectoryExporter(JsonlJournal(plain, readonly=True)).rows("openai", Selection())
+    assert row["messages"][3]["content"] == BIG_LOG, "a plain file has no blobs: the text is inline"
+
+
+def test_an_import_says_so_when_a_blob_it_references_is_nowhere(store: Any, tmp_path: Path) -> None:
+    ref = store.blobs.put(b"\x00core", media_type="application/octet-stream")
+    session = Session.create(store.create("dump"), blobs=store.blobs)
+    session.user([TextBlock(text="the core dump"), ref.block("core")])
+    session.assistant("thanks")
+    exported = tmp_path / "dump.pi.jsonl"
+    assert waybook("export", "dump", "--store", store.url, "--format", "pi", "-o", exported).returncode == 0
+    run = waybook("import", "pi", exported, "-o", tmp_path / "plain.jsonl")
+    assert run.returncode == 0, run.stderr
+    assert "1 blob reference whose bytes are not in the source" in run.stderr
+
+
+def test_a_store_import_leaves_no_lease_behind(tmp_path: Path) -> None:
+    source = tmp_path / "pi.jsonl"
+    source.write_bytes(pi_session_with_images())
+    assert waybook("import", "pi", source, "--store", f"file:{tmp_path / 'store'}", "-o", "p").returncode == 0
+    assert list((tmp_path / "store" / "blobs" / "leases").iterdir()) == []

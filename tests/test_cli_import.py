@@ -102,7 +102,7 @@ def test_a_damaged_session_in_a_folder_is_named_and_nothing_is_written(tmp_path:
     run = waybook("import", "codex", folder, "--store", f"file:{tmp_path / 'store'}")
     assert run.returncode == 1
     assert run.stderr.startswith(f"waybook: {broken}: 1 line(s) of the codex session cannot be imported")
-    assert "nothing from the folder was written" in run.stderr
+    assert "nothing of this import was written" in run.stderr
     assert not (tmp_path / "store").exists()
 
 

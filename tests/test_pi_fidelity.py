@@ -23,6 +23,7 @@ from waybook.journal import (
     Compaction,
     CustomEntry,
     InMemoryJournal,
+    LeafMoved,
     NewRecord,
     Record,
     TextBlock,
@@ -118,6 +119,35 @@ process.stdout.write([header, ...entries].map((e) => JSON.stringify(e) + "\\n").
 
 def exported_bytes(data: bytes) -> bytes:
     return b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(data).records).read()))
+
+
+def test_a_branched_session_written_by_node_comes_back_byte_for_byte() -> None:
+    data = (NODE_WRITTEN.parent / "branched-by-node.jsonl").read_bytes()
+    records = import_pi(data).records
+    moves = [r for r in records if isinstance(r.body, LeafMoved)]
+    assert [m.body.to_leaf for m in moves] == ["b2", "b2"], "each return to b2 is an explicit leaf move"  # type: ignore[attr-defined]
+    assert exported_bytes(data) == data
+
+
+def test_a_leaf_move_made_in_waybook_still_rides_along_to_pi() -> None:
+    journal = InMemoryJournal()
+    session = Session.create(journal, journal_id="moves")
+    first = session.user("hi")
+    session.assistant("hello")
+    session.branch_from(first.id, reason="the answer was rude")  # not the move import would infer
+    session.assistant("hello there")
+    records = list(journal.read())
+    back = import_pi(b"\n".join(export_pi(records))).records
+    assert identical(records, back)
+
+
+def test_a_line_with_a_lone_surrogate_is_refused_clearly_and_lenient_skips_it() -> None:
+    lines = [HEADER_V3, user("a", None, "half \ud83d of an emoji"), answer("b", None, "ok")]
+    data = pi_lines(*lines)
+    with pytest.raises(PiFormatError, match="lone surrogate"):
+        import_pi(data)
+    imported = import_pi(data, lenient=True)
+    assert [n for n, _ in imported.skipped] == [2]
 
 
 def test_a_session_file_written_by_node_comes_back_byte_for_byte() -> None:

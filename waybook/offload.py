@@ -127,31 +127,57 @@ def blobs_inlined(record: R, blobs: Any) -> R:
     blob as a `data:` image. Binary blobs stay references. Raises NoBlobStoreError when `record` has a
     blob to inline and `blobs` is None."""
     content = getattr(record.body, "content", None)
-    if not isinstance(content, tuple) or not any(isinstance(b, BlobBlock) for b in content):
+    if not isinstance(content, tuple) or not any(_inlinable(b) for b in content):
         return record
     out: list[Block] = []
     for block in content:
-        inlinable = isinstance(block, BlobBlock) and (
-            block.media_type.startswith("image/") or is_text(block.media_type)
-        )
-        if isinstance(block, BlobBlock) and inlinable:
+        if isinstance(block, BlobBlock) and _inlinable(block):
             if blobs is None:
                 msg = (
                     f"the journal keeps {block.media_type} content as blob sha256:{block.digest}, but "
                     "no blob store was given to read it: export the journal from its store (--store URL)"
                 )
                 raise NoBlobStoreError(msg)
-            data = blobs.read(block.digest)
-            if block.media_type.startswith("image/"):
-                out.append(ImageBlock(source=_data_url(block.media_type, data), media_type=block.media_type))
-                continue
-            try:
-                out.append(TextBlock(text=data.decode("utf-8")))
-                continue
-            except UnicodeDecodeError:
-                pass
+            block = _shown(block, blobs.read(block.digest))
         out.append(block)
     return msgspec.structs.replace(record, body=msgspec.structs.replace(record.body, content=tuple(out)))
+
+
+def inline_known(records: Iterable[NewRecord], known: dict[str, tuple[bytes, str]]) -> list[NewRecord]:
+    """`records` with each blob whose bytes are `known` (digest -> bytes, media type) shown inline as
+    `blobs_inlined` shows it; blobs whose bytes are not known stay references."""
+    out = []
+    for record in records:
+        content = getattr(record.body, "content", None)
+        if isinstance(content, tuple) and any(
+            isinstance(b, BlobBlock) and b.digest in known for b in content
+        ):
+            shown = tuple(
+                _shown(b, known[b.digest][0]) if isinstance(b, BlobBlock) and b.digest in known else b
+                for b in content
+            )
+            body = msgspec.structs.replace(record.body, content=shown)
+            record = msgspec.structs.replace(record, body=body)
+        out.append(record)
+    return out
+
+
+def _inlinable(block: Block) -> bool:
+    return isinstance(block, BlobBlock) and (
+        block.media_type.startswith("image/") or is_text(block.media_type)
+    )
+
+
+def _shown(block: BlobBlock, data: bytes) -> Block:
+    """A blob's bytes as an inline block: an image, or text (kept a reference when not UTF-8 text)."""
+    if block.media_type.startswith("image/"):
+        return ImageBlock(source=_data_url(block.media_type, data), media_type=block.media_type)
+    if is_text(block.media_type):
+        try:
+            return TextBlock(text=data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return block
+    return block
 
 
 def _with_images(record: R, change: Any) -> R:

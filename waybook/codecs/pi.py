@@ -35,7 +35,11 @@ artefact of concurrent writers) are both imported, in order, and reported in `Pi
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -59,13 +63,16 @@ from waybook.codecs.wire import decode_body
 from waybook.journal.errors import DecodeError
 from waybook.journal.records import (
     AssistantMessage,
+    BlobBlock,
     Compaction,
     CustomEntry,
     Header,
+    ImageBlock,
     LeafMoved,
     NewRecord,
     Record,
     Reset,
+    TextBlock,
     ToolResult,
     UserMessage,
 )
@@ -84,6 +91,11 @@ __all__ = [
 ]
 
 
+LONE_SURROGATE = "a string holds a lone surrogate (half of a UTF-16 pair), which a journal cannot store"
+INFERRED_MOVE = "pi: continues an earlier entry"
+"""The reason of the leaf move import infers when an entry's parentId is not the entry before it."""
+
+
 class PiFormatError(DecodeError):
     """A Pi session file that cannot be imported; `problems` lists (line number, reason)."""
 
@@ -93,7 +105,7 @@ class PiFormatError(DecodeError):
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         super().__init__(
             f"{len(problems)} line(s) cannot be imported: {shown}{more}. Fix them, or import with "
-            "--lenient to skip unparseable lines",
+            "--lenient to skip the lines that are not Pi entries",
             where="pi session",
         )
 
@@ -107,6 +119,10 @@ class PiImport:
     version: int
     skipped: tuple[tuple[int, str], ...]
     joined: tuple[int, ...] = ()
+    blobs: dict[str, tuple[bytes, str]] = attrs.field(factory=dict)
+    """Bytes the file shows for blobs its carried records reference (a waybook export shows a text blob
+    as its text): digest -> (bytes, media type). A store import stores them before the journal; a plain
+    file import inlines them (waybook.offload.inline_known)."""
 
 
 # --- import ---------------------------------------------------------------------------------------
@@ -128,15 +144,18 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError) as exc:
         problems.append((header_line, _why(exc)))
     leaf: str | None = None
+    known: dict[str, tuple[bytes, str]] = {}
     for line, entry in _migrate(entries[1:], version):
         try:
-            new, leaf = _entry_records(entry, leaf)
+            new, leaf = _entry_records(entry, leaf, known)
             records.extend(new)
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError) as exc:
             problems.append((line, _why(exc)))
     if problems:
         raise PiFormatError(problems)
-    return PiImport(records=tuple(records), version=version, skipped=tuple(skipped), joined=tuple(joined))
+    return PiImport(
+        records=tuple(records), version=version, skipped=tuple(skipped), joined=tuple(joined), blobs=known
+    )
 
 
 def _parse(
@@ -161,10 +180,26 @@ def _parse(
             if not isinstance(value, dict) or not isinstance(value.get("type"), str):
                 bad.append((number, "not a Pi entry (an object with a type)"))
                 continue
+            if _SURROGATE_ESCAPE.search(line_bytes) and _has_lone_surrogate(value):
+                bad.append((number, LONE_SURROGATE))
+                continue
             entries.append((number, value))
     if bad and not lenient:
         raise PiFormatError(bad)
     return entries, bad, joined
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
 
 
 def _objects(decoder: json.JSONDecoder, line_bytes: bytes) -> list[Any]:
@@ -250,8 +285,11 @@ def _header_records(header: dict[str, Any]) -> list[NewRecord]:
     return [NewRecord(id=session_id, at=at, body=body)]
 
 
-def _entry_records(entry: dict[str, Any], leaf: str | None) -> tuple[list[NewRecord], str | None]:
-    """The records one Pi entry stands for, and the leaf after them."""
+def _entry_records(
+    entry: dict[str, Any], leaf: str | None, known: dict[str, tuple[bytes, str]]
+) -> tuple[list[NewRecord], str | None]:
+    """The records one Pi entry stands for, and the leaf after them; `known` gains the bytes the entry
+    shows for blobs its carried record references."""
     carried = entry.get(CARRIER)
     carried = carried if isinstance(carried, dict) else {}
     records = [_carried(r, parent=None, node=False) for r in carried.get("before", ())]
@@ -268,13 +306,44 @@ def _entry_records(entry: dict[str, Any], leaf: str | None) -> tuple[list[NewRec
         raise TypeError(msg)
     if "record" in carried:
         node = _carried(carried["record"], parent=parent, node=True)
+        known.update(_shown_blobs(node, entry, parent))
     else:
         node = _mapped(entry, parent)
     if parent != leaf:
-        move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason="pi: continues an earlier entry", actor="pi")
+        move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
         records.append(NewRecord(id=f"move:{node.id}", at=node.at, body=move))
     records.append(node)
     return records, node.id
+
+
+def _shown_blobs(node: NewRecord, entry: dict[str, Any], parent: str | None) -> dict[str, tuple[bytes, str]]:
+    """The bytes `entry` shows for the blobs `node` references: its text blocks and images, matched by
+    their SHA-256 to the record's blob digests."""
+    wanted = {
+        b.digest: b.media_type for b in getattr(node.body, "content", ()) or () if isinstance(b, BlobBlock)
+    }
+    if not wanted:
+        return {}
+    try:
+        shown = _mapped(entry, parent).body
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError):
+        return {}
+    found: dict[str, tuple[bytes, str]] = {}
+    for block in getattr(shown, "content", ()) or ():
+        data = block.text.encode() if isinstance(block, TextBlock) else _image_bytes(block)
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        if digest in wanted:
+            found[digest] = (data, wanted[digest])  # type: ignore[assignment]
+    return found
+
+
+def _image_bytes(block: Any) -> bytes | None:
+    if not isinstance(block, ImageBlock) or ";base64," not in block.source:
+        return None
+    try:
+        return base64.b64decode(block.source.split(";base64,", 1)[1], validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
@@ -349,12 +418,15 @@ def export_pi(
     """
     pending: list[Record] = []
     leaf: str | None = None
+    before_last: str | None = None  # the leaf before the last pending record
     last_id = "waybook-records"
     for record in records:
         body = record.body
         if isinstance(body, Header):
             yield _json(_exact(record, pi_form.header_entry(record), header=True))
         elif body.IS_NODE:
+            if pending and _inferred_move(pending[-1], record, before_last):
+                pending.pop()  # import infers it again from the entry's parentId
             entry = pi_form.node_entry(shown(record) if shown is not None else record)
             carried = {"before": [_wire(r) for r in pending]} if pending else {}
             entry = _exact(record, entry, header=False, carried=carried)
@@ -363,6 +435,7 @@ def export_pi(
             yield _json(entry)
         else:
             pending.append(record)
+            before_last = leaf
             if isinstance(body, LeafMoved):
                 leaf = body.to_leaf
             elif isinstance(body, Reset):
@@ -378,6 +451,16 @@ def export_pi(
             CARRIER: {"before": [_wire(r) for r in pending]},
         }
         yield _json(trailer)
+
+
+def _inferred_move(last: Record, node: Record, leaf_before: str | None) -> bool:
+    """Whether `last` is exactly the leaf move import infers for `node` when its parentId is not the
+    leaf (Pi's branches after /tree), so the entry need not carry it."""
+    parent = getattr(node.body, "parent", None)
+    if last.id != f"move:{node.id}" or last.at != node.at or parent == leaf_before:
+        return False
+    inferred = LeafMoved(from_leaf=leaf_before, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
+    return canonical_json(last.body) == canonical_json(inferred)
 
 
 def _exact(

@@ -30,7 +30,8 @@ from waybook.commands.store_option import import_into_store
 from waybook.commands.terminal import plural
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.journal.fileio import create_atomically
-from waybook.offload import images_as_blobs
+from waybook.offload import images_as_blobs, inline_known
+from waybook.stores.blobs import references
 
 T = TypeVar("T")
 FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     data = args.path.read_bytes()
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
-        _write(args, args.output, imported.records)
+        _write(args, args.output, imported.records, shown=imported.blobs)
         _say(
             args,
             args.output,
@@ -154,7 +155,10 @@ def _claude_code_journals(
     main = import_claude_code(data, lenient=args.lenient, links=_anchors(data, agents, path))
     yield main_target, main.records, main.report
     for agent_path in agents:
-        sub = import_claude_code(agent_path.read_bytes(), lenient=args.lenient)
+        try:
+            sub = import_claude_code(agent_path.read_bytes(), lenient=args.lenient)
+        except JournalError as exc:
+            raise SourceFileError(agent_path, exc) from exc
         target = sub.journal if args.store else str(Path(main_target).parent / f"{sub.journal}.jsonl")
         yield target, sub.records, sub.report
 
@@ -179,8 +183,10 @@ def _folder(args: argparse.Namespace) -> int:
             else:
                 journal = import_claude_code(data, lenient=args.lenient).journal
                 outputs.extend(_claude_code_journals(args, session, data, journal))
+        except SourceFileError:
+            raise
         except JournalError as exc:
-            raise FolderImportError(session, exc) from exc
+            raise SourceFileError(session, exc) from exc
     _write_all(args, outputs)
     if args.json:
         emit_json([{"journal": target, **report.as_json()} for target, _, report in outputs])
@@ -193,13 +199,14 @@ def _folder(args: argparse.Namespace) -> int:
     return OK
 
 
-class FolderImportError(JournalError, ValueError):
-    """One session file of a folder import cannot be imported; nothing was written."""
+class SourceFileError(JournalError, ValueError):
+    """One file of an import (a session of a folder, a sub-agent transcript beside a session) cannot be
+    imported; nothing of the import was written."""
 
     def __init__(self, path: Path, cause: JournalError) -> None:
         self.path = path
         self.cause = cause
-        super().__init__(f"{path}: {cause} (nothing from the folder was written)")
+        super().__init__(f"{path}: {cause} (nothing of this import was written)")
 
 
 def _subagent_files(session: Path) -> list[Path]:
@@ -246,23 +253,41 @@ def track(items: Sequence[T], *, description: str) -> Iterable[T]:
     return rich_track(items, description=description, transient=True, console=Console(stderr=True))
 
 
-def _write(args: argparse.Namespace, target: Path | str, records: Sequence[NewRecord]) -> None:
-    _write_all(args, [(str(target), records, None)])
+def _write(
+    args: argparse.Namespace,
+    target: Path | str,
+    records: Sequence[NewRecord],
+    *,
+    shown: dict[str, tuple[bytes, str]] | None = None,
+) -> None:
+    _write_all(args, [(str(target), records, None)], shown=shown)
 
 
-def _write_all(args: argparse.Namespace, outputs: Sequence[tuple[str, Sequence[NewRecord], Any]]) -> None:
-    """Validate every journal in full, refuse if any target exists, then write each atomically."""
+def _write_all(
+    args: argparse.Namespace,
+    outputs: Sequence[tuple[str, Sequence[NewRecord], Any]],
+    *,
+    shown: dict[str, tuple[bytes, str]] | None = None,
+) -> None:
+    """Validate every journal in full, refuse if any target exists, then write each atomically.
+
+    `shown` holds bytes the source file shows for blobs its records reference (a waybook export shows a
+    text blob as its text). A store import stores them, with every image, before the journals; a plain
+    file has no blobs, so they go inline. A reference whose bytes are nowhere is reported."""
     staged = []
-    images: dict[str, tuple[bytes, str]] = {}
+    blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
     for target, records, _ in outputs:
         if args.store is not None:  # a store keeps images as blobs: the journal holds references
             records, found = images_as_blobs(records)
-            images.update(found)
+            blobs.update(found)
+        elif shown:
+            records = inline_known(records, shown)
         staging = InMemoryJournal(target)
         staging.append(list(records), expected=GENESIS)  # every rule is checked before any byte is written
         staged.append((target, staging))
+    _warn_unknown_blobs(args, staged, blobs)
     if args.store is not None:
-        _write_to_store(args.store, staged, images)
+        _write_to_store(args.store, staged, blobs)
         return
     taken = [target for target, _ in staged if Path(target).exists()]
     if taken:
@@ -275,7 +300,7 @@ def _write_all(args: argparse.Namespace, outputs: Sequence[tuple[str, Sequence[N
 
 
 def _write_to_store(
-    url: str, staged: Sequence[tuple[str, InMemoryJournal]], images: dict[str, tuple[bytes, str]]
+    url: str, staged: Sequence[tuple[str, InMemoryJournal]], blobs: dict[str, tuple[bytes, str]]
 ) -> None:
     """Check no target exists, store the images, then write each journal (a blob before its reference)."""
     from waybook.stores import open_store
@@ -290,10 +315,33 @@ def _write_to_store(
         if taken:
             msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
             raise UsageError(msg)
-        for data, media_type in images.values():
-            store.blobs.put(data, media_type=media_type)
+        refs = [store.blobs.put(data, media_type=media_type) for data, media_type in blobs.values()]
     for target, staging in track(staged, description=f"writing {len(staged)} journals"):
         import_into_store(url, target, staging)
+    if refs:
+        with open_store(url) as store:  # referenced now: the leases that covered the writing can go
+            for ref in refs:
+                store.blobs.release(ref)
+
+
+def _warn_unknown_blobs(
+    args: argparse.Namespace,
+    staged: Sequence[tuple[str, InMemoryJournal]],
+    stored: dict[str, tuple[bytes, str]],
+) -> None:
+    """Say so when a journal references blobs whose bytes the import does not have (a binary blob that
+    an export could not show): they are missing unless the target store already holds them."""
+    wanted = set().union(*(references(staging.read()) for _, staging in staged)) - set(stored)
+    if wanted and args.store is not None:
+        from waybook.stores import open_store
+
+        with open_store(args.store) as store:
+            wanted = {digest for digest in wanted if not store.blobs.exists(digest)}
+    if wanted:
+        warn(
+            f"{plural(len(wanted), 'blob reference')} whose bytes are not in the source (binary content "
+            "the export could not show); `waybook verify --store URL ID --blobs` lists them as missing"
+        )
 
 
 def _say(

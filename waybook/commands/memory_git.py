@@ -80,8 +80,15 @@ def _import(args: argparse.Namespace) -> int:
     from waybook.journal import JsonlJournal
 
     if args.store is not None:
+        from waybook.stores import StoreArgumentError
+
         with connect_store(args.store) as store:
-            if not store.exists(str(args.journal)):
+            try:
+                there = store.exists(str(args.journal))
+            except StoreArgumentError as exc:
+                warn(str(exc))
+                return USAGE
+            if not there:
                 warn(f"{args.store}: no memory journal {str(args.journal)!r} in this store")
                 return USAGE
             with store.open(str(args.journal)) as journal:

@@ -12,6 +12,7 @@ from typing import Final, Literal
 
 import attrs
 
+from waybook.journal.errors import JournalError
 from waybook.journal.records import ToolCallBlock
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -75,7 +76,7 @@ class TrainingOptions:
     )
 
 
-class InvalidOptionError(ValueError):
+class InvalidOptionError(JournalError, ValueError):
     """A training option was given a value it does not have."""
 
 
