@@ -201,21 +201,35 @@ def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_chec
     tmp_path: Path,
 ) -> None:
     from waybook.journal import Header, MemoryWrite, NewRecord
+    from waybook.journal import checkpoint as checkpoints
     from waybook.journal.errors import MemoryRuleError
     from waybook.memory.text import content_digest
 
     path = tmp_path / "memory.jsonl"
     at = "2026-12-01T09:00:00.000Z"
     header_body = Header(journal="m", creator="t", role="working_memory", metadata={"scope": "s"})
+    fixed = "---\nread_only: true\n---\nkeep\n"
     with JsonlJournal(path) as journal:
         head = journal.append([NewRecord(id="h", at=at, body=header_body)], expected=GENESIS).head
-        body = MemoryWrite(path="/memories/a.md", text="a", digest=content_digest("a"))
+        body = MemoryWrite(path="/memories/a.md", text=fixed, digest=content_digest(fixed))
         journal.append([NewRecord(id="w1", at=at, body=body)], expected=head)
-    assert not checkpoint_path(path).exists()  # its memory state is not something a checkpoint holds
-    shutil.copy(tmp_path / "memory.jsonl", tmp_path / "session.jsonl")
-    write_session(tmp_path / "other.jsonl", nodes=1)
-    checkpoint_path(path).write_bytes(checkpoint_path(tmp_path / "other.jsonl").read_bytes())
+        # A checkpoint that proves this very file, as a writer would save for a session journal
+        assert checkpoints.save(
+            path,
+            end=journal._end,
+            head=journal.head(),
+            offsets=journal._offsets,
+            ids=journal._ledger.rules.ids,
+            leaf=journal._ledger.rules.leaf,
+        )
+    assert checkpoints.load(path, size=path.stat().st_size, read_at=lambda n, at: _read(path, n, at))
     with JsonlJournal(path, create=False) as journal:
-        bad = MemoryWrite(path="/memories/b.md", text="b", digest=content_digest("not b"))
-        with pytest.raises(MemoryRuleError):
-            journal.append([NewRecord(id="w2", at=at, body=bad)], expected=journal.head())
+        change = MemoryWrite(path="/memories/a.md", text="changed", digest=content_digest("changed"))
+        with pytest.raises(MemoryRuleError, match="read-only"):  # known only by replaying the file
+            journal.append([NewRecord(id="w2", at=at, body=change)], expected=journal.head())
+
+
+def _read(path: Path, size: int, offset: int) -> bytes:
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read(size) if size else f.read()

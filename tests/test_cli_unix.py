@@ -162,7 +162,7 @@ def test_piped_output_is_never_wrapped(tmp_path: Path) -> None:
         assert any(len(line) > 200 for line in out.splitlines()) or "…" in out, command
 
 
-def on_terminal(*args: str | Path, columns: int = 80, stdout_too: bool = True) -> bytes:
+def on_terminal(*args: str | Path, columns: int = 80, stdout_too: bool = True, status: int = 0) -> bytes:
     """What a terminal would receive (stderr, and stdout unless `stdout_too` is False), read while the
     command runs so a full terminal buffer never blocks it."""
     assert WAYBOOK is not None
@@ -184,7 +184,7 @@ def on_terminal(*args: str | Path, columns: int = 80, stdout_too: bool = True) -
             seen += chunk
         os.close(main)
         process.wait()
-    assert process.returncode in (0, 1, 2), seen
+    assert process.returncode == status, seen
     return seen
 
 

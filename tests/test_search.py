@@ -82,9 +82,11 @@ def test_a_purged_journal_leaves_the_index(tmp_path: Path) -> None:
         fill(store)
         with SearchIndex(tmp_path / "i.sqlite", url) as index:
             index.update(store)
+            assert "chat-1" in {h.journal for h in index.search("coffee", limit=50)}
             store.purge("chat-1", reason="user asked to be forgotten")
             index.update(store)
             assert "chat-1" not in {h.journal for h in index.search("milk", limit=50)}
+            assert index.search("coffee", limit=50) == [], "the purged text itself is gone from the index"
 
 
 def test_a_hidden_journal_is_left_out_unless_asked_for(url: str, tmp_path: Path) -> None:
