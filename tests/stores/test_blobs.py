@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.pg_fixtures import pg_store_url
 from waybook import Session
 from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError
 from waybook.stores import CATALOG_ID, open_store
@@ -29,14 +30,23 @@ from waybook.stores.blobs import (
     MissingBlobError,
     references,
 )
+from waybook.stores.postgres.blobs import PostgresBlobs
 
-KINDS = ["memory", "file", "sqlite"]
+KINDS = ["memory", "file", "sqlite", "postgres"]
+
+
+def store_url(kind: str, tmp_path: Path) -> str:
+    """A fresh store of `kind` (postgres: a fresh schema on the test server; skips, or fails under
+    CI=true, without one)."""
+    if kind == "postgres":
+        return pg_store_url()
+    urls = {"memory": "memory:", "file": f"file:{tmp_path / 's'}", "sqlite": f"sqlite:{tmp_path / 's.db'}"}
+    return urls[kind]
 
 
 @pytest.fixture(params=KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
-    url = {"memory": "memory:", "file": f"file:{tmp_path / 's'}", "sqlite": f"sqlite:{tmp_path / 's.db'}"}
-    with open_store(url[request.param]) as opened:
+    with open_store(store_url(request.param, tmp_path)) as opened:
         yield opened
 
 
@@ -52,6 +62,11 @@ def age_everything(store: object, seconds: float) -> None:
     elif hasattr(engine, "_blobs"):  # memory
         engine._blobs = {d: (v, t - seconds) for d, (v, t) in engine._blobs.items()}
         engine._leases = {d: t - seconds for d, t in engine._leases.items()}
+    elif isinstance(engine, PostgresBlobs):
+        with engine._engine.connection("age the blobs") as conn, conn.transaction():
+            shift = "make_interval(secs => %s)"
+            conn.execute(f"UPDATE waybook_blobs SET stored = stored - {shift}".encode(), (seconds,))
+            conn.execute(f"UPDATE waybook_blob_leases SET taken = taken - {shift}".encode(), (seconds,))
     else:  # sqlite
         import sqlite3
 
@@ -169,11 +184,11 @@ with open_store(sys.argv[1]) as store:
 """
 
 
-@pytest.mark.parametrize("kind", ["file", "sqlite"])
+@pytest.mark.parametrize("kind", ["file", "sqlite", "postgres"])
 def test_a_writer_killed_between_put_and_append_leaves_an_orphan_that_collection_removes(
     tmp_path: Path, kind: str
 ) -> None:
-    url = f"file:{tmp_path / 's'}" if kind == "file" else f"sqlite:{tmp_path / 's.db'}"
+    url = store_url(kind, tmp_path)
     with open_store(url) as store:
         store.create("s")
     run = subprocess.run([sys.executable, "-c", WRITER, url], check=False)
@@ -191,20 +206,24 @@ LEASE = 6.0
 commits each record within half of it (the rule docs/blobs.md states for writers)."""
 
 
-@pytest.mark.parametrize("kind", ["file", "sqlite"])
+def short_leased(store: object, kind: str, tmp_path: Path) -> Blobs:
+    """The store's blobs with a lease of LEASE seconds, so leases run out while a test runs."""
+    if kind == "file":
+        return Blobs(FileBlobs(tmp_path / "s", lease=LEASE), store)  # type: ignore[arg-type]
+    if kind == "sqlite":
+        return Blobs(SqliteBlobs(tmp_path / "s.db", lease=LEASE), store)  # type: ignore[arg-type]
+    return Blobs(PostgresBlobs(store.postgres_engine, lease=LEASE), store)  # type: ignore[attr-defined,arg-type]
+
+
+@pytest.mark.parametrize("kind", ["file", "sqlite", "postgres"])
 def test_readers_never_miss_a_referenced_blob_while_collections_run(tmp_path: Path, kind: str) -> None:
-    url = f"file:{tmp_path / 's'}" if kind == "file" else f"sqlite:{tmp_path / 's.db'}"
+    url = store_url(kind, tmp_path)
     missing: list[str] = []
     removed: list[str] = []
     written = threading.Event()
     collected = threading.Event()
     with open_store(url) as store:
-        engine = (
-            FileBlobs(tmp_path / "s", lease=LEASE)
-            if kind == "file"
-            else SqliteBlobs(tmp_path / "s.db", lease=LEASE)
-        )
-        blobs = Blobs(engine, store)  # a short lease, so leases run out while the test runs
+        blobs = short_leased(store, kind, tmp_path)
         orphans = {blobs.put(f"an orphan {n}".encode(), media_type="text/plain").digest for n in range(20)}
         journal = store.create("s")
 

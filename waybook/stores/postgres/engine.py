@@ -209,6 +209,11 @@ class PostgresTransaction:
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
 
+    def statement(self, query: str, params: Sequence[object] | None = None) -> builtins.list[tuple[Any, ...]]:
+        """Run one statement that returns rows in this transaction (BEGIN, first in a write, goes with
+        it, and a first statement is retried on a fresh connection); its rows. For the blob tables."""
+        return self._query(query, params)
+
     # --- sending ------------------------------------------------------------------------------------
 
     def _query(self, query: str, params: Sequence[object] | None) -> builtins.list[tuple[Any, ...]]:
@@ -345,6 +350,23 @@ class PostgresEngine:
                 self._pool.putconn(tx.conn)
         for action in tx._after:
             action()
+
+    def run(self, query: str, params: Sequence[object] | None = None) -> builtins.list[tuple[Any, ...]]:
+        """One statement on its own (autocommit), retried on a fresh connection like every read; its rows.
+        Only for statements that are safe to run twice (reads, and idempotent writes such as dropping a
+        lease)."""
+        with self.transaction(write=False) as tx:
+            return tx.statement(query, params)
+
+    @contextlib.contextmanager
+    def connection(self, doing: str) -> Iterator[Connection]:
+        """A pooled autocommit connection for work of its own (blobs: a transaction streaming a blob's
+        parts). psycopg's errors become the store's typed errors; a broken connection leaves the pool."""
+        if self._closed:
+            msg = f"{self._url}: the store is closed; open it again with open_store(url)"
+            raise JournalClosedError(msg)
+        with self._errors(doing), self._pool.connection() as conn:
+            yield conn
 
     def append_now(self, journal_id: str, plan: Plan) -> bool:
         """Compare-and-append `plan` in one round trip; False (nothing written) if the head has moved.

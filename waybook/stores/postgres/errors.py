@@ -25,7 +25,7 @@ class ConnectionLostError(StorageError):
     expected head is safe (R7): a batch that committed returns its original result.
     """
 
-    def __init__(self, *, store: str, doing: str, cause: BaseException) -> None:
+    def __init__(self, *, store: str, doing: str, cause: BaseException, advice: str | None = None) -> None:
         self.store = store
         self.doing = doing
         detail = " ".join(str(cause).split()) or type(cause).__name__
@@ -35,6 +35,8 @@ class ConnectionLostError(StorageError):
                 "server is running and that the URL's host, port, user and database are right; the URL "
                 "option retry_for=SECONDS says how long to keep trying."
             )
+        elif advice is not None:
+            msg = f"{store}: could not {doing}: the connection to PostgreSQL failed ({detail}). {advice}"
         else:
             msg = (
                 f"{store}: could not {doing}: the connection to PostgreSQL failed ({detail}). If this was "

@@ -96,6 +96,60 @@ END
 $fn$
 """
 
+BLOB_LOCK: Final = "hashtextextended('waybook-blobs:' || current_schema(), 0)"
+"""The advisory lock a blob's creation, refresh or lease holds shared, and a collection's delete holds
+exclusively (waybook/stores/postgres/blobs.py)."""
+
+_BLOB_KEEP_FUNCTION: Final = f"""
+CREATE FUNCTION waybook_blob_keep(p_digest text, p_holder text) RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+-- If the blob is stored, make it young again and lease it to p_holder; false (nothing done) if not.
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({BLOB_LOCK});
+    UPDATE waybook_blobs SET stored = clock_timestamp() WHERE digest = p_digest;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO waybook_blob_leases (digest, holder, taken) VALUES (p_digest, p_holder, clock_timestamp())
+        ON CONFLICT (digest, holder) DO UPDATE SET taken = excluded.taken;
+    RETURN true;
+END
+$fn$
+"""
+
+_BLOB_ADD_FUNCTION: Final = f"""
+CREATE FUNCTION waybook_blob_add(
+    p_id bigint, p_digest text, p_size bigint, p_parts integer, p_media_type text, p_holder text,
+    p_data bytea
+) RETURNS void LANGUAGE plpgsql AS $fn$
+-- Make a blob visible and lease it: the parts this transaction stored under p_id, or, with p_id null,
+-- the one part p_data (a small blob in one call). Bytes already stored keep their first copy and are
+-- made young again; parts stored under p_id for them are dropped.
+DECLARE
+    kept bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({BLOB_LOCK});
+    UPDATE waybook_blobs SET stored = clock_timestamp() WHERE digest = p_digest RETURNING id INTO kept;
+    IF NOT FOUND THEN
+        IF p_id IS NULL THEN
+            p_id := nextval('waybook_blob_ids');
+            IF p_parts > 0 THEN
+                INSERT INTO waybook_blob_parts (blob, part, bytes) VALUES (p_id, 0, p_data);
+            END IF;
+        END IF;
+        INSERT INTO waybook_blobs (id, digest, size, parts, media_type, stored)
+            VALUES (p_id, p_digest, p_size, p_parts, p_media_type, clock_timestamp())
+            ON CONFLICT (digest) DO UPDATE SET stored = excluded.stored RETURNING id INTO kept;
+    END IF;
+    IF p_id IS NOT NULL AND kept <> p_id THEN
+        DELETE FROM waybook_blob_parts WHERE blob = p_id;
+    END IF;
+    INSERT INTO waybook_blob_leases (digest, holder, taken) VALUES (p_digest, p_holder, clock_timestamp())
+        ON CONFLICT (digest, holder) DO UPDATE SET taken = excluded.taken;
+END
+$fn$
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -131,6 +185,36 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
                $fn$ SELECT 'waybook_feed_' || left(md5(current_schema()), 16) $fn$""",
             _INSERT_FUNCTION,
             _APPEND_FUNCTION,
+        ),
+    ),
+    Migration(
+        2,
+        "blobs: one row per blob, its bytes in parts, and writers' leases (waybook/stores/postgres/blobs.py)",
+        (
+            "CREATE SEQUENCE waybook_blob_ids",
+            """CREATE TABLE waybook_blobs (
+                id bigint PRIMARY KEY,
+                digest text NOT NULL UNIQUE CHECK (digest ~ '^[0-9a-f]{64}$'),
+                size bigint NOT NULL CHECK (size >= 0),
+                parts integer NOT NULL CHECK (parts >= 0),
+                media_type text NOT NULL,
+                stored timestamptz NOT NULL
+            )""",
+            """CREATE TABLE waybook_blob_parts (
+                blob bigint NOT NULL
+                    REFERENCES waybook_blobs (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                part integer NOT NULL CHECK (part >= 0),
+                bytes bytea NOT NULL,
+                PRIMARY KEY (blob, part)
+            )""",
+            """CREATE TABLE waybook_blob_leases (
+                digest text NOT NULL,
+                holder text NOT NULL,
+                taken timestamptz NOT NULL,
+                PRIMARY KEY (digest, holder)
+            )""",
+            _BLOB_KEEP_FUNCTION,
+            _BLOB_ADD_FUNCTION,
         ),
     ),
 )

@@ -19,6 +19,7 @@ from waybook.stores.base import store_clock, store_ids
 from waybook.stores.database import DatabaseStore
 from waybook.stores.database_journal import DatabaseJournal
 from waybook.stores.errors import InvalidStoreUrlError, JournalExistsError
+from waybook.stores.postgres.blobs import PostgresBlobs
 from waybook.stores.postgres.engine import RETRY_FOR, Backoff, PostgresEngine
 from waybook.stores.postgres.errors import ConnectionLostError
 
@@ -119,6 +120,9 @@ class PostgresStore(DatabaseStore):
                     raise
             else:
                 return
+
+    def _blob_engine(self) -> PostgresBlobs:
+        return PostgresBlobs(self._pg)
 
     def _after_purge(self) -> None:
         self._pg.vacuum_records()
