@@ -589,3 +589,25 @@ def test_a_store_import_leaves_no_lease_behind(tmp_path: Path) -> None:
     source.write_bytes(pi_session_with_images())
     assert waybook("import", "pi", source, "--store", f"file:{tmp_path / 'store'}", "-o", "p").returncode == 0
     assert list((tmp_path / "store" / "blobs" / "leases").iterdir()) == []
+
+
+def test_pi_images_round_trip_through_a_postgresql_store(tmp_path: Path) -> None:
+    from tests.pg_fixtures import pg_store_url
+
+    url = pg_store_url()
+    source = tmp_path / "pi.jsonl"
+    source.write_bytes(pi_session_with_images())
+    run = waybook("import", "pi", source, "--store", url, "-o", "pi-img")
+    assert run.returncode == 0, run.stderr
+    with open_store(url) as store:
+        lines = b"".join(store.open("pi-img").read_lines())
+        assert base64.b64encode(PNG) not in lines
+        assert {store.blobs.read(d) for d in store.blobs.digests()} == {PNG, JPEG}
+    out = tmp_path / "back.jsonl"
+    run = waybook("export", "pi-img", "--store", url, "--format", "pi", "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert out.read_bytes() == source.read_bytes()
+    rows = tmp_path / "rows.jsonl"
+    assert waybook("export", "pi-img", "--store", url, "--format", "openai", "-o", rows).returncode == 0
+    (row,) = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert problems(row) == []
