@@ -59,6 +59,7 @@ class SqliteBlobs:
         self._timeout = busy_timeout
         self._holder = f"{os.getpid()}.{id(self)}"
         self._local = threading.local()
+        self._inventory: dict[str, tuple[int, float]] = {}
         with contextlib.closing(self._connect()) as conn:
             conn.executescript(_SCHEMA)  # idempotent; executescript commits on its own
 
@@ -120,9 +121,11 @@ class SqliteBlobs:
 
     def digests(self) -> Iterator[str]:
         with contextlib.closing(self._connect()) as conn:
-            rows = conn.execute("SELECT digest FROM blobs ORDER BY digest").fetchall()
-        for (digest,) in rows:
-            yield digest
+            rows = conn.execute("SELECT digest, size, stored FROM blobs ORDER BY digest").fetchall()
+        # Kept for `collect`, which asks each blob's age and size next: one query, not two connections
+        # per blob. A stale answer is harmless: the delete statement re-checks age and leases itself.
+        self._inventory = {digest: (int(size), float(stored)) for digest, size, stored in rows}
+        return iter([digest for digest, _, _ in rows])
 
     def release(self, ref: BlobRef | str) -> None:
         with self._write() as conn:
@@ -133,6 +136,9 @@ class SqliteBlobs:
     # --- what collect needs ---
 
     def age(self, digest: str, now: float) -> float:
+        known = self._inventory.get(digest)
+        if known is not None:
+            return now - known[1]
         with contextlib.closing(self._connect()) as conn:
             row = conn.execute("SELECT stored FROM blobs WHERE digest = ?", (digest,)).fetchone()
         return now - row[0] if row else 0.0
@@ -143,6 +149,9 @@ class SqliteBlobs:
             return {row[0] for row in conn.execute("SELECT DISTINCT digest FROM blob_leases")}
 
     def size(self, digest: str) -> int:
+        known = self._inventory.get(digest)
+        if known is not None:
+            return known[0]
         with contextlib.closing(self._connect()) as conn:
             row = conn.execute("SELECT size FROM blobs WHERE digest = ?", (digest,)).fetchone()
         return int(row[0]) if row else 0
