@@ -14,7 +14,7 @@ from waybook.codecs.wire import decode_record
 from waybook.commands.common import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
-from waybook.journal.jsonl import FIRST_LINE_START
+from waybook.journal.quarantine import FIRST_LINE_START
 from waybook.journal.records import Header
 
 HEADER_SNIFF = 1 << 20

@@ -46,8 +46,9 @@ from waybook.journal.errors import (
 )
 from waybook.journal.head import GENESIS, GENESIS_DIGEST, AppendResult, Head
 from waybook.journal.in_memory import InMemoryJournal
-from waybook.journal.jsonl import JsonlJournal, RepairReceipt, verify_file
+from waybook.journal.jsonl import JsonlJournal, verify_file
 from waybook.journal.protocol import SessionJournal
+from waybook.journal.quarantine import RepairReceipt
 from waybook.journal.records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,

@@ -24,8 +24,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import attrs
-
 from waybook.codecs.wire import decode_record
 from waybook.journal import checkpoint
 from waybook.journal.clock import new_id, utc_now
@@ -42,7 +40,6 @@ from waybook.journal.errors import (
     WriteFailedError,
 )
 from waybook.journal.fileio import (
-    FILE_MODE,
     OS_FILE_OPS,
     FileIdentity,
     FileLock,
@@ -50,41 +47,18 @@ from waybook.journal.fileio import (
     create_atomically,
     fsync_dir,
     open_regular,
-    write_all,
 )
 from waybook.journal.head import GENESIS, AppendResult, Head
 from waybook.journal.id_index import CompactIdIndex, DictIdIndex
 from waybook.journal.jsonl_scan import CHUNK, Damage, read_exactly, scan
 from waybook.journal.ledger import Ledger, decode_records, iter_chain
 from waybook.journal.memory_rules import role_rules
+from waybook.journal.quarantine import RepairReceipt, is_foreign_first_line, quarantine
 from waybook.journal.reading import check_cursor
 from waybook.journal.records import Header, NewRecord, Record
 from waybook.journal.verify import VerifyReport
 
 _SEQUENCES = (list, tuple)
-
-
-@attrs.frozen
-class RepairReceipt:
-    """What `repair()` removed: the torn bytes [offset, end) now live in `quarantine_path`."""
-
-    path: str
-    offset: int
-    end: int
-    removed_bytes: int
-    removed_sha256: str
-    quarantine_path: str | None
-    seq: int
-    head: Head
-    reason: str
-
-    @property
-    def repaired(self) -> bool:
-        return self.removed_bytes > 0
-
-
-FIRST_LINE_START = b'{"seq":1,"id":"'
-"""How the canonical line of every journal's first record begins (field order is part of the format)."""
 
 
 class JsonlJournal:
@@ -407,7 +381,7 @@ class JsonlJournal:
         if not damage.torn:
             raise self._corrupt_error(damage)
         end = self._size_seen
-        digest, quarantine = self._quarantine(damage.offset, end)
+        digest, copy = quarantine(self._path, self._name, damage.offset, end, self._chunks)
         try:
             self._ops.truncate(self._fd, damage.offset)
             self._ops.fsync(self._fd)
@@ -424,54 +398,14 @@ class JsonlJournal:
             end=end,
             removed_bytes=end - damage.offset,
             removed_sha256=digest,
-            quarantine_path=str(quarantine),
+            quarantine_path=str(copy),
             seq=damage.seq,
             head=head,
             reason=damage.reason,
         )
 
     def _foreign_first_line(self, damage: Damage) -> bool:
-        """Whether the bad first line is some other file's, not a header cut short while being written.
-
-        A header cut short is an incomplete line (no newline) that is zeros or starts as every waybook
-        line starts; anything else (a complete line, other bytes) is not ours to truncate.
-        """
-        head = self._ops.pread(self._fd, min(damage.bad_bytes, 1 << 16), 0)
-        if b"\n" in head:
-            return True
-        start = head.rstrip(b"\x00")[: len(FIRST_LINE_START)]
-        return FIRST_LINE_START[: len(start)] != start
-
-    def _quarantine(self, start: int, end: int) -> tuple[str, Path]:
-        """Copy bytes [start, end) to a new 0600 file beside the journal; return their SHA-256 and path.
-
-        Two streaming passes (hash, then copy), so a torn tail of any length costs O(1) memory. Any
-        failure is a StorageError and leaves the journal untouched.
-        """
-        hasher = hashlib.sha256()
-        for chunk in self._chunks(start, end):
-            hasher.update(chunk)
-        digest = hasher.hexdigest()
-        quarantine = self._path.with_name(f"{self._path.name}.torn-{start}-{digest[:12]}.quarantine")
-        try:
-            fd = os.open(
-                quarantine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
-            )
-            try:
-                for chunk in self._chunks(start, end):
-                    write_all(OS_FILE_OPS, fd, chunk)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            fsync_dir(self._path.parent)
-        except OSError as exc:
-            msg = (
-                f"{self._name}: repair could not write the quarantine copy {quarantine.name} "
-                f"({exc.strerror or exc}); the journal is unchanged. Make its directory writable (and "
-                "check the disk), then repair again."
-            )
-            raise StorageError(msg) from exc
-        return digest, quarantine
+        return is_foreign_first_line(self._ops.pread(self._fd, min(damage.bad_bytes, 1 << 16), 0))
 
     def _chunks(self, start: int, end: int) -> Iterator[bytes]:
         """The file's bytes [start, end) in chunks; a read error is a StorageError naming the byte."""
