@@ -21,6 +21,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from waybook.codecs.data_urls import base64_payload, data_url
 from waybook.journal.records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
 from waybook.stores.blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError, NoBlobStoreError
 
@@ -63,10 +64,10 @@ def _payload(block: Block) -> tuple[bytes | None, str]:
     if isinstance(block, TextBlock):
         return block.text.encode("utf-8"), "text/plain; charset=utf-8"
     if isinstance(block, ImageBlock) and block.source.startswith("data:") and ";base64," in block.source:
-        try:
-            return base64.b64decode(block.source.split(";base64,", 1)[1], validate=True), block.media_type
-        except (binascii.Error, ValueError):
+        data = base64_payload(block.source)
+        if data is None:
             return None, ""  # not base64: kept as written, under the journal's own record limit
+        return data, block.media_type
     return None, ""
 
 
@@ -105,7 +106,7 @@ def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
             )
             raise NoBlobStoreError(msg)
         data = blobs.read(digest)
-        return ImageBlock(source=_data_url(block.media_type, data), media_type=block.media_type)
+        return ImageBlock(source=data_url(block.media_type, data), media_type=block.media_type)
 
     for record in records:
         yield _with_images(record, inlined)
@@ -171,7 +172,7 @@ def _inlinable(block: Block) -> bool:
 def _shown(block: BlobBlock, data: bytes) -> Block:
     """A blob's bytes as an inline block: an image, or text (kept a reference when not UTF-8 text)."""
     if block.media_type.startswith("image/"):
-        return ImageBlock(source=_data_url(block.media_type, data), media_type=block.media_type)
+        return ImageBlock(source=data_url(block.media_type, data), media_type=block.media_type)
     if is_text(block.media_type):
         try:
             return TextBlock(text=data.decode("utf-8"))
@@ -200,8 +201,4 @@ def _exact_image_bytes(block: ImageBlock) -> bytes | None:
         data = base64.b64decode(block.source[len(prefix) :], validate=True)
     except (binascii.Error, ValueError):
         return None
-    return data if _data_url(block.media_type, data) == block.source else None
-
-
-def _data_url(media_type: str, data: bytes) -> str:
-    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
+    return data if data_url(block.media_type, data) == block.source else None

@@ -35,8 +35,6 @@ artefact of concurrent writers) are both imported, in order, and reported in `Pi
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import re
@@ -48,6 +46,7 @@ import msgspec
 
 from waybook.codecs import js_json, json_patch, pi_form, pi_map
 from waybook.codecs.canonical import canonical_json
+from waybook.codecs.data_urls import base64_payload
 from waybook.codecs.pi_form import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
@@ -338,12 +337,7 @@ def _shown_blobs(node: NewRecord, entry: dict[str, Any], parent: str | None) -> 
 
 
 def _image_bytes(block: Any) -> bytes | None:
-    if not isinstance(block, ImageBlock) or ";base64," not in block.source:
-        return None
-    try:
-        return base64.b64decode(block.source.split(";base64,", 1)[1], validate=True)
-    except (binascii.Error, ValueError):
-        return None
+    return base64_payload(block.source) if isinstance(block, ImageBlock) else None
 
 
 def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:

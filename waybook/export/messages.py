@@ -15,11 +15,10 @@ stops with a typed error rather than write a row that silently lacks it.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections import Counter
 from typing import Any, Final
 
+from waybook.codecs.data_urls import base64_payload, data_url
 from waybook.export.cleaning import ImagePart, Message, Role, TrainingOptions
 from waybook.export.openai_format import MAX_IMAGE_BYTES
 from waybook.journal.records import (
@@ -137,17 +136,17 @@ def image_part(source: str, media_type: str, blobs: Any) -> tuple[ImagePart | No
     if source.startswith(IMAGE_PREFIX):
         data = read_blob(source.removeprefix(IMAGE_PREFIX), blobs, what="an image")
     elif source.startswith("data:") and ";base64," in source:
-        try:
-            data = base64.b64decode(source.split(";base64,", 1)[1], validate=True)
-        except (binascii.Error, ValueError):
+        decoded = base64_payload(source)
+        if decoded is None:
             return None, "whose data is not base64"
+        data = decoded
     else:
         return None, "with no bytes to inline"
     if not data:
         return None, "with no bytes to inline"
     if len(data) > MAX_IMAGE_BYTES:
         return None, "over OpenAI's 10 MB"
-    return ImagePart(f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}", kind), ""
+    return ImagePart(data_url(kind, data), kind), ""
 
 
 def _blob_text(block: BlobBlock, options: TrainingOptions, dropped: Counter[str], blobs: Any) -> str:
