@@ -285,10 +285,10 @@ def _write_all(
         staging = InMemoryJournal(target)
         staging.append(list(records), expected=GENESIS)  # every rule is checked before any byte is written
         staged.append((target, staging))
-    _warn_unknown_blobs(args, staged, blobs)
     if args.store is not None:
         _write_to_store(args.store, staged, blobs)
         return
+    _warn_missing(_unknown_blobs(staged, blobs))
     taken = [target for target, _ in staged if Path(target).exists()]
     if taken:
         msg = f"{', '.join(taken)}: already exist(s); choose a new file for the journal; nothing was written"
@@ -315,6 +315,7 @@ def _write_to_store(
         if taken:
             msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
             raise UsageError(msg)
+        _warn_missing({digest for digest in _unknown_blobs(staged, blobs) if not store.blobs.exists(digest)})
         refs = [store.blobs.put(data, media_type=media_type) for data, media_type in blobs.values()]
     for target, staging in track(staged, description=f"writing {len(staged)} journals"):
         import_into_store(url, target, staging)
@@ -324,22 +325,18 @@ def _write_to_store(
                 store.blobs.release(ref)
 
 
-def _warn_unknown_blobs(
-    args: argparse.Namespace,
-    staged: Sequence[tuple[str, InMemoryJournal]],
-    stored: dict[str, tuple[bytes, str]],
-) -> None:
-    """Say so when a journal references blobs whose bytes the import does not have (a binary blob that
-    an export could not show): they are missing unless the target store already holds them."""
-    wanted = set().union(*(references(staging.read()) for _, staging in staged)) - set(stored)
-    if wanted and args.store is not None:
-        from waybook.stores import open_store
+def _unknown_blobs(
+    staged: Sequence[tuple[str, InMemoryJournal]], known: dict[str, tuple[bytes, str]]
+) -> set[str]:
+    """The blobs the journals reference whose bytes the import does not have (a binary blob that an
+    export could not show)."""
+    return set().union(*(references(staging.read()) for _, staging in staged)) - set(known)
 
-        with open_store(args.store) as store:
-            wanted = {digest for digest in wanted if not store.blobs.exists(digest)}
-    if wanted:
+
+def _warn_missing(digests: set[str]) -> None:
+    if digests:
         warn(
-            f"{plural(len(wanted), 'blob reference')} whose bytes are not in the source (binary content "
+            f"{plural(len(digests), 'blob reference')} whose bytes are not in the source (binary content "
             "the export could not show); `waybook verify --store URL ID --blobs` lists them as missing"
         )
 
