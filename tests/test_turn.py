@@ -130,3 +130,15 @@ def test_a_turn_whose_content_is_not_content_is_refused_typed() -> None:
     with pytest.raises(InvalidRecordError, match="content blocks"):
         session.turn(42)  # type: ignore[arg-type]
     assert journal.head() == head
+
+
+def test_a_refused_turn_stores_no_blob_either() -> None:
+    from waybook.stores import open_store
+
+    with open_store("memory:") as store:
+        session = Session.create(store.create("t"), blobs=store.blobs)
+        session.user("go")
+        huge = TextBlock(text="x" * 300_000)  # over the inline limit: it would become a blob
+        with pytest.raises(ToolPairingError):
+            session.turn([huge, LS], [])
+        assert list(store.blobs.digests()) == []

@@ -210,10 +210,11 @@ class AsyncSession:
         usage: dict[str, int] | None = None,
     ) -> AppendResult:
         """One assistant message and the results of its tool calls, as one atomic batch (Session.turn)."""
-        blocks = await self._inline(content)
-        _check_blocks(blocks, self._journal.name)
-        calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
-        _check_pairing(blocks, calls, results, self._journal.name)
+        given = _content(content)
+        _check_blocks(given, self._journal.name)
+        calls = {block.call_id: block for block in given if type(block) is ToolCallBlock}
+        _check_pairing(given, calls, results, self._journal.name)
+        blocks = await self._inline(given)  # only now may a block go to the blobs: the turn is valid
         outputs = [await self._inline(outcome.content) for outcome in results]
         async with self._turn:
             message_id = self._ids()

@@ -13,8 +13,6 @@ is kept as written, so an import followed by an export gives the source's bytes 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, TypeVar
@@ -197,8 +195,5 @@ def _exact_image_bytes(block: ImageBlock) -> bytes | None:
     prefix = f"data:{block.media_type};base64,"
     if "/" not in block.media_type or not block.source.startswith(prefix):
         return None  # a blob's media type is a MIME type: an image without one stays as written
-    try:
-        data = base64.b64decode(block.source[len(prefix) :], validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return data if data_url(block.media_type, data) == block.source else None
+    data = base64_payload(block.source)
+    return data if data is not None and data_url(block.media_type, data) == block.source else None

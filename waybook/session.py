@@ -87,7 +87,6 @@ class Session:
         self._journal = journal
         self._blobs = blobs
         self._inline_limit = inline_limit
-        self._pending_refs: list[Any] = []
         self._actor = actor
         self._session_clock: SessionClock | None = None
         if clock is None:
@@ -158,7 +157,6 @@ class Session:
     def append(self, *bodies: AnyBody) -> AppendResult:
         """Append bodies as one atomic batch at this session's head. Nodes must name their parents."""
         batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in bodies]
-        self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
         result = self._journal.append(batch, expected=self._head)
         for record in result.records:
             self._see(record)
@@ -181,10 +179,11 @@ class Session:
         when there are calls and "end_turn" when there are none. One write (and under the fsync
         policies one fsync) for the whole turn.
         """
-        blocks = self._inline(content)
-        _check_blocks(blocks, self._journal.name)
-        calls = {block.call_id: block for block in blocks if type(block) is ToolCallBlock}
-        _check_pairing(blocks, calls, results, self._journal.name)
+        given = _content(content)
+        _check_blocks(given, self._journal.name)
+        calls = {block.call_id: block for block in given if type(block) is ToolCallBlock}
+        _check_pairing(given, calls, results, self._journal.name)
+        blocks = self._inline(given)  # only now may a block go to the blobs: the turn is valid
         message_id = self._ids()
         message = AssistantMessage(
             parent=self._leaf,
@@ -208,7 +207,6 @@ class Session:
             )
             batch.append(NewRecord(id=rid, at=at, body=body))
             parent = rid
-        self._pending_refs = []
         result = self._journal.append(batch, expected=self._head)
         for record in result.records:
             self._see(record)
@@ -311,15 +309,13 @@ class Session:
         quarter = self._inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
         if all(type(block) is TextBlock and len(block.text) <= quarter for block in content):
             return content  # nothing near the limit (nearly every message): nothing to measure
-        content, refs = offload(content, blobs=self._blobs, limit=self._inline_limit)
-        self._pending_refs.extend(refs)
-        return content
+        content, _refs = offload(content, blobs=self._blobs, limit=self._inline_limit)
+        return content  # the refs' leases expire on their own: see waybook.stores.blobs
 
     def _node(self, body: AnyBody) -> Record:
         """Append one body: `append` without the batch loop (this is nearly every append)."""
         head = self._head
         new = NewRecord(id=self._ids(), at=self._clock(), body=body)
-        self._pending_refs = []  # their leases expire on their own: see waybook.stores.blobs
         result = self._journal.append((new,), expected=head)
         (record,) = result.records
         if record.seq != head.seq + 1:

@@ -441,3 +441,13 @@ def test_r7_a_retry_of_part_of_a_committed_batch_is_not_taken_for_the_batch(jour
     with pytest.raises(OverlappingBatchError):
         journal.append([first], expected=head)  # its first record alone is not that batch
     assert journal.head() == whole.head
+
+
+@pytest.mark.parametrize("after", ["1", 1.5, None])
+def test_a_read_cursor_of_the_wrong_kind_is_refused_typed(journal: SessionJournal, after: object) -> None:
+    from waybook.journal import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError):
+        list(journal.read(after=after))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        list(journal.read_lines(after=after))  # type: ignore[arg-type]

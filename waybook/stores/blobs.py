@@ -25,6 +25,7 @@ from typing import IO, Any, Final, Protocol, runtime_checkable
 
 import attrs
 
+from waybook.journal.clock import utc_now
 from waybook.journal.errors import CapacityError, JournalError
 from waybook.journal.records import BlobBlock, ImageBlock, Record
 
@@ -240,7 +241,7 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
                 freed += size
             else:
                 young += 1
-    at = clock() if clock is not None else _utc_now()
+    at = clock() if clock is not None else utc_now()
     receipt = CollectReceipt(at, float(grace), tuple(removed), freed, referenced, held, young)
     data = receipt.as_json()
     data.pop("catalog_seq")
@@ -252,12 +253,6 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
         entry = store.note_in_catalog(COLLECTED, data | {"removed": part, "part": [index, len(parts)]})
     assert entry is not None
     return attrs.evolve(receipt, catalog_seq=entry.seq)
-
-
-def _utc_now() -> str:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class Blobs:

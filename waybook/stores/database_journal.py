@@ -17,6 +17,7 @@ from waybook.codecs.wire import decode_record, line_digest
 from waybook.journal.errors import BrokenChainError, JournalClosedError
 from waybook.journal.head import GENESIS, GENESIS_DIGEST, AppendResult, Head
 from waybook.journal.ledger import Ledger, Plan, prove_lines
+from waybook.journal.reading import check_cursor
 from waybook.journal.records import NewRecord, Record
 from waybook.stores.engine import PAGE, Engine, Transaction
 from waybook.stores.errors import JournalPurgedError, UnknownJournalError
@@ -96,10 +97,12 @@ class DatabaseJournal:
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         self._check_open()
+        check_cursor(self._name, after, limit)
         return (record for record, _ in self._proved(after, limit))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
         self._check_open()
+        check_cursor(self._name, after, limit)
         return (line for _, line in self._proved(after, limit))
 
     def flush(self) -> None:
