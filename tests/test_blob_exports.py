@@ -611,3 +611,31 @@ def test_pi_images_round_trip_through_a_postgresql_store(tmp_path: Path) -> None
     assert waybook("export", "pi-img", "--store", url, "--format", "openai", "-o", rows).returncode == 0
     (row,) = [json.loads(line) for line in rows.read_text().splitlines()]
     assert problems(row) == []
+
+
+def test_an_export_never_replaces_its_own_store_however_the_url_is_spelled(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with open_store(f"sqlite:{db}") as store:
+        Session.create(store.create("j")).user("hello")
+    before = db.read_bytes()
+    for url in (f"sqlite:{db}", f"sqlite:{db}?busy_timeout=5", f"sqlite://localhost{db}"):
+        run = waybook("export", "j", "--store", url, "--format", "archival", "-o", db, "--force")
+        assert run.returncode == 2, (url, run.stderr)
+    assert db.read_bytes() == before
+
+
+def test_a_store_import_says_so_only_when_a_referenced_blob_is_not_in_the_store(
+    store: Any, tmp_path: Path
+) -> None:
+    ref = store.blobs.put(b"\x00core", media_type="application/octet-stream")
+    session = Session.create(store.create("dump"), blobs=store.blobs)
+    session.user([TextBlock(text="the core dump"), ref.block("core")])
+    session.assistant("thanks")
+    exported = tmp_path / "dump.pi.jsonl"
+    assert waybook("export", "dump", "--store", store.url, "--format", "pi", "-o", exported).returncode == 0
+    empty = waybook("import", "pi", exported, "--store", f"file:{tmp_path / 'empty'}", "-o", "dump")
+    assert empty.returncode == 0, empty.stderr
+    assert "1 blob reference whose bytes are not in the source" in empty.stderr
+    holding = waybook("import", "pi", exported, "--store", store.url, "-o", "dump-again")
+    assert holding.returncode == 0, holding.stderr
+    assert "blob reference" not in holding.stderr

@@ -18,6 +18,7 @@ from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.offload import blobs_inlined, images_from_blobs
 from waybook.projections import TreeProjection
+from waybook.stores.url import local_path
 
 FORMATS = ("openai", "sharegpt", "archival", "pi")
 
@@ -116,23 +117,24 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs and args.turns:
         msg = "choose one of --pairs and --turns"
         raise UsageError(msg)
+    inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
     if args.output != "-":
-        check_output(Path(args.output), inputs=_inputs(args), force=args.force)
+        check_output(Path(args.output), inputs=inputs, force=args.force)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
-        status = _export(args, journal)
+        status = _export(args, journal, inputs)
     return max(status, damage_status(journal))
 
 
-def _export(args: argparse.Namespace, journal: Any) -> int:
+def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
     if args.format == "archival":
-        count = _write(args, journal.read_lines(limit=args.at))
+        count = _write(args, journal.read_lines(limit=args.at), inputs)
         warn(f"wrote {plural(count, 'record')} to {args.output}")
         return OK
     blobs = blobs_of(journal, None if args.store else Path(args.path))
     if args.format == "pi":
         records = images_from_blobs(journal.read(limit=args.at), blobs)
-        count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)))
+        count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)), inputs)
         warn(f"wrote {plural(count, 'Pi line')} to {args.output}")
         return OK
     tree = replay_with_progress(TreeProjection(), journal, at=args.at)
@@ -149,7 +151,7 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
         rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
     else:
         rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
-    count = _write(args, (encode_row(row) for row in rows))
+    count = _write(args, (encode_row(row) for row in rows), inputs)
     warn(f"wrote {plural(count, *what)} to {args.output}")
     if exporter.dropped:
         detail = "; ".join(f"{reason}: {n}" for reason, n in sorted(exporter.dropped.items()))
@@ -160,8 +162,8 @@ def _export(args: argparse.Namespace, journal: Any) -> int:
     return OK
 
 
-def _write(args: argparse.Namespace, lines: Iterable[bytes]) -> int:
-    return write_lines(args.output, lines, inputs=_inputs(args), force=args.force)
+def _write(args: argparse.Namespace, lines: Iterable[bytes], inputs: list[Path]) -> int:
+    return write_lines(args.output, lines, inputs=inputs, force=args.force)
 
 
 def _options(args: argparse.Namespace) -> TrainingOptions:
@@ -178,9 +180,8 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
     """What the output must never replace: the journal file, or with --store the store's own files."""
     if args.store is None:
         return [Path(args.path)]
-    scheme, _, location = str(args.store).partition(":")
-    if scheme in ("sqlite", "file") and location:
-        store = Path(location)
+    store = local_path(str(args.store))
+    if store is not None:
         return [store, *(store.parent / f"{store.name}{end}" for end in ("-wal", "-shm"))] + (
             [*store.rglob("*")] if store.is_dir() else []
         )

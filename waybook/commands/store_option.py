@@ -39,13 +39,14 @@ def connect_store(url: str) -> JournalStore:
     """Open an existing store for a command; a missing file: or sqlite: store is a usage error (a
     command never creates one by mistake)."""
     from waybook.stores import StoreArgumentError, open_store
+    from waybook.stores.url import local_path
 
-    scheme, _, rest = url.partition(":")
-    location = Path(rest.split("?", 1)[0].removeprefix("//"))
-    if scheme == "file" and not (location / "catalog.jsonl").is_file():
+    scheme = url.partition(":")[0]
+    location = local_path(url)
+    if scheme == "file" and location is not None and not (location / "catalog.jsonl").is_file():
         msg = f"{url}: no directory store there (no catalog.jsonl)"
         raise _usage(msg)
-    if scheme == "sqlite" and not location.is_file():
+    if scheme == "sqlite" and location is not None and not location.is_file():
         msg = f"{url}: no SQLite store there"
         raise _usage(msg)
     try:

@@ -24,6 +24,7 @@ from waybook.journal.records import CustomEntry, Header
 from waybook.search.documents import document_of
 from waybook.stores.catalog import HIDDEN, PURGED
 from waybook.stores.protocol import CATALOG_ID, JournalStore
+from waybook.stores.url import local_path
 
 SCHEMA: Final = "waybook.search/1"
 BATCH: Final = 1_000
@@ -53,15 +54,10 @@ class Hit:
 
 def default_index_path(store_url: str) -> Path | None:
     """Beside the store: `DIR.search.sqlite` for `file:DIR`, `FILE.search.sqlite` for `sqlite:FILE`."""
-    scheme, _, location = store_url.partition(":")
-    if scheme not in ("file", "sqlite"):
+    location = local_path(store_url)
+    if location is None or not location.name:
         return None
-    location = location.split("?", 1)[0]
-    if location.startswith("//"):
-        location = "/" + location[2:].partition("/")[2]
-    if not location:
-        return None
-    return Path(location.rstrip("/") + ".search.sqlite")
+    return location.with_name(location.name + ".search.sqlite")
 
 
 class SearchIndex:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Final
 
 from waybook.stores.errors import InvalidStoreUrlError
@@ -94,6 +95,19 @@ def open_store(url: str) -> JournalStore:
         msg = f"{url!r}: the options after '?' are not name=value pairs joined by '&'"
         raise InvalidStoreUrlError(msg) from exc
     return opener(urllib.parse.unquote(location), dict(pairs))
+
+
+def local_path(url: str) -> Path | None:
+    """The file or directory a `file:` or `sqlite:` store URL names, read as `open_store` reads it
+    (options after `?` dropped, percent-escapes undone, `//localhost/` allowed); None for other
+    schemes or a URL `open_store` would refuse."""
+    scheme, _, rest = url.partition(":")
+    if scheme.lower() not in ("file", "sqlite"):
+        return None
+    try:
+        return Path(_local_path(f"{scheme.lower()}:", urllib.parse.unquote(rest.partition("?")[0])))
+    except InvalidStoreUrlError:
+        return None
 
 
 def _local_path(scheme: str, location: str) -> str:
