@@ -14,10 +14,10 @@ assistant message. waybook adds `metadata` (provenance), which the upload ignore
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any, Final
+
+from waybook.codecs.data_urls import base64_payload
 
 ROW_KEYS: Final = frozenset({"messages", "tools", "parallel_tool_calls", "metadata"})
 ROLES: Final = frozenset({"system", "user", "assistant", "tool"})
@@ -112,16 +112,16 @@ def _parts_problems(parts: list[Any], role: Any, where: str) -> list[str]:
 
 
 def _data_url_problems(url: str, where: str) -> list[str]:
-    head, comma, data = url.partition(",")
+    head, comma, _ = url.partition(",")
     media = head.removeprefix("data:").removesuffix(";base64")
     if not (head.startswith("data:") and head.endswith(";base64") and comma):
         return [f"{where}: an image_url needs an http(s) URL or a data:<image type>;base64, URL"]
     if media not in IMAGE_TYPES:
         return [f"{where}: image type {media!r} is not one OpenAI takes (JPEG, PNG or WEBP)"]
-    try:
-        size = len(base64.b64decode(data, validate=True))
-    except (binascii.Error, ValueError):
+    decoded = base64_payload(url)
+    if decoded is None:
         return [f"{where}: an image's data is not base64"]
+    size = len(decoded)
     if size == 0:
         return [f"{where}: an image has no bytes"]
     if size > MAX_IMAGE_BYTES:
