@@ -154,11 +154,11 @@ def file_to_repair(url: str, journal_id: str) -> Path | None:
         return path
 
 
-def import_into_store(url: str, journal_id: str, staging: SessionJournal) -> None:
-    """Copy a validated journal into a new journal of the store at `url` (created if missing), with its
-    own header, batch by batch: the records are sealed again to the same bytes, so every digest is kept."""
+def import_into_store(store: JournalStore, journal_id: str, staging: SessionJournal) -> None:
+    """Copy a validated journal into a new journal of `store`, with its own header, batch by batch: the
+    records are sealed again to the same bytes, so every digest is kept."""
     from waybook.journal import Header
-    from waybook.stores import JournalExistsError, StoreArgumentError, open_store
+    from waybook.stores import JournalExistsError, StoreArgumentError
     from waybook.stores.copying import copy_records
 
     records = list(staging.read())
@@ -166,10 +166,8 @@ def import_into_store(url: str, journal_id: str, staging: SessionJournal) -> Non
     role = header.role if isinstance(header, Header) else "session"
     metadata = dict(header.metadata) if isinstance(header, Header) else {}
     try:
-        with open_store(url) as store:
-            journal = store.create(journal_id, role=role, metadata=metadata, header=False)
-            with journal:
-                copy_records(records, journal)
+        with store.create(journal_id, role=role, metadata=metadata, header=False) as journal:
+            copy_records(records, journal)
     except (StoreArgumentError, JournalExistsError) as exc:
         raise _usage(str(exc)) from exc
 
