@@ -303,7 +303,9 @@ def test_a_timestamp_must_name_a_real_instant(journal: SessionJournal, at: str) 
 
 @pytest.mark.parametrize("at", ["2024-02-29T00:00:00Z", "2000-02-29T23:59:59.999Z", "2026-12-31T23:59:60Z"])
 def test_leap_days_and_leap_seconds_are_real_instants(journal: SessionJournal, at: str) -> None:
-    journal.append([NewRecord(id="r", at=at, body=Reset())], expected=journal.head())
+    (record,) = journal.append([NewRecord(id="r", at=at, body=Reset())], expected=journal.head()).records
+    assert record.at == at
+    assert [r.at for r in journal.read(after=record.seq - 1)] == [at], "and it reads back as written"
 
 
 def test_decoding_a_line_nested_100000_deep_is_a_typed_decode_error(tmp_path: Path) -> None:
