@@ -100,6 +100,8 @@ class TrajectoryExporter:
         self.redactor = Redactor() if redact else None
         self.options = options or TrainingOptions()
         self.dropped: Counter[str] = Counter()
+        self._excluded = {self.tree.ids[p] for p in self.tree.exclusions.values()}
+        """Every record an exclusion anywhere in the journal took back (per-turn samples leave them out)."""
 
     @property
     def journal_id(self) -> str:
@@ -158,7 +160,7 @@ class TrajectoryExporter:
         assert isinstance(body, AssistantMessage)
         # Content excluded anywhere in the journal never leaves it, even from turns written before the
         # exclusion (an exclusion is how a leaked secret is taken back).
-        excluded = {self.tree.ids[p] for p in self.tree.exclusions.values()}
+        excluded = self._excluded
         if record.id in excluded:
             self.dropped["assistant turns excluded from the context"] += 1
             return None
