@@ -85,7 +85,7 @@ def test_prompt_layers_keep_their_order_and_authority_and_are_recorded_with_the_
     assert prompt.layers[2].sha256 == block.sha256
     session = Session.create(InMemoryJournal("s"))
     record_prompt(session, prompt)
-    ((_, entry),) = memory_used(session.journal, None)
+    ((_, entry),) = memory_used(session.journal.read())
     assert entry["block_sha256"] == block.sha256
     assert entry["seq"] == block.seq
     assert [x["sha256"] for x in entry["layers"]] == [x.sha256 for x in prompt.layers]
@@ -110,7 +110,7 @@ def test_waybook_show_describes_the_block_and_layers(tmp_path: Path) -> None:
     block = compile_block(fixed_memory(tmp_path / "m.jsonl"))
     session = Session.create(InMemoryJournal("s"))
     record_prompt(session, prompt_layers("base\n", "orientation\n", block))
-    ((_, entry),) = memory_used(session.journal, None)
+    ((_, entry),) = memory_used(session.journal.read())
     line = describe(entry)
     assert f"block sha256 {block.sha256[:12]}" in line
     assert "base (operator)" in line

@@ -7,17 +7,16 @@ and the turn itself; a turn with none used no memory index.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from waybook.journal.protocol import SessionJournal
 from waybook.journal.records import MemoryUsed, Record
 
 
-def memory_used(journal: SessionJournal, at: int | None) -> list[tuple[int, dict[str, Any]]]:
-    """(seq, what was recorded) for every memory-used record up to `at`, in order."""
+def memory_used(records: Iterable[Record]) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, what was recorded) for every memory-used record among `records`, in order."""
     found = []
-    for record in journal.read(limit=at):
+    for record in records:
         body = record.body
         if isinstance(body, MemoryUsed):
             found.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ from waybook.journal.records import (
     ContextExclusion,
     CustomEntry,
     MemoryPinMoved,
+    MemoryUsed,
+    SubagentLink,
 )
 from waybook.projections import TreeProjection, context_at, trajectory
 from waybook.projections.links import LinkRef, subagent_links
@@ -85,10 +88,15 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
             return
         phases.start("reading the path")
         path = trajectory(journal, tree, leaf)
-        pins = canonical_pins(journal, args.at)
-        used = memory_used(journal, args.at)
+        noted = [  # one more pass over the journal for what `show` prints beside the path
+            r
+            for r in journal.read(limit=args.at)
+            if isinstance(r.body, MemoryPinMoved | MemoryUsed | SubagentLink)
+        ]
+        pins = canonical_pins(noted)
+        used = memory_used(noted)
         links: dict[str, list[LinkRef]] = {}
-        for link in subagent_links(journal.read(limit=args.at)):
+        for link in subagent_links(noted):
             links.setdefault(link.node, []).append(link)
         if args.json:
             emit_json(
@@ -182,10 +190,10 @@ def _body_text(record: Record) -> str:
     return "".join(line + "\n" for line in lines) + "\n"
 
 
-def canonical_pins(journal: Any, at: int | None) -> list[tuple[int, dict[str, Any]]]:
-    """(seq, pin) for every canonical-memory pin move recorded in the session, in order."""
+def canonical_pins(records: Iterable[Record]) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, pin) for every canonical-memory pin move among `records`, in order."""
     pins = []
-    for record in journal.read(limit=at):
+    for record in records:
         if isinstance(record.body, MemoryPinMoved):
             body = record.body
             pin = {
