@@ -30,11 +30,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import waybook.codecs.wire as wire
+import waybook.codecs._wire as wire
 from waybook import Session
-from waybook.journal.checkpoint import SUFFIX as CHECKPOINT
+from waybook.journal._checkpoint import SUFFIX as CHECKPOINT
 from waybook.stores import open_store
-from waybook.stores.blobs import BlobRef
+from waybook.stores._blobs import BlobRef
 
 RESULTS = Path(__file__).resolve().parent / "blobs.json"
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,10 +14,10 @@ import threading
 
 import msgspec
 
-from waybook.codecs.canonical import ENCODER
+from waybook.codecs._canonical import ENCODER
 from waybook.journal import GENESIS, AppendResult, AssistantMessage, Head, NewRecord, Record
-from waybook.journal.records import TERMINAL_STOP_REASONS, AnyBody, Header
-from waybook.journal.rules import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.model._records import TERMINAL_STOP_REASONS, AnyBody, Header
 
 _BODY = msgspec.json.Decoder(AnyBody).decode
 _ID = ID_PATTERN.fullmatch

@@ -18,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
-from waybook.journal.records import Header, MemoryDelete
-from waybook.memory.text import content_digest
+from waybook.journal._roles.memory_text import content_digest
+from waybook.model._records import Header, MemoryDelete
 
 RESULTS = Path(__file__).resolve().parent / "memory_rules.json"
 AT = "2026-12-01T09:00:00.000Z"

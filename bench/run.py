@@ -87,8 +87,8 @@ def bench_core(quick: bool) -> Iterator[Row]:
     import msgspec
 
     from waybook.journal import GENESIS, InMemoryJournal, Record
-    from waybook.journal.ledger import iter_chain
-    from waybook.journal.verify import verify
+    from waybook.journal._ledger import iter_chain
+    from waybook.journal._verify import verify
 
     n_append = 20_000 if quick else 100_000
     records = list(session_records(n_append))
@@ -181,8 +181,8 @@ def bench_core(quick: bool) -> Iterator[Row]:
 
 def write_journal_file(path: Path, n: int) -> list[bytes]:
     """A valid n-record journal file, sealed directly (fast), and its lines."""
-    from waybook.codecs.wire import seal
-    from waybook.journal.head import GENESIS_DIGEST
+    from waybook.codecs._wire import seal
+    from waybook.model._head import GENESIS_DIGEST
 
     lines: list[bytes] = []
     prev = GENESIS_DIGEST
@@ -388,7 +388,7 @@ def bench_projections(quick: bool) -> Iterator[Row]:
         at_seq,
         replay,
     )
-    from waybook.projections.timeline import Timeline
+    from waybook.projections._timeline import Timeline
 
     tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-"))
     n = 200_000 if quick else 1_000_000
@@ -484,8 +484,8 @@ def incremental_rows(tmp: Path, quick: bool) -> Iterator[Row]:
 def bench_export(quick: bool) -> Iterator[Row]:
     import json
 
-    from waybook.codecs.pi import import_pi
     from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
+    from waybook.formats.pi._codec import import_pi
     from waybook.journal import GENESIS, InMemoryJournal
 
     real = (
@@ -616,8 +616,8 @@ def bench_memory(quick: bool) -> Iterator[Row]:
 
 def bench_authority(quick: bool) -> Iterator[Row]:
     from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
+    from waybook.journal._roles.memory_text import content_digest
     from waybook.memory import Route, create_authority
-    from waybook.memory.text import content_digest
 
     n = 200 if quick else 1_000
 

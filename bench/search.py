@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from waybook import Session
-from waybook.journal.records import AssistantMessage, UserMessage
+from waybook.model._records import AssistantMessage, UserMessage
 from waybook.search import SearchIndex
-from waybook.search.documents import document_of
+from waybook.search._documents import document_of
 from waybook.stores import open_store
 
 WORDS = [f"w{n}" for n in range(2_000)]

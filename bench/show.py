@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from waybook.journal import InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
-from waybook.journal.records import AssistantMessage, Compaction, Header, ToolResult, UserMessage
+from waybook.model._records import AssistantMessage, Compaction, Header, ToolResult, UserMessage
 
 
 def build(path: Path, records: int) -> None:

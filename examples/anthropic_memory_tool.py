@@ -14,8 +14,8 @@ import anthropic
 import httpx2
 
 from waybook import JsonlJournal, Session, verify
+from waybook.integrations.anthropic_memory import WaybookMemoryTool
 from waybook.memory import Memory
-from waybook.memory.anthropic import WaybookMemoryTool
 
 TURNS = [
     [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import attrs
 
-from waybook.journal.fileio import OsFileOps
+from waybook.journal._fileio import OsFileOps
 
 
 class CountingFileOps(OsFileOps):

@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from waybook._session import Session
 from waybook.commands.demo import TOOLS
 from waybook.journal import InMemoryJournal, SessionJournal, ToolCallBlock
-from waybook.session import Session
 
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "export"
 

@@ -12,7 +12,7 @@ import pytest
 from waybook import AsyncSession, InMemoryJournal, JsonlJournal, Session, StaleWriterError
 from waybook.journal import AsyncSessionJournal, ParentMismatchError, UserMessage, text
 from waybook.stores import AsyncJournalStore, open_store
-from waybook.stores.threaded import ThreadedJournal, ThreadedStore, open_async_store
+from waybook.stores._threaded import ThreadedJournal, ThreadedStore, open_async_store
 
 T = TypeVar("T")
 
@@ -140,8 +140,8 @@ def test_reading_in_chunks_returns_every_record_once() -> None:
 
 
 def test_a_turn_and_a_subagent_link_write_what_the_blocking_session_writes() -> None:
+    from waybook._session import ToolOutcome
     from waybook.journal import ToolCallBlock
-    from waybook.session import ToolOutcome
 
     clock = lambda: "2026-12-01T09:00:00.000Z"  # noqa: E731
     call = ToolCallBlock(call_id="c1", name="bash", arguments={"cmd": "ls"})
@@ -184,7 +184,7 @@ def test_an_async_session_keeps_an_oversized_tool_result_as_a_blob_and_refuses_i
     tmp_path: Path,
 ) -> None:
     from waybook.journal import BlobBlock
-    from waybook.stores.blobs import BlobTooLargeError
+    from waybook.stores._blobs import BlobTooLargeError
 
     output = "compiler output\n" * 40_000  # 640 KB: over the 256 KiB inline limit
 

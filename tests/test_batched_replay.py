@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from tests.builders import AT, assistant, header, move, reset, user
 from tests.wire_samples import _seal_legacy
-from waybook.codecs.legacy import UserMessageV1
-from waybook.codecs.wire import seal
+from waybook.codecs._legacy import UserMessageV1
+from waybook.codecs._wire import seal
 from waybook.journal import GENESIS, Head, InMemoryJournal, JournalError, NewRecord, Record
-from waybook.journal.ledger import check_line, prove_lines
-from waybook.journal.rules import SessionRules
+from waybook.journal._ledger import check_line, prove_lines
+from waybook.journal._roles.session import SessionRules
 
 
 def proved_one_by_one(lines: list[bytes], start: Head) -> tuple[list[Record], JournalError | None]:

@@ -17,7 +17,7 @@ import pytest
 from tests.builders import AT, assistant, header, move, user
 from tests.faults import FailingWriteOps
 from waybook import verify
-from waybook.codecs.wire import decode_record, encode_record, line_digest, seal
+from waybook.codecs._wire import decode_record, encode_record, line_digest, seal
 from waybook.journal import (
     GENESIS,
     BrokenBatchError,
@@ -32,7 +32,7 @@ from waybook.journal import (
     WrongTypeError,
     text,
 )
-from waybook.journal.head import Head
+from waybook.model._head import Head
 
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "wire" / "batches" / "batches-v1.jsonl"
 

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from waybook import Session
-from waybook.codecs.pi import import_pi
-from waybook.export.cleaning import TrainingOptions
-from waybook.export.openai_format import problems
-from waybook.export.rows import SEE_ATTACHED, TOOL_IMAGES_INTRO
+from waybook._offload import images_as_blobs, images_from_blobs
+from waybook.export._cleaning import TrainingOptions
+from waybook.export._openai_format import problems
+from waybook.export._rows import SEE_ATTACHED, TOOL_IMAGES_INTRO
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
+from waybook.formats.pi._codec import import_pi
 from waybook.journal import BlobBlock, ImageBlock, InMemoryJournal, JsonlJournal, TextBlock, ToolCallBlock
-from waybook.offload import images_as_blobs, images_from_blobs
 from waybook.stores import open_store
-from waybook.stores.blobs import IMAGE_PREFIX, MissingBlobError, NoBlobStoreError
+from waybook.stores._blobs import IMAGE_PREFIX, MissingBlobError, NoBlobStoreError
 
 PNG = b"\x89PNG\r\n\x1a\n" + os.urandom(300)
 JPEG = b"\xff\xd8\xff\xe0" + os.urandom(200)
@@ -507,7 +507,7 @@ def test_redaction_masks_secrets_in_image_urls_on_the_web_too() -> None:
 
 
 def test_a_training_option_with_an_unknown_value_is_refused_typed() -> None:
-    from waybook.export.cleaning import InvalidOptionError
+    from waybook.export._cleaning import InvalidOptionError
 
     with pytest.raises(
         InvalidOptionError, match="images must be one of 'inline', 'placeholder', 'drop', not 'Inline'"

@@ -15,7 +15,7 @@ from tests.builders import chat, header, move, user
 from tests.faults import CountingFileOps
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import CorruptJournalError, DuplicateIdError, TornTailError, verify_file
-from waybook.journal.checkpoint import checkpoint_path
+from waybook.journal._checkpoint import checkpoint_path
 
 
 def write_session(path: Path, nodes: int = 40, **options: object) -> None:
@@ -201,9 +201,9 @@ def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_chec
     tmp_path: Path,
 ) -> None:
     from waybook.journal import Header, MemoryWrite, NewRecord
-    from waybook.journal import checkpoint as checkpoints
-    from waybook.journal.errors import MemoryRuleError
-    from waybook.memory.text import content_digest
+    from waybook.journal import _checkpoint as checkpoints
+    from waybook.journal._roles.memory_text import content_digest
+    from waybook.model._errors import MemoryRuleError
 
     path = tmp_path / "memory.jsonl"
     at = "2026-12-01T09:00:00.000Z"

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from waybook.codecs.claude_code import import_claude_code, subagent_anchor
-from waybook.codecs.claude_code_context import api_messages, replay_context
-from waybook.codecs.foreign import ForeignFormatError
+from waybook.formats._foreign import ForeignFormatError
+from waybook.formats.claude_code._context import api_messages, replay_context
+from waybook.formats.claude_code._transcript import import_claude_code, subagent_anchor
 from waybook.journal import (
     GENESIS,
     AssistantMessage,

@@ -9,9 +9,9 @@ import pytest
 
 import waybook
 from waybook import InMemoryJournal, Session
-from waybook.journal import clock
-from waybook.journal.clock import SessionClock, new_id, utc_now
-from waybook.journal.rules import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.journal import _clock as clock
+from waybook.journal._clock import SessionClock, new_id, utc_now
+from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
 
 
 def test_utc_now_is_rfc3339_utc_with_milliseconds_and_agrees_with_datetime() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from waybook.codecs.codex import context_items, import_codex, replay_history
-from waybook.codecs.foreign import ForeignFormatError
+from waybook.formats._foreign import ForeignFormatError
+from waybook.formats.codex import context_items, import_codex, replay_history
 from waybook.journal import (
     GENESIS,
     AssistantMessage,

@@ -13,7 +13,7 @@ import pytest
 from tests.builders import chat, header, user
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import JournalBusyError, JournalReplacedError
-from waybook.journal.fileio import OsFileOps
+from waybook.journal._fileio import OsFileOps
 
 
 class CountingSizeOps(OsFileOps):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.sessions import GOLDEN, branching_session, golden_exports
-from waybook.export.redact import PATTERNS, Redactor
+from waybook._redact import PATTERNS, Redactor
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
 from waybook.journal import InMemoryJournal, JsonlJournal, verify
 

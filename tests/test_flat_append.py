@@ -18,8 +18,8 @@ from waybook.journal import (
     ToolResult,
     text,
 )
-from waybook.journal.head import GENESIS, Head
-from waybook.journal.ledger import Ledger
+from waybook.journal._ledger import Ledger
+from waybook.model._head import GENESIS, Head
 
 
 def candidates(known: list[str], leaf: str | None) -> st.SearchStrategy[Any]:
@@ -107,7 +107,7 @@ def test_a_refused_record_leaves_the_ledger_as_it_was() -> None:
 def test_the_remembered_second_never_changes_what_a_valid_timestamp_is(
     seed: str, tail: str, cut: int
 ) -> None:
-    from waybook.journal.rules import is_recent_timestamp, is_timestamp
+    from waybook.journal._roles.session import is_recent_timestamp, is_timestamp
 
     assert is_recent_timestamp(seed) == is_timestamp(seed)
     candidate = seed[:cut] + tail
@@ -118,7 +118,7 @@ def memory_candidates(known: list[str]) -> st.SearchStrategy[Any]:
     """Memory records that keep or break the memory rules: hostile paths, wrong digests, a read-only
     file changed, moves onto files, deletes of files that are not there, reused ids."""
     from waybook.journal import MemoryDelete, MemoryRename, MemoryWrite
-    from waybook.memory.text import content_digest
+    from waybook.journal._roles.memory_text import content_digest
 
     ids = st.sampled_from([*known, "m1", "m2", "m3", "m4"])
     paths = st.sampled_from(

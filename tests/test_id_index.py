@@ -14,7 +14,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from waybook.journal.id_index import BUCKET_LOAD, CompactIdIndex, DictIdIndex, IdIndex
+from waybook.journal._id_index import BUCKET_LOAD, CompactIdIndex, DictIdIndex, IdIndex
 
 
 def weak_fingerprint(rid: str) -> int:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from waybook.codecs import import_claude_code, import_codex
-from waybook.export.openai_format import problems
+from waybook.export._openai_format import problems
 from waybook.export.trajectories import Selection, TrajectoryExporter
+from waybook.formats import import_claude_code, import_codex
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"

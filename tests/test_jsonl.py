@@ -31,8 +31,8 @@ from waybook.journal import (
     verify,
     verify_file,
 )
-from waybook.journal.durability import GroupCommit
-from waybook.journal.id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
+from waybook.journal._durability import GroupCommit
+from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:
@@ -512,7 +512,7 @@ def test_a_live_object_recovers_after_another_object_repairs_and_appends(tmp_pat
 def test_a_well_chained_record_that_breaks_a_session_rule_is_corruption_even_before_a_torn_tail(
     tmp_path: Path,
 ) -> None:
-    from waybook.codecs.wire import seal
+    from waybook.codecs._wire import seal
 
     path = tmp_path / "s.jsonl"
     make_file(path, nodes=2).close()
@@ -530,8 +530,8 @@ def test_a_well_chained_record_that_breaks_a_session_rule_is_corruption_even_bef
 def test_a_reused_id_far_back_in_a_file_is_corruption_on_open(tmp_path: Path) -> None:
     """The id index's buckets hold thousands of replayed ids; a well-chained record reusing one of them
     is found on open, at its seq."""
-    from waybook.codecs.wire import seal
-    from waybook.journal.head import GENESIS_DIGEST
+    from waybook.codecs._wire import seal
+    from waybook.model._head import GENESIS_DIGEST
 
     n = COMPACT_ABOVE + 1000  # past the threshold, so the reused id is found in the compact index
     records = [header(), *(user(f"m{i}", f"m{i - 1}" if i else None) for i in range(n))]

@@ -35,7 +35,7 @@ from waybook.journal import (
     WriteFailedError,
     text,
 )
-from waybook.journal.durability import Durability
+from waybook.journal._durability import Durability
 
 T = TypeVar("T")
 

@@ -16,7 +16,7 @@ import pytest
 from tests.builders import header, user
 from waybook import Session
 from waybook.journal import GENESIS, JournalReplacedError, JsonlJournal
-from waybook.journal.fileio import OsFileOps
+from waybook.journal._fileio import OsFileOps
 
 
 def new_session(path: Path) -> Session:

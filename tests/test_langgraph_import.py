@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from waybook.codecs.langgraph import Checkpoint, import_langgraph
-from waybook.codecs.langgraph_db import LangGraphDatabaseError, read_thread
+from waybook.formats.langgraph._database import LangGraphDatabaseError, read_thread
+from waybook.formats.langgraph._import import Checkpoint, import_langgraph
 from waybook.journal import GENESIS, InMemoryJournal, LeafMoved, plain_text, verify
 from waybook.projections import TreeProjection, context_at, fold
 

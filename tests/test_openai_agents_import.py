@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from waybook.codecs.openai_agents import import_openai_agents
-from waybook.codecs.openai_agents_db import NotAnAgentsDatabaseError, read_session
-from waybook.codecs.responses import items_of_context
+from waybook.formats._responses import items_of_context
+from waybook.formats.openai_agents._database import NotAnAgentsDatabaseError, read_session
+from waybook.formats.openai_agents._import import import_openai_agents
 from waybook.journal import GENESIS, InMemoryJournal, LeafMoved, verify
 from waybook.projections import TreeProjection, context_at, fold
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from waybook.codecs.pi import (
+from waybook.export.trajectories import Selection, TrajectoryExporter
+from waybook.formats.pi._codec import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
     PiFormatError,
     export_pi,
     import_pi,
 )
-from waybook.export.trajectories import Selection, TrajectoryExporter
 from waybook.journal import (
     GENESIS,
     AssistantMessage,

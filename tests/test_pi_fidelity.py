@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 
 from tests.test_pi_codec import HEADER_V3, answer, entry, pi_lines, user
 from waybook import Session
-from waybook.codecs import canonical_json, js_json, json_patch
-from waybook.codecs.json_patch import same
-from waybook.codecs.pi import PiFormatError, export_pi, import_pi
+from waybook.codecs import canonical_json
 from waybook.export.trajectories import Selection, TrajectoryExporter
+from waybook.formats import _js_json as js_json
+from waybook.formats import _json_patch as json_patch
+from waybook.formats._json_patch import same
+from waybook.formats.pi._codec import PiFormatError, export_pi, import_pi
 from waybook.journal import (
     GENESIS,
     Compaction,

@@ -202,7 +202,7 @@ def test_the_incremental_context_equals_a_recomputation_at_every_step() -> None:
         lambda: session.reset(),
         lambda: session.user("new"),
     ]
-    from waybook.projections.context import context_refs
+    from waybook.projections._context import context_refs
 
     for step in steps:
         step()
@@ -373,7 +373,7 @@ def tree_facts(tree: Any) -> tuple[Any, ...]:
 def test_the_timeline_at_every_seq_equals_folding_the_prefix(
     steps: list[tuple[str, object]], every: int
 ) -> None:
-    from waybook.projections.timeline import Timeline
+    from waybook.projections._timeline import Timeline
 
     journal = build_session(steps)
     timeline = Timeline(journal, every=every)

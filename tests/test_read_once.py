@@ -14,9 +14,9 @@ from tests.faults import CountingFileOps
 from tests.sessions import branching_session
 from tests.test_projections import actions, build_session
 from waybook import JsonlJournal, Session, ToolOutcome, resume
-from waybook.codecs.wire import decode_record
+from waybook.codecs._wire import decode_record
 from waybook.journal import DecodeError, InMemoryJournal, ToolCallBlock
-from waybook.journal.ledger import decode_records
+from waybook.journal._ledger import decode_records
 from waybook.projections import (
     ContextProjection,
     ProjectionOrderError,
@@ -25,7 +25,7 @@ from waybook.projections import (
     render_context_from,
     replay,
 )
-from waybook.projections.snapshots import encode_snapshot
+from waybook.projections._snapshots import encode_snapshot
 
 
 def golden_file(tmp_path: Path) -> Path:

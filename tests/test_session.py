@@ -17,7 +17,7 @@ from waybook.journal import (
     UnknownNodeError,
     UserMessage,
 )
-from waybook.journal.rules import TIMESTAMP_PATTERN
+from waybook.journal._roles.session import TIMESTAMP_PATTERN
 
 
 def test_create_writes_the_header_once() -> None:

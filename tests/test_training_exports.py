@@ -12,8 +12,8 @@ import pytest
 from tests.sessions import branching_session
 from tests.test_cli import waybook
 from waybook import JsonlJournal, Session
-from waybook.export.cleaning import NO_RESULT, TrainingOptions
-from waybook.export.openai_format import problems
+from waybook.export._cleaning import NO_RESULT, TrainingOptions
+from waybook.export._openai_format import problems
 from waybook.export.trajectories import Selection, TrajectoryExporter
 from waybook.journal import (
     BlobBlock,
@@ -132,7 +132,7 @@ def test_every_openai_row_of_every_export_is_valid(build: Callable[[], SessionJo
 
 @pytest.mark.skipif(not REAL.is_file(), reason="shared/fixtures is not beside this checkout")
 def test_every_openai_row_of_a_real_pi_session_is_valid() -> None:
-    from waybook.codecs.pi import import_pi
+    from waybook.formats.pi._codec import import_pi
     from waybook.journal import GENESIS
 
     journal = InMemoryJournal("real")

@@ -21,7 +21,7 @@ import pytest
 
 from tests.builders import AT, header, user
 from waybook import Session
-from waybook.codecs.wire import decode_record
+from waybook.codecs._wire import decode_record
 from waybook.journal import (
     GENESIS,
     DecodeError,
@@ -37,7 +37,7 @@ from waybook.journal import (
     StorageError,
     verify_file,
 )
-from waybook.journal.fileio import OsFileOps
+from waybook.journal._fileio import OsFileOps
 from waybook.memory import Create, Insert, Memory, View
 
 

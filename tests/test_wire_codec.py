@@ -230,7 +230,7 @@ def test_a_journal_with_old_records_still_verifies() -> None:
     head_digest = line_digest(head_line)
     assert head_digest is not None
     from tests.wire_samples import _seal_legacy
-    from waybook.codecs.legacy import UserMessageV1
+    from waybook.codecs._legacy import UserMessageV1
 
     old_body = msgspec.json.decode(old, type=dict[str, Any])["body"]
     legacy = _seal_legacy(2, UserMessageV1(parent=old_body["parent"], text=old_body["text"]), head_digest)

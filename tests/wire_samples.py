@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from waybook.codecs.canonical import ENCODER
-from waybook.codecs.legacy import UserMessageV1
-from waybook.codecs.wire import seal
+from waybook.codecs._canonical import ENCODER
+from waybook.codecs._legacy import UserMessageV1
+from waybook.codecs._wire import seal
 from waybook.journal import (
     Annotation,
     AnyBody,
@@ -41,7 +41,7 @@ from waybook.journal import (
     ToolResult,
     UserMessage,
 )
-from waybook.journal.head import GENESIS_DIGEST
+from waybook.model._head import GENESIS_DIGEST
 
 WIRE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "wire"
 AT = "2026-12-01T09:00:00.000Z"

@@ -3,8 +3,10 @@
 Start with `Session.create(InMemoryJournal())` or a `JsonlJournal` path; see README.md.
 """
 
+from waybook._async_session import AsyncSession
+from waybook._resume import Resumed, resume
+from waybook._session import Session, ToolOutcome, new_id, utc_now
 from waybook._version import __version__
-from waybook.async_session import AsyncSession
 from waybook.journal import (
     GENESIS,
     AppendResult,
@@ -17,8 +19,6 @@ from waybook.journal import (
     StaleWriterError,
     verify,
 )
-from waybook.resume import Resumed, resume
-from waybook.session import Session, ToolOutcome, new_id, utc_now
 
 __all__ = [
     "GENESIS",

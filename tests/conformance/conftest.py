@@ -15,7 +15,7 @@ import pytest
 from tests.pg_fixtures import pg_store_url
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 from waybook.stores import JournalStore, open_store
-from waybook.stores.fed import FedJournal
+from waybook.stores._fed import FedJournal
 
 
 @attrs.frozen

@@ -12,8 +12,8 @@ from waybook.journal import (
     SessionJournal,
     UnknownNodeError,
 )
-from waybook.projections.base import fold
-from waybook.projections.tree import TreeProjection
+from waybook.projections._base import fold
+from waybook.projections._tree import TreeProjection
 
 
 def annotation(record_id: str, target: str, kind: str = "ext.note", data: object = None) -> NewRecord:

@@ -33,7 +33,7 @@ from waybook.journal import (
     UnknownTagError,
     verify,
 )
-from waybook.journal.records import Compaction, ContextExclusion, CustomEntry
+from waybook.model._records import Compaction, ContextExclusion, CustomEntry
 
 
 def started(journal: SessionJournal, n: int = 0) -> Head:
@@ -418,7 +418,7 @@ class _ListJournal:
 
 
 def test_r5_verify_names_the_first_record_that_breaks_a_session_rule() -> None:
-    from waybook.codecs.wire import seal
+    from waybook.codecs._wire import seal
     from waybook.journal import InMemoryJournal
 
     source = InMemoryJournal()

@@ -32,7 +32,7 @@ from waybook.journal import (
     text,
     verify,
 )
-from waybook.journal.rules import next_leaf
+from waybook.journal._roles.session import next_leaf
 from waybook.projections import TreeProjection, replay
 
 

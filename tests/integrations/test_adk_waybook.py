@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("google.adk")
 
 from tests.integrations.test_adk_contract import APP, USER, event, texts
+from waybook._session import new_id, utc_now
 from waybook.integrations.adk import CREATED, EVENT, StaleSessionError, WaybookSessionService
-from waybook.journal.records import CustomEntry, NewRecord
-from waybook.session import new_id, utc_now
+from waybook.model._records import CustomEntry, NewRecord
 from waybook.stores import open_store
 
 

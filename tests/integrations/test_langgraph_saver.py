@@ -18,7 +18,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 
 from waybook.integrations.langgraph import StaleThreadError, WaybookSaver
-from waybook.integrations.langgraph.state import CHECKPOINT, HIDDEN, WRITES
+from waybook.integrations.langgraph._state import CHECKPOINT, HIDDEN, WRITES
 from waybook.journal import Annotation, CustomEntry, LeafMoved, Reset, verify
 from waybook.stores import JournalStore
 

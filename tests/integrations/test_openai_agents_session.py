@@ -22,7 +22,7 @@ from agents.memory import OpenAIResponsesCompactionSession, SessionSettings
 from agents.testing import ScriptedModel, assistant_message
 
 from waybook.integrations.openai_agents import WaybookSession
-from waybook.integrations.openai_agents.items import ITEM, body_of, item_of
+from waybook.integrations.openai_agents._items import ITEM, body_of, item_of
 from waybook.journal import (
     AssistantMessage,
     CustomEntry,

@@ -13,9 +13,9 @@ from anthropic.lib.tools import ToolError
 from anthropic.lib.tools._tool_dispatch import tool_error_content
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
+from waybook.integrations.anthropic_memory import WaybookMemoryTool
 from waybook.journal import InMemoryJournal
 from waybook.memory import Limits, Memory
-from waybook.memory.anthropic import WaybookMemoryTool
 
 Seen = tuple[str, str]
 

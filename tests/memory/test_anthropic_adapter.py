@@ -15,8 +15,8 @@ from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryT
 from tests.memory.anthropic_reference import Pair, seen, waybook_tool
 from tests.memory.scripted_anthropic import ScriptedModel, memory_call, text
 from waybook import InMemoryJournal, Session
+from waybook.integrations.anthropic_memory import AsyncWaybookMemoryTool, WaybookMemoryTool
 from waybook.memory import Limits, Memory
-from waybook.memory.anthropic import AsyncWaybookMemoryTool, WaybookMemoryTool
 
 M = "/memories"
 

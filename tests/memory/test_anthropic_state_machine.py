@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.memory.anthropic_reference import Pair
-from waybook.memory.paths import EXTENSIONS
+from waybook.journal._roles.memory_paths import EXTENSIONS
 
 FILES = ["/memories/a.md", "/memories/b.txt", "/memories/d/c.md", "/memories/d/e/f.md", "/memories/d/e.md"]
 DIRECTORIES = ["/memories", "/memories/", "/memories/d", "/memories/d/", "/memories/d/e"]

@@ -20,6 +20,7 @@ from waybook.journal import (
     NewRecord,
     StorageError,
 )
+from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import (
     AdoptionConflictError,
     Authority,
@@ -30,9 +31,8 @@ from waybook.memory import (
     create_async_authority,
     create_authority,
 )
-from waybook.memory.nominations import Nomination
-from waybook.memory.receipts import derive_adoption_receipt, derive_pin_receipt
-from waybook.memory.text import content_digest
+from waybook.memory.canonical._nominations import Nomination
+from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
 PINS: dict[int, Any] = {}
@@ -335,7 +335,7 @@ def test_two_authorities_on_one_canonical_journal_leave_exactly_one_adoption_rec
 
 
 def test_capacity_is_checked_before_the_write() -> None:
-    import waybook.memory.adopting as module
+    import waybook.memory.canonical._adopting as module
 
     authority, _, canonical = setup()
     nomination = nominate(authority, {"/memories/a.md": "x", "/memories/b.md": "y"})

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from waybook.journal import Head, InMemoryJournal, JournalError, MemoryWrite, NewRecord, StorageError
-from waybook.journal.records import MemoryPinMoved
+from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import MemoryProjection, Route, create_async_authority, create_authority
-from waybook.memory.receipts import check_receipts
-from waybook.memory.text import content_digest
+from waybook.memory.canonical.receipts import check_receipts
+from waybook.model._records import MemoryPinMoved
 from waybook.projections import replay
 
 KEYS = ["/memories/a.md", "/memories/b.md", "/memories/c.md"]

@@ -23,7 +23,7 @@ from waybook.journal import (
     NewRecord,
     StorageError,
 )
-from waybook.journal.records import MemoryPinMoved, UserMessage, text
+from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import (
     AdoptionConflictError,
     RequestError,
@@ -31,8 +31,8 @@ from waybook.memory import (
     create_async_authority,
     create_authority,
 )
-from waybook.memory.receipts import derive_adoption_receipt, derive_pin_receipt
-from waybook.memory.text import content_digest
+from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
+from waybook.model._records import MemoryPinMoved, UserMessage, text
 
 from .test_authority import AT, Probe, foreign_write, nominate, pin_of
 

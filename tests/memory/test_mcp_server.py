@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from waybook.journal import JsonlJournal
-from waybook.memory.state import MemoryProjection
+from waybook.memory.working._state import MemoryProjection
 from waybook.projections import replay
 
 mcp = pytest.importorskip("mcp")

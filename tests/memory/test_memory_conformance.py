@@ -7,7 +7,7 @@ from pathlib import Path
 
 from waybook.journal import InMemoryJournal, JsonlJournal
 from waybook.memory import DEFAULT_LIMITS, Limits, Memory
-from waybook.memory.conformance import MemoryPortConformance
+from waybook.testing._memory import MemoryPortConformance
 
 
 class TestMemoryOnInMemoryJournals(MemoryPortConformance):

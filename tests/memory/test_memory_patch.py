@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from waybook.journal import InMemoryJournal
-from waybook.journal.errors import MemoryRuleError
-from waybook.journal.records import Header, MemoryWrite, NewRecord
+from waybook.journal._roles.memory_text import content_digest, front_matter, with_description
 from waybook.memory import Limits, Memory
-from waybook.memory.patch import PatchError, apply_hunks, parse_patch
-from waybook.memory.text import content_digest, front_matter, with_description
+from waybook.memory.working._patch import PatchError, apply_hunks, parse_patch
+from waybook.model._errors import MemoryRuleError
+from waybook.model._records import Header, MemoryWrite, NewRecord
 
 AT = "2026-12-01T09:00:00.000Z"
 

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from waybook import Session
-from waybook.codecs.wire import seal
+from waybook.codecs._wire import seal
 from waybook.journal import InMemoryJournal, JournalError, JsonlJournal, MemoryWrite, NewRecord
-from waybook.journal.errors import InvalidRecordError, MemoryRuleError
-from waybook.journal.head import GENESIS_DIGEST
-from waybook.journal.records import Header, MemoryDelete, MemoryRename, UserMessage, text
+from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import Memory, ProfileError, RequestError, Route, create_authority
-from waybook.memory.text import content_digest
+from waybook.model._errors import InvalidRecordError, MemoryRuleError
+from waybook.model._head import GENESIS_DIGEST
+from waybook.model._records import Header, MemoryDelete, MemoryRename, UserMessage, text
 
 AT = "2026-12-01T09:00:00.000Z"
 
@@ -115,7 +115,7 @@ def test_a_memory_journal_holds_memory_records_only() -> None:
 
 
 def test_an_adoption_and_its_writes_are_one_batch_in_canonical_memory() -> None:
-    from waybook.journal.records import MemoryAdoption
+    from waybook.model._records import MemoryAdoption
 
     journal = memory_journal("canonical_memory")
     adoption = MemoryAdoption(

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from waybook.journal import InMemoryJournal
+from waybook.journal._roles.memory_text import with_description
 from waybook.memory import Limits, Memory, MemoryProjection
-from waybook.memory.text import with_description
 from waybook.projections import replay
 
 LIMITS = Limits(max_file_bytes=16, max_total_bytes=30, max_files=3)

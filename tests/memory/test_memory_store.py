@@ -10,10 +10,10 @@ import pytest
 
 from waybook import Session
 from waybook.journal import InMemoryJournal, JsonlJournal
+from waybook.journal._roles.memory_text import content_digest, front_matter, links_of, logical_lines
 from waybook.memory import Memory
-from waybook.memory.index import MemoryRequiredError, MemoryUnavailable, load_index, render_index
-from waybook.memory.port import ScopeMismatchError
-from waybook.memory.text import content_digest, front_matter, links_of, logical_lines
+from waybook.memory.tools._index import MemoryRequiredError, MemoryUnavailable, load_index, render_index
+from waybook.memory.working._port import ScopeMismatchError
 
 
 def memory(journal: InMemoryJournal | None = None, scope: str = "agent") -> Memory:
@@ -134,8 +134,8 @@ def test_two_ports_racing_on_one_journal_never_half_apply() -> None:
     create(one, "/memories/a.md", "base")
     state_seen_by_two = two.state()
     create(one, "/memories/a.md", "from one")
-    from waybook.memory.commands import Create
-    from waybook.memory.decide import DEFAULT_LIMITS, Write, decide
+    from waybook.memory.working._commands import Create
+    from waybook.memory.working._decide import DEFAULT_LIMITS, Write, decide
 
     plan = decide(Create("/memories/a.md", "from two"), state_seen_by_two, DEFAULT_LIMITS, None)
     assert isinstance(plan, Write)
@@ -210,7 +210,7 @@ def test_the_same_pin_renders_the_same_bytes_in_another_process(tmp_path: Path) 
     here = load_index(lambda: JsonlJournal(path, readonly=True), pin=pin, policy="require")
     assert not isinstance(here, MemoryUnavailable)
     code = (
-        "import sys; from waybook.journal import JsonlJournal; from waybook.memory.index import load_index;"
+        "import sys; from waybook.journal import JsonlJournal; from waybook.memory.tools._index import load_index;"
         "opener = lambda: JsonlJournal(sys.argv[1], readonly=True);"
         f"print(load_index(opener, pin={pin}, policy='require').sha256)"
     )

@@ -14,16 +14,16 @@ import pytest
 
 from waybook import Session
 from waybook.journal import Head, IntegrityError, JsonlJournal
-from waybook.journal.records import MemoryPinMoved, MemoryUsed
 from waybook.memory import Memory, RequestError, Route, create_authority
-from waybook.memory.index import MemoryUnavailable, load_index
-from waybook.memory.outcomes import AdoptionReceipt, PinReceipt
-from waybook.memory.receipts import (
+from waybook.memory.canonical._outcomes import AdoptionReceipt, PinReceipt
+from waybook.memory.canonical.receipts import (
     derive_adoption_receipt,
     derive_pin_receipt,
     derive_remember_receipt,
     derive_tool_receipt,
 )
+from waybook.memory.tools._index import MemoryUnavailable, load_index
+from waybook.model._records import MemoryPinMoved, MemoryUsed
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
 
@@ -139,7 +139,7 @@ def test_waybook_verify_rederives_every_receipt_and_refuses_a_forged_one(files: 
 
 def foreign_write_jsonl(journal: JsonlJournal, n: int = 1) -> None:
     from waybook.journal import MemoryWrite, NewRecord
-    from waybook.memory.text import content_digest
+    from waybook.journal._roles.memory_text import content_digest
 
     body = MemoryWrite(path="/memories/f.md", text="f", digest=content_digest("f"))
     journal.append(
@@ -190,7 +190,7 @@ def test_each_turn_records_and_show_prints_the_memory_it_rendered(tmp_path: Path
 
 
 def test_a_well_formed_pin_record_that_does_not_chain_is_refused(files: Any) -> None:
-    from waybook.memory.receipts import check_receipts
+    from waybook.memory.canonical.receipts import check_receipts
 
     _, opened, session, authority = files
     canonical = opened["canonical"]

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from waybook import Session
-from waybook.codecs.canonical import ENCODER
+from waybook.codecs._canonical import ENCODER
 from waybook.journal import InMemoryJournal
-from waybook.journal.errors import InvalidRecordError
-from waybook.journal.records import NewRecord, ReflectionFinished, ReflectionStarted
 from waybook.memory import Memory, ProfileError, RequestError
-from waybook.memory.reflection import ReflectionScheduler, ReflectionState, scheduler_state
+from waybook.memory.tools.reflection import ReflectionScheduler, ReflectionState, scheduler_state
+from waybook.model._errors import InvalidRecordError
+from waybook.model._records import NewRecord, ReflectionFinished, ReflectionStarted
 
 AT = "2026-12-01T09:00:00.000Z"
 

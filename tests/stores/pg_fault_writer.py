@@ -15,7 +15,7 @@ import sys
 
 from waybook import StaleWriterError
 from waybook.journal import AssistantMessage, Head, NewRecord, SessionJournal, UserMessage, text
-from waybook.journal.rules import next_leaf
+from waybook.journal._roles.session import next_leaf
 from waybook.stores import open_store
 
 AT = "2026-12-01T12:00:00.000Z"

@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests.stores.test_blobs import KINDS, age_everything, store_url
 from waybook import Session
 from waybook.stores import open_store
-from waybook.stores.blobs import CHUNK, DEFAULT_LEASE, BlobRef
+from waybook.stores._blobs import CHUNK, DEFAULT_LEASE, BlobRef
 
 HOURS = 2 * 3600.0
 """How far a step moves the clock: far past the lease and any grace, so no step lands near a boundary."""

@@ -20,9 +20,9 @@ from tests.pg_fixtures import pg_store_url
 from waybook import Session
 from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError
 from waybook.stores import CATALOG_ID, open_store
-from waybook.stores.blob_files import FileBlobs
-from waybook.stores.blob_tables import SqliteBlobs
-from waybook.stores.blobs import (
+from waybook.stores._blob_files import FileBlobs
+from waybook.stores._blob_tables import SqliteBlobs
+from waybook.stores._blobs import (
     COLLECTED,
     BlobDigestError,
     Blobs,

@@ -23,11 +23,11 @@ from tests.tcp_cutter import Cutter
 from waybook import AsyncSession
 from waybook.journal import BlobBlock
 from waybook.stores import open_store
-from waybook.stores.blobs import CHUNK, BlobDigestError, MissingBlobError
+from waybook.stores._blobs import CHUNK, BlobDigestError, MissingBlobError
+from waybook.stores._threaded import open_async_store
 from waybook.stores.postgres import ConnectionLostError, PostgresStore
 from waybook.stores.postgres.blobs import PostgresBlobs
 from waybook.stores.postgres.schema import MIGRATIONS, migrate
-from waybook.stores.threaded import open_async_store
 
 
 def connect(url: str) -> psycopg.Connection[tuple[object, ...]]:

@@ -26,6 +26,7 @@ from waybook.journal import (
     verify,
 )
 from waybook.stores import open_store
+from waybook.stores._threaded import open_async_store
 from waybook.stores.postgres import (
     SCHEMA_VERSION,
     ConnectionLostError,
@@ -35,7 +36,6 @@ from waybook.stores.postgres import (
     engine,
 )
 from waybook.stores.postgres.aio import AsyncPostgresStore
-from waybook.stores.threaded import open_async_store
 
 
 def connect(url: str) -> psycopg.Connection[tuple[object, ...]]:

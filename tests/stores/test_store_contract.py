@@ -24,7 +24,7 @@ from waybook.stores import (
     open_store,
     tail,
 )
-from waybook.stores.copying import copy_records
+from waybook.stores._copying import copy_records
 
 
 def chat(store: JournalStore, journal_id: str, turns: int = 2, **create: object) -> Session:

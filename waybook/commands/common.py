@@ -17,7 +17,7 @@ from waybook.commands.store_option import add_store_option as add_store_option  
 from waybook.commands.store_option import open_in_store
 from waybook.commands.terminal import visible
 from waybook.journal import JournalError, Record, SessionJournal, plain_text
-from waybook.journal.records import (
+from waybook.model._records import (
     AssistantMessage,
     Compaction,
     ContextExclusion,

@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from waybook._session import Session
 from waybook.commands.common import OK, PROBLEM, UsageError, guarded
 from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
 from waybook.memory import Memory
-from waybook.session import Session
 
 TOOLS = [
     {

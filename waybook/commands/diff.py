@@ -22,7 +22,7 @@ from waybook.commands.common import (
 from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.terminal import plural
-from waybook.journal.reading import read_seqs
+from waybook.journal._reading import read_seqs
 from waybook.projections import TreeProjection
 
 

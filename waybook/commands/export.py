@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs.pi import export_pi
+from waybook._offload import blobs_inlined, images_from_blobs
 from waybook.commands import common
 from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
 from waybook.commands.ids import check_at, resolve_id
@@ -16,9 +16,9 @@ from waybook.commands.output import check_output, write_lines
 from waybook.commands.store_option import blobs_of
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
-from waybook.offload import blobs_inlined, images_from_blobs
+from waybook.formats.pi._codec import export_pi
 from waybook.projections import TreeProjection
-from waybook.stores.url import local_path
+from waybook.stores._url import local_path
 
 FORMATS = ("openai", "sharegpt", "archival", "pi")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from waybook.commands.common import OK, UsageError, emit_json, guarded, stdout
 from waybook.commands.store_option import connect_store
-from waybook.stores.blobs import DEFAULT_GRACE, BlobError
+from waybook.stores._blobs import DEFAULT_GRACE, BlobError
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

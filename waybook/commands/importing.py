@@ -4,7 +4,7 @@ Formats: `pi` (Pi session files), `claude-code` (Claude Code transcripts; the su
 beside a session become journals of their own, next to OUT, linked from the session), `codex` (Codex CLI
 rollouts). Every import is validated in full before one atomic write per journal, and reports how every
 source line was used (`--json` prints the report). An import into a store (`--store`) keeps each image as
-a blob, stored before the journal that references it (waybook.offload).
+a blob, stored before the journal that references it (waybook._offload).
 """
 
 from __future__ import annotations
@@ -17,21 +17,26 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from waybook.codecs.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
-from waybook.codecs.codex import import_codex
-from waybook.codecs.foreign import ImportReport
-from waybook.codecs.langgraph import import_langgraph
-from waybook.codecs.langgraph_db import read_thread
-from waybook.codecs.openai_agents import import_openai_agents
-from waybook.codecs.openai_agents_db import read_session
-from waybook.codecs.pi import import_pi
+from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
 from waybook.commands.store_option import import_into_store
 from waybook.commands.terminal import plural
+from waybook.formats._foreign import ImportReport
+from waybook.formats.claude_code._transcript import (
+    Anchor,
+    import_claude_code,
+    journal_id_for,
+    subagent_anchor,
+)
+from waybook.formats.codex import import_codex
+from waybook.formats.langgraph._database import read_thread
+from waybook.formats.langgraph._import import import_langgraph
+from waybook.formats.openai_agents._database import read_session
+from waybook.formats.openai_agents._import import import_openai_agents
+from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
-from waybook.journal.fileio import create_atomically
-from waybook.offload import images_as_blobs, inline_known
-from waybook.stores.blobs import references
+from waybook.journal._fileio import create_atomically
+from waybook.stores._blobs import references
 
 T = TypeVar("T")
 FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")

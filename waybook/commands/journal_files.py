@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs.wire import decode_record
+from waybook.codecs._wire import decode_record
 from waybook.commands.common import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
-from waybook.journal.quarantine import FIRST_LINE_START
-from waybook.journal.records import Header
+from waybook.journal._quarantine import FIRST_LINE_START
+from waybook.model._records import Header
 
 HEADER_SNIFF = 1 << 20
 """How much of a file is read to see whether its first line is a waybook header."""

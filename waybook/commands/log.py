@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs import canonical_json
-from waybook.codecs.wire import CURRENT_TAGS, LEGACY_TAGS
+from waybook.codecs._wire import CURRENT_TAGS, LEGACY_TAGS
 from waybook.commands.common import add_store_option, guarded, open_journal, seq_arg, short_kind, summary
 from waybook.commands.journal_files import damage_status
 

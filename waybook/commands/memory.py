@@ -15,8 +15,8 @@ from waybook.commands.common import UsageError, emit_json, guarded, open_journal
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
 from waybook.commands.terminal import visible
-from waybook.journal.memory_rules import MEMORY_ROLES
-from waybook.memory.state import MemoryProjection
+from waybook.journal._roles.memory import MEMORY_ROLES
+from waybook.memory.working._state import MemoryProjection
 from waybook.projections import replay
 
 

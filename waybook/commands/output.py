@@ -16,7 +16,7 @@ from pathlib import Path
 
 from waybook.commands.common import UsageError
 from waybook.commands.journal_files import starts_with_header
-from waybook.journal.fileio import FILE_MODE, fsync_dir
+from waybook.journal._fileio import FILE_MODE, fsync_dir
 
 
 def check_output(output: Path, *, inputs: Iterable[Path], force: bool) -> None:

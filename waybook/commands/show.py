@@ -28,7 +28,7 @@ from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
-from waybook.journal.records import (
+from waybook.model._records import (
     AssistantMessage,
     Compaction,
     ContextExclusion,
@@ -38,7 +38,7 @@ from waybook.journal.records import (
     SubagentLink,
 )
 from waybook.projections import TreeProjection, context_at, trajectory
-from waybook.projections.links import LinkRef, subagent_links
+from waybook.projections._links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

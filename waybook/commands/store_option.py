@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from waybook.journal import AppendResult, Head, JsonlJournal, NewRecord, Record, SessionJournal
-from waybook.journal.verify import VerifyReport
+from waybook.journal._verify import VerifyReport
 
 if TYPE_CHECKING:
     from waybook.stores import JournalStore
@@ -39,7 +39,7 @@ def connect_store(url: str) -> JournalStore:
     """Open an existing store for a command; a missing file: or sqlite: store is a usage error (a
     command never creates one by mistake)."""
     from waybook.stores import StoreArgumentError, open_store
-    from waybook.stores.url import local_path
+    from waybook.stores._url import local_path
 
     scheme = url.partition(":")[0]
     location = local_path(url)
@@ -96,7 +96,7 @@ def blobs_of(journal: SessionJournal, path: Path | None) -> Any:
         place = path.resolve().parent
         store = place.parent
         if place.name == "journals" and (store / "catalog.jsonl").is_file() and (store / "blobs").is_dir():
-            from waybook.stores.blob_files import FileBlobs
+            from waybook.stores._blob_files import FileBlobs
 
             return FileBlobs(store)
     return None
@@ -109,7 +109,7 @@ class _StoreBlobs:
         self._store = store
 
     def read(self, digest: str) -> bytes:
-        from waybook.stores.blobs import NoBlobStoreError
+        from waybook.stores._blobs import NoBlobStoreError
 
         try:
             blobs = self._store.blobs
@@ -159,7 +159,7 @@ def import_into_store(store: JournalStore, journal_id: str, staging: SessionJour
     records are sealed again to the same bytes, so every digest is kept."""
     from waybook.journal import Header
     from waybook.stores import JournalExistsError, StoreArgumentError
-    from waybook.stores.copying import copy_records
+    from waybook.stores._copying import copy_records
 
     records = list(staging.read())
     header = records[0].body if records else None

@@ -26,9 +26,9 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.store_option import connect_store
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal
-from waybook.journal.reading import read_seqs
+from waybook.journal._reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
-from waybook.projections.links import LinkRef, subagent_links
+from waybook.projections._links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

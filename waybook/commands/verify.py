@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 def check_blobs(url: str, journal_id: str) -> dict[str, Any]:
     """Every blob the journal references: is it in the store, and do its bytes hash to its digest?"""
-    from waybook.stores.blobs import BlobDigestError, MissingBlobError, references
+    from waybook.stores._blobs import BlobDigestError, MissingBlobError, references
 
     missing, damaged = [], []
     with connect_store(url) as store, store.open(journal_id) as journal:

@@ -15,8 +15,8 @@ from pathlib import Path
 from waybook.commands.common import OK, PROBLEM, UsageError, warn
 from waybook.commands.store_option import open_in_store
 from waybook.journal import JournalError, JsonlJournal, SessionJournal
-from waybook.journal.records import Header
-from waybook.memory.receipts import ReceiptCheck, check_receipts
+from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts
+from waybook.model._records import Header
 
 
 def verify_receipts(paths: list[Path], *, quiet: bool, store: str | None = None) -> int:

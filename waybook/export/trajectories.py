@@ -4,13 +4,13 @@ pairs, and one sample per assistant turn.
 A trajectory is one root-to-leaf path. What each exported row holds, in order: the messages on the path
 (system, user, assistant with its tool calls, tool results, and custom entries written for the
 context), minus compaction bookkeeping and minus every entry a context exclusion on the path removed,
-made valid for training by `TrainingOptions` (see waybook.export.cleaning). Nothing from another branch
+made valid for training by `TrainingOptions` (see waybook.export._cleaning). Nothing from another branch
 appears. Every row carries provenance in `metadata` (journal id, leaf id, head seq and digest), which
 trainers ignore. A per-turn sample holds instead the exact context the model saw before that turn
 (after compaction and exclusions) and the turn itself.
 
 What the journal keeps as blobs (images, large tool outputs) is read from the store's blobs given as
-`blobs` and put in the rows (see waybook.export.messages).
+`blobs` and put in the rows (see waybook.export._messages).
 
 Output is deterministic: the same journal (and the blobs it references) always gives the same bytes.
 """
@@ -25,18 +25,18 @@ from typing import Any, Final, Literal
 import attrs
 import msgspec
 
-from waybook.export.cleaning import ImagePart, Message, TrainingOptions, clean
-from waybook.export.messages import BlobReader, to_message
-from waybook.export.redact import Redactor
-from waybook.export.rows import encode_row, openai_messages, openai_row, sharegpt_row
-from waybook.journal.head import Head
-from waybook.journal.protocol import SessionJournal
-from waybook.journal.reading import read_seqs
-from waybook.journal.records import AssistantMessage, Compaction, CustomEntry, Header, Record
+from waybook._redact import Redactor
+from waybook.export._cleaning import ImagePart, Message, TrainingOptions, clean
+from waybook.export._messages import BlobReader, to_message
+from waybook.export._rows import encode_row, openai_messages, openai_row, sharegpt_row
+from waybook.journal._protocol import SessionJournal
+from waybook.journal._reading import read_seqs
+from waybook.model._head import Head
+from waybook.model._records import AssistantMessage, Compaction, CustomEntry, Header, Record
 from waybook.projections import COMPACTION_PREAMBLE
-from waybook.projections.base import replay
-from waybook.projections.context import context_at
-from waybook.projections.tree import TreeProjection, TreeState
+from waybook.projections._base import replay
+from waybook.projections._context import context_at
+from waybook.projections._tree import TreeProjection, TreeState
 
 __all__ = ["Message", "Selection", "TrainingOptions", "TrajectoryExporter", "encode_row", "to_message"]
 

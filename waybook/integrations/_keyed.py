@@ -16,16 +16,16 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, Generic, TypeVar
 
-from waybook.journal.errors import ConflictError, StaleWriterError
-from waybook.journal.head import GENESIS, Head
-from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import AnyBody, CustomEntry, NewRecord, Record
-from waybook.journal.rules import next_leaf
-from waybook.session import new_id
-from waybook.stores.errors import JournalExistsError, JournalPurgedError
-from waybook.stores.memory import MemoryStore
-from waybook.stores.protocol import JournalStore
-from waybook.stores.values import JournalInfo
+from waybook._session import new_id
+from waybook.journal._protocol import SessionJournal
+from waybook.journal._roles.session import next_leaf
+from waybook.model._errors import ConflictError, StaleWriterError
+from waybook.model._head import GENESIS, Head
+from waybook.model._records import AnyBody, CustomEntry, NewRecord, Record
+from waybook.stores._errors import JournalExistsError, JournalPurgedError
+from waybook.stores._in_process import InProcessStore
+from waybook.stores._protocol import JournalStore
+from waybook.stores._values import JournalInfo
 
 MAX_RETRIES: Final = 16
 S = TypeVar("S")
@@ -55,7 +55,7 @@ CLOCK: Final = StorageClock()
 def run_inline(store: JournalStore) -> bool:
     """Whether the store's calls never block on I/O (the memory store), so a coroutine may run them
     without a worker thread."""
-    return isinstance(store, MemoryStore)
+    return isinstance(store, InProcessStore)
 
 
 def epoch_ms(at: str) -> int:

@@ -11,9 +11,9 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
-from waybook.journal.errors import ConflictError
-from waybook.journal.head import GENESIS
-from waybook.journal.protocol import SessionJournal
+from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import ConflictError
+from waybook.model._head import GENESIS
 
 
 class StoreLike(Protocol):

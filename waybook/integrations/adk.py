@@ -21,11 +21,11 @@ from typing import Any, Final, Literal, TypeVar
 import attrs
 
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying, run_inline
-from waybook.journal.errors import StaleWriterError
-from waybook.journal.head import Head
-from waybook.journal.records import AnyBody, CustomEntry, Record, Reset
-from waybook.stores.errors import StoreArgumentError
-from waybook.stores.protocol import JournalStore
+from waybook.model._errors import StaleWriterError
+from waybook.model._head import Head
+from waybook.model._records import AnyBody, CustomEntry, Record, Reset
+from waybook.stores._errors import StoreArgumentError
+from waybook.stores._protocol import JournalStore
 
 try:
     from google.adk.errors.already_exists_error import AlreadyExistsError

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 import attrs
 
 from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
-from waybook.journal.records import AnyBody, CustomEntry, Record, Reset
-from waybook.stores.errors import StoreArgumentError
-from waybook.stores.protocol import JournalStore
+from waybook.model._records import AnyBody, CustomEntry, Record, Reset
+from waybook.stores._errors import StoreArgumentError
+from waybook.stores._protocol import JournalStore
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (

@@ -26,10 +26,12 @@ from typing import Final
 
 import attrs
 
-from waybook.export.redact import Redactor
-from waybook.journal.errors import JournalError
-from waybook.journal.protocol import SessionJournal
-from waybook.journal.records import (
+from waybook._redact import Redactor
+from waybook.journal._protocol import SessionJournal
+from waybook.memory.working._port import Memory
+from waybook.memory.working._state import MemoryProjection
+from waybook.model._errors import JournalError
+from waybook.model._records import (
     Header,
     MemoryAdoption,
     MemoryDelete,
@@ -37,9 +39,7 @@ from waybook.journal.records import (
     MemoryWrite,
     Record,
 )
-from waybook.memory.port import Memory
-from waybook.memory.state import MemoryProjection
-from waybook.projections.base import replay
+from waybook.projections._base import replay
 
 BRANCH: Final = "main"
 PREFIX: Final = "memories/"

@@ -21,12 +21,12 @@ from typing import Any
 import msgspec
 
 from waybook.journal import JournalError, JsonlJournal
-from waybook.journal.protocol import SessionJournal
+from waybook.journal._protocol import SessionJournal
 from waybook.memory import Memory, Route, create_authority
-from waybook.memory.faces import AgentFace
-from waybook.memory.nominations import Nomination
-from waybook.memory.state import MemoryProjection
-from waybook.projections.base import replay
+from waybook.memory.canonical._faces import AgentFace
+from waybook.memory.canonical._nominations import Nomination
+from waybook.memory.working._state import MemoryProjection
+from waybook.projections._base import replay
 
 AGENT_TOOLS = ("remember", "query", "explain", "nominate")
 

@@ -1,8 +1,13 @@
 """Journals: records, the `SessionJournal` protocol, heads, errors and adapters."""
 
-from waybook.journal.async_protocol import AsyncSessionJournal
-from waybook.journal.durability import Durability
-from waybook.journal.errors import (
+from waybook.journal._async_protocol import AsyncSessionJournal
+from waybook.journal._durability import Durability
+from waybook.journal._in_memory import InMemoryJournal
+from waybook.journal._jsonl import JsonlJournal, verify_file
+from waybook.journal._protocol import SessionJournal
+from waybook.journal._quarantine import RepairReceipt
+from waybook.journal._verify import VerifyReport, verify
+from waybook.model._errors import (
     BrokenBatchError,
     BrokenChainError,
     CapacityError,
@@ -44,12 +49,8 @@ from waybook.journal.errors import (
     WriteFailedError,
     WrongTypeError,
 )
-from waybook.journal.head import GENESIS, GENESIS_DIGEST, AppendResult, Head
-from waybook.journal.in_memory import InMemoryJournal
-from waybook.journal.jsonl import JsonlJournal, verify_file
-from waybook.journal.protocol import SessionJournal
-from waybook.journal.quarantine import RepairReceipt
-from waybook.journal.records import (
+from waybook.model._head import GENESIS, GENESIS_DIGEST, AppendResult, Head
+from waybook.model._records import (
     JOURNAL_ROLES,
     TERMINAL_STOP_REASONS,
     Annotation,
@@ -87,7 +88,6 @@ from waybook.journal.records import (
     plain_text,
     text,
 )
-from waybook.journal.verify import VerifyReport, verify
 
 __all__ = [
     # protocol, positions, adapters

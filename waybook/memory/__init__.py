@@ -1,47 +1,66 @@
 """Memory: the agent-facing Memory port over working-memory journals, its projection and its index."""
 
-from waybook.memory.authority import AsyncAuthority, Authority, create_async_authority, create_authority
-from waybook.memory.block import MemoryBlock, compile_block, render_block
-from waybook.memory.commands import (
-    ApplyPatch,
-    Command,
-    Create,
-    Delete,
-    Insert,
-    Rename,
-    StrReplace,
-    UpdateDescription,
-    View,
+from waybook.memory._errors import (
+    AdoptionConflictError,
+    ExplanationExpiredError,
+    ProfileError,
+    RequestError,
 )
-from waybook.memory.decide import DEFAULT_LIMITS, Limits
-from waybook.memory.errors import AdoptionConflictError, ExplanationExpiredError, ProfileError, RequestError
-from waybook.memory.layers import PromptLayer, PromptLayers, prompt_layers, record_prompt
-from waybook.memory.nominations import NominatedRecord, Nomination
-from waybook.memory.outcomes import (
+from waybook.memory.canonical import (
     AdoptionReceipt,
+    AsyncAuthority,
+    Authority,
     Explanation,
+    NominatedRecord,
+    Nomination,
     PinReceipt,
     QueryResult,
     RememberReceipt,
     Route,
+    create_async_authority,
+    create_authority,
 )
-from waybook.memory.port import Memory, ScopeMismatchError
-from waybook.memory.results import (
+from waybook.memory.tools import (
+    MemoryBlock,
+    PromptLayer,
+    PromptLayers,
+    compile_block,
+    prompt_layers,
+    record_prompt,
+    render_block,
+)
+from waybook.memory.working import (
     CODES,
+    DEFAULT_LIMITS,
+    ApplyPatch,
+    Command,
+    Create,
     Created,
+    Delete,
     Deleted,
     DirectoryView,
     Edited,
     Entry,
     Failure,
     FileView,
+    Insert,
+    Limits,
     LineSpan,
+    Memory,
+    MemoryFile,
+    MemoryProjection,
+    MemoryState,
     Patched,
     Receipt,
+    Rename,
     Renamed,
     Result,
+    Revision,
+    ScopeMismatchError,
+    StrReplace,
+    UpdateDescription,
+    View,
 )
-from waybook.memory.state import MemoryFile, MemoryProjection, MemoryState, Revision
 
 __all__ = [
     "ApplyPatch",

@@ -1,13 +1,13 @@
 """Projections: pure folds of session journals (tree, context, trajectories), snapshots, time travel."""
 
-from waybook.projections.base import (
+from waybook.projections._base import (
     LiveProjection,
     Projection,
     ProjectionOrderError,
     fold,
     replay,
 )
-from waybook.projections.context import (
+from waybook.projections._context import (
     COMPACTION_PREAMBLE,
     ContextMessage,
     ContextProjection,
@@ -20,7 +20,7 @@ from waybook.projections.context import (
     render_context_from,
     trajectory,
 )
-from waybook.projections.snapshots import (
+from waybook.projections._snapshots import (
     SNAPSHOT_TAG,
     SnapshotStore,
     at_seq,
@@ -29,8 +29,8 @@ from waybook.projections.snapshots import (
     encode_snapshot,
     restore,
 )
-from waybook.projections.timeline import Timeline
-from waybook.projections.tree import Branch, LeafMove, TreeProjection, TreeState
+from waybook.projections._timeline import Timeline
+from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeState
 
 __all__ = [
     "COMPACTION_PREAMBLE",

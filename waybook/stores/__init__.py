@@ -4,10 +4,10 @@
 `memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres).
 """
 
-from waybook.stores.copying import copy_records
-from waybook.stores.database import DatabaseJournal, DatabaseStore
-from waybook.stores.directory import DirectoryStore
-from waybook.stores.errors import (
+from waybook.stores._copying import copy_records
+from waybook.stores._database import DatabaseJournal, DatabaseStore
+from waybook.stores._directory import DirectoryStore
+from waybook.stores._errors import (
     InvalidJournalIdError,
     InvalidStoreUrlError,
     JournalExistsError,
@@ -18,12 +18,12 @@ from waybook.stores.errors import (
     StoreError,
     UnknownJournalError,
 )
-from waybook.stores.memory import MemoryStore
-from waybook.stores.protocol import CATALOG_ID, AsyncJournalStore, JournalStore, tail
-from waybook.stores.sqlite import SqliteStore
-from waybook.stores.threaded import ThreadedJournal, ThreadedStore, open_async_store
-from waybook.stores.url import OPENERS, open_store
-from waybook.stores.values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
+from waybook.stores._in_process import InProcessStore, MemoryStore
+from waybook.stores._protocol import CATALOG_ID, AsyncJournalStore, JournalStore, tail
+from waybook.stores._sqlite import SqliteStore
+from waybook.stores._threaded import ThreadedJournal, ThreadedStore, open_async_store
+from waybook.stores._url import OPENERS, open_store
+from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 
 __all__ = [
     # opening and the protocols
@@ -34,6 +34,7 @@ __all__ = [
     "DatabaseStore",
     "DirectoryStore",
     "JournalStore",
+    "InProcessStore",
     "MemoryStore",
     "SqliteStore",
     "ThreadedJournal",

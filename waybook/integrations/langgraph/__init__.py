@@ -3,7 +3,7 @@
 Importing this module imports LangGraph (`pip install 'waybook[langgraph]'`).
 """
 
-from waybook.integrations.langgraph.saver import (
+from waybook.integrations.langgraph._saver import (
     StaleThreadError,
     ThreadExistsError,
     UnknownPruneStrategyError,

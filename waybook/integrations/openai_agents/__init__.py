@@ -3,6 +3,6 @@
 Importing this module needs the SDK only when a session is used (`pip install 'waybook[openai-agents]'`).
 """
 
-from waybook.integrations.openai_agents.session import WaybookSession
+from waybook.integrations.openai_agents._session import WaybookSession
 
 __all__ = ["WaybookSession"]

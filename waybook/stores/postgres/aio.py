@@ -16,8 +16,8 @@ from typing import Final
 import psycopg
 from psycopg import sql
 
+from waybook.stores._threaded import ThreadedStore
 from waybook.stores.postgres.store import PostgresStore, open_postgres
-from waybook.stores.threaded import ThreadedStore
 
 POLL_FALLBACK: Final = 1.0
 """Longest a waiter sleeps without a notification before it looks at the feed head itself."""

@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
 
-from waybook.stores.blobs import (
+from waybook.stores._blobs import (
     CHUNK,
     DEFAULT_LEASE,
     BlobDigestError,

@@ -28,11 +28,11 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from waybook.journal.errors import IntegrityError, JournalClosedError, StorageError
-from waybook.journal.head import GENESIS, Head
-from waybook.journal.ledger import Plan
-from waybook.stores.engine import FeedRow, JournalRow
-from waybook.stores.errors import JournalExistsError, JournalPurgedError
+from waybook.journal._ledger import Plan
+from waybook.model._errors import IntegrityError, JournalClosedError, StorageError
+from waybook.model._head import GENESIS, Head
+from waybook.stores._engine import FeedRow, JournalRow
+from waybook.stores._errors import JournalExistsError, JournalPurgedError
 from waybook.stores.postgres.errors import ConnectionLostError
 from waybook.stores.postgres.schema import migrate
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from waybook.journal.errors import StorageError
+from waybook.model._errors import StorageError
 
 
 class SchemaTooNewError(StorageError):

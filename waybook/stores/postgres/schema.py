@@ -18,8 +18,8 @@ from typing import Any, Final
 import attrs
 import psycopg
 
-from waybook.journal.errors import StorageError
-from waybook.journal.head import GENESIS_DIGEST
+from waybook.model._errors import StorageError
+from waybook.model._head import GENESIS_DIGEST
 from waybook.stores.postgres.errors import SchemaTooNewError
 
 

@@ -12,13 +12,13 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from waybook.journal.errors import RecordValidationError
-from waybook.journal.head import AppendResult, Head
-from waybook.journal.records import NewRecord, Record
-from waybook.stores.base import store_clock, store_ids
-from waybook.stores.database import DatabaseStore
-from waybook.stores.database_journal import DatabaseJournal
-from waybook.stores.errors import InvalidStoreUrlError, JournalExistsError
+from waybook.model._errors import RecordValidationError
+from waybook.model._head import AppendResult, Head
+from waybook.model._records import NewRecord, Record
+from waybook.stores._base import store_clock, store_ids
+from waybook.stores._database import DatabaseStore
+from waybook.stores._database_journal import DatabaseJournal
+from waybook.stores._errors import InvalidStoreUrlError, JournalExistsError
 from waybook.stores.postgres.blobs import PostgresBlobs
 from waybook.stores.postgres.engine import RETRY_FOR, Backoff, PostgresEngine
 from waybook.stores.postgres.errors import ConnectionLostError

@@ -1,0 +1,166 @@
+"""The layering in docs/architecture.md is a fact the tests keep: no import runs upward, none closes a circle.
+
+The contracts live in pyproject.toml (import-linter); these tests run them, check that they list the
+layers the page draws, and prove that both checks fail on a planted violation.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """Run import-linter on the `waybook` package found under `root`, with root's pyproject.toml."""
+    program = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run(
+        [sys.executable, "-c", program, "--config", str(root / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def circles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def package_imports(root: Path) -> dict[str, set[str]]:
+    sys.path.insert(0, str(root))
+    try:
+        graph = grimp.build_graph("waybook", cache_dir=None)
+    finally:
+        sys.path.remove(str(root))
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def bench_imports(root: Path) -> dict[str, set[str]]:
+    """bench/ is a folder of scripts that import each other by module name."""
+    names = {p.stem for p in (root / "bench").glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in (root / "bench").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                used.add(node.module.removeprefix("bench."))
+            elif isinstance(node, ast.Import):
+                used.update(alias.name.removeprefix("bench.") for alias in node.names)
+        graph[path.stem] = used & names
+    return graph
+
+
+def planted_copy(tmp_path: Path, plants: Mapping[str, str]) -> Path:
+    copy = tmp_path / "house"
+    shutil.copytree(ROOT / "waybook", copy / "waybook", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    for relative, text in plants.items():
+        (copy / relative).write_text(text)
+    return copy
+
+
+def test_the_contracts_list_the_layers_the_architecture_page_draws() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    drawn = re.search(r"```layers\n(.*?)```", page, re.DOTALL)
+    assert drawn, "docs/architecture.md has no ```layers block"
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in config if c["id"] == "layers")["layers"]
+    assert drawn.group(1).split("\n")[:-1] == layers
+
+
+def test_no_import_runs_against_the_layers() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "broken" in result.stdout and " 0 broken" in result.stdout
+
+
+def test_no_module_of_waybook_or_bench_is_in_an_import_circle() -> None:
+    assert circles(package_imports(ROOT)) == []
+    assert circles(bench_imports(ROOT)) == []
+
+
+def test_an_upward_import_planted_in_the_model_breaks_the_layers(tmp_path: Path) -> None:
+    house = planted_copy(tmp_path, {"waybook/model/_planted.py": "import waybook.commands\n"})
+    result = lint_imports(house)
+    assert result.returncode != 0
+    assert "waybook.model._planted -> waybook.commands" in result.stdout
+
+
+def test_a_planted_circle_is_found(tmp_path: Path) -> None:
+    house = planted_copy(
+        tmp_path,
+        {
+            "waybook/projections/_planted_a.py": "from waybook.projections import _planted_b\n",
+            "waybook/projections/_planted_b.py": "from waybook.projections import _planted_a\n",
+        },
+    )
+    assert ["waybook.projections._planted_a", "waybook.projections._planted_b"] in circles(package_imports(house))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "waybook").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_imports_another_modules_private_name(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    private = [
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("waybook")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+        and not (ROOT / node.module.replace(".", "/") / f"{alias.name}.py").exists()
+        and not (ROOT / node.module.replace(".", "/") / alias.name).is_dir()
+    ]
+    assert private == []

@@ -1,0 +1,52 @@
+"""`resume(path)`: open a session file, replay it and render its model context, decoding each record once.
+
+What a runtime does when it picks a conversation up again. Done apart, the open decodes every record
+to prove the file, a replay reads and decodes them again, and rendering the context reads the records it
+shows a third time. Here the records the open decoded (or, with a checkpoint, read once after it) are
+folded and rendered directly, and the Session starts at the head without reading anything.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import attrs
+
+from waybook._session import Session
+from waybook.journal._jsonl import JsonlJournal
+from waybook.projections._base import fold
+from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from
+
+
+@attrs.frozen
+class Resumed:
+    """An open session: its writer, its tree and context state, and the context at the active leaf."""
+
+    session: Session
+    state: ContextState
+    context: tuple[ContextMessage, ...]
+
+    @property
+    def journal(self) -> JsonlJournal:
+        journal = self.session.journal
+        assert isinstance(journal, JsonlJournal)
+        return journal
+
+
+def resume(path: str | os.PathLike[str], *, actor: str | None = None, **options: Any) -> Resumed:
+    """Open the JSONL session at `path` (options as for JsonlJournal), with its context at the leaf.
+
+    Holds every record in memory while it folds them (they are let go after, apart from those the
+    context shows): meant for sessions, not for million-record files (use `replay` and `context_at`).
+    Close the journal (`resumed.journal.close()`) when done.
+    """
+    journal, records = JsonlJournal.open_decoded(path, **options)
+    try:
+        state = fold(ContextProjection(), records)
+        context = render_context_from(state.tree, state.refs, records)
+        session = Session(journal, actor=actor)
+    except BaseException:
+        journal.close()
+        raise
+    return Resumed(session, state, context)

@@ -1,0 +1,348 @@
+"""The native wire codec: the tag registry, sealing records into canonical lines, and decoding them.
+
+A line is the canonical JSON of a Record, with `digest` as its last field:
+
+    {"seq":1,"id":"…","at":"…","prev":"<64 hex>","body":{"kind":"waybook.user/2",…},"digest":"<64 hex>"}
+
+A record of a multi-record batch also carries `"batch":[index,size]` between `prev` and `body`.
+
+`digest` is SHA-256 over the same bytes without the `,"digest":"…"` member, so a reader verifies a line
+by hashing a slice of it, without re-encoding anything.
+
+Decoding fails closed: an unknown tag, a missing or unknown field, a wrong type, invalid UTF-8 or
+malformed JSON raises a typed DecodeError naming the tag, the field and where the line was found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Union
+
+import msgspec
+
+from waybook.codecs._canonical import ENCODER
+from waybook.codecs._legacy import UserMessageV1, upcast_user_v1
+from waybook.model._errors import (
+    DecodeError,
+    InvalidRecordError,
+    InvalidUtf8Error,
+    MalformedJsonError,
+    MissingFieldError,
+    RecordTooLargeError,
+    UnknownFieldError,
+    UnknownTagError,
+    WrongTypeError,
+)
+from waybook.model._records import (
+    BODY_TYPES,
+    Annotation,
+    AnyBody,
+    AssistantMessage,
+    BatchPlace,
+    Body,
+    Compaction,
+    ContextExclusion,
+    CustomEntry,
+    Header,
+    LeafMoved,
+    MemoryAdoption,
+    MemoryDelete,
+    MemoryPinMoved,
+    MemoryRename,
+    MemoryUsed,
+    MemoryWrite,
+    NewRecord,
+    Record,
+    ReflectionFinished,
+    ReflectionReserved,
+    ReflectionStarted,
+    Reset,
+    SubagentLink,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+)
+
+# --- the registry ---------------------------------------------------------------------------------
+
+CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
+    "waybook.header/1": Header,
+    "waybook.user/2": UserMessage,
+    "waybook.assistant/1": AssistantMessage,
+    "waybook.system/1": SystemMessage,
+    "waybook.tool_result/1": ToolResult,
+    "waybook.compaction/1": Compaction,
+    "waybook.exclusion/1": ContextExclusion,
+    "waybook.custom/1": CustomEntry,
+    "waybook.leaf_moved/1": LeafMoved,
+    "waybook.reset/1": Reset,
+    "waybook.annotation/1": Annotation,
+    "waybook.subagent_link/1": SubagentLink,
+    "waybook.memory.write/1": MemoryWrite,
+    "waybook.memory.delete/1": MemoryDelete,
+    "waybook.memory.rename/1": MemoryRename,
+    "waybook.memory.adoption/1": MemoryAdoption,
+    "waybook.memory.pin_moved/1": MemoryPinMoved,
+    "waybook.memory.used/1": MemoryUsed,
+    "waybook.reflection.reserved/1": ReflectionReserved,
+    "waybook.reflection.started/1": ReflectionStarted,
+    "waybook.reflection.finished/1": ReflectionFinished,
+}
+"""Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
+
+LEGACY_TAGS: Final[Mapping[str, tuple[type[Body], Callable[[Any], Body]]]] = {
+    "waybook.user/1": (UserMessageV1, upcast_user_v1),
+}
+"""Old versions still read, each with the pure function that lifts it to the current type."""
+
+TAG_PATTERN: Final = re.compile(r"waybook\.[a-z_]+(\.[a-z_]+)?/[1-9][0-9]*")
+
+
+def _check_registry() -> None:
+    """The registry is the contract: fail at import if it disagrees with the types it names."""
+    seen: set[str] = set()
+    for tag, cls in [*CURRENT_TAGS.items(), *((t, c) for t, (c, _) in LEGACY_TAGS.items())]:
+        declared = cls.__struct_config__.tag
+        if declared != tag or tag != cls.KIND or not TAG_PATTERN.fullmatch(tag) or tag in seen:
+            msg = f"wire registry entry {tag!r} does not match {cls.__qualname__} (tag {declared!r})"
+            raise RuntimeError(msg)
+        seen.add(tag)
+    if set(CURRENT_TAGS.values()) != set(BODY_TYPES):
+        msg = "wire registry and BODY_TYPES disagree: every body type needs exactly one current tag"
+        raise RuntimeError(msg)
+
+
+_check_registry()
+
+# Records of any registered version; only used when the fast current-version decode refused a line.
+_AnyVersionBody = Union[(*CURRENT_TAGS.values(), *(c for c, _ in LEGACY_TAGS.values()))]  # type: ignore[valid-type]
+_AnyVersionRecord: Any = msgspec.defstruct(
+    "_AnyVersionRecord",
+    [
+        ("seq", int),
+        ("id", str),
+        ("at", str),
+        ("prev", str),
+        ("batch", BatchPlace | None, None),
+        ("body", _AnyVersionBody),
+        ("digest", str),
+    ],
+    frozen=True,
+    forbid_unknown_fields=True,
+    kw_only=True,
+    omit_defaults=True,
+)
+_UPCAST: Final = dict(LEGACY_TAGS.values())
+
+_RECORD_DECODER: Final = msgspec.json.Decoder(Record)
+_ANY_VERSION_DECODER: Final = msgspec.json.Decoder(_AnyVersionRecord)
+_BODY_DECODER: Final = msgspec.json.Decoder(AnyBody)
+
+
+# --- sealing --------------------------------------------------------------------------------------
+
+
+class _Unsealed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A Record without its digest: exactly the bytes the digest covers."""
+
+    seq: int = msgspec.field(name="seq")
+    id: str = msgspec.field(name="id")
+    at: str = msgspec.field(name="at")
+    prev: str = msgspec.field(name="prev")
+    batch: BatchPlace | None = msgspec.field(default=None, name="batch")
+    body: AnyBody = msgspec.field(name="body")
+
+
+class _Envelope(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+    """The fields of `_Unsealed` before `body`, encoded alone so that only the body is decoded back."""
+
+    seq: int = msgspec.field(name="seq")
+    id: str = msgspec.field(name="id")
+    at: str = msgspec.field(name="at")
+    prev: str = msgspec.field(name="prev")
+    batch: BatchPlace | None = msgspec.field(default=None, name="batch")
+
+
+_DIGEST_PREFIX: Final = b',"digest":"'
+_DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex + "}
+
+
+MAX_RECORD_BYTES: Final = 8 * 1024 * 1024
+"""The largest record a journal takes (its body's canonical bytes). Opens stay linear and fast because
+no line is huge; large outputs go to a store's blobs (`store.blobs.put`) and records reference them."""
+
+
+def _too_large(record_id: str, size: int) -> RecordTooLargeError:
+    msg = (
+        f"record {record_id!r} is {size:,} bytes, over the {MAX_RECORD_BYTES:,}-byte limit of a journal "
+        "record; store large outputs as blobs (store.blobs.put, or Session(..., blobs=store.blobs)) and "
+        "record the reference"
+    )
+    return RecordTooLargeError(msg)
+
+
+def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -> tuple[Record, bytes]:
+    """Give `new` its position and digest. Returns the committed Record and its canonical line.
+
+    `batch` is the record's `(index, size)` in a multi-record batch (None for a record appended alone);
+    it is part of the bytes the digest covers.
+
+    The body is decoded back from its bytes, so a writer holds exactly what a later replay will read
+    (a NaN written becomes null in both, a list becomes a tuple in both) and a body that does not
+    decode as its own type is refused (InvalidRecordError) before anything is written. The envelope's
+    strings are the writer's own (and `prev` is the previous record's digest), so they are not copied.
+    """
+    rid, at, body = new.id, new.at, new.body
+    if type(rid) is str and type(at) is str and type(prev) is str:
+        try:
+            head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))
+            body_bytes = ENCODER.encode(body)
+        except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
+            msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
+            raise InvalidRecordError(msg, record_id=rid) from exc
+        if len(body_bytes) > MAX_RECORD_BYTES:
+            raise _too_large(rid, len(body_bytes))
+        covered = head[:-1] + b',"body":' + body_bytes + b"}"
+        digest = hashlib.sha256(covered).hexdigest()
+        line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
+        try:
+            decoded = _BODY_DECODER.decode(body_bytes)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            pass  # decode the whole line below, for the typed error naming the field
+        else:
+            record = Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=decoded, digest=digest)
+            return record, line
+    try:
+        covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body))
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
+        msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
+        raise InvalidRecordError(msg, record_id=str(rid)) from exc
+    if len(covered) > MAX_RECORD_BYTES:
+        raise _too_large(str(rid), len(covered))
+    line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
+    try:
+        record = decode_record(line)
+    except DecodeError as exc:
+        msg = f"record {rid!r} does not match its wire type: {exc.reason}"
+        raise InvalidRecordError(msg, record_id=str(rid)) from exc
+    return record, line
+
+
+def line_digest(line: bytes) -> str | None:
+    """The digest a line claims, if it is well placed and covers the line's other bytes; else None."""
+    if len(line) <= _DIGEST_SUFFIX_LEN or not line.endswith(b'"}'):
+        return None
+    cut = len(line) - _DIGEST_SUFFIX_LEN
+    if not line.startswith(_DIGEST_PREFIX, cut):
+        return None
+    hasher = hashlib.sha256(memoryview(line)[:cut])
+    hasher.update(b"}")
+    claimed = line[-66:-2].decode("ascii", "replace")
+    return claimed if hasher.hexdigest() == claimed else None
+
+
+def encode_record(record: Record) -> bytes:
+    """The canonical line of a committed record (without a trailing newline)."""
+    return ENCODER.encode(record)
+
+
+# --- decoding -------------------------------------------------------------------------------------
+
+
+def decode_record(line: bytes, *, where: str | Callable[[], str] = "") -> Record:
+    """Decode one canonical line into a Record, upcasting old versions. Fails closed with DecodeError.
+
+    `where` (or a function returning it, evaluated only on failure) says where the line came from.
+    """
+    try:
+        return _RECORD_DECODER.decode(line)
+    except msgspec.ValidationError as exc:
+        if _is_unknown_kind(exc):
+            upcast = _try_legacy(line)
+            if upcast is not None:
+                return upcast
+        raise _typed_error(exc, line, where) from None
+    except msgspec.DecodeError as exc:
+        raise _typed_error(exc, line, where) from None
+    except RecursionError:
+        raise _too_deep(where) from None
+
+
+def decode_body(data: bytes, *, where: str = "") -> AnyBody:
+    """Decode a body alone (current versions only)."""
+    try:
+        return _BODY_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _typed_error(exc, data, where) from None
+    except RecursionError:
+        raise _too_deep(where) from None
+
+
+def _too_deep(where: str | Callable[[], str]) -> MalformedJsonError:
+    return MalformedJsonError(
+        "values are nested too deeply to decode", where=where() if callable(where) else where
+    )
+
+
+def _try_legacy(line: bytes) -> Record | None:
+    try:
+        old = _ANY_VERSION_DECODER.decode(line)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    body = old.body
+    upcaster = _UPCAST.get(type(body))
+    if upcaster is not None:
+        body = upcaster(body)
+    return Record(
+        seq=old.seq, id=old.id, at=old.at, prev=old.prev, batch=old.batch, body=body, digest=old.digest
+    )
+
+
+_INVALID_VALUE = re.compile(r"^Invalid value (.+) - at `(.+)`$")
+_MISSING = re.compile(r"^Object missing required field `([^`]+)`(?: - at `([^`]+)`)?$")
+_UNKNOWN = re.compile(r"^Object contains unknown field `([^`]+)`(?: - at `([^`]+)`)?$")
+_AT = re.compile(r" - at `(.+)`$")
+
+
+def _is_unknown_kind(exc: msgspec.ValidationError) -> bool:
+    match = _INVALID_VALUE.match(str(exc))
+    return match is not None and match.group(2) == "$.body.kind"
+
+
+def _sniff_tag(line: bytes) -> str | None:
+    """Best-effort tag of a line that failed to decode, for the error message only."""
+    try:
+        value = msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if isinstance(value, dict):
+        body = value.get("body", value)
+        if isinstance(body, dict) and isinstance(body.get("kind"), str):
+            return str(body["kind"])
+    return None
+
+
+def _typed_error(exc: Exception, line: bytes, where: str | Callable[[], str]) -> DecodeError:
+    if callable(where):
+        where = where()
+    text = str(exc)
+    if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError):
+        if "UTF-8" in text:
+            return InvalidUtf8Error("the bytes are not valid UTF-8", where=where)
+        return MalformedJsonError(f"not a complete JSON record ({text})", where=where)
+    tag = _sniff_tag(line)
+    if (match := _INVALID_VALUE.match(text)) and match.group(2).endswith((".kind", ".type")):
+        path = match.group(2)
+        reason = f"unknown tag {match.group(1)} at {path}; it may come from a newer waybook"
+        return UnknownTagError(reason, tag=tag, field=path, where=where)
+    if match := _MISSING.match(text):
+        path = f"{match.group(2) or '$'}.{match.group(1)}"
+        return MissingFieldError(f"required field {path} is missing", tag=tag, field=path, where=where)
+    if match := _UNKNOWN.match(text):
+        path = f"{match.group(2) or '$'}.{match.group(1)}"
+        reason = f"unknown field {path}; strict records refuse fields they do not know"
+        return UnknownFieldError(reason, tag=tag, field=path, where=where)
+    at = _AT.search(text)
+    return WrongTypeError(text, tag=tag, field=at.group(1) if at else None, where=where)

@@ -1,0 +1,120 @@
+"""Neutral chat messages written as rows of a training format: OpenAI chat fine-tuning, or ShareGPT.
+
+OpenAI rows carry images as content parts (`image_url` with a `data:` or `http(s)` URL) of user
+messages only. A tool result's images follow the run of tool messages it belongs to, in one user message
+"Attached image(s) from tool result:", and a tool message with no text of its own says
+"(see attached image)": the same shape Pi sends to OpenAI-compatible models. Text and images keep the
+order they had in the message (blank text parts are left out, as Pi does).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Final
+
+from waybook.export._cleaning import ImagePart, Message
+from waybook.export._openai_format import MAX_IMAGES_PER_ROW
+
+TOOL_IMAGES_INTRO: Final = "Attached image(s) from tool result:"
+SEE_ATTACHED: Final = "(see attached image)"
+
+
+def openai_row(
+    messages: list[Message], tools: list[dict[str, Any]] | None, dropped: Counter[str] | None = None
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"messages": openai_messages(messages, dropped)}
+    if tools:
+        row["tools"] = tools
+    return row
+
+
+def openai_messages(messages: list[Message], dropped: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """`messages` in OpenAI form, with tool results' images attached after their run of tool messages.
+    A row carries at most MAX_IMAGES_PER_ROW images, the latest ones; earlier ones become placeholders
+    (counted in `dropped`)."""
+    dropped = dropped if dropped is not None else Counter()
+    too_many = max(sum(len(m.images) for m in messages) - MAX_IMAGES_PER_ROW, 0)
+    seen = 0
+    out: list[dict[str, Any]] = []
+    attached: list[ImagePart] = []
+    for message in messages:
+        if message.role != "tool" and attached:
+            out.append(_attached(attached))
+            attached = []
+        content: list[str | ImagePart] = []
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                seen += 1
+                if seen <= too_many:  # the earliest go: the latest are what the turn is about
+                    dropped["images beyond OpenAI's 10 per row (as placeholders)"] += 1
+                    part = f"[image: {part.media_type}]"
+            content.append(part)
+        rendered = openai_message(message, content)
+        if message.role == "tool":
+            attached += [part for part in content if isinstance(part, ImagePart)]
+        out.append(rendered)
+    if attached:
+        out.append(_attached(attached))
+    return out
+
+
+def openai_message(message: Message, parts: list[str | ImagePart] | None = None) -> dict[str, Any]:
+    """One message in OpenAI form; `parts` (default: the message's own) is its content in order."""
+    parts = list(message.parts) if parts is None else parts
+    out: dict[str, Any] = {"role": message.role, "content": message.text}
+    images = [part for part in parts if isinstance(part, ImagePart)]
+    if images and message.role == "user":
+        out["content"] = [_part(part) for part in parts if isinstance(part, ImagePart) or part.strip()]
+    elif parts and message.role == "tool":
+        text = "\n\n".join(part for part in parts if isinstance(part, str))
+        out["content"] = text or (SEE_ATTACHED if images else "")
+    elif parts:  # every image of the message became a placeholder
+        out["content"] = "\n\n".join(part if isinstance(part, str) else "" for part in parts)
+    if message.tool_calls:
+        out["content"] = message.text or None
+        out["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": json.dumps(call.arguments, sort_keys=True, ensure_ascii=False),
+                },
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _part(part: str | ImagePart) -> dict[str, Any]:
+    if isinstance(part, ImagePart):
+        return {"type": "image_url", "image_url": {"url": part.url}}
+    return {"type": "text", "text": part}
+
+
+def _attached(images: list[ImagePart]) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *map(_part, images)]}
+
+
+_SHAREGPT_ROLES: Final = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
+
+
+def sharegpt_row(messages: list[Message]) -> dict[str, Any]:
+    conversations = []
+    for message in messages:
+        if message.text or not message.tool_calls:
+            conversations.append({"from": _SHAREGPT_ROLES[message.role], "value": message.text})
+        for call in message.tool_calls:
+            value = json.dumps(
+                {"name": call.name, "arguments": call.arguments}, sort_keys=True, ensure_ascii=False
+            )
+            conversations.append({"from": "function_call", "value": value})
+    return {"conversations": conversations}
+
+
+def encode_row(row: dict[str, Any]) -> bytes:
+    """One JSONL line (no newline); key order is fixed by construction, so output is deterministic."""
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()

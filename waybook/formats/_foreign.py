@@ -1,0 +1,152 @@
+"""What every foreign-session importer shares: reading JSONL lines, the import report, stable ids.
+
+An importer turns another agent's session file into the records of a new waybook journal. Three rules
+hold for all of them:
+- Nothing is dropped silently. Every non-blank source line is counted once in the report: *mapped*
+  (it became a waybook message, tool result, compaction or leaf move), *kept verbatim* (it became a
+  custom entry holding the line's JSON unchanged, out of the model context), or *skipped* (it did not
+  parse, and `lenient=True` was given). The three add up to the line count.
+- Ids are derived from the source (its own ids, or the line number where it has none), so importing the
+  same file twice gives the same records and the same journal bytes.
+- A line that does not parse is an error naming its line number, unless `lenient=True` skips and counts
+  it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, Final
+
+import attrs
+
+from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.model._errors import JournalError
+
+FALLBACK_TIMESTAMP: Final = "1970-01-01T00:00:00.000Z"
+_UNSAFE_ID_CHARS: Final = re.compile(r"[^A-Za-z0-9_.:\-]")
+
+
+class ForeignFormatError(JournalError, ValueError):
+    """A foreign session file that cannot be imported; `problems` lists (line number, reason)."""
+
+    def __init__(self, source: str, problems: list[tuple[int, str]], *, unit: str = "line") -> None:
+        self.source = source
+        self.problems = problems
+        shown = "; ".join(f"{unit} {n}: {why}" for n, why in problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        super().__init__(
+            f"{len(problems)} {unit}(s) of the {source} session cannot be imported: {shown}{more}. Fix "
+            f"them, or import with --lenient to skip unparseable {unit}s"
+        )
+
+
+@attrs.frozen
+class ImportReport:
+    """How every line of a source file was used. `mapped + kept_verbatim + skipped == lines`."""
+
+    source: str
+    lines: int
+    mapped: int
+    kept_verbatim: int
+    skipped: tuple[tuple[int, str], ...]
+    inferred: tuple[str, ...] = ()
+    """What the import had to infer (a stop reason, the active leaf), one sentence each."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "lines": self.lines,
+            "mapped": self.mapped,
+            "kept_verbatim": self.kept_verbatim,
+            "skipped": len(self.skipped),
+            "skipped_lines": [{"line": n, "reason": why} for n, why in self.skipped],
+            "inferred": list(self.inferred),
+        }
+
+
+class LineTally:
+    """Counts how each source line was used, so the report provably adds up."""
+
+    def __init__(self) -> None:
+        self._use: dict[int, str] = {}
+
+    def mapped(self, line: int) -> None:
+        self._use.setdefault(line, "mapped")
+
+    def kept(self, line: int) -> None:
+        self._use.setdefault(line, "kept")
+
+    def report(
+        self, source: str, total: int, skipped: list[tuple[int, str]], inferred: list[str]
+    ) -> ImportReport:
+        used = list(self._use.values())
+        mapped, kept = used.count("mapped"), used.count("kept")
+        if mapped + kept + len(skipped) != total:  # a bug in an importer, never the user's fault
+            msg = f"{source} import used {mapped + kept + len(skipped)} of {total} lines"
+            raise AssertionError(msg)
+        return ImportReport(source, total, mapped, kept, tuple(skipped), tuple(inferred))
+
+
+def read_json_lines(
+    data: bytes | str, *, source: str, lenient: bool
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]], int]:
+    """(line number, object) for every JSON-object line, the skipped lines, and the non-blank count.
+
+    A line that is not a JSON object is an error (every problem at once), or skipped with `lenient`.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise ForeignFormatError(source, [(1, f"not UTF-8 text ({exc.reason})")]) from None
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    bad: list[tuple[int, str]] = []
+    total = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        total += 1
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            bad.append((number, f"not JSON ({why})"))
+            continue
+        if not isinstance(value, dict):
+            bad.append((number, "not a JSON object"))
+            continue
+        parsed.append((number, value))
+    if bad and not lenient:
+        raise ForeignFormatError(source, bad)
+    return parsed, bad, total
+
+
+def timestamp(value: Any, fallback: str) -> str:
+    """The source's timestamp if it is one waybook accepts (RFC 3339 UTC), else `fallback`."""
+    if isinstance(value, str) and TIMESTAMP_PATTERN.fullmatch(value):
+        return value
+    return fallback
+
+
+def stable_id(*parts: str) -> str:
+    """A record id from source ids: kept as they are when valid, made valid deterministically if not."""
+    raw = ":".join(parts)
+    if ID_PATTERN.fullmatch(raw):
+        return raw
+    cleaned = _UNSAFE_ID_CHARS.sub("_", raw).lstrip("_.:-") or "x"
+    return cleaned[:128]
+
+
+def text_of(blocks: Any) -> Iterator[str]:
+    """The text parts of a content list (strings or blocks with a `text`), in order."""
+    if isinstance(blocks, str):
+        yield blocks
+        return
+    if not isinstance(blocks, list):
+        return
+    for block in blocks:
+        if isinstance(block, str):
+            yield block
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            yield block["text"]

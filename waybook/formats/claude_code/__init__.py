@@ -1,0 +1,19 @@
+"""Claude Code transcripts: import, and the context Claude Code would send for one."""
+
+from waybook.formats.claude_code._context import (
+    api_messages,
+    replay_context,
+)
+from waybook.formats.claude_code._transcript import (
+    ClaudeCodeImport,
+    import_claude_code,
+    journal_id_for,
+)
+
+__all__ = [
+    "ClaudeCodeImport",
+    "api_messages",
+    "import_claude_code",
+    "journal_id_for",
+    "replay_context",
+]

@@ -1,0 +1,319 @@
+"""The Codex CLI's rollout JSONL, imported as waybook records.
+
+A rollout line is `{timestamp, type, payload}`. Codex rebuilds what it sends to the model by replaying
+the `response_item` payloads in order, replacing the whole history at a `compacted` line, and dropping
+the last N user turns at a `thread_rolled_back` event (`replay_history` below does exactly that, and the
+tests hold every import to it). Import maps:
+
+- `session_meta`: the header (its payload in `metadata["codex"]`), and `base_instructions` as the
+  first system message.
+- A run of model output items (`reasoning`, assistant `message`, `function_call`, `custom_tool_call`,
+  `web_search_call`, ...): one terminal assistant message of thinking, text and tool-call blocks, with
+  each item's other fields in `details["codex"]["items"]`. The stop reason is inferred (`tool_use` when
+  the run ends with a call) and the inference is recorded.
+- `function_call_output`, `custom_tool_call_output`: a tool result answering its call by `call_id`.
+- User, developer and system `message`s: user and system messages.
+- `compacted`: a reset, a `codex.compacted` entry holding the line, and the replacement history as the
+  new root path, since Codex sends exactly that history afterwards. (Not a waybook compaction record:
+  that one always renders its summary first, which is not what Codex sends.)
+- `event_msg` `thread_rolled_back`: a leaf move back past the last N user turns (the dropped turns stay
+  in the journal), and the event kept.
+- Every other `event_msg`, `turn_context` and unknown line: a custom entry `codex.<type>` holding the
+  line verbatim, out of the model context.
+
+Ids are `cx-<line>` (deterministic), the header's id is the rollout's session id. A rollout forked from
+another names it in `session_meta.forked_from_id`; the header's metadata keeps it as `forked_from`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import attrs
+
+from waybook.formats._foreign import (
+    FALLBACK_TIMESTAMP,
+    ForeignFormatError,
+    ImportReport,
+    LineTally,
+    read_json_lines,
+    stable_id,
+    text_of,
+    timestamp,
+)
+from waybook.formats._responses import (
+    call_names,
+    is_model_item,
+    item_body,
+    items_of_context,
+    kind_of,
+    message_body,
+    turn_body,
+)
+from waybook.model._records import (
+    AnyBody,
+    CustomEntry,
+    Header,
+    LeafMoved,
+    NewRecord,
+    Reset,
+    SystemMessage,
+    TextBlock,
+)
+
+SOURCE: Final = "codex"
+_CONTEXTUAL_USER_PREFIXES: Final = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "<skill>",
+    "<user_shell_command>",
+)
+
+
+@attrs.frozen
+class CodexImport:
+    records: tuple[NewRecord, ...]
+    report: ImportReport
+
+
+def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
+    """Map a Codex rollout file's content to the records of a new journal, with a report of every line."""
+    lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
+    builder = _Builder()
+    problems: list[tuple[int, str]] = []
+    for number, line in lines:
+        try:
+            builder.take(number, line)
+        except (KeyError, TypeError, ValueError) as exc:
+            problems.append((number, f"{type(exc).__name__}: {exc}"))
+    if problems:
+        raise ForeignFormatError(SOURCE, problems)
+    builder.finish()
+    if builder.header is None:
+        raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
+    report = builder.tally.report(SOURCE, total, skipped, builder.inferred)
+    return CodexImport(records=(builder.header, *builder.records), report=report)
+
+
+# --- the reference: what Codex sends -----------------------------------------------------------------
+
+
+def is_user_turn_boundary(item: Any) -> bool:
+    """A user message that starts a turn (not one of the context messages Codex injects)."""
+    if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
+        return False
+    for text in text_of(item.get("content")):
+        if text.lstrip().lower().startswith(_CONTEXTUAL_USER_PREFIXES):
+            return False
+    return True
+
+
+def replay_history(data: bytes | str) -> list[dict[str, Any]]:
+    """The response items Codex sends after the last line of a rollout, replayed as Codex replays them."""
+    lines, _, _ = read_json_lines(data, source=SOURCE, lenient=True)
+    history: list[dict[str, Any]] = []
+    for _, line in lines:
+        kind, payload = line.get("type"), line.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if kind == "response_item":
+            history.append(payload)
+        elif kind == "compacted":
+            history = _after_compaction(history, payload)
+        elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+            del history[_rollback_cut(history, payload.get("num_turns", 0)) :]
+    return history
+
+
+def _after_compaction(history: list[dict[str, Any]], payload: dict[str, Any]) -> list[dict[str, Any]]:
+    replacement = payload.get("replacement_history")
+    if isinstance(replacement, list):
+        return [item for item in replacement if isinstance(item, dict)]
+    first_user = next((i for i, item in enumerate(history) if is_user_turn_boundary(item)), len(history))
+    users = [
+        _user_message("\n".join(text_of(item.get("content"))))
+        for item in history
+        if is_user_turn_boundary(item)
+    ]
+    return [*history[:first_user], *users, _user_message(str(payload.get("message", "")))]
+
+
+def _user_message(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def _rollback_cut(history: list[dict[str, Any]], turns: Any) -> int:
+    if not isinstance(turns, int) or turns <= 0:
+        return len(history)
+    users = [i for i, item in enumerate(history) if is_user_turn_boundary(item)]
+    if not users:
+        return len(history)
+    return users[0] if turns >= len(users) else users[len(users) - turns]
+
+
+# --- mapping -------------------------------------------------------------------------------------------
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.header: NewRecord | None = None
+        self.records: list[NewRecord] = []
+        self.tally = LineTally()
+        self.inferred: list[str] = []
+        self.at = FALLBACK_TIMESTAMP
+        self.leaf: str | None = None
+        self.model: str | None = None
+        self.calls: dict[str, str] = {}  # call_id -> tool name
+        self.history: list[tuple[dict[str, Any], str]] = []  # (item, node id) as Codex would send them
+        self.turn: list[tuple[int, dict[str, Any]]] = []  # model items of the open assistant turn
+        self.deferred: list[tuple[int, dict[str, Any]]] = []  # lines seen inside the open turn
+
+    # lines
+
+    def take(self, number: int, line: dict[str, Any]) -> None:
+        self.at = timestamp(line.get("timestamp"), self.at)
+        kind, payload = line.get("type"), line.get("payload")
+        if kind == "response_item" and isinstance(payload, dict):
+            self._item(number, payload)
+        elif self.turn and kind != "compacted" and not _is_rollback(kind, payload):
+            self.deferred.append((number, line))  # keeps the turn one record; emitted right after it
+        else:
+            self._other(number, line)
+
+    def finish(self) -> None:
+        self._close_turn()
+
+    def _other(self, number: int, line: dict[str, Any]) -> None:
+        kind, payload = line.get("type"), line.get("payload")
+        if kind == "session_meta" and self.header is None and isinstance(payload, dict):
+            self._session_meta(number, payload)
+        elif kind == "compacted" and isinstance(payload, dict):
+            self._close_turn()
+            self._compacted(number, line, payload)
+        elif _is_rollback(kind, payload):
+            self._close_turn()
+            self._rollback(number, line)
+        else:
+            if kind == "turn_context" and isinstance(payload, dict):
+                self.model = payload.get("model", self.model)
+            self._keep(number, line)
+
+    def _item(self, number: int, item: dict[str, Any]) -> None:
+        if is_model_item(item):
+            self.turn.append((number, item))
+            return
+        self._close_turn()
+        if kind_of(item) == "message":
+            self._node(number, message_body(item, self.leaf, SOURCE), [item])
+        else:
+            name = self.calls.get(str(item.get("call_id")))
+            self._node(number, item_body(item, self.leaf, SOURCE, name), [item])
+
+    # records
+
+    def _node(self, number: int, body: AnyBody, items: list[dict[str, Any]]) -> str:
+        node_id = f"cx-{number}"
+        self.records.append(NewRecord(id=node_id, at=self.at, body=body))
+        self.tally.mapped(number)
+        self.leaf = node_id
+        self.history.extend((item, node_id) for item in items)
+        return node_id
+
+    def _keep(self, number: int, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        payload = line.get("payload")
+        sub = payload.get("type") if isinstance(payload, dict) else None
+        name = f"codex.{kind}" + (f".{sub}" if kind == "event_msg" and isinstance(sub, str) else "")
+        node_id = f"cx-{number}"
+        body = CustomEntry(parent=self.leaf, type=stable_id(name), data=line)
+        self.records.append(NewRecord(id=node_id, at=self.at, body=body))
+        self.leaf = node_id
+        self.tally.kept(number)
+
+    def _session_meta(self, number: int, payload: dict[str, Any]) -> None:
+        session = payload.get("id")
+        journal = stable_id(session) if isinstance(session, str) and session else "codex-session"
+        meta: dict[str, Any] = {"codex": payload}
+        if isinstance(payload.get("forked_from_id"), str):
+            meta["forked_from"] = payload["forked_from_id"]
+        self.header = NewRecord(
+            id=journal, at=self.at, body=Header(journal=journal, creator="codex", metadata=meta)
+        )
+        self.tally.mapped(number)
+        instructions = payload.get("base_instructions")
+        text = instructions.get("text") if isinstance(instructions, dict) else instructions
+        if isinstance(text, str):
+            body = SystemMessage(
+                parent=self.leaf,
+                content=(TextBlock(text=text),),
+                details={SOURCE: {"base_instructions": True}},
+            )
+            self.records.append(NewRecord(id="cx-instructions", at=self.at, body=body))
+            self.leaf = "cx-instructions"
+
+    def _close_turn(self) -> None:
+        if not self.turn:
+            return
+        turn, self.turn = self.turn, []
+        items = [item for _, item in turn]
+        self.calls.update(call_names(items))
+        body = turn_body(items, self.leaf, self.model, SOURCE, lines=[n for n, _ in turn])
+        first = turn[0][0]
+        self.inferred.append(
+            f"line {first}: stop reason {body.stop_reason!r} inferred from the turn's last item"
+        )
+        self._node(first, body, items)
+        for number, _ in turn[1:]:
+            self.tally.mapped(number)
+        deferred, self.deferred = self.deferred, []
+        for number, line in deferred:
+            self._other(number, line)
+
+    def _compacted(self, number: int, line: dict[str, Any], payload: dict[str, Any]) -> None:
+        replacement = _after_compaction([item for item, _ in self.history], payload)
+        reset = Reset(reason="codex: compacted", actor="codex")
+        self.records.append(NewRecord(id=f"cx-{number}-reset", at=self.at, body=reset))
+        marker = f"cx-{number}"
+        body = CustomEntry(parent=None, type="codex.compacted", data=line)
+        self.records.append(NewRecord(id=marker, at=self.at, body=body))
+        self.leaf = marker
+        self.history = []
+        self.tally.mapped(number)
+        for index, item in enumerate(replacement):
+            node_id = f"cx-{number}.{index}"
+            name = self.calls.get(str(item.get("call_id")))
+            self.records.append(
+                NewRecord(id=node_id, at=self.at, body=item_body(item, self.leaf, SOURCE, name))
+            )
+            self.leaf = node_id
+            self.history.append((item, node_id))
+
+    def _rollback(self, number: int, line: dict[str, Any]) -> None:
+        payload = line["payload"]
+        cut = _rollback_cut([item for item, _ in self.history], payload.get("num_turns", 0))
+        target = self.history[cut - 1][1] if cut > 0 else None
+        if cut < len(self.history):
+            reason = f"codex: thread rolled back {payload.get('num_turns')} turn(s)"
+            move = LeafMoved(from_leaf=self.leaf, to_leaf=target, reason=reason, actor="codex")
+            self.records.append(NewRecord(id=f"cx-{number}-move", at=self.at, body=move))
+            self.leaf = target
+            del self.history[cut:]
+        self._keep(number, line)
+        self.tally.mapped(number)  # the line was kept, and the move it caused was mapped
+
+
+def _is_rollback(kind: Any, payload: Any) -> bool:
+    return kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "thread_rolled_back"
+
+
+# --- back: the items Codex would be sent for a waybook context ---------------------------------------
+
+
+def context_items(messages: Any) -> list[dict[str, Any]]:
+    """The Codex response items for waybook context messages of an imported rollout, in order.
+
+    `messages` is what `waybook.projections.context_at` returns. The base instructions (sent by Codex as
+    `instructions`, not as an item) are left out.
+    """
+    return items_of_context(messages, SOURCE)

@@ -1,0 +1,496 @@
+"""The Pi coding agent's session JSONL, imported to and exported from waybook records, losing nothing.
+
+Pi writes a header line (`type: "session"`) and then entries. Version 1 entries have no ids: each one
+continues the one before, and a compaction names its first kept entry by index. Version 2 gives every
+entry an `id` and a `parentId`; version 3 renames the `hookMessage` role to `custom`. Import migrates to
+version-3 meaning first (as Pi's own session manager does), then maps each entry to a record:
+
+| Pi entry | waybook record |
+|---|---|
+| `message` user, assistant, toolResult | the same messages |
+| `message` bashExecution | CustomEntry `pi.message.bashExecution`; in context unless `excludeFromContext` |
+| `message` custom, `custom_message` | CustomEntry `pi.message.custom` / `pi.custom_message`, in context |
+| `compaction` | Compaction |
+| `branch_summary` | CustomEntry `pi.branch_summary`, in context when its summary is not empty |
+| `model_change`, `thinking_level_change`, `custom`, `label`, ... | CustomEntry `pi.<type>` (not in context) |
+
+What the model sees follows Pi's own rules (its `convertToLlm` and `buildSessionContext`): a bash
+execution run with `!!` is never sent; a custom message is always sent (`display` only decides whether
+Pi's terminal shows it); `custom` entries never are.
+
+Lossless both ways. Import derives the Pi entry back from each record and keeps the difference (fields
+waybook has no place for, unknown block fields such as `partialJson` or `thoughtSignature`, a content
+string, a timestamp in another spelling) as a patch in the record (`details["pi"]` of messages and
+compactions, `metadata["pi"]` of the header; a `pi.*` custom entry keeps the entry's fields in `data`).
+Export applies it, so Pi -> waybook -> Pi gives every entry back (Pi's migration of old versions
+included). Export carries what Pi has no form for in a top-level `waybook` field of an entry, which Pi
+keeps and ignores: leaf moves and resets before a node (`before`), and the exact record wherever the
+Pi form would not re-import to it (`record`); trailing ones ride on a `custom` entry of customType
+`waybook.records`. So waybook -> Pi -> waybook gives every record back, ids, times and reasons included.
+
+Ids are deterministic (Pi's own ids; `l<line>` for version-1 entries; `move:<entry id>` for inferred
+moves), so importing the same file twice gives the same records. Two JSON objects on one line (a known
+artefact of concurrent writers) are both imported, in order, and reported in `PiImport.joined`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+import msgspec
+
+from waybook.codecs._canonical import canonical_json
+from waybook.codecs._data_urls import base64_payload
+from waybook.codecs._wire import decode_body
+from waybook.formats import _js_json as js_json
+from waybook.formats import _json_patch as json_patch
+from waybook.formats.pi import _form as pi_form
+from waybook.formats.pi import _map as pi_map
+from waybook.formats.pi._form import (
+    BRANCH_SUMMARY_PREFIX,
+    BRANCH_SUMMARY_SUFFIX,
+    CARRIER,
+    MAX_LINE,
+    PATCH,
+    PI_VERSION,
+    TRAILER,
+    WRAPPED,
+)
+from waybook.formats.pi._map import bash_text
+from waybook.model._errors import DecodeError
+from waybook.model._records import (
+    AssistantMessage,
+    BlobBlock,
+    Compaction,
+    CustomEntry,
+    Header,
+    ImageBlock,
+    LeafMoved,
+    NewRecord,
+    Record,
+    Reset,
+    TextBlock,
+    ToolResult,
+    UserMessage,
+)
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "PI_VERSION",
+    "TRAILER",
+    "WRAPPED",
+    "PiFormatError",
+    "PiImport",
+    "bash_text",
+    "export_pi",
+    "import_pi",
+]
+
+
+LONE_SURROGATE = "a string holds a lone surrogate (half of a UTF-16 pair), which a journal cannot store"
+INFERRED_MOVE = "pi: continues an earlier entry"
+"""The reason of the leaf move import infers when an entry's parentId is not the entry before it."""
+
+
+class PiFormatError(DecodeError):
+    """A Pi session file that cannot be imported; `problems` lists (line number, reason)."""
+
+    def __init__(self, problems: list[tuple[int, str]]) -> None:
+        self.problems = problems
+        shown = "; ".join(f"line {n}: {why}" for n, why in problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        super().__init__(
+            f"{len(problems)} line(s) cannot be imported: {shown}{more}. Fix them, or import with "
+            "--lenient to skip the lines that are not Pi entries",
+            where="pi session",
+        )
+
+
+@attrs.frozen
+class PiImport:
+    """The records of an imported Pi session, the version it was written in, the lines skipped, and
+    the lines that held more than one entry (all imported)."""
+
+    records: tuple[NewRecord, ...]
+    version: int
+    skipped: tuple[tuple[int, str], ...]
+    joined: tuple[int, ...] = ()
+    blobs: dict[str, tuple[bytes, str]] = attrs.field(factory=dict)
+    """Bytes the file shows for blobs its carried records reference (a waybook export shows a text blob
+    as its text): digest -> (bytes, media type). A store import stores them before the journal; a plain
+    file import inlines them (waybook._offload.inline_known)."""
+
+
+# --- import ---------------------------------------------------------------------------------------
+
+
+def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
+    """Parse, migrate and map a Pi session file's content to records (a new journal's first records)."""
+    entries, skipped, joined = _parse(data, lenient=lenient)
+    if not entries or entries[0][1].get("type") != "session":
+        raise PiFormatError([(entries[0][0] if entries else 1, "the first line is not a Pi session header")])
+    header_line, header = entries[0]
+    version = header.get("version", 1)
+    if type(version) is not int or not 1 <= version <= PI_VERSION:
+        raise PiFormatError([(header_line, f"unknown Pi session version {version!r}")])
+    problems: list[tuple[int, str]] = []
+    records: list[NewRecord] = []
+    try:
+        records.extend(_header_records(header))
+    except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError) as exc:
+        problems.append((header_line, _why(exc)))
+    leaf: str | None = None
+    known: dict[str, tuple[bytes, str]] = {}
+    for line, entry in _migrate(entries[1:], version):
+        try:
+            new, leaf = _entry_records(entry, leaf, known)
+            records.extend(new)
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError) as exc:
+            problems.append((line, _why(exc)))
+    if problems:
+        raise PiFormatError(problems)
+    return PiImport(
+        records=tuple(records), version=version, skipped=tuple(skipped), joined=tuple(joined), blobs=known
+    )
+
+
+def _parse(
+    data: bytes | str, *, lenient: bool
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]], list[int]]:
+    raw = data.encode() if isinstance(data, str) else data
+    decoder = json.JSONDecoder()
+    entries: list[tuple[int, dict[str, Any]]] = []
+    bad: list[tuple[int, str]] = []
+    joined: list[int] = []
+    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        if not line_bytes.strip():
+            continue
+        try:
+            values = _objects(decoder, line_bytes)
+        except ValueError as exc:
+            bad.append((number, str(exc)))
+            continue
+        if len(values) > 1:
+            joined.append(number)
+        for value in values:
+            if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+                bad.append((number, "not a Pi entry (an object with a type)"))
+                continue
+            if _SURROGATE_ESCAPE.search(line_bytes) and _has_lone_surrogate(value):
+                bad.append((number, LONE_SURROGATE))
+                continue
+            entries.append((number, value))
+    if bad and not lenient:
+        raise PiFormatError(bad)
+    return entries, bad, joined
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _objects(decoder: json.JSONDecoder, line_bytes: bytes) -> list[Any]:
+    """Every JSON value on one line, in order (usually one; two when concurrent writes were joined)."""
+    if len(line_bytes) > MAX_LINE:
+        msg = f"line longer than {MAX_LINE} bytes"
+        raise ValueError(msg)
+    try:
+        line = line_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"not UTF-8 (byte {exc.start})"
+        raise ValueError(msg) from None
+    values: list[Any] = []
+    pos = 0
+    while True:
+        while pos < len(line) and line[pos] in " \t\r":
+            pos += 1
+        if pos == len(line):
+            return values
+        try:
+            value, pos = decoder.raw_decode(line, pos)
+        except json.JSONDecodeError as exc:
+            msg = f"not JSON ({exc.msg} at column {exc.colno})"
+            raise ValueError(msg) from None
+        except RecursionError:
+            msg = "not importable JSON (nested too deeply)"
+            raise ValueError(msg) from None
+        except ValueError as exc:  # e.g. an integer with more digits than Python converts
+            msg = f"not importable JSON ({exc})"
+            raise ValueError(msg) from None
+        values.append(value)
+
+
+def _migrate(entries: list[tuple[int, dict[str, Any]]], version: int) -> list[tuple[int, dict[str, Any]]]:
+    """Bring entries to version-3 meaning, without mutating the input."""
+    out = [(line, dict(entry)) for line, entry in entries]
+    if version < 2:
+        # Version 1: ids follow the line; each entry continues the previous one; a compaction's
+        # firstKeptEntryIndex counts the parsed entries with the header as entry 0.
+        ids = [f"l{line}" for line, _ in out]
+        if len(set(ids)) != len(ids):  # two entries joined on one line: number them apart
+            seen: dict[str, int] = {}
+            for i, entry_id in enumerate(ids):
+                seen[entry_id] = seen.get(entry_id, 0) + 1
+                if seen[entry_id] > 1:
+                    ids[i] = f"{entry_id}.{seen[entry_id]}"
+        by_index = {i + 1: entry_id for i, entry_id in enumerate(ids)}
+        previous = None
+        for (_, entry), entry_id in zip(out, ids, strict=True):
+            entry["id"] = entry_id
+            entry["parentId"] = previous
+            previous = entry_id
+            if entry.get("type") == "compaction" and "firstKeptEntryIndex" in entry:
+                index = entry.pop("firstKeptEntryIndex")
+                if type(index) is int and index in by_index:
+                    entry["firstKeptEntryId"] = by_index[index]
+    if version < 3:
+        for _, entry in out:
+            message = entry.get("message")
+            if (
+                entry.get("type") == "message"
+                and isinstance(message, dict)
+                and message.get("role") == "hookMessage"
+            ):
+                entry["message"] = {**message, "role": "custom"}
+    return out
+
+
+def _header_records(header: dict[str, Any]) -> list[NewRecord]:
+    carried = header.get(CARRIER)
+    if isinstance(carried, dict) and "record" in carried:
+        return [_carried(carried["record"], parent=None, node=False)]
+    migrated = {**header, "version": PI_VERSION}
+    session_id = pi_map.record_id(migrated.get("id"))
+    at = pi_map.timestamp(migrated.get("timestamp"))
+    body = Header(journal=session_id, creator="pi", metadata={})
+    extra = json_patch.diff(pi_form.header_entry(NewRecord(id=session_id, at=at, body=body)), migrated)
+    if extra:
+        body = Header(journal=session_id, creator="pi", metadata={"pi": extra})
+        stored = _as_stored(NewRecord(id=session_id, at=at, body=body))
+        if orders := json_patch.key_orders(pi_form.header_entry(stored), migrated):
+            body = Header(journal=session_id, creator="pi", metadata={"pi": extra | {"order": orders}})
+    return [NewRecord(id=session_id, at=at, body=body)]
+
+
+def _entry_records(
+    entry: dict[str, Any], leaf: str | None, known: dict[str, tuple[bytes, str]]
+) -> tuple[list[NewRecord], str | None]:
+    """The records one Pi entry stands for, and the leaf after them; `known` gains the bytes the entry
+    shows for blobs its carried record references."""
+    carried = entry.get(CARRIER)
+    carried = carried if isinstance(carried, dict) else {}
+    records = [_carried(r, parent=None, node=False) for r in carried.get("before", ())]
+    for record in records:
+        if isinstance(record.body, LeafMoved):
+            leaf = record.body.to_leaf
+        elif isinstance(record.body, Reset):
+            leaf = None
+    if entry.get("type") == "custom" and entry.get("customType") == TRAILER:
+        return records, leaf
+    parent = entry.get("parentId")
+    if parent is not None and not isinstance(parent, str):
+        msg = f"parentId {parent!r} is not an entry id"
+        raise TypeError(msg)
+    if "record" in carried:
+        node = _carried(carried["record"], parent=parent, node=True)
+        known.update(_shown_blobs(node, entry, parent))
+    else:
+        node = _mapped(entry, parent)
+    if parent != leaf:
+        move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
+        records.append(NewRecord(id=f"move:{node.id}", at=node.at, body=move))
+    records.append(node)
+    return records, node.id
+
+
+def _shown_blobs(node: NewRecord, entry: dict[str, Any], parent: str | None) -> dict[str, tuple[bytes, str]]:
+    """The bytes `entry` shows for the blobs `node` references: its text blocks and images, matched by
+    their SHA-256 to the record's blob digests."""
+    wanted = {
+        b.digest: b.media_type for b in getattr(node.body, "content", ()) or () if isinstance(b, BlobBlock)
+    }
+    if not wanted:
+        return {}
+    try:
+        shown = _mapped(entry, parent).body
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError):
+        return {}
+    found: dict[str, tuple[bytes, str]] = {}
+    for block in getattr(shown, "content", ()) or ():
+        data = block.text.encode() if isinstance(block, TextBlock) else _image_bytes(block)
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        if digest in wanted:
+            found[digest] = (data, wanted[digest])  # type: ignore[assignment]
+    return found
+
+
+def _image_bytes(block: Any) -> bytes | None:
+    return base64_payload(block.source) if isinstance(block, ImageBlock) else None
+
+
+def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
+    """A Pi entry as a record; what the record cannot hold is kept as a patch inside it."""
+    entry = {k: v for k, v in entry.items() if k != CARRIER}
+    entry_id = pi_map.record_id(entry.get("id"))
+    at = pi_map.timestamp(entry.get("timestamp"))
+    record = NewRecord(id=entry_id, at=at, body=pi_map.body_of(entry, parent))
+    patch = json_patch.diff(pi_form.node_entry(record), entry)
+    patched = _with_patch(record, patch)
+    # Key order: what export will write once the record is stored (canonical JSON sorts every object)
+    orders = json_patch.key_orders(pi_form.node_entry(_as_stored(patched)), entry)
+    return _with_patch(record, patch | {"order": orders}) if orders else patched
+
+
+def _with_patch(record: NewRecord, patch: dict[str, Any]) -> NewRecord:
+    if not patch:
+        return record
+    body = record.body
+    if isinstance(body, UserMessage | AssistantMessage | ToolResult | Compaction):
+        body = msgspec.structs.replace(body, details={"pi": patch})
+    elif isinstance(body, CustomEntry) and isinstance(body.data, dict) and PATCH not in body.data:
+        body = msgspec.structs.replace(body, data={**body.data, PATCH: patch})
+    else:
+        msg = f"entry {record.id!r} has no form waybook can keep exactly"
+        raise ValueError(msg)
+    return NewRecord(id=record.id, at=record.at, body=body)
+
+
+def _as_stored(record: NewRecord) -> NewRecord:
+    """The record as a journal will give it back: its body through canonical JSON."""
+    body = decode_body(canonical_json(record.body), where="a Pi entry")
+    return NewRecord(id=record.id, at=record.at, body=body)
+
+
+def _carried(wire: Any, *, parent: str | None, node: bool) -> NewRecord:
+    """A waybook record carried in a Pi entry's `waybook` field by an earlier export."""
+    if not isinstance(wire, dict) or not isinstance(wire.get("body"), dict):
+        msg = f"the {CARRIER!r} field does not carry a record"
+        raise TypeError(msg)
+    data = dict(wire["body"])
+    if node:
+        data["parent"] = parent
+    body = decode_body(canonical_json(data), where=f"a record carried in a Pi {CARRIER!r} field")
+    if node != body.IS_NODE:
+        msg = f"the {CARRIER!r} field carries a {'non-' if node else ''}node record where it cannot"
+        raise ValueError(msg)
+    return NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    if isinstance(exc, OverflowError | OSError):
+        return f"a date out of range ({exc})"
+    return str(exc)
+
+
+# --- export ---------------------------------------------------------------------------------------
+
+
+def export_pi(
+    records: Iterable[Record], *, shown: Callable[[Record], Record] | None = None
+) -> Iterator[bytes]:
+    """Pi version-3 session lines (without newlines) for a journal's records, in order.
+
+    Pi derives its tree from each entry's parentId, so leaf moves and resets ride in the next entry's
+    `waybook` field. Nodes Pi has no entry type for are wrapped in a Pi `custom` entry (customType
+    `waybook.record`), which Pi keeps out of the model's context and which import unwraps. `shown` gives
+    the record as Pi should see it (with its blobs inlined, say); an entry that would not re-import to the
+    record itself carries the record, so nothing is lost either way.
+    """
+    pending: list[Record] = []
+    leaf: str | None = None
+    before_last: str | None = None  # the leaf before the last pending record
+    last_id = "waybook-records"
+    for record in records:
+        body = record.body
+        if isinstance(body, Header):
+            yield _json(_exact(record, pi_form.header_entry(record), header=True))
+        elif body.IS_NODE:
+            if pending and _inferred_move(pending[-1], record, before_last):
+                pending.pop()  # import infers it again from the entry's parentId
+            entry = pi_form.node_entry(shown(record) if shown is not None else record)
+            carried = {"before": [_wire(r) for r in pending]} if pending else {}
+            entry = _exact(record, entry, header=False, carried=carried)
+            pending = []
+            leaf = record.id
+            yield _json(entry)
+        else:
+            pending.append(record)
+            before_last = leaf
+            if isinstance(body, LeafMoved):
+                leaf = body.to_leaf
+            elif isinstance(body, Reset):
+                leaf = None
+            last_id = f"waybook-records-{record.seq}"
+    if pending:
+        trailer = {
+            "type": "custom",
+            "id": last_id,
+            "parentId": leaf,
+            "timestamp": pending[-1].at,
+            "customType": TRAILER,
+            CARRIER: {"before": [_wire(r) for r in pending]},
+        }
+        yield _json(trailer)
+
+
+def _inferred_move(last: Record, node: Record, leaf_before: str | None) -> bool:
+    """Whether `last` is exactly the leaf move import infers for `node` when its parentId is not the
+    leaf (Pi's branches after /tree), so the entry need not carry it."""
+    parent = getattr(node.body, "parent", None)
+    if last.id != f"move:{node.id}" or last.at != node.at or parent == leaf_before:
+        return False
+    inferred = LeafMoved(from_leaf=leaf_before, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
+    return canonical_json(last.body) == canonical_json(inferred)
+
+
+def _exact(
+    record: Record | NewRecord, entry: dict[str, Any], *, header: bool, carried: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`entry`, plus the record itself in its `waybook` field if the entry would not re-import to it."""
+    carried = dict(carried or {})
+    if carried:
+        entry = {**entry, CARRIER: carried}
+    try:
+        if header:
+            (again,) = _header_records(entry)
+        else:
+            again = _mapped(entry, entry.get("parentId"))
+        exact = (
+            again.id == record.id
+            and again.at == record.at
+            and canonical_json(again.body) == canonical_json(record.body)
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError):
+        exact = False
+    if not exact:
+        carried["record"] = _wire(record)
+        entry = {**entry, CARRIER: carried}
+    return entry
+
+
+def _wire(record: Record | NewRecord) -> dict[str, Any]:
+    body = json.loads(canonical_json(record.body))
+    body.pop("parent", None)
+    return {"id": record.id, "at": record.at, "body": body}
+
+
+def _json(value: dict[str, Any]) -> bytes:
+    """One line as Pi writes it (Node's JSON.stringify: its number notation, key order kept)."""
+    return js_json.stringify(value).encode()

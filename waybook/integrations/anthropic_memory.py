@@ -1,0 +1,338 @@
+"""Anthropic's memory tool (`memory_20250818`) on a waybook Memory port.
+
+`WaybookMemoryTool(memory)` is a `BetaAbstractMemoryTool` and `AsyncWaybookMemoryTool(memory)` a
+`BetaAsyncAbstractMemoryTool`: hand either to the SDK's tool runner as is. They answer with the texts of
+the SDK's reference local-filesystem tool and raise the SDK's `ToolError` where it refuses; every write
+is a record in the working-memory journal with a receipt. `call(input, call_id=...)` lets a runtime that
+knows the tool-call id put it on the record; `take_calls()` hands a runtime each call's text and receipt
+for its session's tool-result entry. docs/memory.md lists where waybook is deliberately stricter.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Callable
+from contextvars import ContextVar
+from functools import partial
+from typing import Any
+
+import attrs
+
+try:
+    import anyio
+    from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
+    from anthropic.types.beta import (
+        BetaCacheControlEphemeralParam,
+        BetaMemoryTool20250818CreateCommand,
+        BetaMemoryTool20250818DeleteCommand,
+        BetaMemoryTool20250818InsertCommand,
+        BetaMemoryTool20250818RenameCommand,
+        BetaMemoryTool20250818StrReplaceCommand,
+        BetaMemoryTool20250818ViewCommand,
+    )
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    msg = "waybook.integrations.anthropic_memory needs the anthropic SDK: pip install 'waybook[anthropic]'"
+    raise ImportError(msg) from missing
+
+from waybook.integrations import _anthropic_rules as rules
+from waybook.integrations._anthropic_rules import Refusal
+from waybook.journal._roles.memory_paths import ROOT, is_under
+from waybook.memory.working._port import Memory
+from waybook.memory.working._results import Receipt, Result
+
+
+@attrs.frozen
+class MemoryToolCall:
+    """One call of the tool as the model saw it: the command, the text it read, and the write's receipt."""
+
+    command: str
+    text: str
+    is_error: bool
+    receipt: Receipt | None
+    call_id: str | None
+
+
+class _Core:
+    """The six commands over one Memory port; each returns text or raises `Refusal`. Not thread-safe."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def view(self, command: Any, call_id: str | None) -> tuple[str, None]:
+        path = rules.locate(command.path)
+        state = self.memory.state()
+        if state.is_directory(path):
+            return rules.listing(command.path, path, state), None
+        if not state.is_file(path):
+            raise Refusal(f"The path {command.path} does not exist. Please provide a valid path.")
+        return rules.file_view(command.path, state.files[path].text, command.view_range), None
+
+    def create(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = rules.locate(command.path)
+        state = self.memory.state()
+        if rules.file_above(path, state) is not None:
+            raise Refusal(rules.NOT_A_DIRECTORY)
+        if rules.exists(path, state):
+            raise Refusal(f"File {command.path} already exists")
+        with rules.model_value():
+            command.file_text.encode("utf-8")
+        result = self._run({"command": "create", "path": path, "text": command.file_text}, call_id)
+        return f"File created successfully at: {command.path}", result.receipt
+
+    def str_replace(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = self._existing_file(command.path)
+        current = self.memory.state().files[path]
+        text, answer = rules.replaced(command.path, current.text, command.old_str, command.new_str)
+        if command.old_str == "":  # the reference replaces the empty string in an empty file; the port won't
+            result = self._checked(
+                self.memory.supersede(path, text, expected_digest=current.digest, call_id=call_id)
+            )
+        else:
+            edit = {
+                "command": "str_replace",
+                "path": path,
+                "old_text": command.old_str,
+                "new_text": command.new_str,
+            }
+            result = self._run(edit, call_id)
+        return answer, result.receipt
+
+    def insert(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = self._existing_file(command.path)
+        current = self.memory.state().files[path]
+        text, added = rules.inserted(current.text, command.insert_line, command.insert_text)
+        line = operator.index(command.insert_line)
+        if rules.port_insert(current.text, line, added) == text:
+            result = self._run(
+                {"command": "insert", "path": path, "insert_line": line, "text": added}, call_id
+            )
+        else:
+            # The port's insert would differ (it splits lines at \r too and always ends with a line break):
+            # write the reference's text as a compare-and-supersede of the file read above.
+            superseded = self.memory.supersede(path, text, expected_digest=current.digest, call_id=call_id)
+            result = self._checked(superseded)
+        return f"The file {command.path} has been edited.", result.receipt
+
+    def delete(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        path = rules.locate(command.path)
+        if path == ROOT:
+            raise Refusal("Cannot delete the /memories directory itself")
+        if not rules.exists(path, self.memory.state()):
+            raise Refusal(f"The path {command.path} does not exist")
+        result = self._run({"command": "delete", "path": path}, call_id)
+        return f"Successfully deleted {command.path}", result.receipt
+
+    def rename(self, command: Any, call_id: str | None) -> tuple[str, Receipt | None]:
+        old, new = rules.locate(command.old_path), rules.locate(command.new_path)
+        if old == ROOT:
+            raise Refusal("Cannot rename the /memories directory itself")
+        state = self.memory.state()
+        if rules.exists(new, state):
+            raise Refusal(f"The destination {command.new_path} already exists")
+        if rules.file_above(old, state) is not None or rules.file_above(new, state) is not None:
+            raise Refusal(rules.NOT_A_DIRECTORY)
+        if not rules.exists(old, state):
+            if is_under(new, old):  # the reference creates `old` while making the new path's parents
+                raise Refusal(rules.INVALID_MOVE)
+            raise Refusal(f"The path {command.old_path} does not exist")
+        if state.is_directory(old) and is_under(new, old):
+            raise Refusal(rules.INVALID_MOVE)
+        result = self._run({"command": "rename", "old_path": old, "new_path": new}, call_id)
+        return f"Successfully renamed {command.old_path} to {command.new_path}", result.receipt
+
+    def clear(self, call_id: str | None) -> tuple[str, Receipt | None]:
+        """Tombstone every file (history stays in the journal). Refused whole if a file is read-only."""
+        state = self.memory.state()
+        locked = sorted(path for path, file in state.files.items() if file.read_only)
+        if locked:
+            raise rules.waybook_refusal(f"{', '.join(locked)} are read-only; nothing was cleared")
+        receipt = None
+        for top in sorted({ROOT + "/" + p[len(ROOT) + 1 :].split("/", 1)[0] for p in state.files}):
+            receipt = self._run({"command": "delete", "path": top}, call_id).receipt
+        return "All memory cleared", receipt
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    def _existing_file(self, shown: Any) -> str:
+        path = rules.locate(shown)
+        state = self.memory.state()
+        if not rules.exists(path, state):
+            raise Refusal(f"The path {shown} does not exist. Please provide a valid path.")
+        if not state.is_file(path):
+            raise Refusal(f"The path {shown} is not a file.")
+        return path
+
+    def _run(self, command: dict[str, Any], call_id: str | None) -> Result:
+        return self._checked(self.memory.execute(command, call_id=call_id))
+
+    @staticmethod
+    def _checked(result: Result) -> Result:
+        if not result.ok:
+            assert result.error is not None
+            raise rules.waybook_refusal(result.error.message)
+        return result
+
+
+class _Calls:
+    """The calls made since the runtime last took them (thread-safe: async tools run in worker threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[MemoryToolCall] = []
+
+    def run(self, name: str, action: Callable[[], tuple[str, Receipt | None]], call_id: str | None) -> str:
+        try:
+            text, receipt = action()
+        except Refusal as refusal:
+            self._add(MemoryToolCall(name, refusal.text, True, None, call_id))
+            raise ToolError(refusal.text) from None
+        self._add(MemoryToolCall(name, text, False, receipt, call_id))
+        return text
+
+    def take(self) -> tuple[MemoryToolCall, ...]:
+        with self._lock:
+            calls, self._calls = tuple(self._calls), []
+        return calls
+
+    def _add(self, call: MemoryToolCall) -> None:
+        with self._lock:
+            self._calls.append(call)
+
+
+def _command_name(command: object) -> str:
+    with rules.model_value():
+        name = command.command  # type: ignore[attr-defined]
+    if name not in ("view", "create", "str_replace", "insert", "delete", "rename"):
+        raise Refusal(repr(NotImplementedError(f"Unknown command: {name}")))
+    return str(name)
+
+
+_CALL_ID: ContextVar[str | None] = ContextVar("waybook_memory_call_id", default=None)
+
+
+class WaybookMemoryTool(BetaAbstractMemoryTool):
+    """Anthropic's memory tool, stored in a waybook working-memory journal. One writer at a time."""
+
+    def __init__(
+        self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._core = _Core(memory)
+        self._calls = _Calls()
+
+    @property
+    def memory(self) -> Memory:
+        return self._core.memory
+
+    def call(self, input: object, *, call_id: str | None = None) -> str:
+        """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
+        token = _CALL_ID.set(call_id)
+        try:
+            return str(super().call(input))
+        finally:
+            _CALL_ID.reset(token)
+
+    def execute(self, command: Any) -> str:
+        call_id = _CALL_ID.get()
+        try:
+            name = _command_name(command)
+        except Refusal as refusal:
+            return self._calls.run("unknown", partial(_raise, refusal), call_id)
+        return self._calls.run(name, partial(getattr(self._core, name), command, call_id), call_id)
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return self.execute(command)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return self.execute(command)
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return self.execute(command)
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return self.execute(command)
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return self.execute(command)
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return self.execute(command)
+
+    def clear_all_memory(self) -> str:
+        """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
+        return self._calls.run("clear_all_memory", partial(self._core.clear, None), None)
+
+    def take_calls(self) -> tuple[MemoryToolCall, ...]:
+        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
+        return self._calls.take()
+
+
+class AsyncWaybookMemoryTool(BetaAsyncAbstractMemoryTool):
+    """The async twin: each call runs the port in a worker thread, one call at a time."""
+
+    def __init__(
+        self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._core = _Core(memory)
+        self._calls = _Calls()
+        self._lock: anyio.Lock | None = None
+
+    @property
+    def memory(self) -> Memory:
+        return self._core.memory
+
+    async def call(self, input: object, *, call_id: str | None = None) -> str:
+        """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
+        token = _CALL_ID.set(call_id)
+        try:
+            return str(await super().call(input))
+        finally:
+            _CALL_ID.reset(token)
+
+    async def execute(self, command: Any) -> str:
+        call_id = _CALL_ID.get()
+        try:
+            name = _command_name(command)
+        except Refusal as refusal:
+            return await self._run("unknown", partial(_raise, refusal), call_id)
+        return await self._run(name, partial(getattr(self._core, name), command, call_id), call_id)
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return await self.execute(command)
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return await self.execute(command)
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return await self.execute(command)
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return await self.execute(command)
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return await self.execute(command)
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return await self.execute(command)
+
+    async def clear_all_memory(self) -> str:
+        """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
+        return await self._run("clear_all_memory", partial(self._core.clear, None), None)
+
+    def take_calls(self) -> tuple[MemoryToolCall, ...]:
+        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
+        return self._calls.take()
+
+    async def _run(
+        self, name: str, action: Callable[[], tuple[str, Receipt | None]], call_id: str | None
+    ) -> str:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            return await anyio.to_thread.run_sync(self._calls.run, name, action, call_id)
+
+
+def _raise(refusal: Refusal) -> tuple[str, Receipt | None]:
+    raise refusal

@@ -1,0 +1,647 @@
+"""`WaybookSaver`: a LangGraph checkpointer on any waybook store (docs/langgraph.md).
+
+One journal per thread and checkpoint namespace. A checkpoint is a tree node holding only what changed
+(a list that grew is stored as the elements it gained); pending writes are annotations on their
+checkpoint; a put whose parent is not the latest checkpoint is a leaf move then a node (a fork);
+`delete_thread` is a reset, `delete_for_runs` and `prune` hide checkpoints. Nothing is rewritten.
+
+One saver is one writer: it presents, on every write, the journal head it last read or wrote. A
+second writer that wrote to the thread in between makes the write fail with `StaleThreadError`, and
+nothing is written (LangGraph's own savers let the later write win silently).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final, cast
+
+import attrs
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from waybook._session import new_id, utc_now
+from waybook.integrations._stores import StoreLike, journal_id_for, listed, open_or_create
+from waybook.integrations.langgraph._codec import dump, dump_field, load, load_field
+from waybook.integrations.langgraph._state import CHECKPOINT, HIDDEN, WRITES, Entry, ThreadState
+from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import IntegrityError, JournalError, StaleWriterError
+from waybook.model._head import Head
+from waybook.model._records import Annotation, AnyBody, CustomEntry, LeafMoved, NewRecord, Reset, text
+
+RUNTIME: Final = "langgraph"
+MIN_COPY_GAP: Final = 64
+"""A grown list is stored whole again once it gained more than max(this, its last whole length)."""
+MAX_ADD_DEPTH: Final = 4096
+"""At most this many `add` links lead back to a whole copy, bounding the work of one read."""
+
+
+class StaleThreadError(StaleWriterError):
+    """Another writer committed to this thread since this saver last read it. Nothing was written."""
+
+    def __init__(self, *, thread_id: str, checkpoint_ns: str, journal: str, expected: Head, actual: Head):
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.journal = journal
+        self.expected = expected
+        self.actual = actual
+        msg = (
+            f"thread {thread_id!r} (namespace {checkpoint_ns!r}, journal {journal}): another writer "
+            f"committed up to seq {actual.seq} since this saver last read the thread at seq {expected.seq}; "
+            "nothing was written. Read the thread again (graph.get_state or get_tuple) and run from there."
+        )
+        JournalError.__init__(self, msg)
+
+
+class UnknownPruneStrategyError(JournalError, ValueError):
+    """`prune` was given a strategy other than "keep_latest" or "delete"."""
+
+
+class ThreadExistsError(JournalError, ValueError):
+    """`copy_thread` was asked to copy onto a thread that already has checkpoints."""
+
+
+@attrs.define
+class _View:
+    """One journal as this saver sees it: its fold, a lock, and what only this writer knows."""
+
+    journal: SessionJournal
+    journal_id: str
+    thread_id: Any
+    checkpoint_ns: str
+    state: ThreadState
+    lock: threading.RLock = attrs.field(factory=threading.RLock)
+    parked: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
+    """Pending writes for checkpoints not put yet (LangGraph saves both in the background, in any
+    order); they are written in the same batch as their checkpoint."""
+    lists: dict[str, tuple[str, list[Any]]] = attrs.field(factory=dict)
+    """channel -> (record, a copy of the list it stored): the base of the next put's `add`."""
+
+
+class WaybookSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer whose every thread is a waybook journal in `store`.
+
+    `store` is any `JournalStore` (`waybook.stores.open_store("file:DIR")`, `sqlite:FILE`, ...).
+    `purge_on_delete=True` makes `delete_thread` erase the thread's journals (`store.purge`, leaving a
+    receipt) instead of appending a reset; a purged thread id cannot be used again.
+    """
+
+    def __init__(
+        self,
+        store: StoreLike,
+        *,
+        serde: SerializerProtocol | None = None,
+        purge_on_delete: bool = False,
+        actor: str = "langgraph",
+    ) -> None:
+        super().__init__(serde=serde)
+        self.store = store
+        self.purge_on_delete = purge_on_delete
+        self.actor = actor
+        self._views: dict[str, _View] = {}
+        self._views_lock = threading.Lock()
+
+    # --- context manager (as LangGraph's savers) -----------------------------------------------------
+
+    def __enter__(self) -> WaybookSaver:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> WaybookSaver:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every journal this saver opened (the store stays open: it is the caller's)."""
+        with self._views_lock:
+            views, self._views = list(self._views.values()), {}
+        for view in views:
+            view.journal.close()
+
+    def journal_id(self, thread_id: Any, checkpoint_ns: str = "") -> str:
+        """The id of the journal that holds `thread_id`'s checkpoints in `checkpoint_ns` (for auditing:
+        `waybook tree`, `waybook export`, `store.open`)."""
+        return journal_id_for(RUNTIME, str(thread_id), checkpoint_ns)
+
+    # --- reads -------------------------------------------------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        conf = config["configurable"]
+        view = self._view(conf["thread_id"], conf.get("checkpoint_ns", ""), create=False)
+        if view is None:
+            return None
+        checkpoint_id = get_checkpoint_id(config)
+        with view.lock:
+            self._refresh(view)
+            entry = view.state.find(checkpoint_id) if checkpoint_id else view.state.latest()
+            if entry is None:
+                return None
+            return self._tuple(view, entry, config if checkpoint_id else None)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        only_id = get_checkpoint_id(config) if config else None
+        before_id = get_checkpoint_id(before) if before else None
+        remaining = limit
+        for view in self._views_for(config):
+            with view.lock:
+                self._refresh(view)
+                entries = list(view.state.visible())
+            for entry in entries:
+                if only_id and entry.checkpoint_id != only_id:
+                    continue
+                if before_id and entry.checkpoint_id >= before_id:
+                    continue
+                metadata = load_field(self.serde, entry.data, "metadata") or {}
+                if filter and not all(metadata.get(key) == value for key, value in filter.items()):
+                    continue
+                if remaining is not None:
+                    if remaining <= 0:
+                        return
+                    remaining -= 1
+                with view.lock:
+                    item = self._tuple(view, entry, None)
+                yield item
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        """Each channel's writes along the checkpoint's ancestors back to the nearest stored value.
+
+        Walks hidden ancestors too: hiding (`prune`, `delete_for_runs`) never breaks a delta channel.
+        """
+        if not channels:
+            return {}
+        conf = config["configurable"]
+        view = self._view(conf["thread_id"], conf.get("checkpoint_ns", ""), create=False)
+        collected: dict[str, list[PendingWrite]] = {c: [] for c in channels}
+        seeds: dict[str, Any] = {}
+        if view is not None:
+            with view.lock:
+                self._refresh(view)
+                state = view.state
+                checkpoint_id = get_checkpoint_id(config)
+                target = state.by_id.get(checkpoint_id) if checkpoint_id else state.latest()
+                remaining = set(channels)
+                for ancestor in state.ancestors(target) if target is not None else ():
+                    if not remaining:
+                        break
+                    found: dict[str, Any] = {}
+                    for channel in remaining:
+                        record = state.value_record(ancestor, channel)
+                        if record is not None:
+                            present, value = self._value(view, record, channel)
+                            if present:
+                                found[channel] = value
+                    for write in reversed(ancestor.ordered_writes()):
+                        if write.channel in remaining:
+                            collected[write.channel].append(
+                                (write.task_id, write.channel, load(self.serde, write.value))
+                            )
+                    for channel, value in found.items():
+                        seeds[channel] = value
+                        remaining.discard(channel)
+        result: dict[str, Any] = {}
+        for channel in channels:
+            history: dict[str, Any] = {"writes": list(reversed(collected[channel]))}
+            if channel in seeds:
+                history["seed"] = seeds[channel]
+            result[channel] = history
+        return result
+
+    # --- writes ------------------------------------------------------------------------------------
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        conf = config["configurable"]
+        thread_id, namespace = conf["thread_id"], conf.get("checkpoint_ns", "")
+        parent_id: str | None = conf.get("checkpoint_id")
+        view = self._view(thread_id, namespace, create=True)
+        assert view is not None
+        with view.lock:
+            state = view.state
+            parent = state.by_id.get(parent_id) if parent_id else None
+            parent_record = parent.record_id if parent is not None else None
+            records: list[NewRecord] = []
+            if state.leaf != parent_record:
+                reason = f"langgraph: checkpoint {checkpoint['id']} continues from " + (
+                    f"checkpoint {parent_id}" if parent_record else "a new root"
+                )
+                records.append(
+                    self._record(
+                        LeafMoved(
+                            from_leaf=state.leaf, to_leaf=parent_record, reason=reason, actor=self.actor
+                        )
+                    )
+                )
+            values = checkpoint["channel_values"]
+            refs = {
+                channel: self._ref(view, parent, channel, version, values[channel])
+                if channel in values
+                else {"v": version, "empty": True}
+                for channel, version in new_versions.items()
+            }
+            data: dict[str, Any] = {"id": checkpoint["id"], "parent": parent_id, "values": refs}
+            skeleton = {key: value for key, value in checkpoint.items() if key != "channel_values"}
+            dump_field(self.serde, data, "checkpoint", skeleton)
+            dump_field(self.serde, data, "metadata", get_checkpoint_metadata(config, metadata))
+            label = _label(metadata, new_versions)
+            node = self._record(
+                CustomEntry(parent=parent_record, type=CHECKPOINT, data=data, content=text(label))
+            )
+            records.append(node)
+            for writes in view.parked.pop(checkpoint["id"], []):
+                records.append(self._record(Annotation(target=node.id, type=WRITES, data=writes)))
+            self._append(view, records)
+            for channel, ref in refs.items():
+                if "n" in ref:
+                    view.lists[channel] = (node.id, list(values[channel]))
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": namespace,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        conf = config["configurable"]
+        checkpoint_id = conf["checkpoint_id"]
+        view = self._view(conf["thread_id"], conf.get("checkpoint_ns", ""), create=True)
+        assert view is not None
+        with view.lock:
+            entry = view.state.by_id.get(checkpoint_id)
+            known = set(entry.writes) if entry is not None else set()
+            for parked in view.parked.get(checkpoint_id, []):
+                known.update((parked["task_id"], idx) for _, idx, _ in parked["writes"])
+            new = []
+            for position, (channel, value) in enumerate(writes):
+                idx = WRITES_IDX_MAP.get(channel, position)
+                if idx >= 0 and (task_id, idx) in known:
+                    continue  # a retried write: the first one stands, as in LangGraph's savers
+                new.append([channel, idx, dump(self.serde, value)])
+            if not new:
+                return
+            data = {"checkpoint": checkpoint_id, "task_id": task_id, "task_path": task_path, "writes": new}
+            if entry is None:
+                view.parked.setdefault(checkpoint_id, []).append(data)
+                return
+            self._append(view, [self._record(Annotation(target=entry.record_id, type=WRITES, data=data))])
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Every checkpoint of the thread, in every namespace, is gone from the thread: a reset is
+        appended (the history stays for auditors), or, with `purge_on_delete`, the journals are purged."""
+        for view in self._thread_views(thread_id):
+            with view.lock:
+                self._refresh(view)
+                view.parked.clear()
+                view.lists.clear()
+                if self.purge_on_delete:
+                    self.store.purge(view.journal_id, reason="langgraph: delete_thread", actor=self.actor)
+                    self._forget(view)
+                elif view.state.by_id:
+                    self._append(
+                        view, [self._record(Reset(reason="langgraph: delete_thread", actor=self.actor))]
+                    )
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Hide every checkpoint (and so its writes) that one of `run_ids` created, in every thread."""
+        wanted = set(run_ids)
+        if not wanted:
+            return
+        for info in listed(self.store, {"runtime": RUNTIME}):
+            view = self._view_of(info)
+            with view.lock:
+                self._refresh(view)
+                doomed = [
+                    entry
+                    for entry in view.state.visible()
+                    if (load_field(self.serde, entry.data, "metadata") or {}).get("run_id") in wanted
+                ]
+                self._hide(view, doomed, "delete_for_runs")
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every record of every namespace of the source thread into the target thread's journals,
+        verbatim (same checkpoints, writes, forks and hidden marks), one atomic append per namespace."""
+        for source in self._thread_views(source_thread_id):
+            with source.lock:
+                self._refresh(source)
+                records = list(source.journal.read(after=1))
+            target = self._view(target_thread_id, source.checkpoint_ns, create=True)
+            assert target is not None
+            with target.lock:
+                self._refresh(target)
+                if target.state.by_id:
+                    msg = (
+                        f"copy_thread: thread {target_thread_id!r} (namespace {source.checkpoint_ns!r}) "
+                        "already "
+                        "has checkpoints; delete it first or copy to a new thread id"
+                    )
+                    raise ThreadExistsError(msg)
+                if records:
+                    copies = [NewRecord(id=r.id, at=r.at, body=r.body) for r in records]
+                    self._append(target, copies)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """`keep_latest` hides all but each namespace's latest checkpoint; `delete` resets the thread.
+
+        Hidden checkpoints stay in the journal, so delta channels still rebuild across them.
+        """
+        if strategy not in ("keep_latest", "delete"):
+            msg = f"prune strategy {strategy!r} is not known; use 'keep_latest' or 'delete'"
+            raise UnknownPruneStrategyError(msg)
+        for thread_id in thread_ids:
+            for view in self._thread_views(thread_id):
+                with view.lock:
+                    self._refresh(view)
+                    if strategy == "delete":
+                        if view.state.by_id:
+                            self._append(
+                                view, [self._record(Reset(reason="langgraph: prune", actor=self.actor))]
+                            )
+                        continue
+                    self._hide(view, list(view.state.visible())[1:], "prune keep_latest")
+
+    # --- async twins: the same calls in a worker thread ----------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        items = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in items:
+            yield item
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(lambda: self.prune(thread_ids, strategy=strategy))
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Versions as LangGraph's in-memory saver makes them: a counter and a random tiebreak, so two
+        forks from one checkpoint never give one channel the same version."""
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
+
+    # --- internals ---------------------------------------------------------------------------------
+
+    def _record(self, body: AnyBody) -> NewRecord:
+        return NewRecord(id=new_id(), at=utc_now(), body=body)
+
+    def _append(self, view: _View, records: Sequence[NewRecord]) -> None:
+        try:
+            result = view.journal.append(records, expected=view.state.head)
+        except StaleWriterError as exc:
+            raise StaleThreadError(
+                thread_id=str(view.thread_id),
+                checkpoint_ns=view.checkpoint_ns,
+                journal=view.journal_id,
+                expected=exc.expected,
+                actual=exc.actual,
+            ) from exc
+        view.state.apply(result.records)
+
+    def _refresh(self, view: _View) -> None:
+        """Read what other writers committed: after this, this saver may write on top of it."""
+        view.state.apply(view.journal.read(after=view.state.head.seq))
+
+    def _hide(self, view: _View, entries: Sequence[Entry], reason: str) -> None:
+        if entries:
+            records = [
+                self._record(Annotation(target=e.record_id, type=HIDDEN, data={"reason": reason}))
+                for e in entries
+            ]
+            self._append(view, records)
+
+    def _view(self, thread_id: Any, namespace: str, *, create: bool) -> _View | None:
+        journal_id = self.journal_id(thread_id, namespace)
+        with self._views_lock:
+            view = self._views.get(journal_id)
+        if view is not None:
+            return view
+        if not create and not self.store.exists(journal_id):
+            return None
+        metadata = {
+            "runtime": RUNTIME,
+            "langgraph_thread": str(thread_id),
+            "thread_id": thread_id if isinstance(thread_id, str | int) else str(thread_id),
+            "checkpoint_ns": namespace,
+        }
+        journal = open_or_create(self.store, journal_id, metadata)
+        return self._adopt(journal_id, journal, thread_id, namespace)
+
+    def _view_of(self, info: Any) -> _View:
+        with self._views_lock:
+            view = self._views.get(info.journal_id)
+        if view is not None:
+            return view
+        journal = self.store.open(info.journal_id)
+        return self._adopt(
+            info.journal_id, journal, info.metadata.get("thread_id"), info.metadata.get("checkpoint_ns", "")
+        )
+
+    def _adopt(self, journal_id: str, journal: SessionJournal, thread_id: Any, namespace: str) -> _View:
+        state = ThreadState()
+        state.apply(journal.read())
+        fresh = _View(journal, journal_id, thread_id, str(namespace), state)
+        with self._views_lock:
+            view = self._views.setdefault(journal_id, fresh)
+        if view is not fresh:
+            journal.close()
+        return view
+
+    def _forget(self, view: _View) -> None:
+        with self._views_lock:
+            self._views.pop(view.journal_id, None)
+        view.journal.close()
+
+    def _thread_views(self, thread_id: Any) -> Sequence[_View]:
+        return [self._view_of(info) for info in listed(self.store, {"langgraph_thread": str(thread_id)})]
+
+    def _views_for(self, config: RunnableConfig | None) -> Sequence[_View]:
+        if config is None:
+            return [self._view_of(info) for info in listed(self.store, {"runtime": RUNTIME})]
+        conf = config["configurable"]
+        namespace = conf.get("checkpoint_ns")
+        if namespace is None:
+            return self._thread_views(conf["thread_id"])
+        view = self._view(conf["thread_id"], namespace, create=False)
+        return [] if view is None else [view]
+
+    def _tuple(self, view: _View, entry: Entry, config: RunnableConfig | None) -> CheckpointTuple:
+        state = view.state
+        skeleton = dict(load_field(self.serde, entry.data, "checkpoint") or {})
+        values: dict[str, Any] = {}
+        for channel in skeleton.get("channel_versions", {}):
+            record = state.value_record(entry, channel)
+            if record is not None:
+                present, value = self._value(view, record, channel)
+                if present:
+                    values[channel] = value
+        skeleton["channel_values"] = values
+        thread_id, namespace = view.thread_id, view.checkpoint_ns
+        parent_id = entry.parent_id
+        return CheckpointTuple(
+            config=config
+            or {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": namespace,
+                    "checkpoint_id": entry.checkpoint_id,
+                }
+            },
+            checkpoint=skeleton,  # type: ignore[arg-type]
+            metadata=cast(CheckpointMetadata, load_field(self.serde, entry.data, "metadata") or {}),
+            parent_config={
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": namespace,
+                    "checkpoint_id": parent_id,
+                }
+            }
+            if parent_id
+            else None,
+            pending_writes=[
+                (w.task_id, w.channel, load(self.serde, w.value)) for w in entry.ordered_writes()
+            ],
+        )
+
+    def _value(self, view: _View, record_id: str, channel: str) -> tuple[bool, Any]:
+        """The value of `channel` stored at `record_id`: (False, None) if the channel was empty there."""
+        ref = view.state.ref(record_id, channel)
+        additions = []
+        while "add" in ref:
+            additions.append(ref["add"])
+            base = str(ref.get("base"))
+            ref = view.state.ref(base, channel)
+            if "set" not in ref and "add" not in ref:
+                msg = (
+                    f"{view.journal_id}: channel {channel!r} of record {record_id} extends record {base}, "
+                    "which holds no value for it; the journal is not one this saver wrote. "
+                    "Run `waybook verify`."
+                )
+                raise IntegrityError(msg)
+        if "set" not in ref:
+            return False, None
+        value = load(self.serde, ref["set"])
+        for blob in reversed(additions):
+            value.extend(load(self.serde, blob))
+        return True, value
+
+    def _ref(
+        self, view: _View, parent: Entry | None, channel: str, version: Any, value: Any
+    ) -> dict[str, Any]:
+        """What to store for `channel`: the elements a list gained since the parent, or the whole value."""
+        whole: dict[str, Any] = (
+            {"v": version, "set": dump(self.serde, value)} if type(value) is not list else {}
+        )
+        if whole:
+            return whole
+        base = view.state.value_record(parent, channel) if parent is not None else None
+        stats = view.state.list_stats.get((base, channel)) if base is not None else None
+        if base is not None and stats is not None and len(value) >= stats.length:
+            added = len(value) - stats.length
+            last_copy = stats.length - stats.since_copy
+            if stats.since_copy + added <= max(MIN_COPY_GAP, last_copy) and stats.depth < MAX_ADD_DEPTH:
+                known = view.lists.get(channel)
+                if known is not None and known[0] == base:
+                    previous = known[1]
+                else:
+                    previous = self._value(view, base, channel)[1]
+                n = stats.length
+                if len(previous) == n and all(
+                    a is b or a == b for a, b in zip(previous, value[:n], strict=True)
+                ):
+                    return {
+                        "v": version,
+                        "add": dump(self.serde, value[n:]),
+                        "added": added,
+                        "base": base,
+                        "n": n,
+                    }
+        return {"v": version, "set": dump(self.serde, value), "n": len(value)}
+
+
+def _label(metadata: CheckpointMetadata, new_versions: ChannelVersions) -> str:
+    """What `waybook tree` shows for a checkpoint: its step, its source and the channels it changed."""
+    channels = sorted(str(c) for c in new_versions if not str(c).startswith(("branch:", "__")))
+    shown = ", ".join(channels[:4]) + (f" and {len(channels) - 4} more" if len(channels) > 4 else "")
+    changed = f": {shown}" if shown else ""
+    return f"step {metadata.get('step', '?')} ({metadata.get('source', '?')}){changed}"

@@ -1,0 +1,187 @@
+"""Fast reopen: a sidecar checkpoint of what an open proved, so the next open proves only the tail.
+
+`PATH.checkpoint` holds, for a prefix of the journal that was proved: its end byte, its head (seq and
+digest), each record's start offset, and the rule state (every id and whether it is a node, the leaf).
+It is a cache, never a source of truth:
+
+- it is used only if it decodes, its checksum holds, its numbers agree with each other, and the journal's
+  own bytes agree with it: the line at the recorded last offset must end exactly at the recorded end,
+  decode as the recorded seq, carry the recorded digest, and hash to it;
+- anything else (missing, stale, damaged, from another file) means a full proof of the file, after which
+  a writer saves a fresh checkpoint;
+- it only ever vouches for a prefix: whatever the file holds past its end is proved on open as usual.
+
+Saving is atomic (a temp file renamed over the old one) and never fsynced: losing it costs one full
+proof. Not checkpointed (proved in full on open): journals whose ids moved to the compact index (past
+65,536 records), and journals whose header gives them a role with rules of its own (memory, pins),
+whose state the checkpoint does not hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import tempfile
+from array import array
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+from waybook.codecs._wire import decode_record, line_digest
+from waybook.journal._fileio import FILE_MODE
+from waybook.model._errors import DecodeError
+from waybook.model._head import Head
+from waybook.model._records import Header
+
+SUFFIX: Final = ".checkpoint"
+_MAGIC: Final = b"waybook.checkpoint/1\n"
+_DIGEST_BYTES: Final = 64
+
+
+class _Payload(msgspec.Struct, frozen=True, array_like=True):
+    byteorder: str
+    end: int
+    seq: int
+    digest: str
+    offsets: bytes  # array("Q") in `byteorder`
+    ids: str  # every id in commit order from seq 1, joined by newlines (an id never holds one)
+    not_nodes: list[int]  # the (few) seqs whose records are not nodes: header, leaf moves, resets
+    leaf: str | None
+
+
+_ENCODER: Final = msgspec.msgpack.Encoder()
+_DECODER: Final = msgspec.msgpack.Decoder(_Payload)
+
+
+class Checkpoint(msgspec.Struct, frozen=True):
+    """A proved prefix: bytes [0, end), records 1..head.seq starting at `offsets`, and its rule state."""
+
+    end: int
+    head: Head
+    offsets: array[int]
+    ids: dict[str, bool]
+    leaf: str | None
+    header: Header
+
+
+def checkpoint_path(journal: Path) -> Path:
+    return Path(os.fspath(journal) + SUFFIX)
+
+
+def load(journal: Path, *, size: int, read_at: Callable[[int, int], bytes]) -> Checkpoint | None:
+    """The journal's checkpoint if it holds for the journal's bytes now (`size` long), else None."""
+    try:
+        fd = os.open(os.fspath(journal) + SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head_len = len(_MAGIC) + _DIGEST_BYTES
+    if (
+        not data.startswith(_MAGIC)
+        or hashlib.sha256(data[head_len:]).hexdigest().encode() != data[len(_MAGIC) : head_len]
+    ):
+        return None
+    try:
+        payload = _DECODER.decode(data[head_len:])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return _check(payload, size, read_at)
+
+
+def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -> Checkpoint | None:
+    seq, end = payload.seq, payload.end
+    if payload.byteorder != sys.byteorder or len(payload.offsets) != 8 * seq or seq < 1 or end > size:
+        return None
+    names = payload.ids.split("\n")
+    ids = dict.fromkeys(names, True)
+    try:
+        for not_node in payload.not_nodes:
+            ids[names[not_node - 1]] = False
+    except IndexError:
+        return None
+    offsets = array("Q")
+    offsets.frombytes(payload.offsets)
+    starts = offsets.tolist()
+    if (
+        len(ids) != seq
+        or starts[0] != 0
+        or starts[-1] >= end
+        or starts != sorted(starts)  # one pass in C on sorted input
+        or len(set(starts)) != seq  # and no two the same: strictly increasing
+        or (payload.leaf is not None and not ids.get(payload.leaf, False))
+    ):
+        return None
+    # Never trusted past the journal's own bytes: the head line must be where and what it says.
+    line = read_at(end - starts[-1], starts[-1])
+    if len(line) != end - starts[-1] or line.find(b"\n") != len(line) - 1:
+        return None
+    try:
+        record = decode_record(line[:-1])
+    except DecodeError:
+        return None
+    if record.seq != seq or record.digest != payload.digest or line_digest(line[:-1]) != payload.digest:
+        return None
+    # The header says which rules the journal keeps beyond the session rules (its role).
+    first = record if seq == 1 else None
+    if first is None:
+        header_line = read_at(starts[1], 0)
+        try:
+            first = decode_record(header_line[:-1]) if header_line.endswith(b"\n") else None
+        except DecodeError:
+            return None
+    if first is None or first.seq != 1 or not isinstance(first.body, Header):
+        return None
+    return Checkpoint(end, Head(seq, payload.digest), offsets, ids, payload.leaf, first.body)
+
+
+def save(
+    journal: Path, *, end: int, head: Head, offsets: array[int], ids: dict[str, bool], leaf: str | None
+) -> bool:
+    """Write the checkpoint of the proved prefix [0, end) atomically, best effort; True if written."""
+    if head.seq < 1 or len(offsets) != head.seq or len(ids) != head.seq:
+        return False
+    payload = _Payload(
+        byteorder=sys.byteorder,
+        end=end,
+        seq=head.seq,
+        digest=head.digest,
+        offsets=offsets.tobytes(),
+        ids="\n".join(ids),
+        not_nodes=[seq for seq, node in enumerate(ids.values(), start=1) if not node],
+        leaf=leaf,
+    )
+    if payload.ids.count("\n") != head.seq - 1:
+        return False  # an id with a newline in it (only a foreign writer's): no checkpoint
+    body = _ENCODER.encode(payload)
+    data = _MAGIC + hashlib.sha256(body).hexdigest().encode() + body
+    target = checkpoint_path(journal)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError:
+        return False
+    try:
+        os.fchmod(fd, FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.close(fd)
+        fd = -1
+        os.replace(temp, target)
+    except OSError:
+        return False
+    else:
+        return True
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)

@@ -1,0 +1,139 @@
+"""`InMemoryJournal`: the reference adapter. Tests, models and the conformance suite compare against it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Self
+
+from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal._ledger import Ledger, iter_chain
+from waybook.journal._reading import check_cursor
+from waybook.model._errors import BrokenBatchError, JournalClosedError
+from waybook.model._head import GENESIS, AppendResult, Head
+from waybook.model._records import NewRecord, Record
+
+_SEQUENCES = (list, tuple)
+
+
+class InMemoryJournal:
+    """A journal held in a list. Thread-safe: appends are serialised by one lock.
+
+    Cost: append O(batch), head O(1), read O(returned records).
+    """
+
+    def __init__(self, name: str = "memory") -> None:
+        self._name = name
+        self._lock = threading.Lock()
+        self._records: list[Record] = []
+        self._lines: list[bytes] = []
+        self._ledger = Ledger.empty(name)
+        self._closed = False
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[bytes], *, name: str = "memory") -> InMemoryJournal:
+        """Load committed canonical lines (an archive, a fixture), proving the chain, batches and rules."""
+        journal = cls(name)
+        lines = [line.rstrip(b"\n") for line in lines]
+        records = list(iter_chain(lines, journal=name))
+        whole, state = whole_batches(records, journal=name)
+        if state != CLOSED:
+            first = records[whole].seq
+            raise BrokenBatchError(journal=name, seq=first, reason=cut_batch_reason(first, state))
+        journal._ledger.advance(records)
+        journal._records = records
+        journal._lines = lines
+        return journal
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def head(self) -> Head:
+        self._check_open()
+        return self._ledger.head
+
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        with self._lock:
+            return self._ledger.head, self._ledger.rules.leaf
+
+    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        with self._lock:
+            self._check_open()
+            ledger = self._ledger
+            prior = ledger.head
+            if (
+                type(records) in _SEQUENCES
+                and len(records) == 1
+                and type(expected) is Head
+                and expected == prior
+            ):
+                record, line, delta = ledger.seal_one(records[0])
+                result = AppendResult(prior, Head(record.seq, record.digest), (record,))
+                self._records.append(record)
+                self._lines.append(line)
+                ledger.commit_one(result.head, record.id, delta)
+                return result
+            plan = ledger.plan(records, expected, self._range)
+            if isinstance(plan, AppendResult):
+                return plan
+            self._records.extend(plan.result.records)
+            self._lines.extend(plan.lines)
+            self._ledger.commit(plan)
+            return plan.result
+
+    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        check_cursor(self._name, after, limit)
+        self._check_open()
+        with self._lock:
+            return iter(self._range(after, limit))
+
+    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        check_cursor(self._name, after, limit)
+        self._check_open()
+        with self._lock:
+            start = max(after, 0)
+            stop = len(self._lines) if limit is None else start + max(limit, 0)
+            return iter(self._lines[start:stop])
+
+    def flush(self) -> None:
+        self._check_open()
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"InMemoryJournal({self._name!r}, head={self._ledger.head})"
+
+    def check_invariants(self) -> None:
+        """Assert the internal structure is consistent; stress tests call this after every step."""
+        with self._lock:
+            assert len(self._records) == len(self._lines) == self._ledger.rules.count
+            assert list(iter_chain(self._lines, journal=self._name)) == self._records
+            assert len({r.id for r in self._records}) == len(self._records)
+            ids = self._ledger.rules.ids
+            assert len(ids) == len(self._records)
+            assert all(ids.node(r.id) == r.body.IS_NODE for r in self._records)
+            last = self._records[-1] if self._records else None
+            assert self._ledger.head == (Head.of(last) if last else GENESIS)
+
+    def _range(self, after: int, limit: int | None) -> list[Record]:
+        start = max(after, 0)
+        stop = len(self._records) if limit is None else start + max(limit, 0)
+        return self._records[start:stop]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = f"{self._name}: the journal is closed; open a new one to continue"
+            raise JournalClosedError(msg)

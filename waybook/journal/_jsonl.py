@@ -1,0 +1,752 @@
+"""`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
+
+Cross-process safe: every append takes an exclusive `flock` on the journal file itself, checks that the
+path still names that file, reads any tail other writers committed, compares the expected head, writes
+the batch with one write loop on an O_APPEND descriptor, applies the durability policy, and releases.
+Readers see other writers' records on their next call; `read(after=seq)` seeks through a byte-offset
+index and never rescans from the start.
+
+Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
+(which quarantines the torn bytes); damage before the final record is corruption, readable only through
+`read_prefix=True`. See docs/jsonl.md for the caveats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from waybook.codecs._wire import decode_record
+from waybook.journal import _checkpoint as checkpoint
+from waybook.journal._clock import new_id, utc_now
+from waybook.journal._durability import Durability, GroupCommit
+from waybook.journal._fileio import (
+    OS_FILE_OPS,
+    FileIdentity,
+    FileLock,
+    FileOps,
+    create_atomically,
+    fsync_dir,
+    open_regular,
+)
+from waybook.journal._id_index import CompactIdIndex, DictIdIndex
+from waybook.journal._jsonl_scan import CHUNK, Damage, read_exactly, scan
+from waybook.journal._ledger import Ledger, decode_records, iter_chain
+from waybook.journal._quarantine import RepairReceipt, is_foreign_first_line, quarantine
+from waybook.journal._reading import check_cursor
+from waybook.journal._roles.memory import role_rules
+from waybook.journal._verify import VerifyReport
+from waybook.model._errors import (
+    CorruptJournalError,
+    DurabilityError,
+    JournalClosedError,
+    JournalFailedError,
+    JournalReplacedError,
+    NotAJournalError,
+    StorageError,
+    TornTailError,
+    WriteFailedError,
+)
+from waybook.model._head import GENESIS, AppendResult, Head
+from waybook.model._records import Header, NewRecord, Record
+
+_SEQUENCES = (list, tuple)
+
+
+class JsonlJournal:
+    """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
+
+    Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
+    ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
+    `create` (create an empty journal if the file is missing; default True), `group_window` (the longest
+    a group fsync waits for company, in seconds; default: as long as the last fsync took), `readonly`
+    (open for reading only: no file is created, appends and repair are refused; for audits).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability | str = Durability.FLUSH,
+        on_torn_tail: str = "refuse",
+        read_prefix: bool = False,
+        create: bool = True,
+        group_window: float | None = None,
+        readonly: bool = False,
+        exclusive: bool = False,
+        sidecar: bool = True,
+        file_ops: FileOps = OS_FILE_OPS,
+        _decoded: list[Record] | None = None,
+    ) -> None:
+        if on_torn_tail not in ("refuse", "repair"):
+            msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}"
+            raise ValueError(msg)
+        if exclusive and readonly:
+            msg = "exclusive=True is for the journal's single writer; a readonly journal cannot be one"
+            raise ValueError(msg)
+        self._exclusive = exclusive
+        self._sidecar = sidecar
+        self._checkpointed = 0  # the end byte the checkpoint on disk vouches for (0: none known)
+        self._path = Path(path)
+        self._name = str(self._path)
+        self._durability = Durability(durability)
+        self._fsync_each = self._durability is Durability.FSYNC
+        self._group_commit = self._durability is Durability.GROUP
+        self._syncs_creation = self._fsync_each or self._group_commit
+        self._ops = file_ops
+        self._mutex = threading.Lock()
+        self._ledger = Ledger.empty(self._name, compact_ids=lambda: CompactIdIndex(self._committed_id))
+        self._offsets: array[int] = array("Q")
+        self._keep = _decoded  # the records the open decodes go here too (open_decoded)
+        self._end = 0
+        self._size_seen = 0
+        self._damage: Damage | None = None
+        self._failure: StorageError | None = None
+        self._closed = False
+        self._readonly = readonly
+        # Under `flush`, what flush()/close() owe: an fsync of the file (bytes written since the last
+        # one) and of its directory (a creation not yet synced). Other policies never owe anything.
+        self._unsynced = self._unsynced_dir = False
+        self.repair_receipt: RepairReceipt | None = None
+        if self._ops.identity(self._path) is None:
+            if not create or readonly:
+                msg = f"{self._path}: no such journal; pass create=True to create an empty one"
+                raise StorageError(msg)
+            try:
+                created = create_atomically(self._path, b"", durable=self._syncs_creation)
+                self._unsynced_dir = created and not self._syncs_creation
+            except OSError as exc:
+                msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
+                raise StorageError(msg) from exc
+        # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
+        self._group: GroupCommit | None = None
+        if self._group_commit or group_window is not None:  # (a window is checked under any policy)
+            group = GroupCommit(self._fsync, name=self._name, window=group_window)
+            self._group = group if self._group_commit else None
+        flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
+        self._fd, self._identity = open_regular(self._ops, self._path, flags)
+        self._lock = FileLock(self._fd, self._path)
+        try:
+            if exclusive:
+                self._lock.hold()
+            self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
+        except BaseException:
+            self._release_files()
+            raise
+        finally:
+            self._keep = None
+
+    @classmethod
+    def open_decoded(cls, path: str | os.PathLike[str], **options: Any) -> tuple[JsonlJournal, list[Record]]:
+        """Open the journal and return every committed record with it, each decoded once.
+
+        The records the open decoded to prove the file are kept rather than decoded again by a later
+        `read()`; a replay of the whole session at open costs one decode per record. It holds every
+        record in memory: meant for sessions, not for million-record files.
+        """
+        kept: list[Record] = []
+        journal = cls(path, _decoded=kept, **options)
+        first = kept[0].seq if kept else journal._ledger.head.seq + 1
+        if first > 1:  # records the open did not decode (a checkpoint vouched for them)
+            kept[:0] = journal.read(after=0, limit=first - 1)
+        return journal, kept
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        journal_id: str,
+        creator: str = "waybook",
+        metadata: dict[str, Any] | None = None,
+        record_id: str | None = None,
+        at: str | None = None,
+        **options: Any,
+    ) -> JsonlJournal:
+        """Create a new journal file whose first line is its header, atomically; refuse an existing file."""
+        from waybook.codecs._wire import seal
+        from waybook.model._head import GENESIS_DIGEST
+
+        header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
+        new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)
+        Ledger.empty(str(path)).rules.check((new,))
+        _, line = seal(1, new, GENESIS_DIGEST)
+        target = Path(path)
+        # Only the policies that promise durability per append pay for it at creation; under `flush`
+        # the first flush()/close() syncs the file and its directory, under `none` nothing does.
+        durable = Durability(options.get("durability", Durability.FLUSH)) in (
+            Durability.FSYNC,
+            Durability.GROUP,
+        )
+        try:
+            created = create_atomically(target, line + b"\n", durable=durable)
+        except OSError as exc:
+            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        if not created:
+            msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
+            raise StorageError(msg)
+        journal = cls(target, create=False, **options)
+        journal._unsynced = journal._unsynced_dir = not durable
+        return journal
+
+    # --- the SessionJournal protocol ----------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def durability(self) -> Durability:
+        return self._durability
+
+    @property
+    def damage(self) -> Damage | None:
+        """The first bad bytes found (a torn tail, or corruption under read_prefix), else None."""
+        return self._damage
+
+    def head(self) -> Head:
+        self._check_open()
+        self._refresh()
+        return self._ledger.head
+
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        self._check_open()
+        self._refresh()
+        with self._mutex:
+            return self._ledger.head, self._ledger.rules.leaf
+
+    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        with self._mutex:
+            if self._closed or self._readonly or self._failure is not None:
+                self._check_writable()
+            self._lock.acquire(exclusive=True)
+            try:
+                self._check_identity()
+                if (not self._exclusive and self._ops.size(self._fd) != self._size_seen) or self._damage:
+                    self._refresh_locked()  # another writer committed, or there is damage to report
+                    self._refuse_damage()
+                ledger = self._ledger
+                prior = ledger.head
+                end = self._end
+                one = type(records) in _SEQUENCES and len(records) == 1 and type(expected) is Head
+                if one and expected == prior:  # nearly every append: one record at the head, flat
+                    record, line, delta = ledger.seal_one(records[0])
+                    result = AppendResult(prior, Head(record.seq, record.digest), (record,))
+                    self._write(line + b"\n", end, result)
+                    ledger.commit_one(result.head, record.id, delta)
+                    self._offsets.append(end)
+                    end += len(line) + 1
+                else:
+                    plan = ledger.plan(records, expected, self._records_range)
+                    if isinstance(plan, AppendResult):
+                        return plan
+                    lines = plan.lines
+                    data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
+                    self._write(data, end, plan.result)
+                    ledger.commit(plan)
+                    for line in lines:
+                        self._offsets.append(end)
+                        end += len(line) + 1
+                    result = plan.result
+                self._end = self._size_seen = end
+                self._unsynced = True
+                if self._fsync_each:
+                    self._fsync(result)
+            finally:
+                self._lock.release()
+        if self._group is not None:
+            self._group.written(end)
+            try:
+                self._group.wait_durable(end)
+            except DurabilityError as exc:
+                cause = exc.__cause__
+                while isinstance(cause, DurabilityError):  # the leader's own error; its cause is the OSError
+                    cause = cause.__cause__
+                raise self._durability_failed(cause or exc, result) from exc
+        return result
+
+    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""
+        where = self._name
+        chunks = self._chunks_between(*self._byte_range(after, limit))  # the range is fixed now
+        return (record for lines in chunks for record in decode_records(lines, where))
+
+    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        chunks = self._chunks_between(*self._byte_range(after, limit))
+        return (line for lines in chunks for line in lines)
+
+    def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
+        """The bytes [start, end) of the committed records after `after`, at most `limit` of them."""
+        check_cursor(self._name, after, limit)
+        self._check_open()
+        self._refresh()
+        with self._mutex:
+            count = len(self._offsets)
+            first = min(max(after, 0), count)
+            stop = count if limit is None else min(count, first + max(limit, 0))
+            if first >= stop:
+                return 0, 0
+            return self._offsets[first], self._offsets[stop] if stop < count else self._end
+
+    def flush(self) -> None:
+        self._check_open()
+        if self._durability is Durability.FLUSH:
+            with self._mutex:
+                self._sync_owed()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._durability is Durability.FLUSH and self._failure is None:
+                with self._mutex:
+                    self._sync_owed()
+            with self._mutex:
+                self._save_checkpoint()
+        finally:
+            self._closed = True
+            self._release_files()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"JsonlJournal({self._name!r}, head={self._ledger.head}, durability={self._durability})"
+
+    def check_invariants(self) -> None:
+        """Assert the offset index, the ledger and the file agree; stress tests call this after each step."""
+        with self._mutex:
+            offsets = list(self._offsets)
+            assert offsets == sorted(set(offsets)), "offsets strictly increase"
+            assert len(offsets) == self._ledger.rules.count == self._ledger.head.seq
+            assert self._end <= self._size_seen <= self._ops.size(self._fd) or self._damage is not None
+            lines = list(self._lines_between(0, self._end))
+            assert list(accumulate((len(x) + 1 for x in lines[:-1]), initial=0))[: len(lines)] == offsets
+            records = list(iter_chain(lines, journal=self._name))
+            assert self._ledger.head == (Head.of(records[-1]) if records else GENESIS)
+            ids = self._ledger.rules.ids
+            assert len(ids) == len(records)
+            if isinstance(ids, CompactIdIndex):
+                ids.check_invariants()
+                assert all(ids.seq_of(r.id) == r.seq for r in records)
+            else:
+                assert isinstance(ids, DictIdIndex)
+                assert list(ids) == [r.id for r in records]  # commit order: what compacting relies on
+
+    # --- repair ---------------------------------------------------------------------------------------
+
+    def repair(self) -> RepairReceipt:
+        """Move a torn tail into a quarantine file beside the journal and truncate to the last record.
+
+        An explicit host decision: it never runs unless called (or opened with on_torn_tail="repair").
+        A journal without damage returns a receipt that removed nothing; corruption is refused.
+        """
+        with self._mutex:
+            self._check_writable()
+            self._lock.acquire(exclusive=True)
+            try:
+                self._check_identity()
+                self._refresh_locked()
+                return self._repair_locked()
+            finally:
+                self._lock.release()
+
+    def _repair_locked(self) -> RepairReceipt:
+        damage = self._damage
+        head = self._ledger.head
+        if damage is None:
+            nothing = hashlib.sha256().hexdigest()
+            return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
+        if damage.seq == 1 and damage.offset == 0 and self._foreign_first_line(damage):
+            raise NotAJournalError(path=self._name, reason=damage.reason)  # never truncate someone's file
+        if not damage.torn:
+            raise self._corrupt_error(damage)
+        end = self._size_seen
+        digest, copy = quarantine(self._path, self._name, damage.offset, end, self._chunks)
+        try:
+            self._ops.truncate(self._fd, damage.offset)
+            self._ops.fsync(self._fd)
+        except OSError as exc:
+            msg = f"{self._name}: repair could not truncate the torn tail: {exc}; the quarantine copy is kept"
+            raise StorageError(msg) from exc
+        self._damage = None
+        self._end = self._size_seen = damage.offset
+        if self._group is not None:
+            self._group.mark_durable(damage.offset)
+        return RepairReceipt(
+            path=self._name,
+            offset=damage.offset,
+            end=end,
+            removed_bytes=end - damage.offset,
+            removed_sha256=digest,
+            quarantine_path=str(copy),
+            seq=damage.seq,
+            head=head,
+            reason=damage.reason,
+        )
+
+    def _foreign_first_line(self, damage: Damage) -> bool:
+        return is_foreign_first_line(self._ops.pread(self._fd, min(damage.bad_bytes, 1 << 16), 0))
+
+    def _chunks(self, start: int, end: int) -> Iterator[bytes]:
+        """The file's bytes [start, end) in chunks; a read error is a StorageError naming the byte."""
+        pos = start
+        while pos < end:
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
+            if not chunk:
+                return
+            yield chunk
+            pos += len(chunk)
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    def _open_scan(self, *, read_prefix: bool, repair: bool) -> None:
+        self._lock.acquire(exclusive=repair)
+        try:
+            if self._sidecar:
+                self._restore_checkpoint()
+            self._refresh_locked()
+            damage = self._damage
+            if damage is not None and damage.torn and repair:
+                self.repair_receipt = self._repair_locked()
+            elif damage is not None and not damage.torn and not read_prefix:
+                raise self._corrupt_error(damage)
+        finally:
+            self._lock.release()
+        if self._group is not None:
+            self._group.mark_durable(self._end)
+
+    def _restore_checkpoint(self) -> None:
+        """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
+        size = self._ops.size(self._fd)
+        loaded = checkpoint.load(self._path, size=size, read_at=self._read_at) if size else None
+        if loaded is None or role_rules(self._name, loaded.header) is not None:
+            return  # no checkpoint, or a journal whose role has rules the checkpoint does not hold
+        self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
+        self._offsets = loaded.offsets
+        self._end = self._size_seen = self._checkpointed = loaded.end
+
+    def _save_checkpoint(self) -> None:
+        """Save the proved prefix for the next open (a writer's close; never under damage or failure)."""
+        ids = self._ledger.rules.ids
+        if (
+            not self._sidecar
+            or self._readonly
+            or self._end == self._checkpointed
+            or self._damage is not None
+            or self._failure is not None
+            or type(ids) is not DictIdIndex
+            or self._ledger.rules.role_rules is not None
+        ):
+            return
+        if self._ops.identity(self._path) != self._identity:
+            return  # the path was deleted, purged or replaced: a checkpoint would describe no file there
+        head, leaf = self._ledger.head, self._ledger.rules.leaf
+        if checkpoint.save(self._path, end=self._end, head=head, offsets=self._offsets, ids=ids, leaf=leaf):
+            self._checkpointed = self._end
+
+    def _refresh(self) -> None:
+        """Take in records other writers committed since our last look (cheap when nothing changed)."""
+        if self._damage is None and (self._exclusive or self._ops.size(self._fd) == self._size_seen):
+            return
+        with self._mutex:
+            self._lock.acquire(exclusive=False)
+            try:
+                self._refresh_locked()
+            finally:
+                self._lock.release()
+
+    def _refresh_locked(self) -> None:
+        size = self._ops.size(self._fd)
+        if size == self._size_seen and self._damage is None:
+            return  # append-only: same size, same bytes (only a repair shrinks a file, and only damage)
+        if size < self._end:
+            self._damage = Damage(
+                torn=False,
+                offset=size,
+                seq=self._ledger.head.seq,
+                reason=f"the file shrank from {self._end} to {size} bytes: committed records were removed",
+                bad_bytes=0,
+            )
+            self._size_seen = size
+            return
+        self._damage = None
+        self._end, self._damage = scan(
+            self._read_at,
+            start=self._end,
+            end=size,
+            ledger=self._ledger,
+            offsets=self._offsets,
+            journal=self._name,
+            keep=self._keep,
+        )
+        self._size_seen = size
+
+    def _records_range(self, after: int, limit: int) -> list[Record]:
+        count = len(self._offsets)
+        stop = min(count, after + limit)
+        if after >= stop:
+            return []
+        end = self._offsets[stop] if stop < count else self._end
+        return [
+            record
+            for lines in self._chunks_between(self._offsets[after], end)
+            for record in decode_records(lines)
+        ]
+
+    def _committed_id(self, seq: int) -> tuple[str, bool]:
+        """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
+        offset = self._offsets[seq - 1]
+        stop = self._offsets[seq] if seq < len(self._offsets) else self._end
+        line = read_exactly(self._read_at, offset, stop - offset - 1)
+        if len(line) != stop - offset - 1:
+            msg = f"the file ended inside committed record {seq}"
+            raise CorruptJournalError(path=self._name, offset=offset, seq=seq, reason=msg)
+        record = decode_record(line, where=self._name)
+        return record.id, record.body.IS_NODE
+
+    def _read_at(self, size: int, offset: int) -> bytes:
+        try:
+            return self._ops.pread(self._fd, size, offset)
+        except OSError as exc:
+            msg = f"{self._name}: cannot read byte {offset} ({exc.strerror or exc}); nothing was changed"
+            raise StorageError(msg) from exc
+
+    def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
+        for lines in self._chunks_between(start, end):
+            yield from lines
+
+    def _chunks_between(self, start: int, end: int) -> Iterator[list[bytes]]:
+        """The committed lines in [start, end) (which start and end on line boundaries), a chunk at a
+        time; each byte read once however long a line is (a long line's pieces join once)."""
+        parts: list[bytes] = []
+        pos = start
+        while pos < end:
+            chunk = self._read_at(min(CHUNK, end - pos), pos)
+            if not chunk:
+                msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
+                raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
+            pos += len(chunk)
+            if chunk.find(b"\n") < 0:
+                parts.append(chunk)
+                continue
+            if parts:
+                parts.append(chunk)
+                chunk, parts = b"".join(parts), []
+            lines = chunk.split(b"\n")
+            carry = lines.pop()
+            if carry:
+                parts.append(carry)
+            yield lines
+
+    def _write(self, data: bytes, end: int, result: AppendResult | None = None) -> None:
+        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
+
+        On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
+        lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
+        which no reader takes for records (a partial line, or a batch missing its last records). The
+        path is checked again after the write: a file deleted or renamed over while we wrote gets its
+        bytes cut off too, so an acknowledged record is always in the file the path named after it.
+        `result` is what the bytes hold, named by the error if they can be neither kept nor removed.
+        """
+        try:
+            done = self._ops.write(self._fd, data)
+            while done < len(data):
+                done += self._ops.write(self._fd, data[done:])
+        except OSError as exc:
+            head = self._ledger.head
+            undo = self._undo_write(end)
+            if undo is not None:
+                msg = (
+                    f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
+                    f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
+                    "This journal object refuses further appends: reopen the journal and repair it."
+                )
+                failure = WriteFailedError(msg, head=head, rolled_back=False)
+                self._failure = failure
+                raise failure from exc
+            msg = (
+                f"{self._name}: write failed ({exc}); nothing was written (head stays {head}). Free space "
+                "or raise the file-size limit, then append again."
+            )
+            raise WriteFailedError(msg, head=head, rolled_back=True) from exc
+        now = self._ops.identity(self._path)
+        if now != self._identity:  # deleted or replaced while we wrote
+            undo = self._undo_write(end)
+            if undo is None:
+                raise self._replaced_error(now)
+            msg = (
+                f"{self._name}: the file was deleted or replaced while this append wrote to it, and the "
+                f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
+                "at the path. This journal object refuses further appends."
+            )
+            replaced = JournalReplacedError(msg, written=result)
+            self._failure = replaced
+            raise replaced
+
+    def _undo_write(self, end: int) -> OSError | None:
+        """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
+        try:
+            if self._ops.size(self._fd) != end:
+                self._ops.truncate(self._fd, end)
+        except OSError as exc:
+            return exc
+        return None
+
+    def _sync_owed(self) -> None:
+        """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
+        if self._failure is not None:
+            raise self._failed_error()
+        directory: list[BaseException | None] = []
+        helper = None
+        if self._unsynced_dir:
+            # Both syncs must be done before we return, in either order: run them side by side, so
+            # a filesystem that commits them together (ext4's journal) pays for one wait, not two.
+            helper = threading.Thread(target=_sync_directory, args=(self._path.parent, directory))
+            helper.start()
+        try:
+            if self._unsynced:
+                self._fsync()
+                self._unsynced = False
+        finally:
+            if helper is not None:
+                helper.join()
+        if helper is not None:
+            if directory[0] is not None:
+                raise self._durability_failed(directory[0], None) from directory[0]
+            self._unsynced_dir = False
+
+    def _fsync(self, result: AppendResult | None = None) -> None:
+        if self._failure is not None:
+            raise self._failed_error()
+        try:
+            self._ops.fsync(self._fd)
+        except OSError as exc:
+            raise self._durability_failed(exc, result) from exc
+
+    def _durability_failed(self, exc: BaseException, result: AppendResult | None) -> DurabilityError:
+        """The error for a failed fsync: what was written, and the head that includes it."""
+        head = self._ledger.head
+        written = (
+            ""
+            if result is None
+            else f"this append's records (seq {result.first_seq}..{result.head.seq}) and "
+        )
+        msg = (
+            f"{self._name}: fsync failed ({exc}); {written}every append since the last successful sync are "
+            f"in the file (head {head}) but may not survive a power loss. This journal object refuses "
+            "further appends: reopen it and check its tail."
+        )
+        failure = DurabilityError(msg, head=head, result=result)
+        self._failure = failure
+        return failure
+
+    def _failed_error(self) -> JournalFailedError:
+        cause = self._failure
+        assert cause is not None
+        msg = (
+            f"{self._name}: an earlier write or fsync failed on this journal object ({cause}); nothing was "
+            "written. Reopen the journal (and repair a torn tail if it reports one)."
+        )
+        return JournalFailedError(msg, cause=cause)
+
+    def _check_identity(self) -> None:
+        """Refuse (before writing) when the path no longer names the file this object holds open."""
+        now = self._ops.identity(self._path)
+        if now != self._identity:
+            raise self._replaced_error(now)
+
+    def _replaced_error(self, now: FileIdentity | None) -> JournalReplacedError:
+        what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
+        msg = (
+            f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
+            "nothing was written. Reopen the path if the file there is the journal you mean, or "
+            "restore the old one."
+        )
+        return JournalReplacedError(msg)
+
+    def _refuse_damage(self) -> None:
+        damage = self._damage
+        if damage is None:
+            return
+        if damage.torn:
+            raise TornTailError(
+                path=self._name,
+                offset=damage.offset,
+                seq=damage.seq,
+                reason=damage.reason,
+                torn_bytes=damage.bad_bytes,
+            )
+        raise self._corrupt_error(damage)
+
+    def _corrupt_error(self, damage: Damage) -> CorruptJournalError:
+        return CorruptJournalError(
+            path=self._name, offset=damage.offset, seq=damage.seq, reason=damage.reason
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = f"{self._name}: the journal is closed; open it again to continue"
+            raise JournalClosedError(msg)
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._readonly:
+            msg = f"{self._name}: opened read-only; open it without readonly=True to write or repair"
+            raise StorageError(msg)
+        if self._failure is not None:
+            raise self._failed_error()
+
+    def _release_files(self) -> None:
+        with contextlib.suppress(OSError):
+            self._ops.close(self._fd)
+
+
+def _sync_directory(directory: Path, outcome: list[BaseException | None]) -> None:
+    try:
+        fsync_dir(directory)
+    except OSError as exc:
+        outcome.append(exc)
+    else:
+        outcome.append(None)
+
+
+def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
+    with JsonlJournal(
+        path, read_prefix=True, durability=Durability.NONE, readonly=True, sidecar=False
+    ) as journal:
+        head = journal.head()
+        damage = journal.damage
+        if damage is None:
+            return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
+        kind = "torn tail" if damage.torn else "corruption"
+        return VerifyReport(
+            journal.name,
+            ok=False,
+            records=head.seq,
+            head=head,
+            bad_seq=damage.seq,
+            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset})",
+            offset=damage.offset,
+            torn_tail=damage.torn,
+        )

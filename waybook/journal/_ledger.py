@@ -1,0 +1,298 @@
+"""Compare-and-append, decided the same way by every adapter.
+
+`Ledger` owns what an adapter needs to decide an append without touching storage: the committed head
+and the session rules. `plan` turns a batch into sealed records and lines (or recognises an exact retry,
+or refuses); the adapter writes the lines once, then calls `commit`. Storage I/O stays in the adapter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Final
+
+import attrs
+import msgspec
+
+from waybook.codecs._canonical import ENCODER
+from waybook.codecs._wire import _RECORD_DECODER, decode_record, line_digest, seal
+from waybook.journal._id_index import CompactIdIndex, DictIdIndex
+from waybook.journal._roles.session import RulesDelta, SessionRules
+from waybook.model._errors import (
+    BrokenChainError,
+    InvalidArgumentError,
+    JournalError,
+    OverlappingBatchError,
+    StaleWriterError,
+)
+from waybook.model._head import GENESIS, AppendResult, Head
+from waybook.model._records import NewRecord, Record
+
+ReadRange = Callable[[int, int], Sequence[Record]]
+"""`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
+
+
+class Plan(msgspec.Struct, frozen=True, gc=False):
+    """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`."""
+
+    result: AppendResult
+    lines: tuple[bytes, ...]
+    delta: RulesDelta
+
+
+@attrs.define
+class Ledger:
+    name: str
+    rules: SessionRules
+    head: Head = GENESIS
+
+    @classmethod
+    def empty(cls, name: str, compact_ids: Callable[[], CompactIdIndex] | None = None) -> Ledger:
+        """A ledger before any record. Its ids are kept in a dict; given `compact_ids`, a journal that
+        grows past COMPACT_ABOVE records moves them to the compact index that `compact_ids()` returns."""
+        return cls(name=name, rules=SessionRules(journal=name, compact_ids=compact_ids))
+
+    def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
+        """Decide an append. Returns a Plan to write, or the original result of an exact retry.
+
+        Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
+        such case nothing has been written. Runs once per append, so the one-record case is kept short.
+        """
+        if type(batch) is not tuple and type(batch) is not list:
+            batch = self._as_batch(batch)
+        if type(expected) is not Head or type(expected.seq) is not int or type(expected.digest) is not str:
+            msg = (
+                f"{self.name}: expected must be the Head you last saw (journal.head()), not "
+                f"{type(expected).__name__} {expected!r:.80}; nothing was written"
+            )
+            raise InvalidArgumentError(msg)
+        head = self.head
+        if expected != head:
+            return self._retry_or_refuse(tuple(batch), expected, read_range)
+        delta = self.rules.check(batch)
+        if len(batch) == 1:
+            record, line = seal(head.seq + 1, batch[0], head.digest)
+            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
+        records: list[Record] = []
+        lines: list[bytes] = []
+        prev = head.digest
+        size = len(batch)
+        for index, new in enumerate(batch, start=1):
+            record, line = seal(head.seq + index, new, prev, (index, size))
+            records.append(record)
+            lines.append(line)
+            prev = record.digest
+        result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
+        return Plan(result, tuple(lines), delta)
+
+    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, RulesDelta | None]:
+        """`plan` for one record at the head (the caller has compared `expected`): the sealed record,
+        its line, and what `commit_one` needs (the rules' delta; None for a message extending the
+        leaf). Raises like `plan`; nothing is kept."""
+        delta = self.rules.check_one(new)
+        head = self.head
+        record, line = seal(head.seq + 1, new, head.digest)
+        return record, line, delta
+
+    def commit_one(self, head: Head, rid: str, delta: RulesDelta | None) -> None:
+        """Record that `seal_one`'s line is written: `head` is its record's (seq, digest), `rid` its id."""
+        self.rules.commit_one(rid, delta)
+        self.head = head
+
+    def _as_batch(self, batch: object) -> tuple[NewRecord, ...]:
+        if isinstance(batch, str | bytes | NewRecord) or not isinstance(batch, Iterable):
+            msg = (
+                f"{self.name}: append takes a list of NewRecord values, not {type(batch).__name__}; "
+                "nothing was written"
+            )
+            raise InvalidArgumentError(msg)
+        return tuple(batch)
+
+    def commit(self, plan: Plan) -> None:
+        """Record that `plan`'s lines are durably written."""
+        self.rules.commit(plan.delta)
+        self.head = plan.result.head
+
+    def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
+        """Take a proved prefix's state (a checkpoint: its head, every id in commit order with whether it
+        is a node, the leaf) as this empty ledger's own."""
+        if self.head != GENESIS:
+            msg = f"{self.name}: only an empty ledger can take a checkpoint's state"
+            raise ValueError(msg)
+        rules = self.rules
+        rules.ids = DictIdIndex(ids)
+        rules.count = head.seq
+        rules.has_header = head.seq > 0
+        rules.leaf = leaf
+        rules.compact_if_large()
+        self.head = head
+
+    def advance(self, records: Iterable[Record]) -> None:
+        """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).
+
+        Each record is also held to the session rules, since a well-chained history written by a faulty
+        writer can still break them.
+        """
+        records = tuple(records)
+        if not records:
+            return
+        self.rules.replay(records)
+        self.head = Head.of(records[-1])
+
+    def _retry_or_refuse(
+        self, batch: tuple[NewRecord, ...], expected: Head, read_range: ReadRange
+    ) -> AppendResult:
+        retry = self._committed_retry(batch, expected, read_range)
+        if retry is not None:
+            return retry
+        overlap = tuple(r.id for r in batch if isinstance(r, NewRecord) and r.id in self.rules.ids)
+        if overlap:
+            raise OverlappingBatchError(journal=self.name, ids=overlap)
+        raise StaleWriterError(journal=self.name, expected=expected, actual=self.head)
+
+    def _committed_retry(
+        self, batch: tuple[NewRecord, ...], expected: Head, read_range: ReadRange
+    ) -> AppendResult | None:
+        """The original result if `batch` is already committed right after `expected`, else None."""
+        if not batch or expected.seq + len(batch) > self.head.seq or expected.seq < 0:
+            return None
+        first = batch[0]
+        if not isinstance(first, NewRecord) or first.id not in self.rules.ids:
+            return None
+        window = read_range(max(expected.seq - 1, 0), len(batch) + (1 if expected.seq else 0))
+        if expected.seq:
+            anchor, window = window[0], window[1:]
+            if anchor.digest != expected.digest:
+                return None
+        elif expected != GENESIS:
+            return None
+        size = len(batch)
+        for index, (new, committed) in enumerate(zip(batch, window, strict=True), start=1):
+            if not isinstance(new, NewRecord) or (new.id, new.at) != (committed.id, committed.at):
+                return None
+            if committed.batch != ((index, size) if size > 1 else None):
+                return None  # part of a committed batch, or several records committed apart: not this batch
+            if ENCODER.encode(new.body) != ENCODER.encode(committed.body):
+                return None
+        return AppendResult(prior=expected, head=Head.of(window[-1]), records=tuple(window))
+
+
+def iter_chain(lines: Iterable[bytes], *, start: Head = GENESIS, journal: str = "") -> Iterator[Record]:
+    """Decode `lines` (the records after `start`) and prove each follows the one before.
+
+    Raises DecodeError for bytes that are not a record, BrokenChainError for a wrong seq, prev or digest.
+    """
+    head = start
+    chunk: list[bytes] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == 1024:
+            records, error = prove_lines(chunk, head, journal)
+            yield from records
+            if error is not None:
+                raise error
+            head, chunk = Head.of(records[-1]), []
+    records, error = prove_lines(chunk, head, journal)
+    yield from records
+    if error is not None:
+        raise error
+
+
+_SUFFIX: Final = len(b',"digest":"') + 64 + 2
+_LINE_START: Final = b'{"seq":'
+_AFTER_LINE_START: Final = b'{"seq";'  # the least bytes greater than every line starting with _LINE_START
+
+
+def prove_lines(
+    lines: Sequence[bytes], start: Head, journal: str = ""
+) -> tuple[list[Record], JournalError | None]:
+    """Decode and prove consecutive lines after `start`: the good prefix, and the error at the first bad one.
+
+    The hot loop of every replay and every open. The whole batch is decoded in one C call when every line
+    starts a JSON object (so each line is exactly one value and record i is line i); the chain is then
+    proved in one flat loop. From the first line that fails anything, lines go one by one through
+    `check_line`, which upcasts old versions or produces the exact typed error.
+    """
+    records = _decode_aligned(lines)
+    seq, prev = start.seq, start.digest
+    good = _proved_prefix(lines, records, seq, prev)
+    if good:
+        seq, prev = seq + good, records[good - 1].digest
+    del records[good:]
+    for line in lines[good:]:
+        seq += 1
+        try:
+            record = check_line(line, seq, prev, journal)
+        except JournalError as exc:
+            return records, exc
+        records.append(record)
+        prev = record.digest
+    return records, None
+
+
+def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev: str) -> int:
+    """How many of `records` (decoded from `lines`) follow each other from (`seq`, `prev`) and match
+    their bytes: each check is one pass in C over the batch; only a batch with a bad line is walked."""
+    if not records:
+        return 0
+    digests = [record.digest for record in records]
+    sha256 = hashlib.sha256
+    # Hashing all but the last _SUFFIX bytes also proves `digest` is the last field: if it is not, the
+    # slice covers other bytes and the hash cannot match.
+    if (
+        [record.seq for record in records] == list(range(seq + 1, seq + 1 + len(records)))
+        and [record.prev for record in records] == [prev, *digests[:-1]]
+        and [sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() for line in lines] == digests
+    ):
+        return len(records)
+    good = 0
+    for line, record in zip(lines, records, strict=True):
+        if (
+            record.seq != seq + 1
+            or record.prev != prev
+            or sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() != record.digest
+        ):
+            break
+        seq, prev = seq + 1, record.digest
+        good += 1
+    return good
+
+
+def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
+    """All of `lines` decoded at once, or [] when that cannot be done line for line.
+
+    `decode_lines` skips blank lines and accepts several values on one line, so it is only used when
+    every line starts with `{"seq":` (none is blank) and it returns exactly one record per line. All
+    lines start so exactly when the least and the greatest of them do (two C passes over the lines).
+    """
+    if not lines or min(lines) < _LINE_START or max(lines) >= _AFTER_LINE_START:
+        return []
+    joined = b"\n".join(lines)
+    try:
+        records: list[Record] = _RECORD_DECODER.decode_lines(joined)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return []
+    return records if len(records) == len(lines) else []
+
+
+def decode_records(lines: Sequence[bytes], where: str = "") -> list[Record]:
+    """Decode committed lines (no chain check): in one C call when they are aligned, else line by line,
+    which upcasts old versions and raises the typed DecodeError naming `where`."""
+    records = _decode_aligned(lines)
+    if records or not lines:
+        return records
+    return [decode_record(line, where=where) for line in lines]
+
+
+def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
+    """Decode one line and prove it is record `seq` following digest `prev`."""
+    record = decode_record(line, where=lambda: f"{journal} seq {seq}".strip())
+    if record.seq != seq:
+        raise BrokenChainError(journal=journal, seq=seq, reason=f"the record says seq {record.seq}")
+    if record.prev != prev:
+        reason = "its prev is not the digest of the record before it"
+        raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+    if line_digest(line) != record.digest:
+        reason = "its digest does not match its bytes (altered or not canonical)"
+        raise BrokenChainError(journal=journal, seq=seq, reason=reason)
+    return record

@@ -1,0 +1,1 @@
+"""The rules each journal role enforces on every append and replay: sessions, memory, pins, reflection."""

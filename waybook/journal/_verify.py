@@ -1,0 +1,80 @@
+"""`verify()`: walk any journal's committed bytes and report the first record that breaks the history."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+import attrs
+
+from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal._ledger import Ledger, prove_lines
+from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import BrokenBatchError, JournalError
+from waybook.model._head import GENESIS, Head
+
+
+@attrs.frozen
+class VerifyReport:
+    """The outcome of a chain walk. `head` is the last record that verified."""
+
+    journal: str
+    ok: bool
+    records: int
+    head: Head
+    bad_seq: int | None = None
+    reason: str | None = None
+    offset: int | None = None
+    torn_tail: bool = False
+    """The damage is a torn final record, which `repair` can quarantine; else it is corruption."""
+
+    def __str__(self) -> str:
+        if self.ok:
+            records = "1 record" if self.records == 1 else f"{self.records} records"
+            return f"{self.journal}: ok, {records}, head {self.head}"
+        where = f" (byte {self.offset})" if self.offset is not None else ""
+        return f"{self.journal}: FAILED at seq {self.bad_seq}{where}: {self.reason}"
+
+
+def verify(journal: SessionJournal) -> VerifyReport:
+    """Prove `journal`'s digest chain, batches and session rules from seq 1. Never raises for bad data.
+
+    Reads the stored canonical bytes, so the check covers exactly what a later reader will see. Lines
+    are proven and rule-checked in chunks; a chunk that breaks a rule is rechecked record by record to
+    name the first bad seq. A multi-record batch must be whole (waybook.journal._batches).
+    """
+    name = journal.name
+    ledger = Ledger.empty(name)
+    lines = journal.read_lines()
+    state = CLOSED
+    boundary = GENESIS  # the head after the last whole batch
+    while chunk := list(islice(lines, 4096)):
+        records, error = prove_lines(chunk, ledger.head, name)
+        try:
+            ledger.advance(records)
+        except JournalError:
+            for record in records:
+                try:
+                    ledger.advance((record,))
+                except JournalError as exc:
+                    return _failed(name, ledger.head, exc)
+        try:
+            whole, state = whole_batches(records, state, name)
+        except BrokenBatchError as exc:
+            first = records[0].seq
+            head = Head.of(records[exc.seq - 1 - first]) if exc.seq > first else boundary
+            return _failed(name, head, exc)
+        if whole:
+            boundary = Head.of(records[whole - 1])
+        if error is not None:
+            return _failed(name, ledger.head, error)
+    if state != CLOSED:
+        cut = BrokenBatchError(
+            journal=name, seq=boundary.seq + 1, reason=cut_batch_reason(boundary.seq + 1, state)
+        )
+        return _failed(name, boundary, cut)
+    return VerifyReport(name, ok=True, records=ledger.head.seq, head=ledger.head)
+
+
+def _failed(name: str, head: Head, exc: JournalError) -> VerifyReport:
+    reason = getattr(exc, "reason", None) or str(exc)
+    return VerifyReport(name, ok=False, records=head.seq, head=head, bad_seq=head.seq + 1, reason=reason)

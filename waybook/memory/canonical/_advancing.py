@@ -1,0 +1,131 @@
+"""Moving the pin: `advance_canonical`, and the proof that canonical memory grew from the pin to a head.
+
+The feed from the pin to the next head is read in bounded pages, each record proven to follow the one
+before; the feed must end exactly at the next head, and that head must not lie inside an adoption (a
+head names one whole operation). Only then is the pin record written, and only after it has committed
+does the pin move.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from waybook.journal._ledger import check_line
+from waybook.memory.canonical._core import Core
+from waybook.memory.canonical._outcomes import PinReceipt
+from waybook.memory.working._state import MemoryProjection, MemoryState
+from waybook.model._errors import CapacityError, ConflictError, IntegrityError, JournalError
+from waybook.model._head import Head
+from waybook.model._records import MemoryPinMoved, Record
+
+MAX_ADVANCE_RECORDS: Final = 16_384
+MAX_PAGES: Final = 64
+PAGE_RECORDS: Final = 1_000
+PAGE_BYTES: Final = 64 * 1024 * 1024
+
+
+def advance(core: Core, expected: Head, target: Head) -> PinReceipt:
+    """The host's `advance_canonical`: decided before the feed is read where it can be."""
+    pin, view = core.sync_pin()
+    if target == pin:  # also the retry of a move whose pin record committed but whose reply was lost
+        receipt = PinReceipt.make(core.canonical_id, core.binding, pin, pin, "unchanged")
+        core.install(view, pin_record(core, receipt.prior, receipt.new, "unchanged", receipt.receipt_sha256))
+        return receipt
+    if expected != pin:
+        msg = f"expected head {expected} does not match the current pin {pin}; nothing changed"
+        raise ConflictError(msg)
+    if target.seq <= pin.seq:
+        msg = f"next head {target} is not a descendant of the pin {pin} (rollback or fork); nothing changed"
+        raise ConflictError(msg)
+    if target.seq - pin.seq > MAX_ADVANCE_RECORDS:
+        msg = (
+            f"advancing from seq {pin.seq} to {target.seq} would prove {target.seq - pin.seq} records; at "
+            f"most {MAX_ADVANCE_RECORDS} per call. Advance in reviewed chunks"
+        )
+        raise CapacityError(msg)
+    new_view = proven_view(core, pin, view, target)
+    receipt = PinReceipt.make(core.canonical_id, core.binding, pin, target, "advanced")
+    core.install(new_view, pin_record(core, pin, target, "advanced", receipt.receipt_sha256))
+    return receipt
+
+
+def proven_view(
+    core: Core, pin: Head, view: MemoryState, target: Head, *, max_pages: int | None = MAX_PAGES
+) -> MemoryState:
+    """Read the canonical feed from `pin` to `target` in pages, prove it, and fold it onto `view`.
+
+    A gap, a malformed record or a different end is an IntegrityError; a feed whose pages are so short
+    that `max_pages` of them do not reach `target` is a CapacityError (advance in smaller chunks); a
+    `target` inside an adoption is a ConflictError naming the head that ends it.
+    """
+    name = core.canonical_id
+    seq, prev = pin.seq, pin.digest
+    records: list[Record] = []
+    pages = 0
+    while seq < target.seq:
+        if max_pages is not None and pages == max_pages:
+            msg = (
+                f"{name}: {max_pages} pages of the feed reach seq {seq}, not the next head {target}; "
+                "advance in smaller reviewed chunks"
+            )
+            raise CapacityError(msg)
+        pages += 1
+        lines = list(core.canonical.read_lines(after=seq, limit=min(PAGE_RECORDS, target.seq - seq)))
+        if not lines:
+            msg = f"{name}: the feed ends at seq {seq}, before the next head {target} (a gap)"
+            raise IntegrityError(msg)
+        if sum(len(line) for line in lines) > PAGE_BYTES:
+            msg = f"{name}: a page of the feed is larger than {PAGE_BYTES} bytes"
+            raise CapacityError(msg)
+        for line in lines:
+            try:
+                record = check_line(line, seq + 1, prev, name)
+            except JournalError as exc:
+                msg = f"{name}: malformed feed at seq {seq + 1}: {exc}"
+                raise IntegrityError(msg) from exc
+            records.append(record)
+            seq, prev = record.seq, record.digest
+    if Head(seq, prev) != target:
+        msg = f"{name}: the feed ends at {Head(seq, prev)}, not at the next head {target}"
+        raise IntegrityError(msg)
+    new_view = view.copy()
+    projection = MemoryProjection()
+    for record in records:
+        projection.apply(new_view, record)
+    if new_view.open_adoption is not None:
+        end = target.seq + new_view.adoption_left
+        msg = (
+            f"{name}: head {target} lies inside adoption {new_view.open_adoption}; a head names one whole "
+            f"operation. Advance to seq {end}, where it ends"
+        )
+        raise ConflictError(msg)
+    return new_view
+
+
+def pin_record(
+    core: Core,
+    prior: Head,
+    new: Head,
+    status: str,
+    receipt: str,
+    *,
+    nomination: str | None = None,
+    operation: str | None = None,
+    operation_digest: str | None = None,
+) -> MemoryPinMoved:
+    """The record of one host call's outcome: what its receipt is re-derived from (receipts.py)."""
+    adoption = status in ("adopted", "already-present")
+    return MemoryPinMoved(
+        canonical=core.canonical_id,
+        prior_seq=prior.seq,
+        prior_digest=prior.digest,
+        new_seq=new.seq,
+        new_digest=new.digest,
+        receipt=receipt,
+        status=status,
+        binding=core.binding,
+        actor=core.actor if adoption else None,
+        nomination=nomination,
+        operation=operation,
+        operation_digest=operation_digest,
+    )

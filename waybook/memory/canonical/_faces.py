@@ -1,0 +1,218 @@
+"""The two faces of an authority: what a model tool gets (agent) and what trusted code keeps (host).
+
+The agent face holds one opaque number. Its methods are plain functions of its class that look the core
+up in a module registry by that number (the entry goes when the face is collected), so no attribute,
+closure, default, bound method or `__wrapped__` chain of the face leads to the core, the journals or
+the host face. A Python object is
+not a sandbox (any code in the process can import this module): untrusted code reaches memory from
+outside the host process, through the MCP server (waybook.integrations.mcp).
+
+Host methods validate and copy their request, then take their place in line, when called; the async
+ones return a task that already holds its place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import count
+from typing import TypeVar
+
+from waybook.memory._errors import ProfileError, RequestError
+from waybook.memory.canonical._adopting import adopt
+from waybook.memory.canonical._advancing import advance
+from waybook.memory.canonical._core import Core
+from waybook.memory.canonical._nominations import Nomination
+from waybook.memory.canonical._outcomes import (
+    AdoptionReceipt,
+    Explanation,
+    PinReceipt,
+    QueryResult,
+    RememberReceipt,
+)
+from waybook.memory.canonical._requests import (
+    head_arg,
+    keys_arg,
+    nomination_arg,
+    remember_request,
+    replacements_arg,
+)
+from waybook.memory.canonical._turns import AsyncTurns, Turns
+from waybook.model._head import Head
+
+T = TypeVar("T")
+_CORES: dict[int, Core] = {}
+"""The core behind each live agent face, by the face's token; a face's `__del__` drops its entry."""
+_tokens = count(1)
+
+
+def _register(core: Core) -> int:
+    token = next(_tokens)
+    _CORES[token] = core
+    return token
+
+
+def _release(token: int) -> None:
+    _CORES.pop(token, None)
+
+
+def _core(token: int) -> Core:
+    core = _CORES.get(token)
+    if core is None:
+        msg = "this agent face no longer has an authority; ask the host for a new face"
+        raise ProfileError(msg)
+    return core
+
+
+class AgentFace:
+    """What a model tool gets: remember, query, explain, nominate."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self, token: int) -> None:
+        self._token = token
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
+            _release(self._token)
+
+    def remember(
+        self,
+        request_id: str,
+        puts: Mapping[str, str] | Sequence[tuple[str, str]],
+        tombstones: Sequence[str] = (),
+    ) -> RememberReceipt:
+        return _core(self._token).remember(*remember_request(request_id, puts, tombstones))
+
+    def query(self, keys: Iterable[str] | None = None, *, prefix: str | None = None) -> QueryResult:
+        return _core(self._token).query(keys, prefix)
+
+    def explain(self, key: str | None = None, *, handle: int | None = None) -> Explanation:
+        return _core(self._token).explain(key, handle)
+
+    def nominate(self, keys: Sequence[str], route: str, purpose: str) -> Nomination:
+        return _core(self._token).nominate(keys_arg(keys), route, purpose)
+
+
+class HostFace:
+    """For trusted host code only: advance_canonical and adopt_nomination, one at a time in call order."""
+
+    __slots__ = ("_core", "_turns")
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self._turns = Turns()
+
+    def advance_canonical(self, expected_head: Head, next_head: Head) -> PinReceipt:
+        expected, target = head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
+        with self._turns.turn(self._turns.take()):
+            return advance(self._core, expected, target)
+
+    def adopt_nomination(
+        self,
+        expected_canonical_head: Head,
+        nomination: Nomination,
+        replacements: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    ) -> AdoptionReceipt:
+        expected = head_arg(expected_canonical_head, "expected_canonical_head")
+        nominated = nomination_arg(nomination)
+        replace = replacements_arg(replacements, nominated)
+        with self._turns.turn(self._turns.take()):
+            return adopt(self._core, expected, nominated, replace)
+
+
+class AsyncAgentFace:
+    """The agent face with coroutine methods; journal work runs in a worker thread."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self, token: int) -> None:
+        self._token = token
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
+            _release(self._token)
+
+    async def remember(
+        self,
+        request_id: str,
+        puts: Mapping[str, str] | Sequence[tuple[str, str]],
+        tombstones: Sequence[str] = (),
+    ) -> RememberReceipt:
+        request = remember_request(request_id, puts, tombstones)
+        return await asyncio.to_thread(_core(self._token).remember, *request)
+
+    async def query(self, keys: Iterable[str] | None = None, *, prefix: str | None = None) -> QueryResult:
+        return _core(self._token).query(keys, prefix)
+
+    async def explain(self, key: str | None = None, *, handle: int | None = None) -> Explanation:
+        return _core(self._token).explain(key, handle)
+
+    async def nominate(self, keys: Sequence[str], route: str, purpose: str) -> Nomination:
+        copied = keys_arg(keys)
+        return await asyncio.to_thread(_core(self._token).nominate, copied, route, purpose)
+
+
+class AsyncHostFace:
+    """Host methods return a task that took its place in line when the method was called.
+
+    Cancelled while waiting, a call leaves the line and nothing is written. Cancelled after its turn
+    began, it finishes its journal calls (and records its outcome in the pin journal) before the next
+    call starts, then raises CancelledError.
+    """
+
+    __slots__ = ("_core", "_turns")
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self._turns = AsyncTurns()
+
+    def advance_canonical(self, expected_head: Head, next_head: Head) -> asyncio.Task[PinReceipt]:
+        expected, target = head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
+        return self._submit(lambda: advance(self._core, expected, target))
+
+    def adopt_nomination(
+        self,
+        expected_canonical_head: Head,
+        nomination: Nomination,
+        replacements: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    ) -> asyncio.Task[AdoptionReceipt]:
+        expected = head_arg(expected_canonical_head, "expected_canonical_head")
+        nominated = nomination_arg(nomination)
+        replace = replacements_arg(replacements, nominated)
+        return self._submit(lambda: adopt(self._core, expected, nominated, replace))
+
+    def _submit(self, call: Callable[[], T]) -> asyncio.Task[T]:
+        try:
+            place = self._turns.take()
+        except RuntimeError:
+            msg = "call the async host methods from a running event loop"
+            raise RequestError(msg) from None
+        task = asyncio.get_running_loop().create_task(self._run(place, call))
+        task.add_done_callback(lambda _task: self._turns.leave(place))  # cancelled before it ever ran
+        return task
+
+    async def _run(self, place: asyncio.Future[None], call: Callable[[], T]) -> T:
+        await self._turns.wait(place)
+        work = asyncio.ensure_future(asyncio.to_thread(call))
+        cancelled = False
+        try:
+            while not work.done():
+                try:
+                    await asyncio.wait({work})
+                except asyncio.CancelledError:
+                    cancelled = True  # the journal calls run on; the turn ends when they end
+        finally:
+            self._turns.leave(place)
+        if cancelled:
+            raise asyncio.CancelledError
+        return work.result()
+
+
+def faces(core: Core) -> tuple[AgentFace, HostFace]:
+    return AgentFace(_register(core)), HostFace(core)
+
+
+def async_faces(core: Core) -> tuple[AsyncAgentFace, AsyncHostFace]:
+    return AsyncAgentFace(_register(core)), AsyncHostFace(core)

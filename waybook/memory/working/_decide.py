@@ -1,0 +1,325 @@
+"""Pure decisions of the Memory port: a command and the current state in, a value or a planned write out.
+
+Nothing here touches a journal. Every check runs before a write is planned, so a refused command never
+changes anything, and a planned write is applied as one atomic batch.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from waybook.journal._roles.memory import Limits as Limits
+from waybook.journal._roles.memory_paths import (
+    MAX_PATH_BYTES,
+    ROOT,
+    PathError,
+    ancestors,
+    check_extension,
+    normalize,
+)
+from waybook.journal._roles.memory_text import (
+    byte_length,
+    content_digest,
+    is_valid_unicode,
+    links_of,
+    logical_lines,
+)
+from waybook.memory.working._commands import Command, Create, Delete, Insert, Rename, StrReplace, View
+from waybook.memory.working._results import (
+    Created,
+    Deleted,
+    DirectoryView,
+    Edited,
+    Entry,
+    Failure,
+    FileView,
+    LineSpan,
+    Renamed,
+    Value,
+)
+from waybook.memory.working._state import MemoryState
+from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
+
+DEFAULT_LIMITS: Final = Limits()
+MemoryBody = MemoryWrite | MemoryDelete | MemoryRename
+
+
+@attrs.frozen
+class Write:
+    bodies: tuple[MemoryBody, ...]
+    value: Value
+    content_digest: str | None = None
+    dropped_links: tuple[str, ...] = ()
+
+
+class RefusedError(Exception):
+    """Internal: a decision refused; carries the Failure to return."""
+
+    def __init__(self, code: str, message: str, path: str | None = None, **details: object) -> None:
+        self.failure = Failure(code, message, path, dict(details) or None)
+        super().__init__(message)
+
+
+def decide(
+    command: Command, state: MemoryState, limits: Limits, call_id: str | None
+) -> Value | Write | Failure:
+    try:
+        if isinstance(command, View):
+            return _view(command, state)
+        if isinstance(command, Create):
+            return _create(command, state, limits, call_id)
+        if isinstance(command, StrReplace):
+            return _str_replace(command, state, limits, call_id)
+        if isinstance(command, Insert):
+            return _insert(command, state, limits, call_id)
+        if isinstance(command, Delete):
+            return _delete(command, state, call_id)
+        if isinstance(command, Rename):
+            return _rename(command, state, call_id)
+    except RefusedError as refused:
+        return refused.failure
+    name = type(command).__name__
+    return Failure("INVALID_COMMAND", f"{name} is decided by waybook.memory.working._patching.decide_command")
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+
+def _path(raw: str) -> str:
+    try:
+        return normalize(raw)
+    except PathError as problem:
+        raise RefusedError(problem.code, str(problem), raw if isinstance(raw, str) else None) from None
+
+
+def _file_path(raw: str, state: MemoryState) -> str:
+    """A path a file can be written at: valid, not the root, an allowed extension, no file above it."""
+    path = _path(raw)
+    if path == ROOT:
+        raise RefusedError("ROOT_PROTECTED", f"{ROOT} is the memory root, not a file", path)
+    try:
+        check_extension(path)
+    except PathError as problem:
+        raise RefusedError(problem.code, str(problem), path) from None
+    for above in ancestors(path):
+        if state.is_file(above):
+            raise RefusedError(
+                "PATH_CONFLICT", f"{above} is a file, so {path} cannot be created under it", path
+            )
+    if state.is_directory(path):
+        raise RefusedError("PATH_CONFLICT", f"{path} is a directory; a file cannot replace it", path)
+    return path
+
+
+def _existing_file(raw: str, state: MemoryState) -> str:
+    path = _path(raw)
+    if state.is_file(path):
+        return path
+    if state.is_directory(path):
+        raise RefusedError("PATH_CONFLICT", f"{path} is a directory; this command needs a file", path)
+    raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
+
+
+def _writable(path: str, state: MemoryState) -> None:
+    file = state.files.get(path)
+    if file is not None and file.read_only:
+        msg = f"{path} is read-only (front matter `read_only: true`); nothing was changed"
+        raise RefusedError("INVALID_ARGUMENT", msg, path, read_only=True)
+
+
+def _text(text: str, field: str) -> None:
+    if not is_valid_unicode(text):
+        raise RefusedError("INVALID_ARGUMENT", f"{field} is not valid Unicode (it holds a lone surrogate)")
+
+
+# --- limits and eviction --------------------------------------------------------------------------
+
+
+def _make_room(path: str, size: int, state: MemoryState, limits: Limits) -> tuple[str, ...]:
+    """The files to evict, earliest written first, so `path` can hold `size` bytes; or RefusedError."""
+    if size > limits.max_file_bytes:
+        msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
+        raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size, limit=limits.max_file_bytes)
+    current = state.files.get(path)
+    total = state.total_bytes - (current.size if current else 0) + size
+    count = len(state.files) + (0 if current else 1)
+    evicted: list[str] = []
+    if total <= limits.max_total_bytes and count <= limits.max_files:
+        return ()
+    candidates = sorted(
+        (f for p, f in state.files.items() if p != path and not f.read_only),
+        key=lambda f: (f.written, f.path),
+    )
+    for victim in candidates:
+        if total <= limits.max_total_bytes and count <= limits.max_files:
+            break
+        evicted.append(victim.path)
+        total -= victim.size
+        count -= 1
+    if total > limits.max_total_bytes or count > limits.max_files:
+        msg = (
+            f"{path} ({size} bytes) cannot fit within {limits.max_total_bytes} bytes and "
+            f"{limits.max_files} files even after evicting every other file; nothing was changed"
+        )
+        raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size)
+    return tuple(evicted)
+
+
+def _write_plan(
+    command_name: str, path: str, text: str, state: MemoryState, limits: Limits, call_id: str | None
+) -> tuple[tuple[MemoryBody, ...], tuple[str, ...], str, tuple[str, ...]]:
+    size = byte_length(text)
+    evicted = _make_room(path, size, state, limits)
+    old = state.files.get(path)
+    digest = content_digest(text)
+    write = MemoryWrite(
+        path=path,
+        text=text,
+        digest=digest,
+        prior=old.digest if old else None,
+        command=command_name,
+        call_id=call_id,
+    )
+    bodies: tuple[MemoryBody, ...] = (write,)
+    if evicted:
+        bodies = (MemoryDelete(paths=evicted, reason="evict", call_id=call_id), write)
+    dropped = tuple(sorted(links_of(old.text) - links_of(text))) if old else ()
+    return bodies, evicted, digest, dropped
+
+
+# --- commands -------------------------------------------------------------------------------------
+
+
+def _view(command: View, state: MemoryState) -> Value:
+    path = _path(command.path)
+    if state.is_file(path):
+        text = state.files[path].text
+        lines = logical_lines(text)
+        total = len(lines)
+        if command.view_range is None:
+            return FileView(path, text, LineSpan(1 if total else 0, total, total), byte_length(text))
+        start, end = command.view_range
+        end = total if end == -1 else end
+        if start < 1 or start > total or end < start or end > total:
+            msg = f"view_range {list(command.view_range)} is outside lines 1..{total} of {path}"
+            raise RefusedError("INVALID_RANGE", msg, path, total=total)
+        shown = "\n".join(lines[start - 1 : end])
+        return FileView(path, shown, LineSpan(start, end, total), byte_length(text))
+    if state.is_directory(path):
+        if command.view_range is not None:
+            raise RefusedError("INVALID_ARGUMENT", "view_range applies to files, not directories", path)
+        entries: dict[str, Entry] = {}
+        for file_path in state.files:
+            if not file_path.startswith(path + "/"):
+                continue
+            name = file_path[len(path) + 1 :].split("/", 1)[0]
+            child = f"{path}/{name}"
+            entries[name] = Entry(name, child, "file" if child == file_path else "directory")
+        return DirectoryView(path, tuple(entries[name] for name in sorted(entries)))
+    raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
+
+
+def _create(command: Create, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
+    path = _file_path(command.path, state)
+    _text(command.text, "text")
+    _writable(path, state)
+    bodies, evicted, digest, dropped = _write_plan("create", path, command.text, state, limits, call_id)
+    value = Created(path, path in state.files, evicted, byte_length(command.text))
+    return Write(bodies, value, digest, dropped)
+
+
+def _str_replace(command: StrReplace, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
+    path = _existing_file(command.path, state)
+    if command.old_text == "":
+        raise RefusedError("INVALID_ARGUMENT", "old_text is empty; give the exact text to replace", path)
+    _text(command.old_text, "old_text")
+    _text(command.new_text, "new_text")
+    _writable(path, state)
+    text = state.files[path].text
+    found = text.count(command.old_text)
+    if found == 0:
+        raise RefusedError(
+            "MATCH_NOT_FOUND", f"old_text does not appear in {path}; nothing was replaced", path
+        )
+    if found > 1:
+        lines = _match_lines(text, command.old_text)
+        msg = f"old_text appears {found} times in {path} (lines {lines}); give text that appears once"
+        raise RefusedError("MATCH_NOT_UNIQUE", msg, path, matches=found, lines=lines)
+    new = text.replace(command.old_text, command.new_text, 1)
+    bodies, evicted, digest, dropped = _write_plan("str_replace", path, new, state, limits, call_id)
+    return Write(bodies, Edited(path, byte_length(new), evicted), digest, dropped)
+
+
+def _insert(command: Insert, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
+    path = _existing_file(command.path, state)
+    _text(command.text, "text")
+    _writable(path, state)
+    lines = logical_lines(state.files[path].text)
+    if not 0 <= command.insert_line <= len(lines):
+        msg = f"insert_line {command.insert_line} is outside slots 0..{len(lines)} of {path}"
+        raise RefusedError("INVALID_RANGE", msg, path, total=len(lines))
+    added = logical_lines(command.text) or [""]
+    new = "\n".join([*lines[: command.insert_line], *added, *lines[command.insert_line :]]) + "\n"
+    bodies, evicted, digest, dropped = _write_plan("insert", path, new, state, limits, call_id)
+    return Write(bodies, Edited(path, byte_length(new), evicted), digest, dropped)
+
+
+def _delete(command: Delete, state: MemoryState, call_id: str | None) -> Write:
+    path = _path(command.path)
+    if path == ROOT:
+        raise RefusedError("ROOT_PROTECTED", f"{ROOT} itself cannot be deleted", path)
+    if state.is_file(path):
+        kind, files = "file", [state.files[path]]
+    elif state.is_directory(path):
+        kind, files = "directory", state.files_under(path)
+    else:
+        raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
+    for file in files:
+        _writable(file.path, state)
+    dropped = tuple(sorted(set().union(*(links_of(f.text) for f in files))))
+    body = MemoryDelete(paths=tuple(f.path for f in files), reason="delete", call_id=call_id)
+    value = Deleted(path, kind, len(files), sum(f.size for f in files))  # type: ignore[arg-type]
+    return Write((body,), value, None, dropped)
+
+
+def _rename(command: Rename, state: MemoryState, call_id: str | None) -> Write:
+    old, new = _path(command.old_path), _path(command.new_path)
+    if ROOT in (old, new):
+        raise RefusedError("ROOT_PROTECTED", f"{ROOT} cannot be renamed, and nothing can become it", old)
+    if state.is_file(new) or state.is_directory(new):
+        raise RefusedError(
+            "ALREADY_EXISTS", f"{new} already exists; rename never replaces a destination", new
+        )
+    if state.is_file(old):
+        kind, moves = "file", [(old, _file_path(new, state))]
+    elif state.is_directory(old):
+        if new.startswith(old + "/"):
+            raise RefusedError("INVALID_ARGUMENT", f"{old} cannot move inside itself ({new})", old)
+        kind = "directory"
+        moves = [(f.path, new + f.path[len(old) :]) for f in state.files_under(old)]
+        for above in [new, *ancestors(new)]:
+            if state.is_file(above):
+                raise RefusedError("PATH_CONFLICT", f"{above} is a file, so {new} cannot be a directory", new)
+        for _, target in moves:
+            if len(target.encode()) > MAX_PATH_BYTES:
+                msg = f"moving {old} to {new} would make {target[:60]}… longer than {MAX_PATH_BYTES} bytes"
+                raise RefusedError(
+                    "INVALID_PATH", msg, target[:MAX_PATH_BYTES], moved_path_bytes=len(target.encode())
+                )
+            _path(target)
+    else:
+        raise RefusedError("NOT_FOUND", f"{old} does not exist", old)
+    for source, _ in moves:
+        _writable(source, state)
+    value = Renamed(old, new, kind, len(moves))  # type: ignore[arg-type]
+    return Write((MemoryRename(moves=tuple(moves), call_id=call_id),), value)
+
+
+def _match_lines(text: str, needle: str) -> list[int]:
+    lines, start = [], 0
+    while (index := text.find(needle, start)) >= 0:
+        lines.append(len(logical_lines(text[: index + 1])))
+        start = index + len(needle)
+    return lines

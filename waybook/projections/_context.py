@@ -1,0 +1,261 @@
+"""The model context at a leaf, and trajectories.
+
+What the model sees at a leaf, after the last reset (a reset starts a new root, so a path never crosses
+one):
+1. If a compaction is on the path, only the latest one counts. Its summary comes first, as a user
+   message that starts with COMPACTION_PREAMBLE, followed by the path from its first kept entry up to
+   the compaction, then everything after the compaction.
+2. Context exclusions on the path remove their target (and are not shown themselves).
+3. Custom extension entries stay out unless they were written with `in_context`.
+4. Leaf moves and resets are not nodes and never appear.
+
+`ContextProjection` keeps the context of the active leaf current: an append at the leaf is O(1); a
+compaction, exclusion or leaf move recomputes it from the tree in O(path length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Literal
+
+import attrs
+import msgspec
+
+from waybook.journal._protocol import SessionJournal
+from waybook.journal._reading import read_seqs
+from waybook.model._records import (
+    AssistantMessage,
+    Compaction,
+    Content,
+    ContextExclusion,
+    CustomEntry,
+    Record,
+    SystemMessage,
+    TextBlock,
+    ToolResult,
+    UserMessage,
+)
+from waybook.projections._base import check_next
+from waybook.projections._tree import NONE, TreeProjection, TreeState
+
+COMPACTION_PREAMBLE: Final = (
+    "The conversation before this point was compacted to save context. This summary replaces it:\n\n"
+)
+"""Starts the user message that carries a compaction summary into the context. Part of the format:
+changing it changes every exported context, so it is versioned with the context projection tag."""
+
+_SHOWN_KINDS: Final = frozenset(
+    {UserMessage.KIND, AssistantMessage.KIND, SystemMessage.KIND, ToolResult.KIND}
+)
+
+_MESSAGE_TYPES: Final = frozenset({UserMessage, AssistantMessage, SystemMessage, ToolResult})
+"""Bodies that are plain nodes shown in the context: the kinds `apply_many` folds a run of at once."""
+
+Role = Literal["user", "assistant", "system", "tool"]
+_ROLES: Final[dict[type, Role]] = {
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    SystemMessage: "system",
+    ToolResult: "tool",
+}
+
+
+@attrs.frozen
+class ContextRefs:
+    """The context at one leaf as node positions: the summarising compaction (or NONE) and the entries."""
+
+    leaf: int
+    summary: int
+    entries: tuple[int, ...]
+
+
+def context_refs(tree: TreeState, leaf: int) -> ContextRefs:
+    """The context at node position `leaf` (NONE: empty), from the tree alone."""
+    if leaf == NONE:
+        return ContextRefs(NONE, NONE, ())
+    path = tree.path_positions(leaf)
+    summary = NONE
+    kept = path
+    for i in range(len(path) - 1, -1, -1):
+        compaction = path[i]
+        if compaction in tree.compactions:
+            summary = compaction
+            first_kept = tree.compactions[compaction]
+            before = path[:i]
+            start = before.index(first_kept) if first_kept in before else len(before)
+            kept = before[start:] + path[i + 1 :]
+            break
+    excluded = {tree.exclusions[p] for p in path if p in tree.exclusions}
+    entries = tuple(p for p in kept if p not in excluded and _shown(tree, p))
+    return ContextRefs(leaf, summary, entries)
+
+
+def _shown(tree: TreeState, position: int) -> bool:
+    return tree.kinds[position] in _SHOWN_KINDS or position in tree.in_context
+
+
+@attrs.define
+class ContextState:
+    """The tree, plus the context of its active leaf."""
+
+    tree: TreeState = attrs.Factory(TreeState)
+    summary: int = NONE
+    entries: list[int] = attrs.Factory(list)
+
+    @property
+    def seq(self) -> int:
+        return self.tree.seq
+
+    @property
+    def digest(self) -> str:
+        return self.tree.digest
+
+    @property
+    def refs(self) -> ContextRefs:
+        return ContextRefs(self.tree.leaf, self.summary, tuple(self.entries))
+
+
+class ContextProjection:
+    """Folds a session journal into its tree and the model context at the active leaf."""
+
+    tag: Final = "waybook.projection.context/1"
+
+    def __init__(self) -> None:
+        self._tree = TreeProjection()
+
+    def initial(self) -> ContextState:
+        return ContextState()
+
+    def apply(self, state: ContextState, record: Record) -> ContextState:
+        check_next(state, record)
+        tree = state.tree
+        before = tree.leaf
+        self._tree.apply(tree, record)
+        body = record.body
+        if body.KIND in _SHOWN_KINDS or (isinstance(body, CustomEntry) and body.in_context):
+            state.entries.append(tree.leaf)  # a node always extends the leaf it was appended at
+        elif isinstance(body, Compaction | ContextExclusion) or (not body.IS_NODE and tree.leaf != before):
+            refs = context_refs(tree, tree.leaf)
+            state.summary, state.entries = refs.summary, list(refs.entries)
+        return state
+
+    def apply_many(self, state: ContextState, records: Sequence[Record]) -> ContextState:
+        """Apply `records` in order, as `apply` one by one would. Each run of messages (nearly every
+        record of a session) is applied column by column instead of record by record."""
+        kinds = [type(record.body) for record in records]
+        count = len(records)
+        start = 0
+        while start < count:
+            stop = start
+            while stop < count and kinds[stop] in _MESSAGE_TYPES:
+                stop += 1
+            if stop - start > 1 and self._tree.extend_chain(state.tree, records[start:stop]):
+                state.entries.extend(range(state.tree.leaf - (stop - start) + 1, state.tree.leaf + 1))
+            else:
+                for record in records[start:stop]:
+                    self.apply(state, record)
+            if stop < count:
+                self.apply(state, records[stop])
+            start = stop + 1
+        return state
+
+
+# --- rendering ------------------------------------------------------------------------------------
+
+
+class ContextMessage(msgspec.Struct, frozen=True, gc=False):
+    """One message the model sees. `source` is the id of the record it comes from.
+
+    A frozen msgspec Struct like the records it wraps: a context is rendered one message per entry.
+    """
+
+    role: Role
+    content: Content
+    source: str
+    record: Record
+
+
+def render_context(tree: TreeState, refs: ContextRefs, journal: SessionJournal) -> tuple[ContextMessage, ...]:
+    """The messages of `refs`, reading their records from `journal` (which `tree` was folded from)."""
+    positions = _positions(refs)
+    records = read_seqs(journal, sorted(tree.seqs[p] for p in positions))
+    by_seq = {r.seq: r for r in records}
+    return tuple(_message(by_seq[tree.seqs[p]], summary=p == refs.summary) for p in positions)
+
+
+def render_context_from(
+    tree: TreeState, refs: ContextRefs, records: Sequence[Record]
+) -> tuple[ContextMessage, ...]:
+    """The messages of `refs`, taken from `records`: every record `tree` was folded from, in seq order
+    from seq 1 (so record seq `s` is `records[s - 1]`). Nothing is read or decoded again."""
+    seqs = tree.seqs
+    chosen = [records[seqs[position] - 1] for position in _positions(refs)]
+    if [record.seq for record in chosen] != [seqs[position] for position in _positions(refs)]:
+        msg = "render_context_from needs every record from seq 1, in order, as `tree` was folded from"
+        raise ValueError(msg)
+    start = 0
+    messages = []
+    if refs.summary != NONE:
+        messages.append(_message(chosen[0], summary=True))
+        start = 1
+    roles = _ROLES
+    messages.extend(
+        [
+            ContextMessage(roles[type(record.body)], record.body.content, record.id, record)  # type: ignore[union-attr]
+            if type(record.body) in roles
+            else _message(record, summary=False)
+            for record in chosen[start:]
+        ]
+    )
+    return tuple(messages)
+
+
+def _positions(refs: ContextRefs) -> list[int]:
+    return ([refs.summary] if refs.summary != NONE else []) + list(refs.entries)
+
+
+def context_at(
+    journal: SessionJournal, tree: TreeState, leaf: str | None = None
+) -> tuple[ContextMessage, ...]:
+    """The model context at `leaf` (default: the active leaf) of a folded tree."""
+    position = tree.leaf if leaf is None else tree.position(leaf)
+    return render_context(tree, context_refs(tree, position), journal)
+
+
+def _message(record: Record, *, summary: bool) -> ContextMessage:
+    body = record.body
+    if summary:
+        assert isinstance(body, Compaction)
+        text = COMPACTION_PREAMBLE + body.summary if body.preamble else body.summary
+        return ContextMessage("user", (TextBlock(text=text),), record.id, record)
+    if isinstance(body, UserMessage | CustomEntry):
+        return ContextMessage("user", body.content, record.id, record)
+    if isinstance(body, AssistantMessage):
+        return ContextMessage("assistant", body.content, record.id, record)
+    if isinstance(body, SystemMessage):
+        return ContextMessage("system", body.content, record.id, record)
+    if isinstance(body, ToolResult):
+        return ContextMessage("tool", body.content, record.id, record)
+    msg = f"record {record.id} ({record.kind}) is not part of a model context"
+    raise ValueError(msg)
+
+
+# --- trajectories ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Trajectory:
+    """One root-to-leaf path of a session, every node on it in order, with nothing from other branches."""
+
+    leaf: str | None
+    active: bool
+    records: tuple[Record, ...]
+
+
+def trajectory(journal: SessionJournal, tree: TreeState, leaf: str | None = None) -> Trajectory:
+    """The path to `leaf` (default: the active leaf), read from `journal`."""
+    target = tree.leaf_id if leaf is None else leaf
+    if target is None:
+        return Trajectory(None, True, ())
+    seqs = [tree.seqs[p] for p in tree.path_positions(tree.position(target))]
+    return Trajectory(target, target == tree.leaf_id, tuple(read_seqs(journal, seqs)))

@@ -1,0 +1,243 @@
+"""Ranked full-text search over a store's journals: an SQLite FTS5 index kept beside the store.
+
+The index is derived data: a fold of the store's feed, rebuilt from nothing at any time (`rebuild`) and
+brought up to date incrementally (`update` reads the feed after the position it last indexed, and stores
+the documents and the new position in one transaction, so an interrupted update repeats nothing and
+loses nothing). A journal purged from the store is purged from the index when the catalog's purge record
+comes through the feed; a hidden journal is left out of results unless asked for. Ranking is FTS5's
+BM25 (`score` is its negation: higher is better).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+
+from waybook.model._errors import JournalError
+from waybook.model._records import CustomEntry, Header
+from waybook.search._documents import document_of
+from waybook.stores._catalog import HIDDEN, PURGED
+from waybook.stores._protocol import CATALOG_ID, JournalStore
+from waybook.stores._url import local_path
+
+SCHEMA: Final = "waybook.search/1"
+BATCH: Final = 1_000
+_WORD: Final = re.compile(r"\w+", re.UNICODE)
+_TIME: Final = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?Z?)?")
+
+
+class SearchError(JournalError):
+    """A search problem the caller can fix: a bad query or filter, or an index of another store."""
+
+
+@attrs.frozen
+class Hit:
+    journal: str
+    seq: int
+    id: str
+    score: float
+    snippet: str
+    role: str
+    kind: str
+    at: str
+    journal_role: str
+
+    def as_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def default_index_path(store_url: str) -> Path | None:
+    """Beside the store: `DIR.search.sqlite` for `file:DIR`, `FILE.search.sqlite` for `sqlite:FILE`."""
+    location = local_path(store_url)
+    if location is None or not location.name:
+        return None
+    return location.with_name(location.name + ".search.sqlite")
+
+
+class SearchIndex:
+    """One index file for one store (its URL is recorded; another store's index is refused)."""
+
+    def __init__(self, path: str | Path, store_url: str) -> None:
+        self.path = str(path)
+        self.store_url = store_url
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if tables and "docs" not in tables:
+                self._db.close()
+                msg = f"{self.path}: is a database but not a search index; give --index a file of its own"
+                raise SearchError(msg)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._create()
+        except sqlite3.Error as exc:
+            msg = f"{self.path}: cannot use as a search index ({exc}); give --index a new file"
+            raise SearchError(msg) from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- building -----------------------------------------------------------------------------
+
+    @property
+    def position(self) -> int:
+        """The last feed position indexed."""
+        return int(self._meta("position") or 0)
+
+    def update(self, store: JournalStore) -> int:
+        """Index the feed entries after `position`; returns how many records were read."""
+        read = 0
+        while True:
+            entries = list(store.feed(after=self.position, limit=BATCH))
+            if not entries:
+                return read
+            with self._transaction():
+                for entry in entries:
+                    self._index(entry.journal_id, entry.seq, entry.record)
+                self._set_meta("position", str(entries[-1].position))
+            read += len(entries)
+
+    def rebuild(self, store: JournalStore) -> int:
+        """Drop every document and index the whole feed again."""
+        with self._transaction():
+            self._db.execute("DELETE FROM docs")
+            self._db.execute("DELETE FROM journals")
+            self._set_meta("position", "0")
+        return self.update(store)
+
+    # --- searching ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        journal: str | None = None,
+        role: str | None = None,
+        kind: str | None = None,
+        journal_role: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        hidden: bool = False,
+        limit: int = 20,
+    ) -> list[Hit]:
+        """The best `limit` matches of every word of `query` (any order), best first. Journals the store
+        hid are left out unless `hidden` (as `store.list` does)."""
+        words = _WORD.findall(query)
+        if not words:
+            msg = f"the query {query!r} has no words to search for"
+            raise SearchError(msg)
+        if limit < 1:
+            msg = f"limit must be at least 1, not {limit}"
+            raise SearchError(msg)
+        for name, value in (("since", since), ("until", until)):
+            if value is not None and not _TIME.fullmatch(value):
+                msg = f"{name} {value!r} is not a UTC time like 2026-12-01 or 2026-12-01T09:30:00Z"
+                raise SearchError(msg)
+        match = " ".join('"' + w.replace('"', '""') + '"' for w in words)
+        where, params = ["docs MATCH ?"], [match]
+        for column, value in (("journal", journal), ("role", role), ("kind", kind)):
+            if value is not None:
+                where.append(f"docs.{column} = ?")
+                params.append(value)
+        if not hidden:
+            where.append("COALESCE(journals.hidden, 0) = 0")
+        if journal_role is not None:
+            where.append("journals.role = ?")
+            params.append(journal_role)
+        if since is not None:
+            where.append("docs.at >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("docs.at < ?")
+            params.append(until)
+        sql = (
+            "SELECT docs.journal, docs.seq, docs.id, bm25(docs), snippet(docs, 0, '[', ']', '…', 12), "
+            "docs.role, docs.kind, docs.at, COALESCE(journals.role, '') FROM docs "
+            "LEFT JOIN journals ON journals.journal = docs.journal "
+            f"WHERE {' AND '.join(where)} ORDER BY bm25(docs), docs.journal, docs.seq LIMIT ?"
+        )
+        rows = self._db.execute(sql, [*params, limit]).fetchall()
+        return [
+            Hit(j, int(seq), rid, round(-float(rank), 6), snip, r, k, at, jr)
+            for j, seq, rid, rank, snip, r, k, at, jr in rows
+        ]
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _create(self) -> None:
+        with self._transaction():
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS journals "
+                "(journal TEXT PRIMARY KEY, role TEXT, hidden INTEGER DEFAULT 0)"
+            )
+            self._db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, journal UNINDEXED, "
+                "seq UNINDEXED, id UNINDEXED, role UNINDEXED, kind UNINDEXED, at UNINDEXED, "
+                "tokenize='unicode61 remove_diacritics 2')"
+            )
+            schema, store = self._meta("schema"), self._meta("store")
+            if schema is None:
+                self._set_meta("schema", SCHEMA)
+                self._set_meta("store", self.store_url)
+            elif schema != SCHEMA or store != self.store_url:
+                msg = (
+                    f"{self.path} is a search index of {store!r} ({schema}), not of {self.store_url!r}; "
+                    "give another --index path, or delete the file to rebuild it"
+                )
+                raise SearchError(msg)
+
+    def _index(self, journal: str, seq: int, record: Any) -> None:
+        body = record.body
+        if journal == CATALOG_ID:
+            if not isinstance(body, CustomEntry) or not isinstance(body.data, dict):
+                return
+            named = str(body.data.get("journal", ""))
+            if body.type == PURGED:
+                self._db.execute("DELETE FROM docs WHERE journal = ?", (named,))
+                self._db.execute("DELETE FROM journals WHERE journal = ?", (named,))
+            elif body.type == HIDDEN:
+                self._db.execute("INSERT OR IGNORE INTO journals (journal) VALUES (?)", (named,))
+                self._db.execute("UPDATE journals SET hidden = 1 WHERE journal = ?", (named,))
+            return
+        if isinstance(body, Header):
+            self._db.execute(
+                "INSERT INTO journals (journal, role) VALUES (?, ?) "
+                "ON CONFLICT (journal) DO UPDATE SET role = excluded.role",
+                (journal, body.role),
+            )
+            return
+        document = document_of(body)
+        if document is not None:
+            self._db.execute(
+                "INSERT INTO docs (text, journal, seq, id, role, kind, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (document.text, journal, seq, record.id, document.role, body.KIND, record.at),
+            )
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")

@@ -1,0 +1,506 @@
+"""`CatalogStore`: what the memory and directory stores share.
+
+Their journals are separate adapters (an `InMemoryJournal`, a `JsonlJournal` file); a catalog journal
+lists them and a feed of runs (runs.py) orders their records. A subclass supplies storage: where raw
+journals live, the store-wide lock, and where the runs are kept.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+import msgspec
+
+from waybook.codecs._canonical import ENCODER
+from waybook.codecs._wire import decode_record, seal
+from waybook.journal._ledger import Ledger
+from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import IntegrityError
+from waybook.model._head import GENESIS, GENESIS_DIGEST, Head
+from waybook.model._records import Header, NewRecord, Record
+from waybook.stores._catalog import (
+    CREATED,
+    HIDDEN,
+    PURGED,
+    Catalog,
+    catalog_entry,
+    check_journal_id,
+    check_position,
+    check_reason,
+    check_role,
+    header_record,
+    purge_data,
+)
+from waybook.stores._errors import (
+    JournalExistsError,
+    JournalPurgedError,
+    StoreArgumentError,
+    UnknownJournalError,
+)
+from waybook.stores._fed import FedJournal
+from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._runs import Run, Runs
+from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
+
+READER_CACHE = 256
+"""How many journals the feed keeps open for reading at once (least recently used are closed)."""
+FEED_WINDOW_RUNS = 4096
+"""Runs read together by `feed`: each journal with records among them is read once per window."""
+
+
+def store_clock() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def store_ids() -> str:
+    return secrets.token_hex(8)
+
+
+def _first(runs: list[tuple[int, Run]], limit: int | None) -> list[tuple[int, Run]]:
+    """`runs` cut after `limit` records."""
+    if limit is None:
+        return runs
+    kept: list[tuple[int, Run]] = []
+    left = max(limit, 0)
+    for start, run in runs:
+        if left <= 0:
+            break
+        size = min(run.last - run.first + 1, left)
+        kept.append((start, Run(run.journal_id, run.first, run.first + size - 1)))
+        left -= size
+    return kept
+
+
+def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of `metadata` if it is a JSON object with string keys, else StoreArgumentError."""
+    value = dict(metadata or {})
+    try:
+        ENCODER.encode(value)
+    except (TypeError, msgspec.EncodeError) as exc:
+        msg = f"journal metadata must be JSON (strings, numbers, booleans, lists, objects): {exc}"
+        raise StoreArgumentError(msg) from exc
+    if not all(type(key) is str for key in value):
+        msg = "journal metadata keys must be strings"
+        raise StoreArgumentError(msg)
+    return value
+
+
+def first_line(journal_id: str, role: str, metadata: dict[str, Any], *, record_id: str, at: str) -> bytes:
+    """The sealed header line of a new journal, checked by the session rules before anything is written."""
+    new = header_record(journal_id, role, metadata, record_id=record_id, at=at)
+    Ledger.empty(journal_id).rules.check((new,))
+    return seal(1, new, GENESIS_DIGEST)[1]
+
+
+def checked_creation(
+    journal_id: str,
+    role: str,
+    metadata: Mapping[str, Any] | None,
+    *,
+    header: bool,
+    ids: Callable[[], str],
+    clock: Callable[[], str],
+) -> tuple[dict[str, Any], bytes | None]:
+    """Validate a `create` (typed errors, nothing written) and seal the new journal's header line, if any.
+
+    Every store's `create` starts here, so the rules for ids, roles and metadata are written once.
+    """
+    check_journal_id(journal_id)
+    check_role(role)
+    meta = check_metadata(metadata)
+    line = first_line(journal_id, role, meta, record_id=ids(), at=clock()) if header else None
+    return meta, line
+
+
+class CatalogStore:
+    """A JournalStore over separate journal adapters. Subclasses implement the `_raw_*` and `_feed_*`
+    hooks and `_store_lock`; everything else (the rules of create, open, list, hide, purge and the feed)
+    lives here once."""
+
+    poll_interval: float | None = None
+    """Longest sleep between checks for another process's commits in `wait` (None: this process only)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
+        self._url = url
+        self._clock = clock
+        self._ids = ids
+        self._cat = Catalog(url)
+        self._cat_mutex = threading.Lock()
+        """Guards `_cat`: folding catalog records in, from any thread."""
+        self._runs = Runs()
+        self._runs_mutex = threading.RLock()
+        self._fed_signal = threading.Condition()
+        self._readers: OrderedDict[str, SessionJournal] = OrderedDict()
+        self._readers_mutex = threading.Lock()
+        self._closed = False
+        self._catalog_raw: SessionJournal | None = None
+        self._catalog_fed: FedJournal | None = None
+
+    # --- hooks ------------------------------------------------------------------------------------
+
+    def _store_lock(self) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _raw_exists(self, journal_id: str) -> bool:
+        raise NotImplementedError
+
+    def _raw_create(self, journal_id: str, line: bytes | None) -> bool:
+        """Create the journal holding `line` (or empty); False if it already exists."""
+        raise NotImplementedError
+
+    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> SessionJournal:
+        raise NotImplementedError
+
+    def _raw_erase(self, journal_id: str) -> None:
+        raise NotImplementedError
+
+    def _feed_lock(self) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _feed_sync(self) -> None:
+        """Take in runs that other processes wrote (called with `_runs_mutex` held)."""
+
+    def _feed_write(self, run: Run) -> None:
+        """Persist `run` (called with the feed lock held); `Runs.add` follows."""
+
+    # --- set-up -------------------------------------------------------------------------------------
+
+    def _attach_catalog(self, catalog: SessionJournal) -> None:
+        """Adopt the catalog journal, writing its header if it is new."""
+        self._catalog_raw = catalog
+        self._catalog_fed = FedJournal(CATALOG_ID, catalog, self._fed)
+        with self._store_lock():
+            if catalog.head() == GENESIS:
+                body = Header(journal=CATALOG_ID, creator="waybook", role="catalog")
+                new = NewRecord(id=self._ids(), at=self._clock(), body=body)
+                self._catalog_fed.append([new], expected=GENESIS)
+            self._sync_catalog()
+            self._fed(CATALOG_ID, self._cat.seq)
+
+    # --- the JournalStore protocol ------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def create(
+        self,
+        journal_id: str,
+        *,
+        role: str = "session",
+        metadata: Mapping[str, Any] | None = None,
+        header: bool = True,
+    ) -> SessionJournal:
+        meta, line = checked_creation(
+            journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
+        )
+        with self._store_lock():
+            self._sync_catalog()
+            self._refuse_taken(journal_id)
+            if not self._raw_create(journal_id, line):
+                self._adopt_orphan(journal_id)
+                raise JournalExistsError(store=self._url, journal_id=journal_id)
+            self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
+        journal = FedJournal(journal_id, self._raw_open(journal_id), self._fed)
+        if header:
+            self._fed(journal_id, 1)
+        return journal
+
+    def open(self, journal_id: str) -> SessionJournal:
+        check_journal_id(journal_id)
+        self._sync_catalog()
+        if journal_id in self._cat.purged:
+            raise JournalPurgedError(store=self._url, journal_id=journal_id)
+        if journal_id not in self._cat.journals:
+            if not self._raw_exists(journal_id):
+                raise UnknownJournalError(store=self._url, journal_id=journal_id)
+            with self._store_lock():
+                self._adopt_orphan(journal_id)
+        raw = self._raw_open(journal_id)
+        self._fed(journal_id, raw.head().seq)  # feeds what a crashed writer committed but never fed
+        return FedJournal(journal_id, raw, self._fed)
+
+    def exists(self, journal_id: str) -> bool:
+        check_journal_id(journal_id)
+        self._sync_catalog()
+        return journal_id not in self._cat.purged and self._raw_exists(journal_id)
+
+    def list(
+        self,
+        *,
+        role: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        hidden: bool = False,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> JournalPage:
+        self._sync_catalog()
+        with self._cat_mutex:
+            return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
+
+    def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
+        check_journal_id(journal_id)
+        check_reason(reason)
+        with self._store_lock():
+            self._sync_catalog()
+            self._known(journal_id)
+            data: dict[str, Any] = {"journal": journal_id, "reason": reason}
+            if actor is not None:
+                data["actor"] = actor
+            return self._append_catalog(HIDDEN, data)
+
+    def purge(self, journal_id: str, *, reason: str, actor: str | None = None) -> PurgeReceipt:
+        check_journal_id(journal_id)
+        check_reason(reason)
+        with self._store_lock():
+            self._sync_catalog()
+            receipt = self._cat.purged.get(journal_id)
+            if receipt is None:
+                info = self._known(journal_id)
+                raw = self._raw_open(journal_id, readonly=True)
+                try:
+                    head = raw.head()
+                finally:
+                    raw.close()
+                self._append_catalog(PURGED, purge_data(journal_id, info.role, head, reason, actor))
+                assert self._catalog_fed is not None
+                self._catalog_fed.flush()  # the receipt is on disk before any byte is erased
+                receipt = self._cat.purged[journal_id]
+            self._drop_reader(journal_id)
+            self._raw_erase(journal_id)  # after the receipt: an interrupted purge is finished by the next
+            return receipt
+
+    def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
+        self._check_open()
+        self._sync_runs()
+        return self._entries(_first(list(self._runs.after(after)), limit))
+
+    def _entries(self, pending: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
+        for i in range(0, len(pending), FEED_WINDOW_RUNS):
+            yield from self._read_window(pending[i : i + FEED_WINDOW_RUNS])
+
+    def feed_head(self) -> int:
+        self._check_open()
+        self._sync_runs()
+        return self._runs.head
+
+    def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            if self.feed_head() > after:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            step = left
+            if self.poll_interval is not None:
+                step = pause if left is None else min(pause, left)
+                pause = min(pause * 2, self.poll_interval)
+            with self._fed_signal:
+                if self._runs.head <= after:
+                    self._fed_signal.wait(step)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._readers_mutex:
+            readers, self._readers = list(self._readers.values()), OrderedDict()
+        for reader in readers:
+            reader.close()
+        if self._catalog_raw is not None:
+            self._catalog_raw.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._url!r})"
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            from waybook.model._errors import JournalClosedError
+
+            msg = f"{self._url}: the store is closed; open it again with open_store(url)"
+            raise JournalClosedError(msg)
+
+    def _sync_catalog(self) -> None:
+        self._check_open()
+        assert self._catalog_raw is not None
+        with self._cat_mutex:
+            self._cat.apply(self._catalog_raw.read(after=self._cat.seq))
+
+    def _refuse_taken(self, journal_id: str) -> None:
+        if journal_id in self._cat.purged:
+            raise JournalPurgedError(store=self._url, journal_id=journal_id)
+        if journal_id in self._cat.journals:
+            raise JournalExistsError(store=self._url, journal_id=journal_id)
+
+    def _known(self, journal_id: str) -> Any:
+        if journal_id in self._cat.purged:
+            raise JournalPurgedError(store=self._url, journal_id=journal_id)
+        info = self._cat.journals.get(journal_id)
+        if info is None and self._raw_exists(journal_id):
+            self._adopt_orphan(journal_id)
+            info = self._cat.journals.get(journal_id)
+        if info is None:
+            raise UnknownJournalError(store=self._url, journal_id=journal_id)
+        return info
+
+    def _adopt_orphan(self, journal_id: str) -> None:
+        """List a journal whose creator died between writing it and cataloguing it (store lock held)."""
+        self._sync_catalog()
+        if journal_id in self._cat.journals or journal_id in self._cat.purged:
+            return
+        raw = self._raw_open(journal_id, readonly=True)
+        try:
+            first = next(iter(raw.read(limit=1)), None)
+        finally:
+            raw.close()
+        header = first.body if first is not None and isinstance(first.body, Header) else None
+        role = header.role if header is not None else "session"
+        meta = dict(header.metadata) if header is not None else {}
+        self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
+
+    @property
+    def blobs(self) -> Any:
+        """The store's blobs (waybook.stores._blobs.Blobs), created on first use."""
+        with self._cat_mutex:
+            if getattr(self, "_blobs", None) is None:
+                from waybook.stores._blobs import Blobs
+
+                self._blobs = Blobs(self._blob_engine(), self)
+            return self._blobs
+
+    def _blob_engine(self) -> Any:
+        raise NotImplementedError
+
+    def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append a store-level entry (a blob collection receipt) to the catalog journal."""
+        self._check_open()
+        with self._store_lock():
+            self._sync_catalog()
+            return self._append_catalog(kind, data)
+
+    def _append_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append one catalog entry (store lock held, catalog synced)."""
+        assert self._catalog_fed is not None
+        cat = self._cat
+        expected = Head.of(cat.last) if cat.last is not None else GENESIS
+        new = catalog_entry(kind, data, cat.leaf, record_id=self._ids(), at=self._clock())
+        result = self._catalog_fed.append([new], expected=expected)
+        with self._cat_mutex:
+            cat.apply(result.records)
+        return result.records[0]
+
+    def _fed(self, journal_id: str, head_seq: int) -> None:
+        """Feed `journal_id` through `head_seq` (a head it has committed), then wake waiting readers."""
+        with self._runs_mutex:
+            if self._runs.fed.get(journal_id, 0) >= head_seq:
+                self._feed_sync()
+                if self._runs.fed.get(journal_id, 0) >= head_seq:
+                    return
+            with self._feed_lock():
+                self._feed_sync()
+                run = self._runs.catch_up(journal_id, head_seq)
+                if run is None:
+                    return
+                self._feed_write(run)
+                self._runs.add(run)
+        with self._fed_signal:
+            self._fed_signal.notify_all()
+
+    def _sync_runs(self) -> None:
+        with self._runs_mutex:
+            self._feed_sync()
+
+    def _read_window(self, window: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
+        """The entries of consecutive runs, reading each journal's part of them with one read: a
+        journal's runs in feed order cover consecutive seqs, so its part of a window is one range."""
+        self._sync_catalog()  # learn of purges by other processes before reading anything
+        spans: dict[str, tuple[int, int]] = {}
+        for _, run in window:
+            first, _last = spans.get(run.journal_id, (run.first, run.last))
+            spans[run.journal_id] = (min(first, run.first), run.last)
+        lines: dict[str, builtins.list[bytes]] = {}
+        for journal_id, (first, last) in spans.items():
+            reader = self._reader(journal_id)
+            if reader is None:
+                continue  # purged: its positions stay, empty
+            got = list(reader.read_lines(after=first - 1, limit=last - first + 1))
+            if len(got) != last - first + 1:
+                msg = (
+                    f"{self._url}: the feed says journal {journal_id!r} has records {first}..{last} but it "
+                    f"holds {first - 1 + len(got)}; the store was altered outside waybook"
+                )
+                raise IntegrityError(msg)
+            lines[journal_id] = got
+        for start, run in window:
+            journal_lines = lines.get(run.journal_id)
+            if journal_lines is None:
+                continue
+            base = spans[run.journal_id][0]
+            where = f"{self._url} {run.journal_id}"
+            for offset in range(run.last - run.first + 1):
+                seq = run.first + offset
+                line = journal_lines[seq - base]
+                record = decode_record(line, where=where)
+                if record.seq != seq:
+                    msg = f"{where}: the feed expected seq {seq}, the journal holds seq {record.seq}"
+                    raise IntegrityError(msg)
+                yield FeedEntry(start + offset, run.journal_id, seq, record, line)
+
+    def _reader(self, journal_id: str) -> SessionJournal | None:
+        if journal_id == CATALOG_ID:
+            return self._catalog_raw
+        if journal_id in self._cat.purged:
+            self._drop_reader(journal_id)  # a reader opened before another process purged it
+            return None
+        with self._readers_mutex:
+            reader = self._readers.get(journal_id)
+            if reader is not None:
+                self._readers.move_to_end(journal_id)
+                return reader
+        if not self._raw_exists(journal_id):
+            return None
+        try:
+            reader = self._raw_open(journal_id, readonly=True)
+        except (UnknownJournalError, FileNotFoundError):
+            return None
+        with self._readers_mutex:
+            self._readers[journal_id] = reader
+            while len(self._readers) > READER_CACHE:
+                _, old = self._readers.popitem(last=False)
+                old.close()
+        return reader
+
+    def _drop_reader(self, journal_id: str) -> None:
+        with self._readers_mutex:
+            reader = self._readers.pop(journal_id, None)
+        if reader is not None:
+            reader.close()

@@ -1,0 +1,219 @@
+"""The catalog journal every store keeps, and the pure fold that lists journals from it.
+
+The catalog is an ordinary journal (role "catalog", id CATALOG_ID) whose entries are custom records:
+`waybook.store.created`, `waybook.store.hidden` and `waybook.store.purged` (the purge receipt). Listing,
+hiding and the purge trail are therefore records, replayable like everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from waybook.journal._roles.session import ID_PATTERN
+from waybook.model._head import Head
+from waybook.model._records import JOURNAL_ROLES, CustomEntry, Header, NewRecord, Record
+from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
+from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._values import JournalInfo, JournalPage, PurgeReceipt
+
+CREATED: Final = "waybook.store.created"
+HIDDEN: Final = "waybook.store.hidden"
+PURGED: Final = "waybook.store.purged"
+
+
+def check_journal_id(journal_id: object) -> str:
+    """`journal_id` if it is a valid user journal id (it names files too), else InvalidJournalIdError."""
+    if journal_id == CATALOG_ID:
+        msg = f"{CATALOG_ID!r} is the store's catalog journal; it is written by the store only"
+        raise ReservedJournalError(msg)
+    if type(journal_id) is not str or not ID_PATTERN.fullmatch(journal_id):
+        msg = (
+            f"journal id {journal_id!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or digit"
+        )
+        raise InvalidJournalIdError(msg)
+    return journal_id
+
+
+def check_role(role: object) -> str:
+    if role not in JOURNAL_ROLES or role == "catalog":
+        roles = ", ".join(r for r in JOURNAL_ROLES if r != "catalog")
+        msg = f"role {role!r} is not a journal role a caller can create; use one of {roles}"
+        raise StoreArgumentError(msg)
+    return str(role)
+
+
+def header_record(
+    journal_id: str, role: str, metadata: Mapping[str, Any], *, record_id: str, at: str
+) -> NewRecord:
+    body = Header(journal=journal_id, creator="waybook", metadata=dict(metadata), role=role)
+    return NewRecord(id=record_id, at=at, body=body)
+
+
+def catalog_entry(kind: str, data: dict[str, Any], leaf: str | None, *, record_id: str, at: str) -> NewRecord:
+    """A catalog record extending `leaf` (the catalog's last entry, None right after its header)."""
+    return NewRecord(id=record_id, at=at, body=CustomEntry(parent=leaf, type=kind, data=data))
+
+
+def leaf_of(last: Record | None) -> str | None:
+    """The catalog's leaf: every entry after the header extends the one before."""
+    return None if last is None or isinstance(last.body, Header) else last.id
+
+
+@attrs.define
+class Catalog:
+    """The fold of a catalog journal: which journals exist, in creation order, hidden, or purged."""
+
+    store: str
+    seq: int = 0
+    last: Record | None = None
+    journals: dict[str, JournalInfo] = attrs.field(factory=dict)
+    purged: dict[str, PurgeReceipt] = attrs.field(factory=dict)
+
+    def apply(self, records: Iterable[Record]) -> None:
+        """Fold in the records after `seq` (records already folded in are skipped)."""
+        for record in records:
+            if record.seq > self.seq:
+                self._apply_one(record)
+
+    def _apply_one(self, record: Record) -> None:
+        self.seq, self.last = record.seq, record
+        body = record.body
+        if not isinstance(body, CustomEntry) or not isinstance(body.data, dict):
+            return
+        data: dict[str, Any] = body.data
+        journal_id = str(data.get("journal", ""))
+        if body.type == CREATED:
+            self.journals[journal_id] = JournalInfo(
+                journal_id=journal_id,
+                role=str(data.get("role", "session")),
+                metadata=dict(data.get("metadata") or {}),
+                created=record.seq,
+                created_at=record.at,
+            )
+        elif body.type == HIDDEN and journal_id in self.journals:
+            self.journals[journal_id] = attrs.evolve(self.journals[journal_id], hidden=True)
+        elif body.type == PURGED:
+            self.journals.pop(journal_id, None)
+            self.purged[journal_id] = receipt_of(self.store, record)
+
+    @property
+    def leaf(self) -> str | None:
+        return leaf_of(self.last)
+
+    def page(
+        self,
+        *,
+        role: str | None,
+        metadata: Mapping[str, Any] | None,
+        hidden: bool,
+        after: str | None,
+        limit: int,
+    ) -> JournalPage:
+        return select_page(
+            self.journals.values(), role=role, metadata=metadata, hidden=hidden, after=after, limit=limit
+        )
+
+
+def parse_cursor(after: str | None) -> int:
+    if after is None:
+        return 0
+    try:
+        value = int(after)
+    except (TypeError, ValueError):
+        value = -1
+    if value < 0:
+        msg = f"list cursor {after!r} is not one this store returned; pass a JournalPage.cursor or None"
+        raise StoreArgumentError(msg)
+    return value
+
+
+def check_limit(limit: int) -> int:
+    if type(limit) is not int or limit < 1:
+        msg = f"list limit {limit!r} must be a whole number of at least 1"
+        raise StoreArgumentError(msg)
+    return limit
+
+
+def select_page(
+    journals: Iterable[JournalInfo],
+    *,
+    role: str | None,
+    metadata: Mapping[str, Any] | None,
+    hidden: bool,
+    after: str | None,
+    limit: int,
+) -> JournalPage:
+    """One page of `journals` (in creation order) after the cursor, filtered. O(journals)."""
+    start = parse_cursor(after)
+    limit = check_limit(limit)
+    wanted = dict(metadata or {})
+    chosen: list[JournalInfo] = []
+    for info in journals:
+        if info.created <= start or (info.hidden and not hidden) or (role is not None and info.role != role):
+            continue
+        if any(info.metadata.get(key, _MISSING) != value for key, value in wanted.items()):
+            continue
+        if len(chosen) == limit:
+            return JournalPage(tuple(chosen), str(chosen[-1].created))
+        chosen.append(attrs.evolve(info, metadata=dict(info.metadata)))  # the caller's own copy
+    return JournalPage(tuple(chosen), None)
+
+
+_MISSING: Final = object()
+
+
+def receipt_of(store: str, record: Record) -> PurgeReceipt:
+    """The purge receipt a `waybook.store.purged` catalog record holds."""
+    body = record.body
+    assert isinstance(body, CustomEntry)
+    data: dict[str, Any] = body.data
+    return PurgeReceipt(
+        store=store,
+        journal_id=str(data["journal"]),
+        role=str(data["role"]),
+        head=Head(int(data["head_seq"]), str(data["head_digest"])),
+        records=int(data["records"]),
+        reason=str(data["reason"]),
+        actor=data.get("actor"),
+        at=record.at,
+        catalog_seq=record.seq,
+    )
+
+
+def purge_data(journal_id: str, role: str, head: Head, reason: str, actor: str | None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "journal": journal_id,
+        "role": role,
+        "head_seq": head.seq,
+        "head_digest": head.digest,
+        "records": head.seq,
+        "reason": reason,
+    }
+    if actor is not None:
+        data["actor"] = actor
+    return data
+
+
+def check_position(after: object, limit: object = None) -> int:
+    """A feed position (a whole number, 0 for the start) and an optional limit, checked."""
+    if type(after) is not int or after < 0:
+        msg = f"feed position {after!r} must be a whole number of at least 0 (0 reads from the start)"
+        raise StoreArgumentError(msg)
+    if limit is not None and (type(limit) is not int or limit < 0):
+        msg = f"feed limit {limit!r} must be a whole number of at least 0, or None for no limit"
+        raise StoreArgumentError(msg)
+    return after
+
+
+def check_reason(reason: object) -> str:
+    if type(reason) is not str or not reason.strip():
+        msg = "hide and purge need a reason (a short text the catalog keeps for auditors)"
+        raise StoreArgumentError(msg)
+    return reason
+
+
+IdSource = Callable[[], str]

@@ -1,0 +1,33 @@
+"""Copying a journal verbatim: the same records in the same batches, so every byte and digest is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from waybook.journal._protocol import SessionJournal
+from waybook.model._head import GENESIS, Head
+from waybook.model._records import NewRecord, Record
+
+
+def batches_of(records: Iterable[Record]) -> Iterator[list[NewRecord]]:
+    """Committed records regrouped into the batches they were appended in (a record's `batch` place,
+    or alone), as NewRecords ready to append again."""
+    batch: list[NewRecord] = []
+    for record in records:
+        batch.append(NewRecord(id=record.id, at=record.at, body=record.body))
+        place = record.batch
+        if place is None or place[0] == place[1]:
+            yield batch
+            batch = []
+    if batch:
+        yield batch  # a cut batch: appending it writes new batch places, and the copy will differ
+
+
+def copy_records(records: Iterable[Record], target: SessionJournal, *, expected: Head = GENESIS) -> Head:
+    """Append `records` to `target` after `expected`, batch by batch as they were committed; the copy's
+    lines equal the source's. Returns the new head. Each batch is compare-and-appended, so a copy that
+    meets another writer stops with StaleWriterError."""
+    head = expected
+    for batch in batches_of(records):
+        head = target.append(batch, expected=head).head
+    return head

@@ -1,0 +1,307 @@
+"""`DatabaseStore`: the engine-neutral database store, over any `Engine` (engine.py).
+
+Everything that decides lives here and in database_journal.py, once, so an engine (SQLite, PostgreSQL)
+is a thin adapter: journals and their compare-and-append, feed positions, the catalog journal, listing,
+hiding and purging. create, hide and purge are each one transaction that also appends to the catalog, so
+a journal exists exactly when its catalog entry does, and a purge's receipt and erasure commit together.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+import msgspec
+
+from waybook.codecs._wire import decode_record, line_digest, seal
+from waybook.journal._ledger import Plan
+from waybook.model._errors import IntegrityError, JournalClosedError
+from waybook.model._head import GENESIS_DIGEST, AppendResult
+from waybook.model._records import Header, NewRecord, Record
+from waybook.stores._base import checked_creation, store_clock, store_ids
+from waybook.stores._catalog import (
+    CREATED,
+    HIDDEN,
+    PURGED,
+    catalog_entry,
+    check_journal_id,
+    check_limit,
+    check_position,
+    check_reason,
+    leaf_of,
+    parse_cursor,
+    purge_data,
+    receipt_of,
+)
+from waybook.stores._database_journal import DatabaseJournal
+from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
+from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
+from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
+
+__all__ = ["DatabaseJournal", "DatabaseStore", "Engine", "FeedRow", "JournalRow", "Transaction"]
+
+
+class DatabaseStore:
+    """A JournalStore over an Engine: every journal, the catalog and the feed in one database.
+
+    create, hide and purge are each one transaction that also appends to the catalog journal, so a
+    journal exists exactly when its catalog entry does, and a purge's receipt and erasure commit
+    together.
+    """
+
+    journal_type: type[DatabaseJournal] = DatabaseJournal
+    """What `create` and `open` return; an engine's store may return a subclass (PostgreSQL retries)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._ids = ids
+        self._catalog = DatabaseJournal(engine, CATALOG_ID)
+        self._catalog_mutex = threading.Lock()
+        """Held across each catalog-writing transaction and the catalog ledger's update after it."""
+        self._closed = False
+        self._set_up_catalog()
+
+    @property
+    def url(self) -> str:
+        return self._engine.url
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def create(
+        self,
+        journal_id: str,
+        *,
+        role: str = "session",
+        metadata: Mapping[str, Any] | None = None,
+        header: bool = True,
+    ) -> DatabaseJournal:
+        meta, line = checked_creation(
+            journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
+        )
+        with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
+            existing = tx.journal(journal_id, lock=True)
+            if existing is not None:
+                error = JournalPurgedError if existing.purged is not None else JournalExistsError
+                raise error(store=self.url, journal_id=journal_id)
+            created = {"journal": journal_id, "role": role, "metadata": meta}
+            entry, plan = self._catalog_append(tx, CREATED, created)
+            tx.add_journal(JournalRow(journal_id, role, meta, entry.seq, entry.at, False, None))
+            if line is not None:
+                digest = line_digest(line)
+                assert digest is not None
+                tx.insert(journal_id, [(1, tx.allocate(1), digest, line)])
+            self._catalog.commit_plan(plan, tx)
+        self._engine.committed()
+        journal = self.journal_type(self._engine, journal_id)
+        journal.head()  # take in the header
+        return journal
+
+    def open(self, journal_id: str) -> DatabaseJournal:
+        check_journal_id(journal_id)
+        journal = self.journal_type(self._engine, journal_id)
+        journal.head()  # refuses unknown and purged journals, and proves the chain
+        return journal
+
+    def exists(self, journal_id: str) -> bool:
+        check_journal_id(journal_id)
+        with self._engine.transaction(write=False) as tx:
+            row = tx.journal(journal_id)
+        return row is not None and row.purged is None
+
+    def list(
+        self,
+        *,
+        role: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        hidden: bool = False,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> JournalPage:
+        start = parse_cursor(after)
+        limit = check_limit(limit)
+        wanted = msgspec.json.encode(dict(metadata or {}), order="sorted")
+        wanted_items = msgspec.json.decode(wanted)
+        chosen: builtins.list[JournalInfo] = []
+        while True:
+            with self._engine.transaction(write=False) as tx:
+                rows = tx.journals(role=role, hidden=hidden, after=start, limit=PAGE)
+            for row in rows:
+                if all(k in row.metadata and row.metadata[k] == v for k, v in wanted_items.items()):
+                    if len(chosen) == limit:
+                        return JournalPage(tuple(chosen), str(chosen[-1].created))
+                    chosen.append(row.info())
+            if len(rows) < PAGE:
+                return JournalPage(tuple(chosen), None)
+            start = rows[-1].created
+
+    def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        check_position(after, limit)
+        self._check_open()
+        return self._entries(after, limit)
+
+    def _entries(self, after: int, limit: int | None) -> Iterator[FeedEntry]:
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = PAGE if remaining is None else min(PAGE, remaining)
+            with self._engine.transaction(write=False) as tx:
+                rows = tx.feed(after, size)
+            for row in rows:
+                yield self._entry(row)
+            if len(rows) < size:
+                return
+            after = rows[-1].position
+            if remaining is not None:
+                remaining -= len(rows)
+
+    def feed_head(self) -> int:
+        self._check_open()
+        with self._engine.transaction(write=False) as tx:
+            return tx.feed_head()
+
+    def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
+        self._check_open()
+        return self._engine.wait(after, timeout, self.feed_head)
+
+    @property
+    def blobs(self) -> Any:
+        """The store's blobs (waybook.stores._blobs.Blobs), created on first use."""
+        with self._catalog_mutex:
+            if getattr(self, "_blobs", None) is None:
+                from waybook.stores._blobs import Blobs
+
+                self._blobs = Blobs(self._blob_engine(), self)
+            return self._blobs
+
+    def _blob_engine(self) -> Any:
+        msg = f"{self.url}: this store keeps no blobs yet"
+        raise NotImplementedError(msg)
+
+    def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append a store-level entry (a blob collection receipt) to the catalog journal."""
+        self._check_open()
+        with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            entry, plan = self._catalog_append(tx, kind, data)
+            self._catalog.commit_plan(plan, tx)
+        self._engine.committed()
+        return entry
+
+    def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
+        check_journal_id(journal_id)
+        check_reason(reason)
+        with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
+            self._live(tx, journal_id)
+            data: dict[str, Any] = {"journal": journal_id, "reason": reason}
+            if actor is not None:
+                data["actor"] = actor
+            entry, plan = self._catalog_append(tx, HIDDEN, data)
+            tx.set_hidden(journal_id)
+            self._catalog.commit_plan(plan, tx)
+        self._engine.committed()
+        return entry
+
+    def purge(self, journal_id: str, *, reason: str, actor: str | None = None) -> PurgeReceipt:
+        check_journal_id(journal_id)
+        check_reason(reason)
+        with self._catalog_mutex, self._engine.transaction(write=True) as tx:
+            self._lock_catalog(tx)
+            row = tx.journal(journal_id, lock=True)
+            if row is None:
+                raise UnknownJournalError(store=self.url, journal_id=journal_id)
+            if row.purged is not None:
+                (line,) = tx.lines(CATALOG_ID, row.purged - 1, 1)
+                return receipt_of(self.url, decode_record(line))
+            head = tx.head(journal_id)
+            data = purge_data(journal_id, row.role, head, reason, actor)
+            entry, plan = self._catalog_append(tx, PURGED, data)
+            tx.set_purged(journal_id, entry.seq)
+            self._catalog.commit_plan(plan, tx)
+        self._engine.committed()
+        self._after_purge()
+        return receipt_of(self.url, entry)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._engine.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    def _after_purge(self) -> None:
+        """Hook: make the erased bytes unrecoverable where the engine keeps old copies (SQLite's WAL)."""
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = f"{self.url}: the store is closed; open it again with open_store(url)"
+            raise JournalClosedError(msg)
+
+    def _set_up_catalog(self) -> None:
+        with self._engine.transaction(write=True) as tx:
+            if tx.journal(CATALOG_ID, lock=True) is not None:
+                return
+            at = self._clock()
+            tx.add_journal(JournalRow(CATALOG_ID, "catalog", {}, 0, at, True, None))
+            body = Header(journal=CATALOG_ID, creator="waybook", role="catalog")
+            _, line = seal(1, NewRecord(id=self._ids(), at=at, body=body), GENESIS_DIGEST)
+            digest = line_digest(line)
+            assert digest is not None
+            tx.insert(CATALOG_ID, [(1, tx.allocate(1), digest, line)])
+        self._engine.committed()
+
+    def _live(self, tx: Transaction, journal_id: str) -> JournalRow:
+        row = tx.journal(journal_id, lock=True)
+        if row is None:
+            raise UnknownJournalError(store=self.url, journal_id=journal_id)
+        if row.purged is not None:
+            raise JournalPurgedError(store=self.url, journal_id=journal_id)
+        return row
+
+    def _lock_catalog(self, tx: Transaction) -> None:
+        """Lock the catalog's row first in every catalog-writing transaction, so creations, hidings and
+        purges are serialised store-wide before anything is checked (two creators of one id cannot
+        both see it free where the engine locks rows, as PostgreSQL does)."""
+        self._catalog._sync(tx, lock=True)
+
+    def _catalog_append(self, tx: Transaction, kind: str, data: dict[str, Any]) -> tuple[Record, Plan]:
+        catalog = self._catalog
+        catalog._sync(tx, lock=True)
+        head = catalog._ledger.head
+        last = catalog._committed(tx, head.seq - 1, 1)[0] if head.seq else None
+        new = catalog_entry(kind, data, leaf_of(last), record_id=self._ids(), at=self._clock())
+        outcome = catalog.append_in(tx, [new], head)
+        assert not isinstance(outcome, AppendResult)
+        return outcome.result.records[0], outcome
+
+    def _entry(self, row: FeedRow) -> FeedEntry:
+        where = f"{self.url} {row.journal_id} seq {row.seq}"
+        record = decode_record(row.line, where=where)
+        if record.seq != row.seq or line_digest(row.line) != record.digest:
+            msg = f"{where}: the stored bytes are not the record committed there"
+            raise IntegrityError(msg)
+        return FeedEntry(row.position, row.journal_id, row.seq, record, row.line)

@@ -1,0 +1,184 @@
+"""`DirectoryStore` (`file:DIR`): the embedded default. One JSONL file per journal, plus the catalog.
+
+Layout of DIR:
+    catalog.jsonl           the catalog journal (role "catalog"): creations, hidings, purge receipts
+    journals/ID.jsonl       one JsonlJournal per journal (with its `.lock` sidecar)
+    feed.runs               the feed: one line `["ID",first,last]` per run of records fed together
+    store.lock              flocked while creating, hiding or purging (feed.runs is flocked itself)
+Cross-process safe on a local filesystem (the JSONL caveats apply, docs/jsonl.md). The journal files are
+the truth; `feed.runs` is an index over them that the next commit or open of a journal catches up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from waybook.codecs._canonical import ENCODER
+from waybook.journal._checkpoint import checkpoint_path
+from waybook.journal._durability import Durability
+from waybook.journal._fileio import FILE_MODE, FileLock, create_atomically, fsync_dir
+from waybook.journal._jsonl import JsonlJournal
+from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import StorageError
+from waybook.stores._base import CatalogStore, store_clock, store_ids
+from waybook.stores._blob_files import FileBlobs
+from waybook.stores._errors import UnknownJournalError
+from waybook.stores._runs import Run
+
+_RUN_DECODER = msgspec.json.Decoder(tuple[str, int, int])
+
+
+class DirectoryStore(CatalogStore):
+    """Journals as JSONL files in a directory. `durability` applies to every journal and the catalog."""
+
+    def _blob_engine(self) -> FileBlobs:
+        return FileBlobs(self._dir)
+
+    poll_interval = 0.25
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        durability: Durability | str = Durability.FLUSH,
+        create: bool = True,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
+        self._dir = Path(directory)
+        super().__init__(f"file:{self._dir}", clock=clock, ids=ids)
+        self._durability = Durability(durability)
+        self._journals = self._dir / "journals"
+        if not self._dir.is_dir() and not create:
+            msg = f"{self._dir}: no such store directory; pass create=True to create an empty store"
+            raise StorageError(msg)
+        try:
+            self._journals.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            msg = f"{self._dir}: cannot create the store directory: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        self._mutex = threading.Lock()
+        self._lock_fd = self._feed_fd = -1
+        self._lock_fd = _open_for_lock(self._dir / "store.lock", os.O_RDONLY)
+        self._lock = FileLock(self._lock_fd, self._dir / "store.lock")
+        self._feed_path = self._dir / "feed.runs"
+        self._feed_fd = _open_for_lock(self._feed_path, os.O_RDWR | os.O_APPEND)
+        self._feed_file_lock = FileLock(self._feed_fd, self._feed_path)
+        self._feed_seen = 0
+        try:
+            self._attach_catalog(self._open_catalog())
+        except BaseException:
+            self._release()
+            raise
+
+    @property
+    def directory(self) -> Path:
+        return self._dir
+
+    def path_of(self, journal_id: str) -> Path:
+        """The file of a journal (whether or not it exists). The id must be valid (check_journal_id)."""
+        return self._journals / f"{journal_id}.jsonl"
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            super().close()
+        finally:
+            self._release()
+
+    # --- hooks ----------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _store_lock(self) -> Iterator[None]:
+        with self._mutex:
+            self._lock.acquire(exclusive=True)
+            try:
+                yield
+            finally:
+                self._lock.release()
+
+    @contextlib.contextmanager
+    def _feed_lock(self) -> Iterator[None]:
+        self._feed_file_lock.acquire(exclusive=True)
+        try:
+            yield
+        finally:
+            self._feed_file_lock.release()
+
+    def _raw_exists(self, journal_id: str) -> bool:
+        return self.path_of(journal_id).is_file()
+
+    def _raw_create(self, journal_id: str, line: bytes | None) -> bool:
+        return create_atomically(self.path_of(journal_id), b"" if line is None else line + b"\n")
+
+    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> SessionJournal:
+        path = self.path_of(journal_id)
+        if not path.is_file():
+            raise UnknownJournalError(store=self._url, journal_id=journal_id)
+        return JsonlJournal(path, create=False, durability=self._durability, readonly=readonly)
+
+    def _raw_erase(self, journal_id: str) -> None:
+        path = self.path_of(journal_id)
+        torn = re.compile(re.escape(path.name) + r"\.torn-[0-9]+-[0-9a-f]+\.quarantine")
+        # the lock file older versions kept, and the reopen checkpoint: no trace of the journal is left
+        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path)]
+        doomed += [p for p in self._journals.iterdir() if torn.fullmatch(p.name)]
+        for victim in doomed:
+            with contextlib.suppress(FileNotFoundError):
+                victim.unlink()
+        fsync_dir(self._journals)
+
+    def _feed_sync(self) -> None:
+        size = os.fstat(self._feed_fd).st_size
+        if size <= self._feed_seen:
+            return
+        data = os.pread(self._feed_fd, size - self._feed_seen, self._feed_seen)
+        end = data.rfind(b"\n") + 1  # a line being written, or torn by a crash, is not a run yet
+        for line in data[:end].splitlines():
+            if line:
+                self._runs.add(Run(*_RUN_DECODER.decode(line)))
+        self._feed_seen += end
+
+    def _feed_write(self, run: Run) -> None:
+        size = os.fstat(self._feed_fd).st_size
+        if size > self._feed_seen:  # a writer died mid-line: drop its partial line (the run is re-fed)
+            os.ftruncate(self._feed_fd, self._feed_seen)
+        line = ENCODER.encode(tuple(run)) + b"\n"
+        written = os.write(self._feed_fd, line)
+        if written != len(line):
+            os.ftruncate(self._feed_fd, self._feed_seen)
+            msg = f"{self._feed_path}: short write extending the feed; nothing was fed"
+            raise StorageError(msg)
+        if self._durability in (Durability.FSYNC, Durability.GROUP):
+            os.fsync(self._feed_fd)
+        self._feed_seen += len(line)
+
+    # --- internals ------------------------------------------------------------------------------------
+
+    def _open_catalog(self) -> SessionJournal:
+        path = self._dir / "catalog.jsonl"
+        create_atomically(path, b"")  # False when it exists: then it is simply opened
+        return JsonlJournal(path, create=False, durability=self._durability)
+
+    def _release(self) -> None:
+        for fd in (self._feed_fd, self._lock_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _open_for_lock(path: Path, flags: int) -> int:
+    """Open (creating if missing) a store file this process flocks; a symbolic link is refused."""
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        msg = f"{path}: cannot open the store's file: {exc.strerror or exc}"
+        raise StorageError(msg) from exc

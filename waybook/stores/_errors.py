@@ -1,0 +1,69 @@
+"""Errors a store can raise, under the journal hierarchy (`JournalError`) so one `except` catches all.
+
+Each carries the journal id or the store it concerns, and says what to do next.
+"""
+
+from __future__ import annotations
+
+from waybook.model._errors import ConflictError, JournalError, StorageError
+
+
+class StoreError(JournalError):
+    """Base of errors about a store rather than one journal's records."""
+
+
+class StoreArgumentError(StoreError, ValueError):
+    """An argument to a store method is not valid (a role, a cursor, a limit, a reason). Nothing changed."""
+
+
+class InvalidStoreUrlError(StoreArgumentError):
+    """`open_store` was given a URL it cannot open."""
+
+
+class InvalidJournalIdError(StoreArgumentError):
+    """A journal id is not a valid id (it also names files, so it is checked before anything is written)."""
+
+
+class UnknownJournalError(StoreError, LookupError):
+    """No journal with this id exists in the store."""
+
+    def __init__(self, *, store: str, journal_id: str) -> None:
+        self.store = store
+        self.journal_id = journal_id
+        msg = (
+            f"{store}: no journal {journal_id!r}; create it with store.create({journal_id!r}) or list "
+            "the store's journals (`waybook ls --store URL`)"
+        )
+        super().__init__(msg)
+
+
+class JournalExistsError(ConflictError):
+    """`create` was given an id that is already a journal of the store."""
+
+    def __init__(self, *, store: str, journal_id: str) -> None:
+        self.store = store
+        self.journal_id = journal_id
+        msg = f"{store}: journal {journal_id!r} already exists; open it with store.open({journal_id!r})"
+        super().__init__(msg)
+
+
+class JournalPurgedError(StoreError, LookupError):
+    """The journal was purged: its bytes are gone and its id is retired (the catalog keeps the receipt)."""
+
+    def __init__(self, *, store: str, journal_id: str) -> None:
+        self.store = store
+        self.journal_id = journal_id
+        msg = (
+            f"{store}: journal {journal_id!r} was purged; its records are erased and its id cannot be "
+            "reused (feed positions would otherwise point at another journal). Use a new id"
+        )
+        super().__init__(msg)
+
+
+class StoreBusyError(StorageError, TimeoutError):
+    """The store stayed locked by other writers for longer than the store's bounded wait. Nothing was
+    written; retry later, or raise the store's `busy_timeout`."""
+
+
+class ReservedJournalError(StoreArgumentError):
+    """The catalog journal is the store's own: it is read through the store, never written by callers."""

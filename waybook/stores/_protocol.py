@@ -1,0 +1,177 @@
+"""`JournalStore` and `AsyncJournalStore`: many journals behind one interface (docs/stores.md).
+
+A store creates, opens, lists, hides and purges journals, and keeps a feed: every committed record of
+every journal (its catalog journal included) in one global commit order. Every store satisfies the
+protocol structurally and passes tests/stores, and every journal it returns passes tests/conformance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+
+from waybook.journal._async_protocol import AsyncSessionJournal
+from waybook.journal._protocol import SessionJournal
+from waybook.model._records import Record
+from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
+
+if TYPE_CHECKING:
+    from waybook.stores._blobs import Blobs
+
+CATALOG_ID = "_catalog"
+"""The id of every store's own catalog journal (role "catalog"). A user id cannot start with `_`."""
+
+
+@runtime_checkable
+class JournalStore(Protocol):
+    """Many journals, one catalog, one feed. Thread-safe; safe across processes where the engine is."""
+
+    @property
+    def url(self) -> str:
+        """Where the store is (`file:DIR`, `sqlite:FILE`, ...); never a credential."""
+        ...
+
+    def create(
+        self,
+        journal_id: str,
+        *,
+        role: str = "session",
+        metadata: Mapping[str, Any] | None = None,
+        header: bool = True,
+    ) -> SessionJournal:
+        """Create a journal and return it open. Its header (record 1) declares `journal_id`, `role` and
+        `metadata`. `header=False` creates it empty instead, for a caller that appends its own header
+        (copying a journal verbatim). Raises JournalExistsError, JournalPurgedError, InvalidJournalIdError.
+        """
+        ...
+
+    def open(self, journal_id: str) -> SessionJournal:
+        """Open an existing journal. Raises UnknownJournalError or JournalPurgedError."""
+        ...
+
+    def exists(self, journal_id: str) -> bool:
+        """Whether `journal_id` is a journal of this store now (False once purged)."""
+        ...
+
+    def list(
+        self,
+        *,
+        role: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        hidden: bool = False,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> JournalPage:
+        """Journals in creation order, `limit` at a time, after the cursor of the previous page.
+
+        `role` and `metadata` filter (every given metadata key must be equal); hidden journals are left
+        out unless `hidden=True`. Purged journals are never listed.
+        """
+        ...
+
+    def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
+        """Committed records of every journal with position > `after`, in position order."""
+        ...
+
+    @property
+    def blobs(self) -> Blobs:
+        """The store's blobs: large immutable bytes that records reference (docs/blobs.md)."""
+        ...
+
+    def feed_head(self) -> int:
+        """The last position committed to the feed (0 when empty)."""
+        ...
+
+    def wait(self, after: int, timeout: float | None = None) -> bool:
+        """Block until the feed has a position > `after` (True) or `timeout` seconds pass (False)."""
+        ...
+
+    def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
+        """Leave the journal out of listings by appending a record to the catalog; nothing is erased and
+        it still opens. Returns the catalog record."""
+        ...
+
+    def purge(self, journal_id: str, *, reason: str, actor: str | None = None) -> PurgeReceipt:
+        """Erase a journal's bytes for good and leave a receipt in the catalog. For trusted code only.
+
+        The receipt is committed first, then the bytes are removed; purging again finishes an interrupted
+        purge and returns the same receipt. The id is retired: it cannot be created again.
+        """
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+@runtime_checkable
+class AsyncJournalStore(Protocol):
+    """`JournalStore` for asyncio programs: the same methods and errors, awaited."""
+
+    @property
+    def url(self) -> str: ...
+
+    async def create(
+        self,
+        journal_id: str,
+        *,
+        role: str = "session",
+        metadata: Mapping[str, Any] | None = None,
+        header: bool = True,
+    ) -> AsyncSessionJournal: ...
+
+    async def open(self, journal_id: str) -> AsyncSessionJournal: ...
+
+    async def exists(self, journal_id: str) -> bool: ...
+
+    async def list(
+        self,
+        *,
+        role: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        hidden: bool = False,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> JournalPage: ...
+
+    def feed(self, after: int = 0, *, limit: int | None = None) -> AsyncIterator[FeedEntry]: ...
+
+    async def feed_head(self) -> int: ...
+
+    async def wait(self, after: int, timeout: float | None = None) -> bool: ...
+
+    def tail(self, after: int = 0) -> AsyncIterator[FeedEntry]:
+        """Every feed entry after `after`, then each new one as it commits; never ends by itself."""
+        ...
+
+    async def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record: ...
+
+    async def purge(self, journal_id: str, *, reason: str, actor: str | None = None) -> PurgeReceipt: ...
+
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+def tail(store: JournalStore, after: int = 0, *, poll: float | None = None) -> Iterator[FeedEntry]:
+    """Every feed entry after `after`, then each new one as it commits (blocking); never ends by itself.
+
+    Waits with `store.wait`, so it sleeps until a writer commits wherever the engine can signal it.
+    """
+    position = after
+    while True:
+        head = store.feed_head()  # every position up to here is readable now
+        for entry in store.feed(position):
+            position = entry.position
+            yield entry
+        position = max(position, head)  # skips positions of purged journals
+        store.wait(position, poll)

@@ -1,0 +1,341 @@
+"""`SqliteStore` (`sqlite:FILE`): many journals in one SQLite database file.
+
+WAL mode; every write is one `BEGIN IMMEDIATE` transaction (so the head compare and the insert happen
+under the database's write lock); `synchronous=FULL` for the fsync policy (NORMAL for "flush", OFF for
+"none"); `secure_delete` so a purge overwrites what it deletes. Safe across threads (a connection per
+thread) and processes (SQLite's locks). A writer that cannot get the lock within `busy_timeout` seconds
+gets StoreBusyError: "database is locked" never reaches the caller raw.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from waybook.journal._durability import Durability
+from waybook.model._errors import JournalClosedError, StorageError
+from waybook.model._head import GENESIS, Head
+from waybook.stores._base import store_clock, store_ids
+from waybook.stores._blob_tables import SqliteBlobs
+from waybook.stores._database import DatabaseStore
+from waybook.stores._engine import FeedRow, JournalRow
+from waybook.stores._errors import StoreBusyError
+
+SCHEMA_VERSION: Final = 1
+BUSY_TIMEOUT: Final = 30.0
+"""Seconds a writer waits for the database lock before StoreBusyError."""
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS journals (
+    journal_id TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    hidden INTEGER NOT NULL DEFAULT 0,
+    purged INTEGER
+);
+CREATE INDEX IF NOT EXISTS journals_by_creation ON journals (created);
+CREATE TABLE IF NOT EXISTS records (
+    position INTEGER PRIMARY KEY,
+    journal_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    line BLOB NOT NULL,
+    UNIQUE (journal_id, seq)
+);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO counters (name, value) VALUES ('purged_through', 0);
+"""
+
+_SYNCHRONOUS: Final = {
+    Durability.NONE: "OFF",
+    Durability.FLUSH: "NORMAL",
+    Durability.FSYNC: "FULL",
+    Durability.GROUP: "FULL",
+}
+
+
+class SqliteTransaction:
+    """The statements of database.Transaction, in SQLite."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._after: list[Callable[[], None]] = []
+
+    def journal(self, journal_id: str, *, lock: bool = False) -> JournalRow | None:
+        row = self._conn.execute(
+            "SELECT journal_id, role, metadata, created, created_at, hidden, purged FROM journals "
+            "WHERE journal_id = ?",
+            (journal_id,),
+        ).fetchone()
+        return None if row is None else _journal_row(row)
+
+    def head(self, journal_id: str) -> Head:
+        row = self._conn.execute(
+            "SELECT seq, digest FROM records WHERE journal_id = ? ORDER BY seq DESC LIMIT 1", (journal_id,)
+        ).fetchone()
+        return GENESIS if row is None else Head(row[0], row[1])
+
+    def lines(self, journal_id: str, after: int, limit: int) -> builtins.list[bytes]:
+        rows = self._conn.execute(
+            "SELECT line FROM records WHERE journal_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (journal_id, after, limit),
+        ).fetchall()
+        return [_bytes(row[0]) for row in rows]
+
+    def allocate(self, count: int) -> int:
+        """The next position after every record ever committed. Write transactions are serialised, so
+        the highest row id is the last position handed out, unless a purge deleted it: a purge first
+        records the highest position in `purged_through` (so an ordinary append writes no counter)."""
+        return self.feed_head() + 1
+
+    def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
+        self._conn.executemany(
+            "INSERT INTO records (seq, position, digest, line, journal_id) VALUES (?, ?, ?, ?, ?)",
+            [(*row, journal_id) for row in rows],
+        )
+
+    def add_journal(self, row: JournalRow) -> None:
+        self._conn.execute(
+            "INSERT INTO journals (journal_id, role, metadata, created, created_at, hidden, purged) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.journal_id,
+                row.role,
+                msgspec.json.encode(row.metadata, order="sorted").decode(),
+                row.created,
+                row.created_at,
+                int(row.hidden),
+                row.purged,
+            ),
+        )
+
+    def set_hidden(self, journal_id: str) -> None:
+        self._conn.execute("UPDATE journals SET hidden = 1 WHERE journal_id = ?", (journal_id,))
+
+    def set_purged(self, journal_id: str, receipt_seq: int) -> None:
+        self._conn.execute(
+            "UPDATE counters SET value = (SELECT coalesce(max(position), 0) FROM records) "
+            "WHERE name = 'purged_through'"
+        )
+        self._conn.execute("UPDATE journals SET purged = ? WHERE journal_id = ?", (receipt_seq, journal_id))
+        self._conn.execute("DELETE FROM records WHERE journal_id = ?", (journal_id,))
+
+    def journals(
+        self, *, role: str | None, hidden: bool, after: int, limit: int
+    ) -> builtins.list[JournalRow]:
+        rows = self._conn.execute(
+            "SELECT journal_id, role, metadata, created, created_at, hidden, purged FROM journals "
+            "WHERE created > ? AND purged IS NULL AND journal_id != '_catalog' "
+            "AND (? IS NULL OR role = ?) AND (? OR hidden = 0) ORDER BY created LIMIT ?",
+            (after, role, role, int(hidden), limit),
+        ).fetchall()
+        return [_journal_row(row) for row in rows]
+
+    def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
+        rows = self._conn.execute(
+            "SELECT position, journal_id, seq, line FROM records WHERE position > ? "
+            "ORDER BY position LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [FeedRow(position, journal_id, seq, _bytes(line)) for position, journal_id, seq, line in rows]
+
+    def feed_head(self) -> int:
+        (value,) = self._conn.execute(
+            "SELECT max(coalesce((SELECT max(position) FROM records), 0), "
+            "(SELECT value FROM counters WHERE name = 'purged_through'))"
+        ).fetchone()
+        return int(value)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self._after.append(action)
+
+
+def _bytes(line: object) -> bytes:
+    """A stored line as bytes. Only bytes are ever stored; text there means someone else wrote it, and
+    its bytes then go to the chain check like any other alteration."""
+    return line if type(line) is bytes else str(line).encode()
+
+
+def _journal_row(row: tuple[Any, ...]) -> JournalRow:
+    journal_id, role, metadata, created, created_at, hidden, purged = row
+    return JournalRow(
+        journal_id, role, msgspec.json.decode(metadata), created, created_at, bool(hidden), purged
+    )
+
+
+class SqliteEngine:
+    """One SQLite database file; a connection per thread, closed together by `close`."""
+
+    poll_interval: Final = 0.25
+    """Longest sleep between checks for another process's commits while waiting on the feed."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability | str = Durability.FSYNC,
+        busy_timeout: float = BUSY_TIMEOUT,
+    ) -> None:
+        self._path = Path(path)
+        self._url = f"sqlite:{self._path}"
+        self._durability = Durability(durability)
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_mutex = threading.Lock()
+        self._signal = threading.Condition()
+        self._closed = False
+        if not self._path.parent.is_dir():
+            msg = f"{self._path.parent}: no such directory for the SQLite store"
+            raise StorageError(msg)
+        with self._errors("set up the database"):
+            conn = self._connection()
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            if version > SCHEMA_VERSION:
+                msg = (
+                    f"{self._url}: the database has schema version {version}, newer than this waybook "
+                    f"({SCHEMA_VERSION}); upgrade waybook to open it"
+                )
+                raise StorageError(msg)
+            if version < SCHEMA_VERSION:  # one transaction; a racing creator's tables are kept as they are
+                script = f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                try:
+                    conn.executescript(script)
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
+        with self._errors("write" if write else "read"):
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            tx = SqliteTransaction(conn)
+            try:
+                yield tx
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # also when COMMIT itself failed: never leave one open
+                    conn.execute("ROLLBACK")
+                raise
+        for action in tx._after:
+            action()
+
+    def committed(self) -> None:
+        with self._signal:
+            self._signal.notify_all()
+
+    def wait(self, after: int, timeout: float | None, head: Callable[[], int]) -> bool:
+        """Wake on this process's commits at once; poll for other processes' with a backoff."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            with self._signal:  # checked under the lock `committed` notifies with: no wake-up is lost
+                if head() > after:
+                    return True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._signal.wait(pause if left is None else min(pause, left))
+            pause = min(pause * 2, self.poll_interval)
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it, so erased pages leave the log too."""
+        with self._errors("checkpoint"):
+            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def close(self) -> None:
+        with self._connections_mutex:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not self._closed:
+            return conn
+        with self._connections_mutex:
+            if self._closed:
+                msg = f"{self._url}: the store is closed; open it again with open_store(url)"
+                raise JournalClosedError(msg)
+            conn = sqlite3.connect(
+                self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._connections.append(conn)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[self._durability]}")
+        conn.execute("PRAGMA secure_delete = ON")
+        self._local.conn = conn
+        return conn
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn sqlite3's errors into the store's typed errors."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if "locked" in text or "busy" in text:
+                msg = (
+                    f"{self._url}: could not {doing}: the database stayed locked by other writers for "
+                    f"{self._busy_timeout:g}s; nothing was written. Retry, or open the store with a "
+                    "longer ?busy_timeout="
+                )
+                raise StoreBusyError(msg) from exc
+            msg = f"{self._url}: could not {doing}: {text}"
+            raise StorageError(msg) from exc
+        except sqlite3.DatabaseError as exc:
+            msg = f"{self._url}: could not {doing}: {exc}; the file may not be a waybook SQLite store"
+            raise StorageError(msg) from exc
+
+
+class SqliteStore(DatabaseStore):
+    """Many journals in one SQLite file. See the module docstring and docs/stores.md."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability | str = Durability.FSYNC,
+        busy_timeout: float = BUSY_TIMEOUT,
+        clock: Callable[[], str] = store_clock,
+        ids: Callable[[], str] = store_ids,
+    ) -> None:
+        self._sqlite = SqliteEngine(path, durability=durability, busy_timeout=busy_timeout)
+        try:
+            super().__init__(self._sqlite, clock=clock, ids=ids)
+        except BaseException:
+            self._sqlite.close()
+            raise
+
+    @property
+    def path(self) -> Path:
+        return self._sqlite.path
+
+    def _blob_engine(self) -> SqliteBlobs:
+        return SqliteBlobs(self._sqlite.path)
+
+    def _after_purge(self) -> None:
+        self._sqlite.checkpoint()

@@ -1,0 +1,142 @@
+"""`open_store(url)`: a store from its URL.
+
+    memory:                 a new InProcessStore (this process only)
+    file:DIR                a DirectoryStore (created if missing); also file:///abs/dir
+    sqlite:FILE             a SqliteStore (created if missing); also sqlite:///abs/file.db
+    postgresql://...        a PostgreSQL store (the `postgresql` extra); ?pool_size=N&retry_for=SECONDS
+Options go in the query string: `?durability=fsync` (file, sqlite), `?busy_timeout=30` (sqlite).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from waybook.stores._errors import InvalidStoreUrlError
+from waybook.stores._protocol import JournalStore
+
+Opener = Callable[[str, dict[str, str]], JournalStore]
+"""`(location, options) -> store`: the location is the URL after its scheme (or the whole URL)."""
+
+
+def _open_memory(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores._in_process import InProcessStore
+
+    _no_options("memory:", options, allowed=())
+    return InProcessStore()
+
+
+def _open_directory(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores._directory import DirectoryStore
+
+    _no_options("file:", options, allowed=("durability",))
+    return DirectoryStore(_local_path("file:", location), durability=options.get("durability", "flush"))
+
+
+def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:
+    from waybook.stores._sqlite import BUSY_TIMEOUT, SqliteStore
+
+    _no_options("sqlite:", options, allowed=("durability", "busy_timeout"))
+    timeout = options.get("busy_timeout")
+    return SqliteStore(
+        _local_path("sqlite:", location),
+        durability=options.get("durability", "fsync"),
+        busy_timeout=BUSY_TIMEOUT if timeout is None else seconds_option(timeout),
+    )
+
+
+def _open_postgres(location: str, options: dict[str, str]) -> JournalStore:
+    try:
+        from waybook.stores.postgres import open_postgres
+    except ImportError as exc:
+        msg = f"{_public(location)}: the PostgreSQL store needs psycopg: pip install 'waybook[postgresql]'"
+        raise InvalidStoreUrlError(msg) from exc
+    return open_postgres(location)
+
+
+def _public(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{parts.path}"
+
+
+OPENERS: Final[dict[str, Opener]] = {
+    "memory": _open_memory,
+    "file": _open_directory,
+    "sqlite": _open_sqlite,
+    "postgresql": _open_postgres,
+    "postgres": _open_postgres,
+}
+"""Schemes `open_store` knows. A store module adds its own (PostgreSQL: "postgresql", "postgres")."""
+
+
+def open_store(url: str) -> JournalStore:
+    """Open the store at `url` (see the module docstring). Raises InvalidStoreUrlError for a URL it
+    cannot open, and the store's own errors (StorageError, ...) for one it cannot reach."""
+    if type(url) is not str or ":" not in url:
+        msg = (
+            f"{url!r} is not a store URL; use file:DIR (a directory of JSONL journals), sqlite:FILE, "
+            "postgresql://... or memory:"
+        )
+        raise InvalidStoreUrlError(msg)
+    scheme, _, rest = url.partition(":")
+    opener = OPENERS.get(scheme.lower())
+    if opener is None:
+        known = ", ".join(f"{s}:" for s in OPENERS)
+        msg = f"{url!r}: unknown store scheme {scheme!r}; known schemes are {known}"
+        raise InvalidStoreUrlError(msg)
+    if scheme.lower() in ("postgresql", "postgres"):
+        return opener(url, {})
+    location, _, query = rest.partition("?")
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError as exc:
+        msg = f"{url!r}: the options after '?' are not name=value pairs joined by '&'"
+        raise InvalidStoreUrlError(msg) from exc
+    return opener(urllib.parse.unquote(location), dict(pairs))
+
+
+def local_path(url: str) -> Path | None:
+    """The file or directory a `file:` or `sqlite:` store URL names, read as `open_store` reads it
+    (options after `?` dropped, percent-escapes undone, `//localhost/` allowed); None for other
+    schemes or a URL `open_store` would refuse."""
+    scheme, _, rest = url.partition(":")
+    if scheme.lower() not in ("file", "sqlite"):
+        return None
+    try:
+        return Path(_local_path(f"{scheme.lower()}:", urllib.parse.unquote(rest.partition("?")[0])))
+    except InvalidStoreUrlError:
+        return None
+
+
+def _local_path(scheme: str, location: str) -> str:
+    if location.startswith("//"):
+        host, _, path = location[2:].partition("/")
+        if host not in ("", "localhost"):
+            msg = f"{scheme}//{location[2:]}: only local paths are supported (no host)"
+            raise InvalidStoreUrlError(msg)
+        location = "/" + path
+    if not location:
+        msg = f"{scheme} needs a path, like {scheme}./store"
+        raise InvalidStoreUrlError(msg)
+    return location
+
+
+def _no_options(scheme: str, options: dict[str, str], *, allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        hint = f"; this scheme takes {', '.join(allowed)}" if allowed else "; this scheme takes none"
+        msg = f"{scheme} store URL has unknown option(s) {', '.join(unknown)}{hint}"
+        raise InvalidStoreUrlError(msg)
+
+
+def seconds_option(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        msg = f"busy_timeout={value!r} must be a number of seconds"
+        raise InvalidStoreUrlError(msg)
+    return seconds
