@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.run import Row, paired_rates, write_journal_file  # noqa: E402
-from bench.workload import session_records  # noqa: E402
+from bench.measure import Row, paired_rates  # noqa: E402
+from bench.workload import session_records, write_journal_file  # noqa: E402
 
 BASELINE_REV = "cffdb08"
 """The commit issue 15 started from: the "today" of its 200-session target."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from waybook.journal import AssistantMessage, Header, NewRecord, UserMessage, text
 
@@ -26,3 +27,20 @@ def session_records(n: int, *, header: bool = True) -> Iterator[NewRecord]:
         )
         yield NewRecord(id=rid, at=AT, body=body)
         parent = rid
+
+
+def write_journal_file(path: Path, n: int) -> list[bytes]:
+    """A valid n-record journal file, sealed directly (fast), and its lines."""
+    from waybook.codecs._wire import seal
+    from waybook.model._head import GENESIS_DIGEST
+
+    lines: list[bytes] = []
+    prev = GENESIS_DIGEST
+    with path.open("wb") as out:
+        for seq, new in enumerate(session_records(n), start=1):
+            record, line = seal(seq, new, prev)
+            prev = record.digest
+            out.write(line + b"\n")
+            if len(lines) < 200_000:
+                lines.append(line)
+    return lines

@@ -17,9 +17,8 @@ import random
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, cast
+from typing import Any, Final
 
-import attrs
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -37,59 +36,18 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, listed, open_or_create
 from waybook.integrations.langgraph._codec import dump, dump_field, load, load_field
+from waybook.integrations.langgraph._errors import (
+    StaleThreadError,
+    ThreadExistsError,
+    UnknownPruneStrategyError,
+)
 from waybook.integrations.langgraph._state import CHECKPOINT, HIDDEN, WRITES, Entry, ThreadState
+from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
 from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import IntegrityError, JournalError, StaleWriterError
-from waybook.model._head import Head
+from waybook.model._errors import StaleWriterError
 from waybook.model._records import Annotation, AnyBody, CustomEntry, LeafMoved, NewRecord, Reset, text
 
 RUNTIME: Final = "langgraph"
-MIN_COPY_GAP: Final = 64
-"""A grown list is stored whole again once it gained more than max(this, its last whole length)."""
-MAX_ADD_DEPTH: Final = 4096
-"""At most this many `add` links lead back to a whole copy, bounding the work of one read."""
-
-
-class StaleThreadError(StaleWriterError):
-    """Another writer committed to this thread since this saver last read it. Nothing was written."""
-
-    def __init__(self, *, thread_id: str, checkpoint_ns: str, journal: str, expected: Head, actual: Head):
-        self.thread_id = thread_id
-        self.checkpoint_ns = checkpoint_ns
-        self.journal = journal
-        self.expected = expected
-        self.actual = actual
-        msg = (
-            f"thread {thread_id!r} (namespace {checkpoint_ns!r}, journal {journal}): another writer "
-            f"committed up to seq {actual.seq} since this saver last read the thread at seq {expected.seq}; "
-            "nothing was written. Read the thread again (graph.get_state or get_tuple) and run from there."
-        )
-        JournalError.__init__(self, msg)
-
-
-class UnknownPruneStrategyError(JournalError, ValueError):
-    """`prune` was given a strategy other than "keep_latest" or "delete"."""
-
-
-class ThreadExistsError(JournalError, ValueError):
-    """`copy_thread` was asked to copy onto a thread that already has checkpoints."""
-
-
-@attrs.define
-class _View:
-    """One journal as this saver sees it: its fold, a lock, and what only this writer knows."""
-
-    journal: SessionJournal
-    journal_id: str
-    thread_id: Any
-    checkpoint_ns: str
-    state: ThreadState
-    lock: threading.RLock = attrs.field(factory=threading.RLock)
-    parked: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
-    """Pending writes for checkpoints not put yet (LangGraph saves both in the background, in any
-    order); they are written in the same batch as their checkpoint."""
-    lists: dict[str, tuple[str, list[Any]]] = attrs.field(factory=dict)
-    """channel -> (record, a copy of the list it stored): the base of the next put's `add`."""
 
 
 class WaybookSaver(BaseCheckpointSaver[str]):
@@ -112,7 +70,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         self.store = store
         self.purge_on_delete = purge_on_delete
         self.actor = actor
-        self._views: dict[str, _View] = {}
+        self._views: dict[str, ThreadView] = {}
         self._views_lock = threading.Lock()
 
     # --- context manager (as LangGraph's savers) -----------------------------------------------------
@@ -158,7 +116,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             entry = view.state.find(checkpoint_id) if checkpoint_id else view.state.latest()
             if entry is None:
                 return None
-            return self._tuple(view, entry, config if checkpoint_id else None)
+            return checkpoint_tuple(self.serde, view, entry, config if checkpoint_id else None)
 
     def list(
         self,
@@ -188,7 +146,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                         return
                     remaining -= 1
                 with view.lock:
-                    item = self._tuple(view, entry, None)
+                    item = checkpoint_tuple(self.serde, view, entry, None)
                 yield item
 
     def get_delta_channel_history(
@@ -218,7 +176,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                     for channel in remaining:
                         record = state.value_record(ancestor, channel)
                         if record is not None:
-                            present, value = self._value(view, record, channel)
+                            present, value = channel_value(self.serde, view, record, channel)
                             if present:
                                 found[channel] = value
                     for write in reversed(ancestor.ordered_writes()):
@@ -269,7 +227,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 )
             values = checkpoint["channel_values"]
             refs = {
-                channel: self._ref(view, parent, channel, version, values[channel])
+                channel: channel_ref(self.serde, view, parent, channel, version, values[channel])
                 if channel in values
                 else {"v": version, "empty": True}
                 for channel, version in new_versions.items()
@@ -465,7 +423,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
     def _record(self, body: AnyBody) -> NewRecord:
         return NewRecord(id=new_id(), at=utc_now(), body=body)
 
-    def _append(self, view: _View, records: Sequence[NewRecord]) -> None:
+    def _append(self, view: ThreadView, records: Sequence[NewRecord]) -> None:
         try:
             result = view.journal.append(records, expected=view.state.head)
         except StaleWriterError as exc:
@@ -478,11 +436,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             ) from exc
         view.state.apply(result.records)
 
-    def _refresh(self, view: _View) -> None:
+    def _refresh(self, view: ThreadView) -> None:
         """Read what other writers committed: after this, this saver may write on top of it."""
         view.state.apply(view.journal.read(after=view.state.head.seq))
 
-    def _hide(self, view: _View, entries: Sequence[Entry], reason: str) -> None:
+    def _hide(self, view: ThreadView, entries: Sequence[Entry], reason: str) -> None:
         if entries:
             records = [
                 self._record(Annotation(target=e.record_id, type=HIDDEN, data={"reason": reason}))
@@ -490,7 +448,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             ]
             self._append(view, records)
 
-    def _view(self, thread_id: Any, namespace: str, *, create: bool) -> _View | None:
+    def _view(self, thread_id: Any, namespace: str, *, create: bool) -> ThreadView | None:
         journal_id = self.journal_id(thread_id, namespace)
         with self._views_lock:
             view = self._views.get(journal_id)
@@ -507,7 +465,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         journal = open_or_create(self.store, journal_id, metadata)
         return self._adopt(journal_id, journal, thread_id, namespace)
 
-    def _view_of(self, info: Any) -> _View:
+    def _view_of(self, info: Any) -> ThreadView:
         with self._views_lock:
             view = self._views.get(info.journal_id)
         if view is not None:
@@ -517,25 +475,25 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             info.journal_id, journal, info.metadata.get("thread_id"), info.metadata.get("checkpoint_ns", "")
         )
 
-    def _adopt(self, journal_id: str, journal: SessionJournal, thread_id: Any, namespace: str) -> _View:
+    def _adopt(self, journal_id: str, journal: SessionJournal, thread_id: Any, namespace: str) -> ThreadView:
         state = ThreadState()
         state.apply(journal.read())
-        fresh = _View(journal, journal_id, thread_id, str(namespace), state)
+        fresh = ThreadView(journal, journal_id, thread_id, str(namespace), state)
         with self._views_lock:
             view = self._views.setdefault(journal_id, fresh)
         if view is not fresh:
             journal.close()
         return view
 
-    def _forget(self, view: _View) -> None:
+    def _forget(self, view: ThreadView) -> None:
         with self._views_lock:
             self._views.pop(view.journal_id, None)
         view.journal.close()
 
-    def _thread_views(self, thread_id: Any) -> Sequence[_View]:
+    def _thread_views(self, thread_id: Any) -> Sequence[ThreadView]:
         return [self._view_of(info) for info in listed(self.store, {"langgraph_thread": str(thread_id)})]
 
-    def _views_for(self, config: RunnableConfig | None) -> Sequence[_View]:
+    def _views_for(self, config: RunnableConfig | None) -> Sequence[ThreadView]:
         if config is None:
             return [self._view_of(info) for info in listed(self.store, {"runtime": RUNTIME})]
         conf = config["configurable"]
@@ -544,99 +502,6 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             return self._thread_views(conf["thread_id"])
         view = self._view(conf["thread_id"], namespace, create=False)
         return [] if view is None else [view]
-
-    def _tuple(self, view: _View, entry: Entry, config: RunnableConfig | None) -> CheckpointTuple:
-        state = view.state
-        skeleton = dict(load_field(self.serde, entry.data, "checkpoint") or {})
-        values: dict[str, Any] = {}
-        for channel in skeleton.get("channel_versions", {}):
-            record = state.value_record(entry, channel)
-            if record is not None:
-                present, value = self._value(view, record, channel)
-                if present:
-                    values[channel] = value
-        skeleton["channel_values"] = values
-        thread_id, namespace = view.thread_id, view.checkpoint_ns
-        parent_id = entry.parent_id
-        return CheckpointTuple(
-            config=config
-            or {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": namespace,
-                    "checkpoint_id": entry.checkpoint_id,
-                }
-            },
-            checkpoint=skeleton,  # type: ignore[arg-type]
-            metadata=cast(CheckpointMetadata, load_field(self.serde, entry.data, "metadata") or {}),
-            parent_config={
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": namespace,
-                    "checkpoint_id": parent_id,
-                }
-            }
-            if parent_id
-            else None,
-            pending_writes=[
-                (w.task_id, w.channel, load(self.serde, w.value)) for w in entry.ordered_writes()
-            ],
-        )
-
-    def _value(self, view: _View, record_id: str, channel: str) -> tuple[bool, Any]:
-        """The value of `channel` stored at `record_id`: (False, None) if the channel was empty there."""
-        ref = view.state.ref(record_id, channel)
-        additions = []
-        while "add" in ref:
-            additions.append(ref["add"])
-            base = str(ref.get("base"))
-            ref = view.state.ref(base, channel)
-            if "set" not in ref and "add" not in ref:
-                msg = (
-                    f"{view.journal_id}: channel {channel!r} of record {record_id} extends record {base}, "
-                    "which holds no value for it; the journal is not one this saver wrote. "
-                    "Run `waybook verify`."
-                )
-                raise IntegrityError(msg)
-        if "set" not in ref:
-            return False, None
-        value = load(self.serde, ref["set"])
-        for blob in reversed(additions):
-            value.extend(load(self.serde, blob))
-        return True, value
-
-    def _ref(
-        self, view: _View, parent: Entry | None, channel: str, version: Any, value: Any
-    ) -> dict[str, Any]:
-        """What to store for `channel`: the elements a list gained since the parent, or the whole value."""
-        whole: dict[str, Any] = (
-            {"v": version, "set": dump(self.serde, value)} if type(value) is not list else {}
-        )
-        if whole:
-            return whole
-        base = view.state.value_record(parent, channel) if parent is not None else None
-        stats = view.state.list_stats.get((base, channel)) if base is not None else None
-        if base is not None and stats is not None and len(value) >= stats.length:
-            added = len(value) - stats.length
-            last_copy = stats.length - stats.since_copy
-            if stats.since_copy + added <= max(MIN_COPY_GAP, last_copy) and stats.depth < MAX_ADD_DEPTH:
-                known = view.lists.get(channel)
-                if known is not None and known[0] == base:
-                    previous = known[1]
-                else:
-                    previous = self._value(view, base, channel)[1]
-                n = stats.length
-                if len(previous) == n and all(
-                    a is b or a == b for a, b in zip(previous, value[:n], strict=True)
-                ):
-                    return {
-                        "v": version,
-                        "add": dump(self.serde, value[n:]),
-                        "added": added,
-                        "base": base,
-                        "n": n,
-                    }
-        return {"v": version, "set": dump(self.serde, value), "n": len(value)}
 
 
 def _label(metadata: CheckpointMetadata, new_versions: ChannelVersions) -> str:

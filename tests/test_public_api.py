@@ -1,0 +1,56 @@
+"""The public surface is a list you can read: every public module's `__all__`, snapshotted.
+
+A public module is one whose dotted path has no part starting with `_` (the CLI's own modules are the
+CLI's, not a Python surface). A change to the list is a change to the snapshot file, made on purpose:
+`WAYBOOK_UPDATE_SNAPSHOT=1 python -m pytest tests/test_public_api.py` rewrites it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import waybook
+
+SNAPSHOT = Path(__file__).with_name("public_api.txt")
+CLI_MODULES = ("waybook.cli", "waybook.__main__", "waybook.commands")
+
+
+def public_modules() -> list[str]:
+    found = ["waybook"]
+    for info in pkgutil.walk_packages(waybook.__path__, "waybook."):
+        parts = info.name.split(".")[1:]
+        if any(part.startswith("_") for part in parts) or info.name.startswith(CLI_MODULES):
+            continue
+        found.append(info.name)
+    return sorted(found)
+
+
+def surface() -> list[str]:
+    lines = []
+    for name in public_modules():
+        module = importlib.import_module(name)
+        lines.extend(f"{name}: {item}" for item in sorted(getattr(module, "__all__", ["<no __all__>"])))
+    return lines
+
+
+def test_the_public_surface_is_the_snapshot() -> None:
+    now = surface()
+    if os.environ.get("WAYBOOK_UPDATE_SNAPSHOT") == "1":
+        SNAPSHOT.write_text("\n".join(now) + "\n")
+    assert now == SNAPSHOT.read_text().splitlines()
+
+
+@pytest.mark.parametrize("name", public_modules())
+def test_every_public_module_says_what_it_exports_and_every_name_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    assert len(set(exported)) == len(exported), f"{name}.__all__ lists a name twice"
+    for item in exported:
+        assert hasattr(module, item), f"{name}.__all__ names {item!r}, which {name} does not define"
+        assert not item.startswith("_") or item == "__version__", f"{name} exports a private name {item!r}"
