@@ -210,7 +210,8 @@ def test_the_same_pin_renders_the_same_bytes_in_another_process(tmp_path: Path) 
     here = load_index(lambda: JsonlJournal(path, readonly=True), pin=pin, policy="require")
     assert not isinstance(here, MemoryUnavailable)
     code = (
-        "import sys; from waybook.journal import JsonlJournal; from waybook.memory.tools._index import load_index;"
+        "import sys; from waybook.journal import JsonlJournal;"
+        "from waybook.memory.tools._index import load_index;"
         "opener = lambda: JsonlJournal(sys.argv[1], readonly=True);"
         f"print(load_index(opener, pin={pin}, policy='require').sha256)"
     )

@@ -1,6 +1,7 @@
 """`InProcessStore` (`memory:`): a store held in this process, for tests and short-lived programs.
 
-"memory" in waybook means agent memory; this store is named for where it lives. `MemoryStore` stays as an alias.
+"memory" in waybook means agent memory; this store is named for where it lives. `MemoryStore` stays
+as an alias.
 """
 
 from __future__ import annotations

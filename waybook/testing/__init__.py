@@ -1,4 +1,4 @@
-"""Conformance kits a third-party adapter subclasses to prove itself: the Memory port's (and the journal's)."""
+"""Conformance kits that a third-party adapter subclasses to prove itself."""
 
 from waybook.testing._memory import MemoryPortConformance
 

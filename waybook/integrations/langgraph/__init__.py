@@ -3,7 +3,11 @@
 Importing this module imports LangGraph (`pip install 'waybook[langgraph]'`).
 """
 
-from waybook.integrations.langgraph._errors import StaleThreadError, ThreadExistsError, UnknownPruneStrategyError
+from waybook.integrations.langgraph._errors import (
+    StaleThreadError,
+    ThreadExistsError,
+    UnknownPruneStrategyError,
+)
 from waybook.integrations.langgraph._saver import WaybookSaver
 
 __all__ = ["StaleThreadError", "ThreadExistsError", "UnknownPruneStrategyError", "WaybookSaver"]
