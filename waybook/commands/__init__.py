@@ -16,12 +16,32 @@ from waybook.commands import (
     memory,
     repair,
     search,
+    serve,
     show,
+    stats,
     tree,
     verify,
+    view,
 )
 
 
 def register_all(commands: argparse._SubParsersAction[Any]) -> None:
-    for module in (demo, verify, tree, log, show, diff, export, importing, repair, memory, ls, gc, search):
+    for module in (
+        demo,
+        verify,
+        tree,
+        log,
+        show,
+        diff,
+        export,
+        importing,
+        repair,
+        memory,
+        ls,
+        gc,
+        search,
+        view,
+        serve,
+        stats,
+    ):
         module.register(commands)

@@ -34,3 +34,23 @@ def check_at(at: int | None, head: int, *, path: Path | str) -> None:
     if at is not None and at > head:
         msg = f"--at {at}: {path} has only {head} records; give a seq from 0 to {head}"
         raise UsageError(msg)
+
+
+def short_ids(ids: list[str], *, minimum: int = 8) -> dict[str, str]:
+    """Each id's shortest prefix (at least `minimum` characters) that no other id in `ids` shares.
+
+    Sorted neighbours share the longest prefixes, so one pass over the sorted ids finds them all.
+    """
+    ordered = sorted(set(ids))
+    shortest: dict[str, str] = {}
+    for i, current in enumerate(ordered):
+        need = minimum
+        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
+            if other is not None:
+                common = next(
+                    (k for k, (a, b) in enumerate(zip(current, other, strict=False)) if a != b),
+                    min(len(current), len(other)),
+                )
+                need = max(need, common + 1)
+        shortest[current] = current[:need]
+    return shortest

@@ -5,7 +5,7 @@ same texts from a `MemoryState` (no SDK import, no I/O), so `waybook.integration
 has to commit the writes through the Memory port. Where the reference would run a Python expression on a
 malformed model value (`None`, a float line number, a three-element `view_range`), the same expression
 runs here, and the error it raises becomes the text the SDK's tool runner shows for it: `repr(error)`, at
-most 4,096 characters. The deliberate differences are listed in docs/memory.md. """
+most 4,096 characters. The deliberate differences are listed in docs/memory.md."""
 
 from __future__ import annotations
 

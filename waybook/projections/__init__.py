@@ -29,10 +29,15 @@ from waybook.projections._snapshots import (
     encode_snapshot,
     restore,
 )
+from waybook.projections._stats import BranchStats, SessionStats, Tally, session_stats
 from waybook.projections._timeline import Timeline
 from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeState
 
 __all__ = [
+    "BranchStats",
+    "SessionStats",
+    "Tally",
+    "session_stats",
     "COMPACTION_PREAMBLE",
     "SNAPSHOT_TAG",
     "Branch",

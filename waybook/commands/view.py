@@ -1,0 +1,70 @@
+"""`waybook view PATH -o OUT.html`: one self-contained HTML page of a session (no network, `file://`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from waybook.commands.common import OK, PROBLEM, UsageError, guarded, warn
+from waybook.commands.journal_files import open_journal_file
+from waybook.commands.store_option import add_store_option, open_in_store, verify_in_store
+from waybook.journal import CorruptJournalError, JsonlJournal, Record, VerifyReport, verify_file
+from waybook.view import page_data, render_page
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "view",
+        help="write a session as one self-contained HTML page",
+        description=(
+            "Write one HTML file that shows the session: its branches (abandoned ones greyed, never hidden), "
+            "every leaf move and its reason, tool calls paired with their results, sub-agent links, memory "
+            "used per turn, usage and the chain's proof. The page loads nothing from the network and runs "
+            "nothing from the session. A damaged journal shows its proven prefix and where the damage starts."
+        ),
+        epilog="Example: waybook view session.jsonl -o session.html",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
+    parser.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="OUT.html", help="the page to write"
+    )
+    parser.add_argument("--force", action="store_true", help="replace OUT.html if it exists")
+    parser.set_defaults(run=guarded(run))
+
+
+def proven_records(path: Path, store: str | None) -> tuple[list[Record], VerifyReport, str]:
+    """The records a page may show (the proven prefix), the chain's report and the journal's id."""
+    if store is not None:
+        report = verify_in_store(store, str(path))
+        with open_in_store(store, str(path)) as journal:
+            return list(journal.read(limit=report.head.seq)), report, str(path)
+    report = verify_file(path)
+    try:
+        opened: JsonlJournal = open_journal_file(path)
+    except CorruptJournalError:
+        opened = JsonlJournal(path, readonly=True, sidecar=False, read_prefix=True)
+    with opened as journal:
+        records = list(journal.read(limit=report.head.seq))
+    header = records[0].body if records else None
+    return records, report, getattr(header, "journal", path.stem)
+
+
+def run(args: argparse.Namespace) -> int:
+    out: Path = args.output
+    if out.exists() and not args.force:
+        msg = f"{out}: exists; pass --force to replace it"
+        raise UsageError(msg)
+    records, report, journal_id = proven_records(args.path, args.store)
+    page = render_page(page_data(records, report, journal_id=journal_id))
+    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    temporary.write_text(page, encoding="utf-8")
+    os.replace(temporary, out)
+    print(f"wrote {out} ({len(records)} records)", file=sys.stderr)
+    if not report.ok:
+        warn(f"{report}; the page shows the {report.head.seq} proven records before the damage")
+        return PROBLEM
+    return OK

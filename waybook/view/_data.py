@@ -1,0 +1,222 @@
+"""What a session page shows, as plain data: a pure function of the journal's records and its proof.
+
+The page's script only lays this out; every decision (the tree, the active leaf, which result answers
+which call, what a turn cost) is made here, in Python, from the same projections the CLI uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from waybook.journal import VerifyReport
+from waybook.model._records import (
+    AssistantMessage,
+    BlobBlock,
+    Block,
+    Compaction,
+    ContextExclusion,
+    CustomEntry,
+    Header,
+    ImageBlock,
+    LeafMoved,
+    MemoryPinMoved,
+    MemoryUsed,
+    Node,
+    Record,
+    Reset,
+    SubagentLink,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResult,
+    UserMessage,
+)
+from waybook.projections import TreeProjection, fold
+
+TITLE_CHARS = 120
+"""How much of the first user message a page or a journal list shows as the session's title."""
+
+
+def block_data(block: Block) -> dict[str, Any]:
+    """One content block as the page draws it. Text stays text: the page never parses it as HTML."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {
+            "type": "thinking",
+            "text": "" if block.redacted else block.thinking,
+            "redacted": block.redacted,
+        }
+    if isinstance(block, ToolCallBlock):
+        return {
+            "type": "tool_call",
+            "call_id": block.call_id,
+            "name": block.name,
+            "arguments": block.arguments,
+        }
+    if isinstance(block, ImageBlock):
+        inline = block.source.startswith("data:image/")
+        return {"type": "image", "media_type": block.media_type, "source": block.source if inline else ""}
+    if isinstance(block, BlobBlock):
+        return {
+            "type": "blob",
+            "digest": block.digest,
+            "size": block.size,
+            "media_type": block.media_type,
+            "name": block.name,
+        }
+    return {"type": "other", "text": repr(block)}
+
+
+def first_text(blocks: Iterable[Block]) -> str:
+    for block in blocks:
+        if isinstance(block, TextBlock) and block.text.strip():
+            return " ".join(block.text.split())
+    return ""
+
+
+def node_data(record: Record) -> dict[str, Any] | None:
+    """A tree node's page entry, or None for a record that is not a node."""
+    body = record.body
+    if not isinstance(body, Node):
+        return None
+    base: dict[str, Any] = {"id": record.id, "seq": record.seq, "at": record.at, "parent": body.parent}
+    if isinstance(body, UserMessage):
+        return {**base, "role": "user", "blocks": [block_data(b) for b in body.content]}
+    if isinstance(body, AssistantMessage):
+        return {
+            **base,
+            "role": "assistant",
+            "blocks": [block_data(b) for b in body.content],
+            "model": body.model,
+            "usage": dict(body.usage or {}),
+            "stop_reason": body.stop_reason,
+        }
+    if isinstance(body, SystemMessage):
+        return {**base, "role": "system", "blocks": [block_data(b) for b in body.content]}
+    if isinstance(body, ToolResult):
+        return {
+            **base,
+            "role": "tool",
+            "call_id": body.call_id,
+            "tool_name": body.tool_name,
+            "is_error": body.is_error,
+            "blocks": [block_data(b) for b in body.content],
+        }
+    if isinstance(body, Compaction):
+        return {**base, "role": "compaction", "blocks": [{"type": "text", "text": body.summary}]}
+    if isinstance(body, ContextExclusion):
+        return {
+            **base,
+            "role": "exclusion",
+            "blocks": [{"type": "text", "text": f"{body.target}: {body.reason}"}],
+        }
+    if isinstance(body, CustomEntry):
+        blocks = [block_data(b) for b in body.content]
+        return {**base, "role": "custom", "type": body.type, "data": body.data, "blocks": blocks}
+    return None
+
+
+def summary_of(node: dict[str, Any]) -> str:
+    for block in node["blocks"]:
+        if block["type"] == "text" and block["text"].strip():
+            return " ".join(block["text"].split())[:TITLE_CHARS]
+        if block["type"] == "tool_call":
+            return f"{block['name']}(...)"
+    return str(node.get("type") or node["role"])
+
+
+def page_data(records: Sequence[Record], report: VerifyReport, *, journal_id: str) -> dict[str, Any]:
+    """Everything a session page shows, from `records` (the proven prefix) and the chain's `report`."""
+    tree = fold(TreeProjection(), records)
+    nodes: list[dict[str, Any]] = []
+    moves: list[dict[str, Any]] = []
+    links: dict[str, list[dict[str, Any]]] = {}
+    memory: dict[str, list[dict[str, Any]]] = {}
+    header: dict[str, Any] = {}
+    last_node: str | None = None
+    for record in records:
+        body = record.body
+        if isinstance(body, Header):
+            header = {
+                "journal": body.journal,
+                "creator": body.creator,
+                "role": body.role,
+                "metadata": body.metadata,
+            }
+            continue
+        node = node_data(record)
+        if node is not None:
+            nodes.append(node)
+            last_node = record.id
+        elif isinstance(body, LeafMoved):
+            moves.append(
+                {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
+            )
+        elif isinstance(body, Reset):
+            moves.append({"seq": record.seq, "from": None, "to": None, "reason": f"reset: {body.reason}"})
+        elif isinstance(body, SubagentLink):
+            links.setdefault(body.node, []).append(
+                {"journal": body.journal, "call_id": body.call_id, "agent": body.agent, "reason": body.reason}
+            )
+        elif isinstance(body, MemoryUsed) and last_node is not None:
+            memory.setdefault(last_node, []).append(
+                {
+                    "memory": body.memory,
+                    "seq": body.seq,
+                    "digest": body.digest,
+                    "unavailable": body.unavailable,
+                }
+            )
+        elif isinstance(body, MemoryPinMoved) and last_node is not None:
+            memory.setdefault(last_node, []).append(
+                {
+                    "pin": body.canonical,
+                    "seq": body.new_seq,
+                    "digest": body.new_digest,
+                    "receipt": body.receipt,
+                }
+            )
+    by_id = {n["id"]: n for n in nodes}
+    active = tree.leaf_id
+    leaves = [
+        {"id": leaf, "summary": summary_of(by_id[leaf]), "active": leaf == active}
+        for leaf in tree.leaves()
+        if leaf in by_id
+    ]
+    first_user = next((n for n in nodes if n["role"] == "user"), None)
+    return {
+        "journal": journal_id,
+        "title": summary_of(first_user) if first_user else journal_id,
+        "header": header,
+        "records": len(records),
+        "last_activity": records[-1].at if records else None,
+        "status": {
+            "ok": report.ok,
+            "text": str(report),
+            "bad_seq": report.bad_seq,
+            "proven": report.head.seq,
+        },
+        "nodes": nodes,
+        "active_leaf": active,
+        "leaves": leaves,
+        "moves": moves,
+        "links": links,
+        "memory": memory,
+        "usage": usage_totals(nodes),
+    }
+
+
+def usage_totals(nodes: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Token counts summed per model over every assistant turn that recorded them."""
+    totals: dict[str, dict[str, int]] = {}
+    for node in nodes:
+        if node["role"] != "assistant" or not node.get("usage"):
+            continue
+        into = totals.setdefault(node.get("model") or "(unknown model)", {})
+        for key, value in node["usage"].items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                into[key] = into.get(key, 0) + value
+    return totals

@@ -1,0 +1,57 @@
+"""The session page: one self-contained HTML file (no network, works from `file://`).
+
+Jinja2 renders the shell with autoescaping on, so the title (a user's words) is escaped by the engine,
+not by hand. The page data travels as JSON inside a `<script type="application/json">` element, with
+every `<`, `>` and `&` written as a JSON escape so no text can close the element. A Content Security
+Policy allows exactly the page's own script and style (by hash) and `data:` images: nothing else loads.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(value: Any) -> str:
+    """`value` as JSON that is inert inside an HTML `<script>` element."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return "".join(_JSON_ESCAPES.get(ch, ch) for ch in text)
+
+
+def csp_hash(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+@cache
+def _assets() -> tuple[jinja2.Template, str, str]:
+    static = resources.files("waybook.view") / "static"
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = environment.from_string((static / "page.html").read_text(encoding="utf-8"))
+    return (
+        template,
+        (static / "viewer.js").read_text(encoding="utf-8"),
+        (static / "viewer.css").read_text(encoding="utf-8"),
+    )
+
+
+def render_page(data: dict[str, Any], *, live: bool = False) -> str:
+    """The HTML page for `page_data(...)`. `live` pages (served) may fetch from their own origin."""
+    template, script, style = _assets()
+    return template.render(
+        title=data["title"],
+        data=Markup(script_json({**data, "link_base": "serve" if live else "file"})),
+        script=Markup(script),
+        style=Markup(style),
+        script_hash=csp_hash(script),
+        style_hash=csp_hash(style),
+        connect="'self'" if live else "'none'",
+    )

@@ -1,0 +1,224 @@
+// The waybook session page: lays out the data Python computed. Every text goes in through textContent
+// (never innerHTML), and every link is built from an encoded journal id, so nothing in a session runs.
+"use strict";
+(function () {
+  let data = null;
+  let byId = new Map();
+  const FIRST_SCREEN = 200;
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function pathTo(id) {
+    const path = [];
+    for (let n = byId.get(id); n; n = n.parent ? byId.get(n.parent) : undefined) path.push(n);
+    return path.reverse();
+  }
+  function pageLink(journal) {
+    return data.link_base === "serve" ? "/j/" + encodeURIComponent(journal) : encodeURIComponent(journal) + ".html";
+  }
+  function resultFor(callId, path, index) {
+    for (let i = index + 1; i < path.length && i < index + 64; i++) {
+      const n = path[i];
+      if (n.role === "tool" && n.call_id === callId) return n;
+    }
+    return undefined;
+  }
+  function blockView(block, node, path, index, used) {
+    if (block.type === "text") return el("pre", "text", block.text);
+    if (block.type === "thinking") {
+      const d = el("details", "thinking");
+      d.appendChild(el("summary", null, block.redacted ? "thinking (redacted)" : "thinking"));
+      d.appendChild(el("pre", "text", block.text));
+      return d;
+    }
+    if (block.type === "tool_call") {
+      const d = el("details", "tool-call");
+      d.dataset.callId = block.call_id;
+      d.appendChild(el("summary", null, "tool call: " + block.name));
+      d.appendChild(el("pre", "arguments", JSON.stringify(block.arguments, null, 2)));
+      const result = resultFor(block.call_id, path, index);
+      if (result) {
+        used.add(result.id);
+        const r = el("div", "tool-result" + (result.is_error ? " error" : ""));
+        r.id = "n-" + result.id;
+        r.appendChild(el("div", "label", result.is_error ? "result (error)" : "result"));
+        for (const b of result.blocks) r.appendChild(blockView(b, result, path, index, used));
+        d.appendChild(r);
+      }
+      for (const link of data.links[node.id] || []) {
+        if (link.call_id && link.call_id !== block.call_id) continue;
+        const a = el("a", "subagent", "sub-agent journal: " + link.journal);
+        a.href = pageLink(link.journal);
+        d.appendChild(a);
+      }
+      return d;
+    }
+    if (block.type === "image") {
+      if (!block.source) return el("div", "placeholder", "[image: " + block.media_type + "]");
+      const img = el("img", "image");
+      img.alt = "image (" + block.media_type + ")";
+      img.src = block.source; // a data:image/ URL only (checked in Python); CSP allows data: images only
+      return img;
+    }
+    if (block.type === "blob") {
+      return el("div", "placeholder", "[blob " + (block.name || "") + " " + block.media_type + ", " +
+        block.size + " bytes, sha256 " + block.digest.slice(0, 12) + "]");
+    }
+    return el("pre", "text", block.text || "");
+  }
+  function nodeView(node, path, index, used) {
+    const box = el("article", "msg role-" + node.role);
+    box.id = "n-" + node.id;
+    const head = el("header");
+    head.appendChild(el("span", "role", node.role === "custom" ? "custom: " + node.type : node.role));
+    const link = el("a", "permalink", "#" + node.seq);
+    link.href = "#n=" + encodeURIComponent(node.id);
+    head.appendChild(link);
+    if (node.model) head.appendChild(el("span", "model", node.model));
+    if (node.usage && Object.keys(node.usage).length) {
+      head.appendChild(el("span", "usage", Object.entries(node.usage).map(([k, v]) => k + " " + v).join(" · ")));
+    }
+    box.appendChild(head);
+    for (const block of node.blocks) box.appendChild(blockView(block, node, path, index, used));
+    const calls = new Set(node.blocks.filter((b) => b.type === "tool_call").map((b) => b.call_id));
+    for (const link of data.links[node.id] || []) {
+      if (link.call_id && calls.has(link.call_id)) continue; // drawn at its tool call
+      const a = el("a", "subagent", "sub-agent journal: " + link.journal);
+      a.href = pageLink(link.journal);
+      box.appendChild(a);
+    }
+    if (node.role === "custom" && node.data !== null && node.data !== undefined) {
+      const d = el("details", "custom-data");
+      d.appendChild(el("summary", null, "data"));
+      d.appendChild(el("pre", null, JSON.stringify(node.data, null, 2)));
+      box.appendChild(d);
+    }
+    for (const m of data.memory[node.id] || []) {
+      box.appendChild(el("div", "memory", m.pin ? "pin " + m.pin + " @ seq " + m.seq + " (receipt " + m.receipt + ")"
+        : m.unavailable ? "memory unavailable: " + m.unavailable : "memory " + m.memory + " @ seq " + m.seq));
+    }
+    return box;
+  }
+  let viewed = null;
+  function show(targetId) {
+    viewed = targetId;
+    const path = pathTo(targetId);
+    const main = document.getElementById("conversation");
+    main.replaceChildren();
+    const used = new Set();
+    let i = 0;
+    function chunk(limit) {
+      const frag = document.createDocumentFragment();
+      for (; i < path.length && limit > 0; i++) {
+        const n = path[i];
+        if (used.has(n.id)) continue;
+        frag.appendChild(nodeView(n, path, i, used));
+        limit--;
+      }
+      main.appendChild(frag);
+      if (i < path.length) setTimeout(() => { if (viewed === targetId) chunk(500); }, 0);
+      else { document.body.dataset.complete = "1"; applySearch(); }
+    }
+    document.body.dataset.complete = "";
+    chunk(FIRST_SCREEN);
+    for (const b of document.querySelectorAll("#branches li")) {
+      b.classList.toggle("viewed", pathTo(targetId).some((n) => n.id === b.dataset.leaf) || b.dataset.leaf === targetId);
+    }
+    document.body.dataset.viewing = targetId;
+  }
+  function applySearch() {
+    const q = document.getElementById("search").value.trim().toLowerCase();
+    let hits = 0;
+    for (const m of document.querySelectorAll("#conversation > article")) {
+      const hit = !q || m.textContent.toLowerCase().includes(q);
+      m.classList.toggle("miss", !hit);
+      if (hit && q) hits++;
+    }
+    document.getElementById("hits").textContent = q ? hits + " match" + (hits === 1 ? "" : "es") : "";
+  }
+  function fromHash() {
+    const m = /^#n=(.+)$/.exec(location.hash);
+    const id = m ? decodeURIComponent(m[1]) : null;
+    if (id && byId.has(id)) {
+      const leaf = data.leaves.find((l) => pathTo(l.id).some((n) => n.id === id));
+      show(leaf ? leaf.id : id);
+      const target = document.getElementById("n-" + id);
+      if (target) { target.classList.add("target"); target.scrollIntoView(); }
+      return true;
+    }
+    return false;
+  }
+
+  function load(next) {
+    data = next;
+    byId = new Map(data.nodes.map((n) => [n.id, n]));
+    document.title = data.title + " - waybook";
+    document.getElementById("title").textContent = data.title;
+    document.getElementById("journal").textContent = data.journal;
+    document.getElementById("records").textContent = data.records + " records";
+    document.getElementById("activity").textContent = data.last_activity ? "last activity " + data.last_activity : "";
+    const status = document.getElementById("status");
+    status.textContent = data.status.ok ? "chain verified" : "damaged: " + data.status.text +
+      " (showing the " + data.status.proven + " proven records before it)";
+    status.className = data.status.ok ? "ok" : "damaged";
+    const branches = document.getElementById("branches");
+    branches.replaceChildren();
+    for (const leaf of data.leaves) {
+      const li = el("li", leaf.active ? "active" : "abandoned");
+      li.dataset.leaf = leaf.id;
+      const b = el("button", null, (leaf.active ? "active: " : "branch: ") + leaf.summary);
+      b.addEventListener("click", () => { history.replaceState(null, "", "#n=" + encodeURIComponent(leaf.id)); show(leaf.id); });
+      li.appendChild(b);
+      branches.appendChild(li);
+    }
+    const moves = document.getElementById("moves");
+    moves.replaceChildren();
+    for (const m of data.moves) moves.appendChild(el("li", null, "seq " + m.seq + ": " + (m.reason || "(no reason)")));
+    const usage = document.getElementById("usage");
+    usage.replaceChildren();
+    for (const [model, counts] of Object.entries(data.usage)) {
+      usage.appendChild(el("li", null, model + ": " + Object.entries(counts).map(([k, v]) => k + " " + v).join(" · ")));
+    }
+  }
+  function showDefault() {
+    if (fromHash()) return;
+    const start = data.active_leaf || (data.leaves[0] && data.leaves[0].id);
+    if (start) show(start); else document.body.dataset.complete = "1";
+  }
+  // A served page follows the store's feed: when a record of this journal commits, it loads again.
+  async function follow(position) {
+    for (;;) {
+      let answer;
+      try {
+        const response = await fetch("/api/wait?after=" + position + "&journal=" + encodeURIComponent(data.journal));
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        answer = await response.json();
+      } catch (error) {
+        document.getElementById("live").textContent = "not following: " + error.message;
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+        continue;
+      }
+      position = answer.position;
+      if (answer.changed) {
+        const response = await fetch("/api/journal?id=" + encodeURIComponent(data.journal));
+        const keep = viewed === data.active_leaf ? null : viewed;
+        load(await response.json());
+        if (keep && byId.has(keep)) show(keep); else showDefault();
+        document.body.dataset.updates = String(Number(document.body.dataset.updates || "0") + 1);
+      }
+    }
+  }
+  document.getElementById("search").addEventListener("input", applySearch);
+  window.addEventListener("hashchange", fromHash);
+  load(JSON.parse(document.getElementById("waybook-data").textContent));
+  showDefault();
+  document.body.dataset.ready = "1";
+  if (data.link_base === "serve") {
+    document.getElementById("live").textContent = "live";
+    follow(data.feed_position || 0);
+  }
+})();
