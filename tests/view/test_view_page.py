@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,8 @@ from waybook import JsonlJournal, Session
 from waybook.cli import main
 from waybook.journal import ToolCallBlock, verify
 from waybook.view import page_data, render_page
+
+from .conftest import wait_for
 
 HOSTILE = [
     "<script>window.pwned=1</script>",
@@ -48,9 +49,12 @@ def test_the_page_is_one_file_that_names_no_network_resource(tmp_path: Path) -> 
     assert "default-src 'none'" in page
     assert page.count("<script") == 2  # the data element and the page's own script, nothing from the session
     data = re.search(r'<script type="application/json" id="waybook-data">(.*?)</script>', page, re.DOTALL)
-    assert data and "<" not in data.group(1)  # no session text can close the data element
+    assert data
+    assert "<" not in data.group(1)
     shell = page.replace(data.group(1), "")
-    assert "<svg" not in shell and "<img" not in shell and "javascript:" not in shell
+    assert "<svg" not in shell
+    assert "<img" not in shell
+    assert "javascript:" not in shell
 
 
 def test_page_data_pairs_calls_with_results_and_keeps_abandoned_branches(tmp_path: Path) -> None:
@@ -92,45 +96,7 @@ def test_an_existing_output_is_kept_without_force(tmp_path: Path, capsys: pytest
     assert (tmp_path / "s.html").read_text() == "mine"
 
 
-# --- in a real browser --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        if os.environ.get("CI") == "true":
-            pytest.fail(
-                "chromium and chromedriver are missing: .ci/run installs them (apt-get install chromium chromium-driver)"
-            )
-        pytest.skip("chromium and chromedriver are not installed")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1200,900",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    from selenium.webdriver.chrome.service import Service
-
-    driver = webdriver.Chrome(options=options, service=Service(driver_path))
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-
-
-def wait_for(driver: object, script: str) -> object:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, 20).until(lambda d: d.execute_script(script))
+# --- in a real browser (the `browser` fixture: tests/view/conftest.py) -----------------------------
 
 
 def open_page(driver: object, page: Path) -> None:
@@ -157,7 +123,8 @@ def test_in_a_browser_hostile_text_renders_as_text_and_runs_nothing(tmp_path: Pa
     open_page(browser, tmp_path / "s.html")
     assert browser.execute_script("return window.pwned") is None
     text = browser.find_element(By.ID, "conversation").text
-    assert HOSTILE[0] in text and HOSTILE[4].split(" the")[0] in text
+    assert HOSTILE[0] in text
+    assert HOSTILE[4].split(" the")[0] in text
     assert (
         browser.find_elements(By.CSS_SELECTOR, "#conversation svg, #conversation img, #conversation script")
         == []
@@ -183,7 +150,8 @@ def test_in_a_browser_a_tool_call_expands_a_branch_switches_and_search_filters(
     result = call.find_element(By.CSS_SELECTOR, ".tool-result")
     assert not result.is_displayed()
     call.find_element(By.TAG_NAME, "summary").click()
-    assert result.is_displayed() and HOSTILE[2] in result.text
+    assert result.is_displayed()
+    assert HOSTILE[2] in result.text
 
     search = browser.find_element(By.ID, "search")
     search.send_keys("stays as typed")

@@ -217,6 +217,7 @@
   load(JSON.parse(document.getElementById("waybook-data").textContent));
   showDefault();
   document.body.dataset.ready = "1";
+  performance.mark("waybook-first-screen"); // what bench/view.py times
   if (data.link_base === "serve") {
     document.getElementById("live").textContent = "live";
     follow(data.feed_position || 0);

@@ -1,0 +1,132 @@
+"""The viewer's first screen in headless Chromium: a 10,000-record session against a 100-record one.
+
+Both pages are written by `waybook view`; each round loads one then the other (alternating which goes
+first) and reads the page's own `waybook-first-screen` performance mark (from navigation start: HTML
+and JSON parsed, the first 200 nodes of the viewed branch laid out). The ratio is the median of the
+per-round ratios. Goals (issue 30): 10,000 records under 2 s, and at most 3x the 100-record page.
+Run: `python bench/view.py [--rounds N]`; writes bench/view.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from waybook import JsonlJournal, Session, ToolOutcome
+from waybook.cli import main as waybook
+from waybook.journal import ToolCallBlock
+
+OUT = Path(__file__).with_name("view.json")
+
+
+def write_session(path: Path, records: int) -> None:
+    """A coding session of about `records` records: questions, tool calls, results and answers."""
+    session = Session.create(JsonlJournal(path, durability="none"), journal_id=path.stem)
+    written = 1
+    turn = 0
+    while written < records:
+        turn += 1
+        session.user(f"Step {turn}: look at module {turn % 40} and say what it does.")
+        session.turn(
+            [ToolCallBlock(call_id=f"c{turn}", name="read", arguments={"path": f"src/m{turn % 40}.py"})],
+            [ToolOutcome(f"c{turn}", "def f(x):\n    return x * 2\n" * 20)],
+            usage={"input_tokens": 1200 + turn, "output_tokens": 40},
+            model="bench-model",
+        )
+        session.assistant(f"Module {turn % 40} doubles its input.", model="bench-model")
+        written += 4
+    session.journal.close()
+
+
+def browser() -> object:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "chromium"
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1200,900",
+    ):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "chromedriver"))
+
+
+def first_screen_ms(driver: object, page: Path) -> float:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get("about:blank")
+    driver.get(page.as_uri())
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    return float(
+        driver.execute_script("return performance.getEntriesByName('waybook-first-screen')[0].startTime")
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="waybook-bench-view-"))
+    try:
+        pages = {}
+        for size in (100, 10_000):
+            write_session(work / f"s{size}.jsonl", size)
+            pages[size] = work / f"s{size}.html"
+            waybook(["view", str(work / f"s{size}.jsonl"), "-o", str(pages[size])])
+        driver = browser()
+        try:
+            first_screen_ms(driver, pages[100])  # warm the browser up once
+            small, large, ratios = [], [], []
+            for round_ in range(args.rounds):
+                order = (100, 10_000) if round_ % 2 == 0 else (10_000, 100)
+                got = {size: first_screen_ms(driver, pages[size]) for size in order}
+                small.append(got[100])
+                large.append(got[10_000])
+                ratios.append(got[10_000] / got[100])
+        finally:
+            driver.quit()
+        rows = [
+            {"name": "view.first_screen_ms.100_records", "value": statistics.median(small), "unit": "ms"},
+            {
+                "name": "view.first_screen_ms.10000_records",
+                "value": statistics.median(large),
+                "unit": "ms",
+                "goal": "< 2000",
+                "passed": statistics.median(large) < 2000,
+            },
+            {
+                "name": "view.first_screen.10000_vs_100_records",
+                "value": statistics.median(ratios),
+                "unit": "x",
+                "goal": "<= 3",
+                "passed": statistics.median(ratios) <= 3,
+            },
+        ]
+        for row in rows:
+            print(
+                f"{row['name']:42} {row['value']:10.2f} {row['unit']:3} {row.get('goal', ''):8} "
+                f"{ {True: 'yes', False: 'NO', None: ''}[row.get('passed')] }"
+            )
+        OUT.write_text(json.dumps({"rounds": args.rounds, "rows": rows}, indent=2) + "\n")
+        print(f"wrote {OUT}")
+        return 0 if all(row.get("passed", True) for row in rows) else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
