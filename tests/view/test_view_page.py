@@ -65,6 +65,9 @@ def test_page_data_pairs_calls_with_results_and_keeps_abandoned_branches(tmp_pat
     leaves = {leaf["id"]: leaf["active"] for leaf in data["leaves"]}
     assert leaves == {ids["kept"]: True, ids["abandoned"]: False}
     assert data["moves"][0]["reason"] == "regenerate without tools"
+    ((call_id, result_id),) = data["results"][ids["call"]].items()
+    assert call_id == "c1"
+    assert next(n for n in data["nodes"] if n["id"] == result_id)["role"] == "tool"
     assert data["status"]["ok"] is True
     again = page_data(records, verify(JsonlJournal(tmp_path / "s.jsonl", readonly=True)), journal_id="viewed")
     assert render_page(again) == render_page(data)  # the same journal renders byte-identical pages

@@ -181,6 +181,7 @@ def page_data(records: Sequence[Record], report: VerifyReport, *, journal_id: st
             )
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
+    results = answered_calls(nodes, by_id)
     leaves = [
         {"id": leaf, "summary": summary_of(by_id[leaf]), "active": leaf == active}
         for leaf in tree.leaves()
@@ -204,9 +205,38 @@ def page_data(records: Sequence[Record], report: VerifyReport, *, journal_id: st
         "leaves": leaves,
         "moves": moves,
         "links": links,
+        "results": results,
         "memory": memory,
         "usage": usage_totals(nodes),
     }
+
+
+CALL_SEARCH = 64
+"""How far up its branch a tool result looks for the assistant turn whose call it answers."""
+
+
+def answered_calls(
+    nodes: Iterable[dict[str, Any]], by_id: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, str]]:
+    """assistant node id -> call id -> the id of the tool result that answers it.
+
+    A result answers the nearest assistant turn above it on its branch that made a call with its id,
+    which is how the session rules pair them (a call's results follow it on the same branch).
+    """
+    paired: dict[str, dict[str, str]] = {}
+    for node in nodes:
+        if node["role"] != "tool":
+            continue
+        above = by_id.get(node["parent"]) if node["parent"] else None
+        for _ in range(CALL_SEARCH):
+            if above is None:
+                break
+            calls = {b["call_id"] for b in above["blocks"] if b["type"] == "tool_call"}
+            if above["role"] == "assistant" and node["call_id"] in calls:
+                paired.setdefault(above["id"], {}).setdefault(node["call_id"], node["id"])
+                break
+            above = by_id.get(above["parent"]) if above["parent"] else None
+    return paired
 
 
 def usage_totals(nodes: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -20,14 +20,7 @@
   function pageLink(journal) {
     return data.link_base === "serve" ? "/j/" + encodeURIComponent(journal) : encodeURIComponent(journal) + ".html";
   }
-  function resultFor(callId, path, index) {
-    for (let i = index + 1; i < path.length && i < index + 64; i++) {
-      const n = path[i];
-      if (n.role === "tool" && n.call_id === callId) return n;
-    }
-    return undefined;
-  }
-  function blockView(block, node, path, index, used) {
+  function blockView(block, node, used) {
     if (block.type === "text") return el("pre", "text", block.text);
     if (block.type === "thinking") {
       const d = el("details", "thinking");
@@ -40,13 +33,14 @@
       d.dataset.callId = block.call_id;
       d.appendChild(el("summary", null, "tool call: " + block.name));
       d.appendChild(el("pre", "arguments", JSON.stringify(block.arguments, null, 2)));
-      const result = resultFor(block.call_id, path, index);
+      const resultId = (data.results[node.id] || {})[block.call_id];
+      const result = resultId ? byId.get(resultId) : undefined;
       if (result) {
         used.add(result.id);
         const r = el("div", "tool-result" + (result.is_error ? " error" : ""));
         r.id = "n-" + result.id;
         r.appendChild(el("div", "label", result.is_error ? "result (error)" : "result"));
-        for (const b of result.blocks) r.appendChild(blockView(b, result, path, index, used));
+        for (const b of result.blocks) r.appendChild(blockView(b, result, used));
         d.appendChild(r);
       }
       for (const link of data.links[node.id] || []) {
@@ -70,7 +64,7 @@
     }
     return el("pre", "text", block.text || "");
   }
-  function nodeView(node, path, index, used) {
+  function nodeView(node, used) {
     const box = el("article", "msg role-" + node.role);
     box.id = "n-" + node.id;
     const head = el("header");
@@ -83,7 +77,7 @@
       head.appendChild(el("span", "usage", Object.entries(node.usage).map(([k, v]) => k + " " + v).join(" · ")));
     }
     box.appendChild(head);
-    for (const block of node.blocks) box.appendChild(blockView(block, node, path, index, used));
+    for (const block of node.blocks) box.appendChild(blockView(block, node, used));
     const calls = new Set(node.blocks.filter((b) => b.type === "tool_call").map((b) => b.call_id));
     for (const link of data.links[node.id] || []) {
       if (link.call_id && calls.has(link.call_id)) continue; // drawn at its tool call
@@ -116,7 +110,7 @@
       for (; i < path.length && limit > 0; i++) {
         const n = path[i];
         if (used.has(n.id)) continue;
-        frag.appendChild(nodeView(n, path, i, used));
+        frag.appendChild(nodeView(n, used));
         limit--;
       }
       main.appendChild(frag);
