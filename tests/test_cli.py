@@ -1,23 +1,19 @@
-"""The installed `waybook` console script, run as a user would: exit codes, stdout vs stderr, --json."""
+"""The `waybook` command, run as a user would: exit codes, stdout vs stderr, --json.
+
+Most tests run the command in-process (tests.cli_runner.waybook); the installed console script and
+`python -m waybook` are run as processes too (smoke tests, and where a terminal is needed).
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import installed, installed_env, run_installed, waybook
 from waybook import JsonlJournal, Session
-
-WAYBOOK = shutil.which("waybook")
-pytestmark = pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
-
-
-def waybook(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    assert WAYBOOK is not None
-    return subprocess.run([WAYBOOK, *map(str, args)], capture_output=True, text=True, check=False)
 
 
 @pytest.fixture
@@ -38,6 +34,17 @@ def test_version_prints_the_version() -> None:
     run = waybook("--version")
     assert run.returncode == 0
     assert run.stdout.strip() == f"waybook {__version__}"
+
+
+def test_the_installed_console_script_is_the_same_command(tmp_path: Path) -> None:
+    from waybook import __version__
+
+    run = run_installed("--version")
+    assert run.returncode == 0
+    assert run.stdout.strip() == f"waybook {__version__}"
+    missing = run_installed("verify", tmp_path / "nope.jsonl")
+    assert missing.returncode == 2
+    assert missing.stderr == f"waybook: {tmp_path / 'nope.jsonl'}: no such journal file\n"
 
 
 def test_no_command_is_a_usage_error_on_stderr() -> None:
@@ -99,9 +106,8 @@ def test_demo_writes_a_verified_session_and_shows_its_tree(tmp_path: Path) -> No
 
 
 def test_demo_without_a_dir_makes_a_new_folder_in_the_current_directory(tmp_path: Path) -> None:
-    assert WAYBOOK is not None
     for _ in range(2):
-        subprocess.run([WAYBOOK, "demo"], cwd=tmp_path, capture_output=True, check=True)
+        assert waybook("demo", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["waybook-demo", "waybook-demo-2"]
 
 
@@ -308,9 +314,14 @@ def test_long_replays_show_progress_only_on_a_terminal(tmp_path: Path) -> None:
     quiet = waybook("tree", path)
     assert quiet.returncode == 0
     assert quiet.stderr == "", "no progress output when stderr is not a terminal"
-    assert WAYBOOK is not None
     main, side = pty.openpty()
-    run = subprocess.run([WAYBOOK, "tree", str(path)], stderr=side, stdout=subprocess.PIPE, check=False)
+    run = subprocess.run(
+        [installed(), "tree", str(path)],
+        stderr=side,
+        stdout=subprocess.PIPE,
+        env=installed_env(),
+        check=False,
+    )
     os.close(side)
     seen = b""
     while True:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import session_file, waybook
+from tests.cli_runner import waybook
+from tests.test_cli import session_file
 from waybook import JsonlJournal
 from waybook.journal import NotAJournalError
 

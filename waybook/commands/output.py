@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from waybook.commands.common import UsageError
+from waybook.commands.exits import UsageError
 from waybook.commands.journal_files import starts_with_header
 from waybook.journal._fileio import FILE_MODE, fsync_dir
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from waybook.commands import store_option
-from waybook.commands.common import OK, PROBLEM, emit_json, guarded, warn
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.journal import JsonlJournal, RepairReceipt
 
@@ -28,7 +29,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     store_option.add_store_option(parser)
     parser.add_argument("--yes", action="store_true", help="repair without asking")
     parser.add_argument("--json", action="store_true", help="print the repair receipt as JSON")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
