@@ -347,3 +347,95 @@ def test_python_dash_m_waybook_is_the_same_command() -> None:
     )
     assert run.returncode == 0
     assert run.stdout.strip() == f"waybook {__version__}"
+
+
+def test_the_smoke_tests_skip_without_the_console_script_but_fail_under_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `waybook` on it
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        installed()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        installed()
+
+
+def test_memory_shows_a_path_or_runs_an_action_in_one_command_tree(tmp_path: Path) -> None:
+    assert waybook("demo", tmp_path / "d").returncode == 0
+    journal = tmp_path / "d" / "memory.jsonl"
+    listing = waybook("memory", journal, "--json", "--at", "1")
+    assert listing.returncode == 0, listing.stderr
+    assert waybook("memory", "show", journal, "--json", "--at", "1").stdout == listing.stdout
+    assert waybook("memory", "--json", "--at", "1", journal).stdout == listing.stdout, "options before PATH"
+    for action in ("show", "export-git", "import-git"):
+        helped = waybook("memory", action, "--help")
+        assert helped.returncode == 0
+        assert f"Example: waybook memory {action}" in helped.stdout
+    nothing = waybook("memory")
+    assert nothing.returncode == 2
+    assert "PATH | ACTION" in nothing.stderr
+    both = waybook("memory", "--history", "/memories/payments.md", journal, "--cat", "/memories/payments.md")
+    assert both.returncode == 2
+    assert "choose one of --history FILE and --cat FILE" in both.stderr
+    misplaced = waybook("memory", "--at", "1", "export-git", journal, tmp_path / "repo")
+    assert misplaced.returncode == 2
+    assert "--at: an option of `waybook memory PATH`" in misplaced.stderr
+    assert not (tmp_path / "repo").exists()
+
+
+def test_memory_takes_store_before_or_after_the_journal_id(tmp_path: Path) -> None:
+    from waybook.memory import Memory
+    from waybook.stores import open_store
+
+    url = f"file:{tmp_path / 'store'}"
+    with open_store(url) as store:
+        memory = Memory(
+            store.create("agent", role="working_memory", metadata={"scope": "agent"}), scope="agent"
+        )
+        assert memory.execute({"command": "create", "path": "/memories/a.md", "text": "x"}).ok
+    before = waybook("memory", "--store", url, "agent", "--json")
+    assert before.returncode == 0, before.stderr
+    assert [f["path"] for f in json.loads(before.stdout)["files"]] == ["/memories/a.md"]
+    assert waybook("memory", "agent", "--store", url, "--json").stdout == before.stdout
+    out = waybook("memory", "--store", url, "export-git", "agent", tmp_path / "repo", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["commits"] == 1
+
+
+def test_verify_reports_an_unreadable_file_in_one_line_not_a_traceback(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from waybook.commands import verify
+
+    def unreadable(path: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(verify, "verify_file", unreadable)
+    run = waybook("verify", session_file)
+    assert run.returncode == 2
+    assert run.stderr == f"waybook: {session_file}: Permission denied\n"
+
+
+STORE_COMMANDS = [
+    ["verify"], ["tree"], ["log"], ["show"], ["diff"], ["export"], ["import"], ["repair"], ["memory"],
+    ["memory", "export-git"], ["memory", "import-git"], ["ls"], ["gc"], ["search"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", STORE_COMMANDS, ids=" ".join)
+def test_every_store_option_is_the_same_option(command: list[str]) -> None:
+    helped = " ".join(waybook(*command, "--help").stdout.split())
+    assert "--store URL" in helped
+    assert "(file:DIR, sqlite:FILE, postgresql://...)" in helped
+
+
+def test_an_import_into_a_store_with_a_bad_url_is_a_usage_error(tmp_path: Path) -> None:
+    pi = tmp_path / "pi.jsonl"
+    pi.write_text(
+        '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
+    )
+    run = waybook("import", "pi", pi, "--store", "ftp://x", "-o", "s1")
+    assert run.returncode == 2
+    assert run.stderr.startswith("waybook: 'ftp://x': unknown store scheme"), run.stderr
+    assert run.stderr.count("\n") == 1, run.stderr
