@@ -29,6 +29,9 @@ def check_output(output: Path, *, inputs: Iterable[Path], force: bool) -> None:
     if output.is_dir():
         msg = f"{output}: is a directory; give a file name for the output"
         raise UsageError(msg)
+    if not output.parent.is_dir():
+        msg = f"{output}: there is no directory {output.parent}; create it, or write the output elsewhere"
+        raise UsageError(msg)
     if output.exists() and not output.is_file():
         return  # a device or a pipe: written to as a stream, never replaced
     if output.exists() or output.is_symlink():
