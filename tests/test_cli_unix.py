@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
 import subprocess
 from pathlib import Path
@@ -12,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import installed, installed_env, waybook
+from tests.cli_runner import on_terminal as run_on_terminal
 from tests.test_cli import _long_journal
 from tests.test_pi_fidelity import HOSTILE
 from waybook import JsonlJournal, Session
@@ -167,28 +166,9 @@ def test_piped_output_is_never_wrapped(tmp_path: Path) -> None:
 
 
 def on_terminal(*args: str | Path, columns: int = 80, stdout_too: bool = True, status: int = 0) -> bytes:
-    """What a terminal would receive (stderr, and stdout unless `stdout_too` is False), read while the
-    command runs so a full terminal buffer never blocks it."""
-    program = installed()
-    main, side = pty.openpty()
-    env = installed_env(COLUMNS=str(columns), TERM="xterm")
-    with open(os.devnull, "wb") as sink:
-        process = subprocess.Popen(
-            [program, *map(str, args)], stdout=side if stdout_too else sink, stderr=side, env=env
-        )
-        os.close(side)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        os.close(main)
-        process.wait()
-    assert process.returncode == status, seen
+    """What a terminal would receive (stderr, and stdout unless `stdout_too` is False)."""
+    code, seen = run_on_terminal(*args, columns=columns, stdout_too=stdout_too)
+    assert code == status, seen
     return seen
 
 
