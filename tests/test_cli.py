@@ -343,7 +343,11 @@ def test_python_dash_m_waybook_is_the_same_command() -> None:
     from waybook import __version__
 
     run = subprocess.run(
-        [sys.executable, "-m", "waybook", "--version"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "waybook", "--version"],
+        capture_output=True,
+        text=True,
+        env=installed_env(),  # this checkout's code, wherever the tests run from
+        check=False,
     )
     assert run.returncode == 0
     assert run.stdout.strip() == f"waybook {__version__}"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.commands.common import emit_json, open_journal, stdout
-from waybook.commands.exits import OK, USAGE, UsageError, warn
+from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
 
 
@@ -86,16 +86,15 @@ def _import(args: argparse.Namespace) -> int:
             try:
                 there = store.exists(str(args.journal))
             except StoreArgumentError as exc:
-                warn(str(exc))
-                return USAGE
+                raise UsageError(str(exc)) from exc
             if not there:
-                warn(f"{args.store}: no memory journal {str(args.journal)!r} in this store")
-                return USAGE
+                msg = f"{args.store}: no memory journal {str(args.journal)!r} in this store"
+                raise UsageError(msg)
             with store.open(str(args.journal)) as journal:
                 report = import_git(args.directory, journal)
     elif not args.journal.is_file():
-        warn(f"{args.journal}: no such memory journal")
-        return USAGE
+        msg = f"{args.journal}: no such memory journal"
+        raise UsageError(msg)
     else:
         with JsonlJournal(args.journal) as journal:
             report = import_git(args.directory, journal)
