@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -407,18 +408,25 @@ def test_memory_takes_store_before_or_after_the_journal_id(tmp_path: Path) -> No
     assert json.loads(out.stdout)["commits"] == 1
 
 
-def test_verify_reports_an_unreadable_file_in_one_line_not_a_traceback(
-    session_file: Path, monkeypatch: pytest.MonkeyPatch
+def test_verify_reports_an_unreadable_file_in_one_line_and_goes_on_to_the_next(
+    session_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from waybook.commands import verify
 
-    def unreadable(path: Path) -> None:
-        raise PermissionError(13, "Permission denied", str(path))
+    unreadable = tmp_path / "unreadable.jsonl"
+    unreadable.write_bytes(session_file.read_bytes())
+    proved = verify.verify_file
 
-    monkeypatch.setattr(verify, "verify_file", unreadable)
-    run = waybook("verify", session_file)
+    def verify_file(path: Path) -> Any:
+        if path == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return proved(path)
+
+    monkeypatch.setattr(verify, "verify_file", verify_file)
+    run = waybook("verify", unreadable, session_file, "--json")
     assert run.returncode == 2
-    assert run.stderr == f"waybook: {session_file}: Permission denied\n"
+    assert run.stderr == f"waybook: {unreadable}: Permission denied\n"
+    assert [entry["path"] for entry in json.loads(run.stdout)] == [str(session_file)]
 
 
 STORE_COMMANDS = [

@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
             warn(str(exc))
             status = max(status, USAGE)
             continue
+        except OSError as exc:  # a file that cannot be read: say so, and go on to the next
+            warn(f"{exc.filename or path}: {exc.strerror or exc}")
+            status = max(status, USAGE)
+            continue
         entry: dict[str, Any] = {
             "path": str(path),
             "ok": report.ok,
