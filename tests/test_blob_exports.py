@@ -7,13 +7,13 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli_runner import waybook
 from waybook import Session
 from waybook._offload import images_as_blobs, images_from_blobs
 from waybook.export._cleaning import TrainingOptions
@@ -205,11 +205,7 @@ def test_the_same_journal_and_blobs_always_export_the_same_bytes(store: Any) -> 
     assert export() == export()
 
 
-# --- the command line ----------------------------------------------------------------------------------
-
-
-def waybook(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["waybook", *map(str, args)], capture_output=True, text=True, check=False)
+# --- the command line (in-process: tests.cli_runner) -----------------------------------------------------
 
 
 def test_export_from_a_store_or_from_a_journal_file_inside_it_reads_its_blobs(tmp_path: Path) -> None:
@@ -538,13 +534,7 @@ def test_a_journal_file_named_from_inside_its_store_finds_the_blobs(tmp_path: Pa
     with open_store(f"file:{tmp_path / 'store'}") as store:
         screenshot_session(store)
     journals = tmp_path / "store" / "journals"
-    run = subprocess.run(
-        ["waybook", "export", "shots.jsonl", "--format", "openai", "-o", "-"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=journals,
-    )
+    run = waybook("export", "shots.jsonl", "--format", "openai", "-o", "-", cwd=journals)
     assert run.returncode == 0, run.stderr
     assert BIG_LOG in json.loads(run.stdout)["messages"][3]["content"]
 

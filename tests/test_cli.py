@@ -1,23 +1,20 @@
-"""The installed `waybook` console script, run as a user would: exit codes, stdout vs stderr, --json."""
+"""The `waybook` command, run as a user would: exit codes, stdout vs stderr, --json.
+
+Most tests run the command in-process (tests.cli_runner.waybook); the installed console script and
+`python -m waybook` are run as processes too (smoke tests, and where a terminal is needed).
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.cli_runner import installed, installed_env, run_installed, waybook
 from waybook import JsonlJournal, Session
-
-WAYBOOK = shutil.which("waybook")
-pytestmark = pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
-
-
-def waybook(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    assert WAYBOOK is not None
-    return subprocess.run([WAYBOOK, *map(str, args)], capture_output=True, text=True, check=False)
 
 
 @pytest.fixture
@@ -38,6 +35,17 @@ def test_version_prints_the_version() -> None:
     run = waybook("--version")
     assert run.returncode == 0
     assert run.stdout.strip() == f"waybook {__version__}"
+
+
+def test_the_installed_console_script_is_the_same_command(tmp_path: Path) -> None:
+    from waybook import __version__
+
+    run = run_installed("--version")
+    assert run.returncode == 0
+    assert run.stdout.strip() == f"waybook {__version__}"
+    missing = run_installed("verify", tmp_path / "nope.jsonl")
+    assert missing.returncode == 2
+    assert missing.stderr == f"waybook: {tmp_path / 'nope.jsonl'}: no such journal file\n"
 
 
 def test_no_command_is_a_usage_error_on_stderr() -> None:
@@ -99,9 +107,8 @@ def test_demo_writes_a_verified_session_and_shows_its_tree(tmp_path: Path) -> No
 
 
 def test_demo_without_a_dir_makes_a_new_folder_in_the_current_directory(tmp_path: Path) -> None:
-    assert WAYBOOK is not None
     for _ in range(2):
-        subprocess.run([WAYBOOK, "demo"], cwd=tmp_path, capture_output=True, check=True)
+        assert waybook("demo", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["waybook-demo", "waybook-demo-2"]
 
 
@@ -308,9 +315,14 @@ def test_long_replays_show_progress_only_on_a_terminal(tmp_path: Path) -> None:
     quiet = waybook("tree", path)
     assert quiet.returncode == 0
     assert quiet.stderr == "", "no progress output when stderr is not a terminal"
-    assert WAYBOOK is not None
     main, side = pty.openpty()
-    run = subprocess.run([WAYBOOK, "tree", str(path)], stderr=side, stdout=subprocess.PIPE, check=False)
+    run = subprocess.run(
+        [installed(), "tree", str(path)],
+        stderr=side,
+        stdout=subprocess.PIPE,
+        env=installed_env(),
+        check=False,
+    )
     os.close(side)
     seen = b""
     while True:
@@ -332,7 +344,110 @@ def test_python_dash_m_waybook_is_the_same_command() -> None:
     from waybook import __version__
 
     run = subprocess.run(
-        [sys.executable, "-m", "waybook", "--version"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "waybook", "--version"],
+        capture_output=True,
+        text=True,
+        env=installed_env(),  # this checkout's code, wherever the tests run from
+        check=False,
     )
     assert run.returncode == 0
     assert run.stdout.strip() == f"waybook {__version__}"
+
+
+def test_the_smoke_tests_skip_without_the_console_script_but_fail_under_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `waybook` on it
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        installed()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        installed()
+
+
+def test_memory_shows_a_path_or_runs_an_action_in_one_command_tree(tmp_path: Path) -> None:
+    assert waybook("demo", tmp_path / "d").returncode == 0
+    journal = tmp_path / "d" / "memory.jsonl"
+    listing = waybook("memory", journal, "--json", "--at", "1")
+    assert listing.returncode == 0, listing.stderr
+    assert waybook("memory", "show", journal, "--json", "--at", "1").stdout == listing.stdout
+    assert waybook("memory", "--json", "--at", "1", journal).stdout == listing.stdout, "options before PATH"
+    for action in ("show", "export-git", "import-git"):
+        helped = waybook("memory", action, "--help")
+        assert helped.returncode == 0
+        assert f"Example: waybook memory {action}" in helped.stdout
+    nothing = waybook("memory")
+    assert nothing.returncode == 2
+    assert "PATH | ACTION" in nothing.stderr
+    both = waybook("memory", "--history", "/memories/payments.md", journal, "--cat", "/memories/payments.md")
+    assert both.returncode == 2
+    assert "choose one of --history FILE and --cat FILE" in both.stderr
+    misplaced = waybook("memory", "--at", "1", "export-git", journal, tmp_path / "repo")
+    assert misplaced.returncode == 2
+    assert "--at: an option of `waybook memory PATH`" in misplaced.stderr
+    assert not (tmp_path / "repo").exists()
+
+
+def test_memory_takes_store_before_or_after_the_journal_id(tmp_path: Path) -> None:
+    from waybook.memory import Memory
+    from waybook.stores import open_store
+
+    url = f"file:{tmp_path / 'store'}"
+    with open_store(url) as store:
+        memory = Memory(
+            store.create("agent", role="working_memory", metadata={"scope": "agent"}), scope="agent"
+        )
+        assert memory.execute({"command": "create", "path": "/memories/a.md", "text": "x"}).ok
+    before = waybook("memory", "--store", url, "agent", "--json")
+    assert before.returncode == 0, before.stderr
+    assert [f["path"] for f in json.loads(before.stdout)["files"]] == ["/memories/a.md"]
+    assert waybook("memory", "agent", "--store", url, "--json").stdout == before.stdout
+    out = waybook("memory", "--store", url, "export-git", "agent", tmp_path / "repo", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["commits"] == 1
+
+
+def test_verify_reports_an_unreadable_file_in_one_line_and_goes_on_to_the_next(
+    session_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from waybook.commands import verify
+
+    unreadable = tmp_path / "unreadable.jsonl"
+    unreadable.write_bytes(session_file.read_bytes())
+    proved = verify.verify_file
+
+    def verify_file(path: Path) -> Any:
+        if path == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return proved(path)
+
+    monkeypatch.setattr(verify, "verify_file", verify_file)
+    run = waybook("verify", unreadable, session_file, "--json")
+    assert run.returncode == 2
+    assert run.stderr == f"waybook: {unreadable}: Permission denied\n"
+    assert [entry["path"] for entry in json.loads(run.stdout)] == [str(session_file)]
+
+
+STORE_COMMANDS = [
+    ["verify"], ["tree"], ["log"], ["show"], ["diff"], ["export"], ["import"], ["repair"], ["memory"],
+    ["memory", "export-git"], ["memory", "import-git"], ["ls"], ["gc"], ["search"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", STORE_COMMANDS, ids=" ".join)
+def test_every_store_option_is_the_same_option(command: list[str]) -> None:
+    helped = " ".join(waybook(*command, "--help").stdout.split())
+    assert "--store URL" in helped
+    assert "(file:DIR, sqlite:FILE, postgresql://...)" in helped
+
+
+def test_an_import_into_a_store_with_a_bad_url_is_a_usage_error(tmp_path: Path) -> None:
+    pi = tmp_path / "pi.jsonl"
+    pi.write_text(
+        '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
+    )
+    run = waybook("import", "pi", pi, "--store", "ftp://x", "-o", "s1")
+    assert run.returncode == 2
+    assert run.stderr.startswith("waybook: 'ftp://x': unknown store scheme"), run.stderr
+    assert run.stderr.count("\n") == 1, run.stderr

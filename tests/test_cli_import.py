@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-WAYBOOK = shutil.which("waybook")
+from tests.cli_runner import waybook
+
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
-pytestmark = [
-    pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed"),
-    pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared/fixtures is not beside this checkout"),
-]
+pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared/fixtures is not beside this checkout")
 SESSION = "258c7280-ae70-4798-800f-63464d01a85d"
-
-
-def waybook(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    assert WAYBOOK is not None
-    return subprocess.run([WAYBOOK, *map(str, args)], capture_output=True, text=True, check=False, cwd=cwd)
 
 
 def test_a_claude_code_session_imports_with_its_sub_agents_as_linked_journals(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import waybook
+from tests.cli_runner import waybook
 from waybook import JsonlJournal, Session
 from waybook.memory import Memory
 

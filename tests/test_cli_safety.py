@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import session_file, waybook
+from tests.cli_runner import waybook
+from tests.test_cli import session_file
 from waybook import JsonlJournal
 from waybook.journal import NotAJournalError
 
@@ -76,6 +77,17 @@ def test_an_export_to_a_directory_is_a_usage_error(session_file: Path, tmp_path:
     code, err = export(session_file, tmp_path, "openai")
     assert code == 2
     assert "is a directory" in err
+
+
+def test_an_export_into_a_missing_directory_is_a_usage_error_naming_it(
+    session_file: Path, tmp_path: Path
+) -> None:
+    code, err = export(session_file, tmp_path / "nowhere" / "out.jsonl", "openai")
+    assert code == 2
+    assert err == (
+        f"waybook: {tmp_path / 'nowhere' / 'out.jsonl'}: there is no directory {tmp_path / 'nowhere'}; "
+        "create it, or write the output elsewhere\n"
+    )
 
 
 @pytest.fixture

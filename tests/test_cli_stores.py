@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import waybook
 from waybook import Session
 from waybook.stores import open_store
 
-WAYBOOK = shutil.which("waybook")
-pytestmark = pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
 PI_FIXTURE = Path("/work/shared/fixtures/pi/before-compaction.jsonl")
-
-
-def waybook(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    assert WAYBOOK is not None
-    return subprocess.run([WAYBOOK, *map(str, args)], capture_output=True, text=True, check=False)
 
 
 @pytest.fixture(params=["file", "sqlite"])

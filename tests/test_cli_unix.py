@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.test_cli import WAYBOOK, _long_journal, waybook
+from tests.cli_runner import installed, installed_env, waybook
+from tests.cli_runner import on_terminal as run_on_terminal
+from tests.test_cli import _long_journal
 from tests.test_pi_fidelity import HOSTILE
 from waybook import JsonlJournal, Session
 from waybook.journal import ToolCallBlock
@@ -113,18 +113,18 @@ def test_every_help_example_works_as_written(tmp_path: Path) -> None:
     # A store's example (`waybook ls --store file:./sessions`) needs a store there: its own tests run it.
     examples = [(c, e) for c, e in help_examples() if "--store" not in e]
     assert len(examples) >= 10
-    assert WAYBOOK is not None
+    program = installed()  # in a shell, as written: globs and ~ are the shell's
     for command, example in examples:
         if command == "demo":
             example = example.split(" && ")[0]
-        line = example.replace("waybook ", f"{WAYBOOK} ", 1)
+        line = example.replace("waybook ", f"{program} ", 1)
         if command == "repair":
             line = line.replace(" --yes", "")  # nothing to repair: it says so
         run = subprocess.run(
             line,
             shell=True,
             cwd=work,
-            env={**os.environ, "HOME": str(home)},
+            env=installed_env(HOME=str(home)),
             capture_output=True,
             text=True,
             check=False,
@@ -135,7 +135,7 @@ def test_every_help_example_works_as_written(tmp_path: Path) -> None:
 def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path) -> None:
     path = tmp_path / "long.jsonl"
     _long_journal(path, 3_000)
-    assert WAYBOOK is not None
+    program = installed()
     for command in (
         ["log"],
         ["show"],
@@ -144,7 +144,10 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path) -> N
         ["export", "--format", "archival", "-o", "-"],
     ):
         process = subprocess.Popen(
-            [WAYBOOK, command[0], str(path), *command[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            [program, command[0], str(path), *command[1:]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=installed_env(),
         )
         assert process.stdout is not None
         process.stdout.readline()
@@ -163,28 +166,9 @@ def test_piped_output_is_never_wrapped(tmp_path: Path) -> None:
 
 
 def on_terminal(*args: str | Path, columns: int = 80, stdout_too: bool = True, status: int = 0) -> bytes:
-    """What a terminal would receive (stderr, and stdout unless `stdout_too` is False), read while the
-    command runs so a full terminal buffer never blocks it."""
-    assert WAYBOOK is not None
-    main, side = pty.openpty()
-    env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm"}
-    with open(os.devnull, "wb") as sink:
-        process = subprocess.Popen(
-            [WAYBOOK, *map(str, args)], stdout=side if stdout_too else sink, stderr=side, env=env
-        )
-        os.close(side)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        os.close(main)
-        process.wait()
-    assert process.returncode == status, seen
+    """What a terminal would receive (stderr, and stdout unless `stdout_too` is False)."""
+    code, seen = run_on_terminal(*args, columns=columns, stdout_too=stdout_too)
+    assert code == status, seen
     return seen
 
 

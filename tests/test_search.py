@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import waybook
 from waybook import Session
 from waybook.memory import Memory
 from waybook.search import SearchError, SearchIndex, default_index_path
 from waybook.stores import JournalStore, open_store
-
-WAYBOOK = shutil.which("waybook")
 
 
 def fill(store: JournalStore) -> None:
@@ -155,26 +152,18 @@ def test_bad_queries_and_foreign_indexes_are_typed_errors(tmp_path: Path) -> Non
     assert sqlite3.connect(tmp_path / "i.sqlite").execute("SELECT count(*) FROM docs").fetchone() == (0,)
 
 
-@pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
 def test_waybook_search_prints_ranked_json(tmp_path: Path) -> None:
     url = f"file:{tmp_path / 'store'}"
     with open_store(url) as store:
         fill(store)
-    assert WAYBOOK is not None
-    run = subprocess.run(
-        [WAYBOOK, "search", "oat milk", "--store", url, "--json"], capture_output=True, text=True, check=False
-    )
+    run = waybook("search", "oat milk", "--store", url, "--json")
     assert run.returncode == 0, run.stderr
     results = json.loads(run.stdout)
     assert {r["journal"] for r in results} == {"chat-1", "ada-notes"}
     assert set(results[0]) >= {"journal", "seq", "id", "score", "snippet"}
     assert (tmp_path / "store.search.sqlite").is_file()
-    none = subprocess.run(
-        [WAYBOOK, "search", "zebra", "--store", url], capture_output=True, text=True, check=False
-    )
+    none = waybook("search", "zebra", "--store", url)
     assert none.returncode == 1
-    bad = subprocess.run(
-        [WAYBOOK, "search", "--store", url, "--", "**"], capture_output=True, text=True, check=False
-    )
+    bad = waybook("search", "--store", url, "--", "**")
     assert bad.returncode == 2
     assert "no words" in bad.stderr

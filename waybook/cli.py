@@ -9,26 +9,29 @@ import sys
 from collections.abc import Sequence
 
 from waybook._version import __version__
+from waybook.commands.exits import USAGE, run_guarded
 
 SIGPIPE_EXIT = 128 + 13
 """What a shell reports for a process ended by SIGPIPE, as `seq 1 1000000 | head` does."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    given = list(sys.argv[1:] if argv is None else argv)
-    # The PostgreSQL pool logs each failed connection attempt; the command reports the outcome once.
-    logging.getLogger("psycopg").addHandler(logging.NullHandler())
-    if given[:1] == ["memory"] and given[1:2] and given[1] in ("export-git", "import-git"):
-        from waybook.commands import memory_git  # `waybook memory ACTION ...` (docs/memory-git.md)
+    """Run the command line `argv` (default: the process's arguments) and return its exit status.
 
-        return memory_git.main(given[1:])
+    Never raises for a caller's mistake, and never exits: tests call it in-process as `main([...])`.
+    """
+    given = list(sys.argv[1:] if argv is None else argv)
+    _quiet_pool_logs()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(given)
+    except SystemExit as exc:  # argparse has said why: --help and --version (0), or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else USAGE
     if not hasattr(args, "run"):
         parser.print_help(sys.stderr)
-        return 2
+        return USAGE
     try:
-        status = int(args.run(args))
+        status = run_guarded(args.run, args)  # every command: one line and an exit code for an error
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
     except BrokenPipeError:
         # The reader stopped reading (`waybook log J | head`): end quietly, as Unix tools do, and keep
@@ -37,6 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return SIGPIPE_EXIT
     return status
+
+
+def _quiet_pool_logs() -> None:
+    """The PostgreSQL pool logs each failed connection attempt; the command reports the outcome once."""
+    logger = logging.getLogger("psycopg")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,6 @@ from waybook.integrations.git_memory import GitMemoryError, export_git, import_g
 from waybook.memory import Memory
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-WAYBOOK = shutil.which("waybook")
 ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
@@ -126,25 +125,15 @@ def test_a_journal_that_moved_since_the_export_is_refused(tmp_path: Path) -> Non
         import_git(repo, journal)
 
 
-@pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
 def test_the_cli_exports_and_imports(tmp_path: Path) -> None:
-    assert WAYBOOK is not None
+    from tests.cli_runner import waybook  # in-process: waybook.cli.main
+
     memory_file(tmp_path / "m.jsonl")
-    out = subprocess.run(
-        [WAYBOOK, "memory", "export-git", str(tmp_path / "m.jsonl"), str(tmp_path / "repo")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    out = waybook("memory", "export-git", tmp_path / "m.jsonl", tmp_path / "repo")
     assert out.returncode == 0, out.stderr
     (tmp_path / "repo" / "memories" / "cli.md").write_text("from the cli\n")
     commit(tmp_path / "repo", "cli")
-    back = subprocess.run(
-        [WAYBOOK, "memory", "import-git", str(tmp_path / "repo"), str(tmp_path / "m.jsonl"), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    back = waybook("memory", "import-git", tmp_path / "repo", tmp_path / "m.jsonl", "--json")
     assert back.returncode == 0, back.stderr
     assert '"imported"' in back.stdout
 
@@ -160,11 +149,10 @@ def test_a_secret_spelled_by_a_path_is_masked_too(tmp_path: Path) -> None:
     assert "sk-ant-" not in everything
 
 
-@pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
 def test_the_cli_exports_and_imports_a_memory_journal_of_a_store(tmp_path: Path) -> None:
+    from tests.cli_runner import Ran, waybook  # in-process: waybook.cli.main
     from waybook.stores import open_store
 
-    assert WAYBOOK is not None
     url = f"file:{tmp_path / 'store'}"
     with open_store(url) as store:
         memory = Memory(
@@ -172,8 +160,8 @@ def test_the_cli_exports_and_imports_a_memory_journal_of_a_store(tmp_path: Path)
         )
         assert memory.execute({"command": "create", "path": "/memories/prefs.md", "text": "tea\n"}).ok
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([WAYBOOK, "memory", *args], capture_output=True, text=True, check=False)
+    def cli(*args: str) -> Ran:
+        return waybook("memory", *args)
 
     out = cli("export-git", "agent", str(tmp_path / "repo"), "--store", url)
     assert out.returncode == 0, out.stderr

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -273,8 +270,9 @@ def test_the_cli_refuses_a_journal_of_the_wrong_role(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with JsonlJournal(path) as journal:
         Session.create(journal).user("hi")
-    exe = shutil.which("waybook", path=str(Path(sys.executable).parent)) or "waybook"
-    result = subprocess.run([exe, "memory", str(path)], capture_output=True, text=True, check=False)
+    from tests.cli_runner import waybook  # in-process: waybook.cli.main
+
+    result = waybook("memory", path)
     assert result.returncode == 2
     assert "not a working-memory" in result.stderr
 

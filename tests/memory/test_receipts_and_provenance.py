@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +25,10 @@ from waybook.model._records import MemoryPinMoved, MemoryUsed
 ROUTES = [Route("shared", frozenset({"facts"}))]
 
 
-def waybook(*args: object) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("waybook", path=str(Path(sys.executable).parent)) or "waybook"
-    return subprocess.run([exe, *map(str, args)], capture_output=True, text=True, check=False)
+def waybook(*args: object) -> Any:
+    from tests.cli_runner import waybook as run  # in-process: waybook.cli.main
+
+    return run(*map(str, args))
 
 
 @pytest.fixture

@@ -1,24 +1,13 @@
-"""`waybook gc` and `waybook verify --blobs`, run as a user would."""
+"""`waybook gc` and `waybook verify --blobs`, run as a user would (in-process: tests.cli_runner)."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
+from tests.cli_runner import waybook
 from waybook import Session
 from waybook.stores import open_store
-
-WAYBOOK = shutil.which("waybook")
-pytestmark = pytest.mark.skipif(WAYBOOK is None, reason="the console script is not installed")
-
-
-def waybook(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    assert WAYBOOK is not None
-    return subprocess.run([WAYBOOK, *map(str, args)], capture_output=True, text=True, check=False)
 
 
 def test_gc_prints_its_receipt_and_verify_blobs_finds_a_missing_blob(tmp_path: Path) -> None:

@@ -1,22 +1,26 @@
-"""What CLI commands share: exit codes, output streams, opening journals, and one-line summaries."""
+"""What CLI commands share: output streams, opening journals, replays with progress, one-line summaries.
+
+Exit codes, usage errors and warnings are in commands.exits, below this module; the `--store` option in
+commands.store_option and journal files in commands.journal_files, which this module opens journals with.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from waybook.commands.store_option import add_store_option as add_store_option  # for the commands
+from waybook.commands.journal_files import open_journal_file
+from waybook.commands.progress import PROGRESS_THRESHOLD
 from waybook.commands.store_option import open_in_store
 from waybook.commands.terminal import visible
-from waybook.journal import JournalError, Record, SessionJournal, plain_text
+from waybook.journal import Record, SessionJournal, plain_text
 from waybook.model._records import (
     AssistantMessage,
     Compaction,
@@ -32,12 +36,6 @@ from waybook.model._records import (
 )
 from waybook.projections import replay
 
-OK, PROBLEM, USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """A mistake in the command line: exit 2 with the message on stderr."""
-
 
 def emit_json(value: Any) -> None:
     """One JSON document on stdout (sorted keys, so output is stable for scripts and tests).
@@ -46,10 +44,6 @@ def emit_json(value: Any) -> None:
     controls, bidirectional overrides) reaches it raw; JSON escapes C0 controls anyway.
     """
     sys.stdout.write(json.dumps(value, sort_keys=True, ensure_ascii=sys.stdout.isatty()) + "\n")
-
-
-def warn(message: str) -> None:
-    sys.stderr.write(f"waybook: {visible(message)}\n")
 
 
 PIPE_WIDTH = 1 << 20
@@ -70,35 +64,11 @@ def stdout() -> Console:
     return _Console(highlight=False, soft_wrap=True, width=PIPE_WIDTH)
 
 
-def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Turn typed errors into diagnostics on stderr and the right exit code."""
-
-    @functools.wraps(run)
-    def wrapper(args: argparse.Namespace) -> int:
-        try:
-            return run(args)
-        except BrokenPipeError:
-            raise  # the reader went away (`| head`): cli.main ends quietly
-        except UsageError as exc:
-            warn(str(exc))
-            return USAGE
-        except JournalError as exc:
-            warn(str(exc))
-            return PROBLEM
-        except OSError as exc:
-            warn(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
-            return USAGE
-
-    return wrapper
-
-
 def open_journal(path: Path, store: str | None = None) -> SessionJournal:
     """Open a journal for reading only: nothing is created or changed. With `store` (a `--store URL`),
     `path` is the id of a journal in that store."""
     if store is not None:
         return open_in_store(store, str(path))
-    from waybook.commands.journal_files import open_journal_file
-
     return open_journal_file(path)
 
 
@@ -135,10 +105,6 @@ def summary(record: Record, width: int = 60) -> str:
         text = ""
     text = visible(" ".join(text.split()), one_line=True)
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-PROGRESS_THRESHOLD = 20_000
-"""Replays of at least this many records show a progress bar (on a terminal only)."""
 
 
 def replay_with_progress(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook._session import Session
-from waybook.commands.common import OK, PROBLEM, UsageError, guarded
+from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
 from waybook.memory import Memory
 
@@ -42,7 +42,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "dir", nargs="?", type=Path, metavar="DIR", help="default: a new ./waybook-demo folder"
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

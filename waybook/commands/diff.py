@@ -8,19 +8,11 @@ from typing import Any
 
 from rich.markup import escape
 
-from waybook.commands.common import (
-    UsageError,
-    add_store_option,
-    emit_json,
-    guarded,
-    open_journal,
-    replay_with_progress,
-    short_kind,
-    stdout,
-    summary,
-)
+from waybook.commands.common import emit_json, open_journal, replay_with_progress, short_kind, stdout, summary
+from waybook.commands.exits import UsageError
 from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
+from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.journal._reading import read_seqs
 from waybook.projections import TreeProjection
@@ -43,7 +35,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="give exactly two (ids or unique prefixes)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from waybook._offload import blobs_inlined, images_from_blobs
-from waybook.commands import common
-from waybook.commands.common import OK, UsageError, guarded, open_journal, replay_with_progress, seq_arg, warn
+from waybook.commands.common import open_journal, replay_with_progress, seq_arg
+from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
-from waybook.commands.store_option import blobs_of
+from waybook.commands.store_option import add_store_option, blobs_of
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats.pi._codec import export_pi
@@ -39,7 +39,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
-    common.add_store_option(parser)
+    add_store_option(parser)
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument(
         "--branches", default="active", metavar="active|all|LEAF", help="which branches (default active)"
@@ -98,7 +98,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="replace an existing OUT (atomically: written beside it, then renamed)",
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

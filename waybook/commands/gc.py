@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waybook.commands.common import OK, UsageError, emit_json, guarded, stdout
-from waybook.commands.store_option import connect_store
+from waybook.commands.common import emit_json, stdout
+from waybook.commands.exits import OK, UsageError
+from waybook.commands.store_option import add_store_option, connect_store
 from waybook.stores._blobs import DEFAULT_GRACE, BlobError
 
 
@@ -21,7 +22,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook gc --store file:sessions --grace 86400 --json",
     )
-    parser.add_argument("--store", required=True, metavar="URL", help="the store (file:DIR, sqlite:FILE)")
+    add_store_option(parser, ids=None, required=True)
     parser.add_argument(
         "--grace",
         type=float,
@@ -30,7 +31,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help=f"keep blobs stored more recently than this (default {DEFAULT_GRACE:.0f})",
     )
     parser.add_argument("--json", action="store_true", help="print the receipt as JSON")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

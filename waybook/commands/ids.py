@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from waybook.commands.common import UsageError
+from waybook.commands.exits import UsageError
 from waybook.projections import TreeState
 
 SHOWN_MATCHES = 10

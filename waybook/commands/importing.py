@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from waybook._offload import images_as_blobs, inline_known
-from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
-from waybook.commands.store_option import import_into_store
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, UsageError, warn
+from waybook.commands.store_option import add_store_option, create_store, import_into_store
 from waybook.commands.terminal import plural
 from waybook.formats._foreign import ImportReport
 from waybook.formats.claude_code._transcript import (
@@ -69,11 +70,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "-o", "--output", type=Path, metavar="OUT", help="the new journal file (with --store: its id)"
     )
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        help="import into this store (created if missing); OUT is then the new journal's id, and PATH may "
-        "be a folder of Claude Code or Codex sessions (one journal each, named by session)",
+    add_store_option(
+        parser,
+        ids="OUT",
+        detail="; the store is created if missing, and PATH may be a folder of Claude Code or Codex sessions "
+        "(one journal each, named by session)",
     )
     parser.add_argument(
         "--lenient", action="store_true", help="skip lines that do not parse, and say how many"
@@ -87,7 +88,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--thread", metavar="ID", help="langgraph: the thread to import, when the database holds several"
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -308,14 +309,12 @@ def _write_to_store(
     url: str, staged: Sequence[tuple[str, InMemoryJournal]], blobs: dict[str, tuple[bytes, str]]
 ) -> None:
     """Check no target exists, store the images, then write each journal (a blob before its reference)."""
-    from waybook.stores import open_store
-
     targets = [target for target, _ in staged]
     twice = sorted({t for t in targets if targets.count(t) > 1})
     if twice:
         msg = f"{', '.join(twice[:10])}: more than one source session has this id; nothing was written"
         raise UsageError(msg)
-    with open_store(url) as store:
+    with create_store(url) as store:
         taken = [target for target, _ in staged if store.exists(target)]
         if taken:
             msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook.codecs._wire import decode_record
-from waybook.commands.common import OK, PROBLEM, UsageError, warn
+from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
 from waybook.journal._quarantine import FIRST_LINE_START

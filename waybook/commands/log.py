@@ -10,8 +10,9 @@ from typing import Any
 
 from waybook.codecs import canonical_json
 from waybook.codecs._wire import CURRENT_TAGS, LEGACY_TAGS
-from waybook.commands.common import add_store_option, guarded, open_journal, seq_arg, short_kind, summary
+from waybook.commands.common import open_journal, seq_arg, short_kind, summary
 from waybook.commands.journal_files import damage_status
+from waybook.commands.store_option import add_store_option
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -34,7 +35,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--json", action="store_true", help="JSON lines: seq, id, kind, at, prev, digest, body"
     )
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def known_kind(value: str) -> str:

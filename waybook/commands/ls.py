@@ -10,8 +10,9 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands.common import OK, UsageError, emit_json, guarded, stdout
-from waybook.commands.store_option import connect_store
+from waybook.commands.common import emit_json, stdout
+from waybook.commands.exits import OK, UsageError
+from waybook.commands.store_option import add_store_option, connect_store
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -25,9 +26,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook ls --store file:./sessions --role session --meta user=ada --limit 20",
     )
-    parser.add_argument(
-        "--store", required=True, metavar="URL", help="file:DIR, sqlite:FILE, postgresql://..."
-    )
+    add_store_option(parser, ids=None, required=True)
     parser.add_argument("--role", help="only journals of this role (session, working_memory, ...)")
     parser.add_argument(
         "--meta",
@@ -40,7 +39,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--limit", type=int, default=100, help="journals per page (default 100)")
     parser.add_argument("--after", metavar="CURSOR", help="the cursor a previous page printed")
     parser.add_argument("--json", action="store_true", help="one JSON object: journals and cursor")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

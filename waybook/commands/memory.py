@@ -1,29 +1,74 @@
-"""`waybook memory PATH [--at SEQ] [--history FILE]`: memory files at a seq, or one file's history."""
+"""`waybook memory [show] PATH [--at SEQ] [--history FILE | --cat FILE]`: memory files at a seq, one file's
+history or its text; and the actions on a memory journal, `export-git` and `import-git` (commands.memory_git).
+
+`memory` is a command with actions. The word after it names an action, or else it is the PATH of the
+default action, `show`: `waybook memory M.jsonl --at 3` is `waybook memory show M.jsonl --at 3`. The
+options of `show` may also come before PATH (`waybook memory --store URL ID`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands import common
-from waybook.commands.common import UsageError, emit_json, guarded, open_journal, seq_arg, stdout
+from waybook.commands import memory_git
+from waybook.commands.common import emit_json, open_journal, seq_arg, stdout
+from waybook.commands.exits import UsageError
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
+from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
 from waybook.memory.working._state import MemoryProjection
 from waybook.projections import replay
 
+SHOW: Final = "show"
+SYNOPSIS: Final = (
+    "waybook memory [show] PATH [--store URL] [--at SEQ] [--history FILE | --cat FILE] [--json]\n"
+    "       waybook memory export-git MEMORY.jsonl DIR [--store URL] [--json]\n"
+    "       waybook memory import-git DIR MEMORY.jsonl [--store URL] [--json]"
+)
+
+if TYPE_CHECKING:
+    _Actions = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    _Actions = argparse._SubParsersAction
+
+
+class PathOrAction(_Actions):
+    """The actions of `waybook memory`: a first word that names no action is the PATH of `show`.
+
+    Any word may be a PATH, so argparse's check of the word against the action names is left out (no
+    choices); `__call__` tells an action from a path and hands the words to that action's parser."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.choices = None  # type: ignore[assignment]  # typeshed: always the names
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        words = [values] if isinstance(values, str) else list(values or ())
+        if not words or words[0] not in self._name_parser_map:
+            words.insert(0, SHOW)
+        super().__call__(parser, namespace, words, option_string)
+
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "memory",
-        help="memory files at a seq, and a file's revision history",
+        help="memory files at a seq, a file's revision history; memory as a git repository",
+        usage=SYNOPSIS,
         description=(
             "Show the files of a working-memory journal as they were at a seq (default: now), or with "
             "--history the revisions of one file: created, superseded, tombstoned, recreated, renamed, "
@@ -33,17 +78,47 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    common.add_store_option(parser)
-    parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="memory as it was at this seq")
+    view_options(parser, default=None)  # before PATH: `waybook memory --store URL ID`
+    actions = parser.add_subparsers(
+        action=PathOrAction, title="actions", metavar="PATH | ACTION", required=True, prog=parser.prog
+    )
+    show = actions.add_parser(
+        SHOW,
+        help="the default action: `waybook memory PATH` shows the memory files of PATH",
+        description=(
+            "The files of a working-memory journal at a seq (default: now), with --history the revisions "
+            "of one file, or with --cat its text at that seq. `waybook memory PATH` is short for this."
+        ),
+        epilog="Example: waybook memory show agent.memory.jsonl --cat /memories/notes.md",
+    )
+    show.add_argument("path", type=Path, metavar="PATH")
+    view_options(show, default=argparse.SUPPRESS)  # given after PATH, or else as given before it
+    show.set_defaults(run=run)
+    memory_git.register(actions)
+
+
+def view_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    """The options of `show`, on `memory` itself (with defaults) and on `show` (default SUPPRESS, so an
+    option given before PATH is not overwritten by show's default)."""
+    add_store_option(parser, default=default)
+    parser.add_argument(
+        "--at", type=seq_arg, metavar="SEQ", default=default, help="memory as it was at this seq"
+    )
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
-    what.add_argument("--cat", metavar="FILE", help="the text of one memory file (at --at SEQ, default now)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.set_defaults(run=guarded(run))
+    what.add_argument(
+        "--history", metavar="FILE", default=default, help="the revision history of one memory file"
+    )
+    what.add_argument(
+        "--cat", metavar="FILE", default=default, help="the text of one memory file (at --at SEQ)"
+    )
+    flag = False if default is None else default
+    parser.add_argument("--json", action="store_true", default=flag, help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.history is not None and args.cat is not None:
+        msg = "choose one of --history FILE and --cat FILE"
+        raise UsageError(msg)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         state = replay(MemoryProjection(), journal, at=args.at)

@@ -1,4 +1,5 @@
-"""`waybook memory export-git MEMORY.jsonl DIR` and `waybook memory import-git DIR MEMORY.jsonl`.
+"""`waybook memory export-git MEMORY.jsonl DIR` and `waybook memory import-git DIR MEMORY.jsonl`: two
+actions of `waybook memory` (commands.memory registers them as its sub-commands).
 
 With `--store URL`, MEMORY.jsonl is the id of a working-memory journal in that store.
 
@@ -9,19 +10,17 @@ repository back in as memory records through the Memory port's rules.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any
 
-from waybook.commands.common import OK, USAGE, emit_json, guarded, open_journal, stdout, warn
+from waybook.commands.common import emit_json, open_journal, stdout
+from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
 
-ACTIONS: Final = ("export-git", "import-git")
 
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="waybook memory", description="Memory as a git repository.")
-    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+def register(actions: argparse._SubParsersAction[Any]) -> None:
+    """Add `export-git` and `import-git` to the actions of `waybook memory`. Their `--store` and `--json`
+    default to SUPPRESS: `waybook memory` itself gives the defaults, so either may come before the action."""
     out = actions.add_parser(
         "export-git",
         help="write a memory journal as a new git repository (one commit per record)",
@@ -34,9 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
     out.add_argument("directory", type=Path, metavar="DIR")
-    add_store_option(out, what="MEMORY.jsonl")
-    out.add_argument("--json", action="store_true")
-    out.set_defaults(run=guarded(_export))
+    add_store_option(out, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
+    out.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
+    out.set_defaults(run=_export)
     back = actions.add_parser(
         "import-git",
         help="write commits made on an exported repository back as memory records",
@@ -49,21 +48,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     back.add_argument("directory", type=Path, metavar="DIR")
     back.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
-    add_store_option(back, what="MEMORY.jsonl")
-    back.add_argument("--json", action="store_true")
-    back.set_defaults(run=guarded(_import))
-    return parser
+    add_store_option(back, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
+    back.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
+    back.set_defaults(run=_import)
 
 
-def main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(argv)
-    if not hasattr(args, "run"):
-        warn("give an action: export-git or import-git")
-        return USAGE
-    return int(args.run(args))
+def _only_git_options(args: argparse.Namespace) -> None:
+    """`--at`, `--history` and `--cat` are options of `waybook memory PATH`, not of the git actions."""
+    given = [f"--{name}" for name in ("at", "history", "cat") if getattr(args, name, None) is not None]
+    if given:
+        msg = f"{', '.join(given)}: an option of `waybook memory PATH`, not of the git actions"
+        raise UsageError(msg)
 
 
 def _export(args: argparse.Namespace) -> int:
+    _only_git_options(args)
     from waybook.integrations.git_memory import export_git
 
     with open_journal(args.journal, args.store) as journal:
@@ -79,6 +78,7 @@ def _import(args: argparse.Namespace) -> int:
     from waybook.integrations.git_memory import import_git
     from waybook.journal import JsonlJournal
 
+    _only_git_options(args)
     if args.store is not None:
         from waybook.stores import StoreArgumentError
 
@@ -86,16 +86,15 @@ def _import(args: argparse.Namespace) -> int:
             try:
                 there = store.exists(str(args.journal))
             except StoreArgumentError as exc:
-                warn(str(exc))
-                return USAGE
+                raise UsageError(str(exc)) from exc
             if not there:
-                warn(f"{args.store}: no memory journal {str(args.journal)!r} in this store")
-                return USAGE
+                msg = f"{args.store}: no memory journal {str(args.journal)!r} in this store"
+                raise UsageError(msg)
             with store.open(str(args.journal)) as journal:
                 report = import_git(args.directory, journal)
     elif not args.journal.is_file():
-        warn(f"{args.journal}: no such memory journal")
-        return USAGE
+        msg = f"{args.journal}: no such memory journal"
+        raise UsageError(msg)
     else:
         with JsonlJournal(args.journal) as journal:
             report = import_git(args.directory, journal)

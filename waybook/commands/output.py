@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from waybook.commands.common import UsageError
+from waybook.commands.exits import UsageError
 from waybook.commands.journal_files import starts_with_header
 from waybook.journal._fileio import FILE_MODE, fsync_dir
 
@@ -28,6 +28,9 @@ def check_output(output: Path, *, inputs: Iterable[Path], force: bool) -> None:
                 raise UsageError(msg)
     if output.is_dir():
         msg = f"{output}: is a directory; give a file name for the output"
+        raise UsageError(msg)
+    if not output.parent.is_dir():
+        msg = f"{output}: there is no directory {output.parent}; create it, or write the output elsewhere"
         raise UsageError(msg)
     if output.exists() and not output.is_file():
         return  # a device or a pipe: written to as a stream, never replaced

@@ -8,6 +8,9 @@ from typing import Any, Self
 
 from rich.console import Console
 
+PROGRESS_THRESHOLD = 20_000
+"""Replays of at least this many records show a progress bar (on a terminal only)."""
+
 
 class Phases:
     """A progress display for the phases of one command (replaying, reading, writing ...).
@@ -17,8 +20,6 @@ class Phases:
     """
 
     def __init__(self, records: int, *, threshold: int | None = None) -> None:
-        from waybook.commands.common import PROGRESS_THRESHOLD
-
         limit = PROGRESS_THRESHOLD if threshold is None else threshold
         self.enabled = records >= limit and sys.stderr.isatty()
         self._progress: Any = None

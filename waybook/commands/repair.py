@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from waybook.commands import store_option
-from waybook.commands.common import OK, PROBLEM, emit_json, guarded, warn
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
+from waybook.commands.store_option import add_store_option, file_to_repair
 from waybook.journal import JsonlJournal, RepairReceipt
 
 
@@ -25,15 +26,15 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook repair session.jsonl --yes",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
-    store_option.add_store_option(parser)
+    add_store_option(parser)
     parser.add_argument("--yes", action="store_true", help="repair without asking")
     parser.add_argument("--json", action="store_true", help="print the repair receipt as JSON")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.store is not None:
-        args.path = store_option.file_to_repair(args.store, str(args.path))
+        args.path = file_to_repair(args.store, str(args.path))
         if args.path is None:
             return OK
     # Refuse a directory, a missing file and anything that is not a waybook journal before opening it

@@ -9,8 +9,9 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands.common import OK, PROBLEM, UsageError, emit_json, guarded, stdout
-from waybook.commands.store_option import connect_store
+from waybook.commands.common import emit_json, stdout
+from waybook.commands.exits import OK, PROBLEM, UsageError
+from waybook.commands.store_option import add_store_option, connect_store
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -26,7 +27,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook search 'oat milk' --store file:./sessions --role user --json",
     )
     parser.add_argument("query", metavar="QUERY")
-    parser.add_argument("--store", required=True, metavar="URL", help="file:DIR, sqlite:FILE, ...")
+    add_store_option(parser, ids=None, required=True)
     parser.add_argument("--index", type=Path, help="the index file (required for other stores)")
     parser.add_argument("--journal", help="only this journal")
     parser.add_argument("--role", help="only records by user, assistant, system, tool, summary, memory")
@@ -38,7 +39,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--limit", type=int, default=20, help="results (default 20)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index from the whole feed")
     parser.add_argument("--json", action="store_true", help="a JSON list of results")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,20 +12,12 @@ from typing import Any
 from rich.markup import escape
 
 from waybook.codecs import canonical_json
-from waybook.commands.common import (
-    add_store_option,
-    emit_json,
-    guarded,
-    open_journal,
-    replay_with_progress,
-    seq_arg,
-    short_kind,
-    stdout,
-)
+from waybook.commands.common import emit_json, open_journal, replay_with_progress, seq_arg, short_kind, stdout
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
+from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
 from waybook.model._records import (
@@ -61,7 +53,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
-"""`--store URL JOURNAL_ID`: the CLI's way to name a journal in a store instead of a file.
+"""`--store URL`: the CLI's one way to name a store, and a journal in it instead of a file.
 
-A command adds the option with `add_store_option(parser)` and opens its journal with
-`common.open_journal(args.path, args.store)`; with `--store`, PATH is a journal id. A journal of a
-directory store is opened as its JSONL file, read-only; other stores open it through `store.open`.
+Every command that takes the option adds it with `add_store_option(parser, ...)`. A command on journals
+(`--store URL JOURNAL_ID`) opens its journal with `common.open_journal(args.path, args.store)`: with
+`--store`, PATH is a journal id. A journal of a directory store is opened as its JSONL file, read-only;
+other stores open it through `store.open`. A command on a whole store (`ls`, `gc`, `search`) requires the
+option and opens the store with `connect_store`; only `import` creates one (`create_store`).
 """
 
 from __future__ import annotations
@@ -13,26 +15,37 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from waybook.commands.exits import UsageError
 from waybook.journal import AppendResult, Head, JsonlJournal, NewRecord, Record, SessionJournal
 from waybook.journal._verify import VerifyReport
 
 if TYPE_CHECKING:
     from waybook.stores import JournalStore
 
-
-def _usage(message: str) -> Exception:
-    from waybook.commands.common import UsageError  # common imports this module
-
-    return UsageError(message)
+URLS = "file:DIR, sqlite:FILE, postgresql://..."
+"""The store URLs a command takes, as its help names them."""
 
 
-def add_store_option(parser: argparse.ArgumentParser, *, what: str = "PATH") -> None:
-    """`--store URL`: the journals are in the store at URL and each PATH is a journal id."""
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        help=f"the store holding the journal (file:DIR, sqlite:FILE, postgresql://...); {what} is its id",
-    )
+def add_store_option(
+    parser: argparse.ArgumentParser,
+    *,
+    ids: str | None = "PATH",
+    required: bool = False,
+    detail: str = "",
+    default: Any = None,
+) -> None:
+    """`--store URL`, the same for every command.
+
+    With `ids`, those arguments are journal ids in the store (`--store URL JOURNAL_ID`); with None, the
+    command works on the whole store, and `required` says it needs one. `detail` adds what the command
+    does with the store (`import` creates it); `default` is argparse.SUPPRESS where a sub-command's
+    option must not overwrite its parent's (`waybook memory --store URL ID`).
+    """
+    if ids is None:
+        text = f"the store ({URLS})"
+    else:
+        text = f"the store holding the journal ({URLS}); {ids} is its id"
+    parser.add_argument("--store", metavar="URL", required=required, default=default, help=text + detail)
 
 
 def connect_store(url: str) -> JournalStore:
@@ -45,14 +58,24 @@ def connect_store(url: str) -> JournalStore:
     location = local_path(url)
     if scheme == "file" and location is not None and not (location / "catalog.jsonl").is_file():
         msg = f"{url}: no directory store there (no catalog.jsonl)"
-        raise _usage(msg)
+        raise UsageError(msg)
     if scheme == "sqlite" and location is not None and not location.is_file():
         msg = f"{url}: no SQLite store there"
-        raise _usage(msg)
+        raise UsageError(msg)
     try:
         return open_store(url)
     except StoreArgumentError as exc:
-        raise _usage(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
+
+
+def create_store(url: str) -> JournalStore:
+    """Open the store at `url` for `import`, creating it if it is missing; a bad URL is a usage error."""
+    from waybook.stores import StoreArgumentError, open_store
+
+    try:
+        return open_store(url)
+    except StoreArgumentError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def journal_file_in_store(store: JournalStore, journal_id: str) -> Path | None:
@@ -66,7 +89,7 @@ def journal_file_in_store(store: JournalStore, journal_id: str) -> Path | None:
     try:
         return store.path_of(journal_id)
     except StoreArgumentError as exc:
-        raise _usage(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
 
 
 def open_in_store(url: str, journal_id: str) -> SessionJournal:
@@ -79,7 +102,7 @@ def open_in_store(url: str, journal_id: str) -> SessionJournal:
         journal: SessionJournal = JsonlJournal(path, readonly=True) if path else store.open(journal_id)
     except StoreArgumentError as exc:
         store.close()
-        raise _usage(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
     except BaseException:
         store.close()
         raise
@@ -137,7 +160,7 @@ def verify_in_store(url: str, journal_id: str) -> VerifyReport:
             with store.open(journal_id) as journal:
                 return verify(journal)
         except StoreArgumentError as exc:
-            raise _usage(str(exc)) from exc
+            raise UsageError(str(exc)) from exc
 
 
 def file_to_repair(url: str, journal_id: str) -> Path | None:
@@ -169,7 +192,7 @@ def import_into_store(store: JournalStore, journal_id: str, staging: SessionJour
         with store.create(journal_id, role=role, metadata=metadata, header=False) as journal:
             copy_records(records, journal)
     except (StoreArgumentError, JournalExistsError) as exc:
-        raise _usage(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
 
 
 class _InStore:

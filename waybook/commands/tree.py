@@ -11,9 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from waybook.commands.common import (
-    add_store_option,
     emit_json,
-    guarded,
     open_journal,
     replay_with_progress,
     seq_arg,
@@ -23,7 +21,7 @@ from waybook.commands.common import (
 )
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
-from waybook.commands.store_option import connect_store
+from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal
 from waybook.journal._reading import read_seqs
@@ -45,7 +43,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     add_store_option(parser)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

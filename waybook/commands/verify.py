@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, USAGE, UsageError, emit_json, warn
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.journal_files import starts_with_header
 from waybook.commands.store_option import add_store_option, connect_store, verify_in_store
 from waybook.commands.terminal import visible
@@ -27,7 +28,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook verify sessions/*.jsonl --json",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    add_store_option(parser, what="each PATH")
+    add_store_option(parser, ids="each PATH")
     parser.add_argument("--json", action="store_true", help="one JSON object per journal")
     parser.add_argument(
         "--blobs",
@@ -60,6 +61,10 @@ def run(args: argparse.Namespace) -> int:
             continue
         except UsageError as exc:  # --store: a bad id or no store there
             warn(str(exc))
+            status = max(status, USAGE)
+            continue
+        except OSError as exc:  # a file that cannot be read: say so, and go on to the next
+            warn(f"{exc.filename or path}: {exc.strerror or exc}")
             status = max(status, USAGE)
             continue
         entry: dict[str, Any] = {

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from waybook.commands.common import OK, PROBLEM, UsageError, warn
+from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.store_option import open_in_store
 from waybook.journal import JournalError, JsonlJournal, SessionJournal
 from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts

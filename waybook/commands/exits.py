@@ -1,0 +1,46 @@
+"""Exit codes, usage errors, warnings and the one error guard: the bottom of waybook.commands.
+
+Every command runs through `run_guarded` (cli.main calls it): a typed waybook error (a JournalError) is
+one line on stderr and exit 1, a mistake in the command line (a UsageError, or a file that cannot be
+opened) one line and exit 2. Only a bug shows a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Final
+
+from waybook.commands.terminal import visible
+from waybook.journal import JournalError
+
+OK: Final = 0
+PROBLEM: Final = 1
+USAGE: Final = 2
+
+
+class UsageError(Exception):
+    """A mistake in the command line: exit 2 with the message on stderr."""
+
+
+def warn(message: str) -> None:
+    """One diagnostic line on stderr, `waybook: ...`, made visible (a message can quote hostile bytes)."""
+    sys.stderr.write(f"waybook: {visible(message)}\n")
+
+
+def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """`run(args)`, with typed errors turned into one line on stderr and the right exit code."""
+    try:
+        return int(run(args))
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): cli.main ends quietly
+    except UsageError as exc:
+        warn(str(exc))
+        return USAGE
+    except JournalError as exc:  # before OSError: a StorageError is both
+        warn(str(exc))
+        return PROBLEM
+    except OSError as exc:
+        warn(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+        return USAGE
