@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from waybook.commands.common import OK, UsageError, guarded
+from waybook.commands.exits import OK, UsageError
+from waybook.commands.store_option import add_store_option
 from waybook.view import ViewServer
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -23,12 +24,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook serve --store file:sessions --port 8470",
     )
-    parser.add_argument(
-        "--store", required=True, metavar="URL", help="the store (file:DIR, sqlite:FILE, ...)"
-    )
+    add_store_option(parser, ids=None, required=True)
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8470, help="the port (default 8470; 0 picks a free one)")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,10 +9,11 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands.common import OK, PROBLEM, UsageError, emit_json, guarded, open_journal, stdout
+from waybook.commands.common import emit_json, open_journal, stdout
+from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
-from waybook.commands.store_option import connect_store
+from waybook.commands.store_option import add_store_option, connect_store
 from waybook.projections import SessionStats, Tally, session_stats
 
 
@@ -31,9 +32,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "path", nargs="?", type=Path, metavar="PATH", help="a journal file, or an id with --store"
     )
-    parser.add_argument("--store", metavar="URL", help="the store holding the journal(s); PATH is an id")
+    add_store_option(parser, detail="; with no PATH, every session journal of the store")
     parser.add_argument("--json", action="store_true", help="one JSON object")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import OK, PROBLEM, UsageError, guarded, warn
+from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, open_in_store, verify_in_store
 from waybook.journal import CorruptJournalError, JsonlJournal, Record, VerifyReport, verify_file
@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "-o", "--output", type=Path, required=True, metavar="OUT.html", help="the page to write"
     )
     parser.add_argument("--force", action="store_true", help="replace OUT.html if it exists")
-    parser.set_defaults(run=guarded(run))
+    parser.set_defaults(run=run)
 
 
 def proven_records(path: Path, store: str | None) -> tuple[list[Record], VerifyReport, str]:

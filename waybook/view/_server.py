@@ -147,6 +147,13 @@ class ViewServer(ThreadingHTTPServer):
             f"[{name}]:{bound_port}" for name in names if ":" in name
         }
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that leaves a page drops its waiting request: that is not an error to print."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
     def url_for(self, path: str = "/") -> str:
         host, port = self.bound
         shown = f"[{host}]" if ":" in host else host
