@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook._session import ToolOutcome, _check_blocks, _check_pairing, _content, new_id
+from waybook._session import ToolOutcome, _check_blocks, _check_pairing, _content, custom_data, new_id
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import SessionClock
 from waybook.journal._protocol import SessionJournal
@@ -261,6 +261,7 @@ class AsyncSession:
     async def custom(
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
+        data = custom_data(data)  # an unregistered object is refused before anything is written
         inlined = await self._inline(content)
         return await self._node(
             lambda: CustomEntry(

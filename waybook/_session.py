@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
+from waybook.codecs import encode_value
 from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.session import next_leaf
@@ -41,6 +42,14 @@ from waybook.model._records import (
 )
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
+
+_JSON_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
+"""Custom data that is stored as given; any other object must be a registered value."""
+
+
+def custom_data(data: Any) -> Any:
+    """`data` as a custom entry stores it: JSON data as given, a registered value by its wire tag."""
+    return data if isinstance(data, _JSON_TYPES) else encode_value(data)
 
 
 def _content(value: str | Sequence[Block]) -> Content:
@@ -267,8 +276,16 @@ class Session:
     def custom(
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
+        """A custom entry of `type`. `data` is JSON data, or a value of a class registered with
+        `waybook.codecs.register_value`, stored under its wire tag (read it back with
+        `waybook.codecs.decode_value(record.body.data)`); any other object raises UnregisteredValueError
+        and nothing is written."""
         body = CustomEntry(
-            parent=self._leaf, type=type, data=data, in_context=in_context, content=self._inline(content)
+            parent=self._leaf,
+            type=type,
+            data=custom_data(data),
+            in_context=in_context,
+            content=self._inline(content),
         )
         return self._node(body)
 
