@@ -15,6 +15,7 @@ import attrs
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook.codecs import encode_value
 from waybook.journal._clock import SessionClock, new_id, utc_now
+from waybook.journal._fork import plan_fork
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import IntegrityError, InvalidRecordError, ToolPairingError
@@ -317,6 +318,36 @@ class Session:
     def reset(self, *, reason: str = "") -> Record:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
         return self._node(Reset(reason=reason, actor=self._actor))
+
+    def fork(self, node_id: str, journal: SessionJournal, *, journal_id: str | None = None) -> Session:
+        """A new session in the empty `journal` whose history is this one's up to the node `node_id`.
+
+        The records up to and including the node are copied verbatim (same ids, timestamps and bodies, at
+        the same seqs) behind a new header whose metadata `forked_from` names this journal and the node's
+        seq and digest (`waybook.journal.check_fork` proves it against this journal). The leaf of the new
+        session is the node. Everything is written in one batch; this journal is only read. Raises
+        UnknownNodeError for an id that is not a node of this journal (as of `head`).
+        """
+        if journal.head() != GENESIS:
+            msg = f"a fork is written into an empty journal; {journal.name} has records already"
+            raise InvalidRecordError(msg, journal=journal.name)
+        source = self._journal.read(limit=self._head.seq) if self._head.seq else iter(())
+        plan = plan_fork(
+            source, node_id, name=self._journal.name, journal_id=journal_id or self._ids(), at=self._clock()
+        )
+        batch = [NewRecord(id=self._ids(), at=plan.header_at, body=plan.header), *plan.copies]
+        journal.append(batch, expected=GENESIS)
+        return Session(
+            journal,
+            actor=self._actor,
+            clock=self._fork_clock(),
+            ids=self._ids,
+            blobs=self._blobs,
+            inline_limit=self._inline_limit,
+        )
+
+    def _fork_clock(self) -> Callable[[], str] | None:
+        return None if self._session_clock is not None else self._clock
 
     def _inline(self, value: str | Sequence[Block]) -> Content:
         """The content as given, with blocks over the inline limit stored as blobs (waybook._offload)."""

@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     from waybook.commands import register_all
 
     register_all(commands)
+    from waybook.commands import fork  # issue 31
+
+    fork.register(commands)
     return parser
 
 
