@@ -79,6 +79,7 @@ def test_every_code_block_in_the_docs_runs(
 DESIGN_EXAMPLES = {
     "app_values.py": "after the rename: RenamedPlan(goal='ship the release', current_value=3)",
     "fork_session.py": "source records: 5 fork records: 3",
+    "context_usage.py": "with another tool: the request's tools changed",
 }
 
 

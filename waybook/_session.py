@@ -41,6 +41,7 @@ from waybook.model._records import (
     UserMessage,
     text,
 )
+from waybook.projections import RequestContext, context_usage
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
@@ -180,8 +181,12 @@ class Session:
         stop_reason: str | None = None,
         model: str | None = None,
         usage: dict[str, int] | None = None,
+        request: RequestContext | None = None,
     ) -> AppendResult:
         """Append one assistant message and the results of the tool calls in it, as one atomic batch.
+
+        `request` is the plan of the request whose `usage` this is: its revision is recorded with the
+        message (`details.request`), for `waybook.projections.context_usage`.
 
         The message extends the leaf; each result's parent is the record before it, in the order given.
         Every tool call in `content` needs exactly one result, and every result must answer one of
@@ -201,6 +206,7 @@ class Session:
             stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
             model=model,
             usage=usage,
+            details=_request_details(request, self._leaf),
         )
         at = self._clock()
         batch = [NewRecord(id=message_id, at=at, body=message)]
@@ -237,13 +243,16 @@ class Session:
         stop_reason: str = "end_turn",
         model: str | None = None,
         usage: dict[str, int] | None = None,
+        request: RequestContext | None = None,
     ) -> Record:
+        """One assistant message; `request` as for `turn`."""
         body = AssistantMessage(
             parent=self._leaf,
             content=self._inline(content),
             stop_reason=stop_reason,
             model=model,
             usage=usage,
+            details=_request_details(request, self._leaf),
         )
         return self._node(body)
 
@@ -266,9 +275,28 @@ class Session:
         )
         return self._node(body)
 
-    def compact(self, summary: str, *, first_kept: str | None, tokens_before: int | None = None) -> Record:
+    def compact(
+        self,
+        summary: str,
+        *,
+        first_kept: str | None,
+        tokens_before: int | None = None,
+        revision: str | None = None,
+    ) -> Record:
+        """A compaction at the leaf. It records the request-context revision it summarized (`revision`,
+        default: the last measured on the path, `context_usage`) in `details.summarized_revision`; the
+        pinned memory is not touched, so the next request carries the same memory contribution."""
+        if revision is None and self._head.seq:
+            revision = context_usage(self._journal.read(limit=self._head.seq), self._leaf).revision
+        details = None if revision is None else {"summarized_revision": revision}
         return self._node(
-            Compaction(parent=self._leaf, summary=summary, first_kept=first_kept, tokens_before=tokens_before)
+            Compaction(
+                parent=self._leaf,
+                summary=summary,
+                first_kept=first_kept,
+                tokens_before=tokens_before,
+                details=details,
+            )
         )
 
     def exclude(self, target: str, *, reason: str = "") -> Record:
@@ -379,6 +407,16 @@ class Session:
             raise IntegrityError(msg)
         self._head = Head.of(record)
         self._leaf = next_leaf(self._leaf, record.id, record.body)
+
+
+def _request_details(request: RequestContext | None, leaf: str | None) -> dict[str, Any] | None:
+    """An assistant message's `details` naming the request context its usage measured."""
+    if request is None:
+        return None
+    if not isinstance(request, RequestContext):
+        msg = f"request= takes a waybook.projections.RequestContext, not {type(request).__name__}"
+        raise InvalidRecordError(msg)
+    return {"request": request.describe(leaf)}
 
 
 def _check_blocks(blocks: object, journal: str) -> None:

@@ -31,6 +31,7 @@ from waybook.projections._snapshots import (
 )
 from waybook.projections._timeline import Timeline
 from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeState
+from waybook.projections._usage import ContextUsage, RequestContext, context_usage, usage_tokens
 
 __all__ = [
     "COMPACTION_PREAMBLE",
@@ -40,10 +41,12 @@ __all__ = [
     "ContextProjection",
     "ContextRefs",
     "ContextState",
+    "ContextUsage",
     "LeafMove",
     "LiveProjection",
     "Projection",
     "ProjectionOrderError",
+    "RequestContext",
     "SnapshotStore",
     "Timeline",
     "Trajectory",
@@ -53,6 +56,7 @@ __all__ = [
     "check_belongs",
     "context_at",
     "context_refs",
+    "context_usage",
     "decode_snapshot",
     "encode_snapshot",
     "fold",
@@ -61,4 +65,5 @@ __all__ = [
     "replay",
     "restore",
     "trajectory",
+    "usage_tokens",
 ]
