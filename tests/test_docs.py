@@ -80,6 +80,7 @@ DESIGN_EXAMPLES = {
     "app_values.py": "after the rename: RenamedPlan(goal='ship the release', current_value=3)",
     "fork_session.py": "source records: 5 fork records: 3",
     "context_usage.py": "with another tool: the request's tools changed",
+    "feed_subscriber.py": "run 2: cursor 6, 4 records indexed",
 }
 
 

@@ -18,9 +18,9 @@ from waybook._session import (
     _check_blocks,
     _check_pairing,
     _content,
-    _request_details,
     custom_data,
     new_id,
+    request_details,
 )
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import SessionClock
@@ -183,7 +183,7 @@ class AsyncSession:
         request: RequestContext | None = None,
     ) -> Record:
         inlined = await self._inline(content)
-        _request_details(request, None)  # a wrong type is refused before anything is written
+        request_details(request, None)  # a wrong type is refused before anything is written
         return await self._node(
             lambda: AssistantMessage(
                 parent=self._leaf,
@@ -191,7 +191,7 @@ class AsyncSession:
                 stop_reason=stop_reason,
                 model=model,
                 usage=usage,
-                details=_request_details(request, self._leaf),
+                details=request_details(request, self._leaf),
             )
         )
 
@@ -227,7 +227,7 @@ class AsyncSession:
         request: RequestContext | None = None,
     ) -> AppendResult:
         """One assistant message and the results of its tool calls, as one atomic batch (Session.turn)."""
-        _request_details(request, None)  # a wrong type is refused before anything is written
+        request_details(request, None)  # a wrong type is refused before anything is written
         given = _content(content)
         _check_blocks(given, self._journal.name)
         calls = {block.call_id: block for block in given if type(block) is ToolCallBlock}
@@ -242,7 +242,7 @@ class AsyncSession:
                 stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
                 model=model,
                 usage=usage,
-                details=_request_details(request, self._leaf),
+                details=request_details(request, self._leaf),
             )
             at = self._clock()
             batch = [NewRecord(id=message_id, at=at, body=message)]

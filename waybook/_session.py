@@ -206,7 +206,7 @@ class Session:
             stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
             model=model,
             usage=usage,
-            details=_request_details(request, self._leaf),
+            details=request_details(request, self._leaf),
         )
         at = self._clock()
         batch = [NewRecord(id=message_id, at=at, body=message)]
@@ -252,7 +252,7 @@ class Session:
             stop_reason=stop_reason,
             model=model,
             usage=usage,
-            details=_request_details(request, self._leaf),
+            details=request_details(request, self._leaf),
         )
         return self._node(body)
 
@@ -409,7 +409,7 @@ class Session:
         self._leaf = next_leaf(self._leaf, record.id, record.body)
 
 
-def _request_details(request: RequestContext | None, leaf: str | None) -> dict[str, Any] | None:
+def request_details(request: RequestContext | None, leaf: str | None) -> dict[str, Any] | None:
     """An assistant message's `details` naming the request context its usage measured."""
     if request is None:
         return None
