@@ -81,6 +81,7 @@ DESIGN_EXAMPLES = {
     "fork_session.py": "source records: 5 fork records: 3",
     "context_usage.py": "with another tool: the request's tools changed",
     "feed_subscriber.py": "run 2: cursor 6, 4 records indexed",
+    "coordination_diamond.py": "D = {'sum': 15} from ['B', 'C']",
 }
 
 
