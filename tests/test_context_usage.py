@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from waybook import InMemoryJournal, Session, ToolOutcome
-from waybook.journal import AssistantMessage, Compaction, MemoryUsed, ToolCallBlock
+from waybook.journal import AssistantMessage, Compaction, MemoryUsed, ToolCallBlock, UnknownNodeError
 from waybook.projections import ContextUsage, RequestContext, context_usage, usage_tokens
 
 TOOLS = [{"name": "bash", "description": "run a command", "parameters": {"type": "object"}}]
@@ -211,3 +211,9 @@ def test_any_run_of_appends_keeps_the_count_valid(appends: list[str]) -> None:
     usage = usage_of(session, PLAN)
     assert usage.valid
     assert len(usage.appended) == 1 + len(appends)  # the tool result, then each append
+
+
+def test_a_leaf_that_is_not_a_node_is_a_typed_error() -> None:
+    session, _ = measured_session()
+    with pytest.raises(UnknownNodeError, match="not a node"):
+        context_usage(session.journal.read(), "nope")

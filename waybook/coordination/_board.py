@@ -216,7 +216,7 @@ class StoreBlackboard(_Board):
             journal = store.open(name)
         else:
             try:
-                journal = store.create(name, header=False)
+                journal = store.create(name, metadata={"coordination": NOTE_TYPE})
             except JournalExistsError:
                 journal = store.open(name)
         super().__init__(journal, name)

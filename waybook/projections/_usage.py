@@ -26,6 +26,7 @@ from typing import Any, Final
 import attrs
 
 from waybook.codecs._canonical import digest_of
+from waybook.model._errors import UnknownNodeError
 from waybook.model._records import (
     AssistantMessage,
     Compaction,
@@ -163,6 +164,9 @@ def context_usage(
             current = None
         elif isinstance(body, MemoryUsed):
             memory = body.block_sha256 or body.index_sha256
+    if leaf is not None and leaf not in parents:
+        msg = f"context_usage: {leaf!r} is not a node of these records; give a node id (or leaf=None)"
+        raise UnknownNodeError(msg, record_id=leaf)
     at = current if leaf is None else leaf
     path: list[str] = []
     node = at
