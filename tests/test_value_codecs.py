@@ -228,3 +228,29 @@ def test_the_cli_shows_a_value_whose_class_it_does_not_know(command: str) -> Non
 def test_the_face_exports_the_registry_names() -> None:
     for name in ("register_value", "decode_value", "UnregisteredValueError", "read_value", "OpaqueValue"):
         assert name in waybook.codecs.__all__
+
+
+def test_a_class_that_is_not_attrs_registers_with_its_own_hook_pair() -> None:
+    class Money:
+        def __init__(self, cents: int, currency: str) -> None:
+            self.cents, self.currency = cents, currency
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Money) and (self.cents, self.currency) == (other.cents, other.currency)
+
+        __hash__ = None  # type: ignore[assignment]
+
+    registry = ValueRegistry()
+    registry.register(
+        Money,
+        "shop.money/1",
+        unstructure=lambda m: {"amount": m.cents, "cur": m.currency},
+        structure=lambda d: Money(d["amount"], d["cur"]),
+    )
+    data = registry.encode(Money(250, "EUR"))
+    assert data == {"$value": "shop.money/1", "fields": {"amount": 250, "cur": "EUR"}}
+    assert registry.decode(data) == Money(250, "EUR")
+    with pytest.raises(InvalidRecordError, match="both unstructure= and structure="):
+        ValueRegistry().register(Money, "shop.money/1", unstructure=lambda m: {})
+    with pytest.raises(InvalidRecordError, match="attrs class"):
+        ValueRegistry().register(Money, "shop.money/1")

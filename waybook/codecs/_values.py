@@ -120,19 +120,28 @@ class ValueRegistry:
         *,
         fields: Mapping[str, str] | None = None,
         upcasters: Mapping[str, Upcaster] | None = None,
+        unstructure: Callable[[Any], dict[str, Any]] | None = None,
+        structure: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> None:
         """Store instances of the attrs class `cls` under `tag`, with `fields` mapping each wire field name
         to the attribute that holds it now (attributes left out keep their own name on the wire) and
         `upcasters` lifting each earlier version of the tag (`"myapp.plan/1"`) to the next one.
 
+        A class that is not an attrs class gives its own hook pair instead of `fields`: `unstructure`
+        (value -> wire fields) and `structure` (wire fields -> value), as cattrs hooks do.
+
         Registering the same class under the same tag again is a no-op; anything else that reuses a tag,
         a tag's name or a class raises InvalidRecordError.
         """
         name, version = _split_tag(tag)
-        if not (isinstance(cls, type) and attrs.has(cls)):
-            msg = f"register_value takes an attrs class, not {cls!r}"
+        hooks = (unstructure, structure)
+        if hooks != (None, None) and (not all(callable(h) for h in hooks) or fields is not None):
+            msg = f"value tag {tag!r}: give both unstructure= and structure= (and no fields=), or neither"
             raise InvalidRecordError(msg)
-        renames = _renames(cls, tag, fields)
+        if not isinstance(cls, type) or (hooks == (None, None) and not attrs.has(cls)):
+            msg = f"register_value takes an attrs class (or a class and its hook pair), not {cls!r}"
+            raise InvalidRecordError(msg)
+        renames = _renames(cls, tag, fields) if unstructure is None else {}
         lifts = _upcasters(name, version, upcasters)
         with self._lock:
             known = self._by_cls.get(cls)
@@ -148,17 +157,24 @@ class ValueRegistry:
                     f"{taken.cls.__qualname__}; a new version replaces it in a new registry (a new process)"
                 )
                 raise InvalidRecordError(msg)
-            overrides = {attr: override(rename=wire) for attr, wire in renames.items()}
-            unstructure = make_dict_unstructure_fn(cls, self._converter, **overrides)  # type: ignore[arg-type]
-            structure = make_dict_structure_fn(
-                cls,
-                self._converter,
-                _cattrs_forbid_extra_keys=True,
-                **overrides,  # type: ignore[arg-type]
-            )
-            self._converter.register_unstructure_hook(cls, unstructure)
-            self._converter.register_structure_hook(cls, structure)
-            codec = _Codec(cls, tag, name, version, lifts, unstructure, lambda data: structure(data, cls))
+            if unstructure is None or structure is None:
+                overrides = {attr: override(rename=wire) for attr, wire in renames.items()}
+                to_wire: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(
+                    cls,
+                    self._converter,
+                    **overrides,  # type: ignore[arg-type]
+                )
+                from_wire: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(
+                    cls,
+                    self._converter,
+                    _cattrs_forbid_extra_keys=True,
+                    **overrides,  # type: ignore[arg-type]
+                )
+                self._converter.register_unstructure_hook(cls, to_wire)
+                self._converter.register_structure_hook(cls, from_wire)
+                codec = _Codec(cls, tag, name, version, lifts, to_wire, lambda data: from_wire(data, cls))
+            else:
+                codec = _Codec(cls, tag, name, version, lifts, unstructure, structure)
             self._by_tag[tag] = self._by_name[name] = self._by_cls[cls] = codec
 
     def tag_of(self, cls: type) -> str | None:
@@ -276,9 +292,13 @@ def register_value(
     *,
     fields: Mapping[str, str] | None = None,
     upcasters: Mapping[str, Upcaster] | None = None,
+    unstructure: Callable[[Any], dict[str, Any]] | None = None,
+    structure: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> None:
     """Register `cls` in the default registry (`ValueRegistry.register`)."""
-    DEFAULT_REGISTRY.register(cls, tag, fields=fields, upcasters=upcasters)
+    DEFAULT_REGISTRY.register(
+        cls, tag, fields=fields, upcasters=upcasters, unstructure=unstructure, structure=structure
+    )
 
 
 def encode_value(value: object) -> dict[str, Any]:
