@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.stores.conftest import StoreKind
 from waybook import Session
@@ -264,3 +266,43 @@ def test_a_subscriber_in_another_process_resumes_over_a_socket(store: JournalSto
     got = [(d["journal"], d["seq"], d["digest"]) for d in first + second]
     assert got == feed_keys(store)  # nothing missed, nothing twice, across two processes
     assert int(cursor.read_text()) == second[-1]["position"]
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), st.sampled_from(["s1", "s2"]), st.integers(1, 3)),
+        st.tuples(st.just("take"), st.integers(1, 4), st.booleans()),  # how many; ack each?
+        st.tuples(st.just("reconnect"), st.just(0), st.just(0)),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=25)
+@given(operations=OPERATIONS)
+def test_any_run_of_writes_takes_and_reconnects_applies_every_record_once(
+    operations: list[tuple[str, object, object]],
+) -> None:
+    with open_store("memory:") as store:
+        applied = Applied()
+        order: list[tuple[str, int, str]] = []
+        subscription = store.subscribe(filter=("s1", "s2"))
+        for operation, a, b in operations:
+            if operation == "write":
+                write(store, str(a), int(b))  # type: ignore[call-overload]
+            elif operation == "take":
+                for _ in range(int(a)):  # type: ignore[call-overload]
+                    delivery = subscription.next(timeout=0)
+                    if delivery is None:
+                        break
+                    if applied.first_time(delivery):
+                        order.append(delivery.key)
+                    if b:
+                        subscription.ack(delivery.position)
+            else:
+                subscription.close()
+                subscription = store.subscribe(after=subscription.cursor, filter=("s1", "s2"))
+        while (delivery := subscription.next(timeout=0)) is not None:
+            if applied.first_time(delivery):
+                order.append(delivery.key)
+        assert order == feed_keys(store)
