@@ -43,6 +43,7 @@ from waybook.journal._clock import new_id, utc_now
 if TYPE_CHECKING:
     from waybook.stores import JournalStore
 
+
 class _Board:
     """What both boards share: the notes replayed from the journal, and publishing by compare-and-append."""
 
