@@ -72,3 +72,23 @@ def test_every_code_block_in_the_docs_runs(
     command = [sys.executable, "-c", code] if language == "python" else ["bash", "-e", "-c", code]
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert run.returncode == 0, f"{doc.name} block {number}:\n{run.stderr[-2000:]}"
+
+
+# --- issue 31: the design's examples run and print what they show ---------------------------------
+
+DESIGN_EXAMPLES = {
+    "app_values.py": "after the rename: RenamedPlan(goal='ship the release', current_value=3)",
+    "fork_session.py": "source records: 5 fork records: 3",
+    "context_usage.py": "with another tool: the request's tools changed",
+    "feed_subscriber.py": "run 2: cursor 6, 4 records indexed",
+    "coordination_diamond.py": "D = {'sum': 15} from ['B', 'C']",
+}
+
+
+@pytest.mark.parametrize("name", sorted(DESIGN_EXAMPLES))
+def test_the_design_examples_run(name: str, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, str(ROOT / "examples" / name)]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert DESIGN_EXAMPLES[name] in run.stdout

@@ -13,7 +13,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook._session import ToolOutcome, _check_blocks, _check_pairing, _content, new_id
+from waybook._session import (
+    ToolOutcome,
+    _check_blocks,
+    _check_pairing,
+    _content,
+    custom_data,
+    new_id,
+    request_details,
+)
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import SessionClock
 from waybook.journal._protocol import SessionJournal
@@ -40,6 +48,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
+from waybook.projections import RequestContext
 from waybook.stores._threaded import ThreadedJournal
 
 
@@ -171,11 +180,18 @@ class AsyncSession:
         stop_reason: str = "end_turn",
         model: str | None = None,
         usage: dict[str, int] | None = None,
+        request: RequestContext | None = None,
     ) -> Record:
         inlined = await self._inline(content)
+        request_details(request, None)  # a wrong type is refused before anything is written
         return await self._node(
             lambda: AssistantMessage(
-                parent=self._leaf, content=inlined, stop_reason=stop_reason, model=model, usage=usage
+                parent=self._leaf,
+                content=inlined,
+                stop_reason=stop_reason,
+                model=model,
+                usage=usage,
+                details=request_details(request, self._leaf),
             )
         )
 
@@ -208,8 +224,10 @@ class AsyncSession:
         stop_reason: str | None = None,
         model: str | None = None,
         usage: dict[str, int] | None = None,
+        request: RequestContext | None = None,
     ) -> AppendResult:
         """One assistant message and the results of its tool calls, as one atomic batch (Session.turn)."""
+        request_details(request, None)  # a wrong type is refused before anything is written
         given = _content(content)
         _check_blocks(given, self._journal.name)
         calls = {block.call_id: block for block in given if type(block) is ToolCallBlock}
@@ -224,6 +242,7 @@ class AsyncSession:
                 stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
                 model=model,
                 usage=usage,
+                details=request_details(request, self._leaf),
             )
             at = self._clock()
             batch = [NewRecord(id=message_id, at=at, body=message)]
@@ -261,6 +280,7 @@ class AsyncSession:
     async def custom(
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
+        data = custom_data(data)  # an unregistered object is refused before anything is written
         inlined = await self._inline(content)
         return await self._node(
             lambda: CustomEntry(

@@ -13,7 +13,9 @@ from typing import Any
 import attrs
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
+from waybook.codecs import encode_value
 from waybook.journal._clock import SessionClock, new_id, utc_now
+from waybook.journal._fork import plan_fork
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import IntegrityError, InvalidRecordError, ToolPairingError
@@ -39,8 +41,17 @@ from waybook.model._records import (
     UserMessage,
     text,
 )
+from waybook.projections import RequestContext, context_usage
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
+
+_JSON_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
+"""Custom data that is stored as given; any other object must be a registered value."""
+
+
+def custom_data(data: Any) -> Any:
+    """`data` as a custom entry stores it: JSON data as given, a registered value by its wire tag."""
+    return data if isinstance(data, _JSON_TYPES) else encode_value(data)
 
 
 def _content(value: str | Sequence[Block]) -> Content:
@@ -170,8 +181,12 @@ class Session:
         stop_reason: str | None = None,
         model: str | None = None,
         usage: dict[str, int] | None = None,
+        request: RequestContext | None = None,
     ) -> AppendResult:
         """Append one assistant message and the results of the tool calls in it, as one atomic batch.
+
+        `request` is the plan of the request whose `usage` this is: its revision is recorded with the
+        message (`details.request`), for `waybook.projections.context_usage`.
 
         The message extends the leaf; each result's parent is the record before it, in the order given.
         Every tool call in `content` needs exactly one result, and every result must answer one of
@@ -191,6 +206,7 @@ class Session:
             stop_reason=stop_reason or ("tool_use" if calls else "end_turn"),
             model=model,
             usage=usage,
+            details=request_details(request, self._leaf),
         )
         at = self._clock()
         batch = [NewRecord(id=message_id, at=at, body=message)]
@@ -227,13 +243,16 @@ class Session:
         stop_reason: str = "end_turn",
         model: str | None = None,
         usage: dict[str, int] | None = None,
+        request: RequestContext | None = None,
     ) -> Record:
+        """One assistant message; `request` as for `turn`."""
         body = AssistantMessage(
             parent=self._leaf,
             content=self._inline(content),
             stop_reason=stop_reason,
             model=model,
             usage=usage,
+            details=request_details(request, self._leaf),
         )
         return self._node(body)
 
@@ -256,9 +275,28 @@ class Session:
         )
         return self._node(body)
 
-    def compact(self, summary: str, *, first_kept: str | None, tokens_before: int | None = None) -> Record:
+    def compact(
+        self,
+        summary: str,
+        *,
+        first_kept: str | None,
+        tokens_before: int | None = None,
+        revision: str | None = None,
+    ) -> Record:
+        """A compaction at the leaf. It records the request-context revision it summarized (`revision`,
+        default: the last measured on the path, `context_usage`) in `details.summarized_revision`; the
+        pinned memory is not touched, so the next request carries the same memory contribution."""
+        if revision is None and self._head.seq:
+            revision = context_usage(self._journal.read(limit=self._head.seq), self._leaf).revision
+        details = None if revision is None else {"summarized_revision": revision}
         return self._node(
-            Compaction(parent=self._leaf, summary=summary, first_kept=first_kept, tokens_before=tokens_before)
+            Compaction(
+                parent=self._leaf,
+                summary=summary,
+                first_kept=first_kept,
+                tokens_before=tokens_before,
+                details=details,
+            )
         )
 
     def exclude(self, target: str, *, reason: str = "") -> Record:
@@ -267,8 +305,16 @@ class Session:
     def custom(
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
     ) -> Record:
+        """A custom entry of `type`. `data` is JSON data, or a value of a class registered with
+        `waybook.codecs.register_value`, stored under its wire tag (read it back with
+        `waybook.codecs.decode_value(record.body.data)`); any other object raises UnregisteredValueError
+        and nothing is written."""
         body = CustomEntry(
-            parent=self._leaf, type=type, data=data, in_context=in_context, content=self._inline(content)
+            parent=self._leaf,
+            type=type,
+            data=custom_data(data),
+            in_context=in_context,
+            content=self._inline(content),
         )
         return self._node(body)
 
@@ -301,6 +347,36 @@ class Session:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
         return self._node(Reset(reason=reason, actor=self._actor))
 
+    def fork(self, node_id: str, journal: SessionJournal, *, journal_id: str | None = None) -> Session:
+        """A new session in the empty `journal` whose history is this one's up to the node `node_id`.
+
+        The records up to and including the node are copied verbatim (same ids, timestamps and bodies, at
+        the same seqs) behind a new header whose metadata `forked_from` names this journal and the node's
+        seq and digest (`waybook.journal.check_fork` proves it against this journal). The leaf of the new
+        session is the node. Everything is written in one batch; this journal is only read. Raises
+        UnknownNodeError for an id that is not a node of this journal (as of `head`).
+        """
+        if journal.head() != GENESIS:
+            msg = f"a fork is written into an empty journal; {journal.name} has records already"
+            raise InvalidRecordError(msg, journal=journal.name)
+        source = self._journal.read(limit=self._head.seq) if self._head.seq else iter(())
+        plan = plan_fork(
+            source, node_id, name=self._journal.name, journal_id=journal_id or self._ids(), at=self._clock()
+        )
+        batch = [NewRecord(id=self._ids(), at=plan.header_at, body=plan.header), *plan.copies]
+        journal.append(batch, expected=GENESIS)
+        return Session(
+            journal,
+            actor=self._actor,
+            clock=self._fork_clock(),
+            ids=self._ids,
+            blobs=self._blobs,
+            inline_limit=self._inline_limit,
+        )
+
+    def _fork_clock(self) -> Callable[[], str] | None:
+        return None if self._session_clock is not None else self._clock
+
     def _inline(self, value: str | Sequence[Block]) -> Content:
         """The content as given, with blocks over the inline limit stored as blobs (waybook._offload)."""
         content = _content(value)
@@ -331,6 +407,16 @@ class Session:
             raise IntegrityError(msg)
         self._head = Head.of(record)
         self._leaf = next_leaf(self._leaf, record.id, record.body)
+
+
+def request_details(request: RequestContext | None, leaf: str | None) -> dict[str, Any] | None:
+    """An assistant message's `details` naming the request context its usage measured."""
+    if request is None:
+        return None
+    if not isinstance(request, RequestContext):
+        msg = f"request= takes a waybook.projections.RequestContext, not {type(request).__name__}"
+        raise InvalidRecordError(msg)
+    return {"request": request.describe(leaf)}
 
 
 def _check_blocks(blocks: object, journal: str) -> None:

@@ -2,6 +2,7 @@
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._durability import Durability
+from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, verify_file
 from waybook.journal._protocol import SessionJournal
@@ -104,6 +105,11 @@ __all__ = [
     "VerifyReport",
     "verify",
     "verify_file",
+    # forks
+    "ForkPoint",
+    "ForkProvenanceError",
+    "check_fork",
+    "fork_point",
     # records
     "TERMINAL_STOP_REASONS",
     "Annotation",

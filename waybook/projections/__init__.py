@@ -32,6 +32,7 @@ from waybook.projections._snapshots import (
 from waybook.projections._stats import BranchStats, SessionStats, Tally, session_stats
 from waybook.projections._timeline import Timeline
 from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeState
+from waybook.projections._usage import ContextUsage, RequestContext, context_usage, usage_tokens
 
 __all__ = [
     "BranchStats",
@@ -45,10 +46,12 @@ __all__ = [
     "ContextProjection",
     "ContextRefs",
     "ContextState",
+    "ContextUsage",
     "LeafMove",
     "LiveProjection",
     "Projection",
     "ProjectionOrderError",
+    "RequestContext",
     "SnapshotStore",
     "Timeline",
     "Trajectory",
@@ -58,6 +61,7 @@ __all__ = [
     "check_belongs",
     "context_at",
     "context_refs",
+    "context_usage",
     "decode_snapshot",
     "encode_snapshot",
     "fold",
@@ -66,4 +70,5 @@ __all__ = [
     "replay",
     "restore",
     "trajectory",
+    "usage_tokens",
 ]

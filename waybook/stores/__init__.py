@@ -4,6 +4,7 @@
 `memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres).
 """
 
+from waybook.stores._bridge import BridgeError, FeedServer, RemoteSubscription
 from waybook.stores._copying import copy_records
 from waybook.stores._database import DatabaseJournal, DatabaseStore
 from waybook.stores._directory import DirectoryStore
@@ -21,6 +22,14 @@ from waybook.stores._errors import (
 from waybook.stores._in_process import InProcessStore, MemoryStore
 from waybook.stores._protocol import CATALOG_ID, AsyncJournalStore, JournalStore, tail
 from waybook.stores._sqlite import SqliteStore
+from waybook.stores._subscribe import (
+    Applied,
+    AsyncSubscription,
+    Delivery,
+    DeliveryConflictError,
+    Subscription,
+    subscribe,
+)
 from waybook.stores._threaded import ThreadedJournal, ThreadedStore, open_async_store
 from waybook.stores._url import OPENERS, open_store
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
@@ -42,13 +51,23 @@ __all__ = [
     "copy_records",
     "open_async_store",
     "open_store",
+    "subscribe",
     "tail",
+    # delivery to extensions
+    "Applied",
+    "AsyncSubscription",
+    "Delivery",
+    "FeedServer",
+    "RemoteSubscription",
+    "Subscription",
     # values
     "FeedEntry",
     "JournalInfo",
     "JournalPage",
     "PurgeReceipt",
     # errors
+    "BridgeError",
+    "DeliveryConflictError",
     "InvalidJournalIdError",
     "InvalidStoreUrlError",
     "JournalExistsError",

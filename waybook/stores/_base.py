@@ -49,6 +49,7 @@ from waybook.stores._errors import (
 from waybook.stores._fed import FedJournal
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run, Runs
+from waybook.stores._subscribe import Filter, Subscription
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
 READER_CACHE = 256
@@ -294,6 +295,10 @@ class CatalogStore:
     def _entries(self, pending: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
         for i in range(0, len(pending), FEED_WINDOW_RUNS):
             yield from self._read_window(pending[i : i + FEED_WINDOW_RUNS])
+
+    def subscribe(self, after: int = 0, *, filter: Filter = None) -> Subscription:
+        """Deliveries of the feed after `after`, with acknowledgements (waybook.stores._subscribe)."""
+        return Subscription(self, after, filter=filter)
 
     def feed_head(self) -> int:
         self._check_open()

@@ -40,6 +40,7 @@ from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._subscribe import Filter, Subscription
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 
 __all__ = ["DatabaseJournal", "DatabaseStore", "Engine", "FeedRow", "JournalRow", "Transaction"]
@@ -166,6 +167,10 @@ class DatabaseStore:
             after = rows[-1].position
             if remaining is not None:
                 remaining -= len(rows)
+
+    def subscribe(self, after: int = 0, *, filter: Filter = None) -> Subscription:
+        """Deliveries of the feed after `after`, with acknowledgements (waybook.stores._subscribe)."""
+        return Subscription(self, after, filter=filter)
 
     def feed_head(self) -> int:
         self._check_open()

@@ -19,6 +19,7 @@ from waybook.journal._protocol import SessionJournal
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 from waybook.stores._protocol import JournalStore
+from waybook.stores._subscribe import AsyncSubscription, Filter
 from waybook.stores._url import open_store
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
@@ -136,6 +137,10 @@ class ThreadedStore:
             lambda a, n: self._store.feed(a, limit=n), after, limit, lambda e: e.position
         ):
             yield entry
+
+    def subscribe(self, after: int = 0, *, filter: Filter = None) -> AsyncSubscription:
+        """Deliveries of the feed after `after`, awaited, with acknowledgements (`Subscription`)."""
+        return AsyncSubscription(self, after, filter=filter)
 
     async def feed_head(self) -> int:
         return await asyncio.to_thread(self._store.feed_head)

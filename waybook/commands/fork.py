@@ -1,0 +1,70 @@
+"""`waybook fork PATH NODE -o OUT`: a new journal whose history is PATH's up to NODE, with provenance.
+
+The records up to NODE are copied verbatim behind a new header naming the source journal and NODE's seq
+and digest (`Session.fork`); the source is only read. With `--store URL`, PATH and OUT are journal ids in
+that store. The fork is built and validated in memory first, then written in one atomic step.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from waybook._session import Session
+from waybook.commands.common import emit_json, open_journal
+from waybook.commands.exits import OK, UsageError
+from waybook.commands.ids import resolve_id
+from waybook.commands.store_option import add_store_option, connect_store, import_into_store
+from waybook.journal import InMemoryJournal
+from waybook.journal._fileio import create_atomically
+from waybook.projections import TreeProjection, replay
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "fork",
+        help="fork a session into a new journal at a node",
+        description=(
+            "Write a new journal whose history is PATH's up to NODE, copied verbatim, behind a header that "
+            "names PATH's journal and NODE's seq and digest. PATH is not changed."
+        ),
+        epilog="Example: waybook fork session.jsonl a1b2 -o retry.jsonl",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("node", metavar="NODE", help="the node to fork at (an id or a unique prefix)")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the new journal's file (or id)")
+    add_store_option(parser, ids="PATH (and OUT)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = str(args.output)
+    journal_id = out if args.store is not None else Path(out).stem
+    if args.store is None and Path(out).exists():
+        msg = f"-o {out}: already exists; choose a new file for the fork; nothing was written"
+        raise UsageError(msg)
+    with open_journal(args.path, args.store) as source:
+        tree = replay(TreeProjection(), source)
+        node = resolve_id(tree, args.node, what="NODE", path=args.path)
+        staging = InMemoryJournal(out)
+        fork = Session(source).fork(node, staging, journal_id=journal_id)
+    lines = list(staging.read_lines())
+    if args.store is None:
+        if not create_atomically(Path(out), b"".join(line + b"\n" for line in lines)):
+            msg = f"-o {out}: created by someone else meanwhile; nothing was written"
+            raise UsageError(msg)
+    else:
+        with connect_store(args.store) as store:
+            if store.exists(out):
+                msg = f"-o {out}: already a journal in {args.store}; choose a new id; nothing was written"
+                raise UsageError(msg)
+            import_into_store(store, out, staging)
+    (header,) = staging.read(limit=1)
+    point = header.body.metadata["forked_from"]  # type: ignore[union-attr]
+    if args.json:
+        emit_json({"output": out, "records": len(lines), "leaf": fork.leaf, "forked_from": point})
+    else:
+        print(f"{out}: forked {point['journal']} at {node} (seq {point['seq']}), {len(lines)} records")
+    return OK
