@@ -48,7 +48,7 @@ def test_a_stale_expected_head_that_never_led_to_the_pin_is_a_conflict_on_a_no_o
     middle = host.host.advance_canonical(start, canonical.head()).new
     foreign_write(canonical, "/memories/b.md", "y")
     top = host.host.advance_canonical(middle, canonical.head()).new
-    with pytest.raises(ConflictError, match="^The expected canonical memory head does not match"):
+    with pytest.raises(ConflictError, match=r"^The expected canonical memory head does not match"):
         host.host.advance_canonical(start, top)  # start is two moves back: not this move's expected head
 
 

@@ -205,7 +205,8 @@ def test_the_require_policy_records_its_refusal_in_the_session_before_raising(tm
         used = [r.body for r in journal.read() if isinstance(r.body, MemoryUsed)]
     assert len(used) == 1
     assert (used[0].memory, used[0].policy) == (None, "require")
-    assert used[0].unavailable and "missing.jsonl" in used[0].unavailable
+    assert used[0].unavailable
+    assert "missing.jsonl" in used[0].unavailable
 
 
 def test_a_well_formed_pin_record_that_does_not_chain_is_refused(files: Any) -> None:

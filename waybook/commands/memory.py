@@ -14,6 +14,8 @@ from waybook.commands import common
 from waybook.commands.common import UsageError, emit_json, guarded, open_journal, seq_arg, stdout
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
+from waybook.commands.memory_identity import add_identity_option
+from waybook.commands.memory_identity import resolve as resolve_identity
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
 from waybook.memory.working._state import MemoryProjection
@@ -33,8 +35,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
     )
-    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument("path", type=Path, metavar="PATH", nargs="?")
     common.add_store_option(parser)
+    add_identity_option(parser, what="PATH")
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="memory as it was at this seq")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--history", metavar="FILE", help="the revision history of one memory file")
@@ -44,6 +47,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    resolve_identity(args, "path", what="PATH")
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         state = replay(MemoryProjection(), journal, at=args.at)

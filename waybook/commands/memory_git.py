@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from waybook.commands.common import OK, USAGE, emit_json, guarded, open_journal, stdout, warn
+from waybook.commands.memory_identity import add_identity_option, resolve
 from waybook.commands.store_option import add_store_option, connect_store
 
 ACTIONS: Final = ("export-git", "import-git")
@@ -32,9 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="Example: waybook memory export-git agent.memory.jsonl ./agent-memory",
     )
-    out.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
+    out.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     out.add_argument("directory", type=Path, metavar="DIR")
     add_store_option(out, what="MEMORY.jsonl")
+    add_identity_option(out)
     out.add_argument("--json", action="store_true")
     out.set_defaults(run=guarded(_export))
     back = actions.add_parser(
@@ -48,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: waybook memory import-git ./agent-memory agent.memory.jsonl",
     )
     back.add_argument("directory", type=Path, metavar="DIR")
-    back.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
+    back.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     add_store_option(back, what="MEMORY.jsonl")
+    add_identity_option(back)
     back.add_argument("--json", action="store_true")
     back.set_defaults(run=guarded(_import))
     return parser
@@ -66,6 +69,7 @@ def main(argv: Sequence[str]) -> int:
 def _export(args: argparse.Namespace) -> int:
     from waybook.integrations.git_memory import export_git
 
+    resolve(args, "journal")
     with open_journal(args.journal, args.store) as journal:
         report = export_git(journal, args.directory)
     if args.json:
@@ -79,6 +83,7 @@ def _import(args: argparse.Namespace) -> int:
     from waybook.integrations.git_memory import import_git
     from waybook.journal import JsonlJournal
 
+    resolve(args, "journal")
     if args.store is not None:
         from waybook.stores import StoreArgumentError
 

@@ -186,7 +186,8 @@ def _check_capacity(state: MemoryState, changes: list[tuple[NominatedRecord, str
             grown += byte_length(record.text or "") - old
     if files > MAX_CANONICAL_RECORDS or grown > MAX_CANONICAL_BYTES:
         msg = (
-            f"{ADOPTION_CAPACITY}: adopting would grow canonical memory to {files} records and {grown} bytes; the limits are "
+            f"{ADOPTION_CAPACITY}: adopting would grow canonical memory to {files} records and {grown} "
+            "bytes; the limits are "
             f"{MAX_CANONICAL_RECORDS} records and {MAX_CANONICAL_BYTES} bytes"
         )
         raise CapacityError(msg)

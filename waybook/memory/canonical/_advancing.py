@@ -51,8 +51,7 @@ def advance(core: Core, expected: Head, target: Head) -> PinReceipt:
         return receipt
     if target.seq <= pin.seq:
         msg = (
-            f"{NOT_DESCENDANT}: next head {target}, the pin is {pin} (a rollback or a fork); nothing "
-            "changed"
+            f"{NOT_DESCENDANT}: next head {target}, the pin is {pin} (a rollback or a fork); nothing changed"
         )
         raise ConflictError(msg)
     if target.seq - pin.seq > MAX_ADVANCE_RECORDS:

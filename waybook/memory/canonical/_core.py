@@ -67,9 +67,7 @@ class Core:
         self.working_id = _ensure_header(working, self.working_live, "working_memory")
         self.canonical_id = _ensure_header(canonical, self.canonical_live, "canonical_memory")
         if self.working_id == self.canonical_id:
-            msg = (
-                f"{NOT_DISTINCT}: both are {self.working_id!r}. Give the authority two different journals"
-            )
+            msg = f"{NOT_DISTINCT}: both are {self.working_id!r}. Give the authority two different journals"
             raise ProfileError(msg)
         self.binding = digest_of(
             {

@@ -145,7 +145,8 @@ def advance_request(expected_head: Any, next_head: Any) -> tuple[Head, Head]:
     try:
         return head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
     except RequestError as exc:
-        raise RequestError(f"{INVALID_ADVANCE}: {exc}") from None
+        msg = f"{INVALID_ADVANCE}: {exc}"
+        raise RequestError(msg) from None
 
 
 def adoption_request(
@@ -157,4 +158,5 @@ def adoption_request(
         nominated = nomination_arg(nomination)
         return expected, nominated, replacements_arg(replacements, nominated)
     except RequestError as exc:
-        raise RequestError(f"{INVALID_ADOPTION}: {exc}") from None
+        msg = f"{INVALID_ADOPTION}: {exc}"
+        raise RequestError(msg) from None

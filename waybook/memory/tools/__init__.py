@@ -1,10 +1,16 @@
-"""The memory-core tools: the compiled memory block, prompt layers, the memory index and the reflection
-scheduler."""
+"""The memory-core tools: the compiled memory block, prompt layers, the memory index, the reflection
+scheduler, an identity's home, seed blocks and reminders."""
 
 from waybook.memory.tools._block import (
     MemoryBlock,
     compile_block,
     render_block,
+)
+from waybook.memory.tools._home import (
+    MemoryHome,
+    default_store_url,
+    home,
+    waybook_home,
 )
 from waybook.memory.tools._layers import (
     PromptLayer,
@@ -12,8 +18,21 @@ from waybook.memory.tools._layers import (
     prompt_layers,
     record_prompt,
 )
+from waybook.memory.tools._reminders import Reminder, Reminders, reminders
+from waybook.memory.tools._seed import DEFAULT_BLOCKS, SeedBlock, SeedReceipt, seed_blocks
 
 __all__ = [
+    "DEFAULT_BLOCKS",
+    "MemoryHome",
+    "Reminder",
+    "Reminders",
+    "SeedBlock",
+    "SeedReceipt",
+    "default_store_url",
+    "home",
+    "reminders",
+    "seed_blocks",
+    "waybook_home",
     "MemoryBlock",
     "PromptLayer",
     "PromptLayers",
