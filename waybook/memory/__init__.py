@@ -22,6 +22,8 @@ from waybook.memory.canonical import (
 )
 from waybook.memory.tools import (
     DEFAULT_BLOCKS,
+    BlockCache,
+    BlockTemplate,
     MemoryBlock,
     MemoryHome,
     PromptLayer,
@@ -72,6 +74,8 @@ from waybook.memory.working import (
 )
 
 __all__ = [
+    "BlockCache",
+    "BlockTemplate",
     "DEFAULT_BLOCKS",
     "MemoryHome",
     "Reminder",

@@ -2,6 +2,9 @@
 scheduler, an identity's home, seed blocks and reminders."""
 
 from waybook.memory.tools._block import (
+    DEFAULT_TEMPLATE,
+    BlockCache,
+    BlockTemplate,
     MemoryBlock,
     compile_block,
     render_block,
@@ -22,6 +25,9 @@ from waybook.memory.tools._reminders import Reminder, Reminders, reminders
 from waybook.memory.tools._seed import DEFAULT_BLOCKS, SeedBlock, SeedReceipt, seed_blocks
 
 __all__ = [
+    "DEFAULT_TEMPLATE",
+    "BlockCache",
+    "BlockTemplate",
     "DEFAULT_BLOCKS",
     "MemoryHome",
     "Reminder",
