@@ -22,6 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from waybook.commands import memory_git  # `waybook memory ACTION ...` (docs/memory-git.md)
 
         return memory_git.main(given[1:])
+    if given[:2] == ["memory", "sync"]:
+        from waybook.commands import memory_sync  # `waybook memory sync --remote URL` (docs/memory-git.md)
+
+        return memory_sync.main(given[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):

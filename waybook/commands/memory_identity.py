@@ -42,8 +42,8 @@ def resolve(args: argparse.Namespace, attr: str, *, what: str = "MEMORY.jsonl") 
     try:
         ids = journal_ids(identity)
     except RequestError as exc:
-        msg_0 = f"--identity: {exc}"
-        raise UsageError(msg_0) from None
+        msg = f"--identity: {exc}"
+        raise UsageError(msg) from None
     setattr(args, attr, Path(ids["working"]))
     if args.store is None:
         args.store = default_store_url()

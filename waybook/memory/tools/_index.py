@@ -149,7 +149,7 @@ def _load(
     if pin is not None and state.seq != pin:
         reason = f"the memory journal has no seq {pin} (its head is {state.seq})"
         if policy == "require":
-            msg_0 = f"memory is required but unavailable: {reason}"
-            raise MemoryRequiredError(msg_0, reason=reason)
+            msg = f"memory is required but unavailable: {reason}"
+            raise MemoryRequiredError(msg, reason=reason)
         return MemoryUnavailable(reason=reason)
     return render_index(state, limit=limit)
