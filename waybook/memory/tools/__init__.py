@@ -9,6 +9,7 @@ from waybook.memory.tools._block import (
     compile_block,
     render_block,
 )
+from waybook.memory.tools._checked import CheckedOutcome, ReflectionBranch
 from waybook.memory.tools._home import (
     MemoryHome,
     default_store_url,
@@ -25,6 +26,8 @@ from waybook.memory.tools._reminders import Reminder, Reminders, reminders
 from waybook.memory.tools._seed import DEFAULT_BLOCKS, SeedBlock, SeedReceipt, seed_blocks
 
 __all__ = [
+    "CheckedOutcome",
+    "ReflectionBranch",
     "DEFAULT_TEMPLATE",
     "BlockCache",
     "BlockTemplate",
