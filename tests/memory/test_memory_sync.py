@@ -166,3 +166,73 @@ def test_the_cli_syncs_an_identity_with_a_remote(tmp_path: Path) -> None:
     )
     assert missing.returncode == 2
     assert "--identity" in missing.stderr
+
+
+def test_an_object_the_redaction_patterns_would_change_is_never_pushed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export redacts; should it ever miss a secret, the push check refuses the whole push."""
+    import waybook.integrations.git_memory as git_memory
+    from waybook.integrations.git_sync import SecretLeakError
+
+    class Blind:
+        total = 0
+
+        def text(self, value: str) -> str:
+            return value
+
+    monkeypatch.setattr(git_memory, "Redactor", Blind)
+    journal, _ = memory_with_secret(tmp_path)
+    remote = bare(tmp_path)
+    with pytest.raises(SecretLeakError, match="redaction patterns mask; nothing was pushed"):
+        sync_git(journal, str(remote))
+    assert everything_in(remote) == b""
+
+
+def test_the_cli_reports_a_conflict_with_exit_1_and_changes_nothing(tmp_path: Path) -> None:
+    journal, memory = memory_with_secret(tmp_path)
+    remote = bare(tmp_path)
+    sync_git(journal, str(remote))
+    review(remote, tmp_path, {"memories/prefs.md": "from the reviewer\n"})
+    assert memory.execute({"command": "create", "path": "/memories/prefs.md", "text": "agent\n"}).ok
+    journal.close()
+    run = [
+        sys.executable,
+        "-m",
+        "waybook",
+        "memory",
+        "sync",
+        str(tmp_path / "m.jsonl"),
+        "--remote",
+        str(remote),
+    ]
+    done = subprocess.run([*run, "--json"], capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert '"kind": "diverged"' in done.stdout
+    assert "nothing was merged" in done.stderr
+
+
+def test_waybook_memory_reads_an_identity(tmp_path: Path) -> None:
+    from waybook.memory import home, seed_blocks
+
+    env = {**os.environ, "WAYBOOK_HOME": str(tmp_path / "wb")}
+    with home("agent", store=f"file:{tmp_path / 'wb' / 'store'}") as mine:
+        seed_blocks(mine)
+    shown = subprocess.run(
+        [sys.executable, "-m", "waybook", "memory", "--identity", "agent", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "/memories/persona.md" in shown.stdout
+    both = subprocess.run(
+        [sys.executable, "-m", "waybook", "memory", "x.jsonl", "--identity", "agent"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert both.returncode == 2
+    assert "not both" in both.stderr
