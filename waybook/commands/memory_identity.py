@@ -37,7 +37,7 @@ def resolve(args: argparse.Namespace, attr: str, *, what: str = "MEMORY.jsonl") 
         msg = f"give {what} or --identity ID, not both"
         raise UsageError(msg)
     from waybook.memory import RequestError
-    from waybook.memory.tools._home import default_store_url, journal_ids
+    from waybook.memory.tools import default_store_url, journal_ids
 
     try:
         ids = journal_ids(identity)

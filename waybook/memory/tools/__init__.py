@@ -14,6 +14,7 @@ from waybook.memory.tools._home import (
     MemoryHome,
     default_store_url,
     home,
+    journal_ids,
     waybook_home,
 )
 from waybook.memory.tools._layers import (
@@ -39,6 +40,7 @@ __all__ = [
     "SeedReceipt",
     "default_store_url",
     "home",
+    "journal_ids",
     "reminders",
     "seed_blocks",
     "waybook_home",
