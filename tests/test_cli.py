@@ -373,13 +373,13 @@ def test_memory_shows_a_path_or_runs_an_action_in_one_command_tree(tmp_path: Pat
     assert listing.returncode == 0, listing.stderr
     assert waybook("memory", "show", journal, "--json", "--at", "1").stdout == listing.stdout
     assert waybook("memory", "--json", "--at", "1", journal).stdout == listing.stdout, "options before PATH"
-    for action in ("show", "export-git", "import-git"):
+    for action in ("show", "export-git", "import-git", "sync"):
         helped = waybook("memory", action, "--help")
         assert helped.returncode == 0
         assert f"Example: waybook memory {action}" in helped.stdout
     nothing = waybook("memory")
     assert nothing.returncode == 2
-    assert "PATH | ACTION" in nothing.stderr
+    assert "give PATH or --identity ID" in nothing.stderr
     both = waybook("memory", "--history", "/memories/payments.md", journal, "--cat", "/memories/payments.md")
     assert both.returncode == 2
     assert "choose one of --history FILE and --cat FILE" in both.stderr

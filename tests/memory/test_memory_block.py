@@ -136,3 +136,70 @@ def test_no_note_can_close_its_block_or_open_another(texts: list[str]) -> None:
         *expected[1:],
         "</memory>",
     ]
+
+
+# --- templates and the compile cache (issue 32) ---------------------------------------------------
+
+
+def test_the_default_template_given_explicitly_is_the_golden_block_byte_for_byte(tmp_path: Path) -> None:
+    from waybook.memory import BlockTemplate
+
+    journal = fixed_memory(tmp_path / "m.jsonl")
+    block = compile_block(journal, template=BlockTemplate())
+    assert block.text == (GOLDEN / "block-head.txt").read_text(encoding="utf-8")
+
+
+def test_a_template_changes_the_markup_and_keeps_the_guards(tmp_path: Path) -> None:
+    from waybook.memory import BlockTemplate
+
+    markdown = BlockTemplate(
+        open="# Memory ({notes} notes, seq {seq})\n",
+        note_open="## {path}{read_only}",
+        read_only=" (read-only)",
+        description="_{description}_",
+        note_close="",
+        close="",
+        closers=("## /memories/",),
+        escape=False,
+    )
+    journal = fixed_memory(tmp_path / "m.jsonl")
+    text = compile_block(journal, template=markdown).text
+    assert text.startswith("# Memory (4 notes, seq 5)\n## /memories/keys.md (read-only)\n_key [REDACTED:")
+    assert '_a <b> & "c"_' in text
+    assert "sk-ant-" not in text
+    assert "{journal}" not in text
+    assert markdown.sha256 != BlockTemplate().sha256
+
+
+def test_compiled_blocks_are_cached_by_template_digest_and_memory_revision(tmp_path: Path) -> None:
+    from waybook.memory import BlockCache, BlockTemplate
+
+    journal = fixed_memory(tmp_path / "m.jsonl")
+    cache = BlockCache()
+    first = compile_block(journal, cache=cache)
+    assert (cache.hits, cache.misses) == (0, 1)
+    assert compile_block(journal, cache=cache) is first  # a hit: the same block, not folded again
+    assert (cache.hits, cache.misses) == (1, 1)
+    other = BlockTemplate(description="<about>{description}</about>")
+    assert compile_block(journal, template=other, cache=cache) is not first  # the template changed: a miss
+    assert (cache.hits, cache.misses) == (1, 2)
+    Memory(journal, scope="agent").execute({"command": "create", "path": "/memories/new.md", "text": "n"})
+    after = compile_block(journal, cache=cache)  # the memory changed: a miss
+    assert (cache.hits, cache.misses) == (1, 3)
+    assert after.seq == first.seq + 1
+    assert compile_block(journal, at=first.seq, cache=cache) is first  # the earlier revision: still a hit
+    assert compile_block(journal, at=first.seq, cache=cache).text == compile_block(journal, at=first.seq).text
+
+
+def test_the_cache_keeps_at_most_its_entries_and_tells_journals_apart(tmp_path: Path) -> None:
+    from waybook.memory import BlockCache
+
+    cache = BlockCache(max_entries=1)
+    block_a = compile_block(fixed_memory(tmp_path / "a.jsonl"), cache=cache)
+    other = InMemoryJournal("b")
+    Memory(other, scope="agent").execute({"command": "create", "path": "/memories/b.md", "text": "b"})
+    block_b = compile_block(other, cache=cache)
+    assert (cache.hits, cache.misses, len(cache)) == (0, 2, 1)
+    assert block_a.journal != block_b.journal
+    with pytest.raises(RequestError, match="max_entries"):
+        BlockCache(max_entries=0)

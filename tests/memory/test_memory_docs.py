@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -18,7 +19,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 def test_every_code_block_of_the_memory_docs_runs(page: str, tmp_path: Path) -> None:
     blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
     assert blocks
+    env = {**os.environ, "PYTHONPATH": str(DOCS.parent)}  # this checkout's waybook, not an installed one
     for block in blocks:
-        subprocess.run(
-            [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, check=True
+        done = subprocess.run(
+            [sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
         )
+        assert done.returncode == 0, f"{page}:\n{block}\n{done.stderr[-2000:]}"

@@ -176,3 +176,32 @@ def test_the_cli_exports_and_imports_a_memory_journal_of_a_store(tmp_path: Path)
     missing = cli("import-git", str(tmp_path / "repo"), "nobody", "--store", url)
     assert missing.returncode == 2
     assert "no memory journal 'nobody'" in missing.stderr
+
+
+def test_a_committed_symlink_is_refused_and_no_commit_of_the_import_is_written(tmp_path: Path) -> None:
+    journal, memory = memory_file(tmp_path / "m.jsonl")
+    repo = tmp_path / "repo"
+    export_git(journal, repo)
+    head = journal.head()
+    (repo / "memories" / "fine.md").write_text("a fine note\n")
+    commit(repo, "a regular note first")
+    (repo / "memories" / "link.md").symlink_to("/etc/passwd")
+    commit(repo, "a link to a file outside memory")
+    with pytest.raises(GitMemoryError, match=r"link\.md in commit [0-9a-f]{12} is a symbolic link"):
+        import_git(repo, journal)
+    assert journal.head() == head, "the commit before the symlink was not written either"
+    assert "/memories/link.md" not in memory.state().files
+
+
+def test_a_note_turned_into_a_symlink_is_refused(tmp_path: Path) -> None:
+    journal, _ = memory_file(tmp_path / "m.jsonl")
+    repo = tmp_path / "repo"
+    export_git(journal, repo)
+    head = journal.head()
+    target = repo / "memories" / "people" / "me.md"
+    target.unlink()
+    target.symlink_to("../fixed.md")
+    commit(repo, "the note becomes a link")
+    with pytest.raises(GitMemoryError, match="symbolic link"):
+        import_git(repo, journal)
+    assert journal.head() == head

@@ -248,3 +248,38 @@ def test_a_profile_that_requires_descriptions_binds_every_writer() -> None:
         journal.append([NewRecord(id="r", at=AT, body=raw)], expected=journal.head())
     assert caught.value.code == "INVALID_ARGUMENT"
     assert journal.head().seq == 1
+
+
+def test_with_descriptions_required_an_edit_that_removes_or_empties_the_description_is_refused() -> None:
+    journal = InMemoryJournal("m")
+    memory = Memory(journal, scope="agent", require_description=True)
+    described = "---\ndescription: why\n---\nbody\n"
+    assert memory.execute({"command": "create", "path": "/memories/a.md", "text": described}).ok
+    before = journal.head()
+    for command in (
+        {
+            "command": "str_replace",
+            "path": "/memories/a.md",
+            "old_text": "description: why\n",
+            "new_text": "",
+        },
+        {
+            "command": "str_replace",
+            "path": "/memories/a.md",
+            "old_text": "description: why",
+            "new_text": "description:",
+        },
+        {"command": "str_replace", "path": "/memories/a.md", "old_text": "why", "new_text": "  "},
+        {"command": "create", "path": "/memories/a.md", "text": "no front matter now\n"},
+        patch("*** Update File: /memories/a.md", "@@", "----", "-description: why", "----", " body"),
+    ):
+        result = memory.execute(command)
+        assert result.error is not None, command
+        assert (result.error.code, result.error.details) == (
+            "INVALID_ARGUMENT",
+            {"description_required": True},
+        )
+    assert journal.head() == before, "nothing was written"
+    assert memory.execute(
+        {"command": "str_replace", "path": "/memories/a.md", "old_text": "why", "new_text": "a better why"}
+    ).ok, "an edit that keeps a description is fine"

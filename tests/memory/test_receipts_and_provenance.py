@@ -187,6 +187,26 @@ def test_each_turn_records_and_show_prints_the_memory_it_rendered(tmp_path: Path
     assert "went on without it (policy continue)" in text
 
 
+def test_the_require_policy_records_its_refusal_in_the_session_before_raising(tmp_path: Path) -> None:
+    from waybook.memory.tools._index import MemoryRequiredError
+
+    path = tmp_path / "s.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal)
+        session.user("a question")
+        with pytest.raises(MemoryRequiredError, match="memory is required but unavailable"):
+            load_index(
+                lambda: JsonlJournal(tmp_path / "missing.jsonl", create=False),
+                policy="require",
+                session=session,
+            )
+        used = [r.body for r in journal.read() if isinstance(r.body, MemoryUsed)]
+    assert len(used) == 1
+    assert (used[0].memory, used[0].policy) == (None, "require")
+    assert used[0].unavailable
+    assert "missing.jsonl" in used[0].unavailable
+
+
 def test_a_well_formed_pin_record_that_does_not_chain_is_refused(files: Any) -> None:
     from waybook.memory.canonical.receipts import check_receipts
 

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, Final
 from rich.markup import escape
 from rich.table import Table
 
-from waybook.commands import memory_git
+from waybook.commands import memory_git, memory_sync
 from waybook.commands.common import emit_json, open_journal, seq_arg, stdout
 from waybook.commands.exits import UsageError
 from waybook.commands.ids import check_at
 from waybook.commands.journal_files import damage_status
+from waybook.commands.memory_identity import add_identity_option
+from waybook.commands.memory_identity import resolve as resolve_identity
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
@@ -32,7 +34,8 @@ SHOW: Final = "show"
 SYNOPSIS: Final = (
     "waybook memory [show] PATH [--store URL] [--at SEQ] [--history FILE | --cat FILE] [--json]\n"
     "       waybook memory export-git MEMORY.jsonl DIR [--store URL] [--json]\n"
-    "       waybook memory import-git DIR MEMORY.jsonl [--store URL] [--json]"
+    "       waybook memory import-git DIR MEMORY.jsonl [--store URL] [--json]\n"
+    "       waybook memory sync (MEMORY.jsonl | --identity ID) --remote URL [--store URL] [--json]"
 )
 
 if TYPE_CHECKING:
@@ -80,8 +83,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     view_options(parser, default=None)  # before PATH: `waybook memory --store URL ID`
     actions = parser.add_subparsers(
-        action=PathOrAction, title="actions", metavar="PATH | ACTION", required=True, prog=parser.prog
+        action=PathOrAction, title="actions", metavar="PATH | ACTION", prog=parser.prog
     )
+    parser.set_defaults(run=run, path=None)  # `waybook memory --identity ID` names no PATH
     show = actions.add_parser(
         SHOW,
         help="the default action: `waybook memory PATH` shows the memory files of PATH",
@@ -91,16 +95,18 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook memory show agent.memory.jsonl --cat /memories/notes.md",
     )
-    show.add_argument("path", type=Path, metavar="PATH")
+    show.add_argument("path", type=Path, metavar="PATH", nargs="?")
     view_options(show, default=argparse.SUPPRESS)  # given after PATH, or else as given before it
     show.set_defaults(run=run)
     memory_git.register(actions)
+    memory_sync.register(actions)
 
 
 def view_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
     """The options of `show`, on `memory` itself (with defaults) and on `show` (default SUPPRESS, so an
     option given before PATH is not overwritten by show's default)."""
     add_store_option(parser, default=default)
+    add_identity_option(parser, what="PATH", default=default)
     parser.add_argument(
         "--at", type=seq_arg, metavar="SEQ", default=default, help="memory as it was at this seq"
     )
@@ -119,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if args.history is not None and args.cat is not None:
         msg = "choose one of --history FILE and --cat FILE"
         raise UsageError(msg)
+    resolve_identity(args, "path", what="PATH")
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
         state = replay(MemoryProjection(), journal, at=args.at)

@@ -15,6 +15,7 @@ from typing import Any
 
 from waybook.commands.common import emit_json, open_journal, stdout
 from waybook.commands.exits import OK, UsageError
+from waybook.commands.memory_identity import add_identity_option, resolve
 from waybook.commands.store_option import add_store_option, connect_store
 
 
@@ -31,9 +32,10 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog="Example: waybook memory export-git agent.memory.jsonl ./agent-memory",
     )
-    out.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
+    out.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     out.add_argument("directory", type=Path, metavar="DIR")
     add_store_option(out, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
+    add_identity_option(out, default=argparse.SUPPRESS)
     out.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
     out.set_defaults(run=_export)
     back = actions.add_parser(
@@ -47,8 +49,9 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook memory import-git ./agent-memory agent.memory.jsonl",
     )
     back.add_argument("directory", type=Path, metavar="DIR")
-    back.add_argument("journal", type=Path, metavar="MEMORY.jsonl")
+    back.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     add_store_option(back, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
+    add_identity_option(back, default=argparse.SUPPRESS)
     back.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
     back.set_defaults(run=_import)
 
@@ -65,6 +68,7 @@ def _export(args: argparse.Namespace) -> int:
     _only_git_options(args)
     from waybook.integrations.git_memory import export_git
 
+    resolve(args, "journal")
     with open_journal(args.journal, args.store) as journal:
         report = export_git(journal, args.directory)
     if args.json:
@@ -79,6 +83,7 @@ def _import(args: argparse.Namespace) -> int:
     from waybook.journal import JsonlJournal
 
     _only_git_options(args)
+    resolve(args, "journal")
     if args.store is not None:
         from waybook.stores import StoreArgumentError
 

@@ -59,6 +59,8 @@ def turn_memory(
 
 def describe(entry: dict[str, Any]) -> str:
     """One line for a person: the head and index rendered, or the decision to go on without memory."""
+    if entry["unavailable"] is not None and entry["policy"] == "require":
+        return f"memory unavailable, the turn was refused (policy require): {entry['unavailable']}"
     if entry["unavailable"] is not None:
         return f"memory unavailable, went on without it (policy {entry['policy']}): {entry['unavailable']}"
     if "block_sha256" in entry:

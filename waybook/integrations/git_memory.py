@@ -203,26 +203,29 @@ def import_git(directory: str | Path, journal: SessionJournal) -> ImportReport:
     new = [sha for sha, _ in commits[exported[-1] + 1 :]]
     _check_base(journal, int(base.get("Waybook-Seq", "0")), base.get("Waybook-Receipt", ""), new)
     memory = Memory(journal, scope=state.scope)
-    imported, skipped = [], []
+    done = memory.state().requests
+    planned: list[tuple[str, Changes | None]] = []
     parent = base_sha
-    for sha in new:
-        call_id = f"git-{sha}"
-        if call_id in memory.state().requests:
-            skipped.append(sha)
-        else:
-            writes, deletes, moves = _changes(source, parent, sha)
-            result = memory.write_changes(
-                writes=writes, deletes=deletes, moves=moves, call_id=call_id, command="import_git"
-            )
-            if not result.ok:
-                assert result.error is not None
-                msg = (
-                    f"commit {sha[:12]} was refused ({result.error.code}): {result.error.message}; the "
-                    f"commits before it were imported. Fix it with a new commit and import again"
-                )
-                raise GitMemoryError(msg)
-            imported.append(sha)
+    for sha in new:  # every commit is read and checked before the first is written
+        planned.append((sha, None if f"git-{sha}" in done else _changes(source, parent, sha)))
         parent = sha
+    imported, skipped = [], []
+    for sha, changes in planned:
+        if changes is None:
+            skipped.append(sha)
+            continue
+        writes, deletes, moves = changes
+        result = memory.write_changes(
+            writes=writes, deletes=deletes, moves=moves, call_id=f"git-{sha}", command="import_git"
+        )
+        if not result.ok:
+            assert result.error is not None
+            msg = (
+                f"commit {sha[:12]} was refused ({result.error.code}): {result.error.message}; the "
+                f"commits before it were imported. Fix it with a new commit and import again"
+            )
+            raise GitMemoryError(msg)
+        imported.append(sha)
     return ImportReport(tuple(imported), tuple(skipped))
 
 
@@ -259,30 +262,41 @@ def _check_base(journal: SessionJournal, seq: int, receipt: str, new: list[str])
             raise GitMemoryError(msg)
 
 
-def _changes(
-    source: Path, parent: str, sha: str
-) -> tuple[dict[str, str], tuple[str, ...], tuple[tuple[str, str], ...]]:
-    raw = _git(source, "diff-tree", "-r", "-M", "-z", "--no-commit-id", "--name-status", parent, sha)
+Changes = tuple[dict[str, str], tuple[str, ...], tuple[tuple[str, str], ...]]
+FILE_MODES: Final = ("100644", "100755")
+
+
+def _changes(source: Path, parent: str, sha: str) -> Changes:
+    """The writes, deletes and moves of one commit; anything but a regular file is refused (a symlink
+    would otherwise import its target's name as the note's text, a submodule a commit id)."""
+    raw = _git(source, "diff-tree", "-r", "-M", "-z", "--no-commit-id", "--raw", parent, sha)
     items = raw.decode("utf-8", errors="surrogateescape").split("\0")
     writes: dict[str, str] = {}
     deletes: list[str] = []
     moves: list[tuple[str, str]] = []
     index = 0
     while index < len(items) and items[index]:
-        status = items[index]
-        if status.startswith("R"):
-            old, new = items[index + 1], items[index + 2]
-            moves.append((_memory_path(old), _memory_path(new)))
+        _old_mode, new_mode, _old_blob, new_blob, status = items[index].lstrip(":").split(" ")
+        renamed = status.startswith(("R", "C"))
+        paths = items[index + 1 : index + (3 if renamed else 2)]
+        index += 1 + len(paths)
+        if status != "D" and new_mode not in FILE_MODES:
+            kind = {"120000": "a symbolic link", "160000": "a submodule"}.get(new_mode, f"mode {new_mode}")
+            msg = (
+                f"{paths[-1]} in commit {sha[:12]} is {kind}; memory holds regular files only. Replace "
+                "it with a file in a new commit and import again"
+            )
+            raise GitMemoryError(msg)
+        if status.startswith("C"):
+            writes[_memory_path(paths[1])] = _blob(source, new_blob, sha, paths[1])
+        elif renamed:
+            moves.append((_memory_path(paths[0]), _memory_path(paths[1])))
             if status != "R100":
-                writes[_memory_path(new)] = _blob(source, sha, new)
-            index += 3
-            continue
-        path = items[index + 1]
-        if status == "D":
-            deletes.append(_memory_path(path))
+                writes[_memory_path(paths[1])] = _blob(source, new_blob, sha, paths[1])
+        elif status == "D":
+            deletes.append(_memory_path(paths[0]))
         else:
-            writes[_memory_path(path)] = _blob(source, sha, path)
-        index += 2
+            writes[_memory_path(paths[0])] = _blob(source, new_blob, sha, paths[0])
     return writes, tuple(deletes), tuple(moves)
 
 
@@ -293,8 +307,8 @@ def _memory_path(path: str) -> str:
     return "/" + path
 
 
-def _blob(source: Path, sha: str, path: str) -> str:
-    data = _git(source, "cat-file", "blob", f"{sha}:{path}")
+def _blob(source: Path, blob: str, sha: str, path: str) -> str:
+    data = _git(source, "cat-file", "blob", blob)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -21,13 +21,24 @@ from waybook.memory.canonical import (
     create_authority,
 )
 from waybook.memory.tools import (
+    DEFAULT_BLOCKS,
+    BlockCache,
+    BlockTemplate,
     MemoryBlock,
+    MemoryHome,
     PromptLayer,
     PromptLayers,
+    Reminder,
+    Reminders,
+    SeedBlock,
+    SeedReceipt,
     compile_block,
+    home,
     prompt_layers,
     record_prompt,
+    reminders,
     render_block,
+    seed_blocks,
 )
 from waybook.memory.working import (
     CODES,
@@ -63,6 +74,17 @@ from waybook.memory.working import (
 )
 
 __all__ = [
+    "BlockCache",
+    "BlockTemplate",
+    "DEFAULT_BLOCKS",
+    "MemoryHome",
+    "Reminder",
+    "Reminders",
+    "SeedBlock",
+    "SeedReceipt",
+    "home",
+    "reminders",
+    "seed_blocks",
     "ApplyPatch",
     "MemoryBlock",
     "PromptLayer",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from waybook.model._errors import ConflictError, JournalError
 
 if TYPE_CHECKING:
     from waybook.model._head import Head
+
+ADOPTION_CONFLICT: Final = "The nominated records conflict with the current canonical memory head"
 
 
 class ProfileError(JournalError, ValueError):
@@ -64,7 +66,7 @@ class AdoptionConflictError(ConflictError):
         ).hexdigest()
         shown = ", ".join(key for key, _, _ in self.conflicts[:5])
         msg = (
-            f"adoption refused: {reason}; {self.total} conflicting records "
+            f"{ADOPTION_CONFLICT}: {reason}; {self.total} conflicting records "
             f"({shown}{'…' if self.total > 5 else ''}). "
             f"Expected canonical head {expected}, found {actual}. Review the conflicts and pass replacements "
             "naming each key with the canonical digest you reviewed, or advance the pin first."

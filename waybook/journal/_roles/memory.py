@@ -8,8 +8,8 @@ records, and they must keep these rules whoever writes them (the Memory port, th
   path (not the root, an allowed extension);
 - a write's `digest` is the SHA-256 of its text;
 - a read-only file (front matter `read_only: true`) is never overwritten, deleted or moved;
-- where the header says `metadata.require_description: true`, a new note has a front-matter
-  `description`;
+- where the header says `metadata.require_description: true`, every note's text (a new note, an edit,
+  a moved note's new text) has a non-empty front-matter `description`;
 - a file and a directory never share a path (no file under a file, no file over a directory);
 - a delete or a move names files that exist;
 - the limits in the header (`metadata.limits`, else the role's defaults) hold after every record;
@@ -121,7 +121,7 @@ class MemoryRules:
     role: str
     limits: Limits
     require_description: bool = False
-    """The header's profile (`metadata.require_description: true`): a new note needs a description."""
+    """The header's profile (`metadata.require_description: true`): every written text needs a description."""
     files: dict[str, FileFacts] = attrs.Factory(dict)
     directories: dict[str, int] = attrs.Factory(dict)
     total_bytes: int = 0
@@ -227,10 +227,11 @@ class _Scratch:
             raise self.rules.error(msg, "LIMIT_EXCEEDED", rid, path, size=size, limit=limits.max_file_bytes)
         old = self.files.get(path)
         matter = front_matter(body.text)
-        if old is None and self.rules.require_description and not (matter.description or "").strip():
+        if self.rules.require_description and not (matter.description or "").strip():
+            what = "a new note" if old is None else "an edit that would leave the note without a description"
             msg = (
-                f"{path} is a new note and this memory requires a front-matter description; start the "
-                "text with '---', 'description: what the note is for', '---'"
+                f"{path}: {what}, and this memory requires a front-matter description; keep the text "
+                "starting with '---', 'description: what the note is for', '---'"
             )
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, description_required=True)
         if old is None:

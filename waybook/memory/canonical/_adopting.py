@@ -34,13 +34,22 @@ MAX_CANONICAL_RECORDS: Final = 8_192
 MAX_CANONICAL_BYTES: Final = 32 * 1024 * 1024
 Conflict = tuple[str, str | None, str | None]
 
+# The design's messages (docs/canonical-memory.md): each error's message starts with its text.
+FOREIGN_NOMINATION: Final = "The memory nomination is not from the bound working authority"
+NOT_REEXPORTED: Final = "The working authority did not re-export the nominated closure exactly"
+DIFFERENT_OPERATION: Final = "The canonical authority returned a different adoption operation"
+ADOPTION_CAPACITY: Final = "The adoption exceeds the capacity of canonical memory"
+
 
 def adopt(
     core: Core, expected: Head, nomination: Nomination, replacements: tuple[tuple[str, str], ...]
 ) -> AdoptionReceipt:
     core.check_route(nomination.route, nomination.purpose)
     if nomination.source != core.working_id or nomination.binding != core.binding:
-        msg = "the nomination comes from another working journal or binding than this authority's"
+        msg = (
+            f"{FOREIGN_NOMINATION}: it names working journal {nomination.source!r}, this authority's is "
+            f"{core.working_id!r} (or its binding differs); nominate from this authority's agent face"
+        )
         raise ProfileError(msg)
     check_reexport(core, nomination)
     pin, view = core.sync_pin()
@@ -82,7 +91,7 @@ def adopt(
     except ConflictError:
         return _reconcile(core, expected, nomination, pin, view)
     if [r.id for r in result.records] != [n.id for n in batch] or result.prior != current:
-        msg = f"{core.canonical_id}: the journal did not commit the operation that was sent"
+        msg = f"{DIFFERENT_OPERATION}: {core.canonical_id} did not commit the operation that was sent"
         raise IntegrityError(msg)
     core.canonical_live.refresh()
     later = Head(core.canonical_live.state.seq, core.canonical_live.state.digest)
@@ -177,7 +186,8 @@ def _check_capacity(state: MemoryState, changes: list[tuple[NominatedRecord, str
             grown += byte_length(record.text or "") - old
     if files > MAX_CANONICAL_RECORDS or grown > MAX_CANONICAL_BYTES:
         msg = (
-            f"adopting would grow canonical memory to {files} records and {grown} bytes; the limits are "
+            f"{ADOPTION_CAPACITY}: adopting would grow canonical memory to {files} records and {grown} "
+            "bytes; the limits are "
             f"{MAX_CANONICAL_RECORDS} records and {MAX_CANONICAL_BYTES} bytes"
         )
         raise CapacityError(msg)
@@ -263,12 +273,12 @@ def check_reexport(core: Core, nomination: Nomination) -> None:
     source = replay(MemoryProjection(), core.working, at=nomination.source_head.seq)
     if Head(source.seq, source.digest) != nomination.source_head:
         head = nomination.source_head
-        msg = f"{core.working_id} lacks head {head}: the nomination is from another history"
+        msg = f"{NOT_REEXPORTED}: {core.working_id} lacks head {head}; the nomination is from another history"
         raise IntegrityError(msg)
     try:
         records = closure(source, nomination.roots)
     except (RequestError, CapacityError) as exc:
-        msg = f"the working journal cannot re-export the nominated closure: {exc}"
+        msg = f"{NOT_REEXPORTED}: {exc}"
         raise IntegrityError(msg) from exc
     digest = nomination_digest(
         route=nomination.route,
@@ -280,5 +290,5 @@ def check_reexport(core: Core, nomination: Nomination) -> None:
         records=records,
     )
     if records != nomination.records or digest != nomination.digest:
-        msg = "the nominated closure differs from what the working journal exports at its source head"
+        msg = f"{NOT_REEXPORTED}: the closure differs from what {core.working_id} exports at its source head"
         raise IntegrityError(msg)

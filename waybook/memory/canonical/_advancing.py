@@ -23,24 +23,41 @@ MAX_PAGES: Final = 64
 PAGE_RECORDS: Final = 1_000
 PAGE_BYTES: Final = 64 * 1024 * 1024
 
+# The design's messages (docs/canonical-memory.md): each error's message starts with its text.
+EXPECTED_MISMATCH: Final = "The expected canonical memory head does not match the current pin"
+NOT_DESCENDANT: Final = "The next canonical memory head is not a descendant of the current pin"
+PROOF_BOUND: Final = (
+    "The canonical memory advance exceeds its total proof bound; advance in host-reviewed chunks"
+)
+
 
 def advance(core: Core, expected: Head, target: Head) -> PinReceipt:
-    """The host's `advance_canonical`: decided before the feed is read where it can be."""
+    """The host's `advance_canonical`: the expected head first, then everything decided before the feed.
+
+    A next head equal to the pin is `unchanged` when the expected head is the pin, or when it is the head
+    the pin moved from to get there (the retry of a move whose pin record committed but whose reply was
+    lost). Any other expected head is a conflict, even with a next head equal to the pin.
+    """
     pin, view = core.sync_pin()
-    if target == pin:  # also the retry of a move whose pin record committed but whose reply was lost
+    if expected != pin and not (target == pin and expected == core.pin_log.arrived_from()):
+        msg = (
+            f"{EXPECTED_MISMATCH}: expected {expected}, the pin is {pin}; nothing changed. Read the pin "
+            "again and advance from it"
+        )
+        raise ConflictError(msg)
+    if target == pin:
         receipt = PinReceipt.make(core.canonical_id, core.binding, pin, pin, "unchanged")
         core.install(view, pin_record(core, receipt.prior, receipt.new, "unchanged", receipt.receipt_sha256))
         return receipt
-    if expected != pin:
-        msg = f"expected head {expected} does not match the current pin {pin}; nothing changed"
-        raise ConflictError(msg)
     if target.seq <= pin.seq:
-        msg = f"next head {target} is not a descendant of the pin {pin} (rollback or fork); nothing changed"
+        msg = (
+            f"{NOT_DESCENDANT}: next head {target}, the pin is {pin} (a rollback or a fork); nothing changed"
+        )
         raise ConflictError(msg)
     if target.seq - pin.seq > MAX_ADVANCE_RECORDS:
         msg = (
-            f"advancing from seq {pin.seq} to {target.seq} would prove {target.seq - pin.seq} records; at "
-            f"most {MAX_ADVANCE_RECORDS} per call. Advance in reviewed chunks"
+            f"{PROOF_BOUND}: advancing from seq {pin.seq} to {target.seq} would prove "
+            f"{target.seq - pin.seq} records; at most {MAX_ADVANCE_RECORDS} per call"
         )
         raise CapacityError(msg)
     new_view = proven_view(core, pin, view, target)
@@ -65,8 +82,8 @@ def proven_view(
     while seq < target.seq:
         if max_pages is not None and pages == max_pages:
             msg = (
-                f"{name}: {max_pages} pages of the feed reach seq {seq}, not the next head {target}; "
-                "advance in smaller reviewed chunks"
+                f"{PROOF_BOUND}: {name}: {max_pages} pages of the feed reach seq {seq}, not the next "
+                f"head {target}; advance in smaller reviewed chunks"
             )
             raise CapacityError(msg)
         pages += 1

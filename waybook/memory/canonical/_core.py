@@ -33,6 +33,9 @@ from waybook.projections._base import LiveProjection, replay
 CACHE_ENTRIES: Final = 256
 CACHE_BYTES: Final = 64 * 1024 * 1024
 REMEMBER_ATTEMPTS: Final = 8
+# The design's messages (docs/canonical-memory.md): each error's message starts with its text.
+UNBOUND_ROUTE: Final = "The memory nomination is not bound to this adoption route"
+NOT_DISTINCT: Final = "Working and canonical memory must be distinct physical authorities"
 
 
 class Core:
@@ -52,6 +55,9 @@ class Core:
                 "works in) or pins= (a pin journal), exactly one"
             )
             raise ProfileError(msg)
+        if working is canonical:
+            msg = f"{NOT_DISTINCT}: one journal, {working.name!r}, was given as both"
+            raise ProfileError(msg)
         self.working = working
         self.canonical = canonical
         self.actor = actor
@@ -60,11 +66,8 @@ class Core:
         self.canonical_live = LiveProjection(MemoryProjection(), canonical)
         self.working_id = _ensure_header(working, self.working_live, "working_memory")
         self.canonical_id = _ensure_header(canonical, self.canonical_live, "canonical_memory")
-        if working is canonical or self.working_id == self.canonical_id:
-            msg = (
-                f"working and canonical memory must be distinct stores; both are {self.working_id!r}. "
-                "Give the authority two different journals"
-            )
+        if self.working_id == self.canonical_id:
+            msg = f"{NOT_DISTINCT}: both are {self.working_id!r}. Give the authority two different journals"
             raise ProfileError(msg)
         self.binding = digest_of(
             {
@@ -246,7 +249,10 @@ class Core:
 
     def check_route(self, route: str, purpose: str) -> None:
         if purpose not in self.routes.get(route, frozenset()):
-            msg = f"no registered route {route!r} for purpose {purpose!r}; registered: {sorted(self.routes)}"
+            msg = (
+                f"{UNBOUND_ROUTE}: no registered route {route!r} for purpose {purpose!r}; registered: "
+                f"{sorted(self.routes)}"
+            )
             raise ProfileError(msg)
 
 

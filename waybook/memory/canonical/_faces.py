@@ -32,11 +32,10 @@ from waybook.memory.canonical._outcomes import (
     RememberReceipt,
 )
 from waybook.memory.canonical._requests import (
-    head_arg,
+    adoption_request,
+    advance_request,
     keys_arg,
-    nomination_arg,
     remember_request,
-    replacements_arg,
 )
 from waybook.memory.canonical._turns import AsyncTurns, Turns
 from waybook.model._head import Head
@@ -105,7 +104,7 @@ class HostFace:
         self._turns = Turns()
 
     def advance_canonical(self, expected_head: Head, next_head: Head) -> PinReceipt:
-        expected, target = head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
+        expected, target = advance_request(expected_head, next_head)
         with self._turns.turn(self._turns.take()):
             return advance(self._core, expected, target)
 
@@ -115,9 +114,7 @@ class HostFace:
         nomination: Nomination,
         replacements: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
     ) -> AdoptionReceipt:
-        expected = head_arg(expected_canonical_head, "expected_canonical_head")
-        nominated = nomination_arg(nomination)
-        replace = replacements_arg(replacements, nominated)
+        expected, nominated, replace = adoption_request(expected_canonical_head, nomination, replacements)
         with self._turns.turn(self._turns.take()):
             return adopt(self._core, expected, nominated, replace)
 
@@ -169,7 +166,7 @@ class AsyncHostFace:
         self._turns = AsyncTurns()
 
     def advance_canonical(self, expected_head: Head, next_head: Head) -> asyncio.Task[PinReceipt]:
-        expected, target = head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
+        expected, target = advance_request(expected_head, next_head)
         return self._submit(lambda: advance(self._core, expected, target))
 
     def adopt_nomination(
@@ -178,9 +175,7 @@ class AsyncHostFace:
         nomination: Nomination,
         replacements: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
     ) -> asyncio.Task[AdoptionReceipt]:
-        expected = head_arg(expected_canonical_head, "expected_canonical_head")
-        nominated = nomination_arg(nomination)
-        replace = replacements_arg(replacements, nominated)
+        expected, nominated, replace = adoption_request(expected_canonical_head, nomination, replacements)
         return self._submit(lambda: adopt(self._core, expected, nominated, replace))
 
     def _submit(self, call: Callable[[], T]) -> asyncio.Task[T]:

@@ -32,6 +32,7 @@ class PinLog:
         self._lock = threading.Lock()
         self._seen = 0
         self._last: Head | None = None
+        self._arrived: Head | None = None
         if create and journal.head().seq == 0:
             header = Header(
                 journal=f"pins-{new_id()}",
@@ -64,9 +65,21 @@ class PinLog:
             for record in self.journal.read(after=self._seen):
                 body = record.body
                 if isinstance(body, MemoryPinMoved) and body.canonical == self.canonical:
-                    self._last = Head(body.new_seq, body.new_digest)
+                    new = Head(body.new_seq, body.new_digest)
+                    if new != self._last:
+                        self._arrived = Head(body.prior_seq, body.prior_digest)
+                    self._last = new
                 self._seen = record.seq
             return self._last
+
+    def arrived_from(self) -> Head | None:
+        """The prior head of the record that moved the pin to where it is (None: never moved).
+
+        A retry of that very move (a lost reply) presents this head as its expected head.
+        """
+        self.last()
+        with self._lock:
+            return self._arrived if self._arrived != self._last else None
 
     def record(self, body: MemoryPinMoved) -> None:
         """Append `body` if the recorded pin is still its prior head; the caller's pin moves only after.

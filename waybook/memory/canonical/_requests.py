@@ -17,6 +17,8 @@ from waybook.memory.canonical._nominations import NominatedRecord, Nomination
 from waybook.model._head import Head
 
 MAX_REPLACEMENTS: Final = 128
+INVALID_ADVANCE: Final = "Invalid canonical memory advance request"
+INVALID_ADOPTION: Final = "Invalid memory adoption request"
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 
 
@@ -136,3 +138,25 @@ def replacements_arg(value: Any, nomination: Nomination) -> tuple[tuple[str, str
         msg = f"replacements name keys the nomination does not hold: {', '.join(unknown[:5])}"
         raise RequestError(msg)
     return tuple((str(k), digest_arg(d, f"replacement digest of {k!r}")) for k, d in pairs)
+
+
+def advance_request(expected_head: Any, next_head: Any) -> tuple[Head, Head]:
+    """The copied heads of an `advance_canonical` call; a malformed one is refused with the design's text."""
+    try:
+        return head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
+    except RequestError as exc:
+        msg = f"{INVALID_ADVANCE}: {exc}"
+        raise RequestError(msg) from None
+
+
+def adoption_request(
+    expected_head: Any, nomination: Any, replacements: Any
+) -> tuple[Head, Nomination, tuple[tuple[str, str], ...]]:
+    """The copied request of an `adopt_nomination` call; a malformed one is refused with the design's text."""
+    try:
+        expected = head_arg(expected_head, "expected_canonical_head")
+        nominated = nomination_arg(nomination)
+        return expected, nominated, replacements_arg(replacements, nominated)
+    except RequestError as exc:
+        msg = f"{INVALID_ADOPTION}: {exc}"
+        raise RequestError(msg) from None

@@ -1,10 +1,21 @@
-"""The memory-core tools: the compiled memory block, prompt layers, the memory index and the reflection
-scheduler."""
+"""The memory-core tools: the compiled memory block, prompt layers, the memory index, the reflection
+scheduler, an identity's home, seed blocks and reminders."""
 
 from waybook.memory.tools._block import (
+    DEFAULT_TEMPLATE,
+    BlockCache,
+    BlockTemplate,
     MemoryBlock,
     compile_block,
     render_block,
+)
+from waybook.memory.tools._checked import CheckedOutcome, ReflectionBranch
+from waybook.memory.tools._home import (
+    MemoryHome,
+    default_store_url,
+    home,
+    journal_ids,
+    waybook_home,
 )
 from waybook.memory.tools._layers import (
     PromptLayer,
@@ -12,8 +23,27 @@ from waybook.memory.tools._layers import (
     prompt_layers,
     record_prompt,
 )
+from waybook.memory.tools._reminders import Reminder, Reminders, reminders
+from waybook.memory.tools._seed import DEFAULT_BLOCKS, SeedBlock, SeedReceipt, seed_blocks
 
 __all__ = [
+    "CheckedOutcome",
+    "ReflectionBranch",
+    "DEFAULT_TEMPLATE",
+    "BlockCache",
+    "BlockTemplate",
+    "DEFAULT_BLOCKS",
+    "MemoryHome",
+    "Reminder",
+    "Reminders",
+    "SeedBlock",
+    "SeedReceipt",
+    "default_store_url",
+    "home",
+    "journal_ids",
+    "reminders",
+    "seed_blocks",
+    "waybook_home",
     "MemoryBlock",
     "PromptLayer",
     "PromptLayers",

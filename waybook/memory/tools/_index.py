@@ -76,7 +76,13 @@ class MemoryUnavailable:
 
 
 class MemoryRequiredError(JournalError):
-    """The `require` policy: memory could not be read, so the prompt must not go on without it."""
+    """The `require` policy: memory could not be read, so the prompt must not go on without it.
+
+    `reason` says why memory was unavailable (what a session records with the refusal)."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 Policy = Literal["require", "continue"]
@@ -94,12 +100,18 @@ def load_index(
     """The index at `pin` (default: the journal's head). `policy` decides what an unavailable journal does.
 
     With `session`, the outcome is recorded there (`waybook.memory.used/1`) before the turn that uses it:
-    the head and index digest rendered, or the decision to go on without memory.
+    the head and index digest rendered, the decision to go on without memory (`continue`), or the
+    refusal to go on without it (`require`, recorded before MemoryRequiredError is raised).
     """
     if policy not in POLICIES:
         msg = f"unknown unavailable-memory policy {policy!r}; use one of {', '.join(POLICIES)}"
         raise RequestError(msg)
-    outcome = _load(open_journal, pin=pin, limit=limit, policy=policy)
+    try:
+        outcome = _load(open_journal, pin=pin, limit=limit, policy=policy)
+    except MemoryRequiredError as exc:
+        if session is not None:  # the refusal is a fact of the session too, recorded before it is raised
+            record_memory_use(session, MemoryUnavailable(reason=exc.reason), policy=policy)
+        raise
     if session is not None:
         record_memory_use(session, outcome, policy=policy)
     return outcome
@@ -132,11 +144,12 @@ def _load(
     except (JournalError, OSError) as exc:
         if policy == "require":
             msg = f"memory is required but unavailable: {exc}"
-            raise MemoryRequiredError(msg) from exc
+            raise MemoryRequiredError(msg, reason=str(exc)) from exc
         return MemoryUnavailable(reason=str(exc))
     if pin is not None and state.seq != pin:
         reason = f"the memory journal has no seq {pin} (its head is {state.seq})"
         if policy == "require":
-            raise MemoryRequiredError(reason)
+            msg = f"memory is required but unavailable: {reason}"
+            raise MemoryRequiredError(msg, reason=reason)
         return MemoryUnavailable(reason=reason)
     return render_index(state, limit=limit)

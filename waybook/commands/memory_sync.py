@@ -1,0 +1,106 @@
+"""`waybook memory sync --remote URL (--identity ID | MEMORY.jsonl)`: memory pushed to a git remote, and
+reviewed commits pulled back (docs/memory-git.md, "Sync with a remote").
+
+Exit codes: 0 synced, 1 a typed conflict or a refused push (nothing merged), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from waybook.commands.common import emit_json, stdout
+from waybook.commands.exits import OK, PROBLEM, UsageError, warn
+from waybook.commands.memory_identity import add_identity_option
+from waybook.commands.store_option import add_store_option, connect_store
+from waybook.journal._protocol import SessionJournal
+
+
+def register(actions: argparse._SubParsersAction[Any]) -> None:
+    """Add `sync` to the actions of `waybook memory`; its shared options default to SUPPRESS, so they
+    may come before the action too."""
+    parser = actions.add_parser(
+        "sync",
+        help="push memory to a git remote and pull reviewed commits back",
+        description=(
+            "Push a working-memory journal to a git remote as a repository (export-git, secrets redacted) "
+            "and pull back commits reviewers made on its main branch (import-git, through the Memory "
+            "port's rules). When both sides changed, nothing is merged: the conflict is reported (exit 1)."
+        ),
+        epilog="Example: waybook memory sync --identity coder --remote git@example.com:me/memory.git",
+    )
+    parser.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
+    parser.add_argument("--remote", required=True, metavar="URL", help="the git remote (a URL or a path)")
+    add_store_option(parser, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
+    add_identity_option(parser, default=argparse.SUPPRESS)
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from waybook.integrations.git_sync import SyncConflictError, sync_git
+
+    with _journal(args) as journal:
+        try:
+            report = sync_git(journal, args.remote)
+        except SyncConflictError as exc:
+            if args.json:
+                emit_json({"status": "conflict", "kind": exc.kind, "remote": exc.remote, "error": str(exc)})
+            warn(str(exc))
+            return PROBLEM
+    if args.json:
+        emit_json(
+            {
+                "status": report.status,
+                "pushed": report.pushed,
+                "imported": list(report.imported),
+                "remote_head": report.remote_head,
+                "redacted": report.redacted,
+            }
+        )
+    else:
+        stdout().print(
+            f"{report.status}: {report.pushed} commits pushed, {len(report.imported)} commits imported "
+            f"({report.redacted} secrets redacted)"
+        )
+    return OK
+
+
+@contextlib.contextmanager
+def _journal(args: argparse.Namespace) -> Iterator[SessionJournal]:
+    """The journal to sync: the identity's working memory (created on first use), a journal of
+    `--store`, or a journal file."""
+    if (args.identity is None) == (args.journal is None):
+        msg = "give MEMORY.jsonl or --identity ID (exactly one)"
+        raise UsageError(msg)
+    if args.identity is not None:
+        from waybook.memory import RequestError, home
+
+        try:
+            mine = home(args.identity, store=args.store)
+        except RequestError as exc:
+            msg = f"--identity: {exc}"
+            raise UsageError(msg) from None
+        with mine:
+            yield mine.working
+        return
+    if args.store is not None:
+        with connect_store(args.store) as store:
+            if not store.exists(str(args.journal)):
+                msg = f"{args.store}: no memory journal {str(args.journal)!r} in this store"
+                raise UsageError(msg)
+            with store.open(str(args.journal)) as journal:
+                yield journal
+        return
+    if not args.journal.is_file():
+        msg = f"{args.journal}: no such memory journal"
+        raise UsageError(msg)
+    from waybook.journal import JsonlJournal
+
+    with JsonlJournal(args.journal) as journal:
+        yield journal
