@@ -1,13 +1,21 @@
 """LangGraph on waybook: `WaybookSaver(store)`, a checkpointer whose threads are journals (docs/langgraph.md).
 
-Importing this module imports LangGraph (`pip install 'waybook[langgraph]'`).
+Importing this module imports LangGraph (`pip install 'waybook[langgraph]'`; without it, MissingExtraError).
 """
 
-from waybook.integrations.langgraph.saver import (
-    StaleThreadError,
-    ThreadExistsError,
-    UnknownPruneStrategyError,
-    WaybookSaver,
-)
+from waybook.integrations._extras import needs_extra
+
+with needs_extra(
+    "waybook.integrations.langgraph",
+    runtime="LangGraph",
+    extra="langgraph",
+    modules=("langgraph", "langchain_core"),
+):
+    from waybook.integrations.langgraph.saver import (
+        StaleThreadError,
+        ThreadExistsError,
+        UnknownPruneStrategyError,
+        WaybookSaver,
+    )
 
 __all__ = ["StaleThreadError", "ThreadExistsError", "UnknownPruneStrategyError", "WaybookSaver"]
