@@ -204,7 +204,7 @@ class Threads:
             initial=partial(_fold, decode),
             apply=_apply,
         )
-        self._seen: dict[Key, Head] = {}
+        self._seen: dict[Key, Head | None] = {}  # None: read when the key had no journal yet
 
     @property
     def store(self) -> JournalStore:
@@ -215,6 +215,7 @@ class Threads:
         with self.keyed.lock:
             tail = self.keyed.tail(key, create=False)
             if tail is None:
+                self._seen[key] = None
                 return None
             self._seen[key] = tail.head
             return tail.state
@@ -232,7 +233,7 @@ class Threads:
             for _ in range(MAX_RETRIES):
                 tail = self.keyed.tail(key, create=True)
                 assert tail is not None
-                expected = self._seen.get(key, tail.head) if checked else tail.head
+                expected = self._expected(key, tail) if checked else tail.head
                 bodies = plan(tail.state)
                 if bodies:
                     try:
@@ -250,6 +251,16 @@ class Threads:
                 return tail.state
         msg = f"{' / '.join(key)}: lost {MAX_RETRIES} append races in a row to other writers; retry later"
         raise ConflictError(msg)
+
+    def _expected(self, key: Key, tail: Tail[Thread]) -> Head:
+        """The head this object last saw for `key`: its journal's first record if it had none then."""
+        if key not in self._seen:
+            return tail.head
+        seen = self._seen[key]
+        if seen is None:
+            first = next(iter(tail.journal.read(limit=1)))
+            return Head.of(first)
+        return seen
 
 
 def _append(tail: Tail[Thread], bodies: Sequence[AnyBody], expected: Head) -> None:

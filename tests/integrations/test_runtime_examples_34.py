@@ -1,0 +1,26 @@
+"""The examples of the four runtimes of issue 34 run as they are (scripted models, no network) and print
+what their docs say. Each is skipped where its runtime is not installed; its suite
+(scripts/runtime_suites/) runs it where it is."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run(name: str, capsys: pytest.CaptureFixture[str]) -> str:
+    runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_the_pydantic_ai_example(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pydantic_ai")
+    out = run("pydantic_ai_history.py", capsys)
+    assert "after restart: You like tea." in out
+    assert "undone: 2 messages; the history has 2" in out
+    assert "stale writer refused" in out
+    assert "chain ok True" in out
