@@ -24,3 +24,13 @@ def test_the_pydantic_ai_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "undone: 2 messages; the history has 2" in out
     assert "stale writer refused" in out
     assert "chain ok True" in out
+
+
+def test_the_llama_index_example(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("llama_index.core")
+    out = run("llama_index_chat_store.py", capsys)
+    assert "after restart: 4 messages" in out
+    assert "deleted: my card is 4111 -> 3 messages" in out
+    assert "stale writer refused" in out
+    assert "the journal still holds the deleted message: True" in out
+    assert "chain ok True" in out

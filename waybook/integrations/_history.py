@@ -70,6 +70,8 @@ class Thread:
     nodes: dict[str, tuple[str | None, Any]] = attrs.Factory(dict)
     path: list[str] = attrs.Factory(list)
     leaf: str | None = None
+    live: bool = True
+    """False after a reset, until the next node or leaf move: a key its runtime deleted."""
 
     def messages(self) -> list[Any]:
         """The messages from the root to the leaf, in order (each the runtime's JSON)."""
@@ -87,6 +89,8 @@ class Thread:
             target = next_leaf(self.leaf, record.id, body)
             self.path = self.path[: self.path.index(target) + 1] if target in self.path else self._to(target)
         self.leaf = next_leaf(self.leaf, record.id, body)
+        if body.IS_NODE or isinstance(body, LeafMoved | Reset):
+            self.live = not isinstance(body, Reset)
         return self
 
     def _to(self, node: str | None) -> list[str]:
