@@ -34,3 +34,13 @@ def test_the_llama_index_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "stale writer refused" in out
     assert "the journal still holds the deleted message: True" in out
     assert "chain ok True" in out
+
+
+def test_the_agent_framework_example(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("agent_framework")
+    out = run("agent_framework_history.py", capsys)
+    assert "after restart: You like tea." in out
+    assert "stale writer refused" in out
+    assert "after clear: 0 messages" in out
+    assert "the journal still holds them: True" in out
+    assert "chain ok True" in out
