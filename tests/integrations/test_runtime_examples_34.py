@@ -44,3 +44,13 @@ def test_the_agent_framework_example(capsys: pytest.CaptureFixture[str]) -> None
     assert "after clear: 0 messages" in out
     assert "the journal still holds them: True" in out
     assert "chain ok True" in out
+
+
+def test_the_strands_example(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("strands")
+    out = run("strands_session.py", capsys)
+    assert "after restart: You like tea. (4 messages)" in out
+    assert "the agent sees: [redacted]" in out
+    assert "stale writer refused: Message 0 already exists" in out
+    assert "the journal still holds the original: True" in out
+    assert "chain ok True" in out
