@@ -4,12 +4,14 @@ what their docs say. Each is skipped where its runtime is not installed; its sui
 
 from __future__ import annotations
 
+import re
 import runpy
 from pathlib import Path
 
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DOCS = EXAMPLES.parent / "docs"
 
 
 def run(name: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -54,3 +56,24 @@ def test_the_strands_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "stale writer refused: Message 0 already exists" in out
     assert "the journal still holds the original: True" in out
     assert "chain ok True" in out
+
+
+@pytest.mark.parametrize(
+    ("page", "module"),
+    [
+        ("pydantic-ai.md", "pydantic_ai"),
+        ("strands.md", "strands"),
+        ("agent-framework.md", "agent_framework"),
+        ("llama-index.md", "llama_index.core"),
+    ],
+)
+def test_the_python_blocks_of_the_docs_print_what_their_comments_say(
+    page: str, module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip(module)
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, f"docs/{page}", "exec"), {"__name__": "__docs__"})
+        expected = [m.strip() for m in re.findall(r"^\s*print\(.*\)\s+# (.*)$", block, flags=re.M)]
+        assert capsys.readouterr().out.splitlines() == expected
