@@ -105,6 +105,13 @@ def test_delete_messages_returns_them_and_forgets_the_key(chat_store: BaseChatSt
     assert chat_store.delete_messages("nobody") is None
 
 
+def test_a_key_set_to_no_messages_is_a_key_until_deleted(chat_store: BaseChatStore) -> None:
+    chat_store.set_messages("k", [])
+    assert chat_store.get_keys() == ["k"]
+    assert chat_store.delete_messages("k") == []
+    assert chat_store.get_keys() == []
+
+
 def test_a_deleted_key_can_be_written_again(chat_store: BaseChatStore) -> None:
     chat_store.set_messages("k", conversation())
     chat_store.delete_messages("k")

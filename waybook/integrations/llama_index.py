@@ -27,14 +27,13 @@ from waybook.integrations._history import (
     Thread,
     Threads,
     arguments,
-    cleared,
     extended,
     message_of,
     node,
     replaced,
     truncated,
 )
-from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.journal import Block, NodeBody, Reset, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.stores import JournalStore
 
 with needs_extra(
@@ -149,7 +148,7 @@ class WaybookChatStore(BaseChatStore):
 
         def plan(thread: Thread) -> list[Any]:
             removed[:] = [thread.messages()] if thread.live else []
-            return cleared(thread, "llama-index: delete_messages") if thread.live else []
+            return [Reset(reason="llama-index: delete_messages")] if thread.live else []  # even when empty
 
         return self._delete(key, plan, removed)
 
