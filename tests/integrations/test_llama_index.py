@@ -44,6 +44,7 @@ def test_adding_after_another_process_added_appends_after_it(tmp_path: Path) -> 
     url = f"file:{tmp_path / 'store'}"
     chats = WaybookChatStore(open_store(url))
     chats.add_message("k", says("user", "hello"))
+    chats.get_messages("k")
     run_python(
         f"""
         from llama_index.core.llms import ChatMessage
@@ -54,6 +55,8 @@ def test_adding_after_another_process_added_appends_after_it(tmp_path: Path) -> 
         """
     )
     chats.add_message("k", says("user", "mine"))
+    with pytest.raises(StaleHistoryError):  # the add did not make this store's read of ["hello"] current
+        chats.set_messages("k", [says("user", "hello"), says("user", "mine")])
     assert [m.content for m in chats.get_messages("k")] == ["hello", "theirs", "mine"]
 
 

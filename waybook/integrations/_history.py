@@ -231,35 +231,37 @@ class Threads:
         """Append what `plan` decides from the key's thread, as one atomic batch.
 
         Unchecked, a lost race reads again and decides again. Checked, the batch is appended at the head
-        this object last read or wrote for the key, and StaleHistoryError says another writer came first.
+        this object last read or wrote for the key (the current head if it never did), and
+        StaleHistoryError says another writer came first.
         """
         with self.keyed.lock:
             for _ in range(MAX_RETRIES):
                 tail = self.keyed.tail(key, create=True)
                 assert tail is not None
-                expected = self._expected(key, tail) if checked else tail.head
+                known = self._known(key, tail)
+                expected = known if checked and known is not None else tail.head
                 bodies = plan(tail.state)
-                if bodies:
-                    try:
-                        _append(tail, bodies, expected)
-                    except StaleWriterError as stale:
-                        if not checked:
-                            continue
-                        raise StaleHistoryError(
-                            journal=tail.journal.name,
-                            key=" / ".join(key),
-                            expected=expected,
-                            actual=stale.actual,
-                        ) from None
-                self._seen[key] = tail.head
+                if not bodies:
+                    return tail.state
+                try:
+                    _append(tail, bodies, expected)
+                except StaleWriterError as stale:
+                    if not checked:
+                        continue
+                    raise StaleHistoryError(
+                        journal=tail.journal.name, key=" / ".join(key), expected=expected, actual=stale.actual
+                    ) from None
+                if checked or known == expected:  # this object has now seen every record up to its own
+                    self._seen[key] = tail.head
                 return tail.state
         msg = f"{' / '.join(key)}: lost {MAX_RETRIES} append races in a row to other writers; retry later"
         raise ConflictError(msg)
 
-    def _expected(self, key: Key, tail: Tail[Thread]) -> Head:
-        """The head this object last saw for `key`: its journal's first record if it had none then."""
+    def _known(self, key: Key, tail: Tail[Thread]) -> Head | None:
+        """The head this object last read or wrote for `key` (its journal's first record if it had no
+        journal then), or None if it never did: an unchecked append does not make a stale reader current."""
         if key not in self._seen:
-            return tail.head
+            return None
         seen = self._seen[key]
         if seen is None:
             first = next(iter(tail.journal.read(limit=1)))

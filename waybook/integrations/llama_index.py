@@ -1,8 +1,8 @@
 """LlamaIndex's `BaseChatStore` on any waybook store (docs/llama-index.md).
 
 One journal per chat key; each `ChatMessage` is a tree node (user, system, assistant or tool-result, with
-its text, thinking and tool-call blocks as waybook blocks, and its own JSON, as `SimpleChatStore` writes
-it, kept verbatim beside them). Nothing is erased:
+its text, thinking and tool-call blocks as waybook blocks, and its own JSON, `model_dump(mode="json")`,
+kept verbatim beside them). Nothing is erased:
 
 - `delete_message(key, idx)` moves the leaf back to message idx-1 and appends copies of the messages after
   idx: message idx stays in the journal, on the abandoned branch, and so do the originals of its
@@ -39,10 +39,9 @@ from waybook.stores import JournalStore
 with needs_extra(
     "waybook.integrations.llama_index", runtime="LlamaIndex", extra="llama-index", modules=("llama_index",)
 ):
-    from llama_index.core.bridge.pydantic import PrivateAttr, TypeAdapter
+    from llama_index.core.bridge.pydantic import PrivateAttr
     from llama_index.core.llms import ChatMessage
     from llama_index.core.storage.chat_store.base import BaseChatStore
-    from llama_index.core.storage.chat_store.simple_chat_store import AnnotatedChatMessage
 
 RUNTIME: Final = "llama-index"
 NAMESPACE: Final = "llama_index"
@@ -54,7 +53,6 @@ _ROLES: Final = {
     "model": "assistant",
     "chatbot": "assistant",
 }
-_JSON: Final = TypeAdapter(AnnotatedChatMessage)
 
 
 def _decode(body: Any) -> Any:
@@ -86,7 +84,9 @@ def _node(message: dict[str, Any]) -> NodeBody:
 
 
 def _dump(message: ChatMessage) -> dict[str, Any]:
-    dumped: dict[str, Any] = _JSON.dump_python(message, mode="json")
+    """The message's own JSON (`model_dump(mode="json")`; SimpleChatStore's wrapper around it fails under
+    pydantic 2.14)."""
+    dumped: dict[str, Any] = message.model_dump(mode="json")
     return dumped
 
 
