@@ -1,0 +1,289 @@
+"""A runtime's message list as the path from the root to the leaf of a journal's tree.
+
+The shared core of the Pydantic AI, Strands, Agent Framework and LlamaIndex integrations. Each message is
+a tree node extending the one before it, so a key's messages are the path from the root to the leaf:
+
+- a message with parts waybook has blocks for becomes the matching waybook kind (user, assistant, system,
+  tool result) with those blocks, so the journal renders, exports and searches like any conversation;
+  the runtime's own JSON of the message rides along verbatim in `details[namespace]`, and that is what is
+  read back, so every part (known or not) comes back exactly;
+- a message with no part waybook knows is a `waybook.custom/1` entry of type `<namespace>.message`
+  holding the JSON.
+
+Nothing is erased. `truncated` moves the leaf back (the removed messages stay, on an abandoned branch);
+`replaced` moves the leaf back to the last message both lists share and appends the rest; `cleared`
+appends a reset. `waybook tree` shows every branch.
+
+Writes are compare-and-append. An append (`Threads.write`) decides from the journal as it is and, on a
+lost race, reads again and decides again. A write that rewrites history from what this object last read
+(`checked=True`: set, delete, undo, a run's new messages) presents the head it read at, and raises
+`StaleHistoryError` if another writer appended since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, Final, Literal, TypeVar
+
+import attrs
+import msgspec
+
+from waybook import new_id
+from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, run_inline
+from waybook.integrations.errors import StaleHistoryError
+from waybook.journal import (
+    AnyBody,
+    AssistantMessage,
+    Block,
+    ConflictError,
+    CustomEntry,
+    Head,
+    LeafMoved,
+    NewRecord,
+    NodeBody,
+    Record,
+    Reset,
+    StaleWriterError,
+    SystemMessage,
+    ToolCallBlock,
+    ToolResult,
+    UserMessage,
+)
+from waybook.journal._roles.session import next_leaf
+from waybook.stores import JournalStore
+
+Role = Literal["user", "assistant", "system", "tool"]
+Key = tuple[str, ...]
+Plan = Callable[["Thread"], Sequence[AnyBody] | None]
+_MESSAGE: Final = "message"
+T = TypeVar("T")
+
+
+@attrs.define
+class Thread:
+    """The fold of one key's journal: every node (its parent and message), the leaf, the path to it."""
+
+    decode: Callable[[Any], Any]
+    nodes: dict[str, tuple[str | None, Any]] = attrs.Factory(dict)
+    path: list[str] = attrs.Factory(list)
+    leaf: str | None = None
+    live: bool = True
+    """False after a reset, until the next node or leaf move: a key its runtime deleted."""
+
+    def messages(self) -> list[Any]:
+        """The messages from the root to the leaf, in order (each the runtime's JSON)."""
+        return [message for rid in self.path if (message := self.nodes[rid][1]) is not None]
+
+    def message_ids(self) -> list[str]:
+        return [rid for rid in self.path if self.nodes[rid][1] is not None]
+
+    def apply(self, record: Record) -> Thread:
+        body = record.body
+        if body.IS_NODE:
+            self.nodes[record.id] = (body.parent, self.decode(body))  # type: ignore[union-attr]
+            self.path.append(record.id)
+        elif isinstance(body, LeafMoved | Reset):
+            target = next_leaf(self.leaf, record.id, body)
+            self.path = self.path[: self.path.index(target) + 1] if target in self.path else self._to(target)
+        self.leaf = next_leaf(self.leaf, record.id, body)
+        if body.IS_NODE or isinstance(body, LeafMoved | Reset):
+            self.live = not isinstance(body, Reset)
+        return self
+
+    def _to(self, node: str | None) -> list[str]:
+        path: list[str] = []
+        while node is not None:
+            path.append(node)
+            node = self.nodes[node][0]
+        return path[::-1]
+
+
+# --- messages as nodes ----------------------------------------------------------------------------------
+
+
+def node(namespace: str, role: Role | None, message: Any, blocks: Sequence[Block], **tool: Any) -> NodeBody:
+    """The node recording `message` (the runtime's JSON, kept verbatim) as `role` with `blocks`.
+
+    `role=None`, or no blocks, records it as a custom entry. A tool result takes `call_id` (and
+    optionally `tool_name`, `is_error`) in `tool`.
+    """
+    details = {namespace: message}
+    content = tuple(blocks)
+    if role is None or not content:
+        return CustomEntry(parent=None, type=f"{namespace}.{_MESSAGE}", data=message)
+    if role == "user":
+        return UserMessage(parent=None, content=content, details=details)
+    if role == "system":
+        return SystemMessage(parent=None, content=content, details=details)
+    if role == "tool":
+        return ToolResult(parent=None, content=content, details=details, **tool)
+    stop = "tool_use" if any(isinstance(block, ToolCallBlock) for block in content) else "end_turn"
+    return AssistantMessage(parent=None, content=content, stop_reason=stop, details=details)
+
+
+def message_of(namespace: str, body: Any) -> Any:
+    """The runtime's message a node records, or None for a node that is not one of this runtime's."""
+    if isinstance(body, CustomEntry):
+        return body.data if body.type == f"{namespace}.{_MESSAGE}" else None
+    details = getattr(body, "details", None)
+    return details.get(namespace) if isinstance(details, dict) else None
+
+
+def arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict for a `ToolCallBlock` (a JSON object in a string is parsed)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+# --- plans: what to append, decided from a thread -------------------------------------------------------
+
+
+def extended(messages: Sequence[Any], encode: Callable[[Any], NodeBody]) -> list[AnyBody]:
+    return [encode(message) for message in messages]
+
+
+def truncated(thread: Thread, keep: int, reason: str) -> list[AnyBody]:
+    """Keep the first `keep` messages: a leaf move back to the last kept one (nothing if none is dropped)."""
+    ids = thread.message_ids()
+    if keep >= len(ids):
+        return []
+    target = ids[keep - 1] if keep > 0 else None
+    return [LeafMoved(from_leaf=thread.leaf, to_leaf=target, reason=reason)]
+
+
+def replaced(
+    thread: Thread, messages: Sequence[Any], encode: Callable[[Any], NodeBody], reason: str
+) -> list[AnyBody]:
+    """Make the messages `messages`: keep the prefix both share, move the leaf there, append the rest."""
+    current = thread.messages()
+    shared = 0
+    while shared < min(len(current), len(messages)) and current[shared] == messages[shared]:
+        shared += 1
+    return truncated(thread, shared, reason) + extended(messages[shared:], encode)
+
+
+def cleared(thread: Thread, reason: str) -> list[AnyBody]:
+    return [Reset(reason=reason)] if thread.path else []
+
+
+# --- the journals ---------------------------------------------------------------------------------------
+
+
+def _fold(decode: Callable[[Any], Any]) -> Thread:
+    return Thread(decode)
+
+
+def _apply(thread: Thread, record: Record) -> Thread:
+    return thread.apply(record)
+
+
+class Threads:
+    """One runtime's threads in a store: a journal per key (`KeyedJournals`), folded to `Thread`s.
+
+    Thread-safe; safe across processes wherever the store is (every write is a compare-and-append).
+    """
+
+    def __init__(
+        self,
+        store: JournalStore,
+        *,
+        runtime: str,
+        prefix: str,
+        fields: tuple[str, ...],
+        decode: Callable[[Any], Any],
+    ) -> None:
+        blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
+        self.keyed = KeyedJournals(
+            blocking,
+            runtime=runtime,
+            prefix=prefix,
+            fields=fields,
+            initial=partial(_fold, decode),
+            apply=_apply,
+        )
+        self._seen: dict[Key, Head | None] = {}  # None: read when the key had no journal yet
+
+    @property
+    def store(self) -> JournalStore:
+        return self.keyed.store
+
+    def read(self, key: Key) -> Thread | None:
+        """The key's thread as committed now (None if it has no journal); remembered for checked writes."""
+        with self.keyed.lock:
+            tail = self.keyed.tail(key, create=False)
+            if tail is None:
+                self._seen[key] = None
+                return None
+            self._seen[key] = tail.head
+            return tail.state
+
+    def journal_id(self, key: Key) -> str | None:
+        return self.keyed.current(key)
+
+    def write(self, key: Key, plan: Plan, *, checked: bool = False) -> Thread:
+        """Append what `plan` decides from the key's thread, as one atomic batch.
+
+        Unchecked, a lost race reads again and decides again. Checked, the batch is appended at the head
+        this object last read or wrote for the key (the current head if it never did), and
+        StaleHistoryError says another writer came first.
+        """
+        with self.keyed.lock:
+            for _ in range(MAX_RETRIES):
+                tail = self.keyed.tail(key, create=True)
+                assert tail is not None
+                known = self._known(key, tail)
+                expected = known if checked and known is not None else tail.head
+                bodies = plan(tail.state)
+                if not bodies:
+                    return tail.state
+                try:
+                    _append(tail, bodies, expected)
+                except StaleWriterError as stale:
+                    if not checked:
+                        continue
+                    raise StaleHistoryError(
+                        journal=tail.journal.name, key=" / ".join(key), expected=expected, actual=stale.actual
+                    ) from None
+                if checked or known == expected:  # this object has now seen every record up to its own
+                    self._seen[key] = tail.head
+                return tail.state
+        msg = f"{' / '.join(key)}: lost {MAX_RETRIES} append races in a row to other writers; retry later"
+        raise ConflictError(msg)
+
+    def _known(self, key: Key, tail: Tail[Thread]) -> Head | None:
+        """The head this object last read or wrote for `key` (its journal's first record if it had no
+        journal then), or None if it never did: an unchecked append does not make a stale reader current."""
+        if key not in self._seen:
+            return None
+        seen = self._seen[key]
+        if seen is None:
+            first = next(iter(tail.journal.read(limit=1)))
+            return Head.of(first)
+        return seen
+
+
+def _append(tail: Tail[Thread], bodies: Sequence[AnyBody], expected: Head) -> None:
+    """Append `bodies` at `expected`, each node chained to the record before it; then read them back."""
+    batch, leaf, at = [], tail.leaf, CLOCK()  # one storage time for the whole batch
+    for body in bodies:
+        record_id = new_id()
+        if body.IS_NODE:
+            body = msgspec.structs.replace(body, parent=leaf)
+        batch.append(NewRecord(id=record_id, at=at, body=body))
+        leaf = next_leaf(leaf, record_id, body)
+    tail.journal.append(batch, expected=expected)
+    tail.refresh()
+
+
+async def in_worker(store: JournalStore, action: Callable[[], T]) -> T:
+    """Run blocking store work in a worker thread (inline for the memory store, which never blocks)."""
+    if run_inline(store):
+        return action()
+    return await asyncio.to_thread(action)

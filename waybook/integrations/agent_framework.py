@@ -1,0 +1,146 @@
+"""Microsoft Agent Framework's `HistoryProvider` on any waybook store (docs/agent-framework.md).
+
+agent-framework-core 1.x keeps a session's conversation in a history provider: a `ContextProvider`
+whose `get_messages(session_id, state=...)` loads the history before a run and whose
+`save_messages(session_id, messages, state=...)` stores the run's input and response messages after it
+(the 0.x `ChatMessageStore` protocol is gone). `WaybookHistoryProvider` is one: one journal per session
+id; each `Message` is a tree node (user, system, assistant or tool result, with text, reasoning and
+function-call contents as waybook blocks, and the message's own `to_dict()` JSON kept verbatim beside
+them, so every content comes back exactly, known or not).
+
+Saving drops the messages the history already ends with, as the framework's own providers do
+(`filter_new_messages`), and appends the rest at the head the history was loaded at: if another writer
+saved to the session since this provider loaded it (a second process running the same session), the
+save raises `StaleHistoryError` and writes nothing, instead of interleaving two runs. `clear` appends a
+reset; nothing is erased. The framework is imported lazily: install `waybook[agent-framework]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, ClassVar, Final
+
+from waybook.integrations._extras import needs_extra
+from waybook.integrations._history import (
+    Threads,
+    arguments,
+    cleared,
+    extended,
+    in_worker,
+    message_of,
+    node,
+)
+from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.stores import JournalStore
+
+with needs_extra(
+    "waybook.integrations.agent_framework",
+    runtime="Microsoft Agent Framework",
+    extra="agent-framework",
+    modules=("agent_framework",),
+):
+    from agent_framework import HistoryProvider, Message
+    from agent_framework._sessions import filter_new_messages
+
+RUNTIME: Final = "agent-framework"
+NAMESPACE: Final = "agent_framework"
+DEFAULT_SESSION: Final = "default"
+_ROLES: Final = {"user": "user", "system": "system", "assistant": "assistant"}
+
+
+def _decode(body: Any) -> Any:
+    return message_of(NAMESPACE, body)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _node(message: dict[str, Any]) -> NodeBody:
+    """The node recording one message (its JSON): typed contents as blocks, the JSON beside them."""
+    contents = [content for content in message.get("contents") or [] if isinstance(content, dict)]
+    role = message.get("role")
+    if role == "tool" and len(contents) == 1 and contents[0].get("type") == "function_result":
+        result = contents[0]
+        if isinstance(result.get("call_id"), str):
+            blocks = [TextBlock(text=_text(result.get("result")))]
+            return node(NAMESPACE, "tool", message, blocks, call_id=result["call_id"])
+    found: list[Block] = []
+    for content in contents:
+        kind = content.get("type")
+        if kind == "text" and isinstance(content.get("text"), str):
+            found.append(TextBlock(text=content["text"]))
+        elif kind == "text_reasoning" and isinstance(content.get("text"), str):
+            found.append(ThinkingBlock(thinking=content["text"]))
+        elif kind == "function_call" and isinstance(content.get("call_id"), str):
+            name, args = str(content.get("name")), arguments(content.get("arguments"))
+            found.append(ToolCallBlock(call_id=content["call_id"], name=name, arguments=args))
+    return node(NAMESPACE, _ROLES.get(str(role)), message, found)  # type: ignore[arg-type]
+
+
+class WaybookHistoryProvider(HistoryProvider):
+    """An Agent Framework history provider on a waybook store: `WaybookHistoryProvider(store)`.
+
+    Providers on the same store share their sessions, across objects and processes. The options are the
+    `HistoryProvider` ones (load_messages, store_inputs, store_outputs, ...).
+    """
+
+    DEFAULT_SOURCE_ID: ClassVar[str] = "waybook_history"
+
+    def __init__(self, store: JournalStore, *, source_id: str = DEFAULT_SOURCE_ID, **options: Any) -> None:
+        super().__init__(source_id, **options)
+        self._threads = Threads(store, runtime=RUNTIME, prefix="maf", fields=("session_id",), decode=_decode)
+
+    @property
+    def store(self) -> JournalStore:
+        return self._threads.store
+
+    def journal_id(self, session_id: str | None) -> str | None:
+        """The session's journal in the store (None before its first message)."""
+        return self._threads.journal_id((session_id or DEFAULT_SESSION,))
+
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
+        """The session's messages as committed now; the next `save_messages` is checked against them."""
+        return await in_worker(self.store, lambda: self.messages_now(session_id))
+
+    async def save_messages(
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Append the messages the history does not already end with, in one atomic batch, at the head
+        the history was loaded at (StaleHistoryError if another writer saved since)."""
+        if messages:
+            batch = list(messages)
+            await in_worker(self.store, lambda: self.save_now(session_id, batch))
+
+    async def clear(self, session_id: str | None) -> None:
+        """Start the session's history over with a reset; every earlier message stays in the journal."""
+        key = (session_id or DEFAULT_SESSION,)
+        await in_worker(
+            self.store,
+            lambda: self._threads.write(key, lambda t: cleared(t, "agent-framework: clear"), checked=True),
+        )
+
+    # --- blocking twins ----------------------------------------------------------------------------------
+
+    def messages_now(self, session_id: str | None) -> list[Message]:
+        thread = self._threads.read((session_id or DEFAULT_SESSION,))
+        return [Message.from_dict(message) for message in thread.messages()] if thread is not None else []
+
+    def save_now(self, session_id: str | None, messages: Sequence[Message]) -> None:
+        def plan(thread: Any) -> list[Any]:
+            existing = [Message.from_dict(message) for message in thread.messages()]
+            fresh = filter_new_messages(existing, list(messages))
+            return extended([message.to_dict() for message in fresh], _node)
+
+        self._threads.write((session_id or DEFAULT_SESSION,), plan, checked=True)
+
+
+__all__ = ["WaybookHistoryProvider"]

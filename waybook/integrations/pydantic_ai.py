@@ -1,0 +1,177 @@
+"""Pydantic AI's message history on any waybook store (docs/pydantic-ai.md).
+
+One journal per conversation id; each `ModelMessage` is a tree node (a request becomes a user, system or
+tool-result node, a response an assistant node; text, thinking and tool-call parts become waybook blocks,
+and the message's own JSON, as `ModelMessagesTypeAdapter` writes it, is kept verbatim beside them, so
+every part comes back exactly, known or not). One line around a run:
+
+    result = WaybookMessageHistory(store, "chat-1").run_sync(agent, "What's the weather?")
+
+loads the history, runs the agent with it, and appends the run's new messages at the head the history was
+read at: if another writer appended meanwhile, `StaleHistoryError` and nothing is written (the run saw a
+history that is no longer the conversation). `undo_run` moves the leaf back before the last run and
+`clear` appends a reset; nothing is erased. Pydantic AI is imported lazily: install `waybook[pydantic-ai]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from waybook.integrations._extras import needs_extra
+from waybook.integrations._history import (
+    Thread,
+    Threads,
+    arguments,
+    cleared,
+    extended,
+    in_worker,
+    message_of,
+    node,
+    truncated,
+)
+from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.stores import JournalStore
+
+with needs_extra(
+    "waybook.integrations.pydantic_ai", runtime="Pydantic AI", extra="pydantic-ai", modules=("pydantic_ai",)
+):
+    from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+
+if TYPE_CHECKING:
+    from pydantic_ai.agent import AbstractAgent
+    from pydantic_ai.run import AgentRunResult
+
+RUNTIME: Final = "pydantic-ai"
+NAMESPACE: Final = "pydantic_ai"
+
+
+def _decode(body: Any) -> Any:
+    return message_of(NAMESPACE, body)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _node(message: dict[str, Any]) -> NodeBody:
+    """The node recording one message (its JSON): typed parts as blocks, the JSON verbatim beside them."""
+    parts = [part for part in message.get("parts") or [] if isinstance(part, dict)]
+    kinds = [part.get("part_kind") for part in parts]
+    blocks: list[Block] = []
+    if message.get("kind") == "response":
+        for part in parts:
+            kind = part.get("part_kind")
+            if kind == "text" and isinstance(part.get("content"), str):
+                blocks.append(TextBlock(text=part["content"]))
+            elif kind == "thinking" and isinstance(part.get("content"), str):
+                blocks.append(ThinkingBlock(thinking=part["content"], signature=part.get("signature")))
+            elif kind == "tool-call" and isinstance(part.get("tool_call_id"), str):
+                call = ToolCallBlock(
+                    part["tool_call_id"], str(part["tool_name"]), arguments(part.get("args"))
+                )
+                blocks.append(call)
+        return node(NAMESPACE, "assistant", message, blocks)
+    if kinds == ["tool-return"] and isinstance(parts[0].get("tool_call_id"), str):
+        part = parts[0]
+        content = (TextBlock(text=_text(part.get("content"))),)
+        return node(
+            NAMESPACE, "tool", message, content, call_id=part["tool_call_id"], tool_name=part.get("tool_name")
+        )
+    if kinds and all(kind == "system-prompt" for kind in kinds):
+        return node(NAMESPACE, "system", message, [TextBlock(text=_text(p.get("content"))) for p in parts])
+    for part in parts:
+        if part.get("part_kind") == "user-prompt":
+            prompt = part.get("content")
+            texts: list[Any] = (
+                [prompt] if isinstance(prompt, str) else prompt if isinstance(prompt, list) else []
+            )
+            blocks.extend(TextBlock(text=item) for item in texts if isinstance(item, str))
+    return node(NAMESPACE, "user", message, blocks)
+
+
+def _dump(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+    dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
+    return dumped
+
+
+class WaybookMessageHistory:
+    """A Pydantic AI conversation kept in a waybook store: `WaybookMessageHistory(store, conversation_id)`.
+
+    Histories with the same id on the same store are one conversation, across objects and processes.
+    """
+
+    def __init__(self, store: JournalStore, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self._threads = Threads(
+            store, runtime=RUNTIME, prefix="pai", fields=("conversation_id",), decode=_decode
+        )
+        self._key = (conversation_id,)
+
+    @property
+    def store(self) -> JournalStore:
+        return self._threads.store
+
+    @property
+    def journal_id(self) -> str | None:
+        """The conversation's journal in the store (None before its first message)."""
+        return self._threads.journal_id(self._key)
+
+    def messages(self) -> list[ModelMessage]:
+        """The conversation as committed now, ready for `message_history=`; `append` checks against it."""
+        thread = self._threads.read(self._key)
+        stored = thread.messages() if thread is not None else []
+        return ModelMessagesTypeAdapter.validate_python(stored)
+
+    def append(self, messages: Sequence[ModelMessage]) -> None:
+        """Append `messages` (a run's `new_messages()`) in one atomic batch, at the head `messages()` last
+        read: StaleHistoryError if another writer appended since, and nothing is written."""
+        if messages:
+            dumped = _dump(messages)
+            self._threads.write(self._key, lambda _: extended(dumped, _node), checked=True)
+
+    def undo_run(self) -> list[ModelMessage]:
+        """Take back the last run's messages (those sharing its `run_id`): the leaf moves back before them,
+        and they stay in the journal on an abandoned branch. Returns them."""
+        undone: list[Any] = []
+
+        def plan(thread: Thread) -> list[Any]:
+            stored = thread.messages()
+            keep = len(stored) - 1 if stored else 0
+            run_id = stored[-1].get("run_id") if stored else None
+            while run_id is not None and keep > 0 and stored[keep - 1].get("run_id") == run_id:
+                keep -= 1
+            undone[:] = stored[keep:]
+            return truncated(thread, keep, "pydantic-ai: undo_run")
+
+        self._threads.write(self._key, plan, checked=True)
+        return ModelMessagesTypeAdapter.validate_python(undone)
+
+    def clear(self) -> None:
+        """Start the conversation over with a reset; every earlier message stays in the journal."""
+        self._threads.write(self._key, lambda thread: cleared(thread, "pydantic-ai: clear"), checked=True)
+
+    # --- one line around a run ----------------------------------------------------------------------
+
+    def run_sync(
+        self, agent: AbstractAgent[Any, Any], user_prompt: Any = None, **options: Any
+    ) -> AgentRunResult[Any]:
+        """`agent.run_sync(user_prompt, message_history=<this history>, **options)`, then append its new
+        messages (StaleHistoryError if the conversation changed while the agent ran)."""
+        result = agent.run_sync(user_prompt, message_history=self.messages(), **options)
+        self.append(result.new_messages())
+        return result
+
+    async def run(
+        self, agent: AbstractAgent[Any, Any], user_prompt: Any = None, **options: Any
+    ) -> AgentRunResult[Any]:
+        """The async `run_sync`: store reads and writes run off the event loop."""
+        history = await in_worker(self.store, self.messages)
+        result = await agent.run(user_prompt, message_history=history, **options)
+        new = result.new_messages()
+        await in_worker(self.store, lambda: self.append(new))
+        return result
+
+
+__all__ = ["WaybookMessageHistory"]
