@@ -134,8 +134,9 @@ def test_two_ports_racing_on_one_journal_never_half_apply() -> None:
     create(one, "/memories/a.md", "base")
     state_seen_by_two = two.state()
     create(one, "/memories/a.md", "from one")
+    from waybook.memory.working._checks import Write
     from waybook.memory.working._commands import Create
-    from waybook.memory.working._decide import DEFAULT_LIMITS, Write, decide
+    from waybook.memory.working._decide import DEFAULT_LIMITS, decide
 
     plan = decide(Create("/memories/a.md", "from two"), state_seen_by_two, DEFAULT_LIMITS, None)
     assert isinstance(plan, Write)

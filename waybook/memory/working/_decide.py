@@ -8,25 +8,40 @@ from __future__ import annotations
 
 from typing import Final
 
-import attrs
-
 from waybook.journal._roles.memory import Limits as Limits
 from waybook.journal._roles.memory_paths import (
     MAX_PATH_BYTES,
     ROOT,
-    PathError,
     ancestors,
-    check_extension,
-    normalize,
 )
 from waybook.journal._roles.memory_text import (
     byte_length,
     content_digest,
-    is_valid_unicode,
     links_of,
     logical_lines,
 )
-from waybook.memory.working._commands import Command, Create, Delete, Insert, Rename, StrReplace, View
+from waybook.memory.working._checks import (
+    MemoryBody,
+    RefusedError,
+    Write,
+    checked_path,
+    checked_text,
+    existing_file,
+    file_path,
+    writable,
+)
+from waybook.memory.working._commands import (
+    ApplyPatch,
+    Command,
+    Create,
+    Delete,
+    Insert,
+    Rename,
+    StrReplace,
+    UpdateDescription,
+    View,
+)
+from waybook.memory.working._patching import decide_patching
 from waybook.memory.working._results import (
     Created,
     Deleted,
@@ -43,28 +58,21 @@ from waybook.memory.working._state import MemoryState
 from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
 
 DEFAULT_LIMITS: Final = Limits()
-MemoryBody = MemoryWrite | MemoryDelete | MemoryRename
 
 
-@attrs.frozen
-class Write:
-    bodies: tuple[MemoryBody, ...]
-    value: Value
-    content_digest: str | None = None
-    dropped_links: tuple[str, ...] = ()
-
-
-class RefusedError(Exception):
-    """Internal: a decision refused; carries the Failure to return."""
-
-    def __init__(self, code: str, message: str, path: str | None = None, **details: object) -> None:
-        self.failure = Failure(code, message, path, dict(details) or None)
-        super().__init__(message)
+def decide_command(
+    command: Command, state: MemoryState, limits: Limits, call_id: str | None
+) -> Value | Write | Failure:
+    """Every memory command the port takes: the six file commands, `apply_patch` and `update_description`."""
+    if isinstance(command, ApplyPatch | UpdateDescription):
+        return decide_patching(command, state, limits, call_id)
+    return decide(command, state, limits, call_id)
 
 
 def decide(
     command: Command, state: MemoryState, limits: Limits, call_id: str | None
 ) -> Value | Write | Failure:
+    """The six file commands (view, create, str_replace, insert, delete, rename)."""
     try:
         if isinstance(command, View):
             return _view(command, state)
@@ -81,57 +89,7 @@ def decide(
     except RefusedError as refused:
         return refused.failure
     name = type(command).__name__
-    return Failure("INVALID_COMMAND", f"{name} is decided by waybook.memory.working._patching.decide_command")
-
-
-# --- paths ----------------------------------------------------------------------------------------
-
-
-def _path(raw: str) -> str:
-    try:
-        return normalize(raw)
-    except PathError as problem:
-        raise RefusedError(problem.code, str(problem), raw if isinstance(raw, str) else None) from None
-
-
-def _file_path(raw: str, state: MemoryState) -> str:
-    """A path a file can be written at: valid, not the root, an allowed extension, no file above it."""
-    path = _path(raw)
-    if path == ROOT:
-        raise RefusedError("ROOT_PROTECTED", f"{ROOT} is the memory root, not a file", path)
-    try:
-        check_extension(path)
-    except PathError as problem:
-        raise RefusedError(problem.code, str(problem), path) from None
-    for above in ancestors(path):
-        if state.is_file(above):
-            raise RefusedError(
-                "PATH_CONFLICT", f"{above} is a file, so {path} cannot be created under it", path
-            )
-    if state.is_directory(path):
-        raise RefusedError("PATH_CONFLICT", f"{path} is a directory; a file cannot replace it", path)
-    return path
-
-
-def _existing_file(raw: str, state: MemoryState) -> str:
-    path = _path(raw)
-    if state.is_file(path):
-        return path
-    if state.is_directory(path):
-        raise RefusedError("PATH_CONFLICT", f"{path} is a directory; this command needs a file", path)
-    raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
-
-
-def _writable(path: str, state: MemoryState) -> None:
-    file = state.files.get(path)
-    if file is not None and file.read_only:
-        msg = f"{path} is read-only (front matter `read_only: true`); nothing was changed"
-        raise RefusedError("INVALID_ARGUMENT", msg, path, read_only=True)
-
-
-def _text(text: str, field: str) -> None:
-    if not is_valid_unicode(text):
-        raise RefusedError("INVALID_ARGUMENT", f"{field} is not valid Unicode (it holds a lone surrogate)")
+    return Failure("INVALID_COMMAND", f"{name} is not one of the six file commands; use decide_command")
 
 
 # --- limits and eviction --------------------------------------------------------------------------
@@ -193,7 +151,7 @@ def _write_plan(
 
 
 def _view(command: View, state: MemoryState) -> Value:
-    path = _path(command.path)
+    path = checked_path(command.path)
     if state.is_file(path):
         text = state.files[path].text
         lines = logical_lines(text)
@@ -222,21 +180,21 @@ def _view(command: View, state: MemoryState) -> Value:
 
 
 def _create(command: Create, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
-    path = _file_path(command.path, state)
-    _text(command.text, "text")
-    _writable(path, state)
+    path = file_path(command.path, state)
+    checked_text(command.text, "text")
+    writable(path, state)
     bodies, evicted, digest, dropped = _write_plan("create", path, command.text, state, limits, call_id)
     value = Created(path, path in state.files, evicted, byte_length(command.text))
     return Write(bodies, value, digest, dropped)
 
 
 def _str_replace(command: StrReplace, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
-    path = _existing_file(command.path, state)
+    path = existing_file(command.path, state)
     if command.old_text == "":
         raise RefusedError("INVALID_ARGUMENT", "old_text is empty; give the exact text to replace", path)
-    _text(command.old_text, "old_text")
-    _text(command.new_text, "new_text")
-    _writable(path, state)
+    checked_text(command.old_text, "old_text")
+    checked_text(command.new_text, "new_text")
+    writable(path, state)
     text = state.files[path].text
     found = text.count(command.old_text)
     if found == 0:
@@ -253,9 +211,9 @@ def _str_replace(command: StrReplace, state: MemoryState, limits: Limits, call_i
 
 
 def _insert(command: Insert, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
-    path = _existing_file(command.path, state)
-    _text(command.text, "text")
-    _writable(path, state)
+    path = existing_file(command.path, state)
+    checked_text(command.text, "text")
+    writable(path, state)
     lines = logical_lines(state.files[path].text)
     if not 0 <= command.insert_line <= len(lines):
         msg = f"insert_line {command.insert_line} is outside slots 0..{len(lines)} of {path}"
@@ -267,7 +225,7 @@ def _insert(command: Insert, state: MemoryState, limits: Limits, call_id: str | 
 
 
 def _delete(command: Delete, state: MemoryState, call_id: str | None) -> Write:
-    path = _path(command.path)
+    path = checked_path(command.path)
     if path == ROOT:
         raise RefusedError("ROOT_PROTECTED", f"{ROOT} itself cannot be deleted", path)
     if state.is_file(path):
@@ -277,7 +235,7 @@ def _delete(command: Delete, state: MemoryState, call_id: str | None) -> Write:
     else:
         raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
     for file in files:
-        _writable(file.path, state)
+        writable(file.path, state)
     dropped = tuple(sorted(set().union(*(links_of(f.text) for f in files))))
     body = MemoryDelete(paths=tuple(f.path for f in files), reason="delete", call_id=call_id)
     value = Deleted(path, kind, len(files), sum(f.size for f in files))  # type: ignore[arg-type]
@@ -285,7 +243,7 @@ def _delete(command: Delete, state: MemoryState, call_id: str | None) -> Write:
 
 
 def _rename(command: Rename, state: MemoryState, call_id: str | None) -> Write:
-    old, new = _path(command.old_path), _path(command.new_path)
+    old, new = checked_path(command.old_path), checked_path(command.new_path)
     if ROOT in (old, new):
         raise RefusedError("ROOT_PROTECTED", f"{ROOT} cannot be renamed, and nothing can become it", old)
     if state.is_file(new) or state.is_directory(new):
@@ -293,7 +251,7 @@ def _rename(command: Rename, state: MemoryState, call_id: str | None) -> Write:
             "ALREADY_EXISTS", f"{new} already exists; rename never replaces a destination", new
         )
     if state.is_file(old):
-        kind, moves = "file", [(old, _file_path(new, state))]
+        kind, moves = "file", [(old, file_path(new, state))]
     elif state.is_directory(old):
         if new.startswith(old + "/"):
             raise RefusedError("INVALID_ARGUMENT", f"{old} cannot move inside itself ({new})", old)
@@ -308,11 +266,11 @@ def _rename(command: Rename, state: MemoryState, call_id: str | None) -> Write:
                 raise RefusedError(
                     "INVALID_PATH", msg, target[:MAX_PATH_BYTES], moved_path_bytes=len(target.encode())
                 )
-            _path(target)
+            checked_path(target)
     else:
         raise RefusedError("NOT_FOUND", f"{old} does not exist", old)
     for source, _ in moves:
-        _writable(source, state)
+        writable(source, state)
     value = Renamed(old, new, kind, len(moves))  # type: ignore[arg-type]
     return Write((MemoryRename(moves=tuple(moves), call_id=call_id),), value)
 

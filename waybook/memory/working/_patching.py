@@ -1,4 +1,4 @@
-"""Pure decisions of `apply_patch` and `update_description`, and the port's dispatch over every command.
+"""Pure decisions of `apply_patch` and `update_description`, and whole-file changes made elsewhere.
 
 `apply_patch` is all-or-nothing: every operation is checked against the state as the patch leaves it,
 and the whole patch becomes one batch (evictions, deletes, moves, then writes), appended once. The
@@ -7,6 +7,7 @@ journal's memory rules check that batch again, so a raw append of the same recor
 
 from __future__ import annotations
 
+from waybook.journal._roles.memory import Limits
 from waybook.journal._roles.memory_paths import ancestors
 from waybook.journal._roles.memory_text import (
     byte_length,
@@ -15,19 +16,17 @@ from waybook.journal._roles.memory_text import (
     logical_lines,
     with_description,
 )
-from waybook.memory.working._commands import ApplyPatch, Command, UpdateDescription
-from waybook.memory.working._decide import (
-    Limits,
+from waybook.memory.working._checks import (
     MemoryBody,
     RefusedError,
     Write,
-    _existing_file,
-    _file_path,
-    _path,
-    _text,
-    _writable,
-    decide,
+    checked_path,
+    checked_text,
+    existing_file,
+    file_path,
+    writable,
 )
+from waybook.memory.working._commands import ApplyPatch, UpdateDescription
 from waybook.memory.working._patch import AddFile, DeleteFile, PatchError, apply_hunks, parse_patch
 from waybook.memory.working._results import Edited, Failure, Patched, Value
 from waybook.memory.working._state import MemoryState
@@ -36,18 +35,16 @@ from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
 MAX_DESCRIPTION_BYTES = 1_024
 
 
-def decide_command(
-    command: Command, state: MemoryState, limits: Limits, call_id: str | None
+def decide_patching(
+    command: ApplyPatch | UpdateDescription, state: MemoryState, limits: Limits, call_id: str | None
 ) -> Value | Write | Failure:
-    """Every memory command: the six file commands (decide.py), `apply_patch` and `update_description`."""
+    """`apply_patch` and `update_description` (the port's dispatch over every command: `decide_command`)."""
     try:
         if isinstance(command, ApplyPatch):
             return _apply_patch(command, state, limits, call_id)
-        if isinstance(command, UpdateDescription):
-            return _update_description(command, state, limits, call_id)
+        return _update_description(command, state, limits, call_id)
     except RefusedError as refused:
         return refused.failure
-    return decide(command, state, limits, call_id)
 
 
 def decide_changes(
@@ -62,17 +59,17 @@ def decide_changes(
 ) -> Write | Failure:
     """Whole-file changes made elsewhere (a git commit), checked like a patch and planned as one batch."""
     try:
-        checked_deletes = tuple(_existing_file(p, state) for p in deletes)
-        checked_moves = tuple((_existing_file(a, state), _file_path(b, state)) for a, b in moves)
+        checked_deletes = tuple(existing_file(p, state) for p in deletes)
+        checked_moves = tuple((existing_file(a, state), file_path(b, state)) for a, b in moves)
         for path in (*checked_deletes, *(a for a, _ in checked_moves)):
-            _writable(path, state)
+            writable(path, state)
         checked_writes: dict[str, str] = {}
         moved_to = {b for _, b in checked_moves}
         for raw, text in writes.items():
-            path = _file_path(raw, state) if raw not in moved_to else raw
-            _text(text, "text")
+            path = file_path(raw, state) if raw not in moved_to else raw
+            checked_text(text, "text")
             if path not in moved_to:
-                _writable(path, state)
+                writable(path, state)
             checked_writes[path] = text
         leaving = set(checked_deletes) | {a for a, _ in checked_moves}
         _no_new_conflicts(checked_writes, state, leaving)
@@ -90,16 +87,16 @@ def decide_changes(
 def _update_description(
     command: UpdateDescription, state: MemoryState, limits: Limits, call_id: str | None
 ) -> Write:
-    path = _existing_file(command.path, state)
+    path = existing_file(command.path, state)
     description = command.description.strip()
-    _text(description, "description")
+    checked_text(description, "description")
     if not description or "\n" in description or "\r" in description:
         msg = "description must be one non-empty line of text"
         raise RefusedError("INVALID_ARGUMENT", msg, path)
     if byte_length(description) > MAX_DESCRIPTION_BYTES:
         msg = f"description is {byte_length(description)} bytes; the limit is {MAX_DESCRIPTION_BYTES}"
         raise RefusedError("INVALID_ARGUMENT", msg, path, limit=MAX_DESCRIPTION_BYTES)
-    _writable(path, state)
+    writable(path, state)
     old = state.files[path]
     text = with_description(old.text, description)
     bodies, evicted = _plan(state, limits, {path: text}, (), (), call_id, "update_description")
@@ -107,7 +104,7 @@ def _update_description(
 
 
 def _apply_patch(command: ApplyPatch, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
-    _text(command.patch, "patch")
+    checked_text(command.patch, "patch")
     try:
         ops = parse_patch(command.patch)
     except PatchError as problem:
@@ -119,35 +116,35 @@ def _apply_patch(command: ApplyPatch, state: MemoryState, limits: Limits, call_i
     added: list[str] = []
     updated: list[str] = []
     for op in ops:
-        source = _path(op.path)
+        source = checked_path(op.path)
         if source in touched:
             msg = f"{source} appears in more than one operation of the patch; give each file once"
             raise RefusedError("INVALID_ARGUMENT", msg, source)
         touched.add(source)
         if isinstance(op, AddFile):
-            path = _file_path(source, state)
+            path = file_path(source, state)
             if state.is_file(path):
                 msg = f"{path} already exists; update it with '*** Update File:' instead"
                 raise RefusedError("ALREADY_EXISTS", msg, path)
-            _text(op.text, "added text")
+            checked_text(op.text, "added text")
             writes[path] = op.text
             added.append(path)
         elif isinstance(op, DeleteFile):
-            path = _existing_file(source, state)
-            _writable(path, state)
+            path = existing_file(source, state)
+            writable(path, state)
             deletes.append(path)
         else:
-            path = _existing_file(source, state)
-            _writable(path, state)
+            path = existing_file(source, state)
+            writable(path, state)
             try:
                 lines = apply_hunks(logical_lines(state.files[path].text), op.hunks, path)
             except PatchError as problem:
                 raise RefusedError(problem.code, str(problem), problem.path) from None
             text = "".join(f"{line}\n" for line in lines)
-            _text(text, "patched text")
+            checked_text(text, "patched text")
             target = path
             if op.move_to is not None:
-                target = _file_path(op.move_to, state)
+                target = file_path(op.move_to, state)
                 if target in touched or state.is_file(target):
                     msg = f"{target} already exists; '*** Move to:' never replaces a file"
                     raise RefusedError("ALREADY_EXISTS", msg, target)

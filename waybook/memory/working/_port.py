@@ -15,9 +15,10 @@ from typing import Any
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.memory._errors import require_role
+from waybook.memory.working._checks import Write
 from waybook.memory.working._commands import NAMES, Command, CommandError, check_call_id, parse
-from waybook.memory.working._decide import DEFAULT_LIMITS, Limits, Write
-from waybook.memory.working._patching import decide_changes, decide_command
+from waybook.memory.working._decide import DEFAULT_LIMITS, Limits, decide_command
+from waybook.memory.working._patching import decide_changes
 from waybook.memory.working._results import Failure, Receipt, Result, failed
 from waybook.memory.working._state import MemoryProjection, MemoryState, Revision
 from waybook.model._errors import (

@@ -1,0 +1,80 @@
+"""The checks every memory decision shares: a path a command may name, a text it may write, and the
+refusal that carries the Failure a command returns. Pure: no journal, no I/O."""
+
+from __future__ import annotations
+
+import attrs
+
+from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, check_extension, normalize
+from waybook.journal._roles.memory_text import is_valid_unicode
+from waybook.memory.working._results import Failure, Value
+from waybook.memory.working._state import MemoryState
+from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
+
+MemoryBody = MemoryWrite | MemoryDelete | MemoryRename
+
+
+@attrs.frozen
+class Write:
+    bodies: tuple[MemoryBody, ...]
+    value: Value
+    content_digest: str | None = None
+    dropped_links: tuple[str, ...] = ()
+
+
+class RefusedError(Exception):
+    """Internal: a decision refused; carries the Failure to return."""
+
+    def __init__(self, code: str, message: str, path: str | None = None, **details: object) -> None:
+        self.failure = Failure(code, message, path, dict(details) or None)
+        super().__init__(message)
+
+
+# --- paths and texts ----------------------------------------------------------------------------------------
+
+
+def checked_path(raw: str) -> str:
+    try:
+        return normalize(raw)
+    except PathError as problem:
+        raise RefusedError(problem.code, str(problem), raw if isinstance(raw, str) else None) from None
+
+
+def file_path(raw: str, state: MemoryState) -> str:
+    """A path a file can be written at: valid, not the root, an allowed extension, no file above it."""
+    path = checked_path(raw)
+    if path == ROOT:
+        raise RefusedError("ROOT_PROTECTED", f"{ROOT} is the memory root, not a file", path)
+    try:
+        check_extension(path)
+    except PathError as problem:
+        raise RefusedError(problem.code, str(problem), path) from None
+    for above in ancestors(path):
+        if state.is_file(above):
+            raise RefusedError(
+                "PATH_CONFLICT", f"{above} is a file, so {path} cannot be created under it", path
+            )
+    if state.is_directory(path):
+        raise RefusedError("PATH_CONFLICT", f"{path} is a directory; a file cannot replace it", path)
+    return path
+
+
+def existing_file(raw: str, state: MemoryState) -> str:
+    path = checked_path(raw)
+    if state.is_file(path):
+        return path
+    if state.is_directory(path):
+        raise RefusedError("PATH_CONFLICT", f"{path} is a directory; this command needs a file", path)
+    raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
+
+
+def writable(path: str, state: MemoryState) -> None:
+    file = state.files.get(path)
+    if file is not None and file.read_only:
+        msg = f"{path} is read-only (front matter `read_only: true`); nothing was changed"
+        raise RefusedError("INVALID_ARGUMENT", msg, path, read_only=True)
+
+
+def checked_text(text: str, field: str) -> None:
+    if not is_valid_unicode(text):
+        raise RefusedError("INVALID_ARGUMENT", f"{field} is not valid Unicode (it holds a lone surrogate)")
