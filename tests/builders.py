@@ -1,56 +1,15 @@
-"""Small builders that keep tests reading like the spec."""
+"""Small builders that keep tests reading like the spec (the record builders are the contract kit's)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
-from waybook.journal import (
-    AssistantMessage,
-    Header,
-    LeafMoved,
-    NewRecord,
-    Reset,
-    UserMessage,
-    text,
-)
+from waybook.testing._records import AT, assistant, chat, header, move, reset, user
 
-AT = "2026-12-01T09:00:00.000Z"
+__all__ = ["AT", "assistant", "chat", "fresh_id", "header", "move", "reset", "user"]
+
 _counter = itertools.count(1)
 
 
 def fresh_id(prefix: str = "r") -> str:
     return f"{prefix}{next(_counter)}"
-
-
-def header(record_id: str = "h", journal: str = "test") -> NewRecord:
-    return NewRecord(id=record_id, at=AT, body=Header(journal=journal, creator="tests"))
-
-
-def user(record_id: str, parent: str | None, words: str = "hello") -> NewRecord:
-    return NewRecord(id=record_id, at=AT, body=UserMessage(parent=parent, content=text(words)))
-
-
-def assistant(
-    record_id: str, parent: str | None, words: str = "hi", stop: str | None = "end_turn"
-) -> NewRecord:
-    return NewRecord(
-        id=record_id, at=AT, body=AssistantMessage(parent=parent, content=text(words), stop_reason=stop)
-    )
-
-
-def move(record_id: str, frm: str | None, to: str | None, reason: str = "retry") -> NewRecord:
-    return NewRecord(id=record_id, at=AT, body=LeafMoved(from_leaf=frm, to_leaf=to, reason=reason))
-
-
-def reset(record_id: str) -> NewRecord:
-    return NewRecord(id=record_id, at=AT, body=Reset(reason="new topic"))
-
-
-def chat(n: int, *, start_parent: str | None = None, prefix: str = "m") -> Iterator[NewRecord]:
-    """n alternating user/assistant nodes, each the child of the one before."""
-    parent = start_parent
-    for i in range(n):
-        rid = f"{prefix}{i}"
-        yield user(rid, parent, f"question {i}") if i % 2 == 0 else assistant(rid, parent, f"answer {i}")
-        parent = rid
