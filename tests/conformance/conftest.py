@@ -12,7 +12,7 @@ from pathlib import Path
 
 import attrs
 
-from tests.pg_fixtures import pg_store_url
+from tests.helpers.pg_fixtures import pg_store_url
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 from waybook.stores import JournalStore, open_store
 from waybook.testing import JournalContract, StoreJournalContract

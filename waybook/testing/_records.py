@@ -1,4 +1,4 @@
-"""Record builders that keep the contract tests reading like the spec (tests/builders.py reuses them)."""
+"""Record builders that keep the contract tests reading like the spec (the tests' builders reuse them)."""
 
 from __future__ import annotations
 
