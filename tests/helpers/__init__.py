@@ -8,6 +8,9 @@ lives here, never in a test module another test imports.
 - formats, pi, claude_code: shared fixture files, and lines of other agents' session formats
 - pg_server, pg_fixtures: the PostgreSQL server the tests start or find, and its pytest fixtures
 - tcp_cutter: a TCP proxy that cuts connections, for the PostgreSQL fault tests
+- session_steps: random sessions for property tests (hypothesis steps and the session they write)
+- adk: Google ADK events for the ADK adapter's tests
+- authority: the canonical memory authority's test doubles, and the exact state of a host call in line
 
 Programs the tests run as processes stay beside their tests (tests/process_writer.py,
 tests/stores/*_writer.py).

@@ -1,7 +1,7 @@
 """Deterministic sessions for export and CLI tests: fixed ids and a fixed clock, so output is golden.
 
-Regenerate the golden exports with `python -m tests.helpers.sessions --write` only when a change to the export
-format is intended, and say so in the commit.
+Regenerate the golden exports with `python -m tests.helpers.sessions --write` only when a change to the
+export format is intended, and say so in the commit.
 """
 
 from __future__ import annotations

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import signal
-import sys
 import threading
 import time
 import types
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+from tests.helpers.authority import WAIT, Probe, asleep_in_line, foreign_write, nominate, pin_of
+from tests.helpers.builders import AT
 from waybook import Session
 from waybook.journal import (
     CapacityError,
@@ -38,11 +37,7 @@ from waybook.memory import (
 from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
 from waybook.model._records import MemoryPinMoved, UserMessage, text
 
-from .test_authority import AT, Probe, foreign_write, nominate, pin_of
-
 ROUTES = [Route("shared", frozenset({"facts"}))]
-WAIT = 60.0
-"""The bound on every wait for another thread: generous, since it is only reached when a test fails."""
 
 
 def journals() -> tuple[InMemoryJournal, InMemoryJournal, InMemoryJournal]:
@@ -404,29 +399,6 @@ def test_cancelling_an_async_call_that_waits_for_its_turn_leaves_the_queue_and_w
         assert [p.status for p in pin_records(pins)] == ["advanced", "unchanged"]
 
     asyncio.run(scenario())
-
-
-def blocking_wait_line() -> int:
-    """The line of `threading.Condition.wait` where a waiter sleeps until notified (after its lock is
-    released, inside the `try` that restores it)."""
-    lines, first = inspect.getsourcelines(threading.Condition.wait)
-    opened = next(i for i, line in enumerate(lines) if line.strip().startswith("try:"))
-    return first + next(i for i in range(opened, len(lines)) if "waiter.acquire()" in lines[i])
-
-
-def asleep_in_line(thread: threading.Thread) -> bool:
-    """Whether `thread` sleeps waiting for its turn: its innermost frame is Condition.wait's blocking
-    acquire called from `Turns.turn`, and (where /proc tells) the kernel has the thread asleep, so a
-    signal now interrupts that wait and nothing else."""
-    frame = sys._current_frames().get(thread.ident or -1)
-    if frame is None or frame.f_code is not threading.Condition.wait.__code__:
-        return False
-    if frame.f_lineno != blocking_wait_line() or frame.f_back is None:
-        return False
-    if frame.f_back.f_code.co_qualname != "Turns.turn":
-        return False
-    stat = Path(f"/proc/self/task/{thread.native_id}/stat")
-    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "S"
 
 
 def interrupt_once_asleep_in_line(thread: threading.Thread, then: threading.Event) -> threading.Thread:
