@@ -36,7 +36,11 @@ class ModelContract(JournalFactory):
     def test_journal_matches_a_list_model(self) -> None:
         """Random histories of valid, stale, invalid, retried and branching appends, reads and (where
         the adapter persists) reopens, checked after every step against a plain list model."""
-        from hypothesis import HealthCheck, settings
+        try:
+            from hypothesis import HealthCheck, settings
+        except ImportError as missing:
+            msg = "the journal contract's state machine needs hypothesis: pip install 'waybook[test]'"
+            raise ImportError(msg) from missing
 
         from waybook.testing._journal_machine import machine_for
 
