@@ -104,7 +104,7 @@ def bench_open(outputs: int, mib: int, root: Path) -> dict[str, Any]:
 def postgres_url() -> Iterator[str]:
     """A fresh schema on WAYBOOK_BENCH_POSTGRES's server, or on a throwaway cluster stopped after."""
     sys.path.insert(0, str(ROOT))
-    from tests.pg_server import Cluster, fresh_schema, with_schema
+    from tests.helpers.pg_server import Cluster, fresh_schema, with_schema
 
     base = os.environ.get("WAYBOOK_BENCH_POSTGRES")
     if base:

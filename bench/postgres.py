@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.stores import message, waybook_store  # noqa: E402
-from tests.pg_server import Cluster, fresh_schema, with_schema  # noqa: E402
+from tests.helpers.pg_server import Cluster, fresh_schema, with_schema  # noqa: E402
 from waybook.journal import GENESIS, AssistantMessage, NewRecord, UserMessage, text  # noqa: E402
 from waybook.stores import open_store  # noqa: E402
 

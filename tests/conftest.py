@@ -13,7 +13,7 @@ settings.register_profile(
 settings.load_profile("waybook")
 
 # PostgreSQL: a server for the session (found or started), a fresh schema per test.
-from tests.pg_fixtures import (  # noqa: E402, F401
+from tests.helpers.pg_fixtures import (  # noqa: E402, F401
     pg_cluster,
     pg_server,
     pg_url,

@@ -6,9 +6,10 @@ and the batch's label), flushed at once, so a parent that kills this process kno
 acknowledged. ATTEMPTS 0 means run until killed. With BATCH > 1, each append is one batch of BATCH user
 messages of SIZE characters, labelled `NAME-bI` in every record's text.
 
-With `trickle`, each write(2) hands over at most 16 KiB (a short write, as POSIX allows) and the writer
-prints `mid` and pauses after each one that leaves bytes for later, so a parent can SIGKILL it while a
-batch is half on disk.
+With `trickle`, each write(2) hands over at most 16 KiB (a short write, as POSIX allows), and after the
+first one that leaves bytes for later the writer prints `mid` and holds, the batch half on disk, until
+the parent SIGKILLs it (HOLD seconds at most, should the parent be gone): the kill lands mid-batch
+every time, however late the parent reads `mid`.
 
 A writer killed in the middle of its write can leave a torn tail; the host policy here is to repair it
 on open, so a writer that meets one exits with status 3 and its replacement repairs it.
@@ -55,14 +56,17 @@ def main() -> None:
             sys.exit(TORN_TAIL_EXIT)
 
 
+HOLD = 120.0
+
+
 class TricklingFileOps(OsFileOps):
-    """Real writes of at most 16 KiB each; says `mid` (and pauses) while a write is unfinished."""
+    """Real writes of at most 16 KiB each; at the first unfinished one, says `mid` and holds there."""
 
     def write(self, fd: int, data: bytes) -> int:
         done = super().write(fd, data[: 16 * 1024])
         if done < len(data):
             print("mid", flush=True)
-            time.sleep(0.01)
+            time.sleep(HOLD)  # held mid-batch for the parent's SIGKILL: a bound, not a wait for time
         return done
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.builders import AT, assistant, header, move, reset, user
-from tests.wire_samples import _seal_legacy
+from tests.helpers.builders import AT, assistant, header, move, reset, user
+from tests.helpers.wire_samples import _seal_legacy
 from waybook.codecs._legacy import UserMessageV1
 from waybook.codecs._wire import seal
 from waybook.journal import GENESIS, Head, InMemoryJournal, JournalError, NewRecord, Record

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import AT, assistant, header, move, user
-from tests.faults import FailingWriteOps
+from tests.helpers.builders import AT, assistant, header, move, user
+from tests.helpers.faults import FailingWriteOps
 from waybook import verify
 from waybook.codecs._wire import decode_record, encode_record, line_digest, seal
 from waybook.journal import (

@@ -346,7 +346,7 @@ def test_an_import_into_a_plain_file_keeps_images_inline(tmp_path: Path) -> None
 def test_a_claude_code_screenshot_imported_into_a_store_is_a_blob_and_exports_as_a_data_url(
     tmp_path: Path,
 ) -> None:
-    from tests.test_claude_code_import import Transcript
+    from tests.helpers.claude_code import Transcript
 
     transcript = Transcript()
     image = {
@@ -582,7 +582,7 @@ def test_a_store_import_leaves_no_lease_behind(tmp_path: Path) -> None:
 
 
 def test_pi_images_round_trip_through_a_postgresql_store(tmp_path: Path) -> None:
-    from tests.pg_fixtures import pg_store_url
+    from tests.helpers.pg_fixtures import pg_store_url
 
     url = pg_store_url()
     source = tmp_path / "pi.jsonl"

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.builders import chat, header, move, user
-from tests.faults import CountingFileOps
+from tests.helpers.builders import chat, header, move, user
+from tests.helpers.faults import CountingFileOps
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import CorruptJournalError, DuplicateIdError, TornTailError, verify_file
 from waybook.journal._checkpoint import checkpoint_path

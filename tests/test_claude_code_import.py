@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.claude_code import Transcript
+from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
 from waybook.formats._foreign import ForeignFormatError
 from waybook.formats.claude_code._context import api_messages, replay_context
 from waybook.formats.claude_code._transcript import import_claude_code, subagent_anchor
 from waybook.journal import (
-    GENESIS,
     AssistantMessage,
     Compaction,
     CustomEntry,
@@ -29,16 +30,14 @@ from waybook.journal import (
 )
 from waybook.projections import TreeProjection, context_at, fold
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "claude-code"
+FIXTURES = SHARED_FIXTURES / "claude-code"
 REAL = sorted(FIXTURES.rglob("*.jsonl")) if FIXTURES.is_dir() else []
-needs_real = pytest.mark.skipif(not REAL, reason="shared/fixtures is not beside this checkout")
+needs_real = needs_shared(REAL)
 SESSION = "258c7280-ae70-4798-800f-63464d01a85d"
 
 
 def load(data: bytes | str) -> InMemoryJournal:
-    journal = InMemoryJournal("claude-code")
-    journal.append(list(import_claude_code(data).records), expected=GENESIS)
-    return journal
+    return journal_of(import_claude_code(data).records, "claude-code")
 
 
 def sent(journal: InMemoryJournal) -> list[dict[str, Any]]:
@@ -47,46 +46,6 @@ def sent(journal: InMemoryJournal) -> list[dict[str, Any]]:
 
 def bodies(journal: InMemoryJournal, kind: type) -> list[Any]:
     return [r.body for r in journal.read() if isinstance(r.body, kind)]
-
-
-class Transcript:
-    """Builds Claude Code lines: each new line's parent is the previous one unless told otherwise."""
-
-    def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
-        self.last: str | None = None
-
-    def add(self, kind: str, parent: str | bool | None = True, **fields: Any) -> str:
-        uuid = f"u{len(self.lines) + 1:02d}-0000-0000-0000-000000000000"
-        line = {
-            "type": kind,
-            "uuid": uuid,
-            "parentUuid": self.last if parent is True else parent,
-            "sessionId": "s-1",
-            "timestamp": f"2026-02-10T21:00:{len(self.lines):02d}.000Z",
-            **fields,
-        }
-        self.lines.append(line)
-        self.last = uuid
-        return uuid
-
-    def user(self, content: Any, parent: str | bool | None = True, **fields: Any) -> str:
-        return self.add("user", parent, message={"role": "user", "content": content}, **fields)
-
-    def assistant(
-        self, message_id: str, *blocks: dict[str, Any], stop: str | None = None, parent: Any = True
-    ) -> str:
-        message = {
-            "id": message_id,
-            "role": "assistant",
-            "model": "m",
-            "content": list(blocks),
-            "stop_reason": stop,
-        }
-        return self.add("assistant", parent, message=message)
-
-    def text(self) -> str:
-        return "\n".join(json.dumps(line) for line in self.lines) + "\n"
 
 
 def tool_use(call_id: str) -> dict[str, Any]:

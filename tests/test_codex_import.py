@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
 from waybook.formats._foreign import ForeignFormatError
 from waybook.formats.codex import context_items, import_codex, replay_history
 from waybook.journal import (
-    GENESIS,
     AssistantMessage,
     InMemoryJournal,
     LeafMoved,
@@ -28,15 +28,13 @@ from waybook.journal import (
 )
 from waybook.projections import TreeProjection, context_at, fold
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "codex"
+FIXTURES = SHARED_FIXTURES / "codex"
 REAL = sorted(FIXTURES.glob("rollout-*.jsonl")) if FIXTURES.is_dir() else []
-needs_real = pytest.mark.skipif(not REAL, reason="shared/fixtures is not beside this checkout")
+needs_real = needs_shared(REAL)
 
 
 def load(data: bytes | str) -> InMemoryJournal:
-    journal = InMemoryJournal("codex")
-    journal.append(list(import_codex(data).records), expected=GENESIS)
-    return journal
+    return journal_of(import_codex(data).records, "codex")
 
 
 def sent_items(journal: InMemoryJournal) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import chat, header, user
+from tests.helpers.builders import chat, header, user
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import JournalBusyError, JournalReplacedError
 from waybook.journal._fileio import OsFileOps

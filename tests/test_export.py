@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions import GOLDEN, branching_session, golden_exports
+from tests.helpers.sessions import GOLDEN, branching_session, golden_exports
 from waybook._redact import PATTERNS, Redactor
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
 from waybook.journal import InMemoryJournal, JsonlJournal, verify

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.builders import AT, assistant, header, move, reset, user
+from tests.helpers.builders import AT, assistant, header, move, reset, user
 from waybook.journal import (
     Compaction,
     CustomEntry,

@@ -7,21 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.formats import SHARED_FIXTURES, journal_of
 from waybook.export._openai_format import problems
 from waybook.export.trajectories import Selection, TrajectoryExporter
 from waybook.formats import import_claude_code, import_codex
-from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 CLAUDE = sorted((FIXTURES / "claude-code").rglob("*.jsonl")) if FIXTURES.is_dir() else []
 CODEX = sorted((FIXTURES / "codex").glob("rollout-*.jsonl")) if FIXTURES.is_dir() else []
 pytestmark = pytest.mark.skipif(not CLAUDE, reason="shared/fixtures is not beside this checkout")
-
-
-def journal_of(records: tuple[NewRecord, ...]) -> InMemoryJournal:
-    journal = InMemoryJournal("imported")
-    journal.append(list(records), expected=GENESIS)
-    return journal
 
 
 @pytest.mark.parametrize("path", [*CLAUDE, *CODEX], ids=lambda p: str(p.relative_to(FIXTURES)))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import chat, header, move, reset, user
-from tests.faults import CountingFileOps, CrashableFileOps, FailingFsyncOps
+from tests.helpers.builders import chat, header, move, reset, user
+from tests.helpers.faults import CountingFileOps, CrashableFileOps, FailingFsyncOps
 from waybook import Session
 from waybook.journal import (
     GENESIS,

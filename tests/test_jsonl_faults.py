@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from tests.builders import AT, header
-from tests.faults import Fault, FaultyFileOps
+from tests.helpers.builders import AT, header
+from tests.helpers.faults import Fault, FaultyFileOps
 from waybook.journal import (
     GENESIS,
     AppendResult,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import header, user
+from tests.helpers.builders import header, user
 from waybook import Session
 from waybook.journal import GENESIS, JournalReplacedError, JsonlJournal
 from waybook.journal._fileio import OsFileOps

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests import pg_server
-from tests.pg_fixtures import unavailable
-from tests.pg_server import Cluster, NoServerError, with_schema
+from tests.helpers import pg_server
+from tests.helpers.pg_fixtures import unavailable
+from tests.helpers.pg_server import Cluster, NoServerError, with_schema
 
 
 def test_without_an_installed_postgresql_there_is_a_one_line_reason(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
+from tests.helpers.pi import HEADER_V3, answer, entry, pi_lines, user
 from waybook.export.trajectories import Selection, TrajectoryExporter
 from waybook.formats.pi._codec import (
     BRANCH_SUMMARY_PREFIX,
@@ -30,53 +31,12 @@ from waybook.journal import (
 )
 from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, context_at, replay
 
-REAL = (
-    Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "pi" / "before-compaction.jsonl"
-)
-needs_real = pytest.mark.skipif(not REAL.is_file(), reason="shared/fixtures is not beside this checkout")
+REAL = SHARED_FIXTURES / "pi" / "before-compaction.jsonl"
+needs_real = needs_shared(REAL.is_file())
 
 
 def load(data: bytes | str) -> InMemoryJournal:
-    journal = InMemoryJournal("pi")
-    journal.append(list(import_pi(data).records), expected=GENESIS)
-    return journal
-
-
-def pi_lines(*entries: dict) -> str:  # type: ignore[type-arg]
-    return "\n".join(json.dumps(e) for e in entries) + "\n"
-
-
-HEADER_V3 = {
-    "type": "session",
-    "version": 3,
-    "id": "s-3",
-    "timestamp": "2026-01-01T00:00:00.000Z",
-    "cwd": "/w",
-}
-
-
-def entry(kind: str, entry_id: str, parent: str | None, **fields: object) -> dict:  # type: ignore[type-arg]
-    return {
-        "type": kind,
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-01T00:00:01.000Z",
-        **fields,
-    }
-
-
-def user(entry_id: str, parent: str | None, text: str) -> dict:  # type: ignore[type-arg]
-    return entry("message", entry_id, parent, message={"role": "user", "content": text, "timestamp": 1})
-
-
-def answer(entry_id: str, parent: str | None, text: str, stop: str = "stop") -> dict:  # type: ignore[type-arg]
-    message = {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "model": "m",
-        "stopReason": stop,
-    }
-    return entry("message", entry_id, parent, message=message)
+    return journal_of(import_pi(data).records, "pi")
 
 
 # --- the real session --------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_pi_codec import HEADER_V3, answer, entry, pi_lines, user
+from tests.helpers.formats import SHARED_FIXTURES, journal_of
+from tests.helpers.pi import HEADER_V3, answer, entry, pi_lines, user
 from waybook import Session
 from waybook.codecs import canonical_json
 from waybook.export.trajectories import Selection, TrajectoryExporter
@@ -21,7 +22,6 @@ from waybook.formats import _json_patch as json_patch
 from waybook.formats._json_patch import same
 from waybook.formats.pi._codec import PiFormatError, export_pi, import_pi
 from waybook.journal import (
-    GENESIS,
     Compaction,
     CustomEntry,
     InMemoryJournal,
@@ -33,14 +33,8 @@ from waybook.journal import (
 )
 from waybook.projections import TreeProjection, context_at, replay
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "pi"
+FIXTURES = SHARED_FIXTURES / "pi"
 SHARED = sorted(FIXTURES.glob("*.jsonl")) if FIXTURES.is_dir() else []
-
-
-def journal_of(records: tuple[NewRecord, ...] | list[NewRecord]) -> InMemoryJournal:
-    journal = InMemoryJournal("pi")
-    journal.append(list(records), expected=GENESIS)
-    return journal
 
 
 def pi_migrated(data: bytes) -> list[dict[str, Any]]:

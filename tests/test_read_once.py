@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.faults import CountingFileOps
-from tests.sessions import branching_session
-from tests.test_projections import actions, build_session
+from tests.helpers.faults import CountingFileOps
+from tests.helpers.session_steps import actions, build_session
+from tests.helpers.sessions import branching_session
 from waybook import JsonlJournal, Session, ToolOutcome, resume
 from waybook.codecs._wire import decode_record
 from waybook.journal import DecodeError, InMemoryJournal, ToolCallBlock

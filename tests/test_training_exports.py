@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.sessions import branching_session
+from tests.helpers.formats import SHARED_FIXTURES, needs_shared
+from tests.helpers.sessions import branching_session
 from tests.test_cli import waybook
 from waybook import JsonlJournal, Session
 from waybook.export._cleaning import NO_RESULT, TrainingOptions
@@ -26,9 +27,7 @@ from waybook.journal import (
 )
 from waybook.projections import TreeProjection, context_at, replay
 
-REAL = (
-    Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "pi" / "before-compaction.jsonl"
-)
+REAL = SHARED_FIXTURES / "pi" / "before-compaction.jsonl"
 
 
 def call(call_id: str, cmd: str = "ls") -> ToolCallBlock:
@@ -130,7 +129,7 @@ def test_every_openai_row_of_every_export_is_valid(build: Callable[[], SessionJo
         assert problems(row) == [], row
 
 
-@pytest.mark.skipif(not REAL.is_file(), reason="shared/fixtures is not beside this checkout")
+@needs_shared(REAL.is_file())
 def test_every_openai_row_of_a_real_pi_session_is_valid() -> None:
     from waybook.formats.pi._codec import import_pi
     from waybook.journal import GENESIS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import CountingFileOps
+from tests.helpers.faults import CountingFileOps
 from waybook import InMemoryJournal, JsonlJournal, Session, ToolOutcome, verify
 from waybook.journal import (
     AssistantMessage,

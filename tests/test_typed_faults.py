@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import AT, header, user
+from tests.helpers.builders import AT, header, user
 from waybook import Session
 from waybook.codecs._wire import decode_record
 from waybook.journal import (

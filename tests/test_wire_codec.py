@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.builders import header, user
-from tests.wire_samples import LEGACY_SAMPLES, SAMPLES, WIRE_DIR, fixture_name, sealed_lines
+from tests.helpers.builders import header, user
+from tests.helpers.wire_samples import LEGACY_SAMPLES, SAMPLES, WIRE_DIR, fixture_name, sealed_lines
 from waybook.codecs import CURRENT_TAGS, LEGACY_TAGS, decode_record, encode_record, line_digest, seal
 from waybook.journal import (
     GENESIS,
@@ -229,7 +229,7 @@ def test_a_journal_with_old_records_still_verifies() -> None:
     head_line = seal(1, header(), GENESIS.digest)[1]
     head_digest = line_digest(head_line)
     assert head_digest is not None
-    from tests.wire_samples import _seal_legacy
+    from tests.helpers.wire_samples import _seal_legacy
     from waybook.codecs._legacy import UserMessageV1
 
     old_body = msgspec.json.decode(old, type=dict[str, Any])["body"]

@@ -19,17 +19,14 @@ pytest.importorskip("google.adk")
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
-from google.adk.events.event import Event
-from google.adk.events.event_actions import EventActions
 from google.adk.sessions import InMemorySessionService
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
-from google.genai import types
 
+from tests.helpers.adk import APP, USER, event, texts
 from waybook.integrations.adk import StaleSessionError, WaybookSessionService
 from waybook.stores import open_store
 
-APP, USER = "app", "u1"
 PERSISTENT = {"adk-sqlite", "waybook-memory", "waybook-file", "waybook-sqlite"}
 
 
@@ -49,25 +46,6 @@ def service(request: pytest.FixtureRequest, tmp_path: Path) -> BaseSessionServic
 
 def run(coroutine: Callable[[], Awaitable[Any]]) -> Any:
     return asyncio.run(coroutine())
-
-
-def event(
-    text: str, *, delta: dict[str, Any] | None = None, timestamp: float | None = None, **kw: Any
-) -> Event:
-    fields: dict[str, Any] = {
-        "author": "user",
-        "invocation_id": "inv-1",
-        "content": types.Content(role="user", parts=[types.Part(text=text)]),
-        "actions": EventActions(state_delta=delta or {}),
-        **kw,
-    }
-    if timestamp is not None:
-        fields["timestamp"] = timestamp
-    return Event(**fields)
-
-
-def texts(session: Any) -> list[str]:
-    return [e.content.parts[0].text for e in session.events]
 
 
 # --- create and get ---------------------------------------------------------------------------------

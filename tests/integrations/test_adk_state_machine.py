@@ -23,7 +23,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from tests.integrations.test_adk_contract import event
+from tests.helpers.adk import event
 from waybook.integrations.adk import WaybookSessionService
 from waybook.stores import open_store
 

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from tests.integrations.test_adk_contract import APP, USER, event, texts
+from tests.helpers.adk import APP, USER, event, texts
 from waybook._session import new_id, utc_now
 from waybook.integrations.adk import CREATED, EVENT, StaleSessionError, WaybookSessionService
 from waybook.model._records import CustomEntry, NewRecord

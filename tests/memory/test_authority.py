@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
+from tests.helpers.authority import WAIT, Probe, asleep_in_line, foreign_write, nominate, pin_of, wait_until
+from tests.helpers.builders import AT
 from waybook import Session
 from waybook.journal import (
     CapacityError,
@@ -31,7 +33,6 @@ from waybook.memory import (
     create_async_authority,
     create_authority,
 )
-from waybook.memory.canonical._nominations import Nomination
 from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
@@ -41,52 +42,6 @@ PINS: dict[int, Any] = {}
 def pins_of(authority: Authority) -> Any:
     """The journal an authority made by `setup` records its pin in."""
     return PINS[id(authority)]
-
-
-AT = "2026-12-01T09:00:00.000Z"
-
-
-class Probe:
-    """A journal wrapper that counts calls and can misbehave once: a racing write, a lost reply, a crash."""
-
-    def __init__(self, inner: InMemoryJournal) -> None:
-        self.inner = inner
-        self.appends = 0
-        self.reads = 0
-        self.before_append: Callable[[], None] | None = None
-        self.after_append: BaseException | None = None
-        self.gate: threading.Event | None = None
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def head(self) -> Head:
-        return self.inner.head()
-
-    def append(self, records: Sequence[NewRecord], *, expected: Head) -> Any:
-        self.appends += 1
-        if self.gate is not None:
-            self.gate.wait(5)
-        if self.before_append is not None:
-            hook, self.before_append = self.before_append, None
-            hook()
-        result = self.inner.append(records, expected=expected)
-        if self.after_append is not None:
-            error, self.after_append = self.after_append, None
-            raise error
-        return result
-
-    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Any]:
-        self.reads += 1
-        return self.inner.read(after, limit)
-
-    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        self.reads += 1
-        return self.inner.read_lines(after, limit)
-
-    def flush(self) -> None: ...
-    def close(self) -> None: ...
 
 
 def setup(**options: Any) -> tuple[Authority, InMemoryJournal, Probe]:
@@ -100,21 +55,6 @@ def setup(**options: Any) -> tuple[Authority, InMemoryJournal, Probe]:
     PINS[id(authority)] = options.get("pins") or options["session"]
     canonical.appends = canonical.reads = 0  # count only what happens after the authority wrote its header
     return authority, working, canonical
-
-
-def pin_of(authority: Authority) -> Head:
-    return authority.agent.query().head  # type: ignore[attr-defined, no-any-return]
-
-
-def nominate(authority: Authority, facts: dict[str, str], request: str = "r1") -> Nomination:
-    authority.agent.remember(request, facts)  # type: ignore[attr-defined]
-    return authority.agent.nominate(sorted(facts), "shared", "facts")  # type: ignore[attr-defined, no-any-return]
-
-
-def foreign_write(journal: InMemoryJournal, path: str, text: str) -> None:
-    prior = None
-    body = MemoryWrite(path=path, text=text, digest=content_digest(text), prior=prior, command="foreign")
-    journal.append([NewRecord(id=f"foreign-{journal.head().seq}", at=AT, body=body)], expected=journal.head())
 
 
 # --- shape ----------------------------------------------------------------------------------------
@@ -522,22 +462,22 @@ def test_a_failed_first_host_call_does_not_block_the_call_queued_behind_it() -> 
             outcomes["first"] = exc
 
     request = {"expected": prior}
-    first_thread = threading.Thread(target=first)
+    first_thread = threading.Thread(target=first, daemon=True)
     first_thread.start()
-    while canonical.appends == 0:
-        threading.Event().wait(0.01)
+    wait_until(lambda: canonical.appends == 1, "the first call's append")  # held at the gate
     second_thread = threading.Thread(
         target=lambda: outcomes.setdefault(
             "second", authority.host.adopt_nomination(request["expected"], nomination)
-        )  # type: ignore[attr-defined]
+        ),  # type: ignore[attr-defined]
+        daemon=True,
     )
     second_thread.start()
-    threading.Event().wait(0.05)
+    wait_until(lambda: asleep_in_line(second_thread), "the second call waiting its turn")
     request["expected"] = Head(99, "9" * 64)  # mutating the caller's objects after the call changes nothing
     canonical.gate = None
     gate.set()
-    first_thread.join(5)
-    second_thread.join(5)
+    first_thread.join(WAIT)
+    second_thread.join(WAIT)
     assert isinstance(outcomes["first"], NeverSeenError)
     assert outcomes["second"].status == "already-present"
 

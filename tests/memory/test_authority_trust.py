@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 import threading
+import time
 import types
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 import attrs
 import pytest
 
+from tests.helpers.authority import WAIT, Probe, asleep_in_line, foreign_write, nominate, pin_of
+from tests.helpers.builders import AT
 from waybook import Session
 from waybook.journal import (
     CapacityError,
@@ -33,8 +36,6 @@ from waybook.memory import (
 )
 from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
 from waybook.model._records import MemoryPinMoved, UserMessage, text
-
-from .test_authority import AT, Probe, foreign_write, nominate, pin_of
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
 
@@ -332,7 +333,7 @@ class SlowFeed:
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
         if self.armed:
             self.started.set()
-            self.gate.wait(10)
+            self.gate.wait(WAIT)  # a bound only: every test opens the gate itself
         return self.inner.read_lines(after, limit)
 
 
@@ -350,11 +351,13 @@ def test_cancelling_a_running_async_call_finishes_its_turn_before_the_next_call_
             heads.append(inner.head())
         canonical.armed = True
         first = created.host.advance_canonical(pin, heads[1])
-        while not canonical.started.is_set():
-            await asyncio.sleep(0.01)
-        first.cancel()
+        assert await asyncio.to_thread(canonical.started.wait, WAIT), "the first call never began"
+        first.cancel()  # while its journal call is held at the gate
         second = created.host.advance_canonical(pin, heads[4])
-        await asyncio.sleep(0.05)
+        # One pass of the loop (its queue runs in order): the first call takes the cancellation while
+        # its journal call is still held, and the second call waits in line behind it.
+        await asyncio.sleep(0)
+        assert not first.done()
         canonical.gate.set()
         with pytest.raises(asyncio.CancelledError):
             await first
@@ -380,7 +383,10 @@ def test_cancelling_an_async_call_that_waits_for_its_turn_leaves_the_queue_and_w
         waiting = created.host.advance_canonical(pin, inner.head())
         never_ran = created.host.advance_canonical(pin, inner.head())
         never_ran.cancel()  # cancelled before it ever ran
-        await asyncio.sleep(0.02)
+        # The three tasks take their first step in one pass of the loop, in order: the running call
+        # starts its journal call (held at the gate) and the waiting call waits for its turn. This
+        # coroutine resumes only on a later pass, once the journal call has begun.
+        assert await asyncio.to_thread(canonical.started.wait, WAIT), "the running call never began"
         waiting.cancel()
         canonical.gate.set()
         assert (await running).status == "advanced"
@@ -395,6 +401,25 @@ def test_cancelling_an_async_call_that_waits_for_its_turn_leaves_the_queue_and_w
     asyncio.run(scenario())
 
 
+def interrupt_once_asleep_in_line(thread: threading.Thread, then: threading.Event) -> threading.Thread:
+    """A watcher that sends `thread` a real Ctrl-C (SIGINT) once it sleeps waiting for its turn, or
+    gives up after WAIT seconds (and sets `then`, so nothing stays held)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + WAIT
+        while not asleep_in_line(thread):
+            if time.monotonic() > deadline:
+                then.set()
+                return
+            time.sleep(0.001)  # polling for the state itself, not waiting for time to pass
+        assert thread.ident is not None
+        signal.pthread_kill(thread.ident, signal.SIGINT)
+
+    watcher = threading.Thread(target=watch, name="interrupter", daemon=True)
+    watcher.start()
+    return watcher
+
+
 def test_a_sync_call_interrupted_while_waiting_gives_up_its_place() -> None:
     working, inner, pins = journals()
     canonical = SlowFeed(inner)
@@ -402,24 +427,25 @@ def test_a_sync_call_interrupted_while_waiting_gives_up_its_place() -> None:
     pin = pin_of(host)
     foreign_write(inner, "/memories/a.md", "x")
     canonical.armed = True
-    holder = threading.Thread(target=lambda: host.host.advance_canonical(pin, inner.head()))
+    holder = threading.Thread(target=lambda: host.host.advance_canonical(pin, inner.head()), daemon=True)
     holder.start()
-    canonical.started.wait(5)
-    main = threading.main_thread().ident
-    assert main is not None
-    threading.Timer(0.1, lambda: signal.pthread_kill(main, signal.SIGINT)).start()  # a real Ctrl-C
+    assert canonical.started.wait(WAIT), "the holder never began its journal call"
+    watcher = interrupt_once_asleep_in_line(threading.main_thread(), then=canonical.gate)
     with pytest.raises(KeyboardInterrupt):
         host.host.advance_canonical(pin, inner.head())  # waits behind the holder, then is interrupted
+    watcher.join(WAIT)
+    assert not canonical.gate.is_set(), "the interrupt came while the holder still held its turn"
     canonical.armed = False
     canonical.gate.set()
-    holder.join(5)
+    holder.join(WAIT)
+    assert not holder.is_alive()
     done: list[str] = []
     follower = threading.Thread(
-        target=lambda: done.append(host.host.advance_canonical(pin, inner.head()).status)
+        target=lambda: done.append(host.host.advance_canonical(pin, inner.head()).status), daemon=True
     )
     follower.start()
-    follower.join(5)
-    assert done == ["unchanged"]
+    follower.join(WAIT)
+    assert done == ["unchanged"], "the interrupted call kept its place in line"
 
 
 # --- the agent face -------------------------------------------------------------------------------

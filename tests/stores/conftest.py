@@ -12,7 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.pg_fixtures import pg_store_url
+from tests.helpers.pg_fixtures import pg_store_url
 from waybook.stores import JournalStore, open_store
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.pg_fixtures import pg_store_url
+from tests.helpers.pg_fixtures import pg_store_url
 from waybook import Session
 from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError
 from waybook.stores import CATALOG_ID, open_store

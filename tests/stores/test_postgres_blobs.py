@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 import psycopg
 import pytest
 
-from tests.tcp_cutter import Cutter
+from tests.helpers.tcp_cutter import Cutter
 from waybook import AsyncSession
 from waybook.journal import BlobBlock
 from waybook.stores import open_store

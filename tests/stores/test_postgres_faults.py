@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.pg_server import Cluster, fresh_schema, with_schema
+from tests.helpers.pg_server import Cluster, fresh_schema, with_schema
 from waybook.journal import verify
 from waybook.stores import CATALOG_ID, FeedEntry, open_store
 

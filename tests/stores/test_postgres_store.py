@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from tests.builders import AT, header
-from tests.tcp_cutter import Cutter
+from tests.helpers.builders import AT, header
+from tests.helpers.tcp_cutter import Cutter
 from waybook import AsyncSession, Session
 from waybook.journal import (
     AssistantMessage,

@@ -1,7 +1,7 @@
 """One sample body of every registered wire tag, and the generator of fixtures/wire/.
 
-The golden files freeze the wire format. Regenerating them (`python -m tests.wire_samples --write`) is a
-breaking change: do it only together with a new tag version and an upcaster for the old one.
+The golden files freeze the wire format. Regenerating them (`python -m tests.helpers.wire_samples --write`)
+is a breaking change: do it only together with a new tag version and an upcaster for the old one.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from waybook.journal import (
 )
 from waybook.model._head import GENESIS_DIGEST
 
-WIRE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "wire"
+WIRE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "wire"
 AT = "2026-12-01T09:00:00.000Z"
 
 SAMPLES: dict[str, list[AnyBody]] = {
@@ -251,5 +251,7 @@ def write_fixtures() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python -m tests.wire_samples --write   (a breaking change: read the docstring)")
+        sys.exit(
+            "usage: python -m tests.helpers.wire_samples --write   (a breaking change: see the docstring)"
+        )
     write_fixtures()

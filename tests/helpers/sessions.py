@@ -1,7 +1,7 @@
 """Deterministic sessions for export and CLI tests: fixed ids and a fixed clock, so output is golden.
 
-Regenerate the golden exports with `python -m tests.sessions --write` only when a change to the export
-format is intended, and say so in the commit.
+Regenerate the golden exports with `python -m tests.helpers.sessions --write` only when a change to the
+export format is intended, and say so in the commit.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from waybook._session import Session
 from waybook.commands.demo import TOOLS
 from waybook.journal import InMemoryJournal, SessionJournal, ToolCallBlock
 
-GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "export"
+GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "export"
 
 
 def fixed_clock() -> Callable[[], str]:
@@ -74,5 +74,5 @@ def golden_exports(journal: SessionJournal, exporter_cls: type, selection_cls: t
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python -m tests.sessions --write   (changes the golden export files)")
+        sys.exit("usage: python -m tests.helpers.sessions --write   (changes the golden export files)")
     write_golden()

@@ -1,5 +1,5 @@
 """pytest fixtures for PostgreSQL tests: the session's server, a fresh store URL per test, and a
-cluster the tests own (to crash and restart). Imported into tests/conftest.py; see tests/pg_server.py.
+cluster the tests own (to crash and restart). Imported into tests/conftest.py; see tests/helpers/pg_server.py.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.pg_server import Cluster, NoServerError, Server, in_ci, owned_cluster, shared, store_url
+from tests.helpers.pg_server import Cluster, NoServerError, Server, in_ci, owned_cluster, shared, store_url
 
 
 def unavailable(reason: str) -> None:

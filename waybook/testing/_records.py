@@ -1,8 +1,7 @@
-"""Small builders that keep tests reading like the spec."""
+"""Record builders that keep the contract tests reading like the spec (the tests' builders reuse them)."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 
 from waybook.journal import (
@@ -16,11 +15,7 @@ from waybook.journal import (
 )
 
 AT = "2026-12-01T09:00:00.000Z"
-_counter = itertools.count(1)
-
-
-def fresh_id(prefix: str = "r") -> str:
-    return f"{prefix}{next(_counter)}"
+"""The one timestamp every built record carries: only `seq` orders records, never `at`."""
 
 
 def header(record_id: str = "h", journal: str = "test") -> NewRecord:

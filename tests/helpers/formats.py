@@ -1,0 +1,26 @@
+"""Shared by the foreign-format tests: the shared fixture files beside the checkout, and a journal of
+records an importer produced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from waybook.journal import GENESIS, InMemoryJournal, NewRecord
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+"""Real sessions of other agents (Pi, Claude Code, Codex), kept beside the checkout, not in it."""
+
+
+def needs_shared(present: object) -> pytest.MarkDecorator:
+    """Skip a test when the shared fixture files it reads (`present` is falsy) are not beside the checkout."""
+    return pytest.mark.skipif(not present, reason="shared/fixtures is not beside this checkout")
+
+
+def journal_of(records: Iterable[NewRecord], name: str = "imported") -> InMemoryJournal:
+    """An in-memory journal holding `records` (as an importer returned them), appended as one batch."""
+    journal = InMemoryJournal(name)
+    journal.append(list(records), expected=GENESIS)
+    return journal
