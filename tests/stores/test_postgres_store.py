@@ -158,7 +158,8 @@ def test_migrations_are_versioned_and_running_them_again_changes_nothing(pg_url:
             " AND pronamespace = current_schema()::regnamespace"
         ).fetchone()
     assert [v for (v,) in versions] == list(range(1, SCHEMA_VERSION + 1))
-    assert functions == (5,)  # insert, append, channel; blob_keep, blob_add
+    # insert, append, create, feed_shift, first_position, feed_horizon; blob_keep, blob_add
+    assert functions == (8,)
 
 
 def test_a_schema_newer_than_this_code_is_refused_and_left_unchanged(pg_url: str) -> None:

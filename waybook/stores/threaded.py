@@ -189,16 +189,16 @@ class ThreadedStore:
 
 
 async def open_async_store(url: str) -> ThreadedStore:
-    """`open_store(url)` for asyncio programs: the store is opened in a worker thread. A PostgreSQL
-    store waits on its feed natively (asyncio LISTEN/NOTIFY, no thread per waiter)."""
-    if url.partition(":")[0].lower() in ("postgresql", "postgres"):
-        try:
-            from waybook.stores.postgres.aio import open_async_postgres
-        except ImportError:
-            pass  # open_store explains what to install
-        else:
-            return await open_async_postgres(url)
-    return ThreadedStore(await asyncio.to_thread(open_store, url))
+    """`open_store(url)` for asyncio programs: the store is opened in a worker thread. A store with an
+    asyncio counterpart of its own (`store.asynchronous()`: PostgreSQL's waits on its feed in asyncio,
+    no thread per waiter) returns that; every other store is wrapped in a ThreadedStore."""
+    store = await asyncio.to_thread(open_store, url)
+    asynchronous = getattr(store, "asynchronous", None)
+    if callable(asynchronous):
+        wrapped = asynchronous()
+        assert isinstance(wrapped, ThreadedStore)
+        return wrapped
+    return ThreadedStore(store)
 
 
 async def _chunked(

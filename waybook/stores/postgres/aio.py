@@ -1,10 +1,14 @@
 """`AsyncPostgresStore`: the PostgreSQL store for asyncio programs.
 
 Journal and catalog calls run the blocking store in worker threads (`ThreadedStore`: one store, one
-ledger per journal, the same decisions as the blocking API). Waiting on the feed does not: a task holds
-one psycopg `AsyncConnection` that LISTENs on the store's channel, and every waiting coroutine sleeps on
-an asyncio condition it signals, so a thousand tailing coroutines cost no threads and wake together at
-the next commit of any process.
+ledger per journal, the same decisions as the blocking API). Waiting on the feed shares one watcher
+task per store: while any coroutine waits, it looks at the feed head (one index probe, in a worker
+thread) every few milliseconds, backing off while the feed stands still, and signals an asyncio
+condition when the head moves; so a thousand tailing coroutines cost one query at a time and no threads.
+Writers notify no one (docs/postgresql.md, "Waking tailing readers").
+
+Arrows point one way: this module imports the threaded store; the threaded store finds this one through
+`PostgresStore.asynchronous()`.
 """
 
 from __future__ import annotations
@@ -13,14 +17,13 @@ import asyncio
 import contextlib
 from typing import Final
 
-import psycopg
-from psycopg import sql
-
+from waybook.journal.errors import JournalClosedError, StorageError
+from waybook.stores.postgres import engine as _engine
 from waybook.stores.postgres.store import PostgresStore, open_postgres
 from waybook.stores.threaded import ThreadedStore
 
 POLL_FALLBACK: Final = 1.0
-"""Longest a waiter sleeps without a notification before it looks at the feed head itself."""
+"""Longest a waiter sleeps without hearing from the watcher before it looks at the feed head itself."""
 
 
 class AsyncPostgresStore(ThreadedStore):
@@ -32,61 +35,66 @@ class AsyncPostgresStore(ThreadedStore):
         self._postgres = store
         self._wake = asyncio.Condition()
         self._generation = 0
-        self._listening = asyncio.Event()
-        self._listener: asyncio.Task[None] | None = None
+        self._head = -1
+        self._tailing = 0
+        self._waiting = asyncio.Event()
+        self._watcher: asyncio.Task[None] | None = None
 
     async def wait(self, after: int, timeout: float | None = None) -> bool:
-        self._listen()
-        if not self._listening.is_set():
-            with contextlib.suppress(TimeoutError):  # no listener yet: poll meanwhile
-                await asyncio.wait_for(self._listening.wait(), 5.0)
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        while True:
-            seen = self._generation
-            if await self.feed_head() > after:
-                return True
-            left = None if deadline is None else deadline - loop.time()
-            if left is not None and left <= 0:
-                return False
-            pause = POLL_FALLBACK if left is None else min(POLL_FALLBACK, left)
-            async with self._wake:
-                if self._generation == seen:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), pause)
+        if self._watcher is None:
+            self._watcher = loop.create_task(self._watch())
+        self._tailing += 1
+        self._waiting.set()
+        try:
+            look = True
+            while True:
+                seen = self._generation
+                if self._head > after:
+                    return True
+                if look and await self.feed_head() > after:
+                    return True
+                left = None if deadline is None else deadline - loop.time()
+                if left is not None and left <= 0:
+                    return False
+                pause = POLL_FALLBACK if left is None else min(POLL_FALLBACK, left)
+                async with self._wake:
+                    if self._generation == seen:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._wake.wait(), pause)
+                look = self._generation == seen  # no word from the watcher in a whole pause
+        finally:
+            self._tailing -= 1
+            if self._tailing == 0:
+                self._waiting.clear()
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            self._listener = None
+                await self._watcher
+            self._watcher = None
         await super().close()
 
-    def _listen(self) -> None:
-        if self._listener is None:
-            self._listener = asyncio.get_running_loop().create_task(self._run_listener())
-
-    async def _signal(self) -> None:
-        async with self._wake:
-            self._generation += 1
-            self._wake.notify_all()
-
-    async def _run_listener(self) -> None:
-        engine = self._postgres.postgres_engine
-        listen = sql.SQL("LISTEN {}").format(sql.Identifier(engine.channel))
+    async def _watch(self) -> None:
+        pause = _engine.WATCH_FAST
         while True:
+            await self._waiting.wait()
             try:
-                conn = await psycopg.AsyncConnection.connect(engine.conninfo, autocommit=True)
-                async with conn:
-                    await conn.execute(listen)
-                    self._listening.set()
-                    await self._signal()  # anything committed before LISTEN took effect: look again
-                    async for _ in conn.notifies():
-                        await self._signal()
-            except psycopg.Error:
-                self._listening.set()  # waiters poll until the listener is back
-                await asyncio.sleep(0.5)
+                now = await self.feed_head()
+            except (StorageError, JournalClosedError):
+                await asyncio.sleep(POLL_FALLBACK)  # waiters look themselves meanwhile
+                continue
+            if now != self._head:
+                self._head = now
+                pause = _engine.WATCH_FAST
+                async with self._wake:
+                    self._generation += 1
+                    self._wake.notify_all()
+            else:
+                pause = min(pause * 2, _engine.WATCH_SLOW)
+            await asyncio.sleep(pause)
 
 
 async def open_async_postgres(url: str) -> AsyncPostgresStore:

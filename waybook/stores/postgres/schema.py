@@ -150,6 +150,154 @@ END
 $fn$
 """
 
+ORDINAL_BITS: Final = 20
+"""A feed position is `xid8 * 2**ORDINAL_BITS + shift + ordinal`: the writing transaction's id, then the
+record's ordinal inside that transaction (so at most 2**20 records per transaction)."""
+
+_SHIFT_FUNCTION: Final = f"""
+DO $do$
+-- waybook_feed_shift(): a constant chosen once, when this migration runs, that puts every position
+-- written from now on above every position the feed clock handed out before (old cursors stay valid).
+DECLARE
+    s bigint := 0;
+BEGIN
+    IF to_regclass('waybook_feed_clock') IS NOT NULL THEN
+        SELECT greatest(0, c.position + 1 - (pg_current_xact_id()::text::bigint + 1) * {2**ORDINAL_BITS})
+          INTO s FROM waybook_feed_clock AS c;
+    END IF;
+    EXECUTE format(
+        'CREATE FUNCTION waybook_feed_shift() RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS %L',
+        'SELECT ' || coalesce(s, 0) || '::bigint');
+END
+$do$
+"""
+
+_POSITION_FUNCTIONS: Final = (
+    f"""CREATE FUNCTION waybook_first_position() RETURNS bigint LANGUAGE sql VOLATILE AS
+    -- The position of ordinal 0 of this transaction (assigns the transaction its id if it has none).
+    $fn$ SELECT pg_current_xact_id()::text::bigint * {2**ORDINAL_BITS} + waybook_feed_shift() $fn$""",
+    f"""CREATE FUNCTION waybook_feed_horizon() RETURNS bigint LANGUAGE sql STABLE AS
+    -- Every record below this position is final for the calling statement's snapshot: its transaction
+    -- is older than the oldest one still running, so it has committed (and is visible) or rolled back.
+    -- STABLE, so it reads the snapshot of the statement that calls it.
+    $fn$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint * {2**ORDINAL_BITS}
+                + waybook_feed_shift() $fn$""",
+)
+
+_INSERT_FUNCTION_3: Final = """
+CREATE FUNCTION waybook_insert(
+    p_journal text, p_expected_seq bigint, p_expected_digest text,
+    p_seqs bigint[], p_ordinals bigint[], p_digests text[], p_lines bytea[]
+) RETURNS void LANGUAGE plpgsql AS $fn$
+-- Insert a batch and move the journal's head row, only if the head row still is the head the batch
+-- follows. The writer holds the journal row (SELECT ... FOR UPDATE), so this cannot fail for a waybook
+-- writer; it fails closed if anything else has moved the head. p_ordinals are the records' ordinals in
+-- this transaction: their feed positions are waybook_first_position() + ordinal.
+DECLARE
+    n integer := cardinality(p_lines);
+    first_position bigint;
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_ordinals) <> n
+       OR cardinality(p_digests) <> n OR p_seqs[1] <> p_expected_seq + 1
+       OR p_seqs[n] <> p_expected_seq + n THEN
+        RAISE EXCEPTION 'waybook_insert: a batch of % must follow seq %', n, p_expected_seq
+            USING ERRCODE = 'WB400';
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_seqs[n], head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'waybook_insert: the head of % is no longer seq %', p_journal, p_expected_seq
+            USING ERRCODE = 'WB409';
+    END IF;
+    first_position := waybook_first_position();
+    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+    SELECT p_journal, r.seq, first_position + r.ordinal, r.digest, r.line
+      FROM unnest(p_seqs, p_ordinals, p_digests, p_lines) AS r(seq, ordinal, digest, line);
+END
+$fn$
+"""
+
+_APPEND_FUNCTION_3: Final = f"""
+CREATE FUNCTION waybook_append(
+    p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[]
+) RETURNS boolean LANGUAGE plpgsql AS $fn$
+-- Compare-and-append in one statement (so one round trip and, in autocommit, one transaction): move
+-- the journal's head row only if it still is the head the writer planned against (a writer holding
+-- the row makes this wait, then see the new head and match nothing), then insert the records verbatim
+-- at positions from this transaction's id. No row, lock or notification is shared with writers of
+-- other journals. False, with nothing written, when the head has moved (or the journal is purged or
+-- unknown): the writer then takes the locked path.
+DECLARE
+    n integer := cardinality(p_lines);
+    first_position bigint;
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n OR n > {2**ORDINAL_BITS} THEN
+        RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests)
+            USING ERRCODE = 'WB400';
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_expected_seq + n, head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    first_position := waybook_first_position();
+    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+    SELECT p_journal, p_expected_seq + i, first_position + i - 1, p_digests[i], p_lines[i]
+      FROM generate_series(1, n) AS i;
+    RETURN true;
+END
+$fn$
+"""
+
+_CREATE_FUNCTION: Final = """
+CREATE FUNCTION waybook_create(
+    p_catalog_seq bigint, p_catalog_digest text, p_entry_digest text, p_entry_line bytea,
+    p_journal text, p_role text, p_metadata text, p_created_at text,
+    p_header_digest text, p_header_line bytea
+) RETURNS TABLE (outcome text, line bytea) LANGUAGE plpgsql AS $fn$
+-- Create a journal in one statement: unless the id is taken, append its `created` entry to the catalog
+-- journal if the catalog's head is still the one the entry was sealed after (the catalog row is the
+-- lock every catalog write takes, so a racing creator of the same id waits here, then finds the head
+-- moved), add the journal's row and insert its header. Outcomes: 'created'; 'exists' or 'purged'
+-- (nothing written); 'stale' (nothing written), followed by ('line', bytes) rows: the catalog records
+-- after p_catalog_seq, so the caller can catch up and seal again.
+BEGIN
+    RETURN QUERY SELECT CASE WHEN j.purged IS NULL THEN 'exists' ELSE 'purged' END, NULL::bytea
+        FROM waybook_journals AS j WHERE j.journal_id = p_journal;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_catalog_seq + 1, head_digest = p_entry_digest
+     WHERE j.journal_id = '_catalog' AND j.head_seq = p_catalog_seq AND j.head_digest = p_catalog_digest;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'stale'::text, NULL::bytea;
+        RETURN QUERY SELECT 'line'::text, r.line FROM waybook_records AS r
+            WHERE r.journal_id = '_catalog' AND r.seq > p_catalog_seq ORDER BY r.seq;
+        RETURN;
+    END IF;
+    IF p_header_line IS NULL THEN
+        INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at)
+        VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at);
+    ELSE
+        INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at, head_seq, head_digest)
+        VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at, 1, p_header_digest);
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+    VALUES ('_catalog', p_catalog_seq + 1, waybook_first_position(), p_entry_digest, p_entry_line);
+    IF p_header_line IS NOT NULL THEN
+        INSERT INTO waybook_records (journal_id, seq, position, digest, line)
+        VALUES (p_journal, 1, waybook_first_position() + 1, p_header_digest, p_header_line);
+    END IF;
+    RETURN QUERY SELECT 'created'::text, NULL::bytea;
+END
+$fn$
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -215,6 +363,22 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             )""",
             _BLOB_KEEP_FUNCTION,
             _BLOB_ADD_FUNCTION,
+        ),
+    ),
+    Migration(
+        3,
+        "feed positions from the writing transaction's id (no feed clock row, no per-append notify);"
+        " create in one statement",
+        (
+            _SHIFT_FUNCTION,
+            *_POSITION_FUNCTIONS,
+            "DROP FUNCTION waybook_append(text, bigint, text, text[], bytea[])",
+            "DROP FUNCTION waybook_insert(text, bigint, text, bigint[], bigint[], text[], bytea[])",
+            "DROP TABLE waybook_feed_clock",
+            "DROP FUNCTION waybook_channel()",
+            _APPEND_FUNCTION_3,
+            _INSERT_FUNCTION_3,
+            _CREATE_FUNCTION,
         ),
     ),
 )
