@@ -4,10 +4,10 @@ Round trips: a write transaction sends `BEGIN` with its first statement, and its
 `COMMIT`, so the locked path of an append is two round trips (lock the journal row and read its head;
 insert and commit). A read runs its statements on their own, outside any transaction.
 
-Feed order: a record's position is its transaction's id (`xid8`) times 2**20, plus a constant, plus its
-ordinal in the transaction; readers read only below the oldest transaction still running
-(`waybook_feed_horizon()`), so writers share no row and a reader never sees a later position before an
-earlier one (docs/postgresql.md, "Feed order", has the argument).
+Feed order: writers insert records without a feed position and share no row, lock or notification.
+Readers number committed records first (`waybook_sequence`, one sequencer at a time, under the feed
+clock row, durable before anyone reads the numbers), then read by position; docs/postgresql.md, "Feed
+order", has the argument that no reader misses, repeats or reorders a record.
 
 Wake-ups: writers notify no one. A process with feed waiters runs one watcher thread that looks at the
 feed head (one index probe) every few milliseconds while anything waits, and not at all otherwise.
@@ -31,7 +31,7 @@ import msgspec
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from waybook.journal.errors import CapacityError, IntegrityError, JournalClosedError, StorageError
+from waybook.journal.errors import IntegrityError, JournalClosedError, StorageError
 from waybook.journal.head import GENESIS, Head
 from waybook.journal.ledger import Plan
 from waybook.stores.engine import FeedRow, JournalRow
@@ -51,8 +51,6 @@ WATCH_FAST: Final = 0.002
 WATCH_SLOW: Final = 0.05
 """Longest pause between the watcher's looks while the feed stands still (each empty look grows it)."""
 
-ORDINALS: Final = 2**20
-"""Most records one transaction may insert (a position's low bits are the record's ordinal)."""
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 Statement = tuple[str, Sequence[object] | None]
@@ -120,7 +118,6 @@ class PostgresTransaction:
         self._pending: list[Statement] = []
         self._heads: dict[str, Head] = {}
         self._after: list[Callable[[], None]] = []
-        self._ordinals = 0
 
     # --- database.Transaction -----------------------------------------------------------------------
 
@@ -153,14 +150,9 @@ class PostgresTransaction:
         return [row[0] for row in rows]
 
     def allocate(self, count: int) -> int:
-        """Ordinals in this transaction, not positions: the server adds the transaction's first position
-        when it inserts (waybook_insert). No statement, no shared row."""
-        first = self._ordinals
-        self._ordinals += count
-        if self._ordinals > ORDINALS:
-            msg = f"{self._engine.url}: a transaction may insert at most {ORDINALS} records; split the batch"
-            raise CapacityError(msg)
-        return first
+        """No positions at write time: records go in without one and the feed's sequencer numbers them
+        once committed (waybook_insert ignores what this returns). No statement, no shared row."""
+        return 0
 
     def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
         if not rows:
@@ -213,19 +205,11 @@ class PostgresTransaction:
         return [JournalRow(r[0], r[1], msgspec.json.decode(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
 
     def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
-        rows = self._query(
-            "SELECT position, journal_id, seq, line FROM waybook_records"
-            " WHERE position > %s AND position < waybook_feed_horizon() ORDER BY position LIMIT %s",
-            (after, limit),
-        )
+        rows = self._query("SELECT * FROM waybook_feed(%s, %s)", (after, limit))
         return [FeedRow(*row) for row in rows]
 
     def feed_head(self) -> int:
-        rows = self._query(
-            "SELECT coalesce(max(position), 0) FROM waybook_records WHERE position < waybook_feed_horizon()",
-            None,
-        )
-        return int(rows[0][0])
+        return int(self._query("SELECT waybook_sequence()", None)[0][0])
 
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)

@@ -150,56 +150,20 @@ END
 $fn$
 """
 
-ORDINAL_BITS: Final = 20
-"""A feed position is `xid8 * 2**ORDINAL_BITS + shift + ordinal`: the writing transaction's id, then the
-record's ordinal inside that transaction (so at most 2**20 records per transaction)."""
-
-_SHIFT_FUNCTION: Final = f"""
-DO $do$
--- waybook_feed_shift(): a constant chosen once, when this migration runs, that puts every position
--- written from now on above every position the feed clock handed out before (old cursors stay valid).
-DECLARE
-    s bigint := 0;
-BEGIN
-    IF to_regclass('waybook_feed_clock') IS NOT NULL THEN
-        SELECT greatest(0, c.position + 1 - (pg_current_xact_id()::text::bigint + 1) * {2**ORDINAL_BITS})
-          INTO s FROM waybook_feed_clock AS c;
-    END IF;
-    EXECUTE format(
-        'CREATE FUNCTION waybook_feed_shift() RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS %L',
-        'SELECT ' || coalesce(s, 0) || '::bigint');
-END
-$do$
-"""
-
-_POSITION_FUNCTIONS: Final = (
-    f"""CREATE FUNCTION waybook_first_position() RETURNS bigint LANGUAGE sql VOLATILE AS
-    -- The position of ordinal 0 of this transaction (assigns the transaction its id if it has none).
-    $fn$ SELECT pg_current_xact_id()::text::bigint * {2**ORDINAL_BITS} + waybook_feed_shift() $fn$""",
-    f"""CREATE FUNCTION waybook_feed_horizon() RETURNS bigint LANGUAGE sql STABLE AS
-    -- Every record below this position is final for the calling statement's snapshot: its transaction
-    -- is older than the oldest one still running, so it has committed (and is visible) or rolled back.
-    -- STABLE, so it reads the snapshot of the statement that calls it.
-    $fn$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint * {2**ORDINAL_BITS}
-                + waybook_feed_shift() $fn$""",
-)
-
 _INSERT_FUNCTION_3: Final = """
-CREATE FUNCTION waybook_insert(
+CREATE OR REPLACE FUNCTION waybook_insert(
     p_journal text, p_expected_seq bigint, p_expected_digest text,
-    p_seqs bigint[], p_ordinals bigint[], p_digests text[], p_lines bytea[]
+    p_seqs bigint[], p_positions bigint[], p_digests text[], p_lines bytea[]
 ) RETURNS void LANGUAGE plpgsql AS $fn$
 -- Insert a batch and move the journal's head row, only if the head row still is the head the batch
 -- follows. The writer holds the journal row (SELECT ... FOR UPDATE), so this cannot fail for a waybook
--- writer; it fails closed if anything else has moved the head. p_ordinals are the records' ordinals in
--- this transaction: their feed positions are waybook_first_position() + ordinal.
+-- writer; it fails closed if anything else has moved the head. The records go in without a feed
+-- position (p_positions is ignored): the feed's sequencer numbers them once committed.
 DECLARE
     n integer := cardinality(p_lines);
-    first_position bigint;
 BEGIN
-    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_ordinals) <> n
-       OR cardinality(p_digests) <> n OR p_seqs[1] <> p_expected_seq + 1
-       OR p_seqs[n] <> p_expected_seq + n THEN
+    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_digests) <> n
+       OR p_seqs[1] <> p_expected_seq + 1 OR p_seqs[n] <> p_expected_seq + n THEN
         RAISE EXCEPTION 'waybook_insert: a batch of % must follow seq %', n, p_expected_seq
             USING ERRCODE = 'WB400';
     END IF;
@@ -211,29 +175,27 @@ BEGIN
         RAISE EXCEPTION 'waybook_insert: the head of % is no longer seq %', p_journal, p_expected_seq
             USING ERRCODE = 'WB409';
     END IF;
-    first_position := waybook_first_position();
-    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
-    SELECT p_journal, r.seq, first_position + r.ordinal, r.digest, r.line
-      FROM unnest(p_seqs, p_ordinals, p_digests, p_lines) AS r(seq, ordinal, digest, line);
+    INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+    SELECT p_journal, r.seq, r.digest, r.line, pg_current_xact_id()::text::bigint
+      FROM unnest(p_seqs, p_digests, p_lines) AS r(seq, digest, line);
 END
 $fn$
 """
 
-_APPEND_FUNCTION_3: Final = f"""
-CREATE FUNCTION waybook_append(
+_APPEND_FUNCTION_3: Final = """
+CREATE OR REPLACE FUNCTION waybook_append(
     p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[]
 ) RETURNS boolean LANGUAGE plpgsql AS $fn$
 -- Compare-and-append in one statement (so one round trip and, in autocommit, one transaction): move
 -- the journal's head row only if it still is the head the writer planned against (a writer holding
--- the row makes this wait, then see the new head and match nothing), then insert the records verbatim
--- at positions from this transaction's id. No row, lock or notification is shared with writers of
--- other journals. False, with nothing written, when the head has moved (or the journal is purged or
--- unknown): the writer then takes the locked path.
+-- the row makes this wait, then see the new head and match nothing), then insert the records verbatim,
+-- without a feed position (the feed's sequencer numbers them once committed). No row, lock or
+-- notification is shared with writers of other journals. False, with nothing written, when the head
+-- has moved (or the journal is purged or unknown): the writer then takes the locked path.
 DECLARE
     n integer := cardinality(p_lines);
-    first_position bigint;
 BEGIN
-    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n OR n > {2**ORDINAL_BITS} THEN
+    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n THEN
         RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests)
             USING ERRCODE = 'WB400';
     END IF;
@@ -244,11 +206,68 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    first_position := waybook_first_position();
-    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
-    SELECT p_journal, p_expected_seq + i, first_position + i - 1, p_digests[i], p_lines[i]
+    INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+    SELECT p_journal, p_expected_seq + i, p_digests[i], p_lines[i], pg_current_xact_id()::text::bigint
       FROM generate_series(1, n) AS i;
     RETURN true;
+END
+$fn$
+"""
+
+_SEQUENCE_FUNCTION: Final = """
+CREATE FUNCTION waybook_sequence() RETURNS bigint LANGUAGE plpgsql AS $fn$
+-- The feed's sequencer, run by readers (never by writers): give every committed record that has no
+-- feed position yet the next positions, and return the feed head. Order: by the id of the transaction
+-- that wrote it (xact; a transaction that began after another committed has a larger one), then
+-- journal and seq; within each journal the positions it gets are then dealt out in seq order, so a
+-- journal's records are in seq order whatever ids their transactions drew. The feed clock row is the
+-- sequencer's lock: held until this transaction's commit is durable, so one sequencer runs at a time,
+-- each sees every position the one before it handed out, and no caller has a position before it is
+-- durable. Nothing pending: one index probe, no lock, no write.
+DECLARE
+    head bigint;
+    last bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM waybook_records WHERE position IS NULL) THEN
+        RETURN (SELECT c.position FROM waybook_feed_clock AS c);
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    SELECT c.position INTO head FROM waybook_feed_clock AS c FOR UPDATE;
+    -- A new snapshot from here on (READ COMMITTED): it sees what the previous sequencer numbered.
+    WITH pending AS (
+        SELECT r.journal_id, r.seq,
+               row_number() OVER (ORDER BY r.xact, r.journal_id, r.seq) AS overall,
+               row_number() OVER (PARTITION BY r.journal_id ORDER BY r.xact, r.seq) AS by_xact,
+               row_number() OVER (PARTITION BY r.journal_id ORDER BY r.seq) AS by_seq
+          FROM waybook_records AS r WHERE r.position IS NULL
+    ), placed AS (
+        SELECT s.journal_id, s.seq, x.overall FROM pending AS s
+          JOIN pending AS x ON x.journal_id = s.journal_id AND x.by_xact = s.by_seq
+    ), numbered AS (
+        UPDATE waybook_records AS r SET position = head + p.overall FROM placed AS p
+         WHERE r.journal_id = p.journal_id AND r.seq = p.seq AND r.position IS NULL
+        RETURNING r.position
+    )
+    SELECT max(numbered.position) INTO last FROM numbered;
+    IF last IS NULL THEN
+        RETURN head;
+    END IF;
+    UPDATE waybook_feed_clock SET position = last;
+    RETURN last;
+END
+$fn$
+"""
+
+_FEED_FUNCTION: Final = """
+CREATE FUNCTION waybook_feed(p_after bigint, p_limit integer)
+RETURNS TABLE (feed_position bigint, feed_journal text, feed_seq bigint, feed_line bytea)
+LANGUAGE plpgsql AS $fn$
+-- A page of the feed after p_after, in one round trip: sequence what is pending, then read. Positions
+-- this call hands out commit with it: the caller has the rows only once the commit is durable.
+BEGIN
+    PERFORM waybook_sequence();
+    RETURN QUERY SELECT r.position, r.journal_id, r.seq, r.line FROM waybook_records AS r
+        WHERE r.position > p_after ORDER BY r.position LIMIT p_limit;
 END
 $fn$
 """
@@ -287,11 +306,11 @@ BEGIN
         INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at, head_seq, head_digest)
         VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at, 1, p_header_digest);
     END IF;
-    INSERT INTO waybook_records (journal_id, seq, position, digest, line)
-    VALUES ('_catalog', p_catalog_seq + 1, waybook_first_position(), p_entry_digest, p_entry_line);
+    INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+    VALUES ('_catalog', p_catalog_seq + 1, p_entry_digest, p_entry_line, pg_current_xact_id()::text::bigint);
     IF p_header_line IS NOT NULL THEN
-        INSERT INTO waybook_records (journal_id, seq, position, digest, line)
-        VALUES (p_journal, 1, waybook_first_position() + 1, p_header_digest, p_header_line);
+        INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+        VALUES (p_journal, 1, p_header_digest, p_header_line, pg_current_xact_id()::text::bigint);
     END IF;
     RETURN QUERY SELECT 'created'::text, NULL::bytea;
 END
@@ -367,17 +386,17 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     ),
     Migration(
         3,
-        "feed positions from the writing transaction's id (no feed clock row, no per-append notify);"
-        " create in one statement",
+        "writers insert records without a feed position and notify no one; readers' sequencer numbers"
+        " them; create in one statement",
         (
-            _SHIFT_FUNCTION,
-            *_POSITION_FUNCTIONS,
-            "DROP FUNCTION waybook_append(text, bigint, text, text[], bytea[])",
-            "DROP FUNCTION waybook_insert(text, bigint, text, bigint[], bigint[], text[], bytea[])",
-            "DROP TABLE waybook_feed_clock",
-            "DROP FUNCTION waybook_channel()",
+            "ALTER TABLE waybook_records ALTER COLUMN position DROP NOT NULL",
+            "ALTER TABLE waybook_records ADD COLUMN xact bigint",
+            "CREATE INDEX waybook_records_unsequenced ON waybook_records (journal_id, seq)"
+            " WHERE position IS NULL",
             _APPEND_FUNCTION_3,
             _INSERT_FUNCTION_3,
+            _SEQUENCE_FUNCTION,
+            _FEED_FUNCTION,
             _CREATE_FUNCTION,
         ),
     ),
