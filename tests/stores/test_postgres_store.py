@@ -1,5 +1,5 @@
 """The PostgreSQL store's own promises: lost replies at every step, migrations, verbatim bytes,
-LISTEN/NOTIFY wake-ups, typed errors. (The conformance and store suites run on it too.)"""
+feed wake-ups, typed errors. (The conformance and store suites run on it too.)"""
 
 from __future__ import annotations
 
@@ -216,10 +216,11 @@ def test_a_purge_deletes_the_rows_and_their_bytes(pg_url: str) -> None:
         assert found == (0,)
 
 
-def test_a_waiting_reader_wakes_on_another_stores_commit_by_notification(
+def test_a_waiting_reader_wakes_on_another_stores_commit_by_its_watcher(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the polling fallback far longer than the wait, only a NOTIFY can wake the reader in time."""
+    """With the waiter's own fallback look far longer than the wait, only the store's feed watcher (it
+    looks at the feed head every few milliseconds while anyone waits) can wake the reader in time."""
     monkeypatch.setattr(engine, "POLL_FALLBACK", 600.0)
     with open_store(pg_url) as reader, open_store(pg_url) as writer:
         journal = writer.create("s1")
@@ -270,7 +271,7 @@ def test_async_sessions_write_through_the_threaded_store(pg_url: str) -> None:
         assert verify(store.open("s1")).ok
 
 
-def test_an_async_waiter_wakes_on_another_processs_commit_by_notification(
+def test_an_async_waiter_wakes_on_another_processs_commit_by_its_watcher(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(aio, "POLL_FALLBACK", 600.0)
