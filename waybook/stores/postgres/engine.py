@@ -61,8 +61,9 @@ _JOURNAL: Final = (
 )
 _SETTINGS: Final = (
     # An acknowledged append must survive a crash, and a reader must never see a commit that a crash
-    # could take back (its position would be handed out again). A client that stalls inside a
-    # transaction must not hold the feed clock for long.
+    # could take back (a position would be handed out again). Every waybook function also sets
+    # synchronous_commit in its own transaction, which is what holds behind a pooler (PgBouncer). A
+    # client that stalls inside a transaction must not hold a journal's row for long.
     "SELECT set_config('synchronous_commit', 'on', false),"
     " set_config('idle_in_transaction_session_timeout', '60s', false)"
 )
