@@ -13,7 +13,8 @@ import urllib.parse
 import psycopg
 import pytest
 
-from tests.stores.test_postgres_store import connect, turn
+from tests.stores.test_postgres_store import connect, cutter, through, turn  # noqa: F401  (cutter: a fixture)
+from tests.tcp_cutter import Cutter
 from waybook import Session
 from waybook.codecs.wire import seal
 from waybook.journal import NewRecord, UserMessage, text
@@ -249,3 +250,23 @@ def test_a_feed_reader_never_sees_a_position_before_it_is_durable_or_a_head_with
         assert [(e.position, e.journal_id) for e in reader.feed()] == [
             (e.position, e.journal_id) for e in other.feed()
         ]
+
+
+def test_a_lost_reply_to_the_one_statement_create_is_recognised_inside_the_store(
+    pg_url: str,
+    cutter: Cutter,  # noqa: F811
+) -> None:
+    """The connection is cut right after `waybook_create` reaches the server: it commits, the reply is
+    lost, the engine sends it again, and the second reply (the catalog moved, by this very create) is
+    recognised: the caller gets its journal, created once."""
+    url = through(pg_url, cutter.port, retry_for="5")
+    with open_store(url) as store:
+        store.create("first")
+        cutter.arm_on(b"waybook_create")
+        journal = store.create("second")
+        assert not cutter.disarm()
+        assert journal.head().seq == 1
+    with open_store(pg_url) as store:
+        assert [i.journal_id for i in store.list().journals] == ["first", "second"]
+        created = [e for e in store.feed() if e.journal_id == "_catalog" and e.seq > 1]
+        assert len(created) == 2

@@ -163,9 +163,15 @@ class PostgresStore(DatabaseStore):
                     catalog._ledger.advance(records)
                     if error is not None:
                         raise error
-                    continue
+                    if not any(r.id == record.id for r in records):
+                        continue
+                    # Our own entry: the statement committed and its reply was lost, then the engine
+                    # sent it again (which found the catalog moved, by us). The create is done.
             if outcome == "exists":
-                raise JournalExistsError(store=self.url, journal_id=journal_id)
+                catalog.head()  # take in the catalog: is the journal there by this very create?
+                if record.id not in catalog._ledger.rules.ids:
+                    raise JournalExistsError(store=self.url, journal_id=journal_id)
+                # It is: the statement committed, its reply was lost and the engine sent it again.
             if outcome == "purged":
                 raise JournalPurgedError(store=self.url, journal_id=journal_id)
             self._pg.committed()
