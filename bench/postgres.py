@@ -557,7 +557,9 @@ def run_scale(base: str, args: argparse.Namespace, counts: list[int]) -> tuple[d
         ("turn", lambda: scale_turns(base, args.turns, args.repeats)),
         ("tail", lambda: scale_tail(base, args.scale_per_writer)),
     ):
+        load_before = os.getloadavg()[0]
         results[name], more = run()
+        results[name]["load average (1 min) before, after"] = [load_before, os.getloadavg()[0]]
         rows += more
         for row in more:
             print(f"  {row[0]:<62} {row[1]:<26} {row[2]:>10.2f}  {row[3]}", flush=True)
