@@ -303,12 +303,14 @@ class Prepared:
             i.config, i.messages, i.version = state
 
 
-def worker(system: str, url: str, count: int, start_at: float, acks: bool = False) -> None:
-    """One writer process: make its journals, wait for the common start, append `count` records,
-    report (with `acks`, a line `journal seq time` after every acknowledged append)."""
+def worker(system: str, url: str, count: int, acks: bool = False) -> None:
+    """One writer process: make its journals, say `ready`, wait for `go` on stdin (the common start of
+    all writers), append `count` records, report (with `acks`, a line `ack journal seq time` after
+    every acknowledged append)."""
     prepared = Prepared(system, url, count)
     instance = prepared.instance
-    time.sleep(max(0.0, start_at - time.time()))  # the common start of all writer processes
+    print("ready", flush=True)
+    sys.stdin.readline()
     began = time.time()
     for i in range(count):
         if i % THREAD == 0:
@@ -326,28 +328,35 @@ def writers(
     processes: int,
     count: int,
     *,
-    during: Callable[[threading.Event, float], None] | None = None,
+    during: Callable[[threading.Event], None] | None = None,
     acks: list[tuple[str, int, float]] | None = None,
 ) -> float:
     """Appends/s of `processes` writers, each on its own sessions, from the first start to the last end.
-    `during(stop, start_at)` runs in a thread while they write (they start appending at `start_at`, a
-    time.time()); `acks` collects waybook writers' acknowledgements."""
+    `during(stop)` runs in a thread while they write (from the moment every writer has made its journals
+    and been told to go); `acks` collects waybook writers' acknowledgements."""
     SYSTEMS[system](url).close()  # create the tables once, before the writers start
-    start_at = time.time() + 2.0 + 0.3 * processes  # time to import, connect and make the journals
     mode = "--worker-acks" if acks is not None else "--worker"
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, mode, system, url, str(count), str(start_at)],
+            [sys.executable, __file__, mode, system, url, str(count)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,
         )
         for _ in range(processes)
     ]
+    for p in procs:  # every writer has imported, connected and made its journals
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == "ready", "a writer failed to start"
     stop = threading.Event()
-    side = threading.Thread(target=during, args=(stop, start_at)) if during else None
+    side = threading.Thread(target=during, args=(stop,)) if during else None
     if side:
         side.start()
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
     outputs = [p.communicate()[0].strip().splitlines() for p in procs]
     stop.set()
     if side:
@@ -370,19 +379,20 @@ def rotated(keys: list[str], by: int) -> list[str]:
     return keys[by % len(keys) :] + keys[: by % len(keys)]
 
 
-def wait_sampler(base: str, into: Counter[str]) -> Callable[[threading.Event, float], None]:
-    """A `during` for `writers`: sample pg_stat_activity every 10 ms from the writers' common start
-    (their journals are made by then) until stopped."""
+def wait_sampler(base: str, into: Counter[str], locks: Counter[str]) -> Callable[[threading.Event], None]:
+    """A `during` for `writers`: sample pg_stat_activity every 10 ms until stopped; `locks` counts the
+    statements seen waiting on a lock."""
 
-    def sample(stop: threading.Event, start_at: float) -> None:
+    def sample(stop: threading.Event) -> None:
         with psycopg.connect(base, autocommit=True) as conn:
-            stop.wait(max(0.0, start_at - time.time()))
             while not stop.wait(0.01):
-                for kind, event in conn.execute(
-                    "SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE state = 'active'"
-                    " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                for kind, event, query in conn.execute(
+                    "SELECT wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity"
+                    " WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
                 ).fetchall():
                     into["CPU" if kind is None else f"{kind}:{event}"] += 1
+                    if kind == "Lock":
+                        locks[f"{event}: {query}"] += 1
 
     return sample
 
@@ -393,10 +403,11 @@ def scale_writers(
     keys = list(SYSTEMS)
     rates: dict[str, dict[int, list[float]]] = {k: {n: [] for n in counts} for k in keys}
     waits: Counter[str] = Counter()
+    locks: Counter[str] = Counter()
     for r in range(repeats):
         for n in counts:
             for key in rotated(keys, r + n):
-                during = wait_sampler(base, waits) if key == "waybook" and n == 8 else None
+                during = wait_sampler(base, waits, locks) if key == "waybook" and n == 8 else None
                 rates[key][n].append(writers(key, fresh(base), n, per_writer, during=during))
     rows: list[Row] = []
     ratios: dict[str, float] = {}
@@ -445,7 +456,14 @@ def scale_writers(
         rows.append(
             ("wait events, waybook 8 writers (share of samples)", event, count / total, f"{count} samples")
         )
-    return {"rates": rates, "ratios": ratios, "wait events (8 writers)": dict(waits)}, rows
+    for what, count in locks.most_common(5):
+        rows.append(("lock waits, waybook 8 writers: statement", what, count, "samples"))
+    return {
+        "rates": rates,
+        "ratios": ratios,
+        "wait events (8 writers)": dict(waits),
+        "lock waits (8 writers)": dict(locks),
+    }, rows
 
 
 def scale_creates(base: str, total: int, repeats: int) -> tuple[dict[str, Any], list[Row]]:
@@ -523,7 +541,7 @@ def scale_tail(base: str, per_writer: int) -> tuple[dict[str, Any], list[Row]]:
     with open_store(url) as reader:
         start = reader.feed_head()
 
-        def tail(stop: threading.Event, start_at: float) -> None:
+        def tail(stop: threading.Event) -> None:
             position = start
             while not stop.is_set():
                 for entry in reader.feed(position):
@@ -557,6 +575,8 @@ def run_scale(base: str, args: argparse.Namespace, counts: list[int]) -> tuple[d
         ("turn", lambda: scale_turns(base, args.turns, args.repeats)),
         ("tail", lambda: scale_tail(base, args.scale_per_writer)),
     ):
+        if name not in args.sections.split(","):
+            continue
         load_before = os.getloadavg()[0]
         results[name], more = run()
         results[name]["load average (1 min) before, after"] = [load_before, os.getloadavg()[0]]
@@ -650,12 +670,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=500, help="scale: turns per round")
     parser.add_argument("--repeats", type=int, default=3, help="scale: paired rounds per ratio")
     parser.add_argument("--scale-per-writer", type=int, default=300, help="scale: appends per writer")
-    parser.add_argument("--worker", nargs=4, metavar=("SYSTEM", "URL", "COUNT", "START_AT"))
-    parser.add_argument("--worker-acks", nargs=4, metavar=("SYSTEM", "URL", "COUNT", "START_AT"))
+    parser.add_argument("--sections", default="writers,create,turn,tail", help="scale: which to run")
+    parser.add_argument("--worker", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
+    parser.add_argument("--worker-acks", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
     args = parser.parse_args()
     if args.worker or args.worker_acks:
-        system, url, count, start_at = args.worker or args.worker_acks
-        worker(system, url, int(count), float(start_at), acks=bool(args.worker_acks))
+        system, url, count = args.worker or args.worker_acks
+        worker(system, url, int(count), acks=bool(args.worker_acks))
         return
 
     counts = [int(n) for n in args.writers.split(",")]
@@ -664,7 +685,12 @@ def main() -> None:
         level = "as configured" if os.environ.get("WAYBOOK_BENCH_POSTGRES") else "fsync on"
         print(f"\nscale rows ({level}), {results['cpus']} CPUs", flush=True)
         with server(level) as base:
-            results["scale"], _ = run_scale(base, args, counts)
+            ran, _ = run_scale(base, args, counts)
+        if args.only == "scale" and RESULTS.exists():  # sections not run this time keep their figures
+            kept = json.loads(RESULTS.read_text())
+            results = {**kept, "cpus": results["cpus"], "scale": {**kept.get("scale", {}), **ran}}
+        else:
+            results["scale"] = ran
         results["scale"]["level"] = level
         if args.only == "scale":
             RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
