@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import threading
 import time
 import urllib.parse
@@ -44,6 +45,9 @@ RETRY_FOR: Final = 30.0
 
 POLL_FALLBACK: Final = 1.0
 """Longest a feed waiter sleeps without hearing from the watcher before it looks at the feed head itself."""
+
+SCALAR_BATCH: Final = 32
+"""Batches up to this many records are sent as scalar parameters (the server builds the arrays)."""
 
 WATCH_FAST: Final = 0.002
 """Seconds between the watcher's looks at the feed head right after it moved (or this process committed)."""
@@ -381,11 +385,13 @@ class PostgresEngine:
         Safe to run again after a lost reply: the second run finds the head moved and says False."""
         prior = plan.result.prior
         digests = [record.digest for record in plan.result.records]
+        head = (journal_id, prior.seq, prior.digest)
+        if len(digests) <= SCALAR_BATCH:
+            query, params = _append_statement(len(digests)), (*head, *digests, *plan.lines)
+        else:
+            query, params = "SELECT waybook_append(%s, %s, %s, %s, %s)", (*head, digests, list(plan.lines))
         with self.transaction(write=False) as tx:
-            rows = tx._query(
-                "SELECT waybook_append(%s, %s, %s, %s, %s)",
-                (journal_id, prior.seq, prior.digest, digests, list(plan.lines)),
-            )
+            rows = tx._query(query, params)
         return bool(rows[0][0])
 
     def replace(self, conn: Connection) -> Connection:
@@ -499,6 +505,15 @@ class PostgresEngine:
                 raise IntegrityError(msg) from exc
             msg = f"{self._url}: could not {doing}: {' '.join(str(exc).split())}"
             raise StorageError(msg) from exc
+
+
+@functools.cache
+def _append_statement(n: int) -> str:
+    """`SELECT waybook_append(...)` for a batch of `n`, its arrays built by the server from scalar
+    parameters (dumping Python lists as arrays costs the client more than the statement costs the
+    server)."""
+    each = ", ".join(["%s"] * n)
+    return f"SELECT waybook_append(%s, %s, %s, ARRAY[{each}]::text[], ARRAY[{each}]::bytea[])"
 
 
 def _configure(conn: Connection) -> None:

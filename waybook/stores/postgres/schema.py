@@ -391,6 +391,11 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
         (
             "ALTER TABLE waybook_records ALTER COLUMN position DROP NOT NULL",
             "ALTER TABLE waybook_records ADD COLUMN xact bigint",
+            # Only numbered records are in the position index: an append inserts into no index it
+            # does not need (the sequencer adds the entry when it numbers the record).
+            "DROP INDEX waybook_records_by_position",
+            "CREATE UNIQUE INDEX waybook_records_by_position ON waybook_records (position)"
+            " WHERE position IS NOT NULL",
             "CREATE INDEX waybook_records_unsequenced ON waybook_records (journal_id, seq)"
             " WHERE position IS NULL",
             _APPEND_FUNCTION_3,
