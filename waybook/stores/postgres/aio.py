@@ -53,7 +53,7 @@ class AsyncPostgresStore(ThreadedStore):
                 seen = self._generation
                 if self._head > after:
                     return True
-                if look and await self.feed_head() > after:
+                if look and await self._glance() > after:
                     return True
                 left = None if deadline is None else deadline - loop.time()
                 if left is not None and left <= 0:
@@ -77,12 +77,16 @@ class AsyncPostgresStore(ThreadedStore):
             self._watcher = None
         await super().close()
 
+    async def _glance(self) -> int:
+        """PostgresEngine.glance in a worker thread: the head, or one more while records await numbers."""
+        return await asyncio.to_thread(self._postgres.postgres_engine.glance)
+
     async def _watch(self) -> None:
         pause = _engine.WATCH_FAST
         while True:
             await self._waiting.wait()
             try:
-                now = await self.feed_head()
+                now = await self._glance()
             except (StorageError, JournalClosedError):
                 await asyncio.sleep(POLL_FALLBACK)  # waiters look themselves meanwhile
                 continue

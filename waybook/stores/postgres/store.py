@@ -18,7 +18,7 @@ from waybook.journal.head import AppendResult, Head
 from waybook.journal.ledger import prove_lines
 from waybook.journal.records import NewRecord, Record
 from waybook.stores.base import checked_creation, store_clock, store_ids
-from waybook.stores.catalog import CREATED, catalog_entry
+from waybook.stores.catalog import CREATED, catalog_entry, check_position
 from waybook.stores.database import DatabaseStore
 from waybook.stores.database_journal import DatabaseJournal
 from waybook.stores.engine import JournalRow
@@ -180,6 +180,14 @@ class PostgresStore(DatabaseStore):
                 journal._ledger.advance([decode_record(line, where=journal.name)])
             return journal
         return super().create(journal_id, role=role, metadata=metadata, header=header)
+
+    def wait(self, after: int, timeout: float | None = None) -> bool:
+        """True once a record after `after` is committed (the feed then has it), False at `timeout`.
+        Waiting looks with `PostgresEngine.glance`, which numbers nothing: the reader's next `feed`
+        read does that, so a tailing loop pays one numbering per batch of new records."""
+        check_position(after)
+        self._check_open()
+        return self._pg.wait(after, timeout, self._pg.glance)
 
     def asynchronous(self) -> AsyncPostgresStore:
         """This store for asyncio programs (what `open_async_store` returns for a PostgreSQL URL)."""
