@@ -270,3 +270,25 @@ def test_a_lost_reply_to_the_one_statement_create_is_recognised_inside_the_store
         assert [i.journal_id for i in store.list().journals] == ["first", "second"]
         created = [e for e in store.feed() if e.journal_id == "_catalog" and e.seq > 1]
         assert len(created) == 2
+
+
+def test_writers_nobody_tails_pay_nothing_for_the_feed(pg_url: str, trips: RoundTrips) -> None:
+    """An append sends one statement, which neither notifies nor numbers: its records wait without a
+    position until a reader looks, and the first look numbers them all at once."""
+    with open_store(pg_url) as store:
+        session = Session(store.create("s1"))
+        head = store.feed_head()
+        with trips:
+            for n in range(5):
+                session.user(f"message {n}")
+        assert trips.count == 5
+        assert all(q.startswith("SELECT waybook_append(") for q, _ in trips.statements)
+        with connect(pg_url) as conn:
+            waiting = conn.execute("SELECT count(*) FROM waybook_records WHERE position IS NULL").fetchone()
+            notifying = conn.execute(
+                "SELECT count(*) FROM pg_proc WHERE proname IN ('waybook_append', 'waybook_insert')"
+                " AND pronamespace = current_schema()::regnamespace AND prosrc LIKE '%%pg_notify%%'"
+            ).fetchone()
+        assert waiting == (5,)
+        assert notifying == (0,)
+        assert [e.seq for e in store.feed(head)] == [2, 3, 4, 5, 6]
