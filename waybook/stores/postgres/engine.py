@@ -9,8 +9,9 @@ Readers number committed records first (`waybook_sequence`, one sequencer at a t
 clock row, durable before anyone reads the numbers), then read by position; docs/postgresql.md, "Feed
 order", has the argument that no reader misses, repeats or reorders a record.
 
-Wake-ups: writers notify no one. A process with feed waiters runs one watcher thread that looks at the
-feed head (one index probe) every few milliseconds while anything waits, and not at all otherwise.
+Wake-ups: writers notify no one. A process with feed waiters runs one watcher thread that glances at
+the feed (`glance`: the clock and whether anything awaits a number; no write) every few milliseconds
+while anything waits, and not at all otherwise.
 
 Connections fail: a read statement, and the first statement of a write, run again on a fresh
 connection for up to `retry_for` seconds. A write that fails later raises ConnectionLostError; the
