@@ -14,7 +14,25 @@ Rows:
 Ratios are against raw psycopg of the same round. The server is a throwaway cluster with PostgreSQL's
 default durability (fsync on, synchronous_commit on) unless WAYBOOK_BENCH_POSTGRES names another.
 
-    python bench/postgres.py [--sessions 200] [--records 500] [--appends 1000] [--writers 1,4,16]
+Scale rows (issue 28; `--only scale` runs just these, on PostgreSQL's default durability). Every ratio
+is paired: the systems it compares run alternately in the same round, rounds repeat (`--repeats`), and
+the row reports the median of the per-round ratios:
+  N writer processes        appends/s of N processes, each appending single records to its own
+                            journals (made before the clock starts): waybook vs raw psycopg inserts of
+                            the same bytes (the sealed record lines, one INSERT per commit) vs LangGraph
+                            PostgresSaver; and waybook at 8 vs waybook at 1
+  wait events, 8 writers    pg_stat_activity sampled every 10 ms during waybook's 8-writer runs:
+                            what the active backends waited on (CPU = not waiting)
+  create                    per-create time of `store.create` (header included) vs one raw INSERT round
+                            trip of a row of the same size, `--creates` of each
+  Session.turn              records/s of a 2-record turn (a tool call and its result, one append) vs
+                            the same 2 records as 2 single appends
+  feed tail latency         8 writer processes append; a reader in this process tails the feed
+                            (`store.wait` then `store.feed`): time from each append's acknowledgement
+                            in its writer to the reader holding it, p50 and p99
+
+    python bench/postgres.py [--sessions 200] [--records 500] [--appends 1000] [--writers 1,4,8,16]
+                             [--only scale] [--creates 10000] [--repeats 3]
 Prints a table; writes bench/postgres.json.
 """
 
@@ -24,10 +42,13 @@ import argparse
 import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,7 +61,16 @@ sys.path.insert(0, str(ROOT))
 
 from bench.stores import message, waybook_store  # noqa: E402
 from tests.helpers.pg_server import Cluster, fresh_schema, with_schema  # noqa: E402
-from waybook.journal import GENESIS, AssistantMessage, NewRecord, UserMessage, text  # noqa: E402
+from waybook import Session, ToolOutcome  # noqa: E402
+from waybook.codecs._wire import seal  # noqa: E402
+from waybook.journal import (  # noqa: E402
+    GENESIS,
+    AssistantMessage,
+    NewRecord,
+    ToolCallBlock,
+    UserMessage,
+    text,
+)
 from waybook.stores import open_store  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "postgres.json"
@@ -82,7 +112,8 @@ class Waybook:
 
 
 class Raw:
-    """The floor: one table, JSON text, one INSERT (or one two-row INSERT) per commit; no chain, no rules."""
+    """The floor: one table, one INSERT (or one two-row INSERT) per commit; no chain, no rules. The rows
+    are the bytes waybook stores for the same records (their sealed canonical lines)."""
 
     name = "raw psycopg"
 
@@ -100,16 +131,21 @@ class Raw:
         self._insert([{"kind": "header", "session": thread}])
 
     def append(self, i: int, turn: bool) -> None:
-        rows = [{"role": "user", "content": message(0, i)}]
+        question = NewRecord(id=f"m{i}", at=AT, body=UserMessage(parent=None, content=text(message(0, i))))
+        lines = [seal(i + 2, question, "0" * 64)[1].decode()]
         if turn:
-            rows.append({"role": "assistant", "content": message(1, i)})
-        self._insert(rows)
+            reply = AssistantMessage(parent=question.id, content=text(message(1, i)), stop_reason="end_turn")
+            lines.append(seal(i + 3, NewRecord(id=f"r{i}", at=AT, body=reply), "0" * 64)[1].decode())
+        self._insert_lines(lines)
 
     def _insert(self, rows: list[dict[str, str]]) -> None:
-        values = ", ".join(["(%s, %s)"] * len(rows))
+        self._insert_lines([json.dumps(row) for row in rows])
+
+    def _insert_lines(self, lines: list[str]) -> None:
+        values = ", ".join(["(%s, %s)"] * len(lines))
         params: list[str] = []
-        for row in rows:
-            params += [self.thread, json.dumps(row)]
+        for line in lines:
+            params += [self.thread, line]
         self.conn.execute(f"INSERT INTO raw_messages (session, data) VALUES {values}".encode(), params)
 
     def close(self) -> None:
@@ -239,36 +275,315 @@ def langgraph_scenario(url: str, sessions: int, records: int) -> dict[str, float
 # --- concurrent writer processes -----------------------------------------------------------------------
 
 
-def worker(system: str, url: str, count: int, start_at: float) -> None:
-    """One writer process: set up, wait for the common start, append `count` records, report."""
-    instance = LangGraph(url, setup=False) if system == "langgraph" else SYSTEMS[system](url)
-    instance.new_thread(f"w-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    time.sleep(max(0.0, start_at - time.time()))
+class Prepared:
+    """A writer's journals made before the clock starts, switched every THREAD appends."""
+
+    def __init__(self, system: str, url: str, count: int) -> None:
+        self.instance = LangGraph(url, setup=False) if system == "langgraph" else SYSTEMS[system](url)
+        self.threads: list[Any] = []
+        for _ in range(max(1, -(-count // THREAD))):
+            self.instance.new_thread(f"w-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            self.threads.append(self._state())
+
+    def _state(self) -> Any:
+        i = self.instance
+        if isinstance(i, Waybook):
+            return (i.journal, i.head, i.leaf)
+        if isinstance(i, Raw):
+            return i.thread
+        return (i.config, i.messages, i.version)
+
+    def switch(self, k: int) -> None:
+        i, state = self.instance, self.threads[k]
+        if isinstance(i, Waybook):
+            i.journal, i.head, i.leaf = state
+        elif isinstance(i, Raw):
+            i.thread = state
+        else:
+            i.config, i.messages, i.version = state
+
+
+def worker(system: str, url: str, count: int, acks: bool = False) -> None:
+    """One writer process: make its journals, say `ready`, wait for `go` on stdin (the common start of
+    all writers), append `count` records, report (with `acks`, a line `ack journal seq time` after
+    every acknowledged append)."""
+    prepared = Prepared(system, url, count)
+    instance = prepared.instance
+    print("ready", flush=True)
+    sys.stdin.readline()
     began = time.time()
     for i in range(count):
-        if i and i % THREAD == 0:
-            instance.new_thread(f"w-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        if i % THREAD == 0:
+            prepared.switch(i // THREAD)
         instance.append(i, False)
+        if acks:
+            print(f"ack {instance.journal.journal_id} {instance.head.seq} {time.time()!r}")
     print(json.dumps({"began": began, "ended": time.time()}), flush=True)
     instance.close()
 
 
-def writers(system: str, url: str, processes: int, count: int) -> float:
-    """Appends/s of `processes` writers, each on its own sessions, from the first start to the last end."""
+def writers(
+    system: str,
+    url: str,
+    processes: int,
+    count: int,
+    *,
+    during: Callable[[threading.Event], None] | None = None,
+    acks: list[tuple[str, int, float]] | None = None,
+) -> float:
+    """Appends/s of `processes` writers, each on its own sessions, from the first start to the last end.
+    `during(stop)` runs in a thread while they write (from the moment every writer has made its journals
+    and been told to go); `acks` collects waybook writers' acknowledgements."""
     SYSTEMS[system](url).close()  # create the tables once, before the writers start
-    start_at = time.time() + 2.0 + 0.15 * processes  # time to import and connect
+    mode = "--worker-acks" if acks is not None else "--worker"
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", system, url, str(count), str(start_at)],
+            [sys.executable, __file__, mode, system, url, str(count)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,
         )
         for _ in range(processes)
     ]
-    reports = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    for p in procs:  # every writer has imported, connected and made its journals
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == "ready", "a writer failed to start"
+    stop = threading.Event()
+    side = threading.Thread(target=during, args=(stop,)) if during else None
+    if side:
+        side.start()
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    outputs = [p.communicate()[0].strip().splitlines() for p in procs]
+    stop.set()
+    if side:
+        side.join()
+    reports = [json.loads(out[-1]) for out in outputs]
+    if acks is not None:
+        for out in outputs:
+            for line in out[:-1]:
+                _, journal_id, seq, at = line.split()
+                acks.append((journal_id, int(seq), float(at)))
     wall = max(r["ended"] for r in reports) - min(r["began"] for r in reports)
     return processes * count / wall
+
+
+# --- issue 28: scale rows, every ratio paired -----------------------------------------------------------
+
+
+def rotated(keys: list[str], by: int) -> list[str]:
+    """`keys` starting at a different one each round, so no system always runs first (or last)."""
+    return keys[by % len(keys) :] + keys[: by % len(keys)]
+
+
+def wait_sampler(base: str, into: Counter[str], locks: Counter[str]) -> Callable[[threading.Event], None]:
+    """A `during` for `writers`: sample pg_stat_activity every 10 ms until stopped; `locks` counts the
+    statements seen waiting on a lock."""
+
+    def sample(stop: threading.Event) -> None:
+        with psycopg.connect(base, autocommit=True) as conn:
+            while not stop.wait(0.01):
+                for kind, event, query in conn.execute(
+                    "SELECT wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity"
+                    " WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                ).fetchall():
+                    into["CPU" if kind is None else f"{kind}:{event}"] += 1
+                    if kind == "Lock":
+                        locks[f"{event}: {query}"] += 1
+
+    return sample
+
+
+def scale_writers(
+    base: str, counts: list[int], per_writer: int, repeats: int
+) -> tuple[dict[str, Any], list[Row]]:
+    keys = list(SYSTEMS)
+    rates: dict[str, dict[int, list[float]]] = {k: {n: [] for n in counts} for k in keys}
+    waits: Counter[str] = Counter()
+    locks: Counter[str] = Counter()
+    for r in range(repeats):
+        for n in counts:
+            for key in rotated(keys, r + n):
+                during = wait_sampler(base, waits, locks) if key == "waybook" and n == 8 else None
+                rates[key][n].append(writers(key, fresh(base), n, per_writer, during=during))
+    rows: list[Row] = []
+    ratios: dict[str, float] = {}
+    for n in counts:
+        per_round = [rates["waybook"][n][r] / rates["raw"][n][r] for r in range(repeats)]
+        vs_langgraph = [rates["waybook"][n][r] / rates["langgraph"][n][r] for r in range(repeats)]
+        ratios[f"waybook/raw at {n}"] = statistics.median(per_round)
+        ratios[f"waybook/langgraph at {n}"] = statistics.median(vs_langgraph)
+        for key in keys:
+            rows.append(
+                (f"{n} writer processes, own journals (appends/s)", key, statistics.median(rates[key][n]), "")
+            )
+        rows.append(
+            (
+                f"{n} writers: waybook / raw (median of paired rounds)",
+                "ratio",
+                ratios[f"waybook/raw at {n}"],
+                "goal >= 0.7 at 8",
+            )
+        )
+        rows.append(
+            (
+                f"{n} writers: waybook / LangGraph (median of paired rounds)",
+                "ratio",
+                ratios[f"waybook/langgraph at {n}"],
+                "goal >= 2 at 8",
+            )
+        )
+    if 1 in counts:
+        for key in ("waybook", "raw"):
+            for n in counts:
+                if n == 1:
+                    continue
+                scaling = statistics.median(rates[key][n][r] / rates[key][1][r] for r in range(repeats))
+                ratios[f"{key} {n} vs 1"] = scaling
+                rows.append(
+                    (
+                        f"{key}: {n} writers / 1 writer (median of rounds)",
+                        "ratio",
+                        scaling,
+                        "goal >= 3 at 8" if key == "waybook" else "",
+                    )
+                )
+    total = sum(waits.values()) or 1
+    for event, count in waits.most_common():
+        rows.append(
+            ("wait events, waybook 8 writers (share of samples)", event, count / total, f"{count} samples")
+        )
+    for what, count in locks.most_common(5):
+        rows.append(("lock waits, waybook 8 writers: statement", what, count, "samples"))
+    return {
+        "rates": rates,
+        "ratios": ratios,
+        "wait events (8 writers)": dict(waits),
+        "lock waits (8 writers)": dict(locks),
+    }, rows
+
+
+def scale_creates(base: str, total: int, repeats: int) -> tuple[dict[str, Any], list[Row]]:
+    """Per-create time of store.create vs one raw INSERT round trip, in paired rounds."""
+    rounds = max(repeats, 1)
+    each = max(total // rounds, 1)
+    url = fresh(base)
+    ratios, waybook_ms, raw_ms = [], [], []
+    with open_store(url) as store, psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE raw_journals (id text PRIMARY KEY, meta text NOT NULL)")
+        store.create("warm-up")  # takes in the catalog once
+        payload = json.dumps({"role": "session", "metadata": {"customer": "acme"}}) + " " * 300
+        for r in range(rounds):
+            timings: dict[str, float] = {}
+            for key in rotated(["waybook", "raw"], r):
+                started = time.perf_counter()
+                if key == "waybook":
+                    for i in range(each):
+                        store.create(f"c{r}-{i}", metadata={"customer": "acme"})
+                else:
+                    for i in range(each):
+                        conn.execute(
+                            "INSERT INTO raw_journals (id, meta) VALUES (%s, %s)", (f"c{r}-{i}", payload)
+                        )
+                timings[key] = (time.perf_counter() - started) / each
+            ratios.append(timings["waybook"] / timings["raw"])
+            waybook_ms.append(timings["waybook"] * 1000)
+            raw_ms.append(timings["raw"] * 1000)
+    ratio = statistics.median(ratios)
+    rows: list[Row] = [
+        (f"create ({each * rounds} journals, ms each)", "waybook", statistics.median(waybook_ms), ""),
+        (f"one raw INSERT round trip ({each * rounds}, ms each)", "raw", statistics.median(raw_ms), ""),
+        ("create / one raw INSERT (median of paired rounds)", "ratio", ratio, "goal <= 3"),
+    ]
+    return {"waybook ms": waybook_ms, "raw ms": raw_ms, "ratio": ratio}, rows
+
+
+def scale_turns(base: str, turns: int, repeats: int) -> tuple[dict[str, Any], list[Row]]:
+    """Records/s of Session.turn (a tool call and its result: 2 records, one append) vs the same 2
+    records as 2 single appends, in paired rounds."""
+    url = fresh(base)
+    ratios = []
+    rates: dict[str, list[float]] = {"turn": [], "singles": []}
+    with open_store(url) as store:
+        for r in range(max(repeats, 1)):
+            rate: dict[str, float] = {}
+            for key in rotated(["turn", "singles"], r):
+                session = Session(store.create(f"{key}-{r}"))
+                started = time.perf_counter()
+                for i in range(turns):
+                    call = ToolCallBlock(call_id=f"c{i}", name="ls", arguments={"path": message(0, i)})
+                    if key == "turn":
+                        session.turn([call], [ToolOutcome(f"c{i}", message(1, i))])
+                    else:
+                        session.assistant([call], stop_reason="tool_use")
+                        session.tool_result(f"c{i}", message(1, i), tool_name="ls")
+                rate[key] = 2 * turns / (time.perf_counter() - started)
+                rates[key].append(rate[key])
+            ratios.append(rate["turn"] / rate["singles"])
+    ratio = statistics.median(ratios)
+    rows: list[Row] = [
+        ("Session.turn of 2 records (records/s)", "waybook", statistics.median(rates["turn"]), ""),
+        ("the same 2 records as 2 appends (records/s)", "waybook", statistics.median(rates["singles"]), ""),
+        ("turn / 2 appends (median of paired rounds)", "ratio", ratio, "goal >= 1.8"),
+    ]
+    return {"rates": rates, "ratio": ratio}, rows
+
+
+def scale_tail(base: str, per_writer: int) -> tuple[dict[str, Any], list[Row]]:
+    """Feed tail latency with 8 waybook writer processes: acknowledgement in the writer to the reader
+    (this process, store.wait then store.feed) holding the record."""
+    url = fresh(base)
+    seen: dict[tuple[str, int], float] = {}
+    acks: list[tuple[str, int, float]] = []
+    with open_store(url) as reader:
+        start = reader.feed_head()
+
+        def tail(stop: threading.Event) -> None:
+            position = start
+            while not stop.is_set():
+                for entry in reader.feed(position):
+                    seen[(entry.journal_id, entry.seq)] = time.time()
+                    position = entry.position
+                reader.wait(position, 0.2)
+            for entry in reader.feed(position):  # what committed as the writers finished
+                seen[(entry.journal_id, entry.seq)] = time.time()
+
+        writers("waybook", url, 8, per_writer, during=tail, acks=acks)
+    latencies = sorted((seen[(j, s)] - at) * 1000 for j, s, at in acks if (j, s) in seen)
+    missing = sum((j, s) not in seen for j, s, _ in acks)
+    p50 = statistics.median(latencies)
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    rows: list[Row] = [
+        ("feed tail latency, 8 writers: p50 (ms)", "waybook", p50, f"{len(latencies)} records"),
+        ("feed tail latency, 8 writers: p99 (ms)", "waybook", p99, f"{missing} never seen"),
+    ]
+    return {"p50 ms": p50, "p99 ms": p99, "records": len(latencies), "never seen": missing}, rows
+
+
+def run_scale(base: str, args: argparse.Namespace, counts: list[int]) -> tuple[dict[str, Any], list[Row]]:
+    results: dict[str, Any] = {}
+    rows: list[Row] = []
+    with psycopg.connect(base) as conn:
+        results["server"] = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
+        results["fsync"] = str(conn.execute("SHOW fsync").fetchone()[0])  # type: ignore[index]
+    for name, run in (
+        ("writers", lambda: scale_writers(base, counts, args.scale_per_writer, args.repeats)),
+        ("create", lambda: scale_creates(base, args.creates, args.repeats)),
+        ("turn", lambda: scale_turns(base, args.turns, args.repeats)),
+        ("tail", lambda: scale_tail(base, args.scale_per_writer)),
+    ):
+        if name not in args.sections.split(","):
+            continue
+        load_before = os.getloadavg()[0]
+        results[name], more = run()
+        results[name]["load average (1 min) before, after"] = [load_before, os.getloadavg()[0]]
+        rows += more
+        for row in more:
+            print(f"  {row[0]:<62} {row[1]:<26} {row[2]:>10.2f}  {row[3]}", flush=True)
+    return results, rows
 
 
 # --- running it ---------------------------------------------------------------------------------------
@@ -349,15 +664,37 @@ def main() -> None:
     parser.add_argument("--fsync-records", type=int, default=50)
     parser.add_argument("--fsync-appends", type=int, default=300)
     parser.add_argument("--fsync-per-writer", type=int, default=100)
-    parser.add_argument("--writers", default="1,4,16")
-    parser.add_argument("--worker", nargs=4, metavar=("SYSTEM", "URL", "COUNT", "START_AT"))
+    parser.add_argument("--writers", default="1,4,8,16")
+    parser.add_argument("--only", choices=["scale", "classic"], help="run only these rows")
+    parser.add_argument("--creates", type=int, default=10_000, help="scale: journals created")
+    parser.add_argument("--turns", type=int, default=500, help="scale: turns per round")
+    parser.add_argument("--repeats", type=int, default=3, help="scale: paired rounds per ratio")
+    parser.add_argument("--scale-per-writer", type=int, default=300, help="scale: appends per writer")
+    parser.add_argument("--sections", default="writers,create,turn,tail", help="scale: which to run")
+    parser.add_argument("--worker", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
+    parser.add_argument("--worker-acks", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
     args = parser.parse_args()
-    if args.worker:
-        system, url, count, start_at = args.worker
-        worker(system, url, int(count), float(start_at))
+    if args.worker or args.worker_acks:
+        system, url, count = args.worker or args.worker_acks
+        worker(system, url, int(count), acks=bool(args.worker_acks))
         return
 
     counts = [int(n) for n in args.writers.split(",")]
+    results: dict[str, Any] = {"cpus": os.cpu_count()}
+    if args.only != "classic":
+        level = "as configured" if os.environ.get("WAYBOOK_BENCH_POSTGRES") else "fsync on"
+        print(f"\nscale rows ({level}), {results['cpus']} CPUs", flush=True)
+        with server(level) as base:
+            ran, _ = run_scale(base, args, counts)
+        if args.only == "scale" and RESULTS.exists():  # sections not run this time keep their figures
+            kept = json.loads(RESULTS.read_text())
+            results = {**kept, "cpus": results["cpus"], "scale": {**kept.get("scale", {}), **ran}}
+        else:
+            results["scale"] = ran
+        results["scale"]["level"] = level
+        if args.only == "scale":
+            RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+            return
     sizes = {
         "fsync off": {
             "sessions": args.sessions,
@@ -373,7 +710,6 @@ def main() -> None:
         },
     }
     levels = ["as configured"] if os.environ.get("WAYBOOK_BENCH_POSTGRES") else list(LEVELS)
-    results: dict[str, Any] = {"cpus": os.cpu_count()}
     for level in levels:
         with server(level) as base:
             results[level], rows = run_level(base, sizes.get(level, sizes["fsync off"]), counts)

@@ -11,8 +11,7 @@ import pytest
 
 from waybook import AsyncSession, InMemoryJournal, JsonlJournal, Session, StaleWriterError
 from waybook.journal import AsyncSessionJournal, ParentMismatchError, UserMessage, text
-from waybook.stores import AsyncJournalStore, open_store
-from waybook.stores._threaded import ThreadedJournal, ThreadedStore, open_async_store
+from waybook.stores import AsyncJournalStore, ThreadedJournal, ThreadedStore, open_async_store, open_store
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions import branching_session, fixed_clock
+from tests.helpers.sessions import branching_session, fixed_clock
 from waybook import InMemoryJournal, JsonlJournal, Session
 from waybook.journal import (
     ForkProvenanceError,

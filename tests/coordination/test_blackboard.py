@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.coordination.diamond import DEPENDS, work
-from tests.pg_fixtures import pg_store_url
+from tests.helpers.pg_fixtures import pg_store_url
 from waybook.coordination import (
     Blackboard,
     DependencyFailedError,

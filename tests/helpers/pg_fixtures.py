@@ -8,7 +8,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.pg_server import Cluster, NoServerError, Server, in_ci, owned_cluster, shared, store_url
+from tests.helpers.pg_server import (
+    Bouncer,
+    Cluster,
+    NoServerError,
+    Server,
+    in_ci,
+    owned_cluster,
+    shared,
+    store_url,
+)
 
 
 def unavailable(reason: str) -> None:
@@ -67,3 +76,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "state_machine" in item.nodeid and "[postgresql" in item.nodeid:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def pg_bouncer(pg_server: Server) -> Iterator[Bouncer]:
+    """A real PgBouncer in transaction mode in front of the session's server (tests/pg_server.py)."""
+    try:
+        bouncer = Bouncer.start(pg_server.url)
+    except NoServerError as exc:
+        unavailable(str(exc))
+        raise
+    try:
+        yield bouncer
+    finally:
+        bouncer.stop()

@@ -291,3 +291,96 @@ def store_url() -> str:
     """A `postgresql://` URL of an empty store (a fresh schema) on the shared server."""
     base = shared().url
     return with_schema(base, fresh_schema(base))
+
+
+def find_pgbouncer() -> Path | None:
+    """The installed PgBouncer (Debian's `pgbouncer` package puts it in /usr/sbin), or None."""
+    found = shutil.which("pgbouncer") or next(
+        (p for p in ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer") if os.access(p, os.X_OK)), None
+    )
+    return Path(found) if found else None
+
+
+@attrs.define
+class Bouncer:
+    """A throwaway PgBouncer in transaction mode in front of a server, started and stopped by the tests.
+
+    Every database name is passed through to the server (`* = host=... port=...`); clients connect to
+    127.0.0.1:`port` without a password (auth_type=any). Run as the `postgres` user when the tests run
+    as root (PgBouncer refuses root)."""
+
+    root: Path
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @classmethod
+    def start(cls, server_url: str) -> Bouncer:
+        program = find_pgbouncer()
+        if program is None:
+            msg = "PgBouncer is not installed; apt-get install -y pgbouncer"
+            raise NoServerError(msg)
+        parts = urllib.parse.urlsplit(server_url)
+        root = Path(tempfile.mkdtemp(prefix="waybook-pgbouncer-"))
+        port = free_port()
+        user = parts.username or "postgres"  # auth_type=any: the server is logged into as this user
+        (root / "pgbouncer.ini").write_text(
+            "[databases]\n"
+            f"* = host={parts.hostname or '127.0.0.1'} port={parts.port or 5432} user={user}\n"
+            "[pgbouncer]\n"
+            "listen_addr = 127.0.0.1\n"
+            f"listen_port = {port}\n"
+            f"unix_socket_dir = {root}\n"
+            "auth_type = any\n"
+            "pool_mode = transaction\n"
+            f"admin_users = {user}\n"
+            "default_pool_size = 4\n"
+            "max_client_conn = 200\n"
+            "ignore_startup_parameters = extra_float_digits\n"
+            f"logfile = {root}/log\n"
+            f"pidfile = {root}/pid\n"
+        )
+        run_as = None
+        if os.geteuid() == 0:
+            owner = pwd.getpwnam("postgres")
+            for path in (root, root / "pgbouncer.ini"):
+                os.chown(path, owner.pw_uid, owner.pw_gid)
+            run_as = "postgres"
+        process = subprocess.Popen(
+            [str(program), str(root / "pgbouncer.ini")],
+            user=run_as,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        bouncer = cls(root=root, port=port, process=process)
+        bouncer._await_listening()
+        return bouncer
+
+    def url(self, database: str, user: str = "postgres") -> str:
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
+
+    def _await_listening(self) -> None:
+        import time
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
+                msg = f"pgbouncer exited with {self.process.returncode}: {' '.join(log.split()[-30:])}"
+                raise NoServerError(msg)
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)  # polling a port that is not open yet; bounded by the deadline
+        msg = "pgbouncer did not listen within 30 s"
+        raise NoServerError(msg)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -30,7 +30,7 @@ from waybook.stores._blobs import (
     MissingBlobError,
     references,
 )
-from waybook.stores.postgres.blobs import PostgresBlobs
+from waybook.stores.postgres._blobs import PostgresBlobs
 
 KINDS = ["memory", "file", "sqlite", "postgres"]
 

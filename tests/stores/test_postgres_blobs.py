@@ -22,12 +22,11 @@ import pytest
 from tests.helpers.tcp_cutter import Cutter
 from waybook import AsyncSession
 from waybook.journal import BlobBlock
-from waybook.stores import open_store
+from waybook.stores import open_async_store, open_store
 from waybook.stores._blobs import CHUNK, BlobDigestError, MissingBlobError
-from waybook.stores._threaded import open_async_store
 from waybook.stores.postgres import ConnectionLostError, PostgresStore
-from waybook.stores.postgres.blobs import PostgresBlobs
-from waybook.stores.postgres.schema import MIGRATIONS, migrate
+from waybook.stores.postgres._blobs import PostgresBlobs
+from waybook.stores.postgres._schema import MIGRATIONS, migrate
 
 
 def connect(url: str) -> psycopg.Connection[tuple[object, ...]]:

@@ -1,5 +1,5 @@
 """The PostgreSQL store's own promises: lost replies at every step, migrations, verbatim bytes,
-LISTEN/NOTIFY wake-ups, typed errors. (The conformance and store suites run on it too.)"""
+feed wake-ups, typed errors. (The conformance and store suites run on it too.)"""
 
 from __future__ import annotations
 
@@ -25,17 +25,16 @@ from waybook.journal import (
     text,
     verify,
 )
-from waybook.stores import open_store
-from waybook.stores._threaded import open_async_store
+from waybook.stores import open_async_store, open_store
 from waybook.stores.postgres import (
     SCHEMA_VERSION,
     ConnectionLostError,
     PostgresStore,
     SchemaTooNewError,
-    aio,
-    engine,
 )
-from waybook.stores.postgres.aio import AsyncPostgresStore
+from waybook.stores.postgres import _aio as aio
+from waybook.stores.postgres import _engine as engine
+from waybook.stores.postgres._aio import AsyncPostgresStore
 
 
 def connect(url: str) -> psycopg.Connection[tuple[object, ...]]:
@@ -158,7 +157,8 @@ def test_migrations_are_versioned_and_running_them_again_changes_nothing(pg_url:
             " AND pronamespace = current_schema()::regnamespace"
         ).fetchone()
     assert [v for (v,) in versions] == list(range(1, SCHEMA_VERSION + 1))
-    assert functions == (5,)  # insert, append, channel; blob_keep, blob_add
+    # insert, append, create, feed_shift, first_position, feed_horizon; blob_keep, blob_add
+    assert functions == (8,)
 
 
 def test_a_schema_newer_than_this_code_is_refused_and_left_unchanged(pg_url: str) -> None:
@@ -215,10 +215,11 @@ def test_a_purge_deletes_the_rows_and_their_bytes(pg_url: str) -> None:
         assert found == (0,)
 
 
-def test_a_waiting_reader_wakes_on_another_stores_commit_by_notification(
+def test_a_waiting_reader_wakes_on_another_stores_commit_by_its_watcher(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the polling fallback far longer than the wait, only a NOTIFY can wake the reader in time."""
+    """With the waiter's own fallback look far longer than the wait, only the store's feed watcher (it
+    looks at the feed head every few milliseconds while anyone waits) can wake the reader in time."""
     monkeypatch.setattr(engine, "POLL_FALLBACK", 600.0)
     with open_store(pg_url) as reader, open_store(pg_url) as writer:
         journal = writer.create("s1")
@@ -269,7 +270,7 @@ def test_async_sessions_write_through_the_threaded_store(pg_url: str) -> None:
         assert verify(store.open("s1")).ok
 
 
-def test_an_async_waiter_wakes_on_another_processs_commit_by_notification(
+def test_an_async_waiter_wakes_on_another_processs_commit_by_its_watcher(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(aio, "POLL_FALLBACK", 600.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.sessions import branching_session
+from tests.helpers.sessions import branching_session
 from waybook import Session
 from waybook.journal import check_fork
 from waybook.stores import JournalStore

@@ -4,6 +4,7 @@
 `memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres).
 """
 
+from waybook.stores._async_open import open_async_store
 from waybook.stores._bridge import BridgeError, FeedServer, RemoteSubscription
 from waybook.stores._copying import copy_records
 from waybook.stores._database import DatabaseJournal, DatabaseStore
@@ -30,7 +31,7 @@ from waybook.stores._subscribe import (
     Subscription,
     subscribe,
 )
-from waybook.stores._threaded import ThreadedJournal, ThreadedStore, open_async_store
+from waybook.stores._threaded import ThreadedJournal, ThreadedStore
 from waybook.stores._url import OPENERS, open_store
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 

@@ -20,7 +20,6 @@ from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 from waybook.stores._protocol import JournalStore
 from waybook.stores._subscribe import AsyncSubscription, Filter
-from waybook.stores._url import open_store
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
 T = TypeVar("T")
@@ -191,19 +190,6 @@ class ThreadedStore:
 
     def __repr__(self) -> str:
         return f"ThreadedStore({self._store!r})"
-
-
-async def open_async_store(url: str) -> ThreadedStore:
-    """`open_store(url)` for asyncio programs: the store is opened in a worker thread. A PostgreSQL
-    store waits on its feed natively (asyncio LISTEN/NOTIFY, no thread per waiter)."""
-    if url.partition(":")[0].lower() in ("postgresql", "postgres"):
-        try:
-            from waybook.stores.postgres.aio import open_async_postgres
-        except ImportError:
-            pass  # open_store explains what to install
-        else:
-            return await open_async_postgres(url)
-    return ThreadedStore(await asyncio.to_thread(open_store, url))
 
 
 async def _chunked(

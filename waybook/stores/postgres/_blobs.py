@@ -51,9 +51,9 @@ from waybook.stores._blobs import (
     chunks_of,
     digest_of,
 )
-from waybook.stores.postgres.engine import Backoff, PostgresEngine
-from waybook.stores.postgres.errors import ConnectionLostError
-from waybook.stores.postgres.schema import BLOB_LOCK
+from waybook.stores.postgres._engine import Backoff, PostgresEngine
+from waybook.stores.postgres._errors import ConnectionLostError
+from waybook.stores.postgres._schema import BLOB_LOCK
 
 _EXCLUSIVE: Final = f"SELECT pg_advisory_xact_lock({BLOB_LOCK})"
 _KEEP: Final = "SELECT waybook_blob_keep(%s, %s)"

@@ -1,12 +1,17 @@
 """The PostgreSQL engine under `DatabaseStore`: a connection pool, transactions, and feed wake-ups.
 
 Round trips: a write transaction sends `BEGIN` with its first statement, and its inserts with its
-`COMMIT`, so an append is three round trips (lock the journal row and read its head; take feed
-positions; insert and commit). A read runs its statements on their own, outside any transaction.
+`COMMIT`, so the locked path of an append is two round trips (lock the journal row and read its head;
+insert and commit). A read runs its statements on their own, outside any transaction.
 
-Feed order: positions come from a one-row feed clock that a write updates inside its transaction, so
-the row lock orders writers by commit and a reader never sees a later position before an earlier one
-(docs/postgresql.md says why this and not a transaction-id watermark).
+Feed order: writers insert records without a feed position and share no row, lock or notification.
+Readers number committed records first (`waybook_sequence`, one sequencer at a time, under the feed
+clock row, durable before anyone reads the numbers), then read by position; docs/postgresql.md, "Feed
+order", has the argument that no reader misses, repeats or reorders a record.
+
+Wake-ups: writers notify no one. A process with feed waiters runs one watcher thread that glances at
+the feed (`glance`: the clock and whether anything awaits a number; no write) every few milliseconds
+while anything waits, and not at all otherwise.
 
 Connections fail: a read statement, and the first statement of a write, run again on a fresh
 connection for up to `retry_for` seconds. A write that fails later raises ConnectionLostError; the
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import threading
 import time
 import urllib.parse
@@ -25,7 +31,6 @@ from typing import Any, Final
 
 import msgspec
 import psycopg
-from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from waybook.journal._ledger import Plan
@@ -33,14 +38,24 @@ from waybook.model._errors import IntegrityError, JournalClosedError, StorageErr
 from waybook.model._head import GENESIS, Head
 from waybook.stores._engine import FeedRow, JournalRow
 from waybook.stores._errors import JournalExistsError, JournalPurgedError
-from waybook.stores.postgres.errors import ConnectionLostError
-from waybook.stores.postgres.schema import migrate
+from waybook.stores.postgres._errors import ConnectionLostError
+from waybook.stores.postgres._schema import migrate
 
 RETRY_FOR: Final = 30.0
 """Seconds an operation keeps trying fresh connections (a server restart takes a few)."""
 
 POLL_FALLBACK: Final = 1.0
-"""Longest a feed waiter sleeps without a notification before it looks at the feed head itself."""
+"""Longest a feed waiter sleeps without hearing from the watcher before it looks at the feed head itself."""
+
+SCALAR_BATCH: Final = 32
+"""Batches up to this many records are sent as scalar parameters (the server builds the arrays)."""
+
+WATCH_FAST: Final = 0.002
+"""Seconds between the watcher's looks at the feed head right after it moved (or this process committed)."""
+
+WATCH_SLOW: Final = 0.05
+"""Longest pause between the watcher's looks while the feed stands still (each empty look grows it)."""
+
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 Statement = tuple[str, Sequence[object] | None]
@@ -51,8 +66,9 @@ _JOURNAL: Final = (
 )
 _SETTINGS: Final = (
     # An acknowledged append must survive a crash, and a reader must never see a commit that a crash
-    # could take back (its position would be handed out again). A client that stalls inside a
-    # transaction must not hold the feed clock for long.
+    # could take back (a position would be handed out again). Every waybook function also sets
+    # synchronous_commit in its own transaction, which is what holds behind a pooler (PgBouncer). A
+    # client that stalls inside a transaction must not hold a journal's row for long.
     "SELECT set_config('synchronous_commit', 'on', false),"
     " set_config('idle_in_transaction_session_timeout', '60s', false)"
 )
@@ -140,10 +156,9 @@ class PostgresTransaction:
         return [row[0] for row in rows]
 
     def allocate(self, count: int) -> int:
-        rows = self._query(
-            "UPDATE waybook_feed_clock SET position = position + %s RETURNING position", (count,)
-        )
-        return int(rows[0][0]) - count + 1
+        """No positions at write time: records go in without one and the feed's sequencer numbers them
+        once committed (waybook_insert ignores what this returns). No statement, no shared row."""
+        return 0
 
     def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
         if not rows:
@@ -196,15 +211,11 @@ class PostgresTransaction:
         return [JournalRow(r[0], r[1], msgspec.json.decode(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
 
     def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
-        rows = self._query(
-            "SELECT position, journal_id, seq, line FROM waybook_records WHERE position > %s"
-            " ORDER BY position LIMIT %s",
-            (after, limit),
-        )
+        rows = self._query("SELECT * FROM waybook_feed(%s, %s)", (after, limit))
         return [FeedRow(*row) for row in rows]
 
     def feed_head(self) -> int:
-        return int(self._query("SELECT position FROM waybook_feed_clock", None)[0][0])
+        return int(self._query("SELECT waybook_sequence()", None)[0][0])
 
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
@@ -269,7 +280,7 @@ class PostgresTransaction:
 
 
 class PostgresEngine:
-    """One store in one PostgreSQL schema: a pool of autocommit connections and a feed listener.
+    """One store in one PostgreSQL schema: a pool of autocommit connections and a feed watcher.
 
     Open it in the process that uses it: a pool must not cross a fork.
     """
@@ -284,7 +295,9 @@ class PostgresEngine:
             conninfo,
             min_size=1,
             max_size=self.pool_size,
-            kwargs={"autocommit": True},
+            # No server-side prepared statements: a pooler in transaction mode (PgBouncer) hands each
+            # transaction to any server connection, where a statement prepared on another is unknown.
+            kwargs={"autocommit": True, "prepare_threshold": None},
             configure=_configure,
             timeout=max(retry_for, 0.1),
             reconnect_timeout=max(retry_for, 1.0),
@@ -293,24 +306,23 @@ class PostgresEngine:
         )
         self._wake = threading.Condition()
         self._generation = 0
-        self._listener: _Listener | None = None
+        self._watcher: _Watcher | None = None
         try:
             self._pool.open(wait=False)
-            self.channel = self._migrate()
+            self._migrate()
         except BaseException:
             self._pool.close()
             raise
 
-    def _migrate(self) -> str:
-        """Bring the schema up to date (safe to run again: it is one transaction, and idempotent) and
-        return the feed's notification channel. Retried like a read while the server is unreachable."""
+    def _migrate(self) -> None:
+        """Bring the schema up to date (safe to run again: it is one transaction, and idempotent).
+        Retried like a read while the server is unreachable."""
         backoff = Backoff(self.retry_for)
         while True:
             try:
                 with self._errors("open the store"), self._pool.connection() as conn:
                     migrate(conn)
-                    row = conn.execute(b"SELECT waybook_channel()").fetchone()
-                    return str(row[0]) if row else ""
+                    return
             except ConnectionLostError as exc:
                 if not backoff.pause():
                     raise self._why_no_connection(exc) from exc
@@ -374,11 +386,13 @@ class PostgresEngine:
         Safe to run again after a lost reply: the second run finds the head moved and says False."""
         prior = plan.result.prior
         digests = [record.digest for record in plan.result.records]
+        head = (journal_id, prior.seq, prior.digest)
+        if len(digests) <= SCALAR_BATCH:
+            query, params = _append_statement(len(digests)), (*head, *digests, *plan.lines)
+        else:
+            query, params = "SELECT waybook_append(%s, %s, %s, %s, %s)", (*head, digests, list(plan.lines))
         with self.transaction(write=False) as tx:
-            rows = tx._query(
-                "SELECT waybook_append(%s, %s, %s, %s, %s)",
-                (journal_id, prior.seq, prior.digest, digests, list(plan.lines)),
-            )
+            rows = tx._query(query, params)
         return bool(rows[0][0])
 
     def replace(self, conn: Connection) -> Connection:
@@ -386,50 +400,107 @@ class PostgresEngine:
         self._pool.putconn(conn)
         return self._pool.getconn()
 
+    def create_now(
+        self,
+        catalog: Plan,
+        journal_id: str,
+        row: JournalRow,
+        header: tuple[str, bytes] | None,
+    ) -> tuple[str, builtins.list[bytes]]:
+        """Create a journal in one statement (waybook_create): the catalog entry `catalog` (sealed after
+        the catalog head this process knows), the journal's row and its header. Returns the outcome
+        ('created', 'exists', 'purged', or 'stale' with the catalog lines to catch up on)."""
+        (entry,) = catalog.result.records
+        prior = catalog.result.prior
+        metadata = msgspec.json.encode(row.metadata, order="sorted").decode()
+        digest, line = header if header is not None else (None, None)
+        with self.transaction(write=False) as tx:
+            rows = tx._query(
+                "SELECT outcome, line FROM waybook_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    prior.seq,
+                    prior.digest,
+                    entry.digest,
+                    catalog.lines[0],
+                    journal_id,
+                    row.role,
+                    metadata,
+                    row.created_at,
+                    digest,
+                    line,
+                ),
+            )
+        return str(rows[0][0]), [bytes(r[1]) for r in rows[1:]]
+
+    def glance(self) -> int:
+        """The feed head if every committed record is numbered, else one more: what a feed waiter needs
+        to know (is there anything after its cursor?) without numbering anything, so without a write
+        or a WAL flush. One probe of the clock and of the partial index of unnumbered records."""
+        with self.transaction(write=False) as tx:
+            rows = tx.statement(
+                "SELECT c.position + (EXISTS (SELECT 1 FROM waybook_records WHERE position IS NULL))::int"
+                " FROM waybook_feed_clock AS c"
+            )
+        return int(rows[0][0])
+
     def committed(self) -> None:
+        """This process committed: the watcher, if any, looks at the feed head now."""
         with self._wake:
             self._generation += 1
             self._wake.notify_all()
 
     def wait(self, after: int, timeout: float | None, head: Callable[[], int]) -> bool:
-        """Sleep until a notification (this store's commits, from any process) or POLL_FALLBACK, then
-        look at `head()`; True once it passes `after`, False when `timeout` is spent."""
-        self._listen()
+        """Sleep until the watcher (one thread per engine, looking at `head()` every few milliseconds
+        while anything waits) sees the feed head pass `after`; False when `timeout` is spent. Waiters
+        look at the head themselves at least every POLL_FALLBACK seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            with self._wake:
-                seen = self._generation
-            if head() > after:
-                return True
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            pause = POLL_FALLBACK if left is None else min(POLL_FALLBACK, left)
-            self._sleep_unless_woken(seen, pause)
-
-    def _sleep_unless_woken(self, seen: int, seconds: float) -> None:
+        watcher = self._watch(head)
         with self._wake:
-            if self._generation == seen:
-                self._wake.wait(seconds)
+            watcher.waiters += 1
+            self._wake.notify_all()
+        try:
+            first = True
+            while True:
+                with self._wake:
+                    seen = watcher.generation
+                    known = watcher.head
+                if known > after:
+                    return True
+                if first or watcher.failed:
+                    first = False
+                    if head() > after:
+                        return True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                pause = POLL_FALLBACK if left is None else min(POLL_FALLBACK, left)
+                with self._wake:
+                    if watcher.generation == seen:
+                        self._wake.wait(pause)
+                    if watcher.generation == seen:
+                        first = True  # nothing from the watcher in a whole pause: look ourselves
+        finally:
+            with self._wake:
+                watcher.waiters -= 1
+
+    def _watch(self, head: Callable[[], int]) -> _Watcher:
+        with self._wake:
+            if self._watcher is None:
+                self._watcher = _Watcher(self, head)
+            return self._watcher
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if self._listener is not None:
-            self._listener.stop()
+        if self._watcher is not None:
+            self._watcher.stop()
         self._pool.close()
 
     def vacuum_records(self) -> None:
         """Reclaim the space of deleted records (after a purge), so their bytes leave the table's pages."""
         with self._errors("vacuum after a purge"), self._pool.connection() as conn:
             conn.execute(b"VACUUM waybook_records")
-
-    def _listen(self) -> None:
-        with self._wake:
-            if self._listener is None:
-                self._listener = _Listener(self)
-        self._listener.started.wait(min(self.retry_for, 5.0))
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -448,36 +519,66 @@ class PostgresEngine:
             raise StorageError(msg) from exc
 
 
+@functools.cache
+def _append_statement(n: int) -> str:
+    """`SELECT waybook_append(...)` for a batch of `n`, its arrays built by the server from scalar
+    parameters (dumping Python lists as arrays costs the client more than the statement costs the
+    server)."""
+    each = ", ".join(["%s"] * n)
+    return f"SELECT waybook_append(%s, %s, %s, ARRAY[{each}]::text[], ARRAY[{each}]::bytea[])"
+
+
 def _configure(conn: Connection) -> None:
     conn.execute(_SETTINGS.encode())
 
 
-class _Listener:
-    """A thread holding a LISTEN connection; each notification wakes the engine's feed waiters."""
+class _Watcher:
+    """A thread that, while any feed waiter of its engine waits, looks at the feed head: again after
+    WATCH_FAST seconds when it moved or this process committed, backing off to WATCH_SLOW while the
+    feed stands still. Each change wakes every waiter. Writers pay nothing for it."""
 
-    def __init__(self, engine: PostgresEngine) -> None:
+    def __init__(self, engine: PostgresEngine, head: Callable[[], int]) -> None:
         self._engine = engine
-        self._stopping = threading.Event()
-        self.started = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="waybook-pg-listener", daemon=True)
+        self._head = head
+        self.waiters = 0
+        self.head = -1
+        self.generation = 0
+        self.failed = False
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="waybook-pg-feed-watcher", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping.set()
+        with self._engine._wake:
+            self._stopping = True
+            self._engine._wake.notify_all()
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        engine = self._engine
-        listen = sql.SQL("LISTEN {}").format(sql.Identifier(engine.channel))
-        while not self._stopping.is_set():
+        wake = self._engine._wake
+        pause = WATCH_FAST
+        while True:
+            with wake:
+                while self.waiters == 0 and not self._stopping:
+                    wake.wait()
+                if self._stopping:
+                    return
+                commits = self._engine._generation
             try:
-                with psycopg.connect(engine._conninfo, autocommit=True, connect_timeout=5) as conn:
-                    conn.execute(listen)
-                    self.started.set()
-                    engine.committed()  # anything committed before LISTEN took effect: look again
-                    while not self._stopping.is_set():
-                        for _ in conn.notifies(timeout=0.5, stop_after=1):
-                            engine.committed()
-            except psycopg.Error:
-                self.started.set()  # waiters fall back to polling until the listener is back
-                self._stopping.wait(0.5)
+                now = self._head()
+                failed = False
+            except (StorageError, JournalClosedError):
+                now, failed = self.head, True
+            with wake:
+                moved = now != self.head
+                if moved or failed != self.failed:
+                    self.head, self.failed = now, failed
+                    self.generation += 1
+                    wake.notify_all()
+                pause = WATCH_FAST if moved else min(pause * 2, WATCH_SLOW)
+                if failed:
+                    pause = POLL_FALLBACK
+                if self._engine._generation == commits and not self._stopping:
+                    wake.wait(pause)
+                if self._engine._generation != commits:
+                    pause = WATCH_FAST

@@ -20,7 +20,7 @@ import psycopg
 
 from waybook.model._errors import StorageError
 from waybook.model._head import GENESIS_DIGEST
-from waybook.stores.postgres.errors import SchemaTooNewError
+from waybook.stores.postgres._errors import SchemaTooNewError
 
 
 @attrs.frozen
@@ -98,7 +98,7 @@ $fn$
 
 BLOB_LOCK: Final = "hashtextextended('waybook-blobs:' || current_schema(), 0)"
 """The advisory lock a blob's creation, refresh or lease holds shared, and a collection's delete holds
-exclusively (waybook/stores/postgres/blobs.py)."""
+exclusively (waybook/stores/postgres/_blobs.py)."""
 
 _BLOB_KEEP_FUNCTION: Final = f"""
 CREATE FUNCTION waybook_blob_keep(p_digest text, p_holder text) RETURNS boolean
@@ -146,6 +146,173 @@ BEGIN
     END IF;
     INSERT INTO waybook_blob_leases (digest, holder, taken) VALUES (p_digest, p_holder, clock_timestamp())
         ON CONFLICT (digest, holder) DO UPDATE SET taken = excluded.taken;
+END
+$fn$
+"""
+
+_INSERT_FUNCTION_3: Final = """
+CREATE OR REPLACE FUNCTION waybook_insert(
+    p_journal text, p_expected_seq bigint, p_expected_digest text,
+    p_seqs bigint[], p_positions bigint[], p_digests text[], p_lines bytea[]
+) RETURNS void LANGUAGE plpgsql AS $fn$
+-- Insert a batch and move the journal's head row, only if the head row still is the head the batch
+-- follows. The writer holds the journal row (SELECT ... FOR UPDATE), so this cannot fail for a waybook
+-- writer; it fails closed if anything else has moved the head. The records go in without a feed
+-- position (p_positions is ignored): the feed's sequencer numbers them once committed.
+DECLARE
+    n integer := cardinality(p_lines);
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_digests) <> n
+       OR p_seqs[1] <> p_expected_seq + 1 OR p_seqs[n] <> p_expected_seq + n THEN
+        RAISE EXCEPTION 'waybook_insert: a batch of % must follow seq %', n, p_expected_seq
+            USING ERRCODE = 'WB400';
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_seqs[n], head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'waybook_insert: the head of % is no longer seq %', p_journal, p_expected_seq
+            USING ERRCODE = 'WB409';
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+    SELECT p_journal, r.seq, r.digest, r.line, pg_current_xact_id()::text::bigint
+      FROM unnest(p_seqs, p_digests, p_lines) AS r(seq, digest, line);
+END
+$fn$
+"""
+
+_APPEND_FUNCTION_3: Final = """
+CREATE OR REPLACE FUNCTION waybook_append(
+    p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[]
+) RETURNS boolean LANGUAGE plpgsql AS $fn$
+-- Compare-and-append in one statement (so one round trip and, in autocommit, one transaction): move
+-- the journal's head row only if it still is the head the writer planned against (a writer holding
+-- the row makes this wait, then see the new head and match nothing), then insert the records verbatim,
+-- without a feed position (the feed's sequencer numbers them once committed). No row, lock or
+-- notification is shared with writers of other journals. False, with nothing written, when the head
+-- has moved (or the journal is purged or unknown): the writer then takes the locked path.
+DECLARE
+    n integer := cardinality(p_lines);
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n THEN
+        RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests)
+            USING ERRCODE = 'WB400';
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_expected_seq + n, head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+    SELECT p_journal, p_expected_seq + i, p_digests[i], p_lines[i], pg_current_xact_id()::text::bigint
+      FROM generate_series(1, n) AS i;
+    RETURN true;
+END
+$fn$
+"""
+
+_SEQUENCE_FUNCTION: Final = """
+CREATE FUNCTION waybook_sequence() RETURNS bigint LANGUAGE plpgsql AS $fn$
+-- The feed's sequencer, run by readers (never by writers): give every committed record that has no
+-- feed position yet the next positions, and return the feed head. Order: by the id of the transaction
+-- that wrote it (xact; a transaction that began after another committed has a larger one), then
+-- journal and seq; within each journal the positions it gets are then dealt out in seq order, so a
+-- journal's records are in seq order whatever ids their transactions drew. The feed clock row is the
+-- sequencer's lock: held until this transaction's commit is durable, so one sequencer runs at a time,
+-- each sees every position the one before it handed out, and no caller has a position before it is
+-- durable. Nothing pending: one index probe, no lock, no write.
+DECLARE
+    head bigint;
+    last bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM waybook_records WHERE position IS NULL) THEN
+        RETURN (SELECT c.position FROM waybook_feed_clock AS c);
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    SELECT c.position INTO head FROM waybook_feed_clock AS c FOR UPDATE;
+    -- A new snapshot from here on (READ COMMITTED): it sees what the previous sequencer numbered.
+    WITH pending AS (
+        SELECT r.journal_id, r.seq,
+               row_number() OVER (ORDER BY r.xact, r.journal_id, r.seq) AS overall,
+               row_number() OVER (PARTITION BY r.journal_id ORDER BY r.xact, r.seq) AS by_xact,
+               row_number() OVER (PARTITION BY r.journal_id ORDER BY r.seq) AS by_seq
+          FROM waybook_records AS r WHERE r.position IS NULL
+    ), placed AS (
+        SELECT s.journal_id, s.seq, x.overall FROM pending AS s
+          JOIN pending AS x ON x.journal_id = s.journal_id AND x.by_xact = s.by_seq
+    ), numbered AS (
+        UPDATE waybook_records AS r SET position = head + p.overall FROM placed AS p
+         WHERE r.journal_id = p.journal_id AND r.seq = p.seq AND r.position IS NULL
+        RETURNING r.position
+    )
+    SELECT max(numbered.position) INTO last FROM numbered;
+    IF last IS NULL THEN
+        RETURN head;
+    END IF;
+    UPDATE waybook_feed_clock SET position = last;
+    RETURN last;
+END
+$fn$
+"""
+
+_FEED_FUNCTION: Final = """
+CREATE FUNCTION waybook_feed(p_after bigint, p_limit integer)
+RETURNS TABLE (feed_position bigint, feed_journal text, feed_seq bigint, feed_line bytea)
+LANGUAGE plpgsql AS $fn$
+-- A page of the feed after p_after, in one round trip: sequence what is pending, then read. Positions
+-- this call hands out commit with it: the caller has the rows only once the commit is durable.
+BEGIN
+    PERFORM waybook_sequence();
+    RETURN QUERY SELECT r.position, r.journal_id, r.seq, r.line FROM waybook_records AS r
+        WHERE r.position > p_after ORDER BY r.position LIMIT p_limit;
+END
+$fn$
+"""
+
+_CREATE_FUNCTION: Final = """
+CREATE FUNCTION waybook_create(
+    p_catalog_seq bigint, p_catalog_digest text, p_entry_digest text, p_entry_line bytea,
+    p_journal text, p_role text, p_metadata text, p_created_at text,
+    p_header_digest text, p_header_line bytea
+) RETURNS TABLE (outcome text, line bytea) LANGUAGE plpgsql AS $fn$
+-- Create a journal in one statement: unless the id is taken, append its `created` entry to the catalog
+-- journal if the catalog's head is still the one the entry was sealed after (the catalog row is the
+-- lock every catalog write takes, so a racing creator of the same id waits here, then finds the head
+-- moved), add the journal's row and insert its header. Outcomes: 'created'; 'exists' or 'purged'
+-- (nothing written); 'stale' (nothing written), followed by ('line', bytes) rows: the catalog records
+-- after p_catalog_seq, so the caller can catch up and seal again.
+BEGIN
+    RETURN QUERY SELECT CASE WHEN j.purged IS NULL THEN 'exists' ELSE 'purged' END, NULL::bytea
+        FROM waybook_journals AS j WHERE j.journal_id = p_journal;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_catalog_seq + 1, head_digest = p_entry_digest
+     WHERE j.journal_id = '_catalog' AND j.head_seq = p_catalog_seq AND j.head_digest = p_catalog_digest;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'stale'::text, NULL::bytea;
+        RETURN QUERY SELECT 'line'::text, r.line FROM waybook_records AS r
+            WHERE r.journal_id = '_catalog' AND r.seq > p_catalog_seq ORDER BY r.seq;
+        RETURN;
+    END IF;
+    IF p_header_line IS NULL THEN
+        INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at)
+        VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at);
+    ELSE
+        INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at, head_seq, head_digest)
+        VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at, 1, p_header_digest);
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+    VALUES ('_catalog', p_catalog_seq + 1, p_entry_digest, p_entry_line, pg_current_xact_id()::text::bigint);
+    IF p_header_line IS NOT NULL THEN
+        INSERT INTO waybook_records (journal_id, seq, digest, line, xact)
+        VALUES (p_journal, 1, p_header_digest, p_header_line, pg_current_xact_id()::text::bigint);
+    END IF;
+    RETURN QUERY SELECT 'created'::text, NULL::bytea;
 END
 $fn$
 """
@@ -215,6 +382,27 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             )""",
             _BLOB_KEEP_FUNCTION,
             _BLOB_ADD_FUNCTION,
+        ),
+    ),
+    Migration(
+        3,
+        "writers insert records without a feed position and notify no one; readers' sequencer numbers"
+        " them; create in one statement",
+        (
+            "ALTER TABLE waybook_records ALTER COLUMN position DROP NOT NULL",
+            "ALTER TABLE waybook_records ADD COLUMN xact bigint",
+            # Only numbered records are in the position index: an append inserts into no index it
+            # does not need (the sequencer adds the entry when it numbers the record).
+            "DROP INDEX waybook_records_by_position",
+            "CREATE UNIQUE INDEX waybook_records_by_position ON waybook_records (position)"
+            " WHERE position IS NOT NULL",
+            "CREATE INDEX waybook_records_unsequenced ON waybook_records (journal_id, seq)"
+            " WHERE position IS NULL",
+            _APPEND_FUNCTION_3,
+            _INSERT_FUNCTION_3,
+            _SEQUENCE_FUNCTION,
+            _FEED_FUNCTION,
+            _CREATE_FUNCTION,
         ),
     ),
 )

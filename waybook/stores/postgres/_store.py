@@ -9,19 +9,30 @@ from __future__ import annotations
 
 import contextlib
 import urllib.parse
-from collections.abc import Callable, Sequence
-from typing import Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
+from waybook.codecs._wire import decode_record, line_digest
+from waybook.journal._ledger import prove_lines
 from waybook.model._errors import RecordValidationError
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
-from waybook.stores._base import store_clock, store_ids
+from waybook.stores._base import checked_creation, store_clock, store_ids
+from waybook.stores._catalog import CREATED, catalog_entry, check_position
 from waybook.stores._database import DatabaseStore
 from waybook.stores._database_journal import DatabaseJournal
-from waybook.stores._errors import InvalidStoreUrlError, JournalExistsError
-from waybook.stores.postgres.blobs import PostgresBlobs
-from waybook.stores.postgres.engine import RETRY_FOR, Backoff, PostgresEngine
-from waybook.stores.postgres.errors import ConnectionLostError
+from waybook.stores._engine import JournalRow
+from waybook.stores._errors import (
+    InvalidStoreUrlError,
+    JournalExistsError,
+    JournalPurgedError,
+)
+from waybook.stores.postgres._blobs import PostgresBlobs
+from waybook.stores.postgres._engine import RETRY_FOR, Backoff, PostgresEngine
+from waybook.stores.postgres._errors import ConnectionLostError
+
+CREATE_ATTEMPTS: Final = 2
+"""One-statement creates tried (catching up on the catalog between them) before the locked path."""
 
 OPTIONS: Final = ("pool_size", "retry_for")
 """URL query options waybook reads itself (the rest go to libpq: sslmode, options, ...)."""
@@ -108,6 +119,72 @@ class PostgresStore(DatabaseStore):
     @property
     def postgres_engine(self) -> PostgresEngine:
         return self._pg
+
+    def create(
+        self,
+        journal_id: str,
+        *,
+        role: str = "session",
+        metadata: Mapping[str, Any] | None = None,
+        header: bool = True,
+    ) -> DatabaseJournal:
+        """Create a journal in one round trip (waybook_create) when this process knows the catalog's
+        head, in two when another process created or hid a journal since (the first reply brings the
+        catalog records to catch up on). Under a storm of creators the generic locked path decides."""
+        meta, line = checked_creation(
+            journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
+        )
+        sealed: tuple[str, bytes] | None = None
+        if line is not None:
+            digest = line_digest(line)
+            assert digest is not None
+            sealed = (digest, line)
+        catalog = self._catalog
+        if catalog._ledger.head.seq == 0:  # the first create of this store object: take in the catalog
+            catalog.head()
+        for _ in range(CREATE_ATTEMPTS):
+            with self._catalog_mutex, catalog._mutex:
+                known = catalog._ledger.head
+                leaf = catalog._ledger.rules.leaf
+                created = {"journal": journal_id, "role": role, "metadata": meta}
+                entry = catalog_entry(CREATED, created, leaf, record_id=self._ids(), at=self._clock())
+                plan = catalog._ledger.plan([entry], known, _no_range)
+                assert not isinstance(plan, AppendResult)
+                record = plan.result.records[0]
+                row = JournalRow(journal_id, role, meta, record.seq, record.at, False, None)
+                outcome, lines = self._pg.create_now(plan, journal_id, row, sealed)
+                if outcome == "created":
+                    catalog._ledger.commit(plan)
+                elif outcome == "stale":
+                    records, error = prove_lines(lines, known, catalog.name)
+                    catalog._ledger.advance(records)
+                    if error is not None:
+                        raise error
+                    if not any(r.id == record.id for r in records):
+                        continue
+                    # Our own entry: the statement committed and its reply was lost, then the engine
+                    # sent it again (which found the catalog moved, by us). The create is done.
+            if outcome == "exists":
+                catalog.head()  # take in the catalog: is the journal there by this very create?
+                if record.id not in catalog._ledger.rules.ids:
+                    raise JournalExistsError(store=self.url, journal_id=journal_id)
+                # It is: the statement committed, its reply was lost and the engine sent it again.
+            if outcome == "purged":
+                raise JournalPurgedError(store=self.url, journal_id=journal_id)
+            self._pg.committed()
+            journal = self.journal_type(self._engine, journal_id)
+            if line is not None:
+                journal._ledger.advance([decode_record(line, where=journal.name)])
+            return journal
+        return super().create(journal_id, role=role, metadata=metadata, header=header)
+
+    def wait(self, after: int, timeout: float | None = None) -> bool:
+        """True once a record after `after` is committed (the feed then has it), False at `timeout`.
+        Waiting looks with `PostgresEngine.glance`, which numbers nothing: the reader's next `feed`
+        read does that, so a tailing loop pays one numbering per batch of new records."""
+        check_position(after)
+        self._check_open()
+        return self._pg.wait(after, timeout, self._pg.glance)
 
     def _set_up_catalog(self) -> None:
         backoff = Backoff(self._pg.retry_for)
