@@ -144,3 +144,6 @@ class WaybookHistoryProvider(HistoryProvider):
 
 
 __all__ = ["WaybookHistoryProvider"]
+
+
+__all__ = ["WaybookHistoryProvider"]

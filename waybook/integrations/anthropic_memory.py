@@ -336,3 +336,6 @@ class AsyncWaybookMemoryTool(BetaAsyncAbstractMemoryTool):
 
 def _raise(refusal: Refusal) -> tuple[str, Receipt | None]:
     raise refusal
+
+
+__all__ = ["AsyncWaybookMemoryTool", "MemoryToolCall", "WaybookMemoryTool"]

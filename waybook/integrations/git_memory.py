@@ -314,3 +314,6 @@ def _blob(source: Path, blob: str, sha: str, path: str) -> str:
     except UnicodeDecodeError:
         msg = f"{path} in commit {sha[:12]} is not UTF-8 text; memory holds text only"
         raise GitMemoryError(msg) from None
+
+
+__all__ = ["ExportReport", "GitMemoryError", "ImportReport", "export_git", "import_git"]

@@ -281,3 +281,6 @@ def _check_objects(stream: bytes) -> None:
         if redactor.text(text) != text:
             msg = f"{kind} {sha[:12]} holds text the redaction patterns mask; nothing was pushed"
             raise SecretLeakError(msg)
+
+
+__all__ = ["SecretLeakError", "SyncConflictError", "SyncReport", "sync_git"]

@@ -200,3 +200,6 @@ class WaybookChatStore(BaseChatStore):
 
 
 __all__ = ["WaybookChatStore"]
+
+
+__all__ = ["WaybookChatStore"]

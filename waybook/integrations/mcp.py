@@ -161,5 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["AGENT_TOOLS", "MemoryToolServer", "main"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -338,3 +338,6 @@ class WaybookSessionRepository(SessionRepository):
 
 
 __all__ = ["WaybookSessionRepository"]
+
+
+__all__ = ["WaybookSessionRepository"]

@@ -354,3 +354,14 @@ def _tool_receipt(raw: object) -> Receipt | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+__all__ = [
+    "ReceiptCheck",
+    "check_receipts",
+    "derive_adoption_receipt",
+    "derive_pin_receipt",
+    "derive_remember_receipt",
+    "derive_tool_receipt",
+    "remember_receipt",
+]
