@@ -28,16 +28,22 @@ from waybook.model._errors import (
 from waybook.model._head import GENESIS, AppendResult, Head
 from waybook.model._records import NewRecord, Record
 
+_SEQUENCES: Final = (list, tuple)
+
 ReadRange = Callable[[int, int], Sequence[Record]]
 """`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
 
 
 class Plan(msgspec.Struct, frozen=True, gc=False):
-    """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`."""
+    """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`.
+
+    `delta` is what the batch changes in the rules; None for the common case decided without building
+    one (a single message extending the leaf of a session journal, `SessionRules.check_one`).
+    """
 
     result: AppendResult
     lines: tuple[bytes, ...]
-    delta: RulesDelta
+    delta: RulesDelta | None
 
 
 @attrs.define
@@ -56,9 +62,16 @@ class Ledger:
         """Decide an append. Returns a Plan to write, or the original result of an exact retry.
 
         Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
-        such case nothing has been written. Runs once per append, so the one-record case is kept short.
+        such case nothing has been written. Runs once per append, so the one-record case at the head
+        (nearly every append) is decided first and kept flat.
         """
-        if type(batch) is not tuple and type(batch) is not list:
+        head = self.head
+        if type(batch) in _SEQUENCES and len(batch) == 1 and type(expected) is Head and expected == head:
+            new = batch[0]
+            delta = self.rules.check_one(new)
+            record, line = seal(head.seq + 1, new, head.digest)
+            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
+        if type(batch) not in _SEQUENCES:
             batch = self._as_batch(batch)
         if type(expected) is not Head or type(expected.seq) is not int or type(expected.digest) is not str:
             msg = (
@@ -66,13 +79,12 @@ class Ledger:
                 f"{type(expected).__name__} {expected!r:.80}; nothing was written"
             )
             raise InvalidArgumentError(msg)
-        head = self.head
         if expected != head:
             return self._retry_or_refuse(tuple(batch), expected, read_range)
-        delta = self.rules.check(batch)
+        checked = self.rules.check(batch)
         if len(batch) == 1:
             record, line = seal(head.seq + 1, batch[0], head.digest)
-            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
+            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
         records: list[Record] = []
         lines: list[bytes] = []
         prev = head.digest
@@ -83,21 +95,7 @@ class Ledger:
             lines.append(line)
             prev = record.digest
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
-        return Plan(result, tuple(lines), delta)
-
-    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, RulesDelta | None]:
-        """`plan` for one record at the head (the caller has compared `expected`): the sealed record,
-        its line, and what `commit_one` needs (the rules' delta; None for a message extending the
-        leaf). Raises like `plan`; nothing is kept."""
-        delta = self.rules.check_one(new)
-        head = self.head
-        record, line = seal(head.seq + 1, new, head.digest)
-        return record, line, delta
-
-    def commit_one(self, head: Head, rid: str, delta: RulesDelta | None) -> None:
-        """Record that `seal_one`'s line is written: `head` is its record's (seq, digest), `rid` its id."""
-        self.rules.commit_one(rid, delta)
-        self.head = head
+        return Plan(result, tuple(lines), checked)
 
     def _as_batch(self, batch: object) -> tuple[NewRecord, ...]:
         if isinstance(batch, str | bytes | NewRecord) or not isinstance(batch, Iterable):
@@ -109,8 +107,12 @@ class Ledger:
         return tuple(batch)
 
     def commit(self, plan: Plan) -> None:
-        """Record that `plan`'s lines are durably written."""
-        self.rules.commit(plan.delta)
+        """Record that `plan`'s lines are written (the one way every adapter commits a plan)."""
+        delta = plan.delta
+        if delta is None:
+            self.rules.commit_one(plan.result.records[0].id, None)
+        else:
+            self.rules.commit(delta)
         self.head = plan.result.head
 
     def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
