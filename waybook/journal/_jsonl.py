@@ -1,18 +1,22 @@
 """`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
 
-Cross-process safe: every append takes an exclusive `flock` on the journal file itself, checks that the
-path still names that file, reads any tail other writers committed, compares the expected head, writes
-the batch with one write loop on an O_APPEND descriptor, applies the durability policy, and releases.
+Cross-process safe: every append takes an exclusive `flock` on the journal file itself, reads any tail
+other writers committed, compares the expected head, writes the batch with one write loop on an
+O_APPEND descriptor, checks that the path still names that file, applies the durability policy, and
+releases.
 Readers see other writers' records on their next call; `read(after=seq)` seeks through a byte-offset
 index and never rescans from the start.
 
-Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
-(which quarantines the torn bytes); damage before the final record is corruption, readable only through
-`read_prefix=True`. See docs/jsonl.md for the caveats.
+An open proves what it serves: every byte from the start, or, with the `.checkpoint` sidecar a writer
+left (`_checkpoint`), that no byte of the prefix it proved changed (one SHA-256 pass) and the tail after
+it. Damage is detected on open and refused: a torn final record blocks appends until an explicit
+`repair()` (which quarantines the torn bytes); damage before the final record is corruption, readable
+only through `read_prefix=True`. See docs/jsonl.md for the caveats.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from array import array
@@ -24,6 +28,7 @@ from typing import Any, Self
 
 from waybook.codecs._wire import decode_record
 from waybook.journal import _checkpoint as checkpoint
+from waybook.journal._checkpoint import Hasher
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability, GroupCommit
 from waybook.journal._fileio import OS_FILE_OPS, FileOps, create_atomically, fsync_dir
@@ -51,11 +56,25 @@ from waybook.model._records import Header, NewRecord, Record
 class JsonlJournal:
     """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
 
-    Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
-    ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
-    `create` (create an empty journal if the file is missing; default True), `group_window` (the longest
-    a group fsync waits for company, in seconds; default: as long as the last fsync took), `readonly`
-    (open for reading only: no file is created, appends and repair are refused; for audits).
+    Options (keyword-only):
+
+    - `durability`: "none", "flush" (default: flush()/close() fsync what was written), "fsync" (every
+      append), "group" (appends from many threads share fsyncs; see `group_window`).
+    - `on_torn_tail`: "refuse" (default: open, report `damage`, refuse appends) or "repair" (quarantine
+      a torn final record on open).
+    - `read_prefix`: open a corrupt file to read the intact records before the damage (default False).
+    - `create`: create an empty journal if the file is missing (default True).
+    - `group_window`: the longest a group fsync waits for company, in seconds (default: as long as the
+      last fsync took).
+    - `readonly`: open for reading only: no file is created, appends and repair are refused (audits).
+    - `exclusive`: this object is the file's only writer for its lifetime: it holds the lock from open
+      to close and skips the per-append check for other writers' records (default False).
+    - `sidecar`: read and write the `.checkpoint` beside the file (default True); False proves every
+      byte on open and leaves no checkpoint.
+    - `trust_checkpoint`: restore from the checkpoint after checking only its last record and the
+      header, without proving that the prefix's bytes are unchanged (default False: they are hashed).
+      Faster for a huge file whose bytes you control; a byte changed in the prefix is then not seen.
+    - `file_ops`: the system calls, replaced by crash tests (default: the real ones).
     """
 
     def __init__(
@@ -70,6 +89,7 @@ class JsonlJournal:
         readonly: bool = False,
         exclusive: bool = False,
         sidecar: bool = True,
+        trust_checkpoint: bool = False,
         file_ops: FileOps = OS_FILE_OPS,
         _decoded: list[Record] | None = None,
     ) -> None:
@@ -78,9 +98,13 @@ class JsonlJournal:
             raise InvalidArgumentError(msg)
         if exclusive and readonly:
             msg = "exclusive=True is for the journal's single writer; a readonly journal cannot be one"
-            raise InvalidArgumentError(msg)
+            raise ValueError(msg)
         self._exclusive = exclusive
         self._sidecar = sidecar
+        self._trust_checkpoint = trust_checkpoint
+        # SHA-256 of the bytes [0, _end) as they were proved or written: what a saved checkpoint vouches
+        # for. Kept only by an object that may save one; None once unknown (damage, a trusted restore).
+        self._prefix: Hasher | None = hashlib.sha256() if sidecar and not readonly else None
         self._checkpointed = 0  # the end byte the checkpoint on disk vouches for (0: none known)
         self._path = Path(path)
         self._name = str(self._path)
@@ -242,12 +266,10 @@ class JsonlJournal:
                 result = plan.result
                 lines = plan.lines
                 end = self._end
-                file.write(
-                    lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n",
-                    end,
-                    ledger.head,
-                    result,
-                )
+                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
+                file.write(data, end, ledger.head, result)
+                if self._prefix is not None:
+                    self._prefix.update(data)
                 ledger.commit(plan)
                 offsets = self._offsets
                 for line in lines:
@@ -393,12 +415,18 @@ class JsonlJournal:
     def _restore_checkpoint(self) -> None:
         """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
         size = self._file.size()
-        loaded = checkpoint.load(self._path, size=size, read_at=self._read_at) if size else None
+        prove = not self._trust_checkpoint
+        loaded = (
+            checkpoint.load(self._path, size=size, read_at=self._read_at, prove_prefix=prove)
+            if size
+            else None
+        )
         if loaded is None or role_rules(self._name, loaded.header) is not None:
             return  # no checkpoint, or a journal whose role has rules the checkpoint does not hold
         self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
         self._offsets = loaded.offsets
         self._end = self._size_seen = self._checkpointed = loaded.end
+        self._prefix = loaded.prefix  # None after a trusted restore: this object never saves one
 
     def _save_checkpoint(self) -> None:
         """Save the proved prefix for the next open (a writer's close; never under damage or failure)."""
@@ -411,12 +439,22 @@ class JsonlJournal:
             or self._file.failure is not None
             or type(ids) is not DictIdIndex
             or self._ledger.rules.role_rules is not None
+            or self._prefix is None
         ):
             return
         if not self._file.still_at_path():
             return  # the path was deleted, purged or replaced: a checkpoint would describe no file there
         head, leaf = self._ledger.head, self._ledger.rules.leaf
-        if checkpoint.save(self._path, end=self._end, head=head, offsets=self._offsets, ids=ids, leaf=leaf):
+        saved = checkpoint.save(
+            self._path,
+            end=self._end,
+            head=head,
+            offsets=self._offsets,
+            ids=ids,
+            leaf=leaf,
+            prefix_sha256=self._prefix.hexdigest(),
+        )
+        if saved:
             self._checkpointed = self._end
 
     def _refresh(self) -> None:
@@ -443,6 +481,7 @@ class JsonlJournal:
                 bad_bytes=0,
             )
             self._size_seen = size
+            self._prefix = None
             return
         self._damage = None
         self._end, self._damage = scan(
@@ -453,7 +492,10 @@ class JsonlJournal:
             offsets=self._offsets,
             journal=self._name,
             keep=self._keep,
+            hasher=self._prefix,
         )
+        if self._damage is not None:
+            self._prefix = None  # it took in bytes past the committed end: no checkpoint from this object
         self._size_seen = size
 
     def _records_range(self, after: int, limit: int) -> list[Record]:

@@ -24,6 +24,7 @@ from operator import add
 import attrs
 
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal._checkpoint import Hasher
 from waybook.journal._ledger import Ledger, prove_lines
 from waybook.model._errors import BrokenBatchError, JournalError
 from waybook.model._head import Head
@@ -63,11 +64,13 @@ class LineChunks:
     """The complete lines of [start, end) in chunks, as `(offset of the first line, lines)`.
 
     After iteration, `tail` is where the trailing incomplete line starts (`end` if there is none) and
-    `tail_zeros` whether it holds only zero bytes.
+    `tail_zeros` whether it holds only zero bytes. Given `hasher`, the bytes of every complete line are
+    fed to it as they are yielded (each line and its newline, in order).
     """
 
-    def __init__(self, read_at: ReadAt, start: int, end: int) -> None:
+    def __init__(self, read_at: ReadAt, start: int, end: int, hasher: Hasher | None = None) -> None:
         self._read_at = read_at
+        self._hasher = hasher
         self._start = start
         self._end = end
         self.tail = start
@@ -94,6 +97,9 @@ class LineChunks:
             else:
                 data = kept + chunk[:last] if kept else chunk[:last]
             self.tail = chunk_start + last + 1
+            if self._hasher is not None:
+                self._hasher.update(data)
+                self._hasher.update(b"\n")
             yield pos, data.split(b"\n")
             pos = chunk_start + last + 1
             kept = chunk[last + 1 :]
@@ -111,15 +117,18 @@ def scan(
     offsets: array[int],
     journal: str,
     keep: list[Record] | None = None,
+    hasher: Hasher | None = None,
 ) -> tuple[int, Damage | None]:
     """Verify lines in [start, end) following `ledger.head`; returns (end of the committed prefix, damage).
 
     Lines that prove advance `ledger` (chain, batches and rules) and append their start offsets to
     `offsets`; the records of a batch join the ledger only once its last record has been read. `start`
     must be on a batch boundary (the end of what `ledger` holds). Records the ledger takes are also
-    appended to `keep` if given (so a caller that wants them need not decode them again).
+    appended to `keep` if given (so a caller that wants them need not decode them again). `hasher`, if
+    given, is fed the bytes of the lines read; it covers exactly [start, returned end) only when no
+    damage is returned.
     """
-    chunks = LineChunks(read_at, start, end)
+    chunks = LineChunks(read_at, start, end, hasher)
     pending: list[Record] = []  # proved records of a batch not yet closed: not committed
     state = CLOSED
     chain = ledger.head
