@@ -10,7 +10,7 @@ from typing import Any
 from waybook.commands import store_option
 from waybook.commands.common import OK, PROBLEM, emit_json, guarded, warn
 from waybook.commands.journal_files import open_journal_file
-from waybook.journal import JsonlJournal, RepairReceipt
+from waybook.journal import CorruptJournalError, JsonlJournal, RepairReceipt
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -38,7 +38,15 @@ def run(args: argparse.Namespace) -> int:
             return OK
     # Refuse a directory, a missing file and anything that is not a waybook journal before opening it
     # for writing: repair must never truncate a file that has no valid header to keep.
-    open_journal_file(args.path).close()
+    try:
+        open_journal_file(args.path).close()
+    except CorruptJournalError as exc:
+        warn(
+            f"{args.path}: corrupt record at seq {exc.seq} (byte {exc.offset}): {exc.reason}. Nothing was "
+            "changed: `waybook repair` only quarantines a torn final record, and this damage comes before "
+            f"it. `waybook verify {args.path}` names the first bad record; restore the file from a copy."
+        )
+        return PROBLEM
     with JsonlJournal(args.path, create=False, sidecar=False) as journal:
         damage = journal.damage
         say = warn if args.json else print  # with --json, stdout holds only the JSON document

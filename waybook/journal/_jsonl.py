@@ -583,13 +583,15 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
         if damage is None:
             return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
         kind = "torn tail" if damage.torn else "corruption"
+        bad = damage.bad_record or damage.seq
+        batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"
         return VerifyReport(
             journal.name,
             ok=False,
             records=head.seq,
             head=head,
-            bad_seq=damage.seq,
-            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset})",
+            bad_seq=bad,
+            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset}{batch})",
             offset=damage.offset,
             torn_tail=damage.torn,
         )

@@ -43,8 +43,12 @@ class Damage:
     torn: bool
     offset: int
     seq: int
+    """The first seq not committed (where the damaged record's batch starts)."""
     reason: str
     bad_bytes: int
+    bad_record: int | None = None
+    """The seq of the record whose bytes or rules are bad, when it is not `seq` (a later record of a
+    multi-record batch: the batch is uncommitted from `seq`, but the damage is here)."""
 
 
 def read_exactly(read_at: ReadAt, offset: int, size: int) -> bytes:
@@ -154,14 +158,19 @@ def scan(
         if rule_break is not None:
             seq, reason = rule_break
             bad_end = offsets_end(offsets[seq - 1], read_at, end)
-            return _found(_damage(ledger, offsets, reason, bad_end, read_at, end))
+            return _found(_damage(ledger, offsets, reason, bad_end, read_at, end, bad_record=seq))
         if broken is not None:
             bad_end = offsets_end(offsets[broken.record_seq - 1], read_at, end)
-            return _found(_damage(ledger, offsets, broken.reason, bad_end, read_at, end))
+            damage = _damage(
+                ledger, offsets, broken.reason, bad_end, read_at, end, bad_record=broken.record_seq
+            )
+            return _found(damage)
         if error is not None:
             bad_start = offsets[-1] + len(lines[len(good) - 1]) + 1 if good else pos
             bad_end = bad_start + len(lines[len(good)]) + 1
-            return _found(_damage(ledger, offsets, _reason(error), bad_end, read_at, end, bad_start))
+            bad_record = chain.seq + 1  # the line after the last that proved
+            damage = _damage(ledger, offsets, _reason(error), bad_end, read_at, end, bad_start, bad_record)
+            return _found(damage)
     if pending:
         reason = cut_batch_reason(pending[0].seq, state)
         damage = _damage(ledger, offsets, reason, end, read_at, end)
@@ -209,6 +218,7 @@ def _damage(
     read_at: ReadAt,
     end: int,
     bad_start: int | None = None,
+    bad_record: int | None = None,
 ) -> Damage:
     """Damage from the first record the ledger does not hold; torn if only zero bytes follow `bad_end`.
 
@@ -219,7 +229,15 @@ def _damage(
     assert offset is not None
     del offsets[committed:]
     torn = _only_zeros(read_at, bad_end, end)
-    return Damage(torn=torn, offset=offset, seq=committed + 1, reason=reason, bad_bytes=end - offset)
+    seq = committed + 1
+    return Damage(
+        torn=torn,
+        offset=offset,
+        seq=seq,
+        reason=reason,
+        bad_bytes=end - offset,
+        bad_record=bad_record if bad_record != seq else None,
+    )
 
 
 def offsets_end(offset: int, read_at: ReadAt, end: int) -> int:
