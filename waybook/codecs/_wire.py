@@ -270,6 +270,18 @@ def decode_record(line: bytes, *, where: str | Callable[[], str] = "") -> Record
         raise _too_deep(where) from None
 
 
+def decode_record_lines(joined: bytes) -> list[Record] | None:
+    """Every record of `joined` (lines joined by newlines, each a current-version record) decoded in one
+    C call, or None if any line does not decode so (the caller then goes line by line with
+    `decode_record`, which upcasts or names the error). Blank lines are skipped and a line may hold
+    several values, so a caller that needs one record per line checks the count."""
+    try:
+        records: list[Record] = _RECORD_DECODER.decode_lines(joined)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    return records
+
+
 def decode_body(data: bytes, *, where: str = "") -> AnyBody:
     """Decode a body alone (current versions only)."""
     try:

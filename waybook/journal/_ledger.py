@@ -15,7 +15,7 @@ import attrs
 import msgspec
 
 from waybook.codecs._canonical import ENCODER
-from waybook.codecs._wire import _RECORD_DECODER, decode_record, line_digest, seal
+from waybook.codecs._wire import decode_record, decode_record_lines, line_digest, seal
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._roles.session import RulesDelta, SessionRules
 from waybook.model._errors import (
@@ -269,12 +269,8 @@ def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
     """
     if not lines or min(lines) < _LINE_START or max(lines) >= _AFTER_LINE_START:
         return []
-    joined = b"\n".join(lines)
-    try:
-        records: list[Record] = _RECORD_DECODER.decode_lines(joined)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return []
-    return records if len(records) == len(lines) else []
+    records = decode_record_lines(b"\n".join(lines))
+    return records if records is not None and len(records) == len(lines) else []
 
 
 def decode_records(lines: Sequence[bytes], where: str = "") -> list[Record]:
