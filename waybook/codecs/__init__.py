@@ -1,4 +1,7 @@
-"""Codecs: the native wire format (tags, canonical bytes, upcasters). Foreign formats live in `waybook.formats`."""
+"""Codecs: the native wire format (tags, canonical bytes, upcasters).
+
+Foreign formats live in `waybook.formats`.
+"""
 
 from waybook.codecs._canonical import canonical_json, digest_of, sha256_hex
 from waybook.codecs._wire import (

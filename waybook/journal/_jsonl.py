@@ -239,7 +239,8 @@ class JsonlJournal(ProvedFile):
 
         One path for every batch: under the mutex and the exclusive file lock, take in what other
         writers committed, plan (seal and check) the batch, write its lines with one write loop, check
-        the path still names this file, commit, then apply the durability policy (under `group`, wait
+        the path still names this file (one stat; a deleted or replaced file gets the bytes cut off
+        again and the append raises JournalReplacedError), commit, then apply the durability policy (under `group`, wait
         for the shared fsync after releasing the lock). An exact retry of a committed batch returns its
         original result.
         """
@@ -249,7 +250,6 @@ class JsonlJournal(ProvedFile):
                 self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
-                file.check_identity()
                 if (not self._exclusive and file.size() != self._size_seen) or self._damage:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()

@@ -11,6 +11,7 @@ stay with the journal.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -124,6 +125,10 @@ class JournalFile:
             undo = self._undo(end)
             if undo is None:
                 raise self.replaced_error(now)
+            if self._unlinked():  # the bytes went into a file with no name left: nobody can read them
+                failure = self.replaced_error(now)
+                self.failure = failure
+                raise failure
             msg = (
                 f"{self.name}: the file was deleted or replaced while this append wrote to it, and the "
                 f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
@@ -141,6 +146,12 @@ class JournalFile:
         except OSError as exc:
             return exc
         return None
+
+    def _unlinked(self) -> bool:
+        try:
+            return os.fstat(self.fd).st_nlink == 0
+        except OSError:
+            return False
 
     def check_identity(self) -> None:
         """Refuse (before writing) when the path no longer names the file this object holds open."""
