@@ -126,9 +126,9 @@ class JournalFile:
             if undo is None:
                 raise self.replaced_error(now)
             if self._unlinked():  # the bytes went into a file with no name left: nobody can read them
-                failure = self.replaced_error(now)
-                self.failure = failure
-                raise failure
+                gone = self.replaced_error(now)
+                self.failure = gone
+                raise gone
             msg = (
                 f"{self.name}: the file was deleted or replaced while this append wrote to it, and the "
                 f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
