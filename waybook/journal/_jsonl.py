@@ -241,8 +241,8 @@ class JsonlJournal(ProvedFile):
         writers committed, plan (seal and check) the batch, write its lines with one write loop, check
         the path still names this file (one stat; a deleted or replaced file gets the bytes cut off
         again and the append raises JournalReplacedError), commit, then apply the durability policy
-        (under `group`, wait for the shared fsync after releasing the lock). An exact retry of a committed batch returns its
-        original result.
+        (under `group`, wait for the shared fsync after releasing the lock). An exact retry of a
+        committed batch returns its original result.
         """
         with self._mutex:
             file = self._file
