@@ -128,9 +128,12 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
             self._known: dict[Path, FileIdentity | None] = {}
 
         def identity(self, path: Path) -> FileIdentity | None:
-            if path not in self._known:
-                self._known[path] = super().identity(path)
-            return self._known[path]
+            known = self._known.get(path)
+            if known is None:
+                known = super().identity(path)
+                if known is not None:  # the file exists from here on
+                    self._known[path] = known
+            return known
 
     def journal_appends(**options: object) -> Callable[[], None]:
         def run() -> None:

@@ -260,11 +260,12 @@ def round_trips(body: object) -> bool:
     else:
         return False
     content = body.content  # type: ignore[attr-defined]
-    return (
-        type(body.parent) in _OPTIONAL_STR  # type: ignore[attr-defined]
-        and type(content) is tuple
-        and all(type(block) is TextBlock and type(block.text) is str for block in content)
-    )
+    if type(content) is not tuple or type(body.parent) not in _OPTIONAL_STR:  # type: ignore[attr-defined]
+        return False
+    for block in content:  # noqa: SIM110 (a loop, not all(genexpr): this runs on every append)
+        if type(block) is not TextBlock or type(block.text) is not str:
+            return False
+    return True
 
 
 def line_digest(line: bytes) -> str | None:
