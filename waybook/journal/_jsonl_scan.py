@@ -79,6 +79,8 @@ class LineChunks:
         self._end = end
         self.tail = start
         self.tail_zeros = True
+        self.joined = b""
+        """The lines last yielded, joined by newlines as they were read (so they are not joined again)."""
 
     def __iter__(self) -> Iterator[tuple[int, list[bytes]]]:
         read_at, end = self._read_at, self._end
@@ -104,6 +106,7 @@ class LineChunks:
             if self._hasher is not None:
                 self._hasher.update(data)
                 self._hasher.update(b"\n")
+            self.joined = data
             yield pos, data.split(b"\n")
             pos = chunk_start + last + 1
             kept = chunk[last + 1 :]
@@ -137,7 +140,7 @@ def scan(
     state = CLOSED
     chain = ledger.head
     for pos, lines in chunks:
-        good, error = prove_lines(lines, chain, journal)
+        good, error = prove_lines(lines, chain, journal, joined=chunks.joined)
         offsets.extend(map(add, accumulate(map(len, lines[: len(good)]), initial=pos), range(len(good))))
         if good:
             chain = Head.of(good[-1])
