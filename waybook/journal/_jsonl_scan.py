@@ -200,6 +200,10 @@ def _advance(
         ledger.advance(records)
     except JournalError:
         for record in records:
+            if record.seq <= ledger.head.seq:  # taken before the rule broke (the header)
+                if keep is not None:
+                    keep.append(record)
+                continue
             try:
                 ledger.advance((record,))
             except JournalError as exc:

@@ -133,11 +133,17 @@ class Ledger:
         """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).
 
         Each record is also held to the session rules, since a well-chained history written by a faulty
-        writer can still break them.
+        writer can still break them. On a broken rule the ledger may have taken the first record (the
+        header) of `records`: a caller that retries record by record skips the seqs it already holds.
         """
         records = tuple(records)
         if not records:
             return
+        if self.head.seq == 0 and len(records) > 1:
+            # The header alone first, so the run of messages after it is checked in one pass. If a
+            # later record breaks a rule, the ledger keeps the header (callers skip what it holds).
+            self.advance(records[:1])
+            records = records[1:]
         self.rules.replay(records)
         self.head = Head.of(records[-1])
 
