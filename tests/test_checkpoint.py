@@ -1,8 +1,11 @@
-"""The reopen checkpoint (`PATH.checkpoint`): a reopen proves only the tail written since, and the
-checkpoint is a cache: rebuilt when missing, stale or damaged, never trusted past the journal's bytes."""
+"""The reopen checkpoint (`PATH.checkpoint`): a reopen decodes only the tail written since, after
+proving by one SHA-256 pass that no byte of the checkpointed prefix changed; the checkpoint is a cache:
+rebuilt when missing, stale or damaged, never trusted past the journal's bytes. `trust_checkpoint=True`
+is the explicit fast path that reads only the header and the head line."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,7 +17,13 @@ from hypothesis import strategies as st
 from tests.helpers.builders import chat, header, move, user
 from tests.helpers.faults import CountingFileOps
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import CorruptJournalError, DuplicateIdError, TornTailError, verify_file
+from waybook.journal import (
+    CorruptJournalError,
+    DuplicateIdError,
+    JournalError,
+    TornTailError,
+    verify_file,
+)
 from waybook.journal._checkpoint import checkpoint_path
 
 
@@ -35,7 +44,7 @@ def facts(journal: JsonlJournal) -> tuple[object, ...]:
     return journal.position(), list(journal.read_lines()), list(journal._offsets), journal._end
 
 
-def test_a_writer_leaves_a_checkpoint_and_a_reopen_reads_only_the_head_line_and_the_tail(
+def test_a_writer_leaves_a_checkpoint_and_a_trusting_reopen_reads_only_the_head_line_and_the_tail(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "s.jsonl"
@@ -43,7 +52,7 @@ def test_a_writer_leaves_a_checkpoint_and_a_reopen_reads_only_the_head_line_and_
     assert checkpoint_path(path).is_file()
     head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
     ops = CountingFileOps()
-    with JsonlJournal(path, create=False, file_ops=ops) as journal:
+    with JsonlJournal(path, create=False, file_ops=ops, trust_checkpoint=True) as journal:
         header_end = path.read_bytes().find(b"\n") + 1
         assert sorted(set(ops.reads)) == [0, head_offset]  # the header line and the head line only
         assert all(offset in (0, head_offset) for offset in ops.reads)
@@ -112,8 +121,9 @@ def test_a_damaged_checkpoint_is_ignored_and_rebuilt(tmp_path: Path, damage: obj
         assert facts(journal) == full_open_facts(path)
         journal.append([user("new", "m39")], expected=journal.head())
     head_offset = path.read_bytes().rstrip(b"\n").rfind(b"\n") + 1
-    with JsonlJournal(path, create=False, file_ops=(ops := CountingFileOps())) as journal:
-        assert sorted(set(ops.reads)) == [0, head_offset]  # the rebuilt checkpoint is used again
+    trusting = CountingFileOps()
+    with JsonlJournal(path, create=False, file_ops=trusting, trust_checkpoint=True) as journal:
+        assert sorted(set(trusting.reads)) == [0, head_offset]  # the rebuilt checkpoint is used again
         assert journal.head().seq == 42
 
 
@@ -221,6 +231,7 @@ def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_chec
             offsets=journal._offsets,
             ids=journal._ledger.rules.ids,
             leaf=journal._ledger.rules.leaf,
+            prefix_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         )
     assert checkpoints.load(path, size=path.stat().st_size, read_at=lambda n, at: _read(path, n, at))
     with JsonlJournal(path, create=False) as journal:
@@ -233,3 +244,72 @@ def _read(path: Path, size: int, offset: int) -> bytes:
     with path.open("rb") as f:
         f.seek(offset)
         return f.read(size) if size else f.read()
+
+
+# --- the default open proves what it serves (issue 27) ----------------------------------------------
+
+
+def record_starts(data: bytes) -> list[int]:
+    return [0, *(i + 1 for i, byte in enumerate(data[:-1]) if byte == 0x0A)]
+
+
+def flip_in_prefix(path: Path, data: bytes, where: float, delta: int) -> int:
+    """Change one byte (same length) before the last record's line, keeping the newline that ends the
+    record before it (changed, it makes the last two records one torn final line); the offset changed."""
+    last = record_starts(data)[-1]
+    offset = min(int(where * (last - 1)), last - 2)
+    changed = bytearray(data)
+    changed[offset] = (changed[offset] + delta) % 256
+    path.write_bytes(bytes(changed))  # same length, same inode; mtime may stay in the same second
+    return offset
+
+
+@settings(max_examples=40, deadline=None)
+@given(nodes=st.integers(2, 60), where=st.floats(0, 1), delta=st.integers(1, 255))
+def test_a_same_length_change_in_the_checkpointed_prefix_is_refused_by_a_default_open(
+    tmp_path_factory: pytest.TempPathFactory, nodes: int, where: float, delta: int
+) -> None:
+    path = tmp_path_factory.mktemp("cp") / "s.jsonl"
+    write_session(path, nodes=nodes)
+    assert checkpoint_path(path).is_file()
+    data = path.read_bytes()
+    flip_in_prefix(path, data, where, delta)
+    with pytest.raises(JournalError):
+        JsonlJournal(path, create=False)
+    with pytest.raises(JournalError):
+        JsonlJournal(path, create=False, readonly=True)
+    assert not verify_file(path).ok
+
+
+def test_the_trusting_fast_path_is_explicit_and_does_not_see_a_change_in_the_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, nodes=20)
+    data = path.read_bytes()
+    offset = data.index(b'"text":"') + len(b'"text":"')
+    flip_in_prefix(path, data, offset / (record_starts(data)[-1] - 1), 1)
+    with JsonlJournal(path, create=False, trust_checkpoint=True, readonly=True) as journal:
+        assert journal.head().seq == 21  # served unproven: what the option's name says
+    with pytest.raises(CorruptJournalError):
+        JsonlJournal(path, create=False, readonly=True)
+
+
+def test_a_trusting_writer_leaves_the_checkpoint_it_could_not_prove(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, nodes=5)
+    saved = checkpoint_path(path).read_bytes()
+    with JsonlJournal(path, create=False, trust_checkpoint=True) as journal:
+        journal.append([user("t1", "m4")], expected=journal.head())
+    assert checkpoint_path(path).read_bytes() == saved  # it vouches for what a proof saw, never more
+    with JsonlJournal(path, create=False) as journal:
+        assert facts(journal) == full_open_facts(path)
+    assert checkpoint_path(path).read_bytes() != saved
+
+
+def test_a_checkpoint_of_the_old_format_is_ignored_and_the_file_proved_in_full(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, nodes=5)
+    cp = checkpoint_path(path)
+    cp.write_bytes(cp.read_bytes().replace(b"waybook.checkpoint/2", b"waybook.checkpoint/1", 1))
+    with JsonlJournal(path, create=False) as journal:
+        assert facts(journal) == full_open_facts(path)
+    assert cp.read_bytes().startswith(b"waybook.checkpoint/2\n")

@@ -1,5 +1,7 @@
-"""The one-record append path (`Ledger.seal_one` / `commit_one`) decides exactly as `plan` / `commit`:
-the same line, the same rule state after, or the same typed error with nothing kept."""
+"""The one-record decision of `Ledger.plan` (a list of one record at the head, decided by
+`SessionRules.check_one`) decides exactly as the general path (`SessionRules.check`, taken here by
+passing the batch as a generator): the same line, the same rule state after, or the same typed error
+with nothing kept."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from waybook.journal import (
     text,
 )
 from waybook.journal._ledger import Ledger
-from waybook.model._head import GENESIS, Head
+from waybook.model._head import GENESIS, AppendResult
 
 
 def candidates(known: list[str], leaf: str | None) -> st.SearchStrategy[Any]:
@@ -60,14 +62,11 @@ def candidates(known: list[str], leaf: str | None) -> st.SearchStrategy[Any]:
 
 def outcome(ledger: Ledger, new: Any, *, flat: bool) -> tuple[Any, ...]:
     try:
-        if flat:
-            record, line, delta = ledger.seal_one(new)
-            ledger.commit_one(Head.of(record), record.id, delta)
-        else:
-            plan = ledger.plan((new,), ledger.head, lambda after, limit: [])
-            assert not isinstance(plan, type(ledger.head))
-            (line,) = plan.lines  # type: ignore[union-attr]
-            ledger.commit(plan)  # type: ignore[arg-type]
+        batch = [new] if flat else (record for record in [new])
+        plan = ledger.plan(batch, ledger.head, lambda after, limit: [])  # type: ignore[arg-type]
+        assert not isinstance(plan, AppendResult)
+        (line,) = plan.lines
+        ledger.commit(plan)
     except JournalError as exc:
         return (type(exc), str(exc))
     rules = ledger.rules
@@ -89,11 +88,12 @@ def test_the_flat_path_decides_every_record_as_plan_does(data: st.DataObject) ->
 
 def test_a_refused_record_leaves_the_ledger_as_it_was() -> None:
     ledger = Ledger.empty("j")
-    record, _line, delta = ledger.seal_one(header())
-    ledger.commit_one(Head.of(record), record.id, delta)
+    plan = ledger.plan([header()], GENESIS, lambda after, limit: [])
+    assert not isinstance(plan, AppendResult)
+    ledger.commit(plan)
     before = (ledger.head, ledger.rules.count, ledger.rules.leaf, dict(ledger.rules.ids))
     with pytest.raises(JournalError):
-        ledger.seal_one(user("h", None))  # a duplicate id
+        ledger.plan([user("h", None)], ledger.head, lambda after, limit: [])  # a duplicate id
     assert before == (ledger.head, ledger.rules.count, ledger.rules.leaf, dict(ledger.rules.ids))
     assert ledger.head != GENESIS
 

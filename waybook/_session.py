@@ -16,7 +16,7 @@ from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook.codecs import encode_value
 from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._fork import plan_fork
-from waybook.journal._protocol import SessionJournal
+from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import IntegrityError, InvalidRecordError, ToolPairingError
 from waybook.model._head import GENESIS, AppendResult, Head
@@ -106,12 +106,11 @@ class Session:
         self._ids = ids
         self._head: Head = GENESIS
         self._leaf: str | None = None
-        position = getattr(journal, "position", None)
-        if position is None:
+        if not isinstance(journal, PositionedJournal):
             self.sync()
             return
         # The journal knows its head and leaf: start there instead of reading every record.
-        self._head, self._leaf = position()
+        self._head, self._leaf = journal.position()
         if self._session_clock is not None and self._head.seq:
             for last in journal.read(after=self._head.seq - 1, limit=1):
                 self._session_clock.observe(last.at)

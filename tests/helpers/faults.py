@@ -169,10 +169,11 @@ class FaultyFileOps(OsFileOps):
             return None
         self.faults.remove(due)
         self.fired.append(due)
-        if due.effect in ("replace", "remove") and self.path.exists():
-            os.replace(self.path, self.aside)
-            if due.effect == "replace":  # another file with the same bytes is renamed over the path
-                shutil.copyfile(self.aside, self.path)
+        if due.effect in ("replace", "remove"):  # act on the path; never an error of the call itself
+            if self.path.exists():
+                os.replace(self.path, self.aside)
+                if due.effect == "replace":  # another file with the same bytes is renamed over the path
+                    shutil.copyfile(self.aside, self.path)
             return None
         return due
 

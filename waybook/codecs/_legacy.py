@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import msgspec
 from msgspec import field
 
 from waybook.model._records import Body, TextBlock, UserMessage
@@ -25,6 +24,3 @@ class UserMessageV1(Body, tag_field="kind", tag="waybook.user/1", frozen=True):
 
 def upcast_user_v1(old: UserMessageV1) -> UserMessage:
     return UserMessage(parent=old.parent, content=(TextBlock(text=old.text),))
-
-
-UPCASTERS: dict[type[msgspec.Struct], object] = {UserMessageV1: upcast_user_v1}

@@ -61,6 +61,7 @@ from waybook.model._records import (
     Reset,
     SubagentLink,
     SystemMessage,
+    TextBlock,
     ToolResult,
     UserMessage,
 )
@@ -191,7 +192,9 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
 
     The body is decoded back from its bytes, so a writer holds exactly what a later replay will read
     (a NaN written becomes null in both, a list becomes a tuple in both) and a body that does not
-    decode as its own type is refused (InvalidRecordError) before anything is written. The envelope's
+    decode as its own type is refused (InvalidRecordError) before anything is written; except where
+    `round_trips` proves by construction that decoding would give the same value back (the common
+    message of plain text), which is sealed once: encoded and hashed, never decoded. The envelope's
     strings are the writer's own (and `prev` is the previous record's digest), so they are not copied.
     """
     rid, at, body = new.id, new.at, new.body
@@ -207,6 +210,8 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
         covered = head[:-1] + b',"body":' + body_bytes + b"}"
         digest = hashlib.sha256(covered).hexdigest()
         line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
+        if round_trips(body):  # proved by construction: the writer's body is what a replay reads
+            return Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body, digest=digest), line
         try:
             decoded = _BODY_DECODER.decode(body_bytes)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -228,6 +233,39 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
         msg = f"record {rid!r} does not match its wire type: {exc.reason}"
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
     return record, line
+
+
+_OPTIONAL_STR: Final = (str, type(None))
+
+
+def round_trips(body: object) -> bool:
+    """Whether `body` is built only of values its wire type decodes back as themselves: a user or
+    assistant message whose fields are exact `str` (or None) values, whose content is a tuple of
+    `TextBlock`s of exact `str` text, with no free-form `details` or `usage` (dicts may hold values,
+    such as NaN or lists, that decode to something else). Anything else is decoded back by `seal`.
+    Checked with exact types (no subclasses), so it is a proof, not a guess; the property test
+    (tests/test_wire_codec.py) holds it to the decoder."""
+    kind = type(body)
+    if kind is UserMessage:
+        if body.details is not None:  # type: ignore[attr-defined]
+            return False
+    elif kind is AssistantMessage:
+        if (
+            body.details is not None  # type: ignore[attr-defined]
+            or body.usage is not None  # type: ignore[attr-defined]
+            or type(body.stop_reason) not in _OPTIONAL_STR  # type: ignore[attr-defined]
+            or type(body.model) not in _OPTIONAL_STR  # type: ignore[attr-defined]
+        ):
+            return False
+    else:
+        return False
+    content = body.content  # type: ignore[attr-defined]
+    if type(content) is not tuple or type(body.parent) not in _OPTIONAL_STR:  # type: ignore[attr-defined]
+        return False
+    for block in content:  # noqa: SIM110 (a loop, not all(genexpr): this runs on every append)
+        if type(block) is not TextBlock or type(block.text) is not str:
+            return False
+    return True
 
 
 def line_digest(line: bytes) -> str | None:
@@ -268,6 +306,18 @@ def decode_record(line: bytes, *, where: str | Callable[[], str] = "") -> Record
         raise _typed_error(exc, line, where) from None
     except RecursionError:
         raise _too_deep(where) from None
+
+
+def decode_record_lines(joined: bytes) -> list[Record] | None:
+    """Every record of `joined` (lines joined by newlines, each a current-version record) decoded in one
+    C call, or None if any line does not decode so (the caller then goes line by line with
+    `decode_record`, which upcasts or names the error). Blank lines are skipped and a line may hold
+    several values, so a caller that needs one record per line checks the count."""
+    try:
+        records: list[Record] = _RECORD_DECODER.decode_lines(joined)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    return records
 
 
 def decode_body(data: bytes, *, where: str = "") -> AnyBody:

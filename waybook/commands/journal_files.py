@@ -14,6 +14,7 @@ from waybook.codecs._wire import decode_record
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
+from waybook.journal._protocol import DamageReporting
 from waybook.journal._quarantine import FIRST_LINE_START
 from waybook.model._records import Header
 
@@ -66,7 +67,7 @@ def damage_status(journal: Any) -> int:
 
     Only a JSONL journal can have a torn tail; a database store commits whole transactions.
     """
-    damage = getattr(journal, "damage", None)
+    damage = journal.damage if isinstance(journal, DamageReporting) else None
     if damage is None:
         return OK
     warn(

@@ -11,7 +11,7 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, file_to_repair
-from waybook.journal import JsonlJournal, RepairReceipt
+from waybook.journal import CorruptJournalError, JsonlJournal, RepairReceipt
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -39,7 +39,15 @@ def run(args: argparse.Namespace) -> int:
             return OK
     # Refuse a directory, a missing file and anything that is not a waybook journal before opening it
     # for writing: repair must never truncate a file that has no valid header to keep.
-    open_journal_file(args.path).close()
+    try:
+        open_journal_file(args.path).close()
+    except CorruptJournalError as exc:
+        warn(
+            f"{args.path}: corrupt record at seq {exc.seq} (byte {exc.offset}): {exc.reason}. Nothing was "
+            "changed: `waybook repair` only quarantines a torn final record, and this damage comes before "
+            f"it. `waybook verify {args.path}` names the first bad record; restore the file from a copy."
+        )
+        return PROBLEM
     with JsonlJournal(args.path, create=False, sidecar=False) as journal:
         damage = journal.damage
         say = warn if args.json else print  # with --json, stdout holds only the JSON document

@@ -1,20 +1,25 @@
-"""Fast reopen: a sidecar checkpoint of what an open proved, so the next open proves only the tail.
+"""Fast reopen: a sidecar checkpoint of what an open proved, so the next open decodes only the tail.
 
-`PATH.checkpoint` holds, for a prefix of the journal that was proved: its end byte, its head (seq and
-digest), each record's start offset, and the rule state (every id and whether it is a node, the leaf).
-It is a cache, never a source of truth:
+`PATH.checkpoint` holds, for a prefix of the journal that was proved: its end byte, the SHA-256 of its
+bytes [0, end), its head (seq and digest), each record's start offset, and the rule state (every id and
+whether it is a node, the leaf). It is a cache, never a source of truth:
 
 - it is used only if it decodes, its checksum holds, its numbers agree with each other, and the journal's
-  own bytes agree with it: the line at the recorded last offset must end exactly at the recorded end,
-  decode as the recorded seq, carry the recorded digest, and hash to it;
+  own bytes agree with it: by default every byte of the prefix must hash to the recorded SHA-256 (one
+  streaming pass, no decoding: what was proved is exactly what is there), and in every case the line at
+  the recorded last offset must end exactly at the recorded end, decode as the recorded seq, carry the
+  recorded digest, and hash to it. `prove_prefix=False` (JsonlJournal's `trust_checkpoint=True`) skips
+  the prefix hash and checks only that last line and the header;
 - anything else (missing, stale, damaged, from another file) means a full proof of the file, after which
   a writer saves a fresh checkpoint;
 - it only ever vouches for a prefix: whatever the file holds past its end is proved on open as usual.
 
-Saving is atomic (a temp file renamed over the old one) and never fsynced: losing it costs one full
-proof. Not checkpointed (proved in full on open): journals whose ids moved to the compact index (past
-65,536 records), and journals whose header gives them a role with rules of its own (memory, pins),
-whose state the checkpoint does not hold.
+The prefix SHA-256 is the digest of exactly the bytes the writer proved (an open's scan) or wrote (its
+appends), computed as they passed, never read back later: a byte changed after it was proved cannot be
+vouched for by a later save. Saving is atomic (a temp file renamed over the old one) and never fsynced:
+losing it costs one full proof. Not checkpointed (proved in full on open): journals whose ids moved to
+the compact index (past 65,536 records), and journals whose header gives them a role with rules of its
+own (memory, pins), whose state the checkpoint does not hold.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import tempfile
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 import msgspec
 
@@ -38,7 +43,7 @@ from waybook.model._head import Head
 from waybook.model._records import Header
 
 SUFFIX: Final = ".checkpoint"
-_MAGIC: Final = b"waybook.checkpoint/1\n"
+_MAGIC: Final = b"waybook.checkpoint/2\n"  # /1 had no prefix digest: ignored (a full proof)
 _DIGEST_BYTES: Final = 64
 
 
@@ -51,6 +56,15 @@ class _Payload(msgspec.Struct, frozen=True, array_like=True):
     ids: str  # every id in commit order from seq 1, joined by newlines (an id never holds one)
     not_nodes: list[int]  # the (few) seqs whose records are not nodes: header, leaf moves, resets
     leaf: str | None
+    prefix_sha256: str  # SHA-256 of the journal's bytes [0, end)
+
+
+class Hasher(Protocol):
+    """A running SHA-256 (hashlib.sha256()): of the journal's bytes [0, end) as they were proved."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def hexdigest(self) -> str: ...
 
 
 _ENCODER: Final = msgspec.msgpack.Encoder()
@@ -66,14 +80,21 @@ class Checkpoint(msgspec.Struct, frozen=True):
     ids: dict[str, bool]
     leaf: str | None
     header: Header
+    prefix: Hasher | None
+    """The SHA-256 of bytes [0, end), fed every byte: continued by the journal (None: not proved)."""
 
 
 def checkpoint_path(journal: Path) -> Path:
     return Path(os.fspath(journal) + SUFFIX)
 
 
-def load(journal: Path, *, size: int, read_at: Callable[[int, int], bytes]) -> Checkpoint | None:
-    """The journal's checkpoint if it holds for the journal's bytes now (`size` long), else None."""
+def load(
+    journal: Path, *, size: int, read_at: Callable[[int, int], bytes], prove_prefix: bool = True
+) -> Checkpoint | None:
+    """The journal's checkpoint if it holds for the journal's bytes now (`size` long), else None.
+
+    With `prove_prefix` (the default) every byte it vouches for is hashed and must match; without it,
+    only the last line and the header are read (the trusting fast path)."""
     try:
         fd = os.open(os.fspath(journal) + SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -94,7 +115,29 @@ def load(journal: Path, *, size: int, read_at: Callable[[int, int], bytes]) -> C
         payload = _DECODER.decode(data[head_len:])
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return _check(payload, size, read_at)
+    checked = _check(payload, size, read_at)
+    if checked is None or not prove_prefix:
+        return checked
+    prefix = _prefix_hash(read_at, payload.end)
+    if prefix is None or prefix.hexdigest() != payload.prefix_sha256:
+        return None  # a byte of the proved prefix changed (or the file is another one): prove it all
+    return msgspec.structs.replace(checked, prefix=prefix)
+
+
+def _prefix_hash(read_at: Callable[[int, int], bytes], end: int) -> Hasher | None:
+    """The SHA-256 of bytes [0, end), streamed a chunk at a time; None if the file ends first."""
+    hasher = hashlib.sha256()
+    pos = 0
+    while pos < end:
+        chunk = read_at(min(_HASH_CHUNK, end - pos), pos)
+        if not chunk:
+            return None
+        hasher.update(chunk)
+        pos += len(chunk)
+    return hasher
+
+
+_HASH_CHUNK: Final = 1 << 20
 
 
 def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -> Checkpoint | None:
@@ -140,13 +183,22 @@ def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -
             return None
     if first is None or first.seq != 1 or not isinstance(first.body, Header):
         return None
-    return Checkpoint(end, Head(seq, payload.digest), offsets, ids, payload.leaf, first.body)
+    return Checkpoint(end, Head(seq, payload.digest), offsets, ids, payload.leaf, first.body, None)
 
 
 def save(
-    journal: Path, *, end: int, head: Head, offsets: array[int], ids: dict[str, bool], leaf: str | None
+    journal: Path,
+    *,
+    end: int,
+    head: Head,
+    offsets: array[int],
+    ids: dict[str, bool],
+    leaf: str | None,
+    prefix_sha256: str,
 ) -> bool:
-    """Write the checkpoint of the proved prefix [0, end) atomically, best effort; True if written."""
+    """Write the checkpoint of the proved prefix [0, end) atomically, best effort; True if written.
+
+    `prefix_sha256` is the SHA-256 of the bytes [0, end) as they were proved or written."""
     if head.seq < 1 or len(offsets) != head.seq or len(ids) != head.seq:
         return False
     payload = _Payload(
@@ -158,6 +210,7 @@ def save(
         ids="\n".join(ids),
         not_nodes=[seq for seq, node in enumerate(ids.values(), start=1) if not node],
         leaf=leaf,
+        prefix_sha256=prefix_sha256,
     )
     if payload.ids.count("\n") != head.seq - 1:
         return False  # an id with a newline in it (only a foreign writer's): no checkpoint

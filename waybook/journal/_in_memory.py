@@ -14,8 +14,6 @@ from waybook.model._errors import BrokenBatchError, JournalClosedError
 from waybook.model._head import GENESIS, AppendResult, Head
 from waybook.model._records import NewRecord, Record
 
-_SEQUENCES = (list, tuple)
-
 
 class InMemoryJournal:
     """A journal held in a list. Thread-safe: appends are serialised by one lock.
@@ -64,25 +62,12 @@ class InMemoryJournal:
         with self._lock:
             self._check_open()
             ledger = self._ledger
-            prior = ledger.head
-            if (
-                type(records) in _SEQUENCES
-                and len(records) == 1
-                and type(expected) is Head
-                and expected == prior
-            ):
-                record, line, delta = ledger.seal_one(records[0])
-                result = AppendResult(prior, Head(record.seq, record.digest), (record,))
-                self._records.append(record)
-                self._lines.append(line)
-                ledger.commit_one(result.head, record.id, delta)
-                return result
             plan = ledger.plan(records, expected, self._range)
             if isinstance(plan, AppendResult):
                 return plan
             self._records.extend(plan.result.records)
             self._lines.extend(plan.lines)
-            self._ledger.commit(plan)
+            ledger.commit(plan)
             return plan.result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:

@@ -1,19 +1,21 @@
 """`JsonlJournal`: the embedded default store. One journal per file, one canonical record per line.
 
-Cross-process safe: every append takes an exclusive `flock` on the journal file itself, checks that the
-path still names that file, reads any tail other writers committed, compares the expected head, writes
-the batch with one write loop on an O_APPEND descriptor, applies the durability policy, and releases.
+Cross-process safe: every append takes an exclusive `flock` on the journal file itself, reads any tail
+other writers committed, compares the expected head, writes the batch with one write loop on an
+O_APPEND descriptor, checks that the path still names that file, applies the durability policy, and
+releases.
 Readers see other writers' records on their next call; `read(after=seq)` seeks through a byte-offset
 index and never rescans from the start.
 
-Damage is detected on open and refused: a torn final record blocks appends until an explicit `repair()`
-(which quarantines the torn bytes); damage before the final record is corruption, readable only through
-`read_prefix=True`. See docs/jsonl.md for the caveats.
+An open proves what it serves: every byte from the start, or, with the `.checkpoint` sidecar a writer
+left (`_checkpoint`), that no byte of the prefix it proved changed (one SHA-256 pass) and the tail after
+it. Damage is detected on open and refused: a torn final record blocks appends until an explicit
+`repair()` (which quarantines the torn bytes); damage before the final record is corruption, readable
+only through `read_prefix=True`. See docs/jsonl.md for the caveats.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import threading
@@ -25,50 +27,50 @@ from types import TracebackType
 from typing import Any, Self
 
 from waybook.codecs._wire import decode_record
-from waybook.journal import _checkpoint as checkpoint
+from waybook.journal._checkpoint import Hasher
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability, GroupCommit
-from waybook.journal._fileio import (
-    OS_FILE_OPS,
-    FileIdentity,
-    FileLock,
-    FileOps,
-    create_atomically,
-    fsync_dir,
-    open_regular,
-)
+from waybook.journal._fileio import OS_FILE_OPS, FileOps, create_atomically, fsync_dir
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
-from waybook.journal._jsonl_scan import CHUNK, Damage, read_exactly, scan
+from waybook.journal._jsonl_file import JournalFile
+from waybook.journal._jsonl_open import ProvedFile
+from waybook.journal._jsonl_scan import Damage, read_exactly
 from waybook.journal._ledger import Ledger, decode_records, iter_chain
-from waybook.journal._quarantine import RepairReceipt, is_foreign_first_line, quarantine
+from waybook.journal._quarantine import RepairReceipt
 from waybook.journal._reading import check_cursor
-from waybook.journal._roles.memory import role_rules
 from waybook.journal._verify import VerifyReport
 from waybook.model._errors import (
     CorruptJournalError,
     DurabilityError,
-    JournalClosedError,
-    JournalFailedError,
-    JournalReplacedError,
-    NotAJournalError,
+    InvalidArgumentError,
     StorageError,
-    TornTailError,
-    WriteFailedError,
 )
 from waybook.model._head import GENESIS, AppendResult, Head
 from waybook.model._records import Header, NewRecord, Record
 
-_SEQUENCES = (list, tuple)
 
-
-class JsonlJournal:
+class JsonlJournal(ProvedFile):
     """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
 
-    Options (keyword-only): `durability` ("none", "flush" (default), "fsync", "group"), `on_torn_tail`
-    ("refuse" (default) or "repair"), `read_prefix` (open a corrupt file to read its intact prefix),
-    `create` (create an empty journal if the file is missing; default True), `group_window` (the longest
-    a group fsync waits for company, in seconds; default: as long as the last fsync took), `readonly`
-    (open for reading only: no file is created, appends and repair are refused; for audits).
+    Options (keyword-only):
+
+    - `durability`: "none", "flush" (default: flush()/close() fsync what was written), "fsync" (every
+      append), "group" (appends from many threads share fsyncs; see `group_window`).
+    - `on_torn_tail`: "refuse" (default: open, report `damage`, refuse appends) or "repair" (quarantine
+      a torn final record on open).
+    - `read_prefix`: open a corrupt file to read the intact records before the damage (default False).
+    - `create`: create an empty journal if the file is missing (default True).
+    - `group_window`: the longest a group fsync waits for company, in seconds (default: as long as the
+      last fsync took).
+    - `readonly`: open for reading only: no file is created, appends and repair are refused (audits).
+    - `exclusive`: this object is the file's only writer for its lifetime: it holds the lock from open
+      to close and skips the per-append check for other writers' records (default False).
+    - `sidecar`: read and write the `.checkpoint` beside the file (default True); False proves every
+      byte on open and leaves no checkpoint.
+    - `trust_checkpoint`: restore from the checkpoint after checking only its last record and the
+      header, without proving that the prefix's bytes are unchanged (default False: they are hashed).
+      Faster for a huge file whose bytes you control; a byte changed in the prefix is then not seen.
+    - `file_ops`: the system calls, replaced by crash tests (default: the real ones).
     """
 
     def __init__(
@@ -83,17 +85,20 @@ class JsonlJournal:
         readonly: bool = False,
         exclusive: bool = False,
         sidecar: bool = True,
+        trust_checkpoint: bool = False,
         file_ops: FileOps = OS_FILE_OPS,
         _decoded: list[Record] | None = None,
     ) -> None:
         if on_torn_tail not in ("refuse", "repair"):
-            msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}"
-            raise ValueError(msg)
+            msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}; nothing was opened"
+            raise InvalidArgumentError(msg)
         if exclusive and readonly:
             msg = "exclusive=True is for the journal's single writer; a readonly journal cannot be one"
             raise ValueError(msg)
         self._exclusive = exclusive
         self._sidecar = sidecar
+        self._trust_checkpoint = trust_checkpoint
+        self._prefix: Hasher | None = hashlib.sha256() if sidecar and not readonly else None
         self._checkpointed = 0  # the end byte the checkpoint on disk vouches for (0: none known)
         self._path = Path(path)
         self._name = str(self._path)
@@ -109,7 +114,6 @@ class JsonlJournal:
         self._end = 0
         self._size_seen = 0
         self._damage: Damage | None = None
-        self._failure: StorageError | None = None
         self._closed = False
         self._readonly = readonly
         # Under `flush`, what flush()/close() owe: an fsync of the file (bytes written since the last
@@ -132,8 +136,9 @@ class JsonlJournal:
             group = GroupCommit(self._fsync, name=self._name, window=group_window)
             self._group = group if self._group_commit else None
         flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
-        self._fd, self._identity = open_regular(self._ops, self._path, flags)
-        self._lock = FileLock(self._fd, self._path)
+        self._file = file = JournalFile(self._ops, self._path, self._name, flags)
+        self._read_at = file.read_at
+        self._lock = file.lock
         try:
             if exclusive:
                 self._lock.hold()
@@ -230,42 +235,44 @@ class JsonlJournal:
             return self._ledger.head, self._ledger.rules.leaf
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        """Commit `records` after `expected` (compare-and-append), or raise having written nothing.
+
+        One path for every batch: under the mutex and the exclusive file lock, take in what other
+        writers committed, plan (seal and check) the batch, write its lines with one write loop, check
+        the path still names this file (one stat; a deleted or replaced file gets the bytes cut off
+        again and the append raises JournalReplacedError), commit, then apply the durability policy
+        (under `group`, wait for the shared fsync after releasing the lock). An exact retry of a
+        committed batch returns its original result.
+        """
         with self._mutex:
-            if self._closed or self._readonly or self._failure is not None:
+            file = self._file
+            if self._closed or self._readonly or file.failure is not None:
                 self._check_writable()
             self._lock.acquire(exclusive=True)
             try:
-                self._check_identity()
-                if (not self._exclusive and self._ops.size(self._fd) != self._size_seen) or self._damage:
+                if (not self._exclusive and file.size() != self._size_seen) or self._damage:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
                 ledger = self._ledger
-                prior = ledger.head
+                plan = ledger.plan(records, expected, self._records_range)
+                if isinstance(plan, AppendResult):
+                    return plan
+                result = plan.result
+                lines = plan.lines
                 end = self._end
-                one = type(records) in _SEQUENCES and len(records) == 1 and type(expected) is Head
-                if one and expected == prior:  # nearly every append: one record at the head, flat
-                    record, line, delta = ledger.seal_one(records[0])
-                    result = AppendResult(prior, Head(record.seq, record.digest), (record,))
-                    self._write(line + b"\n", end, result)
-                    ledger.commit_one(result.head, record.id, delta)
-                    self._offsets.append(end)
+                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
+                file.write(data, end, ledger.head, result)
+                if self._prefix is not None:
+                    self._prefix.update(data)
+                ledger.commit(plan)
+                offsets = self._offsets
+                for line in lines:
+                    offsets.append(end)
                     end += len(line) + 1
-                else:
-                    plan = ledger.plan(records, expected, self._records_range)
-                    if isinstance(plan, AppendResult):
-                        return plan
-                    lines = plan.lines
-                    data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                    self._write(data, end, plan.result)
-                    ledger.commit(plan)
-                    for line in lines:
-                        self._offsets.append(end)
-                        end += len(line) + 1
-                    result = plan.result
                 self._end = self._size_seen = end
                 self._unsynced = True
                 if self._fsync_each:
-                    self._fsync(result)
+                    file.fsync(ledger.head, result)
             finally:
                 self._lock.release()
         if self._group is not None:
@@ -276,17 +283,17 @@ class JsonlJournal:
                 cause = exc.__cause__
                 while isinstance(cause, DurabilityError):  # the leader's own error; its cause is the OSError
                     cause = cause.__cause__
-                raise self._durability_failed(cause or exc, result) from exc
+                raise file.durability_failed(cause or exc, self._ledger.head, result) from exc
         return result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""
         where = self._name
-        chunks = self._chunks_between(*self._byte_range(after, limit))  # the range is fixed now
+        chunks = self._file.line_chunks(*self._byte_range(after, limit))  # the range is fixed now
         return (record for lines in chunks for record in decode_records(lines, where))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        chunks = self._chunks_between(*self._byte_range(after, limit))
+        chunks = self._file.line_chunks(*self._byte_range(after, limit))
         return (line for lines in chunks for line in lines)
 
     def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
@@ -312,7 +319,7 @@ class JsonlJournal:
         if self._closed:
             return
         try:
-            if self._durability is Durability.FLUSH and self._failure is None:
+            if self._durability is Durability.FLUSH and self._file.failure is None:
                 with self._mutex:
                     self._sync_owed()
             with self._mutex:
@@ -338,7 +345,7 @@ class JsonlJournal:
             offsets = list(self._offsets)
             assert offsets == sorted(set(offsets)), "offsets strictly increase"
             assert len(offsets) == self._ledger.rules.count == self._ledger.head.seq
-            assert self._end <= self._size_seen <= self._ops.size(self._fd) or self._damage is not None
+            assert self._end <= self._size_seen <= self._file.size() or self._damage is not None
             lines = list(self._lines_between(0, self._end))
             assert list(accumulate((len(x) + 1 for x in lines[:-1]), initial=0))[: len(lines)] == offsets
             records = list(iter_chain(lines, journal=self._name))
@@ -352,155 +359,6 @@ class JsonlJournal:
                 assert isinstance(ids, DictIdIndex)
                 assert list(ids) == [r.id for r in records]  # commit order: what compacting relies on
 
-    # --- repair ---------------------------------------------------------------------------------------
-
-    def repair(self) -> RepairReceipt:
-        """Move a torn tail into a quarantine file beside the journal and truncate to the last record.
-
-        An explicit host decision: it never runs unless called (or opened with on_torn_tail="repair").
-        A journal without damage returns a receipt that removed nothing; corruption is refused.
-        """
-        with self._mutex:
-            self._check_writable()
-            self._lock.acquire(exclusive=True)
-            try:
-                self._check_identity()
-                self._refresh_locked()
-                return self._repair_locked()
-            finally:
-                self._lock.release()
-
-    def _repair_locked(self) -> RepairReceipt:
-        damage = self._damage
-        head = self._ledger.head
-        if damage is None:
-            nothing = hashlib.sha256().hexdigest()
-            return RepairReceipt(self._name, self._end, self._end, 0, nothing, None, 0, head, "no damage")
-        if damage.seq == 1 and damage.offset == 0 and self._foreign_first_line(damage):
-            raise NotAJournalError(path=self._name, reason=damage.reason)  # never truncate someone's file
-        if not damage.torn:
-            raise self._corrupt_error(damage)
-        end = self._size_seen
-        digest, copy = quarantine(self._path, self._name, damage.offset, end, self._chunks)
-        try:
-            self._ops.truncate(self._fd, damage.offset)
-            self._ops.fsync(self._fd)
-        except OSError as exc:
-            msg = f"{self._name}: repair could not truncate the torn tail: {exc}; the quarantine copy is kept"
-            raise StorageError(msg) from exc
-        self._damage = None
-        self._end = self._size_seen = damage.offset
-        if self._group is not None:
-            self._group.mark_durable(damage.offset)
-        return RepairReceipt(
-            path=self._name,
-            offset=damage.offset,
-            end=end,
-            removed_bytes=end - damage.offset,
-            removed_sha256=digest,
-            quarantine_path=str(copy),
-            seq=damage.seq,
-            head=head,
-            reason=damage.reason,
-        )
-
-    def _foreign_first_line(self, damage: Damage) -> bool:
-        return is_foreign_first_line(self._ops.pread(self._fd, min(damage.bad_bytes, 1 << 16), 0))
-
-    def _chunks(self, start: int, end: int) -> Iterator[bytes]:
-        """The file's bytes [start, end) in chunks; a read error is a StorageError naming the byte."""
-        pos = start
-        while pos < end:
-            chunk = self._read_at(min(CHUNK, end - pos), pos)
-            if not chunk:
-                return
-            yield chunk
-            pos += len(chunk)
-
-    # --- internals ----------------------------------------------------------------------------------
-
-    def _open_scan(self, *, read_prefix: bool, repair: bool) -> None:
-        self._lock.acquire(exclusive=repair)
-        try:
-            if self._sidecar:
-                self._restore_checkpoint()
-            self._refresh_locked()
-            damage = self._damage
-            if damage is not None and damage.torn and repair:
-                self.repair_receipt = self._repair_locked()
-            elif damage is not None and not damage.torn and not read_prefix:
-                raise self._corrupt_error(damage)
-        finally:
-            self._lock.release()
-        if self._group is not None:
-            self._group.mark_durable(self._end)
-
-    def _restore_checkpoint(self) -> None:
-        """Start from the sidecar checkpoint's proved prefix if it holds for the file's bytes."""
-        size = self._ops.size(self._fd)
-        loaded = checkpoint.load(self._path, size=size, read_at=self._read_at) if size else None
-        if loaded is None or role_rules(self._name, loaded.header) is not None:
-            return  # no checkpoint, or a journal whose role has rules the checkpoint does not hold
-        self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
-        self._offsets = loaded.offsets
-        self._end = self._size_seen = self._checkpointed = loaded.end
-
-    def _save_checkpoint(self) -> None:
-        """Save the proved prefix for the next open (a writer's close; never under damage or failure)."""
-        ids = self._ledger.rules.ids
-        if (
-            not self._sidecar
-            or self._readonly
-            or self._end == self._checkpointed
-            or self._damage is not None
-            or self._failure is not None
-            or type(ids) is not DictIdIndex
-            or self._ledger.rules.role_rules is not None
-        ):
-            return
-        if self._ops.identity(self._path) != self._identity:
-            return  # the path was deleted, purged or replaced: a checkpoint would describe no file there
-        head, leaf = self._ledger.head, self._ledger.rules.leaf
-        if checkpoint.save(self._path, end=self._end, head=head, offsets=self._offsets, ids=ids, leaf=leaf):
-            self._checkpointed = self._end
-
-    def _refresh(self) -> None:
-        """Take in records other writers committed since our last look (cheap when nothing changed)."""
-        if self._damage is None and (self._exclusive or self._ops.size(self._fd) == self._size_seen):
-            return
-        with self._mutex:
-            self._lock.acquire(exclusive=False)
-            try:
-                self._refresh_locked()
-            finally:
-                self._lock.release()
-
-    def _refresh_locked(self) -> None:
-        size = self._ops.size(self._fd)
-        if size == self._size_seen and self._damage is None:
-            return  # append-only: same size, same bytes (only a repair shrinks a file, and only damage)
-        if size < self._end:
-            self._damage = Damage(
-                torn=False,
-                offset=size,
-                seq=self._ledger.head.seq,
-                reason=f"the file shrank from {self._end} to {size} bytes: committed records were removed",
-                bad_bytes=0,
-            )
-            self._size_seen = size
-            return
-        self._damage = None
-        self._end, self._damage = scan(
-            self._read_at,
-            start=self._end,
-            end=size,
-            ledger=self._ledger,
-            offsets=self._offsets,
-            journal=self._name,
-            keep=self._keep,
-        )
-        self._size_seen = size
-
     def _records_range(self, after: int, limit: int) -> list[Record]:
         count = len(self._offsets)
         stop = min(count, after + limit)
@@ -509,7 +367,7 @@ class JsonlJournal:
         end = self._offsets[stop] if stop < count else self._end
         return [
             record
-            for lines in self._chunks_between(self._offsets[after], end)
+            for lines in self._file.line_chunks(self._offsets[after], end)
             for record in decode_records(lines)
         ]
 
@@ -524,210 +382,29 @@ class JsonlJournal:
         record = decode_record(line, where=self._name)
         return record.id, record.body.IS_NODE
 
-    def _read_at(self, size: int, offset: int) -> bytes:
-        try:
-            return self._ops.pread(self._fd, size, offset)
-        except OSError as exc:
-            msg = f"{self._name}: cannot read byte {offset} ({exc.strerror or exc}); nothing was changed"
-            raise StorageError(msg) from exc
-
     def _lines_between(self, start: int, end: int) -> Iterator[bytes]:
-        for lines in self._chunks_between(start, end):
+        for lines in self._file.line_chunks(start, end):
             yield from lines
-
-    def _chunks_between(self, start: int, end: int) -> Iterator[list[bytes]]:
-        """The committed lines in [start, end) (which start and end on line boundaries), a chunk at a
-        time; each byte read once however long a line is (a long line's pieces join once)."""
-        parts: list[bytes] = []
-        pos = start
-        while pos < end:
-            chunk = self._read_at(min(CHUNK, end - pos), pos)
-            if not chunk:
-                msg = f"{self._name}: the file ended at byte {pos}, before committed byte {end}"
-                raise CorruptJournalError(path=self._name, offset=pos, seq=0, reason=msg)
-            pos += len(chunk)
-            if chunk.find(b"\n") < 0:
-                parts.append(chunk)
-                continue
-            if parts:
-                parts.append(chunk)
-                chunk, parts = b"".join(parts), []
-            lines = chunk.split(b"\n")
-            carry = lines.pop()
-            if carry:
-                parts.append(carry)
-            yield lines
-
-    def _write(self, data: bytes, end: int, result: AppendResult | None = None) -> None:
-        """One write loop on the O_APPEND descriptor: retry short writes until every byte is handed over.
-
-        On failure, nothing is committed: the partial bytes are cut off again (we hold the exclusive
-        lock, so they are the only bytes after `end`). If even that fails, they stay as a torn tail,
-        which no reader takes for records (a partial line, or a batch missing its last records). The
-        path is checked again after the write: a file deleted or renamed over while we wrote gets its
-        bytes cut off too, so an acknowledged record is always in the file the path named after it.
-        `result` is what the bytes hold, named by the error if they can be neither kept nor removed.
-        """
-        try:
-            done = self._ops.write(self._fd, data)
-            while done < len(data):
-                done += self._ops.write(self._fd, data[done:])
-        except OSError as exc:
-            head = self._ledger.head
-            undo = self._undo_write(end)
-            if undo is not None:
-                msg = (
-                    f"{self._name}: write failed ({exc}) and the partial bytes could not be removed "
-                    f"({undo}); nothing was committed (head stays {head}), the file ends in a torn tail. "
-                    "This journal object refuses further appends: reopen the journal and repair it."
-                )
-                failure = WriteFailedError(msg, head=head, rolled_back=False)
-                self._failure = failure
-                raise failure from exc
-            msg = (
-                f"{self._name}: write failed ({exc}); nothing was written (head stays {head}). Free space "
-                "or raise the file-size limit, then append again."
-            )
-            raise WriteFailedError(msg, head=head, rolled_back=True) from exc
-        now = self._ops.identity(self._path)
-        if now != self._identity:  # deleted or replaced while we wrote
-            undo = self._undo_write(end)
-            if undo is None:
-                raise self._replaced_error(now)
-            msg = (
-                f"{self._name}: the file was deleted or replaced while this append wrote to it, and the "
-                f"written bytes could not be removed ({undo}): the records are in the displaced file, not "
-                "at the path. This journal object refuses further appends."
-            )
-            replaced = JournalReplacedError(msg, written=result)
-            self._failure = replaced
-            raise replaced
-
-    def _undo_write(self, end: int) -> OSError | None:
-        """Cut the file back to `end` (under the exclusive lock); the error if that failed."""
-        try:
-            if self._ops.size(self._fd) != end:
-                self._ops.truncate(self._fd, end)
-        except OSError as exc:
-            return exc
-        return None
 
     def _sync_owed(self) -> None:
         """Under `flush`: fsync what this object wrote since its last fsync, and a new file's directory."""
-        if self._failure is not None:
-            raise self._failed_error()
-        directory: list[BaseException | None] = []
-        helper = None
-        if self._unsynced_dir:
-            # Both syncs must be done before we return, in either order: run them side by side, so
-            # a filesystem that commits them together (ext4's journal) pays for one wait, not two.
-            helper = threading.Thread(target=_sync_directory, args=(self._path.parent, directory))
-            helper.start()
-        try:
-            if self._unsynced:
-                self._fsync()
-                self._unsynced = False
-        finally:
-            if helper is not None:
-                helper.join()
-        if helper is not None:
-            if directory[0] is not None:
-                raise self._durability_failed(directory[0], None) from directory[0]
-            self._unsynced_dir = False
-
-    def _fsync(self, result: AppendResult | None = None) -> None:
-        if self._failure is not None:
-            raise self._failed_error()
-        try:
-            self._ops.fsync(self._fd)
-        except OSError as exc:
-            raise self._durability_failed(exc, result) from exc
-
-    def _durability_failed(self, exc: BaseException, result: AppendResult | None) -> DurabilityError:
-        """The error for a failed fsync: what was written, and the head that includes it."""
+        file = self._file
+        if file.failure is not None:
+            raise file.failed_error()
         head = self._ledger.head
-        written = (
-            ""
-            if result is None
-            else f"this append's records (seq {result.first_seq}..{result.head.seq}) and "
-        )
-        msg = (
-            f"{self._name}: fsync failed ({exc}); {written}every append since the last successful sync are "
-            f"in the file (head {head}) but may not survive a power loss. This journal object refuses "
-            "further appends: reopen it and check its tail."
-        )
-        failure = DurabilityError(msg, head=head, result=result)
-        self._failure = failure
-        return failure
+        if self._unsynced_dir:
+            file.sync_with_directory(head, file=self._unsynced, sync_dir=fsync_dir)
+            self._unsynced = self._unsynced_dir = False
+        elif self._unsynced:
+            file.fsync(head)
+            self._unsynced = False
 
-    def _failed_error(self) -> JournalFailedError:
-        cause = self._failure
-        assert cause is not None
-        msg = (
-            f"{self._name}: an earlier write or fsync failed on this journal object ({cause}); nothing was "
-            "written. Reopen the journal (and repair a torn tail if it reports one)."
-        )
-        return JournalFailedError(msg, cause=cause)
-
-    def _check_identity(self) -> None:
-        """Refuse (before writing) when the path no longer names the file this object holds open."""
-        now = self._ops.identity(self._path)
-        if now != self._identity:
-            raise self._replaced_error(now)
-
-    def _replaced_error(self, now: FileIdentity | None) -> JournalReplacedError:
-        what = "was deleted" if now is None else "now names another file (replaced or renamed over)"
-        msg = (
-            f"{self._name}: the path {what}; this journal object holds a file nobody can find, so "
-            "nothing was written. Reopen the path if the file there is the journal you mean, or "
-            "restore the old one."
-        )
-        return JournalReplacedError(msg)
-
-    def _refuse_damage(self) -> None:
-        damage = self._damage
-        if damage is None:
-            return
-        if damage.torn:
-            raise TornTailError(
-                path=self._name,
-                offset=damage.offset,
-                seq=damage.seq,
-                reason=damage.reason,
-                torn_bytes=damage.bad_bytes,
-            )
-        raise self._corrupt_error(damage)
-
-    def _corrupt_error(self, damage: Damage) -> CorruptJournalError:
-        return CorruptJournalError(
-            path=self._name, offset=damage.offset, seq=damage.seq, reason=damage.reason
-        )
-
-    def _check_open(self) -> None:
-        if self._closed:
-            msg = f"{self._name}: the journal is closed; open it again to continue"
-            raise JournalClosedError(msg)
-
-    def _check_writable(self) -> None:
-        self._check_open()
-        if self._readonly:
-            msg = f"{self._name}: opened read-only; open it without readonly=True to write or repair"
-            raise StorageError(msg)
-        if self._failure is not None:
-            raise self._failed_error()
+    def _fsync(self) -> None:
+        """The group policy's shared fsync (GroupCommit calls it)."""
+        self._file.fsync(self._ledger.head)
 
     def _release_files(self) -> None:
-        with contextlib.suppress(OSError):
-            self._ops.close(self._fd)
-
-
-def _sync_directory(directory: Path, outcome: list[BaseException | None]) -> None:
-    try:
-        fsync_dir(directory)
-    except OSError as exc:
-        outcome.append(exc)
-    else:
-        outcome.append(None)
+        self._file.close()
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
@@ -740,13 +417,15 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
         if damage is None:
             return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
         kind = "torn tail" if damage.torn else "corruption"
+        bad = damage.bad_record or damage.seq
+        batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"
         return VerifyReport(
             journal.name,
             ok=False,
             records=head.seq,
             head=head,
-            bad_seq=damage.seq,
-            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset})",
+            bad_seq=bad,
+            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset}{batch})",
             offset=damage.offset,
             torn_tail=damage.torn,
         )

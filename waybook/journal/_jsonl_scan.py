@@ -24,6 +24,7 @@ from operator import add
 import attrs
 
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal._checkpoint import Hasher
 from waybook.journal._ledger import Ledger, prove_lines
 from waybook.model._errors import BrokenBatchError, JournalError
 from waybook.model._head import Head
@@ -42,8 +43,12 @@ class Damage:
     torn: bool
     offset: int
     seq: int
+    """The first seq not committed (where the damaged record's batch starts)."""
     reason: str
     bad_bytes: int
+    bad_record: int | None = None
+    """The seq of the record whose bytes or rules are bad, when it is not `seq` (a later record of a
+    multi-record batch: the batch is uncommitted from `seq`, but the damage is here)."""
 
 
 def read_exactly(read_at: ReadAt, offset: int, size: int) -> bytes:
@@ -63,15 +68,19 @@ class LineChunks:
     """The complete lines of [start, end) in chunks, as `(offset of the first line, lines)`.
 
     After iteration, `tail` is where the trailing incomplete line starts (`end` if there is none) and
-    `tail_zeros` whether it holds only zero bytes.
+    `tail_zeros` whether it holds only zero bytes. Given `hasher`, the bytes of every complete line are
+    fed to it as they are yielded (each line and its newline, in order).
     """
 
-    def __init__(self, read_at: ReadAt, start: int, end: int) -> None:
+    def __init__(self, read_at: ReadAt, start: int, end: int, hasher: Hasher | None = None) -> None:
         self._read_at = read_at
+        self._hasher = hasher
         self._start = start
         self._end = end
         self.tail = start
         self.tail_zeros = True
+        self.joined = b""
+        """The lines last yielded, joined by newlines as they were read (so they are not joined again)."""
 
     def __iter__(self) -> Iterator[tuple[int, list[bytes]]]:
         read_at, end = self._read_at, self._end
@@ -94,6 +103,10 @@ class LineChunks:
             else:
                 data = kept + chunk[:last] if kept else chunk[:last]
             self.tail = chunk_start + last + 1
+            if self._hasher is not None:
+                self._hasher.update(data)
+                self._hasher.update(b"\n")
+            self.joined = data
             yield pos, data.split(b"\n")
             pos = chunk_start + last + 1
             kept = chunk[last + 1 :]
@@ -111,20 +124,23 @@ def scan(
     offsets: array[int],
     journal: str,
     keep: list[Record] | None = None,
+    hasher: Hasher | None = None,
 ) -> tuple[int, Damage | None]:
     """Verify lines in [start, end) following `ledger.head`; returns (end of the committed prefix, damage).
 
     Lines that prove advance `ledger` (chain, batches and rules) and append their start offsets to
     `offsets`; the records of a batch join the ledger only once its last record has been read. `start`
     must be on a batch boundary (the end of what `ledger` holds). Records the ledger takes are also
-    appended to `keep` if given (so a caller that wants them need not decode them again).
+    appended to `keep` if given (so a caller that wants them need not decode them again). `hasher`, if
+    given, is fed the bytes of the lines read; it covers exactly [start, returned end) only when no
+    damage is returned.
     """
-    chunks = LineChunks(read_at, start, end)
+    chunks = LineChunks(read_at, start, end, hasher)
     pending: list[Record] = []  # proved records of a batch not yet closed: not committed
     state = CLOSED
     chain = ledger.head
     for pos, lines in chunks:
-        good, error = prove_lines(lines, chain, journal)
+        good, error = prove_lines(lines, chain, journal, joined=chunks.joined)
         offsets.extend(map(add, accumulate(map(len, lines[: len(good)]), initial=pos), range(len(good))))
         if good:
             chain = Head.of(good[-1])
@@ -145,14 +161,19 @@ def scan(
         if rule_break is not None:
             seq, reason = rule_break
             bad_end = offsets_end(offsets[seq - 1], read_at, end)
-            return _found(_damage(ledger, offsets, reason, bad_end, read_at, end))
+            return _found(_damage(ledger, offsets, reason, bad_end, read_at, end, bad_record=seq))
         if broken is not None:
             bad_end = offsets_end(offsets[broken.record_seq - 1], read_at, end)
-            return _found(_damage(ledger, offsets, broken.reason, bad_end, read_at, end))
+            damage = _damage(
+                ledger, offsets, broken.reason, bad_end, read_at, end, bad_record=broken.record_seq
+            )
+            return _found(damage)
         if error is not None:
             bad_start = offsets[-1] + len(lines[len(good) - 1]) + 1 if good else pos
             bad_end = bad_start + len(lines[len(good)]) + 1
-            return _found(_damage(ledger, offsets, _reason(error), bad_end, read_at, end, bad_start))
+            bad_record = chain.seq + 1  # the line after the last that proved
+            damage = _damage(ledger, offsets, _reason(error), bad_end, read_at, end, bad_start, bad_record)
+            return _found(damage)
     if pending:
         reason = cut_batch_reason(pending[0].seq, state)
         damage = _damage(ledger, offsets, reason, end, read_at, end)
@@ -179,6 +200,10 @@ def _advance(
         ledger.advance(records)
     except JournalError:
         for record in records:
+            if record.seq <= ledger.head.seq:  # taken before the rule broke (the header)
+                if keep is not None:
+                    keep.append(record)
+                continue
             try:
                 ledger.advance((record,))
             except JournalError as exc:
@@ -200,6 +225,7 @@ def _damage(
     read_at: ReadAt,
     end: int,
     bad_start: int | None = None,
+    bad_record: int | None = None,
 ) -> Damage:
     """Damage from the first record the ledger does not hold; torn if only zero bytes follow `bad_end`.
 
@@ -210,7 +236,15 @@ def _damage(
     assert offset is not None
     del offsets[committed:]
     torn = _only_zeros(read_at, bad_end, end)
-    return Damage(torn=torn, offset=offset, seq=committed + 1, reason=reason, bad_bytes=end - offset)
+    seq = committed + 1
+    return Damage(
+        torn=torn,
+        offset=offset,
+        seq=seq,
+        reason=reason,
+        bad_bytes=end - offset,
+        bad_record=bad_record if bad_record != seq else None,
+    )
 
 
 def offsets_end(offset: int, read_at: ReadAt, end: int) -> int:

@@ -15,7 +15,7 @@ import attrs
 import msgspec
 
 from waybook.codecs._canonical import ENCODER
-from waybook.codecs._wire import _RECORD_DECODER, decode_record, line_digest, seal
+from waybook.codecs._wire import decode_record, decode_record_lines, line_digest, seal
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._roles.session import RulesDelta, SessionRules
 from waybook.model._errors import (
@@ -28,16 +28,22 @@ from waybook.model._errors import (
 from waybook.model._head import GENESIS, AppendResult, Head
 from waybook.model._records import NewRecord, Record
 
+_SEQUENCES: Final = (list, tuple)
+
 ReadRange = Callable[[int, int], Sequence[Record]]
 """`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
 
 
 class Plan(msgspec.Struct, frozen=True, gc=False):
-    """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`."""
+    """A validated batch, sealed and ready to write: write `lines`, then `Ledger.commit(plan)`.
+
+    `delta` is what the batch changes in the rules; None for the common case decided without building
+    one (a single message extending the leaf of a session journal, `SessionRules.check_one`).
+    """
 
     result: AppendResult
     lines: tuple[bytes, ...]
-    delta: RulesDelta
+    delta: RulesDelta | None
 
 
 @attrs.define
@@ -56,9 +62,16 @@ class Ledger:
         """Decide an append. Returns a Plan to write, or the original result of an exact retry.
 
         Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
-        such case nothing has been written. Runs once per append, so the one-record case is kept short.
+        such case nothing has been written. Runs once per append, so the one-record case at the head
+        (nearly every append) is decided first and kept flat.
         """
-        if type(batch) is not tuple and type(batch) is not list:
+        head = self.head
+        if type(batch) in _SEQUENCES and len(batch) == 1 and type(expected) is Head and expected == head:
+            new = batch[0]
+            delta = self.rules.check_one(new)
+            record, line = seal(head.seq + 1, new, head.digest)
+            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
+        if type(batch) not in _SEQUENCES:
             batch = self._as_batch(batch)
         if type(expected) is not Head or type(expected.seq) is not int or type(expected.digest) is not str:
             msg = (
@@ -66,13 +79,12 @@ class Ledger:
                 f"{type(expected).__name__} {expected!r:.80}; nothing was written"
             )
             raise InvalidArgumentError(msg)
-        head = self.head
         if expected != head:
             return self._retry_or_refuse(tuple(batch), expected, read_range)
-        delta = self.rules.check(batch)
+        checked = self.rules.check(batch)
         if len(batch) == 1:
             record, line = seal(head.seq + 1, batch[0], head.digest)
-            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
+            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
         records: list[Record] = []
         lines: list[bytes] = []
         prev = head.digest
@@ -83,21 +95,7 @@ class Ledger:
             lines.append(line)
             prev = record.digest
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
-        return Plan(result, tuple(lines), delta)
-
-    def seal_one(self, new: NewRecord) -> tuple[Record, bytes, RulesDelta | None]:
-        """`plan` for one record at the head (the caller has compared `expected`): the sealed record,
-        its line, and what `commit_one` needs (the rules' delta; None for a message extending the
-        leaf). Raises like `plan`; nothing is kept."""
-        delta = self.rules.check_one(new)
-        head = self.head
-        record, line = seal(head.seq + 1, new, head.digest)
-        return record, line, delta
-
-    def commit_one(self, head: Head, rid: str, delta: RulesDelta | None) -> None:
-        """Record that `seal_one`'s line is written: `head` is its record's (seq, digest), `rid` its id."""
-        self.rules.commit_one(rid, delta)
-        self.head = head
+        return Plan(result, tuple(lines), checked)
 
     def _as_batch(self, batch: object) -> tuple[NewRecord, ...]:
         if isinstance(batch, str | bytes | NewRecord) or not isinstance(batch, Iterable):
@@ -109,8 +107,12 @@ class Ledger:
         return tuple(batch)
 
     def commit(self, plan: Plan) -> None:
-        """Record that `plan`'s lines are durably written."""
-        self.rules.commit(plan.delta)
+        """Record that `plan`'s lines are written (the one way every adapter commits a plan)."""
+        delta = plan.delta
+        if delta is None:
+            self.rules.commit_one(plan.result.records[0].id, None)
+        else:
+            self.rules.commit(delta)
         self.head = plan.result.head
 
     def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
@@ -131,11 +133,17 @@ class Ledger:
         """Take in committed records whose chain the caller has proved (a reopen, another writer's tail).
 
         Each record is also held to the session rules, since a well-chained history written by a faulty
-        writer can still break them.
+        writer can still break them. On a broken rule the ledger may have taken the first record (the
+        header) of `records`: a caller that retries record by record skips the seqs it already holds.
         """
         records = tuple(records)
         if not records:
             return
+        if self.head.seq == 0 and len(records) > 1:
+            # The header alone first, so the run of messages after it is checked in one pass. If a
+            # later record breaks a rule, the ledger keeps the header (callers skip what it holds).
+            self.advance(records[:1])
+            records = records[1:]
         self.rules.replay(records)
         self.head = Head.of(records[-1])
 
@@ -204,16 +212,17 @@ _AFTER_LINE_START: Final = b'{"seq";'  # the least bytes greater than every line
 
 
 def prove_lines(
-    lines: Sequence[bytes], start: Head, journal: str = ""
+    lines: Sequence[bytes], start: Head, journal: str = "", *, joined: bytes | None = None
 ) -> tuple[list[Record], JournalError | None]:
     """Decode and prove consecutive lines after `start`: the good prefix, and the error at the first bad one.
 
     The hot loop of every replay and every open. The whole batch is decoded in one C call when every line
     starts a JSON object (so each line is exactly one value and record i is line i); the chain is then
     proved in one flat loop. From the first line that fails anything, lines go one by one through
-    `check_line`, which upcasts old versions or produces the exact typed error.
+    `check_line`, which upcasts old versions or produces the exact typed error. `joined`, if given, is
+    `b"\n".join(lines)` as the caller already holds it (a chunk of the file), so it is not built again.
     """
-    records = _decode_aligned(lines)
+    records = _decode_aligned(lines, joined)
     seq, prev = start.seq, start.digest
     good = _proved_prefix(lines, records, seq, prev)
     if good:
@@ -242,7 +251,7 @@ def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev
     if (
         [record.seq for record in records] == list(range(seq + 1, seq + 1 + len(records)))
         and [record.prev for record in records] == [prev, *digests[:-1]]
-        and [sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() for line in lines] == digests
+        and [sha256(line[:-_SUFFIX] + b"}").hexdigest() for line in lines] == digests
     ):
         return len(records)
     good = 0
@@ -258,7 +267,7 @@ def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev
     return good
 
 
-def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
+def _decode_aligned(lines: Sequence[bytes], joined: bytes | None = None) -> list[Record]:
     """All of `lines` decoded at once, or [] when that cannot be done line for line.
 
     `decode_lines` skips blank lines and accepts several values on one line, so it is only used when
@@ -267,12 +276,8 @@ def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
     """
     if not lines or min(lines) < _LINE_START or max(lines) >= _AFTER_LINE_START:
         return []
-    joined = b"\n".join(lines)
-    try:
-        records: list[Record] = _RECORD_DECODER.decode_lines(joined)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return []
-    return records if len(records) == len(lines) else []
+    records = decode_record_lines(b"\n".join(lines) if joined is None else joined)
+    return records if records is not None and len(records) == len(lines) else []
 
 
 def decode_records(lines: Sequence[bytes], where: str = "") -> list[Record]:

@@ -1,4 +1,5 @@
-"""The `SessionJournal` protocol that every adapter satisfies structurally."""
+"""The `SessionJournal` protocol that every adapter satisfies structurally, and the optional abilities
+some adapters add (typed, runtime-checkable: `isinstance(journal, PositionedJournal)`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from waybook.journal._jsonl_scan import Damage
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 
@@ -52,3 +54,33 @@ class SessionJournal(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+# --- optional abilities: an adapter has them or not; callers check with isinstance -----------------
+
+
+@runtime_checkable
+class PositionedJournal(SessionJournal, Protocol):
+    """A journal that knows its leaf as well as its head, so a writer can start without a replay."""
+
+    def position(self) -> tuple[Head, str | None]:
+        """The head and the leaf after it (the parent of the next node), read together."""
+        ...
+
+
+@runtime_checkable
+class DamageReporting(Protocol):
+    """A journal whose storage can hold damage it opened past (a JSONL file's torn tail)."""
+
+    @property
+    def damage(self) -> Damage | None:
+        """The first bad bytes found on open or since (None: none)."""
+        ...
+
+
+@runtime_checkable
+class SelfChecking(Protocol):
+    """A journal (or index) that can assert its internal invariants: stress and conformance tests call
+    it after each step."""
+
+    def check_invariants(self) -> None: ...

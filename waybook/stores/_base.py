@@ -2,31 +2,28 @@
 
 Their journals are separate adapters (an `InMemoryJournal`, a `JsonlJournal` file); a catalog journal
 lists them and a feed of runs (runs.py) orders their records. A subclass supplies storage: where raw
-journals live, the store-wide lock, and where the runs are kept.
+journals live, the store-wide lock, and where the runs are kept. The helpers every store's `create`
+shares live in `_creation` (re-exported here for the stores that import them from this module).
 """
 
 from __future__ import annotations
 
+import abc
 import builtins
 import contextlib
-import secrets
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
-import msgspec
-
-from waybook.codecs._canonical import ENCODER
-from waybook.codecs._wire import decode_record, seal
-from waybook.journal._ledger import Ledger
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import IntegrityError
-from waybook.model._head import GENESIS, GENESIS_DIGEST, Head
+from waybook.codecs._wire import decode_record
+from waybook.journal._protocol import PositionedJournal, SessionJournal
+from waybook.model._errors import IntegrityError, JournalClosedError
+from waybook.model._head import GENESIS, Head
 from waybook.model._records import Header, NewRecord, Record
+from waybook.stores._blobs import Blobs, BlobStore
 from waybook.stores._catalog import (
     CREATED,
     HIDDEN,
@@ -36,34 +33,37 @@ from waybook.stores._catalog import (
     check_journal_id,
     check_position,
     check_reason,
-    check_role,
-    header_record,
     purge_data,
 )
-from waybook.stores._errors import (
-    JournalExistsError,
-    JournalPurgedError,
-    StoreArgumentError,
-    UnknownJournalError,
+from waybook.stores._creation import (
+    check_metadata,
+    checked_creation,
+    first_line,
+    store_clock,
+    store_ids,
 )
+from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores._fed import FedJournal
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run, Runs
 from waybook.stores._subscribe import Filter, Subscription
-from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
+from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
+
+__all__ = [  # the creation helpers stay importable from here
+    "FEED_WINDOW_RUNS",
+    "READER_CACHE",
+    "CatalogStore",
+    "check_metadata",
+    "checked_creation",
+    "first_line",
+    "store_clock",
+    "store_ids",
+]
 
 READER_CACHE = 256
 """How many journals the feed keeps open for reading at once (least recently used are closed)."""
 FEED_WINDOW_RUNS = 4096
 """Runs read together by `feed`: each journal with records among them is read once per window."""
-
-
-def store_clock() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def store_ids() -> str:
-    return secrets.token_hex(8)
 
 
 def _first(runs: list[tuple[int, Run]], limit: int | None) -> list[tuple[int, Run]]:
@@ -81,51 +81,16 @@ def _first(runs: list[tuple[int, Run]], limit: int | None) -> list[tuple[int, Ru
     return kept
 
 
-def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A copy of `metadata` if it is a JSON object with string keys, else StoreArgumentError."""
-    value = dict(metadata or {})
-    try:
-        ENCODER.encode(value)
-    except (TypeError, msgspec.EncodeError) as exc:
-        msg = f"journal metadata must be JSON (strings, numbers, booleans, lists, objects): {exc}"
-        raise StoreArgumentError(msg) from exc
-    if not all(type(key) is str for key in value):
-        msg = "journal metadata keys must be strings"
-        raise StoreArgumentError(msg)
-    return value
+class CatalogStore(abc.ABC):
+    """A JournalStore over separate journal adapters. Subclasses implement the abstract hooks (`_raw_*`,
+    `_store_lock`, `_feed_lock`, `_feed_sync`, `_feed_write`, `_blob_engine`); everything else (the
+    rules of create, open, list, hide, purge and the feed) lives here once.
 
-
-def first_line(journal_id: str, role: str, metadata: dict[str, Any], *, record_id: str, at: str) -> bytes:
-    """The sealed header line of a new journal, checked by the session rules before anything is written."""
-    new = header_record(journal_id, role, metadata, record_id=record_id, at=at)
-    Ledger.empty(journal_id).rules.check((new,))
-    return seal(1, new, GENESIS_DIGEST)[1]
-
-
-def checked_creation(
-    journal_id: str,
-    role: str,
-    metadata: Mapping[str, Any] | None,
-    *,
-    header: bool,
-    ids: Callable[[], str],
-    clock: Callable[[], str],
-) -> tuple[dict[str, Any], bytes | None]:
-    """Validate a `create` (typed errors, nothing written) and seal the new journal's header line, if any.
-
-    Every store's `create` starts here, so the rules for ids, roles and metadata are written once.
+    Lock order (always taken in this order, never the reverse): the store lock (`_store_lock`: this
+    process's and, for a directory, other processes' catalog writers), then `_runs_mutex`, then the feed
+    lock (`_feed_lock`), then the short mutexes (`_cat_mutex`, `_readers_mutex`, `_fed_signal`), under
+    which only a journal adapter's own locks are taken (reading the catalog, closing a cached reader).
     """
-    check_journal_id(journal_id)
-    check_role(role)
-    meta = check_metadata(metadata)
-    line = first_line(journal_id, role, meta, record_id=ids(), at=clock()) if header else None
-    return meta, line
-
-
-class CatalogStore:
-    """A JournalStore over separate journal adapters. Subclasses implement the `_raw_*` and `_feed_*`
-    hooks and `_store_lock`; everything else (the rules of create, open, list, hide, purge and the feed)
-    lives here once."""
 
     poll_interval: float | None = None
     """Longest sleep between checks for another process's commits in `wait` (None: this process only)."""
@@ -151,37 +116,49 @@ class CatalogStore:
         self._closed = False
         self._catalog_raw: SessionJournal | None = None
         self._catalog_fed: FedJournal | None = None
+        self._blobs: Blobs | None = None
 
     # --- hooks ------------------------------------------------------------------------------------
 
+    @abc.abstractmethod
     def _store_lock(self) -> contextlib.AbstractContextManager[None]:
-        raise NotImplementedError
+        """The store-wide lock of catalog writers (create, hide, purge, adopting an orphan)."""
 
+    @abc.abstractmethod
     def _raw_exists(self, journal_id: str) -> bool:
-        raise NotImplementedError
+        """Whether the journal's storage exists (catalogued or not)."""
 
+    @abc.abstractmethod
     def _raw_create(self, journal_id: str, line: bytes | None) -> bool:
         """Create the journal holding `line` (or empty); False if it already exists."""
-        raise NotImplementedError
 
-    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> SessionJournal:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
+        """Open the journal's adapter; UnknownJournalError if it has no storage."""
 
+    @abc.abstractmethod
     def _raw_erase(self, journal_id: str) -> None:
-        raise NotImplementedError
+        """Erase the journal's bytes (a purge, after its receipt is durable)."""
 
+    @abc.abstractmethod
     def _feed_lock(self) -> contextlib.AbstractContextManager[None]:
-        raise NotImplementedError
+        """The lock of feed writers (taken after `_runs_mutex`)."""
 
+    @abc.abstractmethod
+    def _blob_engine(self) -> BlobStore:
+        """The engine under `blobs`, built on first use."""
+
+    @abc.abstractmethod
     def _feed_sync(self) -> None:
         """Take in runs that other processes wrote (called with `_runs_mutex` held)."""
 
+    @abc.abstractmethod
     def _feed_write(self, run: Run) -> None:
         """Persist `run` (called with the feed lock held); `Runs.add` follows."""
 
     # --- set-up -------------------------------------------------------------------------------------
 
-    def _attach_catalog(self, catalog: SessionJournal) -> None:
+    def _attach_catalog(self, catalog: PositionedJournal) -> None:
         """Adopt the catalog journal, writing its header if it is new."""
         self._catalog_raw = catalog
         self._catalog_fed = FedJournal(CATALOG_ID, catalog, self._fed)
@@ -349,8 +326,6 @@ class CatalogStore:
 
     def _check_open(self) -> None:
         if self._closed:
-            from waybook.model._errors import JournalClosedError
-
             msg = f"{self._url}: the store is closed; open it again with open_store(url)"
             raise JournalClosedError(msg)
 
@@ -366,7 +341,7 @@ class CatalogStore:
         if journal_id in self._cat.journals:
             raise JournalExistsError(store=self._url, journal_id=journal_id)
 
-    def _known(self, journal_id: str) -> Any:
+    def _known(self, journal_id: str) -> JournalInfo:
         if journal_id in self._cat.purged:
             raise JournalPurgedError(store=self._url, journal_id=journal_id)
         info = self._cat.journals.get(journal_id)
@@ -393,17 +368,12 @@ class CatalogStore:
         self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
 
     @property
-    def blobs(self) -> Any:
-        """The store's blobs (waybook.stores._blobs.Blobs), created on first use."""
+    def blobs(self) -> Blobs:
+        """The store's blobs, created on first use."""
         with self._cat_mutex:
-            if getattr(self, "_blobs", None) is None:
-                from waybook.stores._blobs import Blobs
-
+            if self._blobs is None:
                 self._blobs = Blobs(self._blob_engine(), self)
             return self._blobs
-
-    def _blob_engine(self) -> Any:
-        raise NotImplementedError
 
     def note_in_catalog(self, kind: str, data: dict[str, Any]) -> Record:
         """Append a store-level entry (a blob collection receipt) to the catalog journal."""

@@ -21,7 +21,7 @@ from waybook.journal._ledger import Plan
 from waybook.model._errors import IntegrityError, JournalClosedError
 from waybook.model._head import GENESIS_DIGEST, AppendResult
 from waybook.model._records import Header, NewRecord, Record
-from waybook.stores._base import checked_creation, store_clock, store_ids
+from waybook.stores._blobs import Blobs
 from waybook.stores._catalog import (
     CREATED,
     HIDDEN,
@@ -36,6 +36,7 @@ from waybook.stores._catalog import (
     purge_data,
     receipt_of,
 )
+from waybook.stores._creation import checked_creation, store_clock, store_ids
 from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
@@ -70,6 +71,7 @@ class DatabaseStore:
         self._catalog = DatabaseJournal(engine, CATALOG_ID)
         self._catalog_mutex = threading.Lock()
         """Held across each catalog-writing transaction and the catalog ledger's update after it."""
+        self._blobs: Blobs | None = None
         self._closed = False
         self._set_up_catalog()
 
@@ -183,12 +185,10 @@ class DatabaseStore:
         return self._engine.wait(after, timeout, self.feed_head)
 
     @property
-    def blobs(self) -> Any:
-        """The store's blobs (waybook.stores._blobs.Blobs), created on first use."""
+    def blobs(self) -> Blobs:
+        """The store's blobs, created on first use."""
         with self._catalog_mutex:
-            if getattr(self, "_blobs", None) is None:
-                from waybook.stores._blobs import Blobs
-
+            if self._blobs is None:
                 self._blobs = Blobs(self._blob_engine(), self)
             return self._blobs
 

@@ -25,7 +25,7 @@ from waybook.journal._checkpoint import checkpoint_path
 from waybook.journal._durability import Durability
 from waybook.journal._fileio import FILE_MODE, FileLock, create_atomically, fsync_dir
 from waybook.journal._jsonl import JsonlJournal
-from waybook.journal._protocol import SessionJournal
+from waybook.journal._protocol import PositionedJournal
 from waybook.model._errors import StorageError
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_files import FileBlobs
@@ -119,7 +119,7 @@ class DirectoryStore(CatalogStore):
     def _raw_create(self, journal_id: str, line: bytes | None) -> bool:
         return create_atomically(self.path_of(journal_id), b"" if line is None else line + b"\n")
 
-    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> SessionJournal:
+    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
         path = self.path_of(journal_id)
         if not path.is_file():
             raise UnknownJournalError(store=self._url, journal_id=journal_id)
@@ -163,7 +163,7 @@ class DirectoryStore(CatalogStore):
 
     # --- internals ------------------------------------------------------------------------------------
 
-    def _open_catalog(self) -> SessionJournal:
+    def _open_catalog(self) -> PositionedJournal:
         path = self._dir / "catalog.jsonl"
         create_atomically(path, b"")  # False when it exists: then it is simply opened
         return JsonlJournal(path, create=False, durability=self._durability)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal._jsonl_scan import Damage
+from waybook.journal._protocol import DamageReporting, PositionedJournal, SelfChecking
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 
@@ -18,7 +19,9 @@ class FedJournal:
     or open of the journal feeds them (see runs.py), so the feed never loses a record for good.
     """
 
-    def __init__(self, journal_id: str, inner: SessionJournal, on_commit: Callable[[str, int], None]) -> None:
+    def __init__(
+        self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, int], None]
+    ) -> None:
         self.journal_id = journal_id
         self._inner = inner
         self._on_commit = on_commit
@@ -28,11 +31,26 @@ class FedJournal:
         return self._inner.name
 
     @property
-    def inner(self) -> SessionJournal:
+    def inner(self) -> PositionedJournal:
         return self._inner
+
+    @property
+    def damage(self) -> Damage | None:
+        """The adapter's damage report (a JSONL journal's torn tail); None for one that has none."""
+        inner = self._inner
+        return inner.damage if isinstance(inner, DamageReporting) else None
 
     def head(self) -> Head:
         return self._inner.head()
+
+    def position(self) -> tuple[Head, str | None]:
+        return self._inner.position()
+
+    def check_invariants(self) -> None:
+        """The adapter's own invariant check, where it has one."""
+        inner = self._inner
+        if isinstance(inner, SelfChecking):
+            inner.check_invariants()
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         result = self._inner.append(records, expected=expected)
@@ -50,13 +68,6 @@ class FedJournal:
 
     def close(self) -> None:
         self._inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        """Optional abilities of the adapter underneath (`position`, `check_invariants`, ...), where it
-        has them; a caller probing with getattr(journal, name, None) sees exactly what it offers."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
 
     def __enter__(self) -> Self:
         return self

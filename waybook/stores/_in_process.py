@@ -10,10 +10,10 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from waybook.journal._in_memory import InMemoryJournal
-from waybook.journal._protocol import SessionJournal
+from waybook.journal._protocol import PositionedJournal
 from waybook.model._errors import JournalClosedError
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
@@ -21,6 +21,7 @@ from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_tables import MemoryBlobs
 from waybook.stores._errors import UnknownJournalError
 from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._runs import Run
 
 
 class _Handle:
@@ -56,16 +57,12 @@ class _Handle:
     def close(self) -> None:
         self._closed = True
 
+    def position(self) -> tuple[Head, str | None]:
+        self._check_open()
+        return self._journal.position()
+
     def check_invariants(self) -> None:
         self._journal.check_invariants()
-
-    def __getattr__(self, name: str) -> Any:
-        """Optional abilities of the shared journal (such as `position`), checked for closing first."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        attribute = getattr(self._journal, name)
-        self._check_open()
-        return attribute
 
     def __enter__(self) -> Self:
         return self
@@ -105,6 +102,12 @@ class InProcessStore(CatalogStore):
     def _feed_lock(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def _feed_sync(self) -> None:
+        """Nothing to take in: no other process writes this store's feed."""
+
+    def _feed_write(self, run: Run) -> None:
+        """Nothing to persist: the runs live in memory (`Runs.add` keeps them)."""
+
     def _raw_exists(self, journal_id: str) -> bool:
         return journal_id in self._journals
 
@@ -120,7 +123,7 @@ class InProcessStore(CatalogStore):
             self._journals[journal_id] = journal
             return True
 
-    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> SessionJournal:
+    def _raw_open(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
         journal = self._journals.get(journal_id)
         if journal is None:
             raise UnknownJournalError(store=self._url, journal_id=journal_id)
