@@ -36,8 +36,10 @@ from waybook.model._records import Header, NewRecord
 from waybook.projections._base import LiveProjection, replay
 
 
-class ScopeMismatchError(ValueError):
-    """A Memory port was given a journal that belongs to another scope (a host programming error)."""
+class ScopeMismatchError(JournalError, ValueError):
+    """A Memory port was given a journal that belongs to another scope (a host programming error).
+
+    A JournalError like every error of waybook's journals; still a ValueError, as it was."""
 
 
 class Memory:
