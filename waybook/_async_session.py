@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook._session import ToolOutcome, _check_blocks, _check_pairing, _content, new_id
+from waybook._session import ToolOutcome, _check_blocks, _check_pairing, _content, check_journal, new_id
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import SessionClock
 from waybook.journal._protocol import SessionJournal
@@ -67,6 +67,7 @@ class AsyncSession:
         """A session at GENESIS that has read nothing yet; `await session.sync()` before writing to a
         journal that has records (`open` and `create` do it for you). `clock`, `ids`, `blobs` and
         `inline_limit` are Session's."""
+        check_journal(journal, "AsyncSession")
         self._journal = as_async(journal)
         self._actor = actor
         self._session_clock: SessionClock | None = None

@@ -16,7 +16,7 @@ from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.session import next_leaf
-from waybook.model._errors import IntegrityError, InvalidRecordError, ToolPairingError
+from waybook.model._errors import IntegrityError, InvalidArgumentError, InvalidRecordError, ToolPairingError
 from waybook.model._head import GENESIS, AppendResult, Head
 from waybook.model._records import (
     AnyBody,
@@ -64,6 +64,17 @@ class ToolOutcome:
     details: dict[str, Any] | None = None
 
 
+def check_journal(journal: object, who: str) -> None:
+    """Refuse (InvalidArgumentError) a `journal` that is not one: a path, a store, None."""
+    if all(callable(getattr(journal, method, None)) for method in ("read", "append")):
+        return
+    hint = " (open the file first: JsonlJournal(path), or waybook.resume(path))"
+    hint = hint if isinstance(journal, (str, bytes)) or hasattr(journal, "__fspath__") else ""
+    kind = type(journal).__name__
+    msg = f"{who} takes a journal (JsonlJournal, InMemoryJournal, store.open(id)), not {kind}{hint}"
+    raise InvalidArgumentError(msg)
+
+
 class Session:
     """Writes one conversation into a journal. Not thread-safe: use one Session per writer.
 
@@ -84,6 +95,7 @@ class Session:
         """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`. `blobs` (a
         store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it such a block
         is refused (waybook._offload)."""
+        check_journal(journal, "Session")
         self._journal = journal
         self._blobs = blobs
         self._inline_limit = inline_limit

@@ -217,14 +217,30 @@ class SourceFileError(JournalError, ValueError):
 def _subagent_files(session: Path) -> list[Path]:
     """The sub-agent transcripts of a session: SESSION/subagents/agent-*.jsonl, then agent-*.jsonl beside
     it that name the same session (the older layout)."""
-    found = sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl"))
+    found = _inside(session, sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl")))
     if session.name.startswith("agent-"):
         return found
     session_id = _session_id(session.read_bytes())
     beside = [
-        p for p in sorted(session.parent.glob("agent-*.jsonl")) if _session_id(p.read_bytes()) == session_id
+        p
+        for p in _inside(session, sorted(session.parent.glob("agent-*.jsonl")))
+        if _session_id(p.read_bytes()) == session_id
     ]
     return found + [p for p in beside if p not in found]
+
+
+def _inside(session: Path, paths: list[Path]) -> list[Path]:
+    """`paths`, refused if a symbolic link takes one outside the session's folder."""
+    home = session.parent.resolve()
+    for path in paths:
+        real = path.resolve()
+        if not real.is_relative_to(home):
+            msg = (
+                f"{path}: a link to {real}, outside the session's folder {home}; waybook does not follow "
+                "it (copy the transcript into the folder to import it); nothing was written"
+            )
+            raise UsageError(msg)
+    return paths
 
 
 def _session_id(data: bytes) -> str | None:

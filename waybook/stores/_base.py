@@ -37,6 +37,7 @@ from waybook.stores._catalog import (
     check_position,
     check_reason,
     check_role,
+    check_timeout,
     header_record,
     purge_data,
 )
@@ -302,6 +303,7 @@ class CatalogStore:
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
         check_position(after)
+        timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.005
         while True:

@@ -16,6 +16,7 @@ from typing import Final
 import psycopg
 from psycopg import sql
 
+from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._threaded import ThreadedStore
 from waybook.stores.postgres.store import PostgresStore, open_postgres
 
@@ -36,6 +37,8 @@ class AsyncPostgresStore(ThreadedStore):
         self._listener: asyncio.Task[None] | None = None
 
     async def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
+        timeout = check_timeout(timeout)
         self._listen()
         if not self._listening.is_set():
             with contextlib.suppress(TimeoutError):  # no listener yet: poll meanwhile
