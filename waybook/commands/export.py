@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
     if args.output != "-":
+        _outside_store(args)
         check_output(Path(args.output), inputs=inputs, force=args.force)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
@@ -229,6 +230,22 @@ def _options(args: argparse.Namespace) -> TrainingOptions:
         images=args.images,
         blobs=args.blobs,
     )
+
+
+def _outside_store(args: argparse.Namespace) -> None:
+    """Refuse an -o inside the --store's folder (or beside its database as its -wal, -shm, -journal): a
+    file planted there would read as a journal of the store that its catalog never listed."""
+    store = local_path(str(args.store)) if args.store is not None else None
+    if store is None:
+        return
+    output, home = Path(args.output).resolve(), store.resolve()
+    beside = {home.parent / f"{home.name}{end}" for end in ("-wal", "-shm", "-journal")}
+    if output.is_relative_to(home) or output in beside:
+        msg = (
+            f"-o {args.output} is inside the store {args.store}; an export goes outside it "
+            "(choose -o elsewhere; to copy a journal into a store use waybook import --store)"
+        )
+        raise UsageError(msg)
 
 
 def _inputs(args: argparse.Namespace) -> list[Path]:

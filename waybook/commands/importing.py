@@ -337,11 +337,10 @@ def _write_to_store(
             msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
             raise UsageError(msg)
         _warn_missing({digest for digest in _unknown_blobs(staged, blobs) if not store.blobs.exists(digest)})
-        refs = [store.blobs.put(data, media_type=media_type) for data, media_type in blobs.values()]
+        for data, media_type in blobs.values():  # each lease runs out by itself once referenced
+            store.blobs.put(data, media_type=media_type)
         for target, staging in track(staged, description=f"writing {len(staged)} journals"):
             import_into_store(store, target, staging)
-        for ref in refs:  # referenced now: the leases that covered the writing can go
-            store.blobs.release(ref)
 
 
 def _unknown_blobs(

@@ -19,7 +19,10 @@ existing bytes refreshes their age), so a collection never removes what a writer
 
 from __future__ import annotations
 
+import hashlib
+import io
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
@@ -51,6 +54,10 @@ class MissingBlobError(BlobError, LookupError):
 
 class BlobDigestError(BlobError, ValueError):
     """A blob's bytes do not hash to its digest, or a digest is not 64 lowercase hex digits."""
+
+
+class BlobReferencedError(BlobError, ValueError):
+    """`release` of a blob a committed record references: its lease must run out, not be dropped."""
 
 
 class NoBlobStoreError(BlobError):
@@ -261,6 +268,9 @@ class Blobs:
     def __init__(self, engine: Any, store: StoreView) -> None:
         self._engine = engine
         self._store = store
+        self._put_at: dict[str, int] = {}
+        """digest -> the feed head before this process's last put of it (where `release` looks from)."""
+        self._put_mutex = threading.Lock()
 
     @property
     def engine(self) -> Any:
@@ -275,13 +285,18 @@ class Blobs:
         if not isinstance(data, bytes | bytearray | memoryview) and not hasattr(data, "read"):
             msg = f"put takes bytes or a binary file, not {type(data).__name__}"
             raise BlobError(msg)
+        head = self._store.feed_head()
         ref: BlobRef = self._engine.put(data, media_type=media_type)
+        with self._put_mutex:
+            self._put_at[ref.digest] = min(head, self._put_at.get(ref.digest, head))
         return ref
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
-        """A binary stream of the blob (for large blobs: read it in chunks)."""
-        stream: IO[bytes] = self._engine.open(ref)
-        return stream
+        """A binary stream of the blob (for large blobs: read it in chunks). The bytes are hashed as they
+        are read: the read that reaches the end raises BlobDigestError if they are not the blob's (a
+        truncated or altered file), so a reader that reads to the end never takes wrong bytes as whole."""
+        digest = digest_of(ref)
+        return io.BufferedReader(_Verified(self._engine.open(ref), digest), buffer_size=CHUNK)
 
     def read(self, ref: BlobRef | str) -> bytes:
         """The blob's bytes, checked against its digest."""
@@ -295,7 +310,26 @@ class Blobs:
         return iter(self._engine.digests())
 
     def release(self, ref: BlobRef | str) -> None:
+        """Drop this process's lease now: only for a blob the writer decided never to reference.
+
+        Refused (BlobReferencedError, the lease kept) when a record committed since this process stored
+        the blob references it: dropping that lease would let a collection running meanwhile, whose scan
+        of the journals began before the record was committed, delete a referenced blob. A referenced
+        blob needs no release; its lease runs out by itself."""
+        digest = digest_of(ref)
+        with self._put_mutex:
+            since = self._put_at.get(digest, 0)
+        for entry in self._store.feed(since):
+            if digest in references((entry.record,)):
+                msg = (
+                    f"blob {digest[:12]}... is referenced by record {entry.seq} of journal "
+                    f"{entry.journal_id!r}; a referenced blob keeps its lease until it runs out (nothing "
+                    "to release)"
+                )
+                raise BlobReferencedError(msg)
         self._engine.release(ref)
+        with self._put_mutex:
+            self._put_at.pop(digest, None)
 
     def verify(self, ref: BlobRef | str) -> None:
         """Raise MissingBlobError or BlobDigestError unless the blob is there and whole."""
@@ -305,3 +339,44 @@ class Blobs:
         """Remove unreferenced, unleased blobs stored more than `grace` seconds ago; returns the receipt
         (also recorded in the store's catalog)."""
         return collect(self._store, self._engine, grace=grace)
+
+
+class _Verified(io.RawIOBase):
+    """A blob's stream, hashed as it is read; the read that reaches its end checks the digest."""
+
+    def __init__(self, stream: IO[bytes], digest: str) -> None:
+        self._stream = stream
+        self._digest = digest
+        self._hash = hashlib.sha256()
+        self._checked = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._stream.read(len(view))
+        if not data:
+            self._check()
+            return 0
+        view[: len(data)] = data
+        self._hash.update(data)
+        return len(data)
+
+    def _check(self) -> None:
+        if self._checked:
+            return
+        self._checked = True
+        found = self._hash.hexdigest()
+        if found != self._digest:
+            msg = (
+                f"blob {self._digest[:12]}... read back as bytes hashing to {found[:12]}... (truncated or "
+                "altered on disk); do not use what was read. `waybook verify --store URL ID --blobs` "
+                "lists the damaged blobs"
+            )
+            raise BlobDigestError(msg)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+        super().close()
