@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import OK, UsageError, emit_json, guarded, warn
@@ -303,9 +303,7 @@ def _write_all(
             blobs.update(found)
         elif shown:
             records = inline_known(records, shown)
-        staging = InMemoryJournal(target)
-        staging.append(list(records), expected=GENESIS)  # every rule is checked before any byte is written
-        staged.append((target, staging))
+        staged.append((target, stage(target, records)))
     if args.store is not None:
         _write_to_store(args.store, staged, blobs)
         return
@@ -318,6 +316,21 @@ def _write_all(
         if not create_atomically(Path(target), b"".join(line + b"\n" for line in staging.read_lines())):
             msg = f"{target}: created by someone else meanwhile; nothing more was written"
             raise UsageError(msg)
+
+
+IMPORT_BATCH: Final = 512
+"""Records per batch of an imported journal. Every rule is checked (in memory) before any byte is
+written, and the file is still written at once; the batches are what a reader sees later: damage to one
+record costs the batch it is in, not the whole import (one batch would read as damaged from seq 1)."""
+
+
+def stage(target: str, records: Sequence[NewRecord]) -> InMemoryJournal:
+    """`records` appended to a new in-memory journal in batches of IMPORT_BATCH, every rule checked."""
+    staging = InMemoryJournal(target)
+    head = GENESIS
+    for start in range(0, len(records), IMPORT_BATCH):
+        head = staging.append(list(records[start : start + IMPORT_BATCH]), expected=head).head
+    return staging
 
 
 def _write_to_store(
