@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,3 +147,42 @@ def test_nan_and_infinity_in_arguments_are_imported_or_refused_typed() -> None:
     lines = [json.loads(json.dumps(line)) for line in seeds.CLAUDE_CODE]
     lines[1]["message"]["content"][1]["input"] = {"n": float("nan"), "i": float("inf")}
     holds(lambda: import_claude_code("\n".join(json.dumps(line) for line in lines)))
+
+
+@settings(max_examples=FEW)
+@given(name=st.sampled_from(sorted(CASES)), data=st.data(), lenient=st.booleans())
+def test_the_import_command_writes_a_verified_journal_or_nothing(
+    tmp_path_factory: pytest.TempPathFactory, name: str, data: st.DataObject, lenient: bool
+) -> None:
+    from waybook.cli import main
+    from waybook.journal import JsonlJournal, verify
+
+    work = tmp_path_factory.mktemp("import")
+    source = work / "session.jsonl"
+    source.write_bytes(data.draw(hostile_lines(CASES[name][1])))
+    out = work / "out" / "s.jsonl"
+    out.parent.mkdir()
+    status = main(["import", name, str(source), "-o", str(out), *(["--lenient"] if lenient else [])])
+    assert status in (0, 1, 2)
+    if status != 0:
+        assert list(out.parent.iterdir()) == []
+    else:
+        with JsonlJournal(out, create=False, readonly=True) as journal:
+            assert verify(journal).ok
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_import_command_refuses_a_first_line_of_100000_nested_arrays_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    from waybook.cli import main
+
+    source = tmp_path / "session.jsonl"
+    source.write_text(
+        "[" * 100_000 + "]" * 100_000 + "\n" + "\n".join(json.dumps(line) for line in CASES[name][1])
+    )
+    status = main(["import", name, str(source), "-o", str(tmp_path / "out.jsonl")])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.jsonl").exists()

@@ -245,7 +245,7 @@ def _inside(session: Path, paths: list[Path]) -> list[Path]:
 
 def _session_id(data: bytes) -> str | None:
     for line in data.splitlines()[:50]:
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):  # a hostile line is the importer's to refuse
             value = json.loads(line)
             if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
                 return str(value["sessionId"])
