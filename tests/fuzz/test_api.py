@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,20 @@ def test_the_cli_names_a_bogus_durability_in_one_line_without_a_traceback(
 
 def test_wait_with_a_nan_timeout_is_refused_instead_of_blocking_forever(store: JournalStore) -> None:
     head = store.feed_head()
-    with pytest.raises(JournalError, match="timeout"):
-        store.wait(head, timeout=math.nan)
+    outcome: list[BaseException | bool] = []
+
+    def waiting() -> None:
+        try:
+            outcome.append(store.wait(head, timeout=math.nan))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=waiting, daemon=True)  # a regression blocks only this thread
+    waiter.start()
+    waiter.join(timeout=30)
+    assert outcome, "wait(timeout=nan) blocked"
+    assert isinstance(outcome[0], JournalError)
+    assert "timeout" in str(outcome[0])
 
 
 @pytest.mark.parametrize("timeout", [-1.0, 0, 1e308, math.inf])
