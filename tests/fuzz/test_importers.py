@@ -186,3 +186,31 @@ def test_the_import_command_refuses_a_first_line_of_100000_nested_arrays_in_one_
     assert status == 1
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "row",
+    [(1, 5, "{}", None), (1, "s", None, 7), (1, "s", b"\x00\xff", 3.5), ("x", "s", "{}", None)],
+    ids=["session id a number", "NULL message_data", "bytes message_data", "id not a number"],
+)
+def test_an_agents_database_with_wrong_column_types_is_refused_typed_or_skipped(
+    tmp_path: Path, row: tuple[Any, ...]
+) -> None:
+    import sqlite3
+
+    from waybook.formats.openai_agents._database import read_session
+
+    path = tmp_path / "agents.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE agent_messages (id, session_id, message_data, created_at)")
+        connection.execute("INSERT INTO agent_messages VALUES (?, ?, ?, ?)", row)
+        connection.execute(
+            "INSERT INTO agent_messages VALUES (2, 's', ?, NULL)", (json.dumps(seeds.OPENAI_AGENTS[0]),)
+        )
+
+    def load() -> None:
+        session, rows, branches = read_session(path, "s" if row[1] == "s" else None)
+        import_openai_agents(session, rows, branches)
+
+    with pytest.raises(JournalError):
+        load()
