@@ -48,13 +48,13 @@ def checkpoint_rows(draw: st.DrawFn) -> list[tuple[Any, ...]]:
     for number in range(draw(st.integers(1, 3))):
         message = draw(mutated(MESSAGE))
         state = draw(mutated(STATE))
-        if isinstance(state, dict) and isinstance(state.get("channel_values"), dict):
-            code = draw(st.sampled_from([2, 5, 0, 7, 9]))
-            parts = ("langchain_core.messages.ai", "AIMessage", _packable(message), "model_validate_json")
-            state["channel_values"]["messages"] = [ormsgpack.Ext(code, ormsgpack.packb(parts))]
         try:
+            if isinstance(state, dict) and isinstance(state.get("channel_values"), dict):
+                code = draw(st.sampled_from([2, 5, 0, 7, 9]))
+                parts = ("langchain_core.messages.ai", "AIMessage", _packable(message), "model_validate_json")
+                state["channel_values"]["messages"] = [ormsgpack.Ext(code, ormsgpack.packb(parts))]
             blob: Any = ormsgpack.packb(_packable(state))
-        except (TypeError, ValueError, OverflowError):
+        except (TypeError, ValueError, OverflowError, RecursionError):  # garbage msgpack cannot hold
             blob = b"\xc1"
         kind = draw(st.sampled_from(["msgpack", "msgpack", "json", "pickle", "null", "bytes", "x", None]))
         blob = draw(st.sampled_from([blob, blob, None, 3, "text", draw(st.binary(max_size=40))]))
@@ -82,12 +82,7 @@ def database(path: Path, rows: list[tuple[Any, ...]]) -> Path:
     return path
 
 
-@settings(max_examples=40)
-@given(rows=checkpoint_rows())
-def test_a_hostile_langgraph_database_imports_or_is_refused_typed(
-    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]]
-) -> None:
-    path = database(tmp_path_factory.mktemp("lg") / "x.db", rows)
+def check(path: Path) -> None:
     error = ""
     try:
         thread, checkpoints = read_thread(path, None)
@@ -96,3 +91,20 @@ def test_a_hostile_langgraph_database_imports_or_is_refused_typed(
     except JournalError as exc:
         error = str(exc)
     assert "\n" not in error
+
+
+@settings(max_examples=40)
+@given(rows=checkpoint_rows())
+def test_a_hostile_langgraph_database_imports_or_is_refused_typed(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]]
+) -> None:
+    check(database(tmp_path_factory.mktemp("lg") / "x.db", rows))
+
+
+@pytest.mark.slow
+@settings(max_examples=600)
+@given(rows=checkpoint_rows())
+def test_many_hostile_langgraph_databases_import_or_are_refused_typed(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]]
+) -> None:
+    check(database(tmp_path_factory.mktemp("lg") / "x.db", rows))
