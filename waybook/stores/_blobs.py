@@ -23,6 +23,7 @@ import hashlib
 import io
 import re
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
@@ -40,6 +41,8 @@ DEFAULT_GRACE: Final = 3600.0
 CHUNK: Final = 1 << 20
 DELETE_BATCH: Final = 1000
 """Blobs a collection deletes per lock (one fsync of each shard directory, or one transaction)."""
+_PUTS_KEPT: Final = 10_000
+"""Puts `Blobs` remembers before it forgets those whose lease has run out."""
 RECEIPT_PART: Final = 20_000
 """Removed digests per catalog entry of a receipt (about 1.4 MB of JSON)."""
 
@@ -201,7 +204,6 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
     if not isinstance(grace, int | float) or grace < 0:
         msg = f"grace must be a number of seconds >= 0, not {grace!r}"
         raise BlobError(msg)
-    import time
 
     started_at = store.feed_head()
     roots: set[str] = set()
@@ -268,8 +270,10 @@ class Blobs:
     def __init__(self, engine: Any, store: StoreView) -> None:
         self._engine = engine
         self._store = store
-        self._put_at: dict[str, int] = {}
-        """digest -> the feed head before this process's last put of it (where `release` looks from)."""
+        self._put_at: dict[str, tuple[int, float]] = {}
+        """digest -> (the feed head before this process's first put of it since a release, when its last
+        put was, on the monotonic clock): where `release` looks for references, and whether its lease
+        can still be live. Entries whose lease ran out are dropped as the map grows."""
         self._put_mutex = threading.Lock()
 
     @property
@@ -288,7 +292,10 @@ class Blobs:
         head = self._store.feed_head()
         ref: BlobRef = self._engine.put(data, media_type=media_type)
         with self._put_mutex:
-            self._put_at[ref.digest] = min(head, self._put_at.get(ref.digest, head))
+            since = self._put_at.get(ref.digest, (head, 0.0))[0]
+            self._put_at[ref.digest] = (min(head, since), time.monotonic())
+            if len(self._put_at) > _PUTS_KEPT:
+                self._forget_expired()
         return ref
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
@@ -318,7 +325,10 @@ class Blobs:
         blob needs no release; its lease runs out by itself."""
         digest = digest_of(ref)
         with self._put_mutex:
-            since = self._put_at.get(digest, 0)
+            since, put_at = self._put_at.get(digest, (0, time.monotonic()))
+        if time.monotonic() - put_at >= self._lease():
+            self._engine.release(ref)  # the lease already ran out: dropping it changes nothing
+            return
         for entry in self._store.feed(since):
             if digest in references((entry.record,)):
                 msg = (
@@ -330,6 +340,14 @@ class Blobs:
         self._engine.release(ref)
         with self._put_mutex:
             self._put_at.pop(digest, None)
+
+    def _lease(self) -> float:
+        return float(getattr(self._engine, "lease", DEFAULT_LEASE))
+
+    def _forget_expired(self) -> None:
+        horizon = time.monotonic() - self._lease()
+        for digest in [d for d, (_, at) in self._put_at.items() if at < horizon]:
+            del self._put_at[digest]
 
     def verify(self, ref: BlobRef | str) -> None:
         """Raise MissingBlobError or BlobDigestError unless the blob is there and whole."""
