@@ -51,13 +51,13 @@ def main(directory: str) -> None:
     config = {"configurable": {"thread_id": "trip-planning"}}
 
     # First process: two turns, then the process "exits" (the store and saver are closed).
-    with open_store(f"file:{directory}") as store, WaybookSaver(store) as saver:
+    with open_store(f"file:{directory}/store") as store, WaybookSaver(store) as saver:
         graph = build(saver)
         graph.invoke({"messages": [HumanMessage("hello")]}, config)
         graph.invoke({"messages": [HumanMessage("a trip to Lisbon")]}, config)
 
     # A new process: a fresh store and saver resume the thread where it stopped.
-    with open_store(f"file:{directory}") as store, WaybookSaver(store) as saver:
+    with open_store(f"file:{directory}/store") as store, WaybookSaver(store) as saver:
         graph = build(saver)
         graph.invoke({"messages": [HumanMessage("how long?")]}, config)
         print("after the restart:", *transcript(graph, config), sep="\n  ")
@@ -75,7 +75,7 @@ def main(directory: str) -> None:
 
     # Audit: the thread is one journal; nothing was rewritten, the fork is a leaf move.
     waybook = [sys.executable, "-m", "waybook"]
-    in_store = ["--store", f"file:{directory}", journal]
+    in_store = ["--store", f"file:{directory}/store", journal]
     subprocess.run([*waybook, "verify", *in_store], check=True)
     subprocess.run([*waybook, "tree", *in_store], check=True)
     archive = f"{directory}/trip-planning.archive.jsonl"

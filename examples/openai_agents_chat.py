@@ -31,7 +31,7 @@ def agent(*replies: str) -> Agent:
 
 async def main(directory: str) -> None:
     # First process: two turns, then it "exits".
-    with open_store(f"file:{directory}") as store:
+    with open_store(f"file:{directory}/store") as store:
         session = WaybookSession("trip-planning", store)
         planner = agent("Lisbon is lovely in May.", "Four days is enough.")
         await Runner.run(planner, "Where should I go in May?", session=session)
@@ -39,7 +39,7 @@ async def main(directory: str) -> None:
         session.close()
 
     # A new process resumes the same session from the store.
-    with open_store(f"file:{directory}") as store:
+    with open_store(f"file:{directory}/store") as store:
         session = WaybookSession("trip-planning", store)
         resumed = await Runner.run(
             agent("Trams and pastéis de nata."), "What should I try there?", session=session
@@ -60,7 +60,7 @@ async def main(directory: str) -> None:
 
     # Audit: the session is one journal in the store; the rewind is a leaf move, nothing is erased.
     waybook = [sys.executable, "-m", "waybook"]
-    in_store = ["--store", f"file:{directory}", session.journal_id]
+    in_store = ["--store", f"file:{directory}/store", session.journal_id]
     subprocess.run([*waybook, "verify", *in_store], check=True)
     subprocess.run([*waybook, "tree", *in_store], check=True)
     training = f"{directory}/trip-planning.openai.jsonl"

@@ -20,3 +20,12 @@ def test_a_memory_port_on_another_scopes_journal_is_a_journal_error_and_still_a_
 def test_a_session_on_something_that_is_not_a_journal_is_refused_typed() -> None:
     with pytest.raises(JournalError):
         Session("session.jsonl")  # type: ignore[arg-type]
+
+
+def test_verify_of_something_that_is_not_a_journal_is_refused_typed() -> None:
+    from waybook import verify
+    from waybook.journal import InvalidArgumentError
+
+    for not_a_journal in ("session.jsonl", None, 3, object()):
+        with pytest.raises(InvalidArgumentError, match="verify takes a journal"):
+            verify(not_a_journal)  # type: ignore[arg-type]

@@ -116,6 +116,7 @@ SECRETS = {
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
     "basic-auth": "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l",
     "aws-secret-key": "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "assigned-secret": "DB_PASSWORD=hunter2",
 }
 
 

@@ -15,9 +15,10 @@ from typing import Any
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook._session import (
     ToolOutcome,
-    _check_blocks,
-    _check_pairing,
-    _content,
+    check_blocks,
+    check_journal,
+    check_pairing,
+    content_of,
     custom_data,
     new_id,
     request_details,
@@ -76,6 +77,7 @@ class AsyncSession:
         """A session at GENESIS that has read nothing yet; `await session.sync()` before writing to a
         journal that has records (`open` and `create` do it for you). `clock`, `ids`, `blobs` and
         `inline_limit` are Session's."""
+        check_journal(journal, "AsyncSession")
         self._journal = as_async(journal)
         self._actor = actor
         self._session_clock: SessionClock | None = None
@@ -228,10 +230,10 @@ class AsyncSession:
     ) -> AppendResult:
         """One assistant message and the results of its tool calls, as one atomic batch (Session.turn)."""
         request_details(request, None)  # a wrong type is refused before anything is written
-        given = _content(content)
-        _check_blocks(given, self._journal.name)
+        given = content_of(content)
+        check_blocks(given, self._journal.name)
         calls = {block.call_id: block for block in given if type(block) is ToolCallBlock}
-        _check_pairing(given, calls, results, self._journal.name)
+        check_pairing(given, calls, results, self._journal.name)
         blocks = await self._inline(given)  # only now may a block go to the blobs: the turn is valid
         outputs = [await self._inline(outcome.content) for outcome in results]
         async with self._turn:
@@ -320,7 +322,7 @@ class AsyncSession:
 
     async def _inline(self, value: str | Sequence[Block]) -> Content:
         """Session._inline: blocks over the inline limit go to the blobs (in a worker thread)."""
-        content = _content(value)
+        content = content_of(value)
         if type(content) is not tuple:
             return content  # not content at all: the journal refuses it, typed
         quarter = self._inline_limit >> 2

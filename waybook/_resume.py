@@ -15,6 +15,7 @@ import attrs
 
 from waybook._session import Session
 from waybook.journal._jsonl import JsonlJournal
+from waybook.model._errors import InvalidArgumentError, JournalError, StorageError
 from waybook.projections._base import fold
 from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from
 
@@ -41,7 +42,18 @@ def resume(path: str | os.PathLike[str], *, actor: str | None = None, **options:
     context shows): meant for sessions, not for million-record files (use `replay` and `context_at`).
     Close the journal (`resumed.journal.close()`) when done.
     """
-    journal, records = JsonlJournal.open_decoded(path, **options)
+    if not isinstance(path, (str, os.PathLike)):
+        msg = f"resume takes the path of a session's .jsonl file, not {type(path).__name__}"
+        raise InvalidArgumentError(msg)
+    try:
+        journal, records = JsonlJournal.open_decoded(path, **options)
+    except JournalError:
+        raise
+    except OSError as exc:  # a path the system refuses outright (too long, a loop of links)
+        shown = str(os.fspath(path))
+        shown = f"{shown[:80]}..." if len(shown) > 80 else shown
+        msg = f"{shown}: {exc.strerror or exc}; pass the path of a session's .jsonl file"
+        raise StorageError(msg) from None
     try:
         state = fold(ContextProjection(), records)
         context = render_context_from(state.tree, state.refs, records)

@@ -18,7 +18,7 @@ from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._fork import plan_fork
 from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.journal._roles.session import next_leaf
-from waybook.model._errors import IntegrityError, InvalidRecordError, ToolPairingError
+from waybook.model._errors import IntegrityError, InvalidArgumentError, InvalidRecordError, ToolPairingError
 from waybook.model._head import GENESIS, AppendResult, Head
 from waybook.model._records import (
     AnyBody,
@@ -54,7 +54,7 @@ def custom_data(data: Any) -> Any:
     return data if isinstance(data, _JSON_TYPES) else encode_value(data)
 
 
-def _content(value: str | Sequence[Block]) -> Content:
+def content_of(value: str | Sequence[Block]) -> Content:
     """Text or blocks as content; anything else is passed on for the journal to refuse, typed."""
     if isinstance(value, str):
         return text(value)
@@ -73,6 +73,17 @@ class ToolOutcome:
     is_error: bool = False
     tool_name: str | None = None
     details: dict[str, Any] | None = None
+
+
+def check_journal(journal: object, who: str) -> None:
+    """Refuse (InvalidArgumentError) a `journal` that is not one: a path, a store, None."""
+    if all(callable(getattr(journal, method, None)) for method in ("read", "append")):
+        return
+    hint = " (open the file first: JsonlJournal(path), or waybook._resume(path))"
+    hint = hint if isinstance(journal, (str, bytes)) or hasattr(journal, "__fspath__") else ""
+    kind = type(journal).__name__
+    msg = f"{who} takes a journal (JsonlJournal, InMemoryJournal, store.open(id)), not {kind}{hint}"
+    raise InvalidArgumentError(msg)
 
 
 class Session:
@@ -95,6 +106,7 @@ class Session:
         """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`. `blobs` (a
         store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it such a block
         is refused (waybook._offload)."""
+        check_journal(journal, "Session")
         self._journal = journal
         self._blobs = blobs
         self._inline_limit = inline_limit
@@ -193,10 +205,10 @@ class Session:
         when there are calls and "end_turn" when there are none. One write (and under the fsync
         policies one fsync) for the whole turn.
         """
-        given = _content(content)
-        _check_blocks(given, self._journal.name)
+        given = content_of(content)
+        check_blocks(given, self._journal.name)
         calls = {block.call_id: block for block in given if type(block) is ToolCallBlock}
-        _check_pairing(given, calls, results, self._journal.name)
+        check_pairing(given, calls, results, self._journal.name)
         blocks = self._inline(given)  # only now may a block go to the blobs: the turn is valid
         message_id = self._ids()
         message = AssistantMessage(
@@ -378,7 +390,7 @@ class Session:
 
     def _inline(self, value: str | Sequence[Block]) -> Content:
         """The content as given, with blocks over the inline limit stored as blobs (waybook._offload)."""
-        content = _content(value)
+        content = content_of(value)
         if type(content) is not tuple:
             return content  # not content at all: the journal refuses it, typed
         quarter = self._inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
@@ -418,14 +430,14 @@ def request_details(request: RequestContext | None, leaf: str | None) -> dict[st
     return {"request": request.describe(leaf)}
 
 
-def _check_blocks(blocks: object, journal: str) -> None:
+def check_blocks(blocks: object, journal: str) -> None:
     """A turn's content must be text or content blocks: refused typed before anything is written."""
     if not isinstance(blocks, tuple):
         msg = f"a turn's content must be text or a list of content blocks, not {type(blocks).__name__}"
         raise InvalidRecordError(msg, journal=journal)
 
 
-def _check_pairing(
+def check_pairing(
     blocks: Content, calls: dict[str, ToolCallBlock], results: Sequence[ToolOutcome], journal: str
 ) -> None:
     """Refuse a turn whose results do not answer its calls one for one, naming what is wrong."""

@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests.stores.test_blobs import KINDS, age_everything, store_url
 from waybook import Session
 from waybook.stores import open_store
-from waybook.stores._blobs import CHUNK, DEFAULT_LEASE, BlobRef
+from waybook.stores._blobs import CHUNK, DEFAULT_LEASE, BlobRef, BlobReferencedError
 
 HOURS = 2 * 3600.0
 """How far a step moves the clock: far past the lease and any grace, so no step lands near a boundary."""
@@ -65,6 +65,7 @@ class BlobModel(RuleBasedStateMachine):
         self.refs: dict[str, BlobRef] = {}
         self.journals: dict[str, str] = {}  # journal id -> the digest it references
         self.made = 0
+        self.since: dict[str, int] = {}  # digest -> journals made before its first put since a release
 
     @initialize()
     def start(self) -> None:
@@ -83,6 +84,7 @@ class BlobModel(RuleBasedStateMachine):
         known = self.blobs.get(ref.digest)
         self.blobs[ref.digest] = Stored(known.data if known else data, self.now, self.now)
         self.refs[ref.digest] = ref
+        self.since.setdefault(ref.digest, self.made)
 
     @precondition(lambda self: self.blobs)
     @rule(data=st.data(), form=st.sampled_from(["bytes", "stream", "short reads"]))
@@ -93,13 +95,23 @@ class BlobModel(RuleBasedStateMachine):
         source = {"bytes": stored, "stream": io.BytesIO(stored), "short reads": ShortReads(stored)}[form]
         assert self.store.blobs.put(source, media_type="text/plain").digest == digest
         self.blobs[digest] = Stored(stored, self.now, self.now)
+        self.since.setdefault(digest, self.made)
 
     @precondition(lambda self: self.blobs)
     @rule(data=st.data())
     def release(self, data: st.DataObject) -> None:
+        """A writer dropping its lease: refused while a record written since its put references the blob
+        (a collection running meanwhile could otherwise delete a referenced blob)."""
         digest = data.draw(st.sampled_from(sorted(self.blobs)))
+        since = self.since.get(digest, 0)
+        referenced = any(d == digest and int(j[1:]) >= since for j, d in self.journals.items())
+        if referenced:
+            with pytest.raises(BlobReferencedError):
+                self.store.blobs.release(digest)
+            return
         self.store.blobs.release(digest)
         self.blobs[digest].leased_at = None
+        self.since.pop(digest, None)
 
     @rule()
     def hours_pass(self) -> None:
@@ -144,6 +156,7 @@ class BlobModel(RuleBasedStateMachine):
         assert set(receipt.removed) == expected
         for digest in expected:
             del self.blobs[digest]
+            self.since.pop(digest, None)
 
     @invariant()
     def the_store_holds_the_models_blobs_with_their_ages_and_leases(self) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from waybook._offload import blobs_inlined, images_from_blobs
+from waybook._redact import RedactPatternError, compile_patterns, read_patterns
 from waybook.commands.common import open_journal, replay_with_progress, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.ids import check_at, resolve_id
@@ -52,6 +53,21 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--redact", action="store_true", help="mask secrets (keys, tokens, private keys, URL passwords)"
+    )
+    parser.add_argument(
+        "--redact-pattern",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also mask what this regular expression matches (its `secret` group if it has one); "
+        "repeatable; implies --redact",
+    )
+    parser.add_argument(
+        "--redact-patterns",
+        type=Path,
+        metavar="FILE",
+        help="also mask what each line of FILE matches (one regular expression a line, # comments); "
+        "implies --redact",
     )
     parser.add_argument(
         "--aborted",
@@ -103,12 +119,18 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     training = _options(args)
+    patterns = _patterns(args)
     if args.format in ("archival", "pi") and (
-        args.redact or args.pairs or args.turns or args.branches != "active" or training != TrainingOptions()
+        args.redact
+        or patterns
+        or args.pairs
+        or args.turns
+        or args.branches != "active"
+        or training != TrainingOptions()
     ):
         msg = (
-            f"--format {args.format} exports the whole journal; --redact, --pairs, --turns, --branches and "
-            "the training options do not apply"
+            f"--format {args.format} exports the whole journal; --redact (and its patterns), --pairs, "
+            "--turns, --branches and the training options do not apply"
         )
         raise UsageError(msg)
     if (args.pairs or args.turns) and args.format != "openai":
@@ -119,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
     if args.output != "-":
+        _outside_store(args)
         check_output(Path(args.output), inputs=inputs, force=args.force)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
@@ -129,17 +152,29 @@ def run(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
     if args.format == "archival":
         count = _write(args, journal.read_lines(limit=args.at), inputs)
-        warn(f"wrote {plural(count, 'record')} to {args.output}")
+        warn(
+            f"wrote {plural(count, 'record')} to {args.output} "
+            "(not redacted: an archive is the journal as written)"
+        )
         return OK
     blobs = blobs_of(journal, None if args.store else Path(args.path))
     if args.format == "pi":
         records = images_from_blobs(journal.read(limit=args.at), blobs)
         count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)), inputs)
-        warn(f"wrote {plural(count, 'Pi line')} to {args.output}")
+        warn(
+            f"wrote {plural(count, 'Pi line')} to {args.output} "
+            "(not redacted: a Pi export is the session as written)"
+        )
         return OK
     tree = replay_with_progress(TreeProjection(), journal, at=args.at)
     exporter = TrajectoryExporter(
-        journal, at=args.at, redact=args.redact, tree=tree, options=_options(args), blobs=blobs
+        journal,
+        at=args.at,
+        redact=args.redact,
+        redact_patterns=_patterns(args),
+        tree=tree,
+        options=_options(args),
+        blobs=blobs,
     )
     branches = args.branches
     if branches not in ("active", "all"):
@@ -159,11 +194,32 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
     if exporter.redactor is not None:
         detail = ", ".join(f"{name}: {n}" for name, n in sorted(exporter.redactor.counts.items()))
         warn(f"masked {plural(exporter.redactor.total, 'secret')}" + (f" ({detail})" if detail else ""))
+    else:
+        warn("not redacted: secrets in the session are exported as written (add --redact to mask them)")
     return OK
 
 
 def _write(args: argparse.Namespace, lines: Iterable[bytes], inputs: list[Path]) -> int:
     return write_lines(args.output, lines, inputs=inputs, force=args.force)
+
+
+def _patterns(args: argparse.Namespace) -> list[str]:
+    """The user's redaction patterns (--redact-pattern, then --redact-patterns FILE), each checked."""
+    given: list[tuple[str, list[str]]] = [("--redact-pattern", list(args.redact_pattern))]
+    if args.redact_patterns is not None:
+        try:
+            text = args.redact_patterns.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            msg = f"--redact-patterns {args.redact_patterns}: cannot read it ({exc})"
+            raise UsageError(msg) from None
+        given.append((f"--redact-patterns {args.redact_patterns}", read_patterns(text)))
+    for flag, patterns in given:
+        try:
+            compile_patterns(patterns)
+        except RedactPatternError as exc:
+            msg = f"{flag}: {exc}"
+            raise UsageError(msg) from None
+    return [pattern for _, patterns in given for pattern in patterns]
 
 
 def _options(args: argparse.Namespace) -> TrainingOptions:
@@ -174,6 +230,22 @@ def _options(args: argparse.Namespace) -> TrainingOptions:
         images=args.images,
         blobs=args.blobs,
     )
+
+
+def _outside_store(args: argparse.Namespace) -> None:
+    """Refuse an -o inside the --store's folder (or beside its database as its -wal, -shm, -journal): a
+    file planted there would read as a journal of the store that its catalog never listed."""
+    store = local_path(str(args.store)) if args.store is not None else None
+    if store is None:
+        return
+    output, home = Path(args.output).resolve(), store.resolve()
+    beside = {home.parent / f"{home.name}{end}" for end in ("-wal", "-shm", "-journal")}
+    if output.is_relative_to(home) or output in beside:
+        msg = (
+            f"-o {args.output} is inside the store {args.store}; an export goes outside it "
+            "(choose -o elsewhere; to copy a journal into a store use waybook import --store)"
+        )
+        raise UsageError(msg)
 
 
 def _inputs(args: argparse.Namespace) -> list[Path]:

@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
@@ -218,19 +218,35 @@ class SourceFileError(JournalError, ValueError):
 def _subagent_files(session: Path) -> list[Path]:
     """The sub-agent transcripts of a session: SESSION/subagents/agent-*.jsonl, then agent-*.jsonl beside
     it that name the same session (the older layout)."""
-    found = sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl"))
+    found = _inside(session, sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl")))
     if session.name.startswith("agent-"):
         return found
     session_id = _session_id(session.read_bytes())
     beside = [
-        p for p in sorted(session.parent.glob("agent-*.jsonl")) if _session_id(p.read_bytes()) == session_id
+        p
+        for p in _inside(session, sorted(session.parent.glob("agent-*.jsonl")))
+        if _session_id(p.read_bytes()) == session_id
     ]
     return found + [p for p in beside if p not in found]
 
 
+def _inside(session: Path, paths: list[Path]) -> list[Path]:
+    """`paths`, refused if a symbolic link takes one outside the session's folder."""
+    home = session.parent.resolve()
+    for path in paths:
+        real = path.resolve()
+        if not real.is_relative_to(home):
+            msg = (
+                f"{path}: a link to {real}, outside the session's folder {home}; waybook does not follow "
+                "it (copy the transcript into the folder to import it); nothing was written"
+            )
+            raise UsageError(msg)
+    return paths
+
+
 def _session_id(data: bytes) -> str | None:
     for line in data.splitlines()[:50]:
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):  # a hostile line is the importer's to refuse
             value = json.loads(line)
             if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
                 return str(value["sessionId"])
@@ -288,9 +304,7 @@ def _write_all(
             blobs.update(found)
         elif shown:
             records = inline_known(records, shown)
-        staging = InMemoryJournal(target)
-        staging.append(list(records), expected=GENESIS)  # every rule is checked before any byte is written
-        staged.append((target, staging))
+        staged.append((target, stage(target, records)))
     if args.store is not None:
         _write_to_store(args.store, staged, blobs)
         return
@@ -303,6 +317,21 @@ def _write_all(
         if not create_atomically(Path(target), b"".join(line + b"\n" for line in staging.read_lines())):
             msg = f"{target}: created by someone else meanwhile; nothing more was written"
             raise UsageError(msg)
+
+
+IMPORT_BATCH: Final = 512
+"""Records per batch of an imported journal. Every rule is checked (in memory) before any byte is
+written, and the file is still written at once; the batches are what a reader sees later: damage to one
+record costs the batch it is in, not the whole import (one batch would read as damaged from seq 1)."""
+
+
+def stage(target: str, records: Sequence[NewRecord]) -> InMemoryJournal:
+    """`records` appended to a new in-memory journal in batches of IMPORT_BATCH, every rule checked."""
+    staging = InMemoryJournal(target)
+    head = GENESIS
+    for start in range(0, len(records), IMPORT_BATCH):
+        head = staging.append(list(records[start : start + IMPORT_BATCH]), expected=head).head
+    return staging
 
 
 def _write_to_store(
@@ -320,11 +349,10 @@ def _write_to_store(
             msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
             raise UsageError(msg)
         _warn_missing({digest for digest in _unknown_blobs(staged, blobs) if not store.blobs.exists(digest)})
-        refs = [store.blobs.put(data, media_type=media_type) for data, media_type in blobs.values()]
+        for data, media_type in blobs.values():  # each lease runs out by itself once referenced
+            store.blobs.put(data, media_type=media_type)
         for target, staging in track(staged, description=f"writing {len(staged)} journals"):
             import_into_store(store, target, staging)
-        for ref in refs:  # referenced now: the leases that covered the writing can go
-            store.blobs.release(ref)
 
 
 def _unknown_blobs(

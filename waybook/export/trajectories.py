@@ -17,15 +17,16 @@ Output is deterministic: the same journal (and the blobs it references) always g
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final, Literal
 
 import attrs
 import msgspec
 
-from waybook._redact import Redactor
+from waybook._redact import Redactor, compile_patterns
 from waybook.export._cleaning import ImagePart, Message, TrainingOptions, clean
 from waybook.export._messages import BlobReader, to_message
 from waybook.export._rows import encode_row, openai_messages, openai_row, sharegpt_row
@@ -78,6 +79,9 @@ def path_messages(
     return messages
 
 
+_UNSET: Final = object()
+
+
 class TrajectoryExporter:
     """Exports one journal's chosen branches as JSONL rows; `dropped` counts what cleaning left out."""
 
@@ -87,6 +91,7 @@ class TrajectoryExporter:
         *,
         at: int | None = None,
         redact: bool = False,
+        redact_patterns: Sequence[str] = (),
         tree: TreeState | None = None,
         options: TrainingOptions | None = None,
         blobs: Any = None,
@@ -97,10 +102,12 @@ class TrajectoryExporter:
         self.head = Head(self.tree.seq, self.tree.digest)
         first = next(journal.read(limit=1), None)
         self.header = first.body if first is not None and isinstance(first.body, Header) else None
-        self.redactor = Redactor() if redact else None
+        extra = compile_patterns(redact_patterns)  # ValueError (RedactPatternError) for a bad one
+        self.redactor = Redactor(extra=extra) if redact or extra else None
         self.options = options or TrainingOptions()
         self.dropped: Counter[str] = Counter()
         self._excluded = {self.tree.ids[p] for p in self.tree.exclusions.values()}
+        self._tools: Any = _UNSET
         """Every record an exclusion anywhere in the journal took back (per-turn samples leave them out)."""
 
     @property
@@ -301,7 +308,14 @@ class TrajectoryExporter:
         return messages(before), messages(after)
 
     def tools(self) -> list[dict[str, Any]] | None:
-        """Tool schemas the session recorded in its header metadata (`tools`), as OpenAI function tools."""
+        """Tool schemas the session recorded in its header metadata (`tools`), as OpenAI function tools;
+        redacted like message text (a description can hold a connection string). Computed once."""
+        if self._tools is _UNSET:
+            self._tools = self._header_tools()
+        tools: list[dict[str, Any]] | None = copy.deepcopy(self._tools)
+        return tools
+
+    def _header_tools(self) -> list[dict[str, Any]] | None:
         if self.header is None or not isinstance(self.header.metadata.get("tools"), list):
             return None
         tools = []
@@ -311,7 +325,8 @@ class TrajectoryExporter:
             elif isinstance(tool, dict):
                 function = {k: tool[k] for k in ("name", "description", "parameters") if k in tool}
                 tools.append({"type": "function", "function": function})
-        return tools
+        redacted: list[dict[str, Any]] = tools if self.redactor is None else self.redactor.value(tools)
+        return redacted
 
     def _redacted(self, messages: list[Message]) -> list[Message]:
         """Secrets masked in every text, tool argument, tool result and image URL on the web (never in
@@ -327,14 +342,18 @@ class TrajectoryExporter:
                 return piece
             return attrs.evolve(piece, url=redactor.text(piece.url))
 
-        return [
-            attrs.evolve(
-                m,
-                text=redactor.text(m.text),
-                tool_calls=tuple(
-                    msgspec.structs.replace(c, arguments=redactor.value(c.arguments)) for c in m.tool_calls
-                ),
-                parts=tuple(part(piece) for piece in m.parts),
+        def message(m: Message) -> Message:
+            text = redactor.text(m.text)
+            calls = tuple(
+                c
+                if (a := redactor.value(c.arguments)) is c.arguments
+                else msgspec.structs.replace(c, arguments=a)
+                for c in m.tool_calls
             )
-            for m in messages
-        ]
+            parts = tuple(part(piece) for piece in m.parts)
+            same = text is m.text and all(a is b for a, b in zip(calls, m.tool_calls, strict=True))
+            if same and all(a is b for a, b in zip(parts, m.parts, strict=True)):
+                return m
+            return attrs.evolve(m, text=text, tool_calls=calls, parts=parts)
+
+        return [message(m) for m in messages]

@@ -34,7 +34,7 @@ class ForeignFormatError(JournalError, ValueError):
     def __init__(self, source: str, problems: list[tuple[int, str]], *, unit: str = "line") -> None:
         self.source = source
         self.problems = problems
-        shown = "; ".join(f"{unit} {n}: {why}" for n, why in problems[:5])
+        shown = "; ".join(f"{unit} {n}: {_one_line(why)}" for n, why in problems[:5])
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         super().__init__(
             f"{len(problems)} {unit}(s) of the {source} session cannot be imported: {shown}{more}. Fix "
@@ -116,10 +116,66 @@ def read_json_lines(
         if not isinstance(value, dict):
             bad.append((number, "not a JSON object"))
             continue
+        if _nests(line) > MAX_DEPTH and depth(value) > MAX_DEPTH:
+            bad.append((number, f"nested deeper than {MAX_DEPTH} levels"))
+            continue
         parsed.append((number, value))
     if bad and not lenient:
         raise ForeignFormatError(source, bad)
     return parsed, bad, total
+
+
+def check_fields(
+    lines: list[tuple[int, dict[str, Any]]],
+    skipped: list[tuple[int, str]],
+    fields: dict[str, tuple[type, ...]],
+    *,
+    source: str,
+    lenient: bool,
+) -> list[tuple[int, dict[str, Any]]]:
+    """The lines whose `fields` (when present) have one of their types; the others are refused (every
+    one at once), or with `lenient` added to `skipped`. A map where an id belongs is caught here,
+    before any mapping code indexes by it."""
+    kept, bad = [], []
+    for number, line in lines:
+        wrong = next((k for k, kinds in fields.items() if k in line and not isinstance(line[k], kinds)), None)
+        if wrong is None:
+            kept.append((number, line))
+        else:
+            names = " or ".join("null" if k is type(None) else k.__name__ for k in fields[wrong])
+            bad.append((number, f"{wrong} is {type(line[wrong]).__name__}, not {names}"))
+    if bad and not lenient:
+        raise ForeignFormatError(source, bad)
+    skipped.extend(bad)
+    skipped.sort()
+    return kept
+
+
+MAX_DEPTH: Final = 100
+"""The deepest nesting of arrays and objects an imported line may have (real sessions use about 10)."""
+
+
+def _nests(line: str) -> int:
+    return line.count("[") + line.count("{")
+
+
+def depth(value: Any) -> int:
+    """How deeply `value`'s arrays and objects nest (iteratively: a hostile value cannot overflow it)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in item if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _one_line(why: str, limit: int = 200) -> str:
+    flat = " ".join(str(why).split())
+    return flat if len(flat) <= limit else f"{flat[:limit]}..."
 
 
 def timestamp(value: Any, fallback: str) -> str:

@@ -80,7 +80,11 @@ def result_body(item: dict[str, Any], parent: str | None, tool_name: str | None,
         content, parts = (TextBlock(text=json.dumps(output, ensure_ascii=False)),), "json"
     rest = _rest(item, ("call_id", "output")) | {"parts": parts}
     return ToolResult(
-        parent=parent, call_id=str(item["call_id"]), content=content, tool_name=tool_name, details={key: rest}
+        parent=parent,
+        call_id=required(item, "call_id"),
+        content=content,
+        tool_name=tool_name,
+        details={key: rest},
     )
 
 
@@ -212,11 +216,15 @@ def _model_item(item: dict[str, Any]) -> tuple[list[Block], dict[str, Any]]:
         rest = _rest(item, ("call_id", "name", "arguments"))
         if arguments is None or _arguments_text(arguments) != raw:
             rest["arguments"] = raw  # the exact text, where the block's sorted keys would not give it back
-        block = ToolCallBlock(call_id=str(item["call_id"]), name=str(item["name"]), arguments=arguments or {})
+        block = ToolCallBlock(
+            call_id=required(item, "call_id"), name=required(item, "name"), arguments=arguments or {}
+        )
         return [block], rest
     if kind == "custom_tool_call":
         block = ToolCallBlock(
-            call_id=str(item["call_id"]), name=str(item["name"]), arguments={"input": item.get("input")}
+            call_id=required(item, "call_id"),
+            name=required(item, "name"),
+            arguments={"input": item.get("input")},
         )
         return [block], _rest(item, ("call_id", "name", "input"))
     return [], dict(item)  # web search, image generation, ...: no waybook block; kept whole
@@ -291,3 +299,16 @@ def _media_type(url: str) -> str:
 
 def _rest(item: dict[str, Any], mapped: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k not in mapped}
+
+
+def required(item: dict[str, Any], key: str) -> str:
+    """`item[key]` when it is text (an id, a tool name); a ValueError naming the item's type if not."""
+    value = item.get(key)
+    if isinstance(value, str):
+        return value
+    kind = str(item.get("type"))[:40]
+    if value is None:
+        msg = f"a {kind} item without a text {key}"
+    else:
+        msg = f"a {kind} item whose {key} is {type(value).__name__}, not text"
+    raise ValueError(msg)

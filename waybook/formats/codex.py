@@ -85,11 +85,14 @@ def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
     for number, line in lines:
         try:
             builder.take(number, line)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             problems.append((number, f"{type(exc).__name__}: {exc}"))
     if problems:
         raise ForeignFormatError(SOURCE, problems)
-    builder.finish()
+    try:
+        builder.finish()
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        raise ForeignFormatError(SOURCE, [(total, f"{type(exc).__name__}: {exc}")]) from None
     if builder.header is None:
         raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
     report = builder.tally.report(SOURCE, total, skipped, builder.inferred)

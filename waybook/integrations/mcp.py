@@ -14,8 +14,10 @@ Run it: `python -m waybook.integrations.mcp --working W.jsonl --canonical C.json
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -39,10 +41,34 @@ def _plain(value: Any) -> Any:
 class MemoryToolServer:
     """The memory tools over MCP for one Memory port and one agent face (the host face stays out)."""
 
-    def __init__(self, memory: Memory, agent: AgentFace, *, name: str = "waybook-memory") -> None:
+    def __init__(
+        self, memory: Memory, agent: AgentFace, *, name: str = "waybook-memory", debug: bool = False
+    ) -> None:
+        """`debug=True` prints the traceback of a failing call on stderr; without it a call that fails
+        returns its typed error to the client (`CODE: message`) and the server prints nothing more."""
         from mcp.server.mcpserver import MCPServer  # the `mcp` extra, imported only when serving
+        from mcp.server.mcpserver.exceptions import ToolError
 
         self.nominations: dict[str, Nomination] = {}
+
+        @contextlib.contextmanager
+        def typed() -> Iterator[None]:
+            """A failure as the client reads it: the waybook error's class as a code, and its message."""
+            try:
+                yield
+            except Exception as exc:
+                if debug:
+                    traceback.print_exc(file=sys.stderr)
+                message = " ".join(str(exc).split())
+                if isinstance(exc, JournalError):
+                    msg = f"{type(exc).__name__}: {message}"
+                    raise ToolError(msg) from None
+                if isinstance(exc, (TypeError, ValueError)):  # arguments the schema let through
+                    msg = f"InvalidArgument: {message}"
+                    raise ToolError(msg) from None
+                msg = f"InternalError: {type(exc).__name__} (run the server with --debug for its traceback)"
+                raise ToolError(msg) from None
+
         server = MCPServer(
             name,
             instructions=(
@@ -82,7 +108,8 @@ class MemoryToolServer:
                 "description": description,
             }
             given = {k: v for k, v in fields.items() if v is not None}
-            return memory.execute(given, call_id=call_id).as_dict()
+            with typed():
+                return memory.execute(given, call_id=call_id).as_dict()
 
         @server.tool(
             name="remember", description="Write puts and tombstones to working memory, idempotently."
@@ -90,19 +117,23 @@ class MemoryToolServer:
         def remember(
             request_id: str, puts: dict[str, str], tombstones: list[str] | None = None
         ) -> dict[str, Any]:
-            return _plain(agent.remember(request_id, puts, tombstones or ()))  # type: ignore[no-any-return]
+            with typed():
+                return _plain(agent.remember(request_id, puts, tombstones or ()))  # type: ignore[no-any-return]
 
         @server.tool(name="query", description="Read canonical memory at the pinned head.")
         def query(keys: list[str] | None = None, prefix: str | None = None) -> dict[str, Any]:
-            return _plain(agent.query(keys, prefix=prefix))  # type: ignore[no-any-return]
+            with typed():
+                return _plain(agent.query(keys, prefix=prefix))  # type: ignore[no-any-return]
 
         @server.tool(name="explain", description="Why canonical memory holds what it holds for a key.")
         def explain(key: str | None = None, handle: int | None = None) -> dict[str, Any]:
-            return _plain(agent.explain(key, handle=handle))  # type: ignore[no-any-return]
+            with typed():
+                return _plain(agent.explain(key, handle=handle))  # type: ignore[no-any-return]
 
         @server.tool(name="nominate", description="Propose working-memory records for canonical memory.")
         def nominate(keys: list[str], route: str, purpose: str) -> dict[str, Any]:
-            nomination = agent.nominate(keys, route, purpose)
+            with typed():
+                nomination = agent.nominate(keys, route, purpose)
             self.nominations[nomination.digest] = nomination
             return {
                 "digest": nomination.digest,
@@ -132,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pins", required=True, help="the pin journal the authority records its pin in")
     parser.add_argument("--route", action="append", default=[], metavar="NAME:PURPOSE", help="a route")
     parser.add_argument("--actor", default="host:mcp", help="the actor named in adoptions")
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of a failing tool call on stderr"
+    )
     args = parser.parse_args(argv)
     routes: dict[str, set[str]] = {}
     for spec in args.route:
@@ -151,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pins=pins,
         )
         memory = Memory(working, scope=_scope(working))
-        MemoryToolServer(memory, authority.agent).run_stdio()
+        MemoryToolServer(memory, authority.agent, debug=args.debug).run_stdio()
     except JournalError as exc:
         print(f"waybook mcp: {exc}", file=sys.stderr, flush=True)
         return 1

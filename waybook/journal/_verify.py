@@ -9,7 +9,7 @@ import attrs
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._ledger import Ledger, prove_lines
 from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import BrokenBatchError, JournalError
+from waybook.model._errors import BrokenBatchError, InvalidArgumentError, JournalError
 from waybook.model._head import GENESIS, Head
 
 
@@ -40,8 +40,20 @@ def verify(journal: SessionJournal) -> VerifyReport:
 
     Reads the stored canonical bytes, so the check covers exactly what a later reader will see. Lines
     are proven and rule-checked in chunks; a chunk that breaks a rule is rechecked record by record to
-    name the first bad seq. A multi-record batch must be whole (waybook.journal._batches).
+    name the first bad seq. A multi-record batch must be whole (waybook.journal._batches). Something
+    that is not a journal (a path, a store) is refused with InvalidArgumentError.
     """
+    if not callable(getattr(journal, "read_lines", None)) or not isinstance(
+        getattr(journal, "name", None), str
+    ):
+        kind = type(journal).__name__
+        hint = (
+            " (open it first: waybook.journal.verify_file(path) proves a file)"
+            if isinstance(journal, str)
+            else ""
+        )
+        msg = f"verify takes a journal (JsonlJournal, InMemoryJournal, store.open(id)), not {kind}{hint}"
+        raise InvalidArgumentError(msg)
     name = journal.name
     ledger = Ledger.empty(name)
     lines = journal.read_lines()

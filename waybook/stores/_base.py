@@ -33,6 +33,7 @@ from waybook.stores._catalog import (
     check_journal_id,
     check_position,
     check_reason,
+    check_timeout,
     purge_data,
 )
 from waybook.stores._creation import (
@@ -284,6 +285,7 @@ class CatalogStore(abc.ABC):
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
         check_position(after)
+        timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.005
         while True:

@@ -19,7 +19,11 @@ existing bytes refreshes their age), so a collection never removes what a writer
 
 from __future__ import annotations
 
+import hashlib
+import io
 import re
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
@@ -37,6 +41,8 @@ DEFAULT_GRACE: Final = 3600.0
 CHUNK: Final = 1 << 20
 DELETE_BATCH: Final = 1000
 """Blobs a collection deletes per lock (one fsync of each shard directory, or one transaction)."""
+_PUTS_KEPT: Final = 10_000
+"""Puts `Blobs` remembers before it forgets those whose lease has run out."""
 RECEIPT_PART: Final = 20_000
 """Removed digests per catalog entry of a receipt (about 1.4 MB of JSON)."""
 
@@ -51,6 +57,10 @@ class MissingBlobError(BlobError, LookupError):
 
 class BlobDigestError(BlobError, ValueError):
     """A blob's bytes do not hash to its digest, or a digest is not 64 lowercase hex digits."""
+
+
+class BlobReferencedError(BlobError, ValueError):
+    """`release` of a blob a committed record references: its lease must run out, not be dropped."""
 
 
 class NoBlobStoreError(BlobError):
@@ -194,7 +204,6 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
     if not isinstance(grace, int | float) or grace < 0:
         msg = f"grace must be a number of seconds >= 0, not {grace!r}"
         raise BlobError(msg)
-    import time
 
     started_at = store.feed_head()
     roots: set[str] = set()
@@ -261,6 +270,11 @@ class Blobs:
     def __init__(self, engine: Any, store: StoreView) -> None:
         self._engine = engine
         self._store = store
+        self._put_at: dict[str, tuple[int, float]] = {}
+        """digest -> (the feed head before this process's first put of it since a release, when its last
+        put was, on the monotonic clock): where `release` looks for references, and whether its lease
+        can still be live. Entries whose lease ran out are dropped as the map grows."""
+        self._put_mutex = threading.Lock()
 
     @property
     def engine(self) -> Any:
@@ -275,13 +289,21 @@ class Blobs:
         if not isinstance(data, bytes | bytearray | memoryview) and not hasattr(data, "read"):
             msg = f"put takes bytes or a binary file, not {type(data).__name__}"
             raise BlobError(msg)
+        head = self._store.feed_head()
         ref: BlobRef = self._engine.put(data, media_type=media_type)
+        with self._put_mutex:
+            since = self._put_at.get(ref.digest, (head, 0.0))[0]
+            self._put_at[ref.digest] = (min(head, since), time.monotonic())
+            if len(self._put_at) > _PUTS_KEPT:
+                self._forget_expired()
         return ref
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
-        """A binary stream of the blob (for large blobs: read it in chunks)."""
-        stream: IO[bytes] = self._engine.open(ref)
-        return stream
+        """A binary stream of the blob (for large blobs: read it in chunks). The bytes are hashed as they
+        are read: the read that reaches the end raises BlobDigestError if they are not the blob's (a
+        truncated or altered file), so a reader that reads to the end never takes wrong bytes as whole."""
+        digest = digest_of(ref)
+        return io.BufferedReader(_Verified(self._engine.open(ref), digest), buffer_size=CHUNK)
 
     def read(self, ref: BlobRef | str) -> bytes:
         """The blob's bytes, checked against its digest."""
@@ -295,7 +317,37 @@ class Blobs:
         return iter(self._engine.digests())
 
     def release(self, ref: BlobRef | str) -> None:
+        """Drop this process's lease now: only for a blob the writer decided never to reference.
+
+        Refused (BlobReferencedError, the lease kept) when a record committed since this process stored
+        the blob references it: dropping that lease would let a collection running meanwhile, whose scan
+        of the journals began before the record was committed, delete a referenced blob. A referenced
+        blob needs no release; its lease runs out by itself."""
+        digest = digest_of(ref)
+        with self._put_mutex:
+            since, put_at = self._put_at.get(digest, (0, time.monotonic()))
+        if time.monotonic() - put_at >= self._lease():
+            self._engine.release(ref)  # the lease already ran out: dropping it changes nothing
+            return
+        for entry in self._store.feed(since):
+            if digest in references((entry.record,)):
+                msg = (
+                    f"blob {digest[:12]}... is referenced by record {entry.seq} of journal "
+                    f"{entry.journal_id!r}; a referenced blob keeps its lease until it runs out (nothing "
+                    "to release)"
+                )
+                raise BlobReferencedError(msg)
         self._engine.release(ref)
+        with self._put_mutex:
+            self._put_at.pop(digest, None)
+
+    def _lease(self) -> float:
+        return float(getattr(self._engine, "lease", DEFAULT_LEASE))
+
+    def _forget_expired(self) -> None:
+        horizon = time.monotonic() - self._lease()
+        for digest in [d for d, (_, at) in self._put_at.items() if at < horizon]:
+            del self._put_at[digest]
 
     def verify(self, ref: BlobRef | str) -> None:
         """Raise MissingBlobError or BlobDigestError unless the blob is there and whole."""
@@ -305,3 +357,44 @@ class Blobs:
         """Remove unreferenced, unleased blobs stored more than `grace` seconds ago; returns the receipt
         (also recorded in the store's catalog)."""
         return collect(self._store, self._engine, grace=grace)
+
+
+class _Verified(io.RawIOBase):
+    """A blob's stream, hashed as it is read; the read that reaches its end checks the digest."""
+
+    def __init__(self, stream: IO[bytes], digest: str) -> None:
+        self._stream = stream
+        self._digest = digest
+        self._hash = hashlib.sha256()
+        self._checked = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._stream.read(len(view))
+        if not data:
+            self._check()
+            return 0
+        view[: len(data)] = data
+        self._hash.update(data)
+        return len(data)
+
+    def _check(self) -> None:
+        if self._checked:
+            return
+        self._checked = True
+        found = self._hash.hexdigest()
+        if found != self._digest:
+            msg = (
+                f"blob {self._digest[:12]}... read back as bytes hashing to {found[:12]}... (truncated or "
+                "altered on disk); do not use what was read. `waybook verify --store URL ID --blobs` "
+                "lists the damaged blobs"
+            )
+            raise BlobDigestError(msg)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+        super().close()

@@ -7,6 +7,7 @@ hiding and the purge trail are therefore records, replayable like everything els
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
@@ -118,14 +119,17 @@ class Catalog:
         )
 
 
-def parse_cursor(after: str | None) -> int:
+POSITION_MAX = 2**63 - 1
+"""The largest feed position, cursor or limit any store can hold (a signed 64-bit integer)."""
+
+
+def parse_cursor(after: object) -> int:
     if after is None:
         return 0
-    try:
+    value = -1
+    if type(after) is int or (type(after) is str and after.isascii() and after.isdigit() and len(after) < 20):
         value = int(after)
-    except (TypeError, ValueError):
-        value = -1
-    if value < 0:
+    if not 0 <= value <= POSITION_MAX:
         msg = f"list cursor {after!r} is not one this store returned; pass a JournalPage.cursor or None"
         raise StoreArgumentError(msg)
     return value
@@ -200,13 +204,31 @@ def purge_data(journal_id: str, role: str, head: Head, reason: str, actor: str |
 
 def check_position(after: object, limit: object = None) -> int:
     """A feed position (a whole number, 0 for the start) and an optional limit, checked."""
-    if type(after) is not int or after < 0:
-        msg = f"feed position {after!r} must be a whole number of at least 0 (0 reads from the start)"
+    if type(after) is not int or not 0 <= after <= POSITION_MAX:
+        msg = (
+            f"feed position {after!r:.40} must be a whole number from 0 to {POSITION_MAX} "
+            "(0 reads from the start)"
+        )
         raise StoreArgumentError(msg)
-    if limit is not None and (type(limit) is not int or limit < 0):
-        msg = f"feed limit {limit!r} must be a whole number of at least 0, or None for no limit"
+    if limit is not None and (type(limit) is not int or not 0 <= limit <= POSITION_MAX):
+        msg = f"feed limit {limit!r:.40} must be a whole number from 0 to {POSITION_MAX}, or None (no limit)"
         raise StoreArgumentError(msg)
     return after
+
+
+WAIT_MAX = 86_400.0 * 365
+"""A wait longer than a year waits as `timeout=None` (forever): the clocks cannot count further."""
+
+
+def check_timeout(timeout: object) -> float | None:
+    """A wait's timeout in seconds (None: no limit; at most 0: do not block), checked: NaN is refused."""
+    if timeout is None:
+        return None
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or math.isnan(timeout):
+        msg = f"wait timeout {timeout!r:.40} must be a number of seconds, or None to wait without limit"
+        raise StoreArgumentError(msg)
+    seconds = float(timeout)
+    return None if seconds > WAIT_MAX else max(seconds, 0.0)
 
 
 def check_reason(reason: object) -> str:

@@ -31,6 +31,7 @@ from waybook.stores._catalog import (
     check_limit,
     check_position,
     check_reason,
+    check_timeout,
     leaf_of,
     parse_cursor,
     purge_data,
@@ -182,7 +183,7 @@ class DatabaseStore:
     def wait(self, after: int, timeout: float | None = None) -> bool:
         check_position(after)
         self._check_open()
-        return self._engine.wait(after, timeout, self.feed_head)
+        return self._engine.wait(after, check_timeout(timeout), self.feed_head)
 
     @property
     def blobs(self) -> Blobs:

@@ -98,11 +98,13 @@ class DatabaseJournal:
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         self._check_open()
         check_cursor(self._name, after, limit)
+        after, limit = _in_range(after, limit)
         return (record for record, _ in self._proved(after, limit))
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
         self._check_open()
         check_cursor(self._name, after, limit)
+        after, limit = _in_range(after, limit)
         return (line for _, line in self._proved(after, limit))
 
     def flush(self) -> None:
@@ -201,3 +203,11 @@ class DatabaseJournal:
         if digest is None:
             raise BrokenChainError(journal=self._name, seq=seq, reason="its digest does not cover its bytes")
         return Head(seq, digest)
+
+
+_SEQ_MAX = 2**63 - 1
+
+
+def _in_range(after: int, limit: int | None) -> tuple[int, int | None]:
+    """A read cursor clamped to what a database integer holds: past the end reads nothing."""
+    return min(max(after, 0), _SEQ_MAX), None if limit is None or limit > _SEQ_MAX else limit

@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 from waybook.journal._protocol import SessionJournal
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
+from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._protocol import JournalStore
 from waybook.stores._subscribe import AsyncSubscription, Filter
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
@@ -147,6 +148,8 @@ class ThreadedStore:
     async def wait(self, after: int, timeout: float | None = None) -> bool:
         """Wait for a position > `after`. Waits in slices of at most a second so a cancelled task
         frees its worker thread soon after."""
+        check_position(after)
+        timeout = check_timeout(timeout)
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         if self._waiters is None:

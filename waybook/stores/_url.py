@@ -32,7 +32,8 @@ def _open_directory(location: str, options: dict[str, str]) -> JournalStore:
     from waybook.stores._directory import DirectoryStore
 
     _no_options("file:", options, allowed=("durability",))
-    return DirectoryStore(_local_path("file:", location), durability=options.get("durability", "flush"))
+    durability = _durability_option("file:", options.get("durability", "flush"))
+    return DirectoryStore(_local_path("file:", location), durability=durability)
 
 
 def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:
@@ -42,7 +43,7 @@ def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:
     timeout = options.get("busy_timeout")
     return SqliteStore(
         _local_path("sqlite:", location),
-        durability=options.get("durability", "fsync"),
+        durability=_durability_option("sqlite:", options.get("durability", "fsync")),
         busy_timeout=BUSY_TIMEOUT if timeout is None else seconds_option(timeout),
     )
 
@@ -53,7 +54,21 @@ def _open_postgres(location: str, options: dict[str, str]) -> JournalStore:
     except ImportError as exc:
         msg = f"{_public(location)}: the PostgreSQL store needs psycopg: pip install 'waybook[postgresql]'"
         raise InvalidStoreUrlError(msg) from exc
+    try:
+        parts = urllib.parse.urlsplit(location)
+        parts.port  # noqa: B018 (urllib checks the port when it is read)
+    except ValueError as exc:
+        shown = _public_or_scheme(location)
+        msg = f"{shown}: {exc}; use postgresql://USER@HOST:PORT/DATABASE (port 1 to 65535)"
+        raise InvalidStoreUrlError(msg) from None
     return open_postgres(location)
+
+
+def _public_or_scheme(url: str) -> str:
+    try:
+        return _public(url)
+    except ValueError:
+        return url.partition(":")[0] + "://..."
 
 
 def _public(url: str) -> str:
@@ -89,12 +104,19 @@ def open_store(url: str) -> JournalStore:
     if scheme.lower() in ("postgresql", "postgres"):
         return opener(url, {})
     location, _, query = rest.partition("?")
+    if "\x00" in urllib.parse.unquote(location):
+        msg = f"{scheme}: store URL has a NUL character in its path; no file system path holds one"
+        raise InvalidStoreUrlError(msg)
     try:
         pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError as exc:
         msg = f"{url!r}: the options after '?' are not name=value pairs joined by '&'"
         raise InvalidStoreUrlError(msg) from exc
-    return opener(urllib.parse.unquote(location), dict(pairs))
+    try:
+        return opener(urllib.parse.unquote(location), dict(pairs))
+    except OSError as exc:  # a path the system refuses outright (too long, a loop of links)
+        msg = f"{scheme}:{location[:80]}{'...' if len(location) > 80 else ''}: {exc.strerror or exc}"
+        raise InvalidStoreUrlError(msg) from None
 
 
 def local_path(url: str) -> Path | None:
@@ -129,6 +151,16 @@ def _no_options(scheme: str, options: dict[str, str], *, allowed: tuple[str, ...
         hint = f"; this scheme takes {', '.join(allowed)}" if allowed else "; this scheme takes none"
         msg = f"{scheme} store URL has unknown option(s) {', '.join(unknown)}{hint}"
         raise InvalidStoreUrlError(msg)
+
+
+def _durability_option(scheme: str, value: str) -> str:
+    from waybook.journal._durability import Durability
+
+    known = [d.value for d in Durability]
+    if value not in known:
+        msg = f"{scheme} store URL has durability={value[:40]!r}; use one of {', '.join(known)}"
+        raise InvalidStoreUrlError(msg)
+    return value
 
 
 def seconds_option(value: str) -> float:

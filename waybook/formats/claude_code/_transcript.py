@@ -43,6 +43,7 @@ from waybook.formats._foreign import (
     ForeignFormatError,
     ImportReport,
     LineTally,
+    check_fields,
     read_json_lines,
     stable_id,
     timestamp,
@@ -111,6 +112,7 @@ def import_claude_code(
     session).
     """
     lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
+    lines = check_fields(lines, skipped, _FIELDS, source=SOURCE, lenient=lenient)
     if not any(line.get("type") in TREE_TYPES for _, line in lines):
         raise ForeignFormatError(
             SOURCE, [(1, "no user or assistant lines: this is not a Claude Code transcript")]
@@ -120,11 +122,14 @@ def import_claude_code(
     for number, line in lines:
         try:
             builder.take(number, line)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             problems.append((number, f"{type(exc).__name__}: {exc}"))
     if problems:
         raise ForeignFormatError(SOURCE, problems)
-    builder.finish(links or {})
+    try:
+        builder.finish(links or {})
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        raise ForeignFormatError(SOURCE, [(total, f"{type(exc).__name__}: {exc}")]) from None
     report = builder.tally.report(SOURCE, total, skipped, builder.inferred)
     header = NewRecord(
         id=builder.journal,
@@ -137,6 +142,23 @@ def import_claude_code(
         journal=builder.journal,
         agents=tuple(builder.agents),
     )
+
+
+_ID = (str,)
+_PARENT = (str, type(None))
+_FIELDS: Final = {
+    "type": _ID,
+    "uuid": _ID,
+    "parentUuid": _PARENT,
+    "logicalParentUuid": _PARENT,
+    "sessionId": _ID,
+    "agentId": _ID,
+    "timestamp": _ID,
+    "message": (dict,),
+    "isSidechain": (bool, type(None)),
+    "isCompactSummary": (bool, type(None)),
+}
+"""The fields the mapping indexes or branches on, and the types Claude Code writes them with."""
 
 
 def subagent_anchor(session: bytes | str, agent: bytes | str) -> Anchor | None:

@@ -1,22 +1,33 @@
-"""Reading LangGraph checkpoint threads from a `SqliteSaver` database with LangGraph's own saver.
+"""Reading LangGraph checkpoint threads from a `SqliteSaver` database, as data.
 
-LangGraph's checkpoints are serialized by its own serializer, so reading them needs LangGraph: install
-`waybook[langgraph]`. The database is opened read-only.
+The database is opened read-only and read with SQL; each checkpoint is decoded by
+`waybook.formats.langgraph._decode`, which returns plain data and LangChain messages only and refuses
+anything else. LangGraph's own serializer is never used: it imports and calls what a checkpoint names.
+Decoding msgpack needs `ormsgpack` (installed with `waybook[langgraph]`); LangGraph itself is not needed.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from waybook.formats.langgraph._decode import LangGraphDecodeError, decode_json, decode_typed, plain
 from waybook.formats.langgraph._import import Checkpoint
 from waybook.model._errors import JournalError
 
 
 class LangGraphDatabaseError(JournalError, ValueError):
-    """Not a LangGraph checkpoint database, not the thread asked for, or LangGraph is not installed."""
+    """Not a LangGraph checkpoint database, not the thread asked for, or a checkpoint that is not data."""
+
+
+_QUERY = (
+    "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id"
+)
+
+_ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 
 
 def read_thread(path: Path, thread_id: str | None) -> tuple[str, list[Checkpoint]]:
@@ -25,20 +36,18 @@ def read_thread(path: Path, thread_id: str | None) -> tuple[str, list[Checkpoint
     With `thread_id` None the database must hold exactly one thread.
     """
     try:
-        from langchain_core.messages import message_to_dict
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    except ImportError:
-        msg = "reading LangGraph checkpoints needs LangGraph: pip install 'waybook[langgraph]'"
-        raise LangGraphDatabaseError(msg) from None
-    try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError, ValueError) as exc:
         msg = f"{path}: {exc}; is this a LangGraph SqliteSaver database?"
         raise LangGraphDatabaseError(msg) from None
     try:
         query = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1"
         threads = [row[0] for row in connection.execute(query)]
-        return _read(SqliteSaver(connection), message_to_dict, _choose(path, threads, thread_id))
+        if not all(isinstance(t, str) for t in threads):
+            msg = f"{path}: a thread id that is not text; is this a LangGraph SqliteSaver database?"
+            raise LangGraphDatabaseError(msg)
+        thread = _choose(path, threads, thread_id)
+        return thread, [_checkpoint(path, row) for row in connection.execute(_QUERY, (thread,))]
     except sqlite3.Error as exc:
         msg = f"{path}: {exc}; is this a LangGraph SqliteSaver database?"
         raise LangGraphDatabaseError(msg) from None
@@ -46,22 +55,42 @@ def read_thread(path: Path, thread_id: str | None) -> tuple[str, list[Checkpoint
         connection.close()
 
 
-def _read(saver: Any, message_to_dict: Any, thread: str) -> tuple[str, list[Checkpoint]]:
-    checkpoints = []
-    for item in saver.list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}):
-        values = item.checkpoint.get("channel_values", {})
-        parent = (item.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-        checkpoints.append(
-            Checkpoint(
-                id=item.config["configurable"]["checkpoint_id"],
-                parent=parent,
-                at=_timestamp(item.checkpoint.get("ts")),
-                metadata=_json_safe(item.metadata),
-                messages=tuple(message_to_dict(m) for m in values.get("messages", [])),
-                channels=_json_safe({k: v for k, v in values.items() if k != "messages"}),
-            )
-        )
-    return thread, checkpoints
+def _checkpoint(path: Path, row: tuple[Any, ...]) -> Checkpoint:
+    checkpoint_id, parent, kind, data, metadata = row
+    if not isinstance(checkpoint_id, str) or not (parent is None or isinstance(parent, str)):
+        msg = f"{path}: a checkpoint id that is not text; is this a LangGraph SqliteSaver database?"
+        raise LangGraphDatabaseError(msg)
+    where = f"{path}: checkpoint {checkpoint_id[:80]}"
+    try:
+        state = decode_typed(kind, data)
+        meta = decode_json(metadata)
+    except LangGraphDecodeError as exc:
+        msg = f"{where} holds {exc}"
+        raise LangGraphDatabaseError(msg) from None
+    if not isinstance(state, dict) or not isinstance(meta, dict):
+        msg = f"{where} is not a map of channels and metadata; is this a LangGraph SqliteSaver database?"
+        raise LangGraphDatabaseError(msg)
+    values = state.get("channel_values")
+    values = values if isinstance(values, dict) else {}
+    messages = values.get("messages")
+    messages = messages if isinstance(messages, list) else []
+    if not all(_is_message(m) for m in messages):
+        msg = f"{where}: its messages channel holds something that is not a LangChain message"
+        raise LangGraphDatabaseError(msg)
+    return Checkpoint(
+        id=checkpoint_id,
+        parent=parent or None,
+        at=_timestamp(state.get("ts")),
+        metadata=plain(meta),
+        messages=tuple(messages),
+        channels=plain({k: v for k, v in values.items() if k != "messages"}),
+    )
+
+
+def _is_message(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and isinstance(value.get("type"), str) and isinstance(value.get("data"), dict)
+    )
 
 
 def _choose(path: Path, threads: list[str], thread_id: str | None) -> str:
@@ -79,11 +108,8 @@ def _choose(path: Path, threads: list[str], thread_id: str | None) -> str:
 
 def _timestamp(value: Any) -> str:
     """LangGraph's ISO timestamp (`2026-12-01T11:06:00.123456+00:00`) as RFC 3339 UTC, milliseconds."""
-    if isinstance(value, str) and len(value) >= 19 and value[10] == "T":
+    if isinstance(value, str) and _ISO.match(value):
         fraction = value[20:23] if len(value) > 19 and value[19] == "." else "000"
+        fraction = fraction if fraction.isdigit() and fraction.isascii() else "000"
         return f"{value[:19]}.{fraction.ljust(3, '0')}Z"
     return "1970-01-01T00:00:00.000Z"
-
-
-def _json_safe(value: Any) -> Any:
-    return json.loads(json.dumps(value, sort_keys=True, default=repr))

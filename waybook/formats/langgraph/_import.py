@@ -11,7 +11,8 @@ whose context is exactly that checkpoint's messages. The journal ends at the new
 LangGraph resumes from.
 
 This module maps plain data (`Checkpoint` values whose messages are LangChain's `message_to_dict`
-form); `waybook.formats.langgraph._database` reads them from a database with LangGraph's own saver.
+form); `waybook.formats.langgraph._database` reads them from a database as data (never with
+LangGraph's serializer, which imports and calls what a checkpoint names).
 """
 
 from __future__ import annotations
@@ -164,13 +165,16 @@ def _message_body(message: dict[str, Any], parent: str | None) -> AnyBody:
             details=details,
         )
     if kind in ("ai", "AIMessageChunk"):
+        listed = data.get("tool_calls")
         calls = tuple(
             ToolCallBlock(
-                call_id=str(c.get("id")), name=str(c.get("name")), arguments=dict(c.get("args") or {})
+                call_id=str(c.get("id")), name=str(c.get("name")), arguments=_arguments(c.get("args"))
             )
-            for c in data.get("tool_calls") or []
+            for c in (listed if isinstance(listed, list) else [])
+            if isinstance(c, dict)
         )
-        metadata = data.get("response_metadata") or {}
+        metadata = data.get("response_metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         model = metadata.get("model_name") or metadata.get("model")
         return AssistantMessage(
             parent=parent,
@@ -180,6 +184,12 @@ def _message_body(message: dict[str, Any], parent: str | None) -> AnyBody:
             details={SOURCE: {**details[SOURCE], "stop_reason": "inferred"}},
         )
     return CustomEntry(parent=parent, type=stable_id(f"langgraph.message.{kind}"), data=message)
+
+
+def _arguments(args: Any) -> dict[str, Any]:
+    if isinstance(args, dict):
+        return args
+    return {} if args is None else {"value": args}
 
 
 def _content(content: Any) -> tuple[Block, ...]:

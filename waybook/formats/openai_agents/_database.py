@@ -45,6 +45,9 @@ def _read(
     sessions = [
         row[0] for row in connection.execute(f"SELECT DISTINCT session_id FROM {MESSAGES} ORDER BY 1")
     ]
+    if not all(isinstance(session, str) for session in sessions):
+        msg = f"{path}: a session_id that is not text; is this an OpenAI Agents SDK session database?"
+        raise NotAnAgentsDatabaseError(msg)
     if session_id is None:
         if len(sessions) != 1:
             listed = ", ".join(sessions[:10])
@@ -55,7 +58,7 @@ def _read(
         msg = f"{path} has no session {session_id!r}; it holds {', '.join(sessions[:10]) or 'none'}"
         raise NotAnAgentsDatabaseError(msg)
     rows = [
-        Row(id=row_id, data=data, created_at=created)
+        Row(id=row_id, data=data, created_at=created if isinstance(created, str) else None)
         for row_id, data, created in connection.execute(
             f"SELECT id, message_data, created_at FROM {MESSAGES} WHERE session_id = ? ORDER BY id",
             (session_id,),
@@ -69,6 +72,14 @@ def _read(
             "ORDER BY sequence_number, id",
             (session_id,),
         ):
+            if not isinstance(branch, str) or type(message_id) is not int:
+                msg = (
+                    f"{path}: a message_structure row whose branch_id is not text or message_id not a number"
+                )
+                raise NotAnAgentsDatabaseError(msg)
             branches.setdefault(branch, []).append(message_id)
         branches = branches or None
+    if not all(type(row.id) is int for row in rows):
+        msg = f"{path}: an agent_messages id that is not a number; is this an OpenAI Agents SDK database?"
+        raise NotAnAgentsDatabaseError(msg)
     return session_id, rows, branches

@@ -22,9 +22,11 @@ import attrs
 
 from waybook.formats._foreign import (
     FALLBACK_TIMESTAMP,
+    MAX_DEPTH,
     ForeignFormatError,
     ImportReport,
     LineTally,
+    depth,
     stable_id,
 )
 from waybook.formats._responses import call_names, is_model_item, item_body, turn_body
@@ -63,13 +65,20 @@ def import_openai_agents(
     items: dict[int, dict[str, Any]] = {}
     skipped: list[tuple[int, str]] = []
     for row in rows:
+        if not isinstance(row.data, (str, bytes)):
+            what = "NULL" if row.data is None else type(row.data).__name__
+            skipped.append((row.id, f"message_data is {what}, not JSON text"))
+            continue
         try:
             value = json.loads(row.data)
-        except ValueError as exc:
-            skipped.append((row.id, f"not JSON ({exc})"))
+        except (ValueError, RecursionError) as exc:
+            skipped.append((row.id, f"not JSON ({str(exc)[:80] or type(exc).__name__})"))
             continue
         if not isinstance(value, dict):
             skipped.append((row.id, "not a Responses item (a JSON object)"))
+            continue
+        if depth(value) > MAX_DEPTH:
+            skipped.append((row.id, f"nested deeper than {MAX_DEPTH} levels"))
             continue
         items[row.id] = value
     if skipped and not lenient:
@@ -87,7 +96,11 @@ def import_openai_agents(
     builder = _Builder(items, at)
     leaves: dict[str, str | None] = {}
     for branch in [MAIN, *sorted(b for b in order if b != MAIN)]:
-        leaves[branch] = builder.branch(branch, [i for i in order[branch] if i in items])
+        try:
+            leaves[branch] = builder.branch(branch, [i for i in order[branch] if i in items])
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            problem = [(builder.row, f"{type(exc).__name__}: {exc}")]
+            raise ForeignFormatError(SOURCE, problem, unit="row") from None
     if builder.leaf != leaves[MAIN]:
         move = LeafMoved(
             from_leaf=builder.leaf,
@@ -122,6 +135,7 @@ class _Builder:
         self.leaf: str | None = None
         self.node_of: dict[int, str] = {}
         self.calls: dict[str, str] = {}
+        self.row = 0  # the row being mapped, for a message naming it
 
     def branch(self, name: str, row_ids: list[int]) -> str | None:
         """Write a branch's messages after the last one it shares; return where it ends."""
@@ -136,6 +150,7 @@ class _Builder:
             self.leaf = start
         turn: list[int] = []
         for row_id in row_ids[shared:]:
+            self.row = row_id
             item = self.items[row_id]
             if is_model_item(item):
                 turn.append(row_id)

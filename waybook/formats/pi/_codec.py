@@ -49,6 +49,7 @@ from waybook.codecs._data_urls import base64_payload
 from waybook.codecs._wire import decode_body
 from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
+from waybook.formats._foreign import MAX_DEPTH, depth
 from waybook.formats.pi import _form as pi_form
 from waybook.formats.pi import _map as pi_map
 from waybook.formats.pi._form import (
@@ -173,14 +174,17 @@ def _parse(
             continue
         try:
             values = _objects(decoder, line_bytes)
-        except ValueError as exc:
-            bad.append((number, str(exc)))
+        except (ValueError, RecursionError) as exc:
+            bad.append((number, str(exc) or type(exc).__name__))
             continue
         if len(values) > 1:
             joined.append(number)
         for value in values:
             if not isinstance(value, dict) or not isinstance(value.get("type"), str):
                 bad.append((number, "not a Pi entry (an object with a type)"))
+                continue
+            if line_bytes.count(b"[") + line_bytes.count(b"{") > MAX_DEPTH and depth(value) > MAX_DEPTH:
+                bad.append((number, f"nested deeper than {MAX_DEPTH} levels"))
                 continue
             if _SURROGATE_ESCAPE.search(line_bytes) and _has_lone_surrogate(value):
                 bad.append((number, LONE_SURROGATE))

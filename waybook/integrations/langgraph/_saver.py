@@ -32,6 +32,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, listed, open_or_create
@@ -56,6 +57,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
     `store` is any `JournalStore` (`waybook.stores.open_store("file:DIR")`, `sqlite:FILE`, ...).
     `purge_on_delete=True` makes `delete_thread` erase the thread's journals (`store.purge`, leaving a
     receipt) instead of appending a reset; a purged thread id cannot be used again.
+
+    A journal read back is outside data, so the default `serde` is LangGraph's serializer in its strict
+    mode: it rebuilds only LangGraph's list of safe types (plus the state types a compiled graph adds
+    with `with_allowlist`) and never unpickles; any other type a value names comes back as its plain
+    payload. Pass `serde=JsonPlusSerializer(allowed_msgpack_modules=[...])` to allow more.
     """
 
     def __init__(
@@ -66,7 +72,9 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         purge_on_delete: bool = False,
         actor: str = "langgraph",
     ) -> None:
-        super().__init__(serde=serde)
+        super().__init__(
+            serde=serde if serde is not None else JsonPlusSerializer(allowed_msgpack_modules=None)
+        )
         self.store = store
         self.purge_on_delete = purge_on_delete
         self.actor = actor

@@ -18,6 +18,7 @@ import contextlib
 from typing import Final
 
 from waybook.model._errors import JournalClosedError, StorageError
+from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._threaded import ThreadedStore
 from waybook.stores.postgres import _engine
 from waybook.stores.postgres._store import PostgresStore, open_postgres
@@ -41,6 +42,8 @@ class AsyncPostgresStore(ThreadedStore):
         self._watcher: asyncio.Task[None] | None = None
 
     async def wait(self, after: int, timeout: float | None = None) -> bool:
+        check_position(after)
+        timeout = check_timeout(timeout)
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         if self._watcher is None:
