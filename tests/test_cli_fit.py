@@ -1,4 +1,4 @@
-"""A CLI that fits 80 columns: `ls`, `verify --store URL` (every journal and the catalog), on real sessions."""
+"""A CLI that fits 80 columns (`ls`, `log`, `tree`, `search`, `show --context`) and `verify --store URL`."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def test_ls_shows_id_records_last_activity_and_title_in_80_columns(real_store: s
     lines = shown(raw)
     assert all(len(line) <= 80 for line in lines), lines
     text = "\n".join(lines)
-    assert "RECORDS" in text and "LAST ACTIVITY" in text and "TITLE" in text
+    for column in ("ID", "RECORDS", "LAST ACTIVITY", "TITLE"):
+        assert column in text
     assert "258c7280-ae70-4798-800f-63464d01a85d.agent-a881341" in text  # never cut
     assert "Implement spotter-gqc" in text  # the first user message
     assert "claude_code" not in text  # no metadata without --long
@@ -85,7 +86,8 @@ def test_ls_names_an_untitled_journal_by_its_role(url: str) -> None:
     with open_store(url) as store:
         store.create("m1", role="working_memory")
     run = waybook("ls", "--store", url)
-    assert "s1" in run.stdout and "where is the oat milk?" in run.stdout
+    assert "s1  " in run.stdout
+    assert "where is the oat milk?" in run.stdout
     assert "(working_memory, untitled)" in run.stdout
 
 

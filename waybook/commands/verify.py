@@ -159,7 +159,10 @@ def _verify_one(args: argparse.Namespace, path: Path, reports: list[dict[str, An
                 print(f"  missing blob {digest}")
             for digest in found["damaged"]:
                 print(f"  damaged blob {digest} (its bytes do not hash to its digest)")
-        if entry["torn_tail"]:
+        if entry["torn_tail"] and str(path) == CATALOG_ID:
+            entry["torn_tail"] = False  # the store writes its catalog: nothing for `repair` to do
+            print("  the store's catalog is damaged: restore it from a copy; no command repairs it")
+        elif entry["torn_tail"]:
             print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     return status
 
