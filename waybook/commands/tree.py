@@ -66,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
     names = short_ids(list(tree.ids))
     console.print(
         f"{escape(visible(str(args.path)))}  seq {tree.seq}  {plural(tree.node_count, 'node')}  "
-        f"leaf {tree.leaf_id or '(none)'}",
-        soft_wrap=True,
+        f"leaf {names.get(tree.leaf_id or '', tree.leaf_id) or '(none)'}"
     )
     active = set(tree.path_to(tree.leaf_id))
     for root in tree.roots():
@@ -75,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
     if tree.moves:
         console.print("leaf moves:")
         for move in tree.moves:
-            what = "reset" if move.reset else f"{move.from_leaf} -> {move.to_leaf}"
+            ends = (
+                names.get(move.from_leaf or "", move.from_leaf),
+                names.get(move.to_leaf or "", move.to_leaf),
+            )
+            what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
             who = f" by {move.actor}" if move.actor else ""
-            console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}", soft_wrap=True)
+            console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
             if move.reason:
-                console.print(f"    {escape(visible(move.reason))}", soft_wrap=True)
+                console.print(f"    {escape(visible(move.reason))}")
     if links:
         console.print("sub-agents:")
         for link in links:
@@ -93,10 +96,10 @@ def run(args: argparse.Namespace) -> int:
             )
             call = f" call {link.call_id}" if link.call_id else ""
             node = names.get(link.node, link.node)
-            console.print(f"  {escape(node)}{escape(call)} -> {escape(link.journal)}", soft_wrap=True)
-            console.print(f"    {escape(where)}", soft_wrap=True)
+            console.print(f"  {escape(node)}{escape(call)} -> {escape(link.journal)}")
+            console.print(f"    {escape(where)}")
             if link.reason:
-                console.print(f"    {escape(visible(link.reason, one_line=True))}", soft_wrap=True)
+                console.print(f"    {escape(visible(link.reason, one_line=True))}")
     return damage_status(journal)
 
 
@@ -177,9 +180,8 @@ def _segment_tree(
         run = names[first] if start == end else f"{names[first]} .. {names[last]} ({count} entries)"
         record = labels[tree.ids[_told(tree, start, end)]]
         said = escape(summary(record, LABEL_CHARS))
-        text = f"{mark}{escape(visible(run, one_line=True))}  {escape(short_kind(record.kind))}: {said}"
-        if tree.leaf_id == last:
-            text += "  <- leaf"
+        leaf = "  <- leaf" if tree.leaf_id == last else ""  # before the summary, which may be cut
+        text = f"{mark}{escape(visible(run, one_line=True))}{leaf}  {escape(short_kind(record.kind))}: {said}"
         markup = text if is_active else f"[dim]{text}[/dim]"
         label_text = Text.from_markup(markup, overflow="ellipsis")
         label_text.no_wrap = True
