@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         return USAGE
     paths = args.paths or every_journal(args.store)
     status = OK
-    reports = []
+    reports: list[dict[str, Any]] = []
     with Phases(len(paths), threshold=2 if not args.paths else PROGRESS_PATHS) as phases:
         phases.start("verifying", total=len(paths))
         for done, path in enumerate(paths):
