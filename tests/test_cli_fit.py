@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli_runner import on_terminal, waybook
 from waybook import Session
-from waybook.journal import verify
+from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify
 from waybook.stores import CATALOG_ID, ReservedJournalError, open_store
 
 FIXTURES = Path("/work/shared/fixtures")
@@ -141,3 +141,95 @@ def test_every_store_shows_its_catalog_read_only(kind: str, tmp_path: Path) -> N
                 catalog.append([], expected=head)
         assert not store.exists("a")  # the store goes on after its catalog view is closed
         store.create("b")
+
+
+@pytest.fixture
+def tooled(tmp_path: Path) -> Path:
+    """A session that thinks, calls a tool with long arguments, gets its result, and answers."""
+    path = tmp_path / "tooled.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal)
+        session.user("count the rows of data.csv")
+        thought = ThinkingBlock(thinking="the file is small; " * 20)
+        arguments = {"path": "data.csv", "pad": "x" * 400}
+        call = ToolCallBlock(call_id="call-7", name="count_rows", arguments=arguments)
+        session.assistant([thought, call], stop_reason="tool_use")
+        session.tool_result("call-7", "3 rows")
+        session.assistant([ThinkingBlock(thinking="", redacted=True), TextBlock(text="It has 3 rows.")])
+    return path
+
+
+def test_show_context_shows_tool_calls_their_results_and_thinking_markers(tooled: Path) -> None:
+    run = waybook("show", tooled, "--context")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert '-> count_rows({"pad": "xxx' in out  # the call, its arguments on one shortened line
+    assert all(len(line) <= 130 for line in out.splitlines())
+    assert "<- result of count_rows call call-7\n3 rows" in out  # the result, with the call it answers
+    assert "[thinking: 380 characters]" in out
+    assert "[thinking: redacted]" in out
+    assert "(no text)" not in out
+    assert "\n\n\n" not in out  # a thinking block is a marker, never blank lines
+
+
+def test_show_context_of_a_langgraph_turn_shows_its_call(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.checkpoint.sqlite", reason="reading LangGraph needs waybook[langgraph]")
+    db = Path(__file__).resolve().parent.parent / "fixtures/langgraph/checkpoints.db"
+    out = tmp_path / "lg.jsonl"
+    assert waybook("import", "langgraph", db, "--thread", "thread-1", "-o", out).returncode == 0
+    shown_context = waybook("show", out, "--context").stdout
+    assert '-> count_rows({"path": "data.csv"})' in shown_context
+    assert "<- result of count_rows call call_1\n3 rows" in shown_context
+    assert "(no text)" not in shown_context
+
+
+def test_log_fits_80_columns_with_ids_unique_in_the_journal(real_store: str) -> None:
+    status, raw = on_terminal("log", "--store", real_store, "cc", "--limit", "200", columns=80)
+    assert status == 0
+    lines = shown(raw)
+    assert len(lines) == 200
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    listed = json.loads(waybook("log", "--store", real_store, "cc", "--json").stdout.splitlines()[5])
+    full = listed["id"]
+    prefix = lines[5].split()[3]
+    assert full.startswith(prefix)
+    assert 8 <= len(prefix) < len(full)
+    ran = waybook("show", "--store", real_store, "cc", "--leaf", prefix)  # the prefix names one node
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_log_into_a_pipe_is_one_line_a_record_of_a_fixed_width(real_store: str) -> None:
+    lines = waybook("log", "--store", real_store, "cc").stdout.splitlines()
+    assert len(lines) > 1000
+    assert all(len(line) <= 120 for line in lines), max(lines, key=len)
+
+
+def test_tree_sums_a_run_up_by_its_last_message_within_the_width(real_store: str) -> None:
+    status, raw = on_terminal("tree", "--store", real_store, "cc", columns=80)
+    assert status == 0
+    lines = shown(raw)
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    run = next(line for line in lines if line.startswith("* "))
+    assert "assistant: Yes" in run
+    assert "turn_duration" not in "\n".join(lines)
+
+
+def test_search_shows_whole_journal_ids_so_a_sub_agent_is_told_from_its_session(real_store: str) -> None:
+    status, raw = on_terminal("search", "hook", "--store", real_store, "--limit", "20", columns=80)
+    assert status == 0
+    lines = [line for line in shown(raw) if "indexing the feed" not in line]
+    assert all(len(line) <= 80 for line in lines if "258c7280" not in line), lines
+    text = "\n".join(lines)
+    assert "258c7280-ae70-4798-800f-63464d01a85d.agent-a881341" in text
+    assert " cc  seq " in text
+
+
+def test_long_commands_show_progress_on_a_terminal(real_store: str) -> None:
+    _, raw = on_terminal("verify", "--store", real_store, stdout_too=False)
+    assert b"verifying" in raw
+    _, raw = on_terminal("search", "spotter", "--store", real_store, "--rebuild", stdout_too=False)
+    assert b"indexing the feed" in raw
+    _, raw = on_terminal("gc", "--store", real_store, "--grace", "0", stdout_too=False)
+    assert b"collecting blobs" in raw
+    piped = waybook("verify", "--store", real_store)
+    assert "verifying" not in piped.stderr  # never into a pipe
