@@ -118,7 +118,12 @@ def test_a_damaged_catalog_fails_verify_of_the_store(tmp_path: Path) -> None:
     catalog.write_bytes(b"".join(lines))
     run = waybook("verify", "--store", url)
     assert run.returncode == 1
-    assert "seq 3" in run.stdout + run.stderr, (run.stdout, run.stderr)
+    assert "catalog.jsonl: FAILED at seq 3" in run.stdout, (run.stdout, run.stderr)
+    assert "no command repairs it" in run.stdout  # never the `waybook repair` hint of a user's journal
+    catalog_report = json.loads(waybook("verify", "--store", url, "--json").stdout)[-1]
+    assert catalog_report["path"] == CATALOG_ID
+    assert catalog_report["bad_seq"] == 3
+    assert not catalog_report["torn_tail"]
 
 
 def test_verify_without_paths_or_store_is_a_usage_error() -> None:

@@ -134,6 +134,8 @@ def _verify_one(args: argparse.Namespace, path: Path, reports: list[dict[str, An
         "torn_tail": report.torn_tail,
     }
     entry["journal"] = args.store is not None or report.bad_seq != 1 or starts_with_header(path)
+    if str(path) == CATALOG_ID:
+        entry["torn_tail"] = False  # only the store writes its catalog: nothing for `repair` to do
     wanted = args.blobs and report.ok and str(path) != CATALOG_ID
     blobs = check_blobs(args.store, str(path)) if wanted else None
     if blobs is not None:
@@ -159,8 +161,7 @@ def _verify_one(args: argparse.Namespace, path: Path, reports: list[dict[str, An
                 print(f"  missing blob {digest}")
             for digest in found["damaged"]:
                 print(f"  damaged blob {digest} (its bytes do not hash to its digest)")
-        if entry["torn_tail"] and str(path) == CATALOG_ID:
-            entry["torn_tail"] = False  # the store writes its catalog: nothing for `repair` to do
+        if str(path) == CATALOG_ID and not report.ok:
             print("  the store's catalog is damaged: restore it from a copy; no command repairs it")
         elif entry["torn_tail"]:
             print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
