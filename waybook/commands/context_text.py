@@ -46,7 +46,7 @@ def write_context(messages: Sequence[ContextMessage]) -> None:
             name = calls.get(body.call_id) or body.tool_name or "a tool"
             error = " (error)" if body.is_error else ""
             out.append(visible(f"<- result of {name} call {body.call_id}{error}", one_line=True) + "\n")
-        lines = [_block(block, room, dim, plain) for block in message.content]
+        lines = [block_text(block, room, dim, plain) for block in message.content]
         if isinstance(body, CustomEntry) and not body.content:
             data = json.dumps(body.data, sort_keys=True, ensure_ascii=False)
             lines.append(visible(cut(f"{body.type}: {data}", room), one_line=True))
@@ -58,7 +58,8 @@ def write_context(messages: Sequence[ContextMessage]) -> None:
     sys.stdout.write("".join(out))
 
 
-def _block(block: Block, room: int, dim: str, plain: str) -> str:
+def block_text(block: Block, room: int, dim: str = "", plain: str = "") -> str:
+    """One content block as a line or lines of text, made visible; `dim`/`plain` style its markers."""
     if isinstance(block, TextBlock):
         return visible(block.text.rstrip("\n"))
     if isinstance(block, ThinkingBlock):
