@@ -238,3 +238,10 @@ def test_long_commands_show_progress_on_a_terminal(real_store: str) -> None:
     assert b"collecting blobs" in raw
     piped = waybook("verify", "--store", real_store)
     assert "verifying" not in piped.stderr  # never into a pipe
+
+
+def test_show_of_the_path_marks_thinking_and_shortens_calls_too(tooled: Path) -> None:
+    out = waybook("show", tooled).stdout
+    assert "[thinking: 380 characters]" in out
+    assert '-> count_rows({"pad": "xxx' in out
+    assert all(len(line) <= 210 for line in out.splitlines())
