@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waybook.commands.common import emit_json, stdout
+from waybook.commands.common import activity, emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.stores._blobs import DEFAULT_GRACE, BlobError
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     with connect_store(args.store) as store:
         try:
-            receipt = store.blobs.collect(grace=args.grace)
+            with activity("collecting blobs: reading every journal's references"):
+                receipt = store.blobs.collect(grace=args.grace)
         except (BlobError, NotImplementedError) as exc:
             raise UsageError(str(exc)) from exc
     if args.json:

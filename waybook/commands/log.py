@@ -11,15 +11,24 @@ from typing import Any
 from waybook.codecs import canonical_json
 from waybook.codecs._wire import CURRENT_TAGS, LEGACY_TAGS
 from waybook.commands.common import open_journal, seq_arg, short_kind, summary
+from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
+from waybook.commands.layout import width
 from waybook.commands.store_option import add_store_option
+from waybook.commands.terminal import visible
+
+MIN_SUMMARY = 20
+"""The fewest characters of a summary a line shows, however narrow the terminal."""
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "log",
         help="list records in commit order",
-        description="List records one per line: seq, time, kind, id and a summary (--json: JSON lines).",
+        description=(
+            "List records one per line: seq, time, kind, id (the shortest prefix unique in the journal) "
+            "and a summary, fitted to the terminal (120 columns into a pipe; --json: JSON lines)."
+        ),
         epilog="Example: waybook log session.jsonl --after 100 --limit 20 --kind assistant",
     )
     parser.add_argument("path", type=Path, metavar="PATH")
@@ -52,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
     shown = 0
     terminal = sys.stdout.isatty()  # escape everything non-ASCII there, as emit_json does
     with open_journal(args.path, args.store) as journal:
+        names: dict[str, str] = {}
+        if not args.json:  # ids cut to the shortest prefix that is still unique in the whole journal
+            names = short_ids([r.id for r in journal.read()])
+        id_width = max((len(name) for name in names.values()), default=8)
+        room = width()
         for record in journal.read(after=args.after):
             if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
                 continue
@@ -71,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=terminal) + "\n")
             else:
                 kind = short_kind(record.kind)
-                sys.stdout.write(
-                    f"{record.seq:>6} {record.at[:19]} {kind:<11} {record.id:<16} {summary(record, 38)}\n"
-                )
+                name = visible(names.get(record.id, record.id), one_line=True)
+                lead = f"{record.seq:>6} {record.at[:16]} {kind:<11} {name:<{id_width}} "
+                sys.stdout.write(lead + summary(record, max(room - len(lead), MIN_SUMMARY)) + "\n")
     return damage_status(journal)

@@ -5,14 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, UsageError
-from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.layout import cut, width
+from waybook.commands.store_option import add_store_option, connect_store, journal_file_in_store
+from waybook.commands.terminal import visible
+from waybook.commands.titles import Glance, glance
+from waybook.journal import JsonlJournal
+
+if TYPE_CHECKING:
+    from waybook.stores import JournalPage, JournalStore
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -20,8 +27,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "ls",
         help="list the journals of a store",
         description=(
-            "List a store's journals in creation order: id, role, when created, and metadata. Filter by "
-            "role and by metadata (every --meta must match); hidden journals are listed with --hidden. "
+            "List a store's journals in creation order: id, records, last activity and title (the first "
+            "user message), fitted to the terminal; --long lists role, creation time and metadata instead. "
+            "Filter by role and by metadata (every --meta must match); hidden journals are listed with "
+            "--hidden. "
             "Purged journals are never listed. Prints the cursor for the next page when there is one."
         ),
         epilog="Example: waybook ls --store file:./sessions --role session --meta user=ada --limit 20",
@@ -38,7 +47,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--hidden", action="store_true", help="include hidden journals")
     parser.add_argument("--limit", type=int, default=100, help="journals per page (default 100)")
     parser.add_argument("--after", metavar="CURSOR", help="the cursor a previous page printed")
-    parser.add_argument("--json", action="store_true", help="one JSON object: journals and cursor")
+    parser.add_argument(
+        "--long", action="store_true", help="id, role, creation time and full metadata of each journal"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object: journals (every field) and cursor"
+    )
     parser.set_defaults(run=run)
 
 
@@ -53,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             )
         except StoreArgumentError as exc:
             raise UsageError(str(exc)) from exc
+        looked = args.json or not args.long
+        glances = {info.journal_id: _glance(store, info.journal_id) for info in page} if looked else {}
     if args.json:
         journals = [
             {
@@ -62,11 +78,63 @@ def run(args: argparse.Namespace) -> int:
                 "created": info.created,
                 "created_at": info.created_at,
                 "hidden": info.hidden,
+                "records": glances[info.journal_id].records,
+                "last_activity": glances[info.journal_id].last_activity,
+                "title": glances[info.journal_id].title,
             }
             for info in page
         ]
         emit_json({"journals": journals, "cursor": page.cursor})
         return OK
+    if args.long:
+        _print_long(page)
+    else:
+        _print_short(page, glances)
+    if page.cursor is not None:
+        sys.stderr.write(f"waybook: more journals; next page: --after {page.cursor}\n")
+    return OK
+
+
+MIN_TITLE = 20
+"""The fewest characters of a title a list shows."""
+
+
+def _glance(store: JournalStore, journal_id: str) -> Glance:
+    path = journal_file_in_store(store, journal_id)
+    with JsonlJournal(path, readonly=True) if path else store.open(journal_id) as journal:
+        return glance(journal)
+
+
+def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:
+    """id, records, last activity, title, one line per journal, fitted to the width (layout.width).
+
+    Ids are never cut: when the longest id leaves no room for a title on a terminal, each id gets a line
+    of its own and the rest follows, indented, on the next. Into a pipe, a journal is always one line.
+    """
+    rows = []
+    for info in page:
+        seen = glances[info.journal_id]
+        name = visible(info.journal_id, one_line=True) + (" (hidden)" if info.hidden else "")
+        when = (seen.last_activity or "")[:16].replace("T", " ")
+        title = seen.title or f"({info.role}, untitled)"
+        rows.append((name, str(seen.records), when, title))
+    terminal = sys.stdout.isatty()
+    room = width()
+    id_width = max([len(row[0]) for row in rows] + [2])
+    fixed = id_width + 2 + 7 + 2 + 16 + 2
+    stacked = terminal and fixed + MIN_TITLE > room
+    lead = 4 + 7 + 2 + 16 + 2 if stacked else fixed
+    title_width = max(room - lead, MIN_TITLE)
+    bold, plain = ("\x1b[1m", "\x1b[0m") if terminal else ("", "")
+    head = f"{'RECORDS':>7}  {'LAST ACTIVITY':<16}  TITLE"
+    lines = [f"{bold}ID\n    {head}{plain}" if stacked else f"{bold}{'ID':<{id_width}}  {head}{plain}"]
+    for name, records, when, title in rows:
+        rest = f"{records:>7}  {when:<16}  {cut(title, title_width)}"
+        lines.append(f"{name}\n    {rest}" if stacked else f"{name:<{id_width}}  {rest}")
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in lines))
+
+
+def _print_long(page: JournalPage) -> None:
     table = Table(box=None, show_edge=False, pad_edge=False)
     for column in ("ID", "ROLE", "CREATED", "METADATA"):
         table.add_column(column)
@@ -75,9 +143,6 @@ def run(args: argparse.Namespace) -> int:
         meta = escape(json.dumps(info.metadata, sort_keys=True, ensure_ascii=False)) if info.metadata else ""
         table.add_row(name, info.role, info.created_at, meta)
     stdout().print(table)
-    if page.cursor is not None:
-        sys.stderr.write(f"waybook: more journals; next page: --after {page.cursor}\n")
-    return OK
 
 
 def _pair(item: str) -> tuple[str, Any]:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-from rich.table import Table
-
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, PROBLEM, UsageError
+from waybook.commands.layout import cut, width
+from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.terminal import visible
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -22,7 +23,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "Ranked full-text search (SQLite FTS5, BM25) over every journal of a store. The index is kept "
             "beside the store (DIR.search.sqlite for file:DIR, FILE.search.sqlite for sqlite:FILE, or "
             "--index) and brought up to date from the store's feed before each search. Every word of "
-            "QUERY must match. Exit 1 when nothing matched."
+            "QUERY must match. Each hit shows its whole journal id, seq and role, then the snippet cut to "
+            "the terminal's width. Exit 1 when nothing matched."
         ),
         epilog="Example: waybook search 'oat milk' --store file:./sessions --role user --json",
     )
@@ -52,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     with connect_store(args.store) as store:
         try:
             with SearchIndex(path, args.store) as index:
-                index.rebuild(store) if args.rebuild else index.update(store)
+                with Phases(1, threshold=0) as phases:  # the feed's length is not known ahead
+                    phases.start("indexing the feed")
+                    build = index.rebuild if args.rebuild else index.update
+                    build(store, progress=phases.advance)
                 hits = index.search(
                     args.query,
                     journal=args.journal,
@@ -72,8 +77,19 @@ def run(args: argparse.Namespace) -> int:
     if not hits:
         stdout().print("no matches")
         return PROBLEM
-    table = Table("score", "journal", "seq", "role", "snippet")
-    for hit in hits:
-        table.add_row(f"{hit.score:.3f}", escape(hit.journal), str(hit.seq), hit.role, escape(hit.snippet))
-    stdout().print(table)
+    _print_hits(hits)
     return OK
+
+
+def _print_hits(hits: list[Any]) -> None:
+    """Two lines a hit: score, the whole journal id (never cut: a session and its `.agent-...`
+    sub-agent must not look alike), seq and role; then the snippet on one line cut to the width."""
+    room = width()
+    terminal = sys.stdout.isatty()
+    bold, plain = ("\x1b[1m", "\x1b[0m") if terminal else ("", "")
+    out = []
+    for hit in hits:
+        journal = visible(hit.journal, one_line=True)
+        out.append(f"{hit.score:6.3f}  {bold}{journal}{plain}  seq {hit.seq}  {hit.role}\n")
+        out.append(f"        {visible(cut(hit.snippet, room - 8), one_line=True)}\n")
+    sys.stdout.write("".join(out))

@@ -9,10 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
 from waybook.codecs import canonical_json
-from waybook.commands.common import emit_json, open_journal, replay_with_progress, seq_arg, short_kind, stdout
+from waybook.commands.common import emit_json, open_journal, replay_with_progress, seq_arg, short_kind
+from waybook.commands.context_text import ARGUMENT_CHARS, block_text, write_context
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.progress import Phases
@@ -72,11 +71,7 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
             if args.json:
                 emit_json([_message_json(m.role, m.source, m.content) for m in messages])
                 return
-            console = stdout()
-            for message in messages:
-                console.print(f"[bold]{message.role}[/bold] ({escape(message.source)})")
-                console.print(escape(visible(plain_text(message.content))) or "[dim](no text)[/dim]")
-                console.print()
+            write_context(messages)
             return
         phases.start("reading the path")
         path = trajectory(journal, tree, leaf)
@@ -172,13 +167,12 @@ def _body_text(record: Record) -> str:
         text = f"excludes {body.target}" + (f": {body.reason}" if body.reason else "")
     elif isinstance(body, CustomEntry) and not body.content:
         text = f"{body.type} {json.dumps(body.data, sort_keys=True, ensure_ascii=False)}"
+    elif isinstance(body, AssistantMessage):  # thinking as a marker, each call on one shortened line
+        shown = (block_text(block, ARGUMENT_CHARS) for block in body.content)
+        return "".join(line + "\n" for line in shown if line) + "\n"
     else:
         text = plain_text(getattr(body, "content", ()))
     lines = [visible(text)] if text else []
-    if isinstance(body, AssistantMessage):
-        for call in body.tool_calls:
-            arguments = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
-            lines.append(visible(f"  -> {call.name}({arguments})", one_line=True))
     return "".join(line + "\n" for line in lines) + "\n"
 
 

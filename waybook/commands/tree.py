@@ -16,11 +16,11 @@ from waybook.commands.common import (
     replay_with_progress,
     seq_arg,
     short_kind,
-    stdout,
     summary,
 )
-from waybook.commands.ids import check_at
+from waybook.commands.ids import check_at, short_ids
 from waybook.commands.journal_files import damage_status
+from waybook.commands.layout import fitted
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal
@@ -28,14 +28,19 @@ from waybook.journal._reading import read_seqs
 from waybook.projections import TreeProjection, TreeState
 from waybook.projections._links import LinkRef, subagent_links
 
+LABEL_CHARS = 200
+"""The longest summary a label holds before the console cuts it to the width with `…`."""
+
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "tree",
         help="show the branch tree and every leaf move",
         description=(
-            "Show the session tree. Straight runs of entries are folded into one line; the active branch "
-            "is marked with *, abandoned branches are dimmed, and every leaf move is listed with its reason."
+            "Show the session tree. Straight runs of entries are folded into one line, summed up by their "
+            "last message and cut to the terminal's width (120 columns into a pipe); node ids are the "
+            "shortest prefixes unique in the journal. The active branch is marked with *, abandoned "
+            "branches are dimmed, and every leaf move is listed with its reason."
         ),
         epilog="Example: waybook tree session.jsonl --at 5",
     )
@@ -57,18 +62,23 @@ def run(args: argparse.Namespace) -> int:
             )
             return damage_status(journal)
         labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
-    console = stdout()
+    console = fitted()
+    names = short_ids(list(tree.ids))
     console.print(
         f"{escape(visible(str(args.path)))}  seq {tree.seq}  {plural(tree.node_count, 'node')}  "
-        f"leaf {tree.leaf_id or '(none)'}"
+        f"leaf {names.get(tree.leaf_id or '', tree.leaf_id) or '(none)'}"
     )
     active = set(tree.path_to(tree.leaf_id))
     for root in tree.roots():
-        console.print(_segment_tree(tree, root, active, labels))
+        console.print(_segment_tree(tree, root, active, labels, names))
     if tree.moves:
         console.print("leaf moves:")
         for move in tree.moves:
-            what = "reset" if move.reset else f"{move.from_leaf} -> {move.to_leaf}"
+            ends = (
+                names.get(move.from_leaf or "", move.from_leaf),
+                names.get(move.to_leaf or "", move.to_leaf),
+            )
+            what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
             who = f" by {move.actor}" if move.actor else ""
             console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
             if move.reason:
@@ -85,9 +95,11 @@ def run(args: argparse.Namespace) -> int:
                 else "(not beside this journal)"
             )
             call = f" call {link.call_id}" if link.call_id else ""
-            console.print(f"  {escape(link.node)}{escape(call)} -> {escape(link.journal)}  {escape(where)}")
+            node = names.get(link.node, link.node)
+            console.print(f"  {escape(node)}{escape(call)} -> {escape(link.journal)}")
+            console.print(f"    {escape(where)}")
             if link.reason:
-                console.print(f"    {escape(link.reason)}")
+                console.print(f"    {escape(visible(link.reason, one_line=True))}")
     return damage_status(journal)
 
 
@@ -127,29 +139,49 @@ def _segment_end(tree: TreeState, start: int) -> int:
         node = children[0]
 
 
+MESSAGES = frozenset({"user", "assistant", "tool_result", "system", "compaction"})
+"""The kinds a run's summary is taken from: its last message, not the bookkeeping after it."""
+
+
+def _told(tree: TreeState, start: int, end: int) -> int:
+    """The position whose record sums up the run `start`..`end`: its last message, else its end."""
+    node = end
+    while True:
+        if short_kind(tree.kinds[node]) in MESSAGES:
+            return node
+        if node == start:
+            return end
+        parent = tree.parent_of(tree.ids[node])
+        if parent is None:
+            return end
+        node = tree.index[parent]
+
+
 def _shown_seqs(tree: TreeState) -> set[int]:
     seqs = set()
     starts = [tree.index[r] for r in tree.roots()]
     while starts:
         start = starts.pop()
         end = _segment_end(tree, start)
-        seqs.update({tree.seqs[start], tree.seqs[end]})
+        seqs.update({tree.seqs[start], tree.seqs[end], tree.seqs[_told(tree, start, end)]})
         starts.extend(tree.children_positions(end))
     return seqs
 
 
-def _segment_tree(tree: TreeState, root: str, active: set[str], labels: dict[str, Any]) -> Tree:
+def _segment_tree(
+    tree: TreeState, root: str, active: set[str], labels: dict[str, Any], names: dict[str, str]
+) -> Tree:
     def label(start: int) -> tuple[Text, int]:
         end = _segment_end(tree, start)
         first, last = tree.ids[start], tree.ids[end]
         count = len(tree.path_positions(end)) - len(tree.path_positions(start)) + 1
         is_active = last in active
         mark = "* " if is_active else "  "
-        run = first if start == end else f"{first} .. {last} ({count} entries)"
-        record = labels[last]
-        text = f"{mark}{escape(run)}  {escape(short_kind(record.kind))}: {escape(summary(record, 34))}"
-        if tree.leaf_id == last:
-            text += "  <- leaf"
+        run = names[first] if start == end else f"{names[first]} .. {names[last]} ({count} entries)"
+        record = labels[tree.ids[_told(tree, start, end)]]
+        said = escape(summary(record, LABEL_CHARS))
+        leaf = "  <- leaf" if tree.leaf_id == last else ""  # before the summary, which may be cut
+        text = f"{mark}{escape(visible(run, one_line=True))}{leaf}  {escape(short_kind(record.kind))}: {said}"
         markup = text if is_active else f"[dim]{text}[/dim]"
         label_text = Text.from_markup(markup, overflow="ellipsis")
         label_text.no_wrap = True

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -95,8 +95,9 @@ class SearchIndex:
         """The last feed position indexed."""
         return int(self._meta("position") or 0)
 
-    def update(self, store: JournalStore) -> int:
-        """Index the feed entries after `position`; returns how many records were read."""
+    def update(self, store: JournalStore, *, progress: Callable[[int], None] | None = None) -> int:
+        """Index the feed entries after `position`; returns how many records were read. `progress` is
+        told the running count after each batch (a command's progress bar)."""
         read = 0
         while True:
             entries = list(store.feed(after=self.position, limit=BATCH))
@@ -107,14 +108,16 @@ class SearchIndex:
                     self._index(entry.journal_id, entry.seq, entry.record)
                 self._set_meta("position", str(entries[-1].position))
             read += len(entries)
+            if progress is not None:
+                progress(read)
 
-    def rebuild(self, store: JournalStore) -> int:
+    def rebuild(self, store: JournalStore, *, progress: Callable[[int], None] | None = None) -> int:
         """Drop every document and index the whole feed again."""
         with self._transaction():
             self._db.execute("DELETE FROM docs")
             self._db.execute("DELETE FROM journals")
             self._set_meta("position", "0")
-        return self.update(store)
+        return self.update(store, progress=progress)
 
     # --- searching ----------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from waybook.stores._creation import (
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores._fed import FedJournal
 from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._read_only import ReadOnlyJournal
 from waybook.stores._runs import Run, Runs
 from waybook.stores._subscribe import Filter, Subscription
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
@@ -213,6 +214,13 @@ class CatalogStore(abc.ABC):
         raw = self._raw_open(journal_id)
         self._fed(journal_id, raw.head().seq)  # feeds what a crashed writer committed but never fed
         return FedJournal(journal_id, raw, self._fed)
+
+    def open_catalog(self) -> SessionJournal:
+        """The store's catalog journal (creations, hidings, purge and collection receipts), read-only, to
+        prove it as any journal is proven (`waybook verify --store URL`). `append` on it raises
+        ReservedJournalError; closing it leaves the store's catalog open."""
+        assert self._catalog_raw is not None
+        return ReadOnlyJournal(self._catalog_raw, on_close=lambda: None)
 
     def exists(self, journal_id: str) -> bool:
         check_journal_id(journal_id)

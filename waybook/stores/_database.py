@@ -18,6 +18,7 @@ import msgspec
 
 from waybook.codecs._wire import decode_record, line_digest, seal
 from waybook.journal._ledger import Plan
+from waybook.journal._protocol import SessionJournal
 from waybook.model._errors import IntegrityError, JournalClosedError
 from waybook.model._head import GENESIS_DIGEST, AppendResult
 from waybook.model._records import Header, NewRecord, Record
@@ -42,6 +43,7 @@ from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores._protocol import CATALOG_ID
+from waybook.stores._read_only import ReadOnlyJournal
 from waybook.stores._subscribe import Filter, Subscription
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 
@@ -119,6 +121,12 @@ class DatabaseStore:
         journal = self.journal_type(self._engine, journal_id)
         journal.head()  # refuses unknown and purged journals, and proves the chain
         return journal
+
+    def open_catalog(self) -> SessionJournal:
+        """The store's catalog journal (creations, hidings, purge and collection receipts), read-only, to
+        prove it as any journal is proven (`waybook verify --store URL`). Its lines are proven as they
+        are read, not when it is opened; `append` on it raises ReservedJournalError."""
+        return ReadOnlyJournal(self.journal_type(self._engine, CATALOG_ID))
 
     def exists(self, journal_id: str) -> bool:
         check_journal_id(journal_id)

@@ -1,0 +1,52 @@
+"""`ReadOnlyJournal`: a journal one may read and prove but never append to (the store's catalog)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Self
+
+from waybook.journal._protocol import SessionJournal
+from waybook.model._head import AppendResult, Head
+from waybook.model._records import NewRecord, Record
+from waybook.stores._errors import ReservedJournalError
+
+
+class ReadOnlyJournal:
+    """`journal`, read-only: `append` raises ReservedJournalError and writes nothing. Closing it calls
+    `on_close` (default: closes `journal`); a view of a journal its store keeps open passes a no-op."""
+
+    def __init__(self, journal: SessionJournal, *, on_close: Callable[[], None] | None = None) -> None:
+        self._journal = journal
+        self._on_close = journal.close if on_close is None else on_close
+
+    @property
+    def name(self) -> str:
+        return self._journal.name
+
+    def head(self) -> Head:
+        return self._journal.head()
+
+    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        msg = f"{self.name}: the store's catalog is written by the store only; this view of it is read-only"
+        raise ReservedJournalError(msg)
+
+    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
+        return self._journal.read(after, limit)
+
+    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        return self._journal.read_lines(after, limit)
+
+    def flush(self) -> None:
+        """Nothing to flush: nothing is written through this view."""
+
+    def close(self) -> None:
+        self._on_close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
