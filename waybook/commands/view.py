@@ -10,9 +10,9 @@ from typing import Any
 
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import add_store_option, open_in_store, verify_in_store
+from waybook.commands.store_option import add_store_option, connect_store
 from waybook.journal import CorruptJournalError, JsonlJournal, Record, VerifyReport, verify_file
-from waybook.view import page_data, render_page
+from waybook.view import journal_page_data, page_data, render_page
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -36,12 +36,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def proven_records(path: Path, store: str | None) -> tuple[list[Record], VerifyReport, str]:
-    """The records a page may show (the proven prefix), the chain's report and the journal's id."""
-    if store is not None:
-        report = verify_in_store(store, str(path))
-        with open_in_store(store, str(path)) as journal:
-            return list(journal.read(limit=report.head.seq)), report, str(path)
+def proven_records(path: Path) -> tuple[list[Record], VerifyReport, str]:
+    """The records a page of a journal file may show (the proven prefix), the chain's report and the
+    journal's id."""
     report = verify_file(path)
     try:
         opened: JsonlJournal = open_journal_file(path)
@@ -58,13 +55,20 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not args.force:
         msg = f"{out}: exists; pass --force to replace it"
         raise UsageError(msg)
-    records, report, journal_id = proven_records(args.path, args.store)
-    page = render_page(page_data(records, report, journal_id=journal_id))
+    if args.store is not None:  # a store's page also shows its blobs and the memory files turns used
+        with connect_store(args.store) as store:
+            data = journal_page_data(store, str(args.path))
+        records_shown, ok, status = data["records"], data["status"]["ok"], data["status"]
+    else:
+        records, report, journal_id = proven_records(args.path)
+        data = page_data(records, report, journal_id=journal_id)
+        records_shown, ok, status = len(records), report.ok, data["status"]
+    page = render_page(data)
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     temporary.write_text(page, encoding="utf-8")
     os.replace(temporary, out)
-    print(f"wrote {out} ({len(records)} records)", file=sys.stderr)
-    if not report.ok:
-        warn(f"{report}; the page shows the {report.head.seq} proven records before the damage")
+    print(f"wrote {out} ({records_shown} records)", file=sys.stderr)
+    if not ok:
+        warn(f"{status['text']}; the page shows the {status['proven']} proven records before the damage")
         return PROBLEM
     return OK

@@ -3,6 +3,6 @@ web UI over a whole store (`waybook serve`)."""
 
 from waybook.view._data import page_data, usage_totals
 from waybook.view._page import render_page
-from waybook.view._server import ViewServer
+from waybook.view._server import ViewServer, journal_page_data
 
-__all__ = ["ViewServer", "page_data", "render_page", "usage_totals"]
+__all__ = ["ViewServer", "journal_page_data", "page_data", "render_page", "usage_totals"]

@@ -6,8 +6,10 @@ which call, what a turn cost) is made here, in Python, from the same projections
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from waybook.journal import VerifyReport
 from waybook.model._records import (
@@ -37,6 +39,20 @@ from waybook.projections import TreeProjection, fold
 
 TITLE_CHARS = 120
 """How much of the first user message a page or a journal list shows as the session's title."""
+INLINE_IMAGE_BYTES = 2 << 20
+"""Images kept as blobs up to this size are shown in the page (as `data:` URLs); larger ones are named."""
+INLINE_TEXT_BYTES = 256 << 10
+"""Text kept as a blob (a large tool output) up to this size is shown in the page; larger is named."""
+SHOWN_MEMORY_FILES = 200
+
+
+class Sources(Protocol):
+    """What a page may show beyond the journal's own records: blob bytes and memory files, read from
+    the store the journal lives in (`view._sources.StoreSources`). A file journal has none."""
+
+    def blob(self, digest: str) -> bytes | None: ...
+
+    def memory_files(self, journal_id: str, seq: int) -> list[dict[str, Any]] | None: ...
 
 
 def block_data(block: Block) -> dict[str, Any]:
@@ -128,8 +144,11 @@ def summary_of(node: dict[str, Any]) -> str:
     return str(node.get("type") or node["role"])
 
 
-def page_data(records: Sequence[Record], report: VerifyReport, *, journal_id: str) -> dict[str, Any]:
-    """Everything a session page shows, from `records` (the proven prefix) and the chain's `report`."""
+def page_data(
+    records: Sequence[Record], report: VerifyReport, *, journal_id: str, sources: Sources | None = None
+) -> dict[str, Any]:
+    """Everything a session page shows, from `records` (the proven prefix) and the chain's `report`;
+    with `sources`, also the blobs' contents and the memory files each turn used."""
     tree = fold(TreeProjection(), records)
     nodes: list[dict[str, Any]] = []
     moves: list[dict[str, Any]] = []
@@ -182,6 +201,11 @@ def page_data(records: Sequence[Record], report: VerifyReport, *, journal_id: st
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
     results = answered_calls(nodes, by_id)
+    for node in nodes:
+        if node["role"] == "assistant" and node["parent"] in by_id:
+            node["latency"] = seconds_between(by_id[node["parent"]]["at"], node["at"])
+        if sources is not None:
+            node["blocks"] = [with_blob_contents(block, sources) for block in node["blocks"]]
     leaves = [
         {"id": leaf, "summary": summary_of(by_id[leaf]), "active": leaf == active}
         for leaf in tree.leaves()
@@ -209,6 +233,38 @@ def page_data(records: Sequence[Record], report: VerifyReport, *, journal_id: st
         "memory": memory,
         "usage": usage_totals(nodes),
     }
+
+
+def seconds_between(start: str, end: str) -> float | None:
+    """Seconds from one record's timestamp to another's (the writers' clocks), or None if unreadable."""
+    try:
+        elapsed = datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(
+            start.replace("Z", "+00:00")
+        )
+    except ValueError:
+        return None
+    return round(max(0.0, elapsed.total_seconds()), 3)
+
+
+def with_blob_contents(block: dict[str, Any], sources: Sources) -> dict[str, Any]:
+    """A blob block with its bytes shown where they are an image or text of a size a page can hold."""
+    if block["type"] != "blob":
+        return block
+    media, size = block["media_type"], block["size"]
+    image = media.startswith("image/") and size <= INLINE_IMAGE_BYTES
+    text = (media.startswith("text/") or media == "application/json") and size <= INLINE_TEXT_BYTES
+    if not (image or text):
+        return block
+    data = sources.blob(block["digest"])
+    if data is None:
+        return {**block, "missing": True}
+    if image:
+        return {
+            "type": "image",
+            "media_type": media,
+            "source": f"data:{media};base64,{base64.b64encode(data).decode()}",
+        }
+    return {"type": "text", "text": data.decode("utf-8", errors="replace"), "blob": block["digest"]}
 
 
 CALL_SEARCH = 64

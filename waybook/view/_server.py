@@ -23,6 +23,7 @@ from waybook.model._records import Header
 from waybook.stores import JournalStore, StoreError, open_store
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._page import render_page
+from waybook.view._sources import StoreSources
 
 WAIT_SECONDS = 20.0
 """How long one `/api/wait` holds its request open before answering "nothing new"."""
@@ -75,7 +76,8 @@ def journal_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
     with store.open(journal_id) as journal:
         report = verify(journal)
         records = list(journal.read(limit=report.head.seq))
-    return {**page_data(records, report, journal_id=journal_id), "feed_position": store.feed_head()}
+    data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store))
+    return {**data, "feed_position": store.feed_head()}
 
 
 class _Handler(BaseHTTPRequestHandler):

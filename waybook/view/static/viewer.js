@@ -58,6 +58,7 @@
       img.src = block.source; // a data:image/ URL only (checked in Python); CSP allows data: images only
       return img;
     }
+    if (block.type === "blob" && block.missing) return el("div", "placeholder", "[blob " + block.digest.slice(0, 12) + ": not in the store]");
     if (block.type === "blob") {
       return el("div", "placeholder", "[blob " + (block.name || "") + " " + block.media_type + ", " +
         block.size + " bytes, sha256 " + block.digest.slice(0, 12) + "]");
@@ -73,6 +74,7 @@
     link.href = "#n=" + encodeURIComponent(node.id);
     head.appendChild(link);
     if (node.model) head.appendChild(el("span", "model", node.model));
+    if (typeof node.latency === "number") head.appendChild(el("span", "latency", node.latency.toFixed(1) + " s"));
     if (node.usage && Object.keys(node.usage).length) {
       head.appendChild(el("span", "usage", Object.entries(node.usage).map(([k, v]) => k + " " + v).join(" · ")));
     }
@@ -92,8 +94,15 @@
       box.appendChild(d);
     }
     for (const m of data.memory[node.id] || []) {
-      box.appendChild(el("div", "memory", m.pin ? "pin " + m.pin + " @ seq " + m.seq + " (receipt " + m.receipt + ")"
-        : m.unavailable ? "memory unavailable: " + m.unavailable : "memory " + m.memory + " @ seq " + m.seq));
+      const line = m.pin ? "pin " + m.pin + " @ seq " + m.seq + " (receipt " + m.receipt + ")"
+        : m.unavailable ? "memory unavailable: " + m.unavailable : "memory " + m.memory + " @ seq " + m.seq;
+      if (!m.files) { box.appendChild(el("div", "memory", line)); continue; }
+      const d = el("details", "memory");
+      d.appendChild(el("summary", null, line + " (" + m.files.length + " files)"));
+      const list = el("ul", "memory-files");
+      for (const f of m.files) list.appendChild(el("li", null, f.path + " (" + f.size + " bytes)" + (f.read_only ? " read-only" : "") + ": " + f.first_line));
+      d.appendChild(list);
+      box.appendChild(d);
     }
     return box;
   }
