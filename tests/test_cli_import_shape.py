@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli_runner import waybook
 from tests.test_pi_loader_rules import JOINED_SELF_PARENT
+from waybook.formats._detect import detect_format
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared/fixtures is not beside this checkout")
@@ -153,3 +154,38 @@ def test_with_json_a_failure_is_json_on_stdout_too(tmp_path: Path) -> None:
     usage = waybook("import", "codex", tmp_path / "nowhere.jsonl", "-o", tmp_path / "y.jsonl", "--json")
     assert usage.returncode == 2
     assert json.loads(usage.stdout)["ok"] is False
+
+
+REPO_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        (FIXTURES / "pi" / "before-compaction.jsonl", "pi"),
+        (CODEX, "codex"),
+        (CLAUDE, "claude-code"),
+        (REPO_FIXTURES / "openai-agents" / "sqlite-session.db", "openai-agents"),
+        (REPO_FIXTURES / "langgraph" / "checkpoints.db", "langgraph"),
+    ],
+)
+def test_the_format_is_read_from_the_content(path: Path, fmt: str) -> None:
+    assert detect_format(path) == fmt
+
+
+def test_import_auto_picks_the_format_and_reports_it(tmp_path: Path) -> None:
+    run = waybook("import", "auto", CODEX, "-o", tmp_path / "c.jsonl", "--json")
+    assert run.returncode == 0, run.stdout
+    assert json.loads(run.stdout)["format"] == "codex"
+    unknown = tmp_path / "x.jsonl"
+    unknown.write_text('{"hello": 1}\n')
+    refused = waybook("import", "auto", unknown, "-o", tmp_path / "y.jsonl")
+    assert refused.returncode == 2
+    assert "name one" in refused.stderr
+
+
+@pytest.mark.parametrize("command", ["tree", "show", "log"])
+def test_a_read_command_on_a_foreign_file_names_the_import_that_reads_it(command: str) -> None:
+    run = waybook(command, CODEX)
+    assert run.returncode != 0
+    assert f"waybook import codex {CODEX}" in run.stderr

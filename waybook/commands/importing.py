@@ -25,6 +25,7 @@ from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
+from waybook.formats._detect import detect_format
 from waybook.formats._foreign import ImportReport, NotThisFormatError
 from waybook.formats.claude_code._transcript import (
     Anchor,
@@ -66,7 +67,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("source", choices=FORMATS, help="the format of the file")
+    parser.add_argument(
+        "source", choices=(*FORMATS, "auto"), help="the format of the file (auto: read from its content)"
+    )
     parser.add_argument(
         "path", type=Path, metavar="PATH", help="the session file (or, with --store, a folder of them)"
     )
@@ -124,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     _target(args)
+    if args.source == "auto":
+        args.source = _detected(args.path)
     if args.path.is_dir():
         return _folder(args)
     if not args.path.is_file():
@@ -181,6 +186,17 @@ def _pi_report(
     bad = len({n for n, _ in skipped})
     notes = tuple(f"line {n}: {why}" for n, why in inferred)
     return ImportReport("pi", lines, max(lines - bad, 0), 0, tuple(skipped), notes)
+
+
+def _detected(path: Path) -> str:
+    """`import auto`: the format of a file, or of the first session file of a folder, by content."""
+    candidates = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))[:20]
+    for candidate in candidates:
+        found = detect_format(candidate)
+        if found is not None:
+            return found
+    msg = f"{path}: no format waybook imports fits its content; name one: {', '.join(FORMATS)}"
+    raise UsageError(msg)
 
 
 def _target(args: argparse.Namespace) -> None:
