@@ -85,6 +85,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="text kept as a blob (large tool outputs): inline its text (default), or a reference naming "
         "its sha256, size and type",
     )
+    parser.add_argument(
+        "--harness",
+        choices=["drop", "keep"],
+        default="drop",
+        help="harness noise (Claude Code command tags and caveats, /compact and other slash-command "
+        "lines, ANSI escapes in tool output): drop (default), or keep messages as recorded",
+    )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="export the session as it was at this seq")
     parser.add_argument(
         "-o",
@@ -173,6 +180,7 @@ def _options(args: argparse.Namespace) -> TrainingOptions:
         thinking=args.thinking,
         images=args.images,
         blobs=args.blobs,
+        harness=args.harness,
     )
 
 

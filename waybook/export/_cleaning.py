@@ -12,6 +12,7 @@ from typing import Final, Literal
 
 import attrs
 
+from waybook.export._harness import scrub
 from waybook.model._errors import JournalError
 from waybook.model._records import ToolCallBlock
 
@@ -57,6 +58,7 @@ class TrainingOptions:
     image form, and roles that take none, get the placeholder); "placeholder" writes
     `[image: <media type>]`; "drop" leaves them out. `blobs`: "inline" (default) puts a text blob's text
     in the row; "reference" writes `[blob NAME TYPE, N bytes, sha256:...]` (see waybook.export._messages).
+    `harness`: see below.
     """
 
     aborted: Literal["drop", "keep"] = attrs.field(
@@ -74,6 +76,11 @@ class TrainingOptions:
     blobs: Literal["inline", "reference"] = attrs.field(
         default="inline", validator=lambda *a: _one_of(*a, "inline", "reference")
     )
+    harness: Literal["drop", "keep"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "keep")
+    )
+    """"drop" (default) removes harness noise (waybook.export._harness: Claude Code's command tags and
+    caveats, slash-command lines, ANSI escapes); "keep" leaves messages as recorded."""
 
 
 class InvalidOptionError(JournalError, ValueError):
@@ -99,6 +106,8 @@ def clean(
     With `open_end`, the last message may keep tool calls with no result (it is the sample's target:
     what the model said, before any tool answered).
     """
+    if options.harness == "drop":
+        messages = [scrub(m, dropped) for m in messages]
     out: list[Message] = []
     i = 0
     while i < len(messages):
