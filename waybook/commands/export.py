@@ -10,9 +10,11 @@ from typing import Any
 from waybook._offload import blobs_inlined, images_from_blobs
 from waybook.commands.common import open_journal, replay_with_progress, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
+from waybook.commands.export_rows import PROGRESS_RECORDS, RowShaper, emit_stats
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
+from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, blobs_of
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
@@ -92,6 +94,18 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="harness noise (Claude Code command tags and caveats, /compact and other slash-command "
         "lines, ANSI escapes in tool output): drop (default), or keep messages as recorded",
     )
+    parser.add_argument("--max-rows", type=int, metavar="N", help="write at most N rows (training formats)")
+    parser.add_argument(
+        "--last-turns",
+        type=int,
+        metavar="N",
+        help="each row keeps its system messages and only its last N turns (a turn starts at a user message)",
+    )
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="print rows, tokens (estimated at 4 characters a token), tool calls and drops per reason",
+    )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="export the session as it was at this seq")
     parser.add_argument(
         "-o",
@@ -124,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs and args.turns:
         msg = "choose one of --pairs and --turns"
         raise UsageError(msg)
+    for flag, value in (("--max-rows", args.max_rows), ("--last-turns", args.last_turns)):
+        if value is not None and value < 1:
+            msg = f"{flag} {value}: give a positive number"
+            raise UsageError(msg)
+        if value is not None and args.format in ("archival", "pi"):
+            msg = f"{flag} applies to training rows; --format {args.format} exports the whole journal"
+            raise UsageError(msg)
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
     if args.output != "-":
         check_output(Path(args.output), inputs=inputs, force=args.force)
@@ -158,8 +179,17 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
     else:
         rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
-    count = _write(args, (encode_row(row) for row in rows), inputs)
+    shaped = RowShaper(args.max_rows, args.last_turns)
+    with Phases(journal.head().seq, threshold=PROGRESS_RECORDS) as progress:
+        progress.start(f"exporting {what[1]}")
+        count = _write(args, (encode_row(row) for row in shaped.rows(rows, progress)), inputs)
     warn(f"wrote {plural(count, *what)} to {args.output}")
+    if shaped.stopped:
+        warn(f"stopped at --max-rows {args.max_rows}; more rows were left")
+    if args.pairs and count == 0:
+        warn(exporter.no_pairs_reason())
+    if args.stats:
+        emit_stats(shaped.stats, exporter.dropped)
     if exporter.dropped:
         detail = "; ".join(f"{reason}: {n}" for reason, n in sorted(exporter.dropped.items()))
         warn(f"left out to keep every row valid (see --help for the options): {detail}")
