@@ -100,7 +100,7 @@ def say(
                 warn(f"  inferred: {note}")
         if report.skipped:
             lines = ", ".join(str(n) for n, _ in report.skipped[:10])
-            warn(f"skipped {plural(len(report.skipped), 'line')} (--lenient): {lines}")
+            warn(f"skipped {plural(len(report.skipped), 'unparseable line')} (--lenient): {lines}")
     for file, why in skipped_files:
         warn(f"skipped {file} (--lenient): {why}")
     for text in warnings:
