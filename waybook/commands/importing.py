@@ -38,13 +38,14 @@ from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
 from waybook.formats.openai_agents._database import read_session
 from waybook.formats.openai_agents._import import import_openai_agents
+from waybook.formats.opencode import import_opencode, read_opencode
 from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.journal._fileio import create_atomically
 from waybook.stores._blobs import references
 
 T = TypeVar("T")
-FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")
+FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph", "opencode")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -104,7 +105,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--session",
         metavar="ID",
-        help="openai-agents: the session to import, when the database holds several",
+        help="openai-agents, opencode: the session to import, when the storage holds several",
     )
     parser.add_argument(
         "--thread", metavar="ID", help="langgraph: the thread to import, when the database holds several"
@@ -129,6 +130,8 @@ def _run(args: argparse.Namespace) -> int:
     _target(args)
     if args.source == "auto":
         args.source = _detected(args.path)
+    if args.source == "opencode":
+        return _opencode(args)
     if args.path.is_dir():
         return _folder(args)
     if not args.path.is_file():
@@ -178,6 +181,20 @@ def _run(args: argparse.Namespace) -> int:
     return _claude_code(args, data)
 
 
+def _opencode(args: argparse.Namespace) -> int:
+    if not args.path.exists():
+        msg = f"{args.path}: no such folder or database"
+        raise UsageError(msg)
+    if args.output is None:
+        msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
+        raise UsageError(msg)
+    imported = import_opencode(read_opencode(args.path, args.session))
+    _write(args, args.output, imported.records)
+    what = f"OpenCode session {imported.journal!r}"
+    say(args, [Written(str(args.output), len(imported.records), imported.report)], what)
+    return OK
+
+
 def _pi_report(
     data: bytes, skipped: Sequence[tuple[int, str]], inferred: Sequence[tuple[int, str]]
 ) -> ImportReport:
@@ -190,6 +207,8 @@ def _pi_report(
 
 def _detected(path: Path) -> str:
     """`import auto`: the format of a file, or of the first session file of a folder, by content."""
+    if path.is_dir() and ((path / "session").is_dir() or (path / "storage" / "session").is_dir()):
+        return "opencode"
     candidates = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))[:20]
     for candidate in candidates:
         found = detect_format(candidate)

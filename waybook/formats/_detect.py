@@ -18,7 +18,7 @@ _PEEK: Final = 64 << 10
 
 
 def detect_format(path: Path) -> str | None:
-    """`pi`, `claude-code`, `codex`, `openai-agents`, `langgraph`, or None."""
+    """`pi`, `claude-code`, `codex`, `openai-agents`, `langgraph`, `opencode` (its database), or None."""
     try:
         with path.open("rb") as handle:
             head = handle.read(_PEEK)
@@ -66,6 +66,8 @@ def _database_format(path: Path) -> str | None:
         return "openai-agents"
     if "checkpoints" in tables:
         return "langgraph"
+    if {"session", "message", "part"} <= tables:
+        return "opencode"
     return None
 
 
