@@ -13,16 +13,17 @@ import argparse
 import contextlib
 import json
 import os
-import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
+from waybook.commands.export_rows import PROGRESS_RECORDS
 from waybook.commands.import_report import Written, failure_json, say
+from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
 from waybook.formats._detect import detect_format
@@ -357,14 +358,17 @@ def _anchors(session: bytes, agents: list[Path], path: Path, name: str | None) -
     return anchors
 
 
-def track(items: Sequence[T], *, description: str) -> Iterable[T]:
-    """`items`, with a progress bar on stderr when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return items
-    from rich.console import Console
-    from rich.progress import track as rich_track
+FOLDER_PROGRESS: Final = 5
+"""Folder imports of at least this many sessions show a progress bar (on a terminal)."""
 
-    return rich_track(items, description=description, transient=True, console=Console(stderr=True))
+
+def track(items: Sequence[T], *, description: str, threshold: int = FOLDER_PROGRESS) -> Iterator[T]:
+    """`items`, with a progress bar on stderr when stderr is a terminal and there are enough of them."""
+    with Phases(len(items), threshold=threshold) as progress:
+        progress.start(description, total=len(items))
+        for done, item in enumerate(items, start=1):
+            yield item
+            progress.advance(done)
 
 
 def _write(
@@ -390,7 +394,9 @@ def _write_all(
     file has no blobs, so they go inline. A reference whose bytes are nowhere is reported."""
     staged = []
     blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
-    for target, records, _ in outputs:
+    total = sum(len(records) for _, records, _ in outputs)
+    threshold = 1 if total >= PROGRESS_RECORDS else len(outputs) + 1  # a big import shows its journals
+    for target, records, _ in track(outputs, description=f"checking {total} records", threshold=threshold):
         if args.store is not None:  # a store keeps images as blobs: the journal holds references
             records, found = images_as_blobs(records)
             blobs.update(found)
