@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_runner import waybook
 from tests.sessions import branching_session
 from tests.test_pi_codec import HEADER_V3, answer, entry, user
@@ -91,3 +93,35 @@ def test_max_rows_last_turns_and_stats(tmp_path: Path) -> None:
     assert "tokens (estimated" in run.stderr
     bad = waybook("export", path, "--format", "openai", "--max-rows", "0", "-o", tmp_path / "x.jsonl")
     assert bad.returncode == 2
+
+
+def rebuilt(rows: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+    by_id: dict[str, list] = {}  # type: ignore[type-arg]
+    out = []
+    for row in rows:
+        messages = row["messages"]
+        if "prefix" in row:
+            messages = by_id[row["prefix"]["row"]][: row["prefix"]["messages"]] + messages
+        by_id[row["id"]] = messages
+        out.append({k: v for k, v in row.items() if k not in ("id", "prefix")} | {"messages": messages})
+    return out
+
+
+def test_dedupe_prefix_rows_name_the_shared_prefix_once_and_rebuild_exactly(tmp_path: Path) -> None:
+    fixtures = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "codex"
+    rollouts = sorted(fixtures.glob("rollout-*.jsonl"))
+    if not rollouts:
+        pytest.skip("shared/fixtures is not beside this checkout")
+    path = tmp_path / "s.jsonl"
+    assert waybook("import", "codex", rollouts[0], "-o", path).returncode == 0
+    full, small = tmp_path / "full.jsonl", tmp_path / "small.jsonl"
+    assert waybook("export", path, "--format", "openai", "--turns", "-o", full).returncode == 0
+    run = waybook("export", path, "--format", "openai", "--turns", "--dedupe-prefix", "-o", small)
+    assert run.returncode == 0, run.stderr
+    plain = [json.loads(line) for line in full.read_text().splitlines()]
+    deduped = [json.loads(line) for line in small.read_text().splitlines()]
+    assert any("prefix" in row for row in deduped)
+    assert rebuilt(deduped) == plain
+    assert small.stat().st_size < full.stat().st_size
+    refused = waybook("export", path, "--format", "openai", "--dedupe-prefix", "-o", tmp_path / "x.jsonl")
+    assert refused.returncode == 2

@@ -102,6 +102,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="each row keeps its system messages and only its last N turns (a turn starts at a user message)",
     )
     parser.add_argument(
+        "--dedupe-prefix",
+        action="store_true",
+        help="with --turns: a row whose first messages repeat an earlier row's names that row and its "
+        "message count instead (waybook's layout, not OpenAI's upload format; see docs/export.md)",
+    )
+    parser.add_argument(
         "--stats",
         action="store_true",
         help="print rows, tokens (estimated at 4 characters a token), tool calls and drops per reason",
@@ -137,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     if args.pairs and args.turns:
         msg = "choose one of --pairs and --turns"
+        raise UsageError(msg)
+    if args.dedupe_prefix and not args.turns:
+        msg = "--dedupe-prefix applies to --turns rows (each repeats the context before it)"
         raise UsageError(msg)
     for flag, value in (("--max-rows", args.max_rows), ("--last-turns", args.last_turns)):
         if value is not None and value < 1:
@@ -179,7 +188,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
     else:
         rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
-    shaped = RowShaper(args.max_rows, args.last_turns)
+    shaped = RowShaper(args.max_rows, args.last_turns, dedupe=args.dedupe_prefix)
     with Phases(journal.head().seq, threshold=PROGRESS_RECORDS) as progress:
         progress.start(f"exporting {what[1]}")
         count = _write(args, (encode_row(row) for row in shaped.rows(rows, progress)), inputs)
