@@ -9,11 +9,14 @@ with one in the file, and --lenient turns any per-entry problem into a reported 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import waybook
 from tests.test_pi_codec import HEADER_V3, answer, entry, user
 from tests.test_pi_fidelity import exported, journal_of
+from waybook.export._openai_format import problems
 from waybook.formats.pi._codec import PiFormatError, import_pi
 from waybook.journal import InMemoryJournal, TextBlock
 from waybook.projections import TreeProjection, context_at, replay
@@ -143,3 +146,21 @@ def test_a_repaired_file_exports_its_own_ids_and_parents_back() -> None:
         ("b", "b"),
         ("c", "b"),
     ]
+
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "pi" / "joined-self-parent.jsonl"
+
+
+@pytest.mark.parametrize("lenient", [[], ["--lenient"]])
+def test_the_reproducing_fixture_imports_verifies_and_exports_from_the_cli(
+    tmp_path: Path, lenient: list[str]
+) -> None:
+    assert FIXTURE.read_text() == JOINED_SELF_PARENT
+    out = tmp_path / "s.jsonl"
+    run = waybook("import", "pi", FIXTURE, "-o", out, *lenient)
+    assert run.returncode == 0, run.stderr
+    assert "held two entries" in run.stderr
+    assert waybook("verify", out).returncode == 0
+    rows = tmp_path / "rows.jsonl"
+    assert waybook("export", out, "--format", "openai", "--branches", "all", "-o", rows).returncode == 0
+    assert all(problems(json.loads(line)) == [] for line in rows.read_text().splitlines())
