@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 import attrs
 
-from waybook.export._harness import scrub
+from waybook.export._harness import scrub_text
 from waybook.model._errors import JournalError
 from waybook.model._records import ToolCallBlock
 
@@ -96,6 +96,15 @@ def _one_of(_: object, attribute: attrs.Attribute[str], value: object, *choices:
 
 
 NO_RESULT: Final = "[no result was recorded for this tool call]"
+
+
+def scrub(message: Message, dropped: Counter[str]) -> Message:
+    """`message` without harness noise (waybook.export._harness); `dropped` counts what went."""
+    text = scrub_text(message.text, message.role, dropped)
+    parts = tuple(scrub_text(p, message.role, Counter()) if isinstance(p, str) else p for p in message.parts)
+    if text == message.text and parts == message.parts:
+        return message
+    return attrs.evolve(message, text=text, parts=parts)
 
 
 def clean(

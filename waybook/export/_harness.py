@@ -4,7 +4,7 @@ Claude Code wraps local slash commands in tags (`<command-name>/compact</command
 `<command-message>`, `<command-args>`, `<local-command-stdout>`) and prefixes them with a
 `<local-command-caveat>` block telling the model to ignore them; a user line may be a bare slash command
 (`/compact`, `/clear`, ...); tool output carries ANSI escape sequences (colours, cursor moves) meant for
-a terminal. `scrub` removes them from a message's text (and text parts) and counts each kind; training
+a terminal. `scrub_text` removes them from a message's text (and text parts) and counts each kind; training
 exports call it unless `TrainingOptions.harness` is "keep".
 """
 
@@ -12,12 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Final
-
-import attrs
-
-if TYPE_CHECKING:
-    from waybook.export._cleaning import Message
+from typing import Final
 
 _TAGS: Final = (
     "local-command-caveat",
@@ -77,16 +72,8 @@ _ANSI: Final = re.compile(
 )
 
 
-def scrub(message: Message, dropped: Counter[str]) -> Message:
-    """`message` without harness noise; `dropped` counts what went, by kind."""
-    text = _scrub_text(message.text, message.role, dropped)
-    parts = tuple(_scrub_text(p, message.role, Counter()) if isinstance(p, str) else p for p in message.parts)
-    if text == message.text and parts == message.parts:
-        return message
-    return attrs.evolve(message, text=text, parts=parts)
-
-
-def _scrub_text(text: str, role: str, dropped: Counter[str]) -> str:
+def scrub_text(text: str, role: str, dropped: Counter[str]) -> str:
+    """`text` of a message of `role` without harness noise; `dropped` counts what went, by kind."""
     if "\x1b" in text or "\x9b" in text:
         text, n = _ANSI.subn("", text)
         dropped["ANSI escape sequences"] += n
