@@ -52,11 +52,12 @@ FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph", "opencode
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "import",
-        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph)",
+        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph, OpenCode)",
         description=(
             "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an "
             "OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
-            "branches) or a LangGraph SqliteSaver thread into a new JSONL journal. Branches the source "
+            "branches), a LangGraph SqliteSaver thread or an OpenCode session (its storage folder or "
+            "SQLite database) into a new JSONL journal (auto: the format read from the content). Branches the source "
             "keeps implicit become explicit leaf moves. Lines that do not parse are refused with their "
             "line numbers unless --lenient skips them. Each journal is validated in full before one "
             "atomic write. A Claude Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, "
@@ -65,7 +66,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog=(
             "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
-            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json"
+            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json\n"
+            "Example: waybook import auto rollout.jsonl --store file:audit my-rollout"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
