@@ -54,15 +54,15 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "import",
         help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph, OpenCode)",
         description=(
-            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an "
-            "OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
+            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an"
+            " OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
             "branches), a LangGraph SqliteSaver thread or an OpenCode session (its storage folder or "
-            "SQLite database) into a new JSONL journal (auto: the format read from the content). Branches the source "
-            "keeps implicit become explicit leaf moves. Lines that do not parse are refused with their "
-            "line numbers unless --lenient skips them. Each journal is validated in full before one "
-            "atomic write. A Claude Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, "
-            "or agent-*.jsonl beside it) become journals named <session>.agent-<id>.jsonl next to OUT, "
-            "linked from the tool call that started them."
+            "SQLite database) into a new JSONL journal (auto: the format read from the content). "
+            "Branches the source keeps implicit become explicit leaf moves. Lines that do not parse are"
+            " refused with their line numbers unless --lenient skips them. Each journal is validated in"
+            " full before one atomic write. A Claude Code session's sub-agent transcripts "
+            "(SESSION/subagents/agent-*.jsonl, or agent-*.jsonl beside it) become journals named <OUT "
+            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them."
         ),
         epilog=(
             "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
