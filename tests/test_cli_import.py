@@ -19,11 +19,11 @@ def test_a_claude_code_session_imports_with_its_sub_agents_as_linked_journals(tm
     source = FIXTURES / "claude-code" / "spotter" / f"{SESSION}.jsonl"
     run = waybook("import", "claude-code", source, "-o", tmp_path / "s.jsonl", "--json")
     assert run.returncode == 0, run.stderr
-    reports = json.loads(run.stdout)
+    reports = json.loads(run.stdout)["journals"]
     assert [Path(r["journal"]).name for r in reports] == [
         "s.jsonl",
-        f"{SESSION}.agent-a881341.jsonl",
-        f"{SESSION}.agent-acompact-fffbd0.jsonl",
+        "s.agent-a881341.jsonl",
+        "s.agent-acompact-fffbd0.jsonl",
     ]
     for report in reports:
         assert report["mapped"] + report["kept_verbatim"] + report["skipped"] == report["lines"]
@@ -31,20 +31,20 @@ def test_a_claude_code_session_imports_with_its_sub_agents_as_linked_journals(tm
     assert verified.returncode == 0, verified.stdout + verified.stderr
     tree = json.loads(waybook("tree", tmp_path / "s.jsonl", "--json").stdout)
     assert {link["journal"] for link in tree["subagents"]} == {
-        f"{SESSION}.agent-a881341",
-        f"{SESSION}.agent-acompact-fffbd0",
+        "s.agent-a881341",
+        "s.agent-acompact-fffbd0",
     }
     assert all(link["records"] for link in tree["subagents"])  # followed to the journals beside
 
 
 def test_an_import_never_overwrites_and_writes_nothing_when_any_output_exists(tmp_path: Path) -> None:
     source = FIXTURES / "claude-code" / "spotter" / f"{SESSION}.jsonl"
-    (tmp_path / f"{SESSION}.agent-a881341.jsonl").write_text("mine\n")
+    (tmp_path / "s.agent-a881341.jsonl").write_text("mine\n")
     run = waybook("import", "claude-code", source, "-o", tmp_path / "s.jsonl")
     assert run.returncode == 2
     assert "nothing was written" in run.stderr
     assert not (tmp_path / "s.jsonl").exists()
-    assert (tmp_path / f"{SESSION}.agent-a881341.jsonl").read_text() == "mine\n"
+    assert (tmp_path / "s.agent-a881341.jsonl").read_text() == "mine\n"
 
 
 def test_a_codex_rollout_imports_and_its_report_adds_up(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_a_folder_of_sessions_imports_into_a_store_one_journal_each(tmp_path: Pa
     store = f"file:{tmp_path / 'store'}"
     run = waybook("import", "claude-code", FIXTURES / "claude-code", "--store", store, "--json")
     assert run.returncode == 0, run.stderr
-    journals = [r["journal"] for r in json.loads(run.stdout)]
+    journals = [r["journal"] for r in json.loads(run.stdout)["journals"]]
     assert f"{SESSION}.agent-a881341" in journals
     assert len(journals) == 9  # five sessions and four sub-agents beside them
     tree = json.loads(waybook("tree", "--store", store, SESSION, "--json").stdout)

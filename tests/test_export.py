@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.sessions import GOLDEN, branching_session, golden_exports
+from tests.helpers.sessions import GOLDEN, branching_session, chosen_retry, golden_exports
 from waybook._redact import PATTERNS, Redactor
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
 from waybook.journal import InMemoryJournal, JsonlJournal, verify
@@ -71,8 +71,8 @@ def test_exclusions_and_compactions_stay_out_of_trajectories() -> None:
     assert not any("asked about notes.txt" in (c or "") for c in contents)
 
 
-def test_sibling_branches_become_a_preference_pair_with_the_active_branch_chosen() -> None:
-    (pair,) = TrajectoryExporter(branching_session()).pairs()
+def test_sibling_branches_become_a_preference_pair_with_the_labelled_branch_chosen() -> None:
+    (pair,) = TrajectoryExporter(chosen_retry(branching_session())).pairs()
     assert [m["role"] for m in pair["prompt"]] == ["system", "user"]
     assert pair["chosen"][0]["content"] == "I need to read the file first."
     assert pair["rejected"][-1]["content"] == "It is a shopping note: buy milk."
@@ -154,6 +154,7 @@ def test_redacted_exports_mask_secrets_in_every_message_but_not_provenance() -> 
 
 def test_an_exclusion_on_one_branch_does_not_shift_the_pair_split() -> None:
     from waybook import Session
+    from waybook.model._records import Annotation
 
     journal = InMemoryJournal()
     session = Session.create(journal)
@@ -162,7 +163,8 @@ def test_an_exclusion_on_one_branch_does_not_shift_the_pair_split() -> None:
     session.assistant("rejected answer")
     session.exclude(system.id, reason="hide it on this branch")
     session.branch_from(question.id, reason="retry")
-    session.assistant("chosen answer")
+    chosen = session.assistant("chosen answer")
+    session.append(Annotation(target=chosen.id, type="waybook.preference", data={"label": "chosen"}))
     (pair,) = TrajectoryExporter(journal).pairs()
     assert [m["content"] for m in pair["prompt"]] == ["sensitive system prompt", "q"]
     assert [m["content"] for m in pair["chosen"]] == ["chosen answer"]

@@ -100,3 +100,29 @@ def test_the_sdk_itself_reads_the_same_items_it_wrote(tmp_path: Path) -> None:
     for branch, leaf in result.leaves.items():
         assert items_at(journal, leaf) == asyncio.run(sdk_items(branch))
     assert agents is not None
+
+
+def test_the_active_context_is_what_a_reopened_sdk_session_resumes(tmp_path: Path) -> None:
+    """The SDK keeps the current branch in memory only: a new AdvancedSQLiteSession starts on 'main'
+    (agents/extensions/memory/advanced_sqlite_session.py, `_branch_state = ("main", ...)`), so the
+    import's active leaf is main's end, and every other branch stays a branch of its own."""
+    pytest.importorskip("agents")
+    from agents.extensions.memory import AdvancedSQLiteSession
+
+    db = tmp_path / "advanced.db"
+    shutil.copy(FIXTURES / "advanced-session.db", db)
+    journal, result, _ = imported(db)
+    tree = fold(TreeProjection(), journal.read())
+
+    async def resumed() -> list[Any]:
+        session = AdvancedSQLiteSession(session_id="research-1", db_path=db)
+        try:
+            return list(await session.get_items())
+        finally:
+            session.close()
+
+    assert tree.leaf_id == result.leaves["main"]
+    assert items_at(journal, tree.leaf_id) == asyncio.run(resumed())
+    others = [leaf for branch, leaf in result.leaves.items() if branch != "main"]
+    assert others
+    assert all(leaf in tree.index and leaf != tree.leaf_id for leaf in others)

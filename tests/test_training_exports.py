@@ -183,8 +183,15 @@ def chosen_and_rejected(journal: SessionJournal) -> list[tuple[str, str]]:
     ]
 
 
-def test_without_labels_the_active_branch_is_chosen() -> None:
-    assert chosen_and_rejected(branching_session()) == [("e12", "e05")]
+def test_without_labels_no_pair_is_made_the_active_leaf_alone_chooses_nothing() -> None:
+    assert chosen_and_rejected(branching_session()) == []
+
+
+def test_a_chosen_label_makes_its_unlabelled_siblings_rejected() -> None:
+    journal = branching_session()
+    label(journal, "e05", "chosen")
+    leaf = TrajectoryExporter(journal).tree.leaf_id
+    assert chosen_and_rejected(journal) == [("e05", leaf)]
 
 
 def test_a_chosen_label_cleared_later_no_longer_counts() -> None:
@@ -193,15 +200,13 @@ def test_a_chosen_label_cleared_later_no_longer_counts() -> None:
     label(journal, "e07", "rejected")
     label(journal, "e05", "")
     label(journal, "e07", None, kind="pi.label")
-    leaf = TrajectoryExporter(journal).tree.leaf_id
-    assert chosen_and_rejected(journal) == [(leaf, "e05")]
+    assert chosen_and_rejected(journal) == []
 
 
 def test_a_label_on_the_fork_itself_chooses_neither_branch() -> None:
     journal = branching_session()
     label(journal, "e02", "chosen")
-    leaf = TrajectoryExporter(journal).tree.leaf_id
-    assert chosen_and_rejected(journal) == [(leaf, "e05")], "only the active default decides"
+    assert chosen_and_rejected(journal) == []
 
 
 def test_labels_after_the_fork_decide_and_rejected_wins() -> None:
@@ -215,6 +220,7 @@ def test_labels_after_the_fork_decide_and_rejected_wins() -> None:
 def test_two_chosen_branches_make_no_pair_between_them() -> None:
     journal = branching_session()
     label(journal, "e05", "chosen")
+    label(journal, "e07", "chosen")
     assert chosen_and_rejected(journal) == []
 
 

@@ -68,8 +68,19 @@ def golden_exports(journal: SessionJournal, exporter_cls: type, selection_cls: t
             exporter_cls(journal, redact=True).rows("openai", selection_cls("active"))
         ),
         "sharegpt-all.jsonl": list(exporter_cls(journal).rows("sharegpt", selection_cls("all"))),
-        "pairs.jsonl": list(exporter_cls(journal).pairs()),
+        "pairs.jsonl": list(exporter_cls(chosen_retry(journal)).pairs()),
     }
+
+
+def chosen_retry(journal: SessionJournal) -> SessionJournal:
+    """`journal` with the preferred retry (e07) labelled chosen, as `waybook label` records it."""
+    from waybook.journal import NewRecord
+    from waybook.model._records import Annotation
+
+    label = Annotation(target="e07", type="waybook.preference", data={"label": "chosen"})
+    at = list(journal.read())[-1].at
+    journal.append([NewRecord(id="label-e07", at=at, body=label)], expected=journal.head())
+    return journal
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ from waybook._offload import blobs_inlined, images_from_blobs
 from waybook._redact import RedactPatternError, compile_patterns, read_patterns
 from waybook.commands.common import open_journal, replay_with_progress, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
+from waybook.commands.export_rows import PROGRESS_RECORDS, RowShaper, emit_stats
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
+from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, blobs_of
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
@@ -101,6 +103,31 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="text kept as a blob (large tool outputs): inline its text (default), or a reference naming "
         "its sha256, size and type",
     )
+    parser.add_argument(
+        "--harness",
+        choices=["drop", "keep"],
+        default="drop",
+        help="harness noise (Claude Code command tags and caveats, /compact and other slash-command "
+        "lines, ANSI escapes in tool output): drop (default), or keep messages as recorded",
+    )
+    parser.add_argument("--max-rows", type=int, metavar="N", help="write at most N rows (training formats)")
+    parser.add_argument(
+        "--last-turns",
+        type=int,
+        metavar="N",
+        help="each row keeps its system messages and only its last N turns (a turn starts at a user message)",
+    )
+    parser.add_argument(
+        "--dedupe-prefix",
+        action="store_true",
+        help="with --turns: a row whose first messages repeat an earlier row's names that row and its "
+        "message count instead (waybook's layout, not OpenAI's upload format; see docs/export.md)",
+    )
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="print rows, tokens (estimated at 4 characters a token), tool calls and drops per reason",
+    )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="export the session as it was at this seq")
     parser.add_argument(
         "-o",
@@ -139,6 +166,16 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs and args.turns:
         msg = "choose one of --pairs and --turns"
         raise UsageError(msg)
+    if args.dedupe_prefix and not args.turns:
+        msg = "--dedupe-prefix applies to --turns rows (each repeats the context before it)"
+        raise UsageError(msg)
+    for flag, value in (("--max-rows", args.max_rows), ("--last-turns", args.last_turns)):
+        if value is not None and value < 1:
+            msg = f"{flag} {value}: give a positive number"
+            raise UsageError(msg)
+        if value is not None and args.format in ("archival", "pi"):
+            msg = f"{flag} applies to training rows; --format {args.format} exports the whole journal"
+            raise UsageError(msg)
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
     if args.output != "-":
         _outside_store(args)
@@ -186,8 +223,17 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
     else:
         rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
-    count = _write(args, (encode_row(row) for row in rows), inputs)
+    shaped = RowShaper(args.max_rows, args.last_turns, dedupe=args.dedupe_prefix)
+    with Phases(journal.head().seq, threshold=PROGRESS_RECORDS) as progress:
+        progress.start(f"exporting {what[1]}")
+        count = _write(args, (encode_row(row) for row in shaped.rows(rows, progress)), inputs)
     warn(f"wrote {plural(count, *what)} to {args.output}")
+    if shaped.stopped:
+        warn(f"stopped at --max-rows {args.max_rows}; more rows were left")
+    if args.pairs and count == 0:
+        warn(exporter.no_pairs_reason())
+    if args.stats:
+        emit_stats(shaped.stats, exporter.dropped)
     if exporter.dropped:
         detail = "; ".join(f"{reason}: {n}" for reason, n in sorted(exporter.dropped.items()))
         warn(f"left out to keep every row valid (see --help for the options): {detail}")
@@ -229,6 +275,7 @@ def _options(args: argparse.Namespace) -> TrainingOptions:
         thinking=args.thinking,
         images=args.images,
         blobs=args.blobs,
+        harness=args.harness,
     )
 
 

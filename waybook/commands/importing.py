@@ -12,17 +12,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
-from collections.abc import Iterable, Iterator, Sequence
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, UsageError, warn
-from waybook.commands.store_option import add_store_option, create_store, import_into_store
+from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
+from waybook.commands.export_rows import PROGRESS_RECORDS
+from waybook.commands.import_report import Written, failure_json, say
+from waybook.commands.progress import Phases
+from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
-from waybook.formats._foreign import ImportReport
+from waybook.formats._detect import detect_format
+from waybook.formats._foreign import ImportReport, NotThisFormatError
 from waybook.formats.claude_code._transcript import (
     Anchor,
     import_claude_code,
@@ -34,56 +39,76 @@ from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
 from waybook.formats.openai_agents._database import read_session
 from waybook.formats.openai_agents._import import import_openai_agents
+from waybook.formats.opencode import import_opencode, read_opencode
 from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.journal._fileio import create_atomically
 from waybook.stores._blobs import references
 
 T = TypeVar("T")
-FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph")
+FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph", "opencode")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "import",
-        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph)",
+        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph, OpenCode)",
         description=(
-            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an "
-            "OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
-            "branches) or a LangGraph SqliteSaver thread into a new JSONL journal. Branches the source "
-            "keeps implicit become explicit leaf moves. Lines that do not parse are refused with their "
-            "line numbers unless --lenient skips them. Each journal is validated in full before one "
-            "atomic write. A Claude Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, "
-            "or agent-*.jsonl beside it) become journals named <session>.agent-<id>.jsonl next to OUT, "
-            "linked from the tool call that started them."
+            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an"
+            " OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
+            "branches), a LangGraph SqliteSaver thread or an OpenCode session (its storage folder or "
+            "SQLite database) into a new JSONL journal (auto: the format read from the content). "
+            "Branches the source keeps implicit become explicit leaf moves. Lines that do not parse are"
+            " refused with their line numbers unless --lenient skips them. Each journal is validated in"
+            " full before one atomic write. A Claude Code session's sub-agent transcripts "
+            "(SESSION/subagents/agent-*.jsonl, or agent-*.jsonl beside it) become journals named <OUT "
+            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them."
         ),
         epilog=(
             "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
-            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json"
+            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json\n"
+            "Example: waybook import auto rollout.jsonl --store file:audit my-rollout"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("source", choices=FORMATS, help="the format of the file")
+    parser.add_argument(
+        "source", choices=(*FORMATS, "auto"), help="the format of the file (auto: read from its content)"
+    )
     parser.add_argument(
         "path", type=Path, metavar="PATH", help="the session file (or, with --store, a folder of them)"
     )
     parser.add_argument(
         "-o", "--output", type=Path, metavar="OUT", help="the new journal file (with --store: its id)"
     )
-    add_store_option(
-        parser,
-        ids="OUT",
-        detail="; the store is created if missing, and PATH may be a folder of Claude Code or Codex sessions "
-        "(one journal each, named by session)",
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing journal files the import writes (atomically; never a journal in a store)",
     )
     parser.add_argument(
-        "--lenient", action="store_true", help="skip lines that do not parse, and say how many"
+        "--store",
+        nargs="+",
+        metavar=("URL", "JOURNAL_ID"),
+        help=f"the store ({URLS}) and the new journal's id (-o ID says the same); the store is created "
+        "if missing, and PATH may be a folder of Claude Code or Codex sessions (one journal each, named "
+        "by session)",
     )
-    parser.add_argument("--json", action="store_true", help="print the import report as JSON")
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip lines and entries that cannot be imported (and, in a folder, files of another format), "
+        "and report each",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the import report (or the failure) as one JSON object"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="list every inferred note, not only their count"
+    )
     parser.add_argument(
         "--session",
         metavar="ID",
-        help="openai-agents: the session to import, when the database holds several",
+        help="openai-agents, opencode: the session to import, when the storage holds several",
     )
     parser.add_argument(
         "--thread", metavar="ID", help="langgraph: the thread to import, when the database holds several"
@@ -92,77 +117,155 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.json:
+        return _run(args)
+    try:
+        return _run(args)
+    except UsageError as exc:
+        emit_json(failure_json(exc))
+        return USAGE
+    except JournalError as exc:
+        emit_json(failure_json(exc))
+        return PROBLEM
+
+
+def _run(args: argparse.Namespace) -> int:
+    _target(args)
+    if args.source == "auto":
+        args.source = _detected(args.path)
+    if args.source == "opencode":
+        return _opencode(args)
     if args.path.is_dir():
         return _folder(args)
     if not args.path.is_file():
         msg = f"{args.path}: no such file"
         raise UsageError(msg)
     if args.output is None:
-        msg = "say where the journal goes: -o OUT (a new file, or with --store the new journal's id)"
+        msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
         raise UsageError(msg)
+    out = str(args.output)
     if args.source == "openai-agents":
         session_id, rows, branches = read_session(args.path, args.session)
         agents = import_openai_agents(session_id, rows, branches, lenient=args.lenient)
         _write(args, args.output, agents.records)
-        what = f"OpenAI Agents session {session_id!r}"
-        _say(args, args.output, len(agents.records), what, agents.report, agents.report.skipped)
+        say(args, [Written(out, len(agents.records), agents.report)], f"OpenAI Agents session {session_id!r}")
         return OK
     if args.source == "langgraph":
         thread_id, checkpoints = read_thread(args.path, args.thread)
         graph = import_langgraph(thread_id, checkpoints)
         _write(args, args.output, graph.records)
         what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
-        _say(args, args.output, len(graph.records), what, graph.report, ())
+        say(args, [Written(out, len(graph.records), graph.report)], what)
         return OK
     data = args.path.read_bytes()
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
         _write(args, args.output, imported.records, shown=imported.blobs)
-        _say(
-            args,
-            args.output,
-            len(imported.records),
-            f"a Pi v{imported.version} session",
-            None,
-            imported.skipped,
-        )
-        if imported.joined and not args.json:
+        warnings = []
+        if imported.joined:
             lines = ", ".join(str(n) for n in imported.joined[:10])
-            warn(
+            warnings.append(
                 f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
                 f"imported both: line {lines}"
             )
+        report = _pi_report(data, imported.skipped, imported.inferred)
+        say(
+            args,
+            [Written(out, len(imported.records), report)],
+            f"a Pi v{imported.version} session",
+            warnings=warnings,
+        )
         return OK
     if args.source == "codex":
         codex = import_codex(data, lenient=args.lenient)
         _write(args, args.output, codex.records)
-        _say(args, args.output, len(codex.records), "a Codex rollout", codex.report, codex.report.skipped)
+        say(args, [Written(out, len(codex.records), codex.report)], "a Codex rollout")
         return OK
     return _claude_code(args, data)
 
 
+def _opencode(args: argparse.Namespace) -> int:
+    if not args.path.exists():
+        msg = f"{args.path}: no such folder or database"
+        raise UsageError(msg)
+    if args.output is None:
+        msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
+        raise UsageError(msg)
+    imported = import_opencode(read_opencode(args.path, args.session))
+    _write(args, args.output, imported.records)
+    what = f"OpenCode session {imported.journal!r}"
+    say(args, [Written(str(args.output), len(imported.records), imported.report)], what)
+    return OK
+
+
+def _pi_report(
+    data: bytes, skipped: Sequence[tuple[int, str]], inferred: Sequence[tuple[int, str]]
+) -> ImportReport:
+    """A Pi import in the report every format gives: every entry maps to a record (lossless)."""
+    lines = sum(1 for line in data.split(b"\n") if line.strip())
+    bad = len({n for n, _ in skipped})
+    notes = tuple(f"line {n}: {why}" for n, why in inferred)
+    return ImportReport("pi", lines, max(lines - bad, 0), 0, tuple(skipped), notes)
+
+
+def _detected(path: Path) -> str:
+    """`import auto`: the format of a file, or of the first session file of a folder, by content."""
+    if path.is_dir() and ((path / "session").is_dir() or (path / "storage" / "session").is_dir()):
+        return "opencode"
+    candidates = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))[:20]
+    for candidate in candidates:
+        found = detect_format(candidate)
+        if found is not None:
+            return found
+    msg = f"{path}: no format waybook imports fits its content; name one: {', '.join(FORMATS)}"
+    raise UsageError(msg)
+
+
+def _target(args: argparse.Namespace) -> None:
+    """One shape: `-o OUT` (a file), or `--store URL JOURNAL_ID` (`-o ID` is the same id)."""
+    store = args.store or [None]
+    if len(store) > 2:
+        msg = f"--store takes a URL and a journal id, not {len(store)} words: {' '.join(store)}"
+        raise UsageError(msg)
+    args.store, args.journal_id = store[0], (store[1] if len(store) == 2 else None)
+    if args.journal_id is not None:
+        if args.path.is_dir():
+            msg = f"{args.journal_id}: a folder imports one journal per session, named by session; drop it"
+            raise UsageError(msg)
+        if args.output is not None and str(args.output) != args.journal_id:
+            msg = f"two ids for one journal: {args.journal_id} and -o {args.output}; give one"
+            raise UsageError(msg)
+        args.output = Path(args.journal_id)
+    if args.force and args.store is not None:
+        msg = "--force replaces files; a journal in a store is never replaced: choose a new JOURNAL_ID"
+        raise UsageError(msg)
+
+
+def _name(args: argparse.Namespace) -> str:
+    """The name the journals of one import follow: the store id, or the output file's stem."""
+    return str(args.output) if args.store is not None else Path(args.output).name.removesuffix(".jsonl")
+
+
 def _claude_code(args: argparse.Namespace, data: bytes) -> int:
-    outputs = list(_claude_code_journals(args, args.path, data, str(args.output)))
+    outputs = list(_claude_code_journals(args, args.path, data, str(args.output), name=_name(args)))
     _write_all(args, outputs)
-    if args.json:
-        emit_json([{"journal": str(target), **report.as_json()} for target, _, report in outputs])
-        return OK
-    for target, records, report in outputs:
-        _say(args, target, len(records), "a Claude Code transcript", report, report.skipped)
+    say(args, [Written(t, len(r), rep) for t, r, rep in outputs], "a Claude Code transcript")
     return OK
 
 
 def _claude_code_journals(
-    args: argparse.Namespace, path: Path, data: bytes, main_target: str
+    args: argparse.Namespace, path: Path, data: bytes, main_target: str, *, name: str | None = None
 ) -> Iterator[tuple[str, Sequence[NewRecord], ImportReport]]:
     """The session's journal, then one per sub-agent transcript beside it (in a store: named by id;
-    in files: `<journal id>.jsonl` next to the session's file)."""
+    in files: `<journal id>.jsonl` next to the session's file). `name` names them all (the output's
+    name, so one session imports twice under two names); None: the session id."""
     agents = _subagent_files(path)
-    main = import_claude_code(data, lenient=args.lenient, links=_anchors(data, agents, path))
+    links = _anchors(data, agents, path, name)
+    main = import_claude_code(data, lenient=args.lenient, links=links, name=name)
     yield main_target, main.records, main.report
     for agent_path in agents:
         try:
-            sub = import_claude_code(agent_path.read_bytes(), lenient=args.lenient)
+            sub = import_claude_code(agent_path.read_bytes(), lenient=args.lenient, name=name)
         except JournalError as exc:
             raise SourceFileError(agent_path, exc) from exc
         target = sub.journal if args.store else str(Path(main_target).parent / f"{sub.journal}.jsonl")
@@ -180,6 +283,7 @@ def _folder(args: argparse.Namespace) -> int:
         if not p.name.startswith("agent-") and "subagents" not in p.parts
     )
     outputs: list[tuple[str, Sequence[NewRecord], ImportReport]] = []
+    skipped_files: list[tuple[str, str]] = []
     for session in track(sessions, description=f"reading {len(sessions)} sessions"):
         try:
             data = session.read_bytes()
@@ -189,19 +293,26 @@ def _folder(args: argparse.Namespace) -> int:
             else:
                 journal = import_claude_code(data, lenient=args.lenient).journal
                 outputs.extend(_claude_code_journals(args, session, data, journal))
+        except NotThisFormatError as exc:
+            if not args.lenient:
+                raise SourceFileError(session, exc) from exc
+            skipped_files.append((str(session), exc.why))
         except SourceFileError:
             raise
         except JournalError as exc:
             raise SourceFileError(session, exc) from exc
     _write_all(args, outputs)
+    written = [Written(t, len(r), rep) for t, r, rep in outputs]
     if args.json:
-        emit_json([{"journal": target, **report.as_json()} for target, _, report in outputs])
+        say(args, written, "", skipped_files=skipped_files)
     else:
         lines = sum(report.lines for _, _, report in outputs)
         warn(
-            f"imported {len(sessions)} sessions as {len(outputs)} journals ({lines} source lines) "
-            f"into {args.store}"
+            f"imported {len(sessions) - len(skipped_files)} sessions as {len(outputs)} journals "
+            f"({lines} source lines) into {args.store}"
         )
+        for file, why in skipped_files:
+            warn(f"skipped {file} (--lenient): {why}")
     return OK
 
 
@@ -253,9 +364,9 @@ def _session_id(data: bytes) -> str | None:
     return None
 
 
-def _anchors(session: bytes, agents: list[Path], path: Path) -> dict[str, Anchor]:
+def _anchors(session: bytes, agents: list[Path], path: Path, name: str | None) -> dict[str, Anchor]:
     anchors = {}
-    session_id = _session_id(session) or path.stem
+    session_id = name or _session_id(session) or path.stem
     for agent_path in agents:
         agent_data = agent_path.read_bytes()
         anchor = subagent_anchor(session, agent_data)
@@ -265,14 +376,17 @@ def _anchors(session: bytes, agents: list[Path], path: Path) -> dict[str, Anchor
     return anchors
 
 
-def track(items: Sequence[T], *, description: str) -> Iterable[T]:
-    """`items`, with a progress bar on stderr when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return items
-    from rich.console import Console
-    from rich.progress import track as rich_track
+FOLDER_PROGRESS: Final = 5
+"""Folder imports of at least this many sessions show a progress bar (on a terminal)."""
 
-    return rich_track(items, description=description, transient=True, console=Console(stderr=True))
+
+def track(items: Sequence[T], *, description: str, threshold: int = FOLDER_PROGRESS) -> Iterator[T]:
+    """`items`, with a progress bar on stderr when stderr is a terminal and there are enough of them."""
+    with Phases(len(items), threshold=threshold) as progress:
+        progress.start(description, total=len(items))
+        for done, item in enumerate(items, start=1):
+            yield item
+            progress.advance(done)
 
 
 def _write(
@@ -298,7 +412,9 @@ def _write_all(
     file has no blobs, so they go inline. A reference whose bytes are nowhere is reported."""
     staged = []
     blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
-    for target, records, _ in outputs:
+    total = sum(len(records) for _, records, _ in outputs)
+    threshold = 1 if total >= PROGRESS_RECORDS else len(outputs) + 1  # a big import shows its journals
+    for target, records, _ in track(outputs, description=f"checking {total} records", threshold=threshold):
         if args.store is not None:  # a store keeps images as blobs: the journal holds references
             records, found = images_as_blobs(records)
             blobs.update(found)
@@ -309,12 +425,21 @@ def _write_all(
         _write_to_store(args.store, staged, blobs)
         return
     _warn_missing(_unknown_blobs(staged, blobs))
-    taken = [target for target, _ in staged if Path(target).exists()]
-    if taken:
-        msg = f"{', '.join(taken)}: already exist(s); choose a new file for the journal; nothing was written"
+    taken = [target for target, _ in staged if Path(target).exists() or Path(target).is_symlink()]
+    for target in taken:
+        if not Path(target).is_file() or os.path.samefile(target, args.path):
+            msg = f"{target}: is not a journal file the import may replace (the source, or not a file)"
+            raise UsageError(msg)
+    if taken and not args.force:
+        msg = (
+            f"{', '.join(taken)}: already exist(s); pass --force to replace, or choose a new file for the "
+            "journal; nothing was written"
+        )
         raise UsageError(msg)
     for target, staging in staged:
-        if not create_atomically(Path(target), b"".join(line + b"\n" for line in staging.read_lines())):
+        if args.force:
+            _replace(Path(target), b"".join(line + b"\n" for line in staging.read_lines()))
+        elif not create_atomically(Path(target), b"".join(line + b"\n" for line in staging.read_lines())):
             msg = f"{target}: created by someone else meanwhile; nothing more was written"
             raise UsageError(msg)
 
@@ -332,6 +457,22 @@ def stage(target: str, records: Sequence[NewRecord]) -> InMemoryJournal:
     for start in range(0, len(records), IMPORT_BATCH):
         head = staging.append(list(records[start : start + IMPORT_BATCH]), expected=head).head
     return staging
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write `path` whole: beside it, then renamed over it (a reader sees the old or the new file)."""
+    path = path.resolve()
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp_name, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
 
 
 def _write_to_store(
@@ -369,28 +510,3 @@ def _warn_missing(digests: set[str]) -> None:
             f"{plural(len(digests), 'blob reference')} whose bytes are not in the source (binary content "
             "the export could not show); `waybook verify --store URL ID --blobs` lists them as missing"
         )
-
-
-def _say(
-    args: argparse.Namespace,
-    output: Path | str,
-    count: int,
-    what: str,
-    report: ImportReport | None,
-    skipped: Sequence[tuple[int, str]],
-) -> None:
-    if args.json and report is not None:
-        emit_json({"journal": str(output), **report.as_json()})
-        return
-    if args.json:
-        emit_json({"journal": str(output), "records": count, "skipped": len(skipped)})
-        return
-    warn(f"imported {plural(count, 'record')} from {what} into {output}")
-    if report is not None:
-        warn(
-            f"{report.lines} source lines: {report.mapped} mapped, {report.kept_verbatim} kept verbatim, "
-            f"{len(report.skipped)} skipped"
-        )
-    if skipped:
-        lines = ", ".join(str(n) for n, _ in skipped[:10])
-        warn(f"skipped {plural(len(skipped), 'unparseable line')} (--lenient): {lines}")

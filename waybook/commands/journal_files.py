@@ -53,13 +53,25 @@ def open_journal_file(path: Path) -> JsonlJournal:
         journal = JsonlJournal(path, readonly=True, sidecar=False)  # audits prove the whole file
     except CorruptJournalError as exc:
         if exc.seq == 1 and exc.offset == 0 and not starts_with_header(path):
-            raise NotAJournalError(path=str(path), reason=exc.reason) from None
+            raise _not_a_journal(path, exc.reason) from None
         raise
     damage = journal.damage
     if damage is not None and damage.seq == 1 and damage.offset == 0 and not starts_with_header(path):
         journal.close()
-        raise NotAJournalError(path=str(path), reason=damage.reason)
+        raise _not_a_journal(path, damage.reason)
     return journal
+
+
+def _not_a_journal(path: Path, reason: str) -> NotAJournalError:
+    """The error for a file that is not a journal, saying which import reads it if it is a session of
+    a format waybook imports."""
+    from waybook.formats._detect import import_hint
+
+    error = NotAJournalError(path=str(path), reason=reason)
+    hint = import_hint(path)
+    if hint:
+        error.args = (str(error) + hint,)
+    return error
 
 
 def damage_status(journal: Any) -> int:

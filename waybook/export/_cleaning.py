@@ -12,6 +12,7 @@ from typing import Final, Literal
 
 import attrs
 
+from waybook.export._harness import scrub_text
 from waybook.model._errors import JournalError
 from waybook.model._records import ToolCallBlock
 
@@ -57,6 +58,7 @@ class TrainingOptions:
     image form, and roles that take none, get the placeholder); "placeholder" writes
     `[image: <media type>]`; "drop" leaves them out. `blobs`: "inline" (default) puts a text blob's text
     in the row; "reference" writes `[blob NAME TYPE, N bytes, sha256:...]` (see waybook.export._messages).
+    `harness`: see below.
     """
 
     aborted: Literal["drop", "keep"] = attrs.field(
@@ -74,6 +76,11 @@ class TrainingOptions:
     blobs: Literal["inline", "reference"] = attrs.field(
         default="inline", validator=lambda *a: _one_of(*a, "inline", "reference")
     )
+    harness: Literal["drop", "keep"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "keep")
+    )
+    """"drop" (default) removes harness noise (waybook.export._harness: Claude Code's command tags and
+    caveats, slash-command lines, ANSI escapes); "keep" leaves messages as recorded."""
 
 
 class InvalidOptionError(JournalError, ValueError):
@@ -91,6 +98,15 @@ def _one_of(_: object, attribute: attrs.Attribute[str], value: object, *choices:
 NO_RESULT: Final = "[no result was recorded for this tool call]"
 
 
+def scrub(message: Message, dropped: Counter[str]) -> Message:
+    """`message` without harness noise (waybook.export._harness); `dropped` counts what went."""
+    text = scrub_text(message.text, message.role, dropped)
+    parts = tuple(scrub_text(p, message.role, Counter()) if isinstance(p, str) else p for p in message.parts)
+    if text == message.text and parts == message.parts:
+        return message
+    return attrs.evolve(message, text=text, parts=parts)
+
+
 def clean(
     messages: list[Message], options: TrainingOptions, dropped: Counter[str], *, open_end: bool = False
 ) -> list[Message]:
@@ -99,6 +115,8 @@ def clean(
     With `open_end`, the last message may keep tool calls with no result (it is the sample's target:
     what the model said, before any tool answered).
     """
+    if options.harness == "drop":
+        messages = [scrub(m, dropped) for m in messages]
     out: list[Message] = []
     i = 0
     while i < len(messages):

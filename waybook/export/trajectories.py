@@ -33,7 +33,7 @@ from waybook.export._rows import encode_row, openai_messages, openai_row, shareg
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._reading import read_seqs
 from waybook.model._head import Head
-from waybook.model._records import AssistantMessage, Compaction, CustomEntry, Header, Record
+from waybook.model._records import Annotation, AssistantMessage, Compaction, CustomEntry, Header, Record
 from waybook.projections import COMPACTION_PREAMBLE
 from waybook.projections._base import replay
 from waybook.projections._context import context_at
@@ -43,6 +43,8 @@ __all__ = ["Message", "Selection", "TrainingOptions", "TrajectoryExporter", "enc
 
 Format = Literal["openai", "sharegpt"]
 LABEL_TYPES: Final = frozenset({"waybook.label", "pi.label"})
+PREFERENCE: Final = "waybook.preference"
+"""The type of the Annotation `waybook label` records (data: label, reason)."""
 
 
 @attrs.frozen
@@ -215,10 +217,12 @@ class TrajectoryExporter:
         """TRL preference rows at every fork where one branch is chosen (see docs/export.md).
 
         A branch end's verdict at a fork comes from the labels in force on the nodes strictly after the
-        fork on its path: "rejected" wins over "chosen"; with neither, the active leaf is chosen. A label
-        on the fork or above it covers every branch alike and decides nothing there. Each chosen end is
-        paired with every end of the fork's other children that is not chosen. The prompt is the path up
-        to the fork; chosen and rejected are what each branch holds after it.
+        fork on its path: "rejected" wins over "chosen"; with neither, the end is unlabelled. Only an
+        explicit "chosen" makes a pair (the active leaf alone never does). A label on the fork or above it
+        covers every branch alike and decides nothing there. Each chosen end is paired with every end of
+        the fork's other children that is not chosen (unlabelled siblings count as rejected). Labels are
+        `waybook label` annotations (type `waybook.preference`) and `waybook.label` / Pi `label` entries.
+        The prompt is the path up to the fork; chosen and rejected are what each branch holds after it.
         """
         labels = self.labels()
         tree = self.tree
@@ -248,13 +252,32 @@ class TrajectoryExporter:
                                 },
                             }
 
+    def no_pairs_reason(self) -> str:
+        """Why `pairs` gave nothing, in the CLI's terms."""
+        labels = self.labels()
+        forks = [f for f in range(self.tree.node_count) if len(list(self.tree.children_positions(f))) > 1]
+        if not forks:
+            return "no preference pairs: the session has no fork (a pair needs two branches from one node)"
+        if "chosen" not in labels.values():
+            return (
+                "no preference pairs: no branch is labelled chosen (the active leaf alone never makes a "
+                "pair); label one: waybook label PATH NODE chosen"
+            )
+        return "no preference pairs: each chosen branch's siblings are chosen too, or none is below a fork"
+
     def labels(self) -> dict[str, str]:
         """The label in force on each node at the export's head: the latest label entry for it wins,
         and an empty or missing label clears it (Pi's rule)."""
         labels: dict[str, str] = {}
         for record in self.journal.read(limit=self.head.seq):
             body = record.body
-            if isinstance(body, CustomEntry) and body.type in LABEL_TYPES and isinstance(body.data, dict):
+            if isinstance(body, Annotation) and body.type == PREFERENCE and isinstance(body.data, dict):
+                label = body.data.get("label")
+                if isinstance(label, str) and label.strip():
+                    labels[body.target] = label.strip()
+                else:
+                    labels.pop(body.target, None)
+            elif isinstance(body, CustomEntry) and body.type in LABEL_TYPES and isinstance(body.data, dict):
                 target = body.data.get("targetId", body.data.get("target"))
                 label = body.data.get("label")
                 if not isinstance(target, str):
@@ -271,7 +294,7 @@ class TrajectoryExporter:
         found = {labels.get(self.tree.ids[p]) for p in after}
         if "rejected" in found:
             return "rejected"
-        if "chosen" in found or self.tree.ids[end] == self.tree.leaf_id:
+        if "chosen" in found:
             return "chosen"
         return "unlabelled"
 

@@ -42,6 +42,15 @@ class ForeignFormatError(JournalError, ValueError):
         )
 
 
+class NotThisFormatError(ForeignFormatError):
+    """A file that is not a session of the format at all (a stray file in a folder); `why` says what
+    it is instead. A folder import with --lenient skips it and reports it."""
+
+    def __init__(self, source: str, why: str) -> None:
+        self.why = why
+        super().__init__(source, [(1, why)])
+
+
 @attrs.frozen
 class ImportReport:
     """How every line of a source file was used. `mapped + kept_verbatim + skipped == lines`."""

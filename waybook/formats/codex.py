@@ -36,6 +36,7 @@ from waybook.formats._foreign import (
     ForeignFormatError,
     ImportReport,
     LineTally,
+    NotThisFormatError,
     read_json_lines,
     stable_id,
     text_of,
@@ -80,6 +81,8 @@ class CodexImport:
 def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
     """Map a Codex rollout file's content to the records of a new journal, with a report of every line."""
     lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
+    if not any(line.get("type") == "session_meta" for _, line in lines):
+        raise NotThisFormatError(SOURCE, _not_a_rollout(lines))
     builder = _Builder()
     problems: list[tuple[int, str]] = []
     for number, line in lines:
@@ -97,6 +100,20 @@ def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
         raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
     report = builder.tally.report(SOURCE, total, skipped, builder.inferred)
     return CodexImport(records=(builder.header, *builder.records), report=report)
+
+
+def _not_a_rollout(lines: list[tuple[int, dict[str, Any]]]) -> str:
+    """What a file without a session_meta header holds instead."""
+    payloads = [line.get("payload") for _, line in lines]
+    if lines and all(
+        line.get("type") == "event_msg" and isinstance(p, dict) and p.get("type") == "token_count"
+        for (_, line), p in zip(lines, payloads, strict=True)
+    ):
+        return (
+            f"holds only token counts ({len(lines)} event_msg token_count lines) and no session_meta "
+            "header: there is no session in it to import"
+        )
+    return "no session_meta line: this is not a Codex rollout"
 
 
 # --- the reference: what Codex sends -----------------------------------------------------------------

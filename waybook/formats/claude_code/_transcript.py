@@ -44,6 +44,7 @@ from waybook.formats._foreign import (
     ImportReport,
     LineTally,
     check_fields,
+    NotThisFormatError,
     read_json_lines,
     stable_id,
     timestamp,
@@ -103,9 +104,16 @@ def journal_id_for(session: str, agent: str | None = None) -> str:
 
 
 def import_claude_code(
-    data: bytes | str, *, lenient: bool = False, links: Mapping[str, Anchor] | None = None
+    data: bytes | str,
+    *,
+    lenient: bool = False,
+    links: Mapping[str, Anchor] | None = None,
+    name: str | None = None,
 ) -> ClaudeCodeImport:
     """Map a Claude Code transcript to the records of a new journal, with a report of every line.
+
+    `name` names the session's journals instead of its session id: the session's journal is `name`, a
+    sub-agent's `<name>.agent-<agentId>` (so one session imports twice under two names).
 
     `links` maps further sub-agent journal ids to where they hang from (`subagent_anchor`), for the
     sub-agents whose spawning tool result does not name them (a folder import finds them beside the
@@ -114,10 +122,8 @@ def import_claude_code(
     lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
     lines = check_fields(lines, skipped, _FIELDS, source=SOURCE, lenient=lenient)
     if not any(line.get("type") in TREE_TYPES for _, line in lines):
-        raise ForeignFormatError(
-            SOURCE, [(1, "no user or assistant lines: this is not a Claude Code transcript")]
-        )
-    builder = _Builder(lines)
+        raise NotThisFormatError(SOURCE, "no user or assistant lines: this is not a Claude Code transcript")
+    builder = _Builder(lines, name)
     problems: list[tuple[int, str]] = []
     for number, line in lines:
         try:
@@ -209,7 +215,7 @@ _CONTINUING: Final = "continuing"
 
 
 class _Builder:
-    def __init__(self, lines: list[tuple[int, dict[str, Any]]]) -> None:
+    def __init__(self, lines: list[tuple[int, dict[str, Any]]], name: str | None = None) -> None:
         self.records: list[NewRecord] = []
         self.tally = LineTally()
         self.inferred: list[str] = []
@@ -218,8 +224,8 @@ class _Builder:
         first = next((line for _, line in lines if isinstance(line.get("sessionId"), str)), {})
         session = first.get("sessionId") or "claude-code-session"
         agent = first.get("agentId") if first.get("isSidechain") else None
-        self.session = session
-        self.journal = journal_id_for(session, agent)
+        self.session = name or session
+        self.journal = journal_id_for(self.session, agent)
         self.meta = {
             k: first[k] for k in ("sessionId", "agentId", "version", "cwd", "gitBranch", "slug") if k in first
         }

@@ -29,7 +29,10 @@ Pi form would not re-import to it (`record`); trailing ones ride on a `custom` e
 `waybook.records`. So waybook -> Pi -> waybook gives every record back, ids, times and reasons included.
 
 Ids are deterministic (Pi's own ids; `l<line>` for version-1 entries; `move:<entry id>` for inferred
-moves), so importing the same file twice gives the same records. Two JSON objects on one line (a known
+moves; a derived id never collides with one in the file), so importing the same file twice gives the
+same records. Ids and parents follow Pi's loader (see `_tree`): the later of two entries with one id
+keeps it, a parentId naming the entry itself or no entry makes a root, and the leaf ends at the file's
+last entry. Two JSON objects on one line (a known
 artefact of concurrent writers) are both imported, in order, and reported in `PiImport.joined`.
 """
 
@@ -37,7 +40,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -51,12 +53,13 @@ from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
 from waybook.formats._foreign import MAX_DEPTH, depth
 from waybook.formats.pi import _form as pi_form
+from waybook.formats.pi import _lines as pi_lines
 from waybook.formats.pi import _map as pi_map
+from waybook.formats.pi import _tree as pi_tree
 from waybook.formats.pi._form import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
     CARRIER,
-    MAX_LINE,
     PATCH,
     PI_VERSION,
     TRAILER,
@@ -94,7 +97,7 @@ __all__ = [
 ]
 
 
-LONE_SURROGATE = "a string holds a lone surrogate (half of a UTF-16 pair), which a journal cannot store"
+LONE_SURROGATE = pi_lines.LONE_SURROGATE
 INFERRED_MOVE = "pi: continues an earlier entry"
 """The reason of the leaf move import infers when an entry's parentId is not the entry before it."""
 
@@ -122,6 +125,9 @@ class PiImport:
     version: int
     skipped: tuple[tuple[int, str], ...]
     joined: tuple[int, ...] = ()
+    inferred: tuple[tuple[int, str], ...] = ()
+    """What import decided where the file left it open, following Pi's loader: a derived id, a parentId
+    that names the entry itself or no entry (a root), a parent on a later line, the leaf at the end."""
     blobs: dict[str, tuple[bytes, str]] = attrs.field(factory=dict)
     """Bytes the file shows for blobs its carried records reference (a waybook export shows a text blob
     as its text): digest -> (bytes, media type). A store import stores them before the journal; a plain
@@ -133,7 +139,9 @@ class PiImport:
 
 def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     """Parse, migrate and map a Pi session file's content to records (a new journal's first records)."""
-    entries, skipped, joined = _parse(data, lenient=lenient)
+    entries, skipped, joined = pi_lines.parse(data)
+    if skipped and not lenient:
+        raise PiFormatError(skipped)
     if not entries or entries[0][1].get("type") != "session":
         raise PiFormatError([(entries[0][0] if entries else 1, "the first line is not a Pi session header")])
     header_line, header = entries[0]
@@ -146,112 +154,58 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
         records.extend(_header_records(header))
     except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError) as exc:
         problems.append((header_line, _why(exc)))
+    reserved = {records[0].id} if records else set()
+    placement = pi_tree.place(_migrate(entries[1:], version, reserved), reserved=reserved)
+    taken = set(placement.taken)
     leaf: str | None = None
     known: dict[str, tuple[bytes, str]] = {}
-    for line, entry in _migrate(entries[1:], version):
+    gone: dict[str, str | None] = {}  # a skipped entry's record id -> the parent its children get
+    for placed in placement.entries:
+        parent = placed.parent
+        while parent in gone:
+            parent = gone[parent]
         try:
-            new, leaf = _entry_records(entry, leaf, known)
+            new, leaf = _entry_records(placed, parent, leaf, known, taken)
             records.extend(new)
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError) as exc:
-            problems.append((line, _why(exc)))
+            if not lenient:
+                problems.append((placed.line, _why(exc)))
+            else:
+                skipped.append((placed.line, _why(exc)))
+                if placed.record_id is not None:
+                    gone[placed.record_id] = parent
     if problems:
         raise PiFormatError(problems)
+    last = placement.last
+    while last in gone:
+        last = gone[last]
+    notes = list(placement.notes)
+    if placement.last is not None and last != leaf and records:
+        move = LeafMoved(from_leaf=leaf, to_leaf=last, reason=pi_tree.RESUME, actor="pi")
+        records.append(NewRecord(id=pi_tree.fresh("move:resume", taken), at=records[-1].at, body=move))
+        notes.append(
+            (placement.entries[-1].line, "Pi resumes at the file's last entry; the leaf moves there")
+        )
     return PiImport(
-        records=tuple(records), version=version, skipped=tuple(skipped), joined=tuple(joined), blobs=known
+        records=tuple(records),
+        version=version,
+        skipped=tuple(skipped),
+        joined=tuple(joined),
+        inferred=tuple(notes),
+        blobs=known,
     )
 
 
-def _parse(
-    data: bytes | str, *, lenient: bool
-) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]], list[int]]:
-    raw = data.encode() if isinstance(data, str) else data
-    decoder = json.JSONDecoder()
-    entries: list[tuple[int, dict[str, Any]]] = []
-    bad: list[tuple[int, str]] = []
-    joined: list[int] = []
-    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
-        if not line_bytes.strip():
-            continue
-        try:
-            values = _objects(decoder, line_bytes)
-        except (ValueError, RecursionError) as exc:
-            bad.append((number, str(exc) or type(exc).__name__))
-            continue
-        if len(values) > 1:
-            joined.append(number)
-        for value in values:
-            if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-                bad.append((number, "not a Pi entry (an object with a type)"))
-                continue
-            if line_bytes.count(b"[") + line_bytes.count(b"{") > MAX_DEPTH and depth(value) > MAX_DEPTH:
-                bad.append((number, f"nested deeper than {MAX_DEPTH} levels"))
-                continue
-            if _SURROGATE_ESCAPE.search(line_bytes) and _has_lone_surrogate(value):
-                bad.append((number, LONE_SURROGATE))
-                continue
-            entries.append((number, value))
-    if bad and not lenient:
-        raise PiFormatError(bad)
-    return entries, bad, joined
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= c <= "\udfff" for c in value)
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
-    return False
-
-
-def _objects(decoder: json.JSONDecoder, line_bytes: bytes) -> list[Any]:
-    """Every JSON value on one line, in order (usually one; two when concurrent writes were joined)."""
-    if len(line_bytes) > MAX_LINE:
-        msg = f"line longer than {MAX_LINE} bytes"
-        raise ValueError(msg)
-    try:
-        line = line_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        msg = f"not UTF-8 (byte {exc.start})"
-        raise ValueError(msg) from None
-    values: list[Any] = []
-    pos = 0
-    while True:
-        while pos < len(line) and line[pos] in " \t\r":
-            pos += 1
-        if pos == len(line):
-            return values
-        try:
-            value, pos = decoder.raw_decode(line, pos)
-        except json.JSONDecodeError as exc:
-            msg = f"not JSON ({exc.msg} at column {exc.colno})"
-            raise ValueError(msg) from None
-        except RecursionError:
-            msg = "not importable JSON (nested too deeply)"
-            raise ValueError(msg) from None
-        except ValueError as exc:  # e.g. an integer with more digits than Python converts
-            msg = f"not importable JSON ({exc})"
-            raise ValueError(msg) from None
-        values.append(value)
-
-
-def _migrate(entries: list[tuple[int, dict[str, Any]]], version: int) -> list[tuple[int, dict[str, Any]]]:
-    """Bring entries to version-3 meaning, without mutating the input."""
+def _migrate(
+    entries: list[tuple[int, dict[str, Any]]], version: int, reserved: set[str]
+) -> list[tuple[int, dict[str, Any]]]:
+    """Bring entries to version-3 meaning, without mutating the input (a derived id avoids `reserved`)."""
     out = [(line, dict(entry)) for line, entry in entries]
     if version < 2:
         # Version 1: ids follow the line; each entry continues the previous one; a compaction's
         # firstKeptEntryIndex counts the parsed entries with the header as entry 0.
-        ids = [f"l{line}" for line, _ in out]
-        if len(set(ids)) != len(ids):  # two entries joined on one line: number them apart
-            seen: dict[str, int] = {}
-            for i, entry_id in enumerate(ids):
-                seen[entry_id] = seen.get(entry_id, 0) + 1
-                if seen[entry_id] > 1:
-                    ids[i] = f"{entry_id}.{seen[entry_id]}"
+        taken = set(reserved)
+        ids = [pi_tree.fresh(f"l{line}", taken) for line, _ in out]
         by_index = {i + 1: entry_id for i, entry_id in enumerate(ids)}
         previous = None
         for (_, entry), entry_id in zip(out, ids, strict=True):
@@ -292,10 +246,15 @@ def _header_records(header: dict[str, Any]) -> list[NewRecord]:
 
 
 def _entry_records(
-    entry: dict[str, Any], leaf: str | None, known: dict[str, tuple[bytes, str]]
+    placed: pi_tree.Placed,
+    parent: str | None,
+    leaf: str | None,
+    known: dict[str, tuple[bytes, str]],
+    taken: set[str],
 ) -> tuple[list[NewRecord], str | None]:
     """The records one Pi entry stands for, and the leaf after them; `known` gains the bytes the entry
-    shows for blobs its carried record references."""
+    shows for blobs its carried record references; a derived id avoids `taken` (and joins it)."""
+    entry = placed.entry
     carried = entry.get(CARRIER)
     carried = carried if isinstance(carried, dict) else {}
     records = [_carried(r, parent=None, node=False) for r in carried.get("before", ())]
@@ -304,20 +263,19 @@ def _entry_records(
             leaf = record.body.to_leaf
         elif isinstance(record.body, Reset):
             leaf = None
-    if entry.get("type") == "custom" and entry.get("customType") == TRAILER:
+    if placed.record_id is None:
         return records, leaf
-    parent = entry.get("parentId")
-    if parent is not None and not isinstance(parent, str):
-        msg = f"parentId {parent!r} is not an entry id"
-        raise TypeError(msg)
     if "record" in carried:
         node = _carried(carried["record"], parent=parent, node=True)
         known.update(_shown_blobs(node, entry, parent))
     else:
-        node = _mapped(entry, parent)
+        node = _mapped(entry, parent, record_id=placed.record_id)
     if parent != leaf:
         move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
-        records.append(NewRecord(id=f"move:{node.id}", at=node.at, body=move))
+        move_id = f"move:{node.id}"
+        move_id = move_id if move_id not in taken else pi_tree.fresh(move_id, taken)
+        taken.add(move_id)
+        records.append(NewRecord(id=move_id, at=node.at, body=move))
     records.append(node)
     return records, node.id
 
@@ -347,10 +305,11 @@ def _image_bytes(block: Any) -> bytes | None:
     return base64_payload(block.source) if isinstance(block, ImageBlock) else None
 
 
-def _mapped(entry: dict[str, Any], parent: str | None) -> NewRecord:
-    """A Pi entry as a record; what the record cannot hold is kept as a patch inside it."""
+def _mapped(entry: dict[str, Any], parent: str | None, *, record_id: str | None = None) -> NewRecord:
+    """A Pi entry as a record (`record_id`: the id import gave it, when not the entry's own); what the
+    record cannot hold, the entry's own id and parentId included, is kept as a patch inside it."""
     entry = {k: v for k, v in entry.items() if k != CARRIER}
-    entry_id = pi_map.record_id(entry.get("id"))
+    entry_id = pi_map.record_id(entry.get("id") if record_id is None else record_id)
     at = pi_map.timestamp(entry.get("timestamp"))
     record = NewRecord(id=entry_id, at=at, body=pi_map.body_of(entry, parent))
     patch = json_patch.diff(pi_form.node_entry(record), entry)

@@ -1,0 +1,74 @@
+"""`waybook label PATH NODE chosen|rejected [--reason TEXT]`: record a preference label in the journal.
+
+The label is an Annotation record (type `waybook.preference`) on the node: the leaf does not move and
+nothing enters the model context. `waybook export --pairs` reads it: at a fork, a branch with a `chosen`
+label below the fork is paired with each sibling branch that is not chosen (rejected). With `--store URL`,
+PATH is a journal id. The append is compare-and-append: a writer that moved on meanwhile is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from waybook._session import Session
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, UsageError, warn
+from waybook.commands.ids import resolve_id
+from waybook.commands.store_option import add_store_option, connect_store
+from waybook.journal import JsonlJournal
+from waybook.model._records import Annotation
+from waybook.projections import TreeProjection, replay
+
+PREFERENCE = "waybook.preference"
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "label",
+        help="label a node chosen or rejected (preference pairs for export --pairs)",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        epilog="Example: waybook label session.jsonl 3f2a chosen --reason 'the correct fix'",
+    )
+    parser.add_argument("path", type=Path, metavar="PATH", help="the journal file (with --store: its id)")
+    parser.add_argument("node", metavar="NODE", help="the node's id (or a unique start of it)")
+    parser.add_argument("label", choices=["chosen", "rejected"])
+    parser.add_argument("--reason", default=None, help="why (kept with the label)")
+    add_store_option(parser)
+    parser.add_argument("--json", action="store_true", help="print the record written as JSON")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.store is not None:
+        store = connect_store(args.store)
+        try:
+            return _label(args, store.open(str(args.path)))
+        finally:
+            store.close()
+    if not args.path.is_file():
+        msg = f"{args.path}: no such journal file"
+        raise UsageError(msg)
+    journal = JsonlJournal(args.path)
+    try:
+        return _label(args, journal)
+    finally:
+        journal.close()
+
+
+def _label(args: argparse.Namespace, journal: Any) -> int:
+    tree = replay(TreeProjection(), journal)
+    node = resolve_id(tree, args.node, what="NODE", path=args.path)
+    data: dict[str, Any] = {"label": args.label}
+    if args.reason:
+        data["reason"] = args.reason
+    result = Session(journal).append(Annotation(target=node, type=PREFERENCE, data=data))
+    (record,) = result.records
+    if args.json:
+        emit_json(
+            {"node": node, "label": args.label, "reason": args.reason, "seq": record.seq, "id": record.id}
+        )
+    else:
+        warn(f"labelled {node} {args.label} (record {record.id}, seq {record.seq})")
+    return OK
