@@ -181,14 +181,15 @@ def page_data(
                 {"journal": body.journal, "call_id": body.call_id, "agent": body.agent, "reason": body.reason}
             )
         elif isinstance(body, MemoryUsed) and last_node is not None:
-            memory.setdefault(last_node, []).append(
-                {
-                    "memory": body.memory,
-                    "seq": body.seq,
-                    "digest": body.digest,
-                    "unavailable": body.unavailable,
-                }
-            )
+            used: dict[str, Any] = {
+                "memory": body.memory,
+                "seq": body.seq,
+                "digest": body.digest,
+                "unavailable": body.unavailable,
+            }
+            if sources is not None and body.memory is not None and body.seq is not None:
+                used["files"] = sources.memory_files(body.memory, body.seq)
+            memory.setdefault(last_node, []).append(used)
         elif isinstance(body, MemoryPinMoved) and last_node is not None:
             memory.setdefault(last_node, []).append(
                 {

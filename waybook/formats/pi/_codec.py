@@ -51,7 +51,6 @@ from waybook.codecs._data_urls import base64_payload
 from waybook.codecs._wire import decode_body
 from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
-from waybook.formats._foreign import MAX_DEPTH, depth
 from waybook.formats.pi import _form as pi_form
 from waybook.formats.pi import _lines as pi_lines
 from waybook.formats.pi import _map as pi_map
