@@ -28,7 +28,8 @@ from waybook.stores._errors import (
     JournalPurgedError,
 )
 from waybook.stores.postgres._blobs import PostgresBlobs
-from waybook.stores.postgres._engine import RETRY_FOR, Backoff, PostgresEngine
+from waybook.stores.postgres._connection import RETRY_FOR, Backoff
+from waybook.stores.postgres._engine import PostgresEngine
 from waybook.stores.postgres._errors import ConnectionLostError
 
 CREATE_ATTEMPTS: Final = 2
