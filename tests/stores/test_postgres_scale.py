@@ -22,8 +22,9 @@ from waybook.model._head import GENESIS_DIGEST
 from waybook.stores import open_store
 from waybook.stores._base import first_line
 from waybook.stores.postgres import PostgresStore
-from waybook.stores.postgres import _engine as engine
 from waybook.stores.postgres import _schema as schema
+from waybook.stores.postgres._connection import Statement
+from waybook.stores.postgres._transaction import PostgresTransaction
 
 
 class RoundTrips:
@@ -45,14 +46,14 @@ class RoundTrips:
 @pytest.fixture
 def trips(monkeypatch: pytest.MonkeyPatch) -> RoundTrips:
     counter = RoundTrips()
-    send = engine.PostgresTransaction._send
+    send = PostgresTransaction._send
 
-    def counting(self: engine.PostgresTransaction, statements: list[engine.Statement], **kw: bool) -> object:
+    def counting(self: PostgresTransaction, statements: list[Statement], **kw: bool) -> object:
         counter.count += 1
         counter.statements.extend(statements)
         return send(self, statements, **kw)
 
-    monkeypatch.setattr(engine.PostgresTransaction, "_send", counting)
+    monkeypatch.setattr(PostgresTransaction, "_send", counting)
     return counter
 
 

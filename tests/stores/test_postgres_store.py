@@ -33,7 +33,7 @@ from waybook.stores.postgres import (
     SchemaTooNewError,
 )
 from waybook.stores.postgres import _aio as aio
-from waybook.stores.postgres import _engine as engine
+from waybook.stores.postgres import _feed as feed
 from waybook.stores.postgres._aio import AsyncPostgresStore
 
 
@@ -220,7 +220,7 @@ def test_a_waiting_reader_wakes_on_another_stores_commit_by_its_watcher(
 ) -> None:
     """With the waiter's own fallback look far longer than the wait, only the store's feed watcher (it
     looks at the feed head every few milliseconds while anyone waits) can wake the reader in time."""
-    monkeypatch.setattr(engine, "POLL_FALLBACK", 600.0)
+    monkeypatch.setattr(feed, "POLL_FALLBACK", 600.0)
     with open_store(pg_url) as reader, open_store(pg_url) as writer:
         journal = writer.create("s1")
         position = reader.feed_head()

@@ -20,7 +20,7 @@ from typing import Final
 from waybook.model._errors import JournalClosedError, StorageError
 from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._threaded import ThreadedStore
-from waybook.stores.postgres import _engine
+from waybook.stores.postgres._feed import WATCH_FAST, WATCH_SLOW
 from waybook.stores.postgres._store import PostgresStore, open_postgres
 
 POLL_FALLBACK: Final = 1.0
@@ -85,7 +85,7 @@ class AsyncPostgresStore(ThreadedStore):
         return await asyncio.to_thread(self._postgres.postgres_engine.glance)
 
     async def _watch(self) -> None:
-        pause = _engine.WATCH_FAST
+        pause = WATCH_FAST
         while True:
             await self._waiting.wait()
             try:
@@ -95,12 +95,12 @@ class AsyncPostgresStore(ThreadedStore):
                 continue
             if now != self._head:
                 self._head = now
-                pause = _engine.WATCH_FAST
+                pause = WATCH_FAST
                 async with self._wake:
                     self._generation += 1
                     self._wake.notify_all()
             else:
-                pause = min(pause * 2, _engine.WATCH_SLOW)
+                pause = min(pause * 2, WATCH_SLOW)
             await asyncio.sleep(pause)
 
 

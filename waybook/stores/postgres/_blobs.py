@@ -51,7 +51,8 @@ from waybook.stores._blobs import (
     chunks_of,
     digest_of,
 )
-from waybook.stores.postgres._engine import Backoff, PostgresEngine
+from waybook.stores.postgres._connection import Backoff
+from waybook.stores.postgres._engine import PostgresEngine
 from waybook.stores.postgres._errors import ConnectionLostError
 from waybook.stores.postgres._schema import BLOB_LOCK
 

@@ -2,7 +2,8 @@
 
 The engine-neutral `DatabaseStore` decides everything (planning and sealing with the journal's ledger,
 the head compare in the same transaction as the insert, retries, the catalog, hiding and purging);
-engine.py runs it on PostgreSQL. See docs/postgresql.md.
+_engine.py runs it on PostgreSQL (with _connection.py, _transaction.py and _feed.py). See
+docs/postgresql.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from waybook.stores._errors import (
     JournalPurgedError,
 )
 from waybook.stores.postgres._blobs import PostgresBlobs
-from waybook.stores.postgres._engine import RETRY_FOR, Backoff, PostgresEngine
+from waybook.stores.postgres._connection import RETRY_FOR, Backoff
+from waybook.stores.postgres._engine import PostgresEngine
 from waybook.stores.postgres._errors import ConnectionLostError
 
 CREATE_ATTEMPTS: Final = 2

@@ -1,0 +1,199 @@
+"""The writing speed rows (bench/speed.py): appends to a JSONL journal under `flush` (one record, a
+batch, `exclusive`, the price of the path check) against a raw write loop, and group commit (8 writer
+threads under `group` against one writer under `fsync`).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.measure import Row  # noqa: E402
+from bench.speed_pairing import PairedRow, paired, row  # noqa: E402
+from bench.workload import session_records  # noqa: E402
+
+# --- appends ---------------------------------------------------------------------------------------
+
+
+def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    import msgspec
+
+    from waybook import GENESIS, JsonlJournal, Session
+    from waybook.journal._fileio import FileIdentity, OsFileOps
+
+    n = 5_000 if quick else 20_000
+    records = list(session_records(n))
+    texts = [r.body.content for r in records[1:]]  # type: ignore[union-attr]
+
+    def raw_flush() -> None:
+        encode = msgspec.json.encode
+        with (tmp / "raw.jsonl").open("wb") as out:
+            for r in records:
+                out.write(encode(r) + b"\n")
+                out.flush()
+
+    class WithoutPathCheck(OsFileOps):
+        """Only to price the check that the path still names the open file: every identity call
+        answers from memory instead of a stat (so the row prices the stat and all its Python)."""
+
+        def __init__(self) -> None:
+            self._known: dict[Path, FileIdentity | None] = {}
+
+        def identity(self, path: Path) -> FileIdentity | None:
+            known = self._known.get(path)
+            if known is None:
+                known = super().identity(path)
+                if known is not None:  # the file exists from here on
+                    self._known[path] = known
+            return known
+
+    def journal_appends(**options: object) -> Callable[[], None]:
+        def run() -> None:
+            path = tmp / "journal.jsonl"
+            path.unlink(missing_ok=True)
+            ops = options.get("file_ops")
+            if isinstance(ops, WithoutPathCheck):
+                ops._known.clear()
+            with JsonlJournal(path, sidecar=False, **options) as journal:  # type: ignore[arg-type]
+                head = GENESIS
+                for r in records:
+                    head = journal.append((r,), expected=head).head
+
+        return run
+
+    def session_appends() -> None:
+        path = tmp / "session.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, sidecar=False) as journal:
+            session = Session.create(journal, journal_id="bench")
+            for content in texts:
+                session.user(content)
+
+    def batches() -> None:
+        path = tmp / "batch.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, sidecar=False) as journal:
+            head = GENESIS
+            for start in range(0, n, 100):
+                head = journal.append(records[start : start + 100], expected=head).head
+
+    rounds = 5 if quick else 7
+    yield row(
+        "speed.session.append.flush",
+        n,
+        raw_flush,
+        session_appends,
+        unit="appends/s",
+        goal=0.20,
+        rounds=rounds,
+        note="Session.user per record (fresh id + timestamp); baseline msgspec encode + write + flush",
+    )
+    yield row(
+        "speed.journal.append.flush",
+        n,
+        raw_flush,
+        journal_appends(),
+        unit="appends/s",
+        goal=0.25,
+        rounds=rounds,
+        note="JsonlJournal.append of one record (all checks); baseline the same raw loop",
+    )
+    yield row(
+        "speed.journal.append.flush_exclusive",
+        n,
+        raw_flush,
+        journal_appends(exclusive=True),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="the same with exclusive=True (no per-append lock or size check)",
+    )
+    yield row(
+        "speed.journal.append.path_check_cost",
+        n,
+        journal_appends(file_ops=WithoutPathCheck()),
+        journal_appends(),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="journal append (one stat per append checks the path still names the file) against the same "
+        "append with every identity check answered from memory: the ratio is what the check leaves",
+    )
+    yield row(
+        "speed.journal.batch100.flush",
+        n,
+        raw_flush,
+        batches,
+        unit="records/s",
+        goal=0.45,
+        rounds=rounds,
+        note="100 records per append; same baseline (per record)",
+    )
+
+
+# --- group commit -----------------------------------------------------------------------------------
+
+
+def group_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    from waybook import GENESIS, JsonlJournal
+    from waybook.journal import NewRecord, Reset, StaleWriterError
+
+    per_thread = 100 if quick else 250
+    threads_n = 8
+    at = "2026-12-01T09:00:00.000Z"
+    header = next(iter(session_records(1)))
+    shared: list[float] = []
+
+    def one_writer() -> None:
+        path = tmp / "fsync.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, durability="fsync", sidecar=False) as journal:
+            head = journal.append([header], expected=GENESIS).head
+            for i in range(per_thread * threads_n):
+                head = journal.append([NewRecord(id=f"r{i}", at=at, body=Reset())], expected=head).head
+
+    def group() -> None:
+        path = tmp / "group.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, durability="group", sidecar=False) as journal:
+            journal.append([header], expected=GENESIS)
+
+            def writer(w: int) -> None:
+                done = 0
+                while done < per_thread:
+                    try:
+                        journal.append(
+                            [NewRecord(id=f"w{w}-{done}", at=at, body=Reset())], expected=journal.head()
+                        )
+                        done += 1
+                    except StaleWriterError:
+                        pass
+
+            threads = [threading.Thread(target=writer, args=(w,)) for w in range(threads_n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            stats = journal._group
+            shared.append(stats.synced_appends / max(stats.fsyncs, 1))
+
+    base, value, ratio = paired(per_thread * threads_n, one_writer, group, rounds=3)
+    per_fsync = statistics.median(shared)
+    yield PairedRow(
+        "speed.group_commit.8_threads",
+        value,
+        "appends/s",
+        base,
+        ">= 2.5x, >= 3 per fsync",
+        ratio >= 2.5 and per_fsync >= 3,
+        f"8 writer threads, each append returns durable; {per_fsync:.1f} appends per fsync; baseline one "
+        "writer under the fsync policy",
+        paired_ratio=ratio,
+    )

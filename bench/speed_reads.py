@@ -1,0 +1,193 @@
+"""The reading speed rows (bench/speed.py): opening a journal (full proof, checkpoint, trusted
+checkpoint), verify_file, resume, and reopening a 500-record session, each against a raw decode of the
+same bytes (or the full-proof reopen).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.measure import Row  # noqa: E402
+from bench.speed_pairing import row  # noqa: E402
+from bench.workload import write_journal_file  # noqa: E402
+
+# --- opening: full proof, checkpoint, no proof -------------------------------------------------------
+
+
+def open_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    import msgspec
+
+    from waybook import JsonlJournal
+    from waybook.journal import Record, verify_file
+
+    decoder = msgspec.json.Decoder(Record)
+    n = 20_000 if quick else 100_000
+    path = tmp / f"open-{n}.jsonl"
+    write_journal_file(path, n)
+    with JsonlJournal(path, create=False):
+        pass  # a writer's open and close: the checkpoint exists from here on
+
+    def raw() -> None:
+        decoder.decode_lines(path.read_bytes())
+
+    def opened(**options: object) -> Callable[[], None]:
+        def run() -> None:
+            with JsonlJournal(path, create=False, readonly=True, **options) as journal:  # type: ignore[arg-type]
+                journal.head()
+
+        return run
+
+    rounds = 5 if quick else 7
+    yield row(
+        f"speed.open.{n}.full_proof",
+        n,
+        raw,
+        opened(sidecar=False),
+        unit="records/s",
+        goal=0.45,
+        rounds=rounds,
+        note="open proving every line (chain, batches, rules; sidecar=False); baseline msgspec "
+        "decode_lines of the same file's bytes (read included), no checks",
+    )
+    yield row(
+        f"speed.verify_file.{n}.full_proof",
+        n,
+        raw,
+        lambda: verify_file(path),
+        unit="records/s",
+        goal=0.45,
+        rounds=rounds,
+        note="waybook verify's proof (verify_file); same baseline",
+    )
+    yield row(
+        f"speed.open.{n}.checkpoint",
+        n,
+        raw,
+        opened(),
+        unit="records/s",
+        goal=None,
+        rounds=rounds,
+        note="the default open: every byte of the checkpointed prefix hashed (SHA-256) against the "
+        "checkpoint, nothing decoded but the head line; same baseline",
+    )
+    yield row(
+        f"speed.open.{n}.trusted_checkpoint",
+        n,
+        raw,
+        opened(trust_checkpoint=True),
+        unit="records/s",
+        goal=None,
+        rounds=rounds,
+        note="trust_checkpoint=True: the prefix is not proved (head line and header only); same baseline",
+    )
+
+
+# --- resume and reopen ------------------------------------------------------------------------------
+
+
+def resume_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    import msgspec
+
+    from waybook import JsonlJournal, resume
+    from waybook.journal import Record
+    from waybook.projections import ContextProjection, context_at, replay
+
+    decoder = msgspec.json.Decoder(Record)
+    for n, repeat in ((500, 200), (20_000 if quick else 100_000, 1)):
+        path = tmp / f"resume-{n}.jsonl"
+        write_journal_file(path, n)
+        total = n * repeat
+
+        def raw(path: Path = path, repeat: int = repeat) -> None:
+            for _ in range(repeat):
+                decoder.decode_lines(path.read_bytes())
+
+        def fused(path: Path = path, repeat: int = repeat, sidecar: bool = True) -> None:
+            for _ in range(repeat):
+                resume(path, create=False, sidecar=sidecar).journal.close()
+
+        def apart(path: Path = path, repeat: int = repeat) -> None:
+            for _ in range(repeat):
+                with JsonlJournal(path, create=False, sidecar=False) as journal:
+                    state = replay(ContextProjection(), journal)
+                    context_at(journal, state.tree)
+
+        with JsonlJournal(path, create=False):
+            pass  # a writer's open and close: the checkpoint exists from here on
+        yield row(
+            f"speed.resume.{n}.checkpoint",
+            total,
+            raw,
+            fused,
+            unit="records/s",
+            goal=0.25,
+            rounds=5,
+            note=f"resume(): the default open (prefix hashed against its checkpoint) + replay + render "
+            f"the context of {n:,} records; baseline decode_lines of the file's bytes",
+        )
+        yield row(
+            f"speed.resume.{n}.full_proof",
+            total,
+            raw,
+            lambda f=fused: f(sidecar=False),  # type: ignore[misc]
+            unit="records/s",
+            goal=0.35,
+            rounds=5,
+            note="the same, proving every line (sidecar=False): replay into tree + context",
+        )
+        yield row(
+            f"speed.resume.{n}.apart.full_proof",
+            total,
+            raw,
+            apart,
+            unit="records/s",
+            goal=None,
+            rounds=3,
+            note="open + replay + context_at as three steps, no checkpoint (each record decoded 2-3 times)",
+        )
+
+
+def reopen_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    from waybook import JsonlJournal
+
+    path = tmp / "reopen-500.jsonl"
+    write_journal_file(path, 500)
+    with JsonlJournal(path, create=False):
+        pass  # leaves the checkpoint
+    count = 200 if quick else 1_000
+
+    def reopen(**options: object) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(count):
+                with JsonlJournal(path, create=False, **options) as journal:  # type: ignore[arg-type]
+                    journal.head()
+
+        return run
+
+    yield row(
+        "speed.reopen.500.checkpoint",
+        count,
+        reopen(sidecar=False),
+        reopen(sidecar=True),
+        unit="opens/s",
+        goal=None,
+        rounds=5,
+        note="reopen (default: prefix hashed against the checkpoint) + head of a 500-record session; "
+        "baseline the same with sidecar=False (full proof)",
+    )
+    yield row(
+        "speed.reopen.500.trusted_checkpoint",
+        count,
+        reopen(sidecar=False),
+        reopen(sidecar=True, trust_checkpoint=True),
+        unit="opens/s",
+        goal=None,
+        rounds=5,
+        note="the same with trust_checkpoint=True (prefix not proved); baseline the full proof",
+    )
