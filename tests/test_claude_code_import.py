@@ -16,8 +16,8 @@ import pytest
 from tests.helpers.claude_code import Transcript
 from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
 from waybook.formats._foreign import ForeignFormatError
+from waybook.formats.claude_code import import_claude_code, subagent_anchor
 from waybook.formats.claude_code._context import api_messages, replay_context
-from waybook.formats.claude_code._transcript import import_claude_code, subagent_anchor
 from waybook.journal import (
     AssistantMessage,
     Compaction,

@@ -28,12 +28,7 @@ from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
 from waybook.formats._detect import detect_format
 from waybook.formats._foreign import ImportReport, NotThisFormatError
-from waybook.formats.claude_code._transcript import (
-    Anchor,
-    import_claude_code,
-    journal_id_for,
-    subagent_anchor,
-)
+from waybook.formats.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
 from waybook.formats.codex import import_codex
 from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph

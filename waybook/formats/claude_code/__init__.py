@@ -4,6 +4,7 @@ from waybook.formats.claude_code._context import (
     api_messages,
     replay_context,
 )
+from waybook.formats.claude_code._subagents import Anchor, subagent_anchor
 from waybook.formats.claude_code._transcript import (
     ClaudeCodeImport,
     import_claude_code,
@@ -11,9 +12,11 @@ from waybook.formats.claude_code._transcript import (
 )
 
 __all__ = [
+    "Anchor",
     "ClaudeCodeImport",
     "api_messages",
     "import_claude_code",
     "journal_id_for",
     "replay_context",
+    "subagent_anchor",
 ]

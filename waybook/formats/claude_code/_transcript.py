@@ -31,12 +31,10 @@ without a uuid), so importing the same file twice gives the same records.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
-import msgspec
 
 from waybook.formats._foreign import (
     FALLBACK_TIMESTAMP,
@@ -49,6 +47,7 @@ from waybook.formats._foreign import (
     stable_id,
     timestamp,
 )
+from waybook.formats.claude_code._blocks import assistant_content, rest_of, user_content, with_parent
 from waybook.formats.claude_code._context import (
     SOURCE,
     TREE_TYPES,
@@ -57,20 +56,17 @@ from waybook.formats.claude_code._context import (
     message_id,
     resume_chain,
 )
+from waybook.formats.claude_code._subagents import Anchor
 from waybook.model._records import (
     AnyBody,
     AssistantMessage,
-    Block,
     Compaction,
     CustomEntry,
     Header,
-    ImageBlock,
     LeafMoved,
     NewRecord,
     SubagentLink,
     TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
     ToolResult,
     UserMessage,
 )
@@ -78,15 +74,6 @@ from waybook.model._records import (
 _STOP_REASONS: Final = frozenset(
     {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"}
 )
-
-
-@attrs.frozen
-class Anchor:
-    """Where a sub-agent found beside a session hangs from: a line of the session, and how we know."""
-
-    uuid: str
-    call_id: str | None
-    reason: str
 
 
 @attrs.frozen
@@ -165,46 +152,6 @@ _FIELDS: Final = {
     "isCompactSummary": (bool, type(None)),
 }
 """The fields the mapping indexes or branches on, and the types Claude Code writes them with."""
-
-
-def subagent_anchor(session: bytes | str, agent: bytes | str) -> Anchor | None:
-    """Where the sub-agent transcript `agent` hangs from in `session`, when no tool result names it.
-
-    Its first line's `parentUuid`, if that is a line of the session (a compaction's summarizer); else the
-    `Task` call whose prompt is the sub-agent's first prompt (older versions record no agent id); else the
-    session's first message (a warm-up agent, which no call starts). Each is an inference, and the
-    anchor's reason says which; None only for a session with no message.
-    """
-    parent_lines, _, _ = read_json_lines(session, source=SOURCE, lenient=True)
-    agent_lines, _, _ = read_json_lines(agent, source=SOURCE, lenient=True)
-    uuids = {line["uuid"] for _, line in parent_lines if isinstance(line.get("uuid"), str)}
-    first = next((line for _, line in agent_lines if line.get("type") in TREE_TYPES), None)
-    if first is None:
-        return None
-    if first.get("parentUuid") in uuids:
-        return Anchor(
-            first["parentUuid"], None, "claude-code: the sub-agent's first line continues this one (inferred)"
-        )
-    prompt = "\n".join(b["text"] for b in blocks_of(first) if isinstance(b.get("text"), str))
-    for _, line in parent_lines:
-        for block in blocks_of(line) if line.get("type") == "assistant" else []:
-            arguments = block.get("input")
-            if (
-                block.get("type") == "tool_use"
-                and isinstance(arguments, dict)
-                and arguments.get("prompt") == prompt
-            ):
-                return Anchor(
-                    line["uuid"], str(block.get("id")), "claude-code: its prompt is this call's (inferred)"
-                )
-    first_message = next(
-        (line for _, line in parent_lines if line.get("type") in ("user", "assistant") and "uuid" in line),
-        None,
-    )
-    if first_message is None:
-        return None
-    reason = "claude-code: found beside the session; no tool call started it (a warm-up agent, inferred)"
-    return Anchor(first_message["uuid"], None, reason)
 
 
 # --- mapping -------------------------------------------------------------------------------------------
@@ -331,7 +278,7 @@ class _Builder:
     def _add(self, record_id: str, body: AnyBody, *, role: str, parent: str | None, why: str) -> None:
         if parent is None and self.leaf is not None and self._only_side_lines_before():
             parent = self.leaf  # a root after leading side lines continues them: no false second root
-            body = _with_parent(body, parent)
+            body = with_parent(body, parent)
         if parent != self.leaf:
             move = LeafMoved(
                 from_leaf=self.leaf,
@@ -381,7 +328,7 @@ class _Builder:
         uuid = line["uuid"]
         parent = self._parent(line)
         why = "continues an earlier entry" if parent is not None else "a new root"
-        rest = _rest(line)
+        rest = rest_of(line)
         blocks = blocks_of(line)
         nodes = 0
         text_blocks = [b for b in blocks if not is_result(b)]
@@ -389,7 +336,7 @@ class _Builder:
             call = str(block.get("tool_use_id"))
             content = block.get("content")
             form = "text" if isinstance(content, str) else "blocks"
-            mapped = (TextBlock(text=content),) if isinstance(content, str) else _content(content or [])
+            mapped = (TextBlock(text=content),) if isinstance(content, str) else user_content(content or [])
             details = {"claude_code": {"line": number, "content_form": form, "rest": rest}}
             name = self.calls.get(call, ("", None, {}))[1]
             body = ToolResult(
@@ -414,7 +361,7 @@ class _Builder:
                     "string": isinstance(line["message"].get("content"), str),
                 }
             }
-            message = UserMessage(parent=parent, content=_content(text_blocks), details=details)
+            message = UserMessage(parent=parent, content=user_content(text_blocks), details=details)
             record_id = uuid if nodes == 0 else f"{uuid}:{nodes}"
             self._add(record_id, message, role="real", parent=parent, why=why)
         self.alias[uuid] = self.leaf or uuid
@@ -454,7 +401,7 @@ class _Builder:
             "claude_code": {
                 "line": number,
                 "boundary": line,
-                "summary_line": _rest(summary_line[1]) if summary_line else None,
+                "summary_line": rest_of(summary_line[1]) if summary_line else None,
                 "summary_string": isinstance((summary_line[1].get("message") or {}).get("content"), str)
                 if summary_line
                 else None,
@@ -483,7 +430,7 @@ class _Builder:
         number, first = turn[0]
         uuid = first["uuid"]
         blocks: list[dict[str, Any]] = [b for _, line in turn for b in blocks_of(line)]
-        content, extras = _assistant_content(blocks)
+        content, extras = assistant_content(blocks)
         stops = [line["message"].get("stop_reason") for _, line in turn if line["message"].get("stop_reason")]
         stop = stops[-1] if stops and stops[-1] in _STOP_REASONS else None
         calls = [b for b in blocks if b.get("type") == "tool_use"]
@@ -498,7 +445,7 @@ class _Builder:
         details = {
             "claude_code": {
                 "lines": [n for n, _ in turn],
-                "rest": [_rest(line) for _, line in turn],
+                "rest": [rest_of(line) for _, line in turn],
                 "blocks": extras,
                 "stop_reason": "inferred" if inferred else "recorded",
             }
@@ -552,67 +499,3 @@ class _Builder:
         )
         self.inferred.append(f"the active leaf {target} (the newest user or assistant leaf)")
         self.leaf = target
-
-
-def _with_parent(body: AnyBody, parent: str | None) -> AnyBody:
-    return msgspec.structs.replace(body, parent=parent)
-
-
-def _rest(line: dict[str, Any]) -> dict[str, Any]:
-    """A line without its message content (what no block holds)."""
-    rest = {k: v for k, v in line.items() if k != "message"}
-    message = line.get("message")
-    if isinstance(message, dict):
-        rest["message"] = {k: v for k, v in message.items() if k != "content"}
-    return rest
-
-
-def _assistant_content(blocks: list[dict[str, Any]]) -> tuple[tuple[Block, ...], list[dict[str, Any]]]:
-    content: list[Block] = []
-    extras: list[dict[str, Any]] = []
-    for block in blocks:
-        kind = block.get("type")
-        if kind == "text":
-            content.append(TextBlock(text=str(block["text"])))
-            extras.append({k: v for k, v in block.items() if k not in ("type", "text")})
-        elif kind == "thinking":
-            content.append(ThinkingBlock(thinking=str(block["thinking"]), signature=block.get("signature")))
-            extras.append({k: v for k, v in block.items() if k not in ("type", "thinking", "signature")})
-        elif kind == "redacted_thinking":
-            content.append(ThinkingBlock(thinking="", signature=block.get("data"), redacted=True))
-            extras.append({k: v for k, v in block.items() if k not in ("type", "data")})
-        elif kind == "tool_use":
-            raw = block.get("input")
-            arguments: dict[str, Any] = raw if isinstance(raw, dict) else {"input": raw}
-            content.append(
-                ToolCallBlock(call_id=str(block["id"]), name=str(block["name"]), arguments=arguments)
-            )
-            extra = {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")}
-            extras.append(extra if isinstance(raw, dict) else extra | {"input_wrapped": True})
-        else:
-            content.append(TextBlock(text=json.dumps(block, ensure_ascii=False)))
-            extras.append({"unmapped": True})
-    return tuple(content), extras
-
-
-def _content(blocks: list[Any]) -> tuple[Block, ...]:
-    out: list[Block] = []
-    for block in blocks:
-        if isinstance(block, str):
-            out.append(TextBlock(text=block))
-        elif isinstance(block, dict) and block.get("type") == "text":
-            out.append(TextBlock(text=str(block.get("text", ""))))
-        elif (
-            isinstance(block, dict) and block.get("type") == "image" and isinstance(block.get("source"), dict)
-        ):
-            source = block["source"]
-            media = str(source.get("media_type", "application/octet-stream"))
-            ref = (
-                f"data:{media};base64,{source['data']}"
-                if source.get("type") == "base64"
-                else str(source.get("url"))
-            )
-            out.append(ImageBlock(source=ref, media_type=media))
-        else:
-            out.append(TextBlock(text=json.dumps(block, ensure_ascii=False)))
-    return tuple(out)
