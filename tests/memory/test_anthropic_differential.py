@@ -284,8 +284,10 @@ def test_malformed_input_never_raises_anything_but_tool_error(tmp_path: Path) ->
 
 def test_clear_all_memory_reads_the_same_and_leaves_no_file(tmp_path: Path) -> None:
     pair = Pair(tmp_path)
-    for step in (create(f"{M}/a.md", "a"), create(f"{M}/d/b.md", "b")):
+    for step in (create(f"{M}/a.md", "a"), create(f"{M}/d/b.md", "b"), create(f"{M}/e/c.md", "c")):
         pair.same(step)
+    pair.same(delete(f"{M}/e/c.md"))  # leaves the empty directory e
     assert pair.ours.clear_all_memory() == pair.reference.clear_all_memory() == "All memory cleared"
     assert pair.our_files() == pair.reference_files() == {}
+    assert pair.our_directories() == pair.reference_directories() == []
     pair.same(view(M))
