@@ -59,5 +59,13 @@ class Pair:
             if p.is_file()
         }
 
+    def reference_directories(self) -> list[str]:
+        return sorted(
+            "/memories/" + p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_dir()
+        )
+
+    def our_directories(self) -> list[str]:
+        return sorted(self.ours.memory.state().kept)
+
     def our_files(self) -> dict[str, str]:
         return {path: file.text for path, file in sorted(self.ours.memory.state().files.items())}

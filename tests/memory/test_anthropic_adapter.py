@@ -209,13 +209,26 @@ def test_malformed_create_text_leaves_no_empty_file_behind(tmp_path: Path) -> No
         (tmp_path / "memories" / "b.md").unlink()
 
 
-def test_directories_exist_only_while_they_hold_a_file(tmp_path: Path) -> None:
+def test_a_directory_outlives_its_last_file_as_on_disk(tmp_path: Path) -> None:
     pair = Pair(tmp_path)
-    pair.same({"command": "create", "path": f"{M}/d/a.md", "file_text": "a"})
-    pair.same({"command": "delete", "path": f"{M}/d/a.md"})
-    reference, ours = pair.both({"command": "view", "path": f"{M}/d"})
-    assert reference[0] == "ok"
-    assert ours == ("error", f"The path {M}/d does not exist. Please provide a valid path.")
+    pair.same({"command": "create", "path": f"{M}/d/e/a.md", "file_text": "a"})
+    pair.same({"command": "delete", "path": f"{M}/d/e/a.md"})
+    assert pair.same({"command": "view", "path": f"{M}/d"})[0] == "ok"  # lists the empty d/e
+    pair.same({"command": "rename", "old_path": f"{M}/d", "new_path": f"{M}/x/y"})
+    pair.same({"command": "view", "path": M})
+    pair.same({"command": "create", "path": f"{M}/x/y/e", "file_text": "over a directory"})
+    pair.same({"command": "delete", "path": f"{M}/x"})
+    pair.same({"command": "view", "path": f"{M}/x/y"})
+    pair.same({"command": "view", "path": M})
+
+
+def test_a_failed_rename_makes_no_directories(tmp_path: Path) -> None:
+    # The reference makes the destination's parents before it finds the source missing; waybook's
+    # refusal changes nothing (docs/memory.md lists the difference).
+    pair = Pair(tmp_path)
+    pair.same({"command": "rename", "old_path": f"{M}/none.md", "new_path": f"{M}/p/q.md"})
+    assert (tmp_path / "memories" / "p").is_dir()
+    assert not pair.ours.memory.state().is_directory(f"{M}/p")
 
 
 def test_limits_evict_the_earliest_written_files_and_refuse_what_cannot_fit() -> None:

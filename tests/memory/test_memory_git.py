@@ -205,3 +205,22 @@ def test_a_note_turned_into_a_symlink_is_refused(tmp_path: Path) -> None:
     with pytest.raises(GitMemoryError, match="symbolic link"):
         import_git(repo, journal)
     assert journal.head() == head
+
+
+def test_directory_deletes_and_renames_export_as_commits_naming_the_directory(tmp_path: Path) -> None:
+    journal, memory = memory_file(tmp_path / "m.jsonl")
+    for command in (
+        {"command": "rename", "old_path": "/memories/people", "new_path": "/memories/folk"},
+        {"command": "delete", "path": "/memories/folk/me.md"},
+        {"command": "delete", "path": "/memories/folk"},  # empty now: a commit that changes no file
+    ):
+        assert memory.execute(command).ok, command
+    report = export_git(journal, tmp_path / "repo")
+    assert report.commits == 8
+    subjects = git(tmp_path / "repo", "log", "-3", "--reverse", "--format=%s").splitlines()
+    assert subjects == [
+        "rename /memories/people -> /memories/folk",
+        "delete /memories/folk/me.md",
+        "delete /memories/folk",
+    ]
+    assert sorted(p.name for p in (tmp_path / "repo" / "memories").rglob("*.md")) == ["fixed.md"]

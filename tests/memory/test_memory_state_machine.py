@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from waybook.journal import InMemoryJournal
+from waybook.journal._roles.memory_paths import ancestors
 from waybook.journal._roles.memory_text import with_description
 from waybook.memory import Limits, Memory, MemoryProjection
 from waybook.projections import replay
@@ -27,6 +28,8 @@ class MemoryMachine(RuleBasedStateMachine):
         self.journal = InMemoryJournal()
         self.memory = Memory(self.journal, scope="sm", limits=LIMITS)
         self.files: dict[str, str] = {}
+        self.dirs: set[str] = set()
+        """Directories outlive their files: made by writes and moves, gone when deleted themselves."""
         self.written: dict[str, int] = {}
         self.clock = 0
 
@@ -54,6 +57,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.clock += 1
         self.files[path] = text
         self.written[path] = self.clock
+        self.dirs.update(ancestors(path))
         return True
 
     def model_change(self, writes: dict[str, str], deletes: set[str]) -> bool:
@@ -90,6 +94,7 @@ class MemoryMachine(RuleBasedStateMachine):
                 continue  # an unchanged file is not written again
             self.clock += 1
             self.files[path] = text
+            self.dirs.update(ancestors(path))
             self.written[path] = self.clock
         return True
 
@@ -138,10 +143,11 @@ class MemoryMachine(RuleBasedStateMachine):
     def delete(self, path: str) -> None:
         doomed = [p for p in self.files if p == path or p.startswith(path + "/")]
         result = self.memory.execute({"command": "delete", "path": path})
-        assert result.ok == bool(doomed)
+        assert result.ok == bool(doomed or path in self.dirs)
         for p in doomed:
             del self.files[p]
             del self.written[p]
+        self.dirs -= {d for d in self.dirs if d == path or d.startswith(path + "/")}
 
     @rule(old=st.sampled_from(PATHS), new=st.sampled_from(PATHS))
     def rename(self, old: str, new: str) -> None:
@@ -150,6 +156,7 @@ class MemoryMachine(RuleBasedStateMachine):
             assert result.ok, result.error
             self.files[new] = self.files.pop(old)
             self.written[new] = self.written.pop(old)
+            self.dirs.update(ancestors(new))
         else:
             assert not result.ok
 
@@ -216,6 +223,7 @@ class MemoryMachine(RuleBasedStateMachine):
         assert live == self.files
         rebuilt = replay(MemoryProjection(), self.journal)
         assert {p: f.text for p, f in rebuilt.files.items()} == self.files
+        assert state.kept == rebuilt.kept == self.dirs
         self.journal.check_invariants()
 
 

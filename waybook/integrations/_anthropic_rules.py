@@ -111,6 +111,10 @@ def listing(shown: str, directory: str, state: MemoryState) -> str:
         for folder in folders:
             node = node.setdefault(folder, {})
         node[name] = file.size
+    for below in state.directories_under(directory):  # directories outlive their files, as on disk
+        node = tree
+        for folder in below[base:].split("/"):
+            node = node.setdefault(folder, {})
     rows: list[str] = []
 
     def collect(node: dict[str, Any], relative: str, depth: int) -> None:

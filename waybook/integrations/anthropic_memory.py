@@ -148,7 +148,8 @@ class _Core:
         if locked:
             raise rules.waybook_refusal(f"{', '.join(locked)} are read-only; nothing was cleared")
         receipt = None
-        for top in sorted({ROOT + "/" + p[len(ROOT) + 1 :].split("/", 1)[0] for p in state.files}):
+        tops = {ROOT + "/" + p[len(ROOT) + 1 :].split("/", 1)[0] for p in [*state.files, *state.kept]}
+        for top in sorted(tops):
             receipt = self._run({"command": "delete", "path": top}, call_id).receipt
         return "All memory cleared", receipt
 

@@ -129,12 +129,12 @@ def _commit(mark: int, record: Record, journal_id: str, texts: dict[str, str], r
         texts[body.path] = redactor.text(body.text)
         changes += _put(body.path, texts[body.path], redactor)
     elif isinstance(body, MemoryDelete):
-        subject = f"{body.reason} {', '.join(body.paths)}"
+        subject = f"{body.reason} {', '.join(body.directories or body.paths)}"  # git keeps no empty dirs
         for path in body.paths:
             texts.pop(path, None)
             changes += f"D {_repo_path(path, redactor)}\n".encode()
     elif isinstance(body, MemoryRename):
-        subject = "rename " + ", ".join(f"{a} -> {b}" for a, b in body.moves)
+        subject = "rename " + ", ".join(f"{a} -> {b}" for a, b in body.directories or body.moves)
         moved = {old: texts.pop(old, "") for old, _ in body.moves}
         for old, new in body.moves:
             changes += f"D {_repo_path(old, redactor)}\n".encode()

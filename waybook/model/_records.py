@@ -245,20 +245,30 @@ class MemoryWrite(Body, tag_field="kind", tag="waybook.memory.write/1", frozen=T
 
 
 class MemoryDelete(Body, tag_field="kind", tag="waybook.memory.delete/1", frozen=True):
-    """Tombstones for files: deleted by a command, or evicted to make room (`reason`)."""
+    """Tombstones for files: deleted by a command, or evicted to make room (`reason`).
+
+    `directories` names the directories the command deleted (each with every file below it in `paths`,
+    which may then be empty): a directory outlives its last file until it is itself deleted or moved.
+    """
 
     KIND: ClassVar[str] = "waybook.memory.delete/1"
     paths: tuple[str, ...] = field(name="paths")
     reason: str = field(default="delete", name="reason")
     call_id: str | None = field(default=None, name="call_id")
+    directories: tuple[str, ...] = field(default=(), name="directories")
 
 
 class MemoryRename(Body, tag_field="kind", tag="waybook.memory.rename/1", frozen=True):
-    """Files moved to new paths, keeping their content, history and write order."""
+    """Files moved to new paths, keeping their content, history and write order.
+
+    `directories` names the directories the command moved (old, new), each with every file below it in
+    `moves` (which may then be empty): the empty directories below move with it.
+    """
 
     KIND: ClassVar[str] = "waybook.memory.rename/1"
     moves: tuple[tuple[str, str], ...] = field(name="moves")
     call_id: str | None = field(default=None, name="call_id")
+    directories: tuple[tuple[str, str], ...] = field(default=(), name="directories")
 
 
 class MemoryAdoption(Body, tag_field="kind", tag="waybook.memory.adoption/1", frozen=True):

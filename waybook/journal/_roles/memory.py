@@ -10,8 +10,12 @@ records, and they must keep these rules whoever writes them (the Memory port, th
 - a read-only file (front matter `read_only: true`) is never overwritten, deleted or moved;
 - where the header says `metadata.require_description: true`, every note's text (a new note, an edit,
   a moved note's new text) has a non-empty front-matter `description`;
-- a file and a directory never share a path (no file under a file, no file over a directory);
-- a delete or a move names files that exist;
+- a file and a directory never share a path (no file under a file, no file over a directory that holds
+  files; a file written where an empty directory is replaces it);
+- a directory exists once a file was written or moved below it, or a directory was moved to it, until the
+  directory itself is deleted or moved (a delete's or a rename's `directories`, which must name every
+  file below it in the same record): deleting or moving its last file leaves it, empty;
+- a delete or a move names files (and directories) that exist;
 - the limits in the header (`metadata.limits`, else the role's defaults) hold after every record;
 - a request (tool-call) id names one contiguous run of records: an append refuses an id already used;
 - in canonical memory an adoption record is followed by exactly its writes, in the same batch, so no
@@ -32,7 +36,14 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, check_extension, normalize
+from waybook.journal._roles.memory_paths import (
+    ROOT,
+    PathError,
+    ancestors,
+    check_extension,
+    is_under,
+    normalize,
+)
 from waybook.journal._roles.memory_text import byte_length, content_digest, front_matter, is_valid_unicode
 from waybook.journal._roles.reflection import ReflectionState, reflect
 from waybook.model._errors import InvalidRecordError, MemoryRuleError
@@ -106,6 +117,7 @@ class FileFacts:
 class MemoryDelta:
     files: dict[str, FileFacts]
     directories: dict[str, int]
+    kept: set[str]
     total_bytes: int
     requests: frozenset[str]
     last_request: str | None
@@ -124,6 +136,9 @@ class MemoryRules:
     """The header's profile (`metadata.require_description: true`): every written text needs a description."""
     files: dict[str, FileFacts] = attrs.Factory(dict)
     directories: dict[str, int] = attrs.Factory(dict)
+    """How many files are below each directory."""
+    kept: set[str] = attrs.Factory(set)
+    """Every directory that exists (the root aside): those above files and the empty ones."""
     total_bytes: int = 0
     requests: set[str] = attrs.Factory(set)
     last_request: str | None = None
@@ -142,6 +157,7 @@ class MemoryRules:
         return MemoryDelta(
             files=scratch.files,
             directories=scratch.directories,
+            kept=scratch.kept,
             total_bytes=scratch.total_bytes,
             requests=frozenset(scratch.new_requests),
             last_request=scratch.last_request,
@@ -152,6 +168,7 @@ class MemoryRules:
     def commit(self, delta: MemoryDelta) -> None:
         self.files = delta.files
         self.directories = delta.directories
+        self.kept = delta.kept
         self.total_bytes = delta.total_bytes
         self.requests.update(delta.requests)
         self.last_request = delta.last_request
@@ -179,6 +196,7 @@ class _Scratch:
         self.appending = appending
         self.files = dict(rules.files)
         self.directories = dict(rules.directories)
+        self.kept = set(rules.kept)
         self.total_bytes = rules.total_bytes
         self.new_requests: set[str] = set()
         self.last_request = rules.last_request
@@ -235,34 +253,52 @@ class _Scratch:
             )
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, description_required=True)
         if old is None:
-            for directory in ancestors(path):
-                self.directories[directory] = self.directories.get(directory, 0) + 1
+            self._occupy(path)
         self.total_bytes += size - (old.size if old else 0)
         self.files[path] = FileFacts(body.digest, size, matter.read_only)
         self._within_limits(rid, path)
 
     def _delete(self, rid: str, body: MemoryDelete) -> None:
-        if len(set(body.paths)) != len(body.paths) or not body.paths:
-            msg = f"delete {rid!r} must name one or more paths, each once"
+        folders = body.directories
+        if len(set(body.paths)) != len(body.paths) or len(set(folders)) != len(folders):
+            msg = f"delete {rid!r} must name each path and each directory once"
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid)
+        if not body.paths and not folders:
+            msg = f"delete {rid!r} must name one or more paths or directories"
+            raise self.rules.error(msg, "INVALID_ARGUMENT", rid)
+        gone = [self._directory(rid, raw) for raw in folders]
         for raw in body.paths:
             path = self._existing(rid, raw)
             self._writable(rid, path)
             self._remove(path)
+        for directory in gone:
+            self._emptied(rid, directory, "delete")
+            self.kept.difference_update(_below(self.kept, directory))
 
     def _rename(self, rid: str, body: MemoryRename) -> None:
-        if not body.moves or len({old for old, _ in body.moves}) != len(body.moves):
+        sources = [old for old, _ in body.moves] + [old for old, _ in body.directories]
+        if not sources or len(set(sources)) != len(sources):
             msg = f"rename {rid!r} must name one or more moves, each source once"
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid)
+        folders = [self._directory_move(rid, old, new) for old, new in body.directories]
         moved = []
         for old, new in body.moves:
             path = self._existing(rid, old)
             self._writable(rid, path)
+            for source, target in folders:
+                if is_under(path, source) and new != target + path[len(source) :]:
+                    msg = f"rename {rid!r} moves {source} to {target}, so {path} must move below {target}"
+                    raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path)
             moved.append((self._remove(path), new))
+        for source, target in folders:
+            self._emptied(rid, source, "rename")
+            below = _below(self.kept, source)
+            self.kept.difference_update(below)
+            self.kept.update(target + d[len(source) :] for d in below)
+            self.kept.update(ancestors(target))
         for facts, new in moved:
             path = self._file_path(rid, new)
-            for directory in ancestors(path):
-                self.directories[directory] = self.directories.get(directory, 0) + 1
+            self._occupy(path)
             self.files[path] = facts
             self.total_bytes += facts.size
 
@@ -336,6 +372,43 @@ class _Scratch:
             raise self.rules.error(msg, "NOT_FOUND", rid, path)
         return path
 
+    def _occupy(self, path: str) -> None:
+        """A new file at `path`: its directories exist; an empty directory at `path` is replaced."""
+        if path in self.kept:
+            self.kept.difference_update(_below(self.kept, path))
+        for directory in ancestors(path):
+            self.directories[directory] = self.directories.get(directory, 0) + 1
+            self.kept.add(directory)
+
+    def _directory(self, rid: str, raw: Any) -> str:
+        path = self._path(rid, raw)
+        if path == ROOT:
+            msg = f"{ROOT} is the memory root; it cannot be deleted or moved"
+            raise self.rules.error(msg, "ROOT_PROTECTED", rid, path)
+        if path not in self.kept:
+            msg = f"{path} is not a directory of this journal"
+            raise self.rules.error(msg, "NOT_FOUND", rid, path)
+        return path
+
+    def _directory_move(self, rid: str, old: Any, new: Any) -> tuple[str, str]:
+        source, target = self._directory(rid, old), self._path(rid, new)
+        if target == ROOT or target in self.files or target in self.kept or is_under(target, source):
+            msg = (
+                f"rename {rid!r} cannot move directory {source} to {target}: it exists or is inside {source}"
+            )
+            raise self.rules.error(msg, "PATH_CONFLICT", rid, target)
+        for above in ancestors(target):
+            if above in self.files:
+                msg = f"{above} is a file, so {target} cannot be a directory"
+                raise self.rules.error(msg, "PATH_CONFLICT", rid, target)
+        return source, target
+
+    def _emptied(self, rid: str, directory: str, verb: str) -> None:
+        left = self.directories.get(directory, 0)
+        if left:
+            msg = f"record {rid!r} would {verb} directory {directory} but not the {left} files below it"
+            raise self.rules.error(msg, "INVALID_ARGUMENT", rid, directory)
+
     def _writable(self, rid: str, path: str) -> None:
         facts = self.files.get(path)
         if facts is not None and facts.read_only:
@@ -361,6 +434,11 @@ class _Scratch:
                 f"are {limits.max_files} files and {limits.max_total_bytes} bytes. Delete files first"
             )
             raise self.rules.error(msg, "LIMIT_EXCEEDED", rid, path, size=self.total_bytes)
+
+
+def _below(directories: set[str], directory: str) -> list[str]:
+    """`directory` (if it is one) and every directory under it."""
+    return [d for d in directories if d == directory or d.startswith(directory + "/")]
 
 
 @attrs.define

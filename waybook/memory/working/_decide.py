@@ -175,6 +175,9 @@ def _view(command: View, state: MemoryState) -> Value:
             name = file_path[len(path) + 1 :].split("/", 1)[0]
             child = f"{path}/{name}"
             entries[name] = Entry(name, child, "file" if child == file_path else "directory")
+        for directory in state.directories_under(path):  # empty directories too
+            name = directory[len(path) + 1 :].split("/", 1)[0]
+            entries.setdefault(name, Entry(name, f"{path}/{name}", "directory"))
         return DirectoryView(path, tuple(entries[name] for name in sorted(entries)))
     raise RefusedError("NOT_FOUND", f"{path} does not exist", path)
 
@@ -237,7 +240,10 @@ def _delete(command: Delete, state: MemoryState, call_id: str | None) -> Write:
     for file in files:
         writable(file.path, state)
     dropped = tuple(sorted(set().union(*(links_of(f.text) for f in files))))
-    body = MemoryDelete(paths=tuple(f.path for f in files), reason="delete", call_id=call_id)
+    gone = (path,) if kind == "directory" else ()
+    body = MemoryDelete(
+        paths=tuple(f.path for f in files), reason="delete", call_id=call_id, directories=gone
+    )
     value = Deleted(path, kind, len(files), sum(f.size for f in files))  # type: ignore[arg-type]
     return Write((body,), value, None, dropped)
 
@@ -272,7 +278,8 @@ def _rename(command: Rename, state: MemoryState, call_id: str | None) -> Write:
     for source, _ in moves:
         writable(source, state)
     value = Renamed(old, new, kind, len(moves))  # type: ignore[arg-type]
-    return Write((MemoryRename(moves=tuple(moves), call_id=call_id),), value)
+    folders = ((old, new),) if kind == "directory" else ()
+    return Write((MemoryRename(moves=tuple(moves), call_id=call_id, directories=folders),), value)
 
 
 def _match_lines(text: str, needle: str) -> list[int]:

@@ -66,6 +66,10 @@ class MemoryState:
     total_bytes: int = 0
     directories: dict[str, int] = attrs.Factory(dict)
     """How many files are below each directory (derived from `files`, kept so lookups are O(1))."""
+    kept: set[str] = attrs.Factory(set)
+    """Every directory that exists, the root aside: a directory exists once a file was written or moved
+    below it (or a directory was moved to it) until it is itself deleted or moved, so it outlives its last
+    file, as a directory on disk does."""
     requests: dict[str, tuple[int, int]] = attrs.Factory(dict)
     """First and last seq of the records each request (or tool-call) id wrote: makes requests idempotent."""
 
@@ -84,6 +88,7 @@ class MemoryState:
             history={path: list(revisions) for path, revisions in self.history.items()},
             total_bytes=self.total_bytes,
             directories=dict(self.directories),
+            kept=set(self.kept),
             requests=dict(self.requests),
         )
 
@@ -91,15 +96,22 @@ class MemoryState:
         return path in self.files
 
     def is_directory(self, path: str) -> bool:
-        return path == "/memories" or self.directories.get(path, 0) > 0
+        return path == "/memories" or path in self.kept
+
+    def directories_under(self, directory: str) -> list[str]:
+        """The directories below `directory` (not itself), sorted: empty ones included."""
+        return sorted(d for d in self.kept if is_under(d, directory) and d != directory)
 
     def put(self, file: MemoryFile) -> None:
         old = self.files.get(file.path)
         if old is not None:
             self.total_bytes -= old.size
         else:
+            if file.path in self.kept:  # an empty directory is replaced (the journal rules allow it)
+                self.kept.difference_update([file.path, *self.directories_under(file.path)])
             for directory in ancestors(file.path):
                 self.directories[directory] = self.directories.get(directory, 0) + 1
+                self.kept.add(directory)
         self.files[file.path] = file
         self.total_bytes += file.size
 
@@ -115,6 +127,17 @@ class MemoryState:
                     del self.directories[directory]
         return old
 
+    def drop_directory(self, directory: str) -> None:
+        """The directory and every directory below it stop existing (their files are already gone)."""
+        self.kept.difference_update([directory, *self.directories_under(directory)])
+
+    def move_directory(self, old: str, new: str) -> None:
+        """The directory and the directories below it move to `new` (their files move on their own)."""
+        moving = [old, *self.directories_under(old)]
+        self.kept.difference_update(moving)
+        self.kept.update(new + d[len(old) :] for d in moving)
+        self.kept.update(ancestors(new))
+
     def check_invariants(self) -> None:
         """Assert the derived indexes match the files; stress tests call this after every step."""
         assert self.total_bytes == sum(f.size for f in self.files.values())
@@ -123,6 +146,9 @@ class MemoryState:
             for directory in ancestors(path):
                 expected[directory] = expected.get(directory, 0) + 1
         assert self.directories == expected
+        assert set(expected) <= self.kept, "every directory above a file exists"
+        assert all(set(ancestors(d)) <= self.kept for d in self.kept), "a directory's parents exist"
+        assert not any(self.is_file(d) for d in self.kept), "no path is both a file and a directory"
         assert all(f.path == p for p, f in self.files.items())
         assert not any(self.is_file(d) for d in self.directories), "no path is both a file and a directory"
 
@@ -164,8 +190,12 @@ class MemoryProjection:
                 gone = state.remove(path)
                 prior = gone.digest if gone else None
                 self._log(state, path, record, "tombstoned", None, prior, body.reason, body.call_id)
+            for directory in body.directories:
+                state.drop_directory(directory)
         elif isinstance(body, MemoryRename):
             moved = {old: state.remove(old) for old, _ in body.moves}
+            for old_directory, new_directory in body.directories:
+                state.move_directory(old_directory, new_directory)
             for old, new in body.moves:
                 file = moved.get(old)
                 if file is None:
