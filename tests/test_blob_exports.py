@@ -19,9 +19,17 @@ from waybook._offload import images_as_blobs, images_from_blobs
 from waybook.export._cleaning import TrainingOptions
 from waybook.export._openai_format import problems
 from waybook.export._rows import SEE_ATTACHED, TOOL_IMAGES_INTRO
-from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
+from waybook.export.trajectories import PREFERENCE, Selection, TrajectoryExporter, encode_row
 from waybook.formats.pi._codec import import_pi
-from waybook.journal import BlobBlock, ImageBlock, InMemoryJournal, JsonlJournal, TextBlock, ToolCallBlock
+from waybook.journal import (
+    Annotation,
+    BlobBlock,
+    ImageBlock,
+    InMemoryJournal,
+    JsonlJournal,
+    TextBlock,
+    ToolCallBlock,
+)
 from waybook.stores import open_store
 from waybook.stores._blobs import IMAGE_PREFIX, MissingBlobError, NoBlobStoreError
 
@@ -154,7 +162,9 @@ def test_per_turn_samples_and_pairs_carry_the_images_and_stay_valid(store: Any) 
     assert samples[1]["messages"][4]["content"][1]["image_url"]["url"] == data_url("image/jpeg", JPEG)
     first_user = next(iter(session.journal.read(after=1, limit=2))).id
     session.branch_from(first_user, reason="ask again")
-    session.assistant("I cannot see anything.")
+    retry = session.assistant("I cannot see anything.")
+    # A pair needs an explicit label (issue 33): the retry is the chosen answer, its sibling rejected.
+    session.append(Annotation(target=retry.id, type=PREFERENCE, data={"label": "chosen"}))
     (pair,) = TrajectoryExporter(store.open("shots"), blobs=store.blobs).pairs()
     assert pair["prompt"][0]["content"][1]["image_url"]["url"] == data_url("image/png", PNG)
     for side in ("chosen", "rejected"):

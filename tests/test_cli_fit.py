@@ -56,7 +56,7 @@ def test_ls_shows_id_records_last_activity_and_title_in_80_columns(real_store: s
     text = "\n".join(lines)
     for column in ("ID", "RECORDS", "LAST ACTIVITY", "TITLE"):
         assert column in text
-    assert "258c7280-ae70-4798-800f-63464d01a85d.agent-a881341" in text  # never cut
+    assert "cc.agent-a881341" in text  # sub-agents are named after the output (issue 33)  # never cut
     assert "Implement spotter-gqc" in text  # the first user message
     assert "claude_code" not in text  # no metadata without --long
     assert len(lines) <= 2 * 4 + 2  # header, then at most two lines a journal
@@ -225,7 +225,7 @@ def test_search_shows_whole_journal_ids_so_a_sub_agent_is_told_from_its_session(
     lines = [line for line in shown(raw) if "indexing the feed" not in line]
     assert all(len(line) <= 80 for line in lines if "258c7280" not in line), lines
     text = "\n".join(lines)
-    assert "258c7280-ae70-4798-800f-63464d01a85d.agent-a881341" in text
+    assert "cc.agent-a881341" in text  # sub-agents are named after the output (issue 33)
     assert " cc  seq " in text
 
 

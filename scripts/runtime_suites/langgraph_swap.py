@@ -17,7 +17,11 @@ if os.environ.get("WAYBOOK_SAVER"):
         kind = os.environ["WAYBOOK_SAVER"]
         store = open_store(f"file:{directory}" if kind == "file" else "memory:")
         try:
-            with WaybookSaver(store, serde=_strict_msgpack_serde() if STRICT_MSGPACK else None) as saver:
+            # The serializer the replaced in-memory saver gets: LangGraph's default (it trusts its own
+            # database), or its strict mode under LANGGRAPH_STRICT_MSGPACK. WaybookSaver's own default is
+            # the strict mode (a journal read back is outside data: docs/langgraph.md).
+            serde = _strict_msgpack_serde() if STRICT_MSGPACK else JsonPlusSerializer()
+            with WaybookSaver(store, serde=serde) as saver:
                 yield saver
         finally:
             store.close()

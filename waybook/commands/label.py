@@ -17,11 +17,10 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.ids import resolve_id
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.export.trajectories import PREFERENCE
 from waybook.journal import JsonlJournal
 from waybook.model._records import Annotation
 from waybook.projections import TreeProjection, replay
-
-PREFERENCE = "waybook.preference"
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -29,7 +28,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "label",
         help="label a node chosen or rejected (preference pairs for export --pairs)",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        epilog="Example: waybook label session.jsonl 3f2a chosen --reason 'the correct fix'",
+        epilog="Example: waybook label session.jsonl c3d4 chosen --reason 'the correct fix'",
     )
     parser.add_argument("path", type=Path, metavar="PATH", help="the journal file (with --store: its id)")
     parser.add_argument("node", metavar="NODE", help="the node's id (or a unique start of it)")
