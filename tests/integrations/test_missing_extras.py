@@ -44,6 +44,16 @@ CASES = {
         "from waybook.integrations.agent_framework import WaybookHistoryProvider",
     ),
     "llama-index": (("llama_index",), "from waybook.integrations.llama_index import WaybookChatStore"),
+    "adk": (("google",), "from waybook.integrations.adk import WaybookSessionService"),
+    "anthropic": (("anthropic",), "from waybook.integrations.anthropic_memory import WaybookMemoryTool"),
+    # The SDK is imported at the first write that folds a summary, not at import time.
+    "claude-agent-sdk": (
+        ("claude_agent_sdk",),
+        "import asyncio; from waybook.stores import open_store\n"
+        "    from waybook.integrations.claude_agent_sdk import WaybookSessionStore\n"
+        "    key = {'project_key': 'p', 'session_id': 's'}\n"
+        "    asyncio.run(WaybookSessionStore(open_store('memory:')).append(key, [{'uuid': 'u', 'type': 'user'}]))",
+    ),
 }
 
 

@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import attrs
 
+from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying, run_inline
 from waybook.model._errors import StaleWriterError
 from waybook.model._head import Head
@@ -27,7 +28,7 @@ from waybook.model._records import AnyBody, CustomEntry, Record, Reset
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._protocol import JournalStore
 
-try:
+with needs_extra("waybook.integrations.adk", runtime="Google ADK", extra="adk", modules=("google",)):
     from google.adk.errors.already_exists_error import AlreadyExistsError
     from google.adk.errors.session_not_found_error import SessionNotFoundError
     from google.adk.events.event import Event
@@ -39,9 +40,6 @@ try:
     )
     from google.adk.sessions.session import Session
     from google.adk.sessions.state import State
-except ImportError as missing:  # pragma: no cover - depends on the environment
-    msg = "waybook.integrations.adk needs Google ADK: pip install 'waybook[adk]'"
-    raise ImportError(msg) from missing
 
 try:
     from google.adk.errors._stale_session_error import StaleSessionError

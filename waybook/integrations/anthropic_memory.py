@@ -19,7 +19,14 @@ from typing import Any
 
 import attrs
 
-try:
+from waybook.integrations._extras import needs_extra
+
+with needs_extra(
+    "waybook.integrations.anthropic_memory",
+    runtime="the anthropic SDK",
+    extra="anthropic",
+    modules=("anthropic", "anyio"),
+):
     import anyio
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
     from anthropic.types.beta import (
@@ -31,9 +38,6 @@ try:
         BetaMemoryTool20250818StrReplaceCommand,
         BetaMemoryTool20250818ViewCommand,
     )
-except ImportError as missing:  # pragma: no cover - depends on the environment
-    msg = "waybook.integrations.anthropic_memory needs the anthropic SDK: pip install 'waybook[anthropic]'"
-    raise ImportError(msg) from missing
 
 from waybook.integrations import _anthropic_rules as rules
 from waybook.integrations._anthropic_rules import Refusal

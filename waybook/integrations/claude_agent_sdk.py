@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 import attrs
 
+from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
 from waybook.model._records import AnyBody, CustomEntry, Record, Reset
 from waybook.stores._errors import StoreArgumentError
@@ -38,11 +39,13 @@ T = TypeVar("T")
 
 
 def _fold_session_summary() -> Callable[..., Any]:
-    try:
+    with needs_extra(
+        "waybook.integrations.claude_agent_sdk",
+        runtime="the Claude Agent SDK",
+        extra="claude-agent-sdk",
+        modules=("claude_agent_sdk",),
+    ):
         from claude_agent_sdk import fold_session_summary
-    except ImportError as missing:  # pragma: no cover - depends on the environment
-        msg = "WaybookSessionStore needs the Claude Agent SDK: pip install 'waybook[claude-agent-sdk]'"
-        raise ImportError(msg) from missing
     return cast("Callable[..., Any]", fold_session_summary)
 
 
