@@ -52,6 +52,43 @@ def test_repair_refuses_corruption_naming_cli_commands_only(
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "command", [["tree"], ["show", "--context"], ["log"], ["export", "--format", "openai", "-o", "-"]]
+)
+def test_a_read_command_on_a_corrupt_journal_names_cli_commands_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    path = tmp_path / "s.jsonl"
+    flip_record(path, write(path), 5)
+    before = path.read_bytes()
+    assert cli.main([command[0], str(path), *command[1:]]) == 1
+    err = capsys.readouterr().err
+    assert "corrupt record at seq 5" in err
+    assert f"waybook verify {path}" in err
+    assert f"waybook view {path} -o OUT.html" in err
+    assert "read_prefix" not in err
+    assert path.read_bytes() == before
+
+
+def test_a_damaged_journal_in_a_store_names_cli_commands_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from waybook.stores import open_store
+
+    with open_store(f"file:{tmp_path}") as store:
+        journal = store.create("s")
+        head = journal.head()
+        for record in chat(10):
+            head = journal.append([record], expected=head).head
+    path = tmp_path / "journals" / "s.jsonl"
+    flip_record(path, path.read_bytes(), 5)
+    assert cli.main(["tree", "--store", f"file:{tmp_path}", "s"]) == 1
+    err = capsys.readouterr().err
+    assert "corrupt record at seq 5" in err
+    assert "waybook verify" in err
+    assert "read_prefix" not in err
+
+
 def test_verify_names_the_bad_record_inside_a_batch_and_where_the_batch_starts(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with JsonlJournal(path, sidecar=False) as journal:

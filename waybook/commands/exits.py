@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Final
 
 from waybook.commands.terminal import visible
-from waybook.journal import JournalError
+from waybook.journal import CorruptJournalError, JournalError
 
 OK: Final = 0
 PROBLEM: Final = 1
@@ -29,6 +30,19 @@ def warn(message: str) -> None:
     sys.stderr.write(f"waybook: {visible(message)}\n")
 
 
+def corruption_in_cli_terms(error: CorruptJournalError) -> str:
+    """What a CLI user reads for a damaged journal: the commands to run, not the Python option."""
+    what = f"{error.path}: corrupt record at seq {error.seq} (byte {error.offset}): {error.reason}."
+    if Path(error.path).is_file():
+        todo = (
+            f"`waybook verify {error.path}` reports the damage, `waybook view {error.path} -o OUT.html` "
+            "shows the intact records before it; restore the file from a copy."
+        )
+    else:
+        todo = "`waybook verify --store URL ID` reports the damage; restore the journal from a copy."
+    return f"{what} Records after it cannot be trusted; nothing was changed. {todo}"
+
+
 def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """`run(args)`, with typed errors turned into one line on stderr and the right exit code."""
     try:
@@ -38,6 +52,9 @@ def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespa
     except UsageError as exc:
         warn(str(exc))
         return USAGE
+    except CorruptJournalError as exc:
+        warn(corruption_in_cli_terms(exc))
+        return PROBLEM
     except JournalError as exc:  # before OSError: a StorageError is both
         warn(str(exc))
         return PROBLEM
