@@ -58,6 +58,39 @@ def test_the_front_page_lists_every_journal_with_its_title_and_proof(server: Vie
     assert "verified" in page
 
 
+def damage_record(path: Path, seq: int) -> None:
+    data = bytearray(path.read_bytes())
+    start = sum(len(line) + 1 for line in data.split(b"\n")[: seq - 1])
+    data[start + 40] ^= 1
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_journal_shows_its_proven_prefix_and_the_rest_of_the_store_stays_served(
+    store_url: str, server: ViewServer
+) -> None:
+    with open_store(store_url) as store:
+        Session(store.open("first")).user("and after that?")
+    damage_record(Path(store_url.removeprefix("file:")) / "journals" / "first.jsonl", 3)  # not the last
+    status, front = get(server, "/")
+    assert status == 200
+    assert front.count('href="/j/') == 2  # the healthy journal is still listed
+    assert "FAILED at seq 3" in front
+    status, page = get(server, "/j/first")
+    assert status == 200
+    assert "FAILED at seq 3" in page
+    assert "&lt;b&gt;what&lt;/b&gt; is in the store?" in page  # the record before the damage is shown
+    assert "Two journals." not in page  # the damaged record is not
+    assert "corruption" in page
+
+
+def test_a_torn_tail_is_shown_as_damage_not_as_verified(store_url: str, server: ViewServer) -> None:
+    damage_record(Path(store_url.removeprefix("file:")) / "journals" / "second.jsonl", 2)  # its last record
+    status, front = get(server, "/")
+    assert status == 200
+    assert "torn tail" in front
+    assert front.count("verified") == 1  # only the healthy journal
+
+
 def test_it_refuses_writes_unknown_pages_and_foreign_hosts(server: ViewServer) -> None:
     assert get(server, "/", method="POST")[0] == 405
     assert get(server, "/", method="DELETE")[0] == 405

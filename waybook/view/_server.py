@@ -10,7 +10,8 @@ visits elsewhere cannot read sessions through DNS rebinding.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,9 +19,17 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import jinja2
 
-from waybook.journal import JournalError, verify
+from waybook.journal import (
+    CorruptJournalError,
+    JournalError,
+    JsonlJournal,
+    SessionJournal,
+    VerifyReport,
+    verify,
+    verify_file,
+)
 from waybook.model._records import Header
-from waybook.stores import JournalStore, StoreError, open_store
+from waybook.stores import DirectoryStore, JournalStore, StoreError, open_store
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._page import render_page
 from waybook.view._sources import StoreSources
@@ -49,10 +58,31 @@ td,th{padding:4px 10px;text-align:left;border-bottom:1px solid #eee}
 )
 
 
+@contextmanager
+def proven_journal(store: JournalStore, journal_id: str) -> Iterator[tuple[SessionJournal, VerifyReport]]:
+    """A journal of the store and the proof of all of it.
+
+    A directory store's journal is proven as the file it is (what `waybook verify` reports), so a torn
+    tail, which an open leaves out of what it serves, still shows as damage. One damaged before its last
+    record cannot be opened for use, so it is opened as its proven prefix, as `waybook view FILE` does:
+    the page shows the records before the damage and where it starts, and one damaged journal never
+    takes the whole store's front page down."""
+    try:
+        journal: SessionJournal = store.open(journal_id)
+    except CorruptJournalError:
+        if not isinstance(store, DirectoryStore):
+            raise
+        journal = JsonlJournal(store.path_of(journal_id), readonly=True, sidecar=False, read_prefix=True)
+    with journal:
+        if isinstance(store, DirectoryStore):
+            yield journal, verify_file(store.path_of(journal_id))
+        else:
+            yield journal, verify(journal)
+
+
 def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
     """One line of the front page: id, title (the first user message), records, last activity, proof."""
-    with store.open(journal_id) as journal:
-        report = verify(journal)
+    with proven_journal(store, journal_id) as (journal, report):
         head = journal.head().seq
         title = journal_id
         for record in journal.read(limit=TITLE_SCAN):
@@ -73,8 +103,7 @@ def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
 
 
 def journal_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    with store.open(journal_id) as journal:
-        report = verify(journal)
+    with proven_journal(store, journal_id) as (journal, report):
         records = list(journal.read(limit=report.head.seq))
     data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store))
     return {**data, "feed_position": store.feed_head()}
