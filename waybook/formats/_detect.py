@@ -13,6 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
+from waybook.formats._sqlite_source import open_read_only
+
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _PEEK: Final = 64 << 10
 
@@ -53,7 +55,7 @@ def _objects(head: bytes) -> list[dict[str, Any]]:
 
 def _database_format(path: Path) -> str | None:
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        connection = open_read_only(path)
     except sqlite3.Error:
         return None
     try:

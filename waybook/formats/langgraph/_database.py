@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from waybook.formats._sqlite_source import open_read_only
 from waybook.formats.langgraph._decode import LangGraphDecodeError, decode_json, decode_typed, plain
 from waybook.formats.langgraph._import import Checkpoint
 from waybook.model._errors import JournalError
@@ -36,7 +37,7 @@ def read_thread(path: Path, thread_id: str | None) -> tuple[str, list[Checkpoint
     With `thread_id` None the database must hold exactly one thread.
     """
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        connection = open_read_only(path, check_same_thread=False)
     except (sqlite3.Error, OSError, ValueError) as exc:
         msg = f"{path}: {exc}; is this a LangGraph SqliteSaver database?"
         raise LangGraphDatabaseError(msg) from None

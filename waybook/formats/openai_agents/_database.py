@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from waybook.formats._sqlite_source import open_read_only
 from waybook.formats.openai_agents._import import Row
 from waybook.model._errors import JournalError
 
@@ -22,7 +23,7 @@ def read_session(path: Path, session_id: str | None) -> tuple[str, list[Row], di
     With `session_id` None the database must hold exactly one session.
     """
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        connection = open_read_only(path)
     except sqlite3.Error as exc:
         msg = f"{path}: cannot open as SQLite ({exc})"
         raise NotAnAgentsDatabaseError(msg) from None
