@@ -16,7 +16,7 @@ import pytest
 
 from tests.cli_runner import waybook
 from waybook.formats._detect import detect_format
-from waybook.formats.opencode import NotAnOpenCodeStorageError, import_opencode, read_opencode
+from waybook.formats.opencode import OpenCodeStorageError, import_opencode, read_opencode
 from waybook.journal import GENESIS, InMemoryJournal, TextBlock, ThinkingBlock, ToolResult
 from waybook.projections import TreeProjection, context_at, replay
 
@@ -184,7 +184,7 @@ def test_a_database_is_read_only_and_several_sessions_need_one_chosen(tmp_path: 
     with sqlite3.connect(db) as connection:
         connection.execute("INSERT INTO session VALUES ('ses_02', 'prj_1', 'other', '/w', '1', 1, 0)")
     before = db.read_bytes()
-    with pytest.raises(NotAnOpenCodeStorageError, match="choose one with --session"):
+    with pytest.raises(OpenCodeStorageError, match="choose one with --session"):
         read_opencode(db, None)
     assert read_opencode(db, "ses_01").session["id"] == "ses_01"
     assert db.read_bytes() == before
@@ -193,5 +193,5 @@ def test_a_database_is_read_only_and_several_sessions_need_one_chosen(tmp_path: 
 def test_hostile_part_files_are_refused_as_data(tmp_path: Path) -> None:
     storage = storage_folder(tmp_path)
     (storage / "part" / "msg_01" / "prt_01.json").write_text('{"type": "text", "text": ' + "[" * 100_000)
-    with pytest.raises(NotAnOpenCodeStorageError, match="not JSON"):
+    with pytest.raises(OpenCodeStorageError, match="not JSON"):
         read_opencode(storage, None)

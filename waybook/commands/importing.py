@@ -186,10 +186,14 @@ def _opencode(args: argparse.Namespace) -> int:
     if args.output is None:
         msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
         raise UsageError(msg)
-    imported = import_opencode(read_opencode(args.path, args.session))
-    _write(args, args.output, imported.records)
+    imported = import_opencode(read_opencode(args.path, args.session, lenient=args.lenient), name=_name(args))
+    outputs = [(str(args.output), imported.records, imported.report)]
+    for sub in imported.subagents:
+        target = sub.journal if args.store else str(Path(args.output).parent / f"{sub.journal}.jsonl")
+        outputs.append((target, sub.records, sub.report))
+    _write_all(args, outputs)
     what = f"OpenCode session {imported.journal!r}"
-    say(args, [Written(str(args.output), len(imported.records), imported.report)], what)
+    say(args, [Written(t, len(r), rep) for t, r, rep in outputs], what)
     return OK
 
 
