@@ -1,0 +1,264 @@
+"""Issue 33: an imported OpenCode session's context is what OpenCode sends after its compactions.
+
+OpenCode sends the model `toModelMessages(filterCompacted(messages))` (anomalyco/opencode,
+packages/opencode/src/session/message-v2.ts). `filter_compacted` and `render` below transcribe those two
+rules on their own, from that source, for the fixtures built here from its schema (a compaction is a
+user message with a `compaction` part, answered by an assistant message with `summary: true`). Each test
+imports the fixture and holds waybook's context to them. The one change waybook makes: OpenCode puts the
+compaction message and its summary first, as a question and an answer; waybook shows that pair as its
+compaction's summary, one user message, in the same place.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from waybook.formats.opencode import import_opencode, read_opencode
+from waybook.journal import GENESIS, InMemoryJournal
+from waybook.model import Compaction, ToolCallBlock
+from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, context_at, replay
+
+Msg = tuple[dict[str, Any], list[dict[str, Any]]]
+TOKENS = {"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+
+
+# --- OpenCode's rules, transcribed ------------------------------------------------------------------
+
+
+def filter_compacted(msgs: list[Msg]) -> list[Msg]:
+    """filterCompacted: newest first, stop at a completed compaction (or at its tail), then reorder."""
+    result: list[Msg] = []
+    completed: set[str] = set()
+    retain = None
+    for msg in reversed(msgs):
+        info, parts = msg
+        result.append(msg)
+        if retain:
+            if info["id"] == retain:
+                break
+            continue
+        if info["role"] == "user" and info["id"] in completed:
+            part = next((p for p in parts if p["type"] == "compaction"), None)
+            if part is None:
+                continue
+            if not part.get("tail_start_id"):
+                break
+            retain = part["tail_start_id"]
+            if info["id"] == retain:
+                break
+            continue
+        if (
+            info["role"] == "assistant"
+            and info.get("summary")
+            and info.get("finish")
+            and not info.get("error")
+        ):
+            completed.add(info["parentID"])
+    result.reverse()
+
+    def tail_part(msg: Msg) -> dict[str, Any] | None:
+        return next((p for p in msg[1] if p["type"] == "compaction" and "tail_start_id" in p), None)
+
+    marks = [i for i, m in enumerate(result) if m[0]["role"] == "user" and tail_part(m)]
+    if not marks:
+        return result
+    ci = marks[-1]
+    compaction = result[ci]
+    part = tail_part(compaction)
+    assert part is not None
+    si = next(
+        (
+            i
+            for i in range(ci + 1, len(result))
+            if result[i][0]["role"] == "assistant"
+            and result[i][0].get("summary")
+            and result[i][0]["parentID"] == compaction[0]["id"]
+        ),
+        -1,
+    )
+    tail = part.get("tail_start_id")
+    ti = next((i for i, m in enumerate(result) if m[0]["id"] == tail), -1) if tail else -1
+    if ti >= 0 and ti < ci and si > ci:
+        return result[ci : si + 1] + result[ti:ci] + result[si + 1 :]
+    return result
+
+
+def render(msgs: list[Msg]) -> list[tuple[str, list[str]]]:
+    """toModelMessages for these fixtures: (role, texts and tool calls) per message sent."""
+    out: list[tuple[str, list[str]]] = []
+    for info, parts in msgs:
+        if info["role"] == "user":
+            texts = [p["text"] for p in parts if p["type"] == "text" and not p.get("ignored")]
+            texts += ["What did we do so far?" for p in parts if p["type"] == "compaction"]
+            out.append(("user", texts))
+        elif not info.get("error"):
+            said = [p["text"] for p in parts if p["type"] == "text"]
+            said += [f"call {p['callID']}" for p in parts if p["type"] == "tool"]
+            out.append(("assistant", said))
+            out.extend(("tool", [p["state"]["output"]]) for p in parts if p["type"] == "tool")
+    return out
+
+
+def expected_context(msgs: list[Msg]) -> list[tuple[str, list[str]]]:
+    """OpenCode's context, its leading compaction and summary shown as waybook's compaction summary."""
+    sent = filter_compacted(msgs)
+    head = sent[0]
+    if any(p["type"] == "compaction" for p in head[1]) and sent != msgs:
+        rest = sent[1:]
+        answer = rest[0] if rest and rest[0][0].get("parentID") == head[0]["id"] else None
+        if answer is not None and answer[0].get("summary") and not answer[0].get("error"):
+            text = "\n\n".join(p["text"] for p in answer[1] if p["type"] == "text")
+            return [("user", [COMPACTION_PREAMBLE + text]), *render(rest[1:])]
+        return render([head]) + render(rest[1:] if answer is not None else rest)
+    return render(sent)
+
+
+# --- fixtures from OpenCode's schema -----------------------------------------------------------------
+
+CLOCK = iter(range(1760000001000, 1760000999000, 1000))
+
+
+def user(mid: str, text: str) -> Msg:
+    info = {"id": mid, "sessionID": "ses_c", "role": "user", "time": {"created": next(CLOCK)}, "agent": "build",
+            "model": {"providerID": "p", "modelID": "m"}}  # fmt: skip
+    return info, [{"id": f"prt_{mid}", "type": "text", "text": text}]
+
+
+def assistant(mid: str, parent: str, text: str, *, tool: bool = False, **extra: Any) -> Msg:
+    info = {"id": mid, "sessionID": "ses_c", "role": "assistant", "time": {"created": next(CLOCK)},
+            "parentID": parent, "modelID": "m", "providerID": "p", "mode": "build", "agent": "build",
+            "path": {"cwd": "/w", "root": "/w"}, "cost": 0, "tokens": TOKENS, "finish": "stop", **extra}  # fmt: skip
+    parts: list[dict[str, Any]] = [{"id": f"prt_{mid}_1", "type": "text", "text": text}]
+    if tool:
+        parts.append({"id": f"prt_{mid}_2", "type": "tool", "callID": f"call_{mid}", "tool": "bash",
+                      "state": {"status": "completed", "input": {"command": "ls"}, "output": f"out {mid}",
+                                "title": "ls", "metadata": {}, "time": {"start": 1, "end": 2}}})  # fmt: skip
+    return info, parts
+
+
+def compaction(mid: str, tail: str | None = None) -> Msg:
+    info, _ = user(mid, "")
+    part: dict[str, Any] = {"id": f"prt_{mid}", "type": "compaction", "auto": True}
+    if tail is not None:
+        part["tail_start_id"] = tail
+    return info, [part]
+
+
+def summary(mid: str, parent: str, text: str, **extra: Any) -> Msg:
+    return assistant(mid, parent, text, summary=True, mode="compaction", agent="compaction", **extra)
+
+
+def turn(n: int, *, tool: bool = False) -> list[Msg]:
+    return [
+        user(f"msg_{n:02d}a", f"question {n}"),
+        assistant(f"msg_{n:02d}b", f"msg_{n:02d}a", f"answer {n}", tool=tool),
+    ]
+
+
+def write_folder(root: Path, msgs: list[Msg]) -> Path:
+    storage = root / "storage"
+    (storage / "session" / "prj").mkdir(parents=True)
+    session = {"id": "ses_c", "projectID": "prj", "title": "t", "directory": "/w", "version": "1",
+               "time": {"created": 1760000000000, "updated": 1760000000000}}  # fmt: skip
+    (storage / "session" / "prj" / "ses_c.json").write_text(json.dumps(session))
+    (storage / "message" / "ses_c").mkdir(parents=True)
+    for info, parts in msgs:
+        (storage / "message" / "ses_c" / f"{info['id']}.json").write_text(json.dumps(info))
+        (storage / "part" / info["id"]).mkdir(parents=True)
+        for part in parts:
+            full = {**part, "sessionID": "ses_c", "messageID": info["id"]}
+            (storage / "part" / info["id"] / f"{part['id']}.json").write_text(json.dumps(full))
+    return storage
+
+
+def imported_context(tmp_path: Path, msgs: list[Msg]) -> tuple[list[tuple[str, list[str]]], Any]:
+    imported = import_opencode(read_opencode(write_folder(tmp_path, msgs), None))
+    journal = InMemoryJournal("oc")
+    journal.append(list(imported.records), expected=GENESIS)
+    context = []
+    for message in context_at(journal, replay(TreeProjection(), journal)):
+        shown = [b.text if not isinstance(b, ToolCallBlock) else f"call {b.call_id}" for b in message.content]  # type: ignore[union-attr]
+        context.append((message.role, shown))
+    kept = {r.id for r in journal.read()}
+    assert {f"oc:{info['id']}" for info, _ in msgs} <= kept, "every OpenCode message stays in the journal"
+    return context, [r for r in journal.read() if isinstance(r.body, Compaction)]
+
+
+# --- the cases -----------------------------------------------------------------------------------------
+
+
+def test_a_compaction_without_a_tail_leaves_its_summary_and_what_came_after(tmp_path: Path) -> None:
+    msgs = [*turn(1, tool=True), *turn(2), compaction("msg_03c"), summary("msg_03s", "msg_03c", "we fixed a.py"),
+            *turn(4)]  # fmt: skip
+    context, compactions = imported_context(tmp_path, msgs)
+    assert context == expected_context(msgs)
+    assert context[0] == ("user", [COMPACTION_PREAMBLE + "we fixed a.py"])
+    assert [c.body.first_kept for c in compactions] == [None]
+
+
+def test_a_compaction_with_a_tail_keeps_the_tail_after_the_summary(tmp_path: Path) -> None:
+    msgs = [*turn(1), *turn(2, tool=True), *turn(3), compaction("msg_04c", tail="msg_02a"),
+            summary("msg_04s", "msg_04c", "summary of 1"), *turn(5)]  # fmt: skip
+    context, compactions = imported_context(tmp_path, msgs)
+    assert context == expected_context(msgs)
+    assert [text for _, texts in context for text in texts][1:3] == ["question 2", "answer 2"]
+    assert [c.body.first_kept for c in compactions] == ["oc:msg_02a"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param({}, id="no summary at all"),
+        pytest.param({"finish": None}, id="a summary that never finished"),
+        pytest.param(
+            {"error": {"name": "APIError", "data": {"message": "overloaded"}}}, id="an errored summary"
+        ),
+    ],
+)
+@pytest.mark.parametrize("tail", [None, "missing"], ids=["no tail", "a tail never found"])
+def test_an_incomplete_compaction_drops_nothing(
+    tmp_path: Path, answer: dict[str, Any], tail: str | None
+) -> None:
+    msgs = [*turn(1), *turn(2), compaction("msg_03c", tail=tail)]
+    if answer:
+        msgs.append(summary("msg_03s", "msg_03c", "partial", **answer))
+    msgs += turn(4)
+    context, compactions = imported_context(tmp_path, msgs)
+    assert context == expected_context(msgs)
+    assert context[0] == ("user", ["question 1"])
+    assert compactions == []
+
+
+def test_an_errored_summary_of_a_compaction_with_a_tail_still_cuts_before_the_tail(tmp_path: Path) -> None:
+    """OpenCode's reorder step looks for any summary message, finished or not: the tail comes first."""
+    error = {"name": "APIError", "data": {"message": "overloaded"}}
+    msgs = [
+        *turn(1),
+        *turn(2),
+        compaction("msg_03c", tail="msg_02a"),
+        summary("msg_03s", "msg_03c", "", error=error),
+    ]
+    context, _ = imported_context(tmp_path, msgs)
+    assert context == expected_context(msgs)
+    assert context == [
+        ("user", ["What did we do so far?"]),
+        ("user", ["question 2"]),
+        ("assistant", ["answer 2"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "tail", [None, "msg_04a", "msg_01a"], ids=["no tail", "a tail", "a tail past the first"]
+)
+def test_after_two_compactions_the_newest_one_counts(tmp_path: Path, tail: str | None) -> None:
+    msgs = [*turn(1), compaction("msg_02c"), summary("msg_02s", "msg_02c", "first summary"), *turn(3),
+            *turn(4, tool=True), compaction("msg_05c", tail=tail), summary("msg_05s", "msg_05c", "second summary"),
+            *turn(6)]  # fmt: skip
+    context, compactions = imported_context(tmp_path, msgs)
+    assert context == expected_context(msgs)
+    assert context[0] == ("user", [COMPACTION_PREAMBLE + "second summary"])
+    assert len(compactions) == 1
