@@ -123,20 +123,52 @@ CLOCK = iter(range(1760000001000, 1760000999000, 1000))
 
 
 def user(mid: str, text: str) -> Msg:
-    info = {"id": mid, "sessionID": "ses_c", "role": "user", "time": {"created": next(CLOCK)}, "agent": "build",
-            "model": {"providerID": "p", "modelID": "m"}}  # fmt: skip
+    info = {
+        "id": mid,
+        "sessionID": "ses_c",
+        "role": "user",
+        "time": {"created": next(CLOCK)},
+        "agent": "build",
+        "model": {"providerID": "p", "modelID": "m"},
+    }
     return info, [{"id": f"prt_{mid}", "type": "text", "text": text}]
 
 
 def assistant(mid: str, parent: str, text: str, *, tool: bool = False, **extra: Any) -> Msg:
-    info = {"id": mid, "sessionID": "ses_c", "role": "assistant", "time": {"created": next(CLOCK)},
-            "parentID": parent, "modelID": "m", "providerID": "p", "mode": "build", "agent": "build",
-            "path": {"cwd": "/w", "root": "/w"}, "cost": 0, "tokens": TOKENS, "finish": "stop", **extra}  # fmt: skip
+    info = {
+        "id": mid,
+        "sessionID": "ses_c",
+        "role": "assistant",
+        "time": {"created": next(CLOCK)},
+        "parentID": parent,
+        "modelID": "m",
+        "providerID": "p",
+        "mode": "build",
+        "agent": "build",
+        "path": {"cwd": "/w", "root": "/w"},
+        "cost": 0,
+        "tokens": TOKENS,
+        "finish": "stop",
+        **extra,
+    }
     parts: list[dict[str, Any]] = [{"id": f"prt_{mid}_1", "type": "text", "text": text}]
     if tool:
-        parts.append({"id": f"prt_{mid}_2", "type": "tool", "callID": f"call_{mid}", "tool": "bash",
-                      "state": {"status": "completed", "input": {"command": "ls"}, "output": f"out {mid}",
-                                "title": "ls", "metadata": {}, "time": {"start": 1, "end": 2}}})  # fmt: skip
+        parts.append(
+            {
+                "id": f"prt_{mid}_2",
+                "type": "tool",
+                "callID": f"call_{mid}",
+                "tool": "bash",
+                "state": {
+                    "status": "completed",
+                    "input": {"command": "ls"},
+                    "output": f"out {mid}",
+                    "title": "ls",
+                    "metadata": {},
+                    "time": {"start": 1, "end": 2},
+                },
+            }
+        )
     return info, parts
 
 
@@ -162,8 +194,14 @@ def turn(n: int, *, tool: bool = False) -> list[Msg]:
 def write_folder(root: Path, msgs: list[Msg]) -> Path:
     storage = root / "storage"
     (storage / "session" / "prj").mkdir(parents=True)
-    session = {"id": "ses_c", "projectID": "prj", "title": "t", "directory": "/w", "version": "1",
-               "time": {"created": 1760000000000, "updated": 1760000000000}}  # fmt: skip
+    session = {
+        "id": "ses_c",
+        "projectID": "prj",
+        "title": "t",
+        "directory": "/w",
+        "version": "1",
+        "time": {"created": 1760000000000, "updated": 1760000000000},
+    }
     (storage / "session" / "prj" / "ses_c.json").write_text(json.dumps(session))
     (storage / "message" / "ses_c").mkdir(parents=True)
     for info, parts in msgs:
@@ -192,8 +230,13 @@ def imported_context(tmp_path: Path, msgs: list[Msg]) -> tuple[list[tuple[str, l
 
 
 def test_a_compaction_without_a_tail_leaves_its_summary_and_what_came_after(tmp_path: Path) -> None:
-    msgs = [*turn(1, tool=True), *turn(2), compaction("msg_03c"), summary("msg_03s", "msg_03c", "we fixed a.py"),
-            *turn(4)]  # fmt: skip
+    msgs = [
+        *turn(1, tool=True),
+        *turn(2),
+        compaction("msg_03c"),
+        summary("msg_03s", "msg_03c", "we fixed a.py"),
+        *turn(4),
+    ]
     context, compactions = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert context[0] == ("user", [COMPACTION_PREAMBLE + "we fixed a.py"])
@@ -201,8 +244,14 @@ def test_a_compaction_without_a_tail_leaves_its_summary_and_what_came_after(tmp_
 
 
 def test_a_compaction_with_a_tail_keeps_the_tail_after_the_summary(tmp_path: Path) -> None:
-    msgs = [*turn(1), *turn(2, tool=True), *turn(3), compaction("msg_04c", tail="msg_02a"),
-            summary("msg_04s", "msg_04c", "summary of 1"), *turn(5)]  # fmt: skip
+    msgs = [
+        *turn(1),
+        *turn(2, tool=True),
+        *turn(3),
+        compaction("msg_04c", tail="msg_02a"),
+        summary("msg_04s", "msg_04c", "summary of 1"),
+        *turn(5),
+    ]
     context, compactions = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert [text for _, texts in context for text in texts][1:3] == ["question 2", "answer 2"]
@@ -255,9 +304,16 @@ def test_an_errored_summary_of_a_compaction_with_a_tail_still_cuts_before_the_ta
     "tail", [None, "msg_04a", "msg_01a"], ids=["no tail", "a tail", "a tail past the first"]
 )
 def test_after_two_compactions_the_newest_one_counts(tmp_path: Path, tail: str | None) -> None:
-    msgs = [*turn(1), compaction("msg_02c"), summary("msg_02s", "msg_02c", "first summary"), *turn(3),
-            *turn(4, tool=True), compaction("msg_05c", tail=tail), summary("msg_05s", "msg_05c", "second summary"),
-            *turn(6)]  # fmt: skip
+    msgs = [
+        *turn(1),
+        compaction("msg_02c"),
+        summary("msg_02s", "msg_02c", "first summary"),
+        *turn(3),
+        *turn(4, tool=True),
+        compaction("msg_05c", tail=tail),
+        summary("msg_05s", "msg_05c", "second summary"),
+        *turn(6),
+    ]
     context, compactions = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert context[0] == ("user", [COMPACTION_PREAMBLE + "second summary"])

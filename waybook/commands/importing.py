@@ -192,7 +192,7 @@ def _opencode(args: argparse.Namespace) -> int:
         target = sub.journal if args.store else str(Path(args.output).parent / f"{sub.journal}.jsonl")
         outputs.append((target, sub.records, sub.report))
     _write_all(args, outputs)
-    what = f"OpenCode session {imported.journal!r}"
+    what = "an OpenCode session" + (" and its sub-agent sessions" if imported.subagents else "")
     say(args, [Written(t, len(r), rep) for t, r, rep in outputs], what)
     return OK
 
@@ -209,7 +209,7 @@ def _pi_report(
 
 def _detected(path: Path) -> str:
     """`import auto`: the format of a file, or of the first session file of a folder, by content."""
-    if path.is_dir() and ((path / "session").is_dir() or (path / "storage" / "session").is_dir()):
+    if path.is_dir() and _opencode_folder(path):
         return "opencode"
     candidates = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))[:20]
     for candidate in candidates:
@@ -220,6 +220,11 @@ def _detected(path: Path) -> str:
     raise UsageError(msg)
 
 
+def _opencode_folder(path: Path) -> bool:
+    """An OpenCode storage folder (one session, with its sub-agents, imports from it)."""
+    return (path / "session").is_dir() or (path / "storage" / "session").is_dir()
+
+
 def _target(args: argparse.Namespace) -> None:
     """One shape: `-o OUT` (a file), or `--store URL JOURNAL_ID` (`-o ID` is the same id)."""
     store = args.store or [None]
@@ -228,7 +233,7 @@ def _target(args: argparse.Namespace) -> None:
         raise UsageError(msg)
     args.store, args.journal_id = store[0], (store[1] if len(store) == 2 else None)
     if args.journal_id is not None:
-        if args.path.is_dir():
+        if args.path.is_dir() and not _opencode_folder(args.path):
             msg = f"{args.journal_id}: a folder imports one journal per session, named by session; drop it"
             raise UsageError(msg)
         if args.output is not None and str(args.output) != args.journal_id:

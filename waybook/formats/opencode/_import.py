@@ -113,7 +113,15 @@ def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, 
             builder.compaction(stored.messages, nodes, compaction)
         for call_id, child, agent in links.get(position, ()):
             node = nodes[-1][0][0]
-            reason = f"opencode: the {agent or 'task'} tool call started session {child.id}"
+            if call_id is None:
+                reason = (
+                    f"opencode: session {child.id} names this one its parent; linked at the message before "
+                    "it (inferred)"
+                )
+            else:
+                reason = f"opencode: the task tool call started session {child.id}" + (
+                    f" ({agent} agent)" if agent else ""
+                )
             link = SubagentLink(
                 node=node,
                 journal=subagent_journal(name, child.id),
