@@ -260,7 +260,7 @@ class _Builder:
         time = info.get("time")
         self.at = max(self.at, _at(time.get("created") if isinstance(time, dict) else None, self.at))
         node_id = stable_id("oc", str(info.get("id")))
-        kept = [p for p in parts if p.get("type") in KEPT_PARTS or p.get("type") not in _USED]
+        kept = [p for p in parts if _kind(p) in KEPT_PARTS or _kind(p) not in _USED]
         details = {SOURCE: {"info": info, "parts": kept}} if kept or info else None
         role = info.get("role")
         if role == "user":
@@ -282,7 +282,7 @@ class _Builder:
     def _user_content(self, parts: Sequence[dict[str, Any]]) -> list[Block]:
         content: list[Block] = []
         for part in parts:
-            kind = part.get("type")
+            kind = _kind(part)
             if kind == "text" and not part.get("ignored") and isinstance(part.get("text"), str):
                 content.append(TextBlock(text=part["text"]))
             elif kind == "file" and part.get("mime") not in ("text/plain", "application/x-directory"):
@@ -310,7 +310,7 @@ class _Builder:
         content: list[Block] = []
         results: list[tuple[str, ToolResult]] = []
         for part in parts:
-            kind = part.get("type")
+            kind = _kind(part)
             if kind == "text" and isinstance(part.get("text"), str):
                 content.append(TextBlock(text=part["text"]))
             elif kind == "reasoning" and isinstance(part.get("text"), str):
@@ -374,6 +374,11 @@ class _Builder:
 _USED: Final = frozenset({"text", "reasoning", "tool", "file", "compaction", "subtask"})
 
 
+def _kind(part: dict[str, Any]) -> str | None:
+    kind = part.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _outcome(state: dict[str, Any]) -> tuple[str, bool]:
     status = state.get("status")
     if status == "completed":
@@ -396,4 +401,4 @@ def _skipped(info: dict[str, Any], parts: Sequence[dict[str, Any]]) -> bool:
     if not error:
         return False
     aborted = isinstance(error, dict) and error.get("name") == "MessageAbortedError"
-    return not (aborted and any(p.get("type") not in ("step-start", "reasoning") for p in parts))
+    return not (aborted and any(_kind(p) not in ("step-start", "reasoning") for p in parts))
