@@ -16,6 +16,7 @@ import pytest
 
 from tests.cli_runner import waybook
 from waybook.formats._detect import detect_format
+from waybook.formats._foreign import NotThisFormatError
 from waybook.formats.opencode import OpenCodeStorageError, import_opencode, read_opencode
 from waybook.journal import GENESIS, InMemoryJournal, TextBlock, ThinkingBlock, ToolResult
 from waybook.projections import TreeProjection, context_at, replay
@@ -195,3 +196,33 @@ def test_hostile_part_files_are_refused_as_data(tmp_path: Path) -> None:
     (storage / "part" / "msg_01" / "prt_01.json").write_text('{"type": "text", "text": ' + "[" * 100_000)
     with pytest.raises(OpenCodeStorageError, match="not JSON"):
         read_opencode(storage, None)
+
+
+def test_an_unreadable_part_file_is_refused_by_name_or_skipped_and_reported_with_lenient(
+    tmp_path: Path,
+) -> None:
+    storage = storage_folder(tmp_path)
+    (storage / "part" / "msg_02" / "prt_12.json").write_text('{"type": "text", "text": ')
+    out = tmp_path / "s.jsonl"
+    run = waybook("import", "opencode", storage, "-o", out, "--json")
+    assert run.returncode == 1
+    assert "prt_12.json" in json.loads(run.stdout)["error"]
+    assert not out.exists()
+    run = waybook("import", "opencode", storage, "-o", out, "--json", "--lenient")
+    assert run.returncode == 0, run.stdout
+    report = json.loads(run.stdout)
+    assert report["skipped"] == 1
+    assert "prt_12.json" in report["skipped_lines"][0]["reason"]
+    assert report["mapped"] + report["kept_verbatim"] + report["skipped"] == report["lines"]
+    assert waybook("verify", out).returncode == 0
+
+
+def test_a_folder_that_is_not_opencode_storage_is_not_this_format(tmp_path: Path) -> None:
+    with pytest.raises(NotThisFormatError, match="not an OpenCode storage folder"):
+        read_opencode(tmp_path, None)
+
+
+def test_an_opencode_folder_imports_into_a_store_under_the_id_given(tmp_path: Path) -> None:
+    run = waybook("import", "opencode", storage_folder(tmp_path), "--store", f"file:{tmp_path / 'st'}", "one")
+    assert run.returncode == 0, run.stderr
+    assert waybook("verify", "--store", f"file:{tmp_path / 'st'}", "one").returncode == 0
