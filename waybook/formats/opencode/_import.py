@@ -1,5 +1,5 @@
 """An OpenCode session's messages and parts as waybook records, following OpenCode's own rules for
-what the model sees (`toModelMessages` in packages/opencode/src/session/message-v2.ts).
+what the model sees (`toModelMessages(filterCompacted(...))` in packages/opencode/src/session/message-v2.ts).
 
 - A user message: its `text` parts (not `ignored`), `file` parts (an image as an image, other files as
   `[Attached MIME: NAME]`), a `compaction` part as "What did we do so far?" and a `subtask` part as "The
@@ -8,13 +8,19 @@ what the model sees (`toModelMessages` in packages/opencode/src/session/message-
   tokens as usage, finish as stop reason), then one ToolResult per `tool` part from its state:
   `completed` its output ("[Old tool result content cleared]" once compacted), `error` its error,
   `pending` / `running` "[Tool execution was interrupted]".
-- An assistant message with an error (other than an abort after output), which OpenCode leaves out of
-  the context, and a user message with nothing to send: a CustomEntry `opencode.message` out of it.
+- An assistant message with an error (other than an abort after output), or made of step starts alone,
+  which OpenCode leaves out of the context, and a user message with nothing to send: a CustomEntry
+  `opencode.message` out of it.
 - `step-start`, `step-finish`, `snapshot`, `patch`, `agent`, `retry` parts and unknown ones: kept verbatim
   in the message's `details["opencode"]`.
+- OpenCode's compaction filter (`_compaction`): a waybook Compaction after the summary message, and
+  exclusions, so the context at the session's leaf is what OpenCode sends; every message stays.
+- A sub-agent session (one whose `parentID` names this one): a journal `<name>.agent-<session id>` of its
+  own, linked (`SubagentLink`) from the task tool call whose metadata names it.
 
-Every message and part is counted once in the report (mapped or kept verbatim). Ids are `oc-<id>`.
-Decoding is by an allow-list of part types; anything else is kept verbatim, never interpreted.
+Every message and part is counted once in the report (mapped or kept verbatim; skipped: an unreadable
+file under --lenient). Ids are `oc:<id>`. Decoding is by an allow-list of part types; anything else is
+kept verbatim, never interpreted.
 """
 
 from __future__ import annotations
