@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.cli_runner import waybook
-from waybook.formats.opencode import import_opencode, read_opencode
+from waybook.formats.opencode import OpenCodeStorageError, Stored, import_opencode, read_opencode
 from waybook.journal import JsonlJournal
 from waybook.model import SubagentLink
 from waybook.projections import TreeProjection, context_at, replay
@@ -215,3 +215,11 @@ def test_a_sub_agent_session_no_tool_call_names_hangs_from_the_message_before_it
     assert [(k.node, k.call_id) for k in links] == [("oc:msg_p2", None)]
     assert any("ses_q" in note and "inferred" in note for note in imported.report.inferred)
     assert [sub.journal for sub in imported.subagents] == ["oc:ses_p.agent-ses_q"]
+
+
+def test_two_sub_agent_sessions_that_would_share_a_journal_are_refused() -> None:
+    kids = tuple(
+        Stored(session={"id": sid, "parentID": "ses_p"}, messages=()) for sid in ("ses_a/x", "ses_a?x")
+    )
+    with pytest.raises(OpenCodeStorageError, match="would both be journal"):
+        import_opencode(Stored(session=PARENT, messages=(), children=kids), name="main")

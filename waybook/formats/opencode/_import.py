@@ -34,7 +34,7 @@ import msgspec
 
 from waybook.formats._foreign import ImportReport, stable_id
 from waybook.formats.opencode._compaction import Cut, Message, Summarized, plan
-from waybook.formats.opencode._storage import SOURCE, Stored
+from waybook.formats.opencode._storage import SOURCE, OpenCodeStorageError, Stored
 from waybook.model._records import (
     AssistantMessage,
     Block,
@@ -86,7 +86,13 @@ def import_opencode(stored: Stored, *, name: str | None = None) -> OpenCodeImpor
     `<name>.agent-<session id>` (`name`: the import's output name; default the session's journal id),
     each linked from the task tool call that started it."""
     journal = stable_id("oc", stored.id)
-    return _session(stored, journal, name or journal, stored.skipped)
+    imported = _session(stored, journal, name or journal, stored.skipped)
+    names = [imported.journal, *(sub.journal for sub in imported.subagents)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        why = f"two sessions would both be journal {twice[0]!r} (their ids differ only in unsafe characters)"
+        raise OpenCodeStorageError(stored.id, why)
+    return imported
 
 
 def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, str], ...]) -> OpenCodeImport:
