@@ -12,6 +12,7 @@ compaction's summary, one user message, in the same place.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -213,8 +214,30 @@ def write_folder(root: Path, msgs: list[Msg]) -> Path:
     return storage
 
 
-def imported_context(tmp_path: Path, msgs: list[Msg]) -> tuple[list[tuple[str, list[str]]], Any]:
-    imported = import_opencode(read_opencode(write_folder(tmp_path, msgs), None))
+def write_database(path: Path, msgs: list[Msg]) -> Path:
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, time_created INTEGER)")
+        db.execute(
+            "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT)"
+        )
+        db.execute("CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT)")
+        db.execute("INSERT INTO session VALUES ('ses_c', NULL, 1760000000000)")
+        for info, parts in msgs:
+            data = json.dumps({k: v for k, v in info.items() if k not in ("id", "sessionID")})
+            db.execute(
+                "INSERT INTO message VALUES (?, 'ses_c', ?, ?)", (info["id"], info["time"]["created"], data)
+            )
+            for part in parts:
+                pdata = json.dumps({k: v for k, v in part.items() if k != "id"})
+                db.execute("INSERT INTO part VALUES (?, ?, 'ses_c', ?)", (part["id"], info["id"], pdata))
+    return path
+
+
+def imported_context(
+    tmp_path: Path, msgs: list[Msg], kind: str = "folder"
+) -> tuple[list[tuple[str, list[str]]], Any]:
+    source = write_folder(tmp_path, msgs) if kind == "folder" else write_database(tmp_path / "oc.db", msgs)
+    imported = import_opencode(read_opencode(source, None))
     journal = InMemoryJournal("oc")
     journal.append(list(imported.records), expected=GENESIS)
     context = []
@@ -243,7 +266,8 @@ def test_a_compaction_without_a_tail_leaves_its_summary_and_what_came_after(tmp_
     assert [c.body.first_kept for c in compactions] == [None]
 
 
-def test_a_compaction_with_a_tail_keeps_the_tail_after_the_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["folder", "database"])
+def test_a_compaction_with_a_tail_keeps_the_tail_after_the_summary(tmp_path: Path, kind: str) -> None:
     msgs = [
         *turn(1),
         *turn(2, tool=True),
@@ -252,7 +276,7 @@ def test_a_compaction_with_a_tail_keeps_the_tail_after_the_summary(tmp_path: Pat
         summary("msg_04s", "msg_04c", "summary of 1"),
         *turn(5),
     ]
-    context, compactions = imported_context(tmp_path, msgs)
+    context, compactions = imported_context(tmp_path, msgs, kind)
     assert context == expected_context(msgs)
     assert [text for _, texts in context for text in texts][1:3] == ["question 2", "answer 2"]
     assert [c.body.first_kept for c in compactions] == ["oc:msg_02a"]
