@@ -20,7 +20,7 @@ import pytest
 
 from waybook.formats.opencode import import_opencode, read_opencode
 from waybook.journal import GENESIS, InMemoryJournal
-from waybook.model import Compaction, ToolCallBlock
+from waybook.model import Compaction, ContextExclusion, ToolCallBlock
 from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, context_at, replay
 
 Msg = tuple[dict[str, Any], list[dict[str, Any]]]
@@ -235,7 +235,7 @@ def write_database(path: Path, msgs: list[Msg]) -> Path:
 
 def imported_context(
     tmp_path: Path, msgs: list[Msg], kind: str = "folder"
-) -> tuple[list[tuple[str, list[str]]], Any]:
+) -> tuple[list[tuple[str, list[str]]], Any, Any]:
     source = write_folder(tmp_path, msgs) if kind == "folder" else write_database(tmp_path / "oc.db", msgs)
     imported = import_opencode(read_opencode(source, None))
     journal = InMemoryJournal("oc")
@@ -246,7 +246,8 @@ def imported_context(
         context.append((message.role, shown))
     kept = {r.id for r in journal.read()}
     assert {f"oc:{info['id']}" for info, _ in msgs} <= kept, "every OpenCode message stays in the journal"
-    return context, [r for r in journal.read() if isinstance(r.body, Compaction)]
+    records = list(journal.read())
+    return context, [r for r in records if isinstance(r.body, Compaction)], records
 
 
 # --- the cases -----------------------------------------------------------------------------------------
@@ -260,7 +261,7 @@ def test_a_compaction_without_a_tail_leaves_its_summary_and_what_came_after(tmp_
         summary("msg_03s", "msg_03c", "we fixed a.py"),
         *turn(4),
     ]
-    context, compactions = imported_context(tmp_path, msgs)
+    context, compactions, _ = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert context[0] == ("user", [COMPACTION_PREAMBLE + "we fixed a.py"])
     assert [c.body.first_kept for c in compactions] == [None]
@@ -276,10 +277,16 @@ def test_a_compaction_with_a_tail_keeps_the_tail_after_the_summary(tmp_path: Pat
         summary("msg_04s", "msg_04c", "summary of 1"),
         *turn(5),
     ]
-    context, compactions = imported_context(tmp_path, msgs, kind)
+    context, compactions, everything = imported_context(tmp_path, msgs, kind)
     assert context == expected_context(msgs)
     assert [text for _, texts in context for text in texts][1:3] == ["question 2", "answer 2"]
     assert [c.body.first_kept for c in compactions] == ["oc:msg_02a"]
+    records = {r.id: r.body for r in everything}
+    assert [records[f"oc:{m}"].type for m in ("msg_04c", "msg_04s")] == [
+        "opencode.compaction",
+        "opencode.summary",
+    ]
+    assert not any(isinstance(body, ContextExclusion) for body in records.values()), "nothing taken back"
 
 
 @pytest.mark.parametrize(
@@ -300,7 +307,7 @@ def test_an_incomplete_compaction_drops_nothing(
     if answer:
         msgs.append(summary("msg_03s", "msg_03c", "partial", **answer))
     msgs += turn(4)
-    context, compactions = imported_context(tmp_path, msgs)
+    context, compactions, _ = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert context[0] == ("user", ["question 1"])
     assert compactions == []
@@ -315,7 +322,7 @@ def test_an_errored_summary_of_a_compaction_with_a_tail_still_cuts_before_the_ta
         compaction("msg_03c", tail="msg_02a"),
         summary("msg_03s", "msg_03c", "", error=error),
     ]
-    context, _ = imported_context(tmp_path, msgs)
+    context, _, _ = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert context == [
         ("user", ["What did we do so far?"]),
@@ -338,7 +345,21 @@ def test_after_two_compactions_the_newest_one_counts(tmp_path: Path, tail: str |
         summary("msg_05s", "msg_05c", "second summary"),
         *turn(6),
     ]
-    context, compactions = imported_context(tmp_path, msgs)
+    context, compactions, _ = imported_context(tmp_path, msgs)
     assert context == expected_context(msgs)
     assert context[0] == ("user", [COMPACTION_PREAMBLE + "second summary"])
     assert len(compactions) == 1
+
+
+def test_a_newer_compaction_without_a_summary_leaves_the_older_tail_and_pair_in_place(tmp_path: Path) -> None:
+    """OpenCode's reorder step looks at the newest compaction naming a tail; with no summary after it,
+    nothing is reordered: the context is the older compaction's tail onward, its pair where it was."""
+    msgs = [*turn(1), *turn(2), compaction("msg_03c", tail="msg_02a"), summary("msg_03s", "msg_03c", "first"),
+            *turn(4), compaction("msg_05c", tail="msg_04a"), *turn(6)]  # fmt: skip
+    context, compactions, records = imported_context(tmp_path, msgs)
+    assert context == expected_context(msgs)
+    assert context[:4] == [("user", ["question 2"]), ("assistant", ["answer 2"]),
+                           ("user", ["What did we do so far?"]), ("assistant", ["first"])]  # fmt: skip
+    assert compactions == []
+    excluded = [r.body.target for r in records if isinstance(r.body, ContextExclusion)]
+    assert excluded == ["oc:msg_01a", "oc:msg_01b"]

@@ -13,8 +13,8 @@ OpenCode (anomalyco/opencode, packages/opencode/src/session/message-v2.ts) sends
 `filter_compacted` is that rule on the messages in order (JSON values compared as JavaScript compares
 them), answering the positions sent, in the order sent. `plan` says how waybook's records reproduce it:
 - `Summarized`: a `Compaction` after the summary message stands for the compaction message and its
-  summary (the pair OpenCode puts first), keeping the tail; the pair itself, where it falls inside the
-  kept range, is excluded (waybook shows the compaction's summary in its place).
+  summary (the pair OpenCode puts first), keeping the tail; the pair itself is kept verbatim, out of the
+  context (waybook shows the compaction's summary in its place).
 - `Cut`: OpenCode's result is a plain suffix that starts elsewhere (a tail with no pair before it); each
   message before it is excluded, so nothing is added to what OpenCode sends.
 """

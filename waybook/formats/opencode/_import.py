@@ -13,8 +13,9 @@ what the model sees (`toModelMessages(filterCompacted(...))` in packages/opencod
   `opencode.message` out of it.
 - `step-start`, `step-finish`, `snapshot`, `patch`, `agent`, `retry` parts and unknown ones: kept verbatim
   in the message's `details["opencode"]`.
-- OpenCode's compaction filter (`_compaction`): a waybook Compaction after the summary message, and
-  exclusions, so the context at the session's leaf is what OpenCode sends; every message stays.
+- OpenCode's compaction filter (`_compaction`): the compaction message and its summary kept verbatim
+  (`opencode.compaction`, `opencode.summary`) with a waybook Compaction after them standing for the pair,
+  so the context at the session's leaf is what OpenCode sends; every message stays.
 - A sub-agent session (one whose `parentID` names this one): a journal `<name>.agent-<session id>` of its
   own, linked (`SubagentLink`) from the task tool call whose metadata names it.
 
@@ -120,7 +121,12 @@ def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, 
             builder.exclude(
                 [n for made in nodes for n, shown in made if shown], "before the compacted context"
             )
-        nodes.append(builder.message(info, parts))
+        if isinstance(compaction, Summarized) and position in (compaction.compaction, compaction.summary):
+            nodes.append(
+                builder.pair(info, parts, "compaction" if position == compaction.compaction else "summary")
+            )
+        else:
+            nodes.append(builder.message(info, parts))
         if isinstance(compaction, Summarized) and position == compaction.summary:
             builder.compaction(stored.messages, nodes, compaction)
         for call_id, child, agent in links.get(position, ()):
@@ -232,15 +238,15 @@ class _Builder:
     def compaction(
         self, messages: Sequence[Message], nodes: Sequence[Sequence[tuple[str, bool]]], shape: Summarized
     ) -> None:
-        """A waybook compaction standing for OpenCode's compaction message and its summary."""
-        summary = next((r.body for r in reversed(self.records) if r.id == nodes[shape.summary][0][0]), None)
-        if isinstance(summary, AssistantMessage):
-            text, preamble = "\n\n".join(b.text for b in summary.content if isinstance(b, TextBlock)), True
-        else:  # OpenCode does not send the summary (an error): it sends the compaction message alone
-            asked = next(
-                (r.body for r in reversed(self.records) if r.id == nodes[shape.compaction][0][0]), None
-            )
-            blocks = asked.content if isinstance(asked, UserMessage) else ()
+        """A waybook compaction standing for OpenCode's compaction message and its summary (kept, out of
+        the context, by `pair`): its summary is the summary message's text, or where OpenCode does not send
+        that message (an error), the compaction message's own text, as OpenCode sends it."""
+        info, parts = messages[shape.summary]
+        if not _skipped(info, parts) and any(_kind(p) in ("text", "reasoning", "tool") for p in parts):
+            texts = [p["text"] for p in parts if _kind(p) == "text" and isinstance(p.get("text"), str)]
+            text, preamble = "\n\n".join(texts), True
+        else:
+            blocks = _user_blocks(messages[shape.compaction][1])
             text, preamble = "\n\n".join(b.text for b in blocks if isinstance(b, TextBlock)), False
         start = shape.tail if shape.tail is not None else shape.compaction + 1
         first_kept = nodes[start][0][0] if start < shape.summary else None
@@ -261,16 +267,26 @@ class _Builder:
             parent=self.leaf, summary=text, first_kept=first_kept, details=details, preamble=preamble
         )
         self._append(stable_id("oc", str(compaction_id), "compaction"), body)
-        if first_kept is not None:
-            hidden = [n for n, shown in nodes[shape.summary] if shown]
-            if shape.tail is not None:
-                hidden = [n for n, shown in nodes[shape.compaction] if shown] + hidden
-            self.exclude(hidden, "shown as the compaction's summary")
+
+    def pair(
+        self, info: dict[str, Any], parts: Sequence[dict[str, Any]], kind: str
+    ) -> list[tuple[str, bool]]:
+        """OpenCode's compaction message or its summary, which the waybook compaction after them stands
+        for: kept as they are (`opencode.compaction`, `opencode.summary`), out of the context."""
+        self._clock(info)
+        node_id = stable_id("oc", str(info.get("id")))
+        data = {"info": info, "parts": list(parts)}
+        self._append(node_id, CustomEntry(parent=self.leaf, type=f"opencode.{kind}", data=data))
+        self.mapped += 1 + len(parts)
+        return [(node_id, False)]
+
+    def _clock(self, info: dict[str, Any]) -> None:
+        time = info.get("time")
+        self.at = max(self.at, _at(time.get("created") if isinstance(time, dict) else None, self.at))
 
     def message(self, info: dict[str, Any], parts: Sequence[dict[str, Any]]) -> list[tuple[str, bool]]:
         """Map one message; answers its nodes, each with whether it is in the model context."""
-        time = info.get("time")
-        self.at = max(self.at, _at(time.get("created") if isinstance(time, dict) else None, self.at))
+        self._clock(info)
         node_id = stable_id("oc", str(info.get("id")))
         kept = [p for p in parts if _kind(p) in KEPT_PARTS or _kind(p) not in _USED]
         details = {SOURCE: {"info": info, "parts": kept}} if kept or info else None
@@ -292,24 +308,8 @@ class _Builder:
         return [(node_id, False)]
 
     def _user_content(self, parts: Sequence[dict[str, Any]]) -> list[Block]:
-        content: list[Block] = []
-        for part in parts:
-            kind = _kind(part)
-            if kind == "text" and not part.get("ignored") and isinstance(part.get("text"), str):
-                content.append(TextBlock(text=part["text"]))
-            elif kind == "file" and part.get("mime") not in ("text/plain", "application/x-directory"):
-                url, mime = part.get("url"), part.get("mime")
-                if isinstance(url, str) and isinstance(mime, str) and url.startswith("data:image/"):
-                    content.append(ImageBlock(source=url, media_type=mime))
-                else:
-                    content.append(TextBlock(text=f"[Attached {mime}: {part.get('filename') or 'file'}]"))
-            elif kind == "compaction":
-                content.append(TextBlock(text=COMPACTION_PROMPT))
-            elif kind == "subtask":
-                content.append(TextBlock(text=SUBTASK_PROMPT))
-            else:
-                continue
-            self.mapped += 1
+        content = _user_blocks(parts)
+        self.mapped += len(content)  # one block per part sent
         return content
 
     def _assistant(
@@ -384,6 +384,26 @@ class _Builder:
 
 
 _USED: Final = frozenset({"text", "reasoning", "tool", "file", "compaction", "subtask"})
+
+
+def _user_blocks(parts: Sequence[dict[str, Any]]) -> list[Block]:
+    """What OpenCode sends of a user message's parts, one block per part sent."""
+    content: list[Block] = []
+    for part in parts:
+        kind = _kind(part)
+        if kind == "text" and not part.get("ignored") and isinstance(part.get("text"), str):
+            content.append(TextBlock(text=part["text"]))
+        elif kind == "file" and part.get("mime") not in ("text/plain", "application/x-directory"):
+            url, mime = part.get("url"), part.get("mime")
+            if isinstance(url, str) and isinstance(mime, str) and url.startswith("data:image/"):
+                content.append(ImageBlock(source=url, media_type=mime))
+            else:
+                content.append(TextBlock(text=f"[Attached {mime}: {part.get('filename') or 'file'}]"))
+        elif kind == "compaction":
+            content.append(TextBlock(text=COMPACTION_PROMPT))
+        elif kind == "subtask":
+            content.append(TextBlock(text=SUBTASK_PROMPT))
+    return content
 
 
 def _kind(part: dict[str, Any]) -> str | None:
