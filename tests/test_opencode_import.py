@@ -226,3 +226,13 @@ def test_an_opencode_folder_imports_into_a_store_under_the_id_given(tmp_path: Pa
     run = waybook("import", "opencode", storage_folder(tmp_path), "--store", f"file:{tmp_path / 'st'}", "one")
     assert run.returncode == 0, run.stderr
     assert waybook("verify", "--store", f"file:{tmp_path / 'st'}", "one").returncode == 0
+
+
+def test_a_part_file_linking_outside_the_storage_folder_is_not_followed(tmp_path: Path) -> None:
+    storage = storage_folder(tmp_path / "src")
+    elsewhere = tmp_path / "secret.json"
+    elsewhere.write_text('{"type": "text", "text": "not OpenCode\'s"}')
+    (storage / "part" / "msg_01" / "prt_09.json").symlink_to(elsewhere)
+    with pytest.raises(OpenCodeStorageError, match="outside the storage folder"):
+        read_opencode(storage, None)
+    assert "not OpenCode's" not in json.dumps(read_opencode(storage, None, lenient=True).messages)

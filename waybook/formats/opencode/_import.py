@@ -129,7 +129,7 @@ def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, 
             nodes.append(builder.message(info, parts))
         if isinstance(compaction, Summarized) and position == compaction.summary:
             builder.compaction(stored.messages, nodes, compaction)
-        for call_id, child, agent in links.get(position, ()):
+        for ordinal, (call_id, child, agent) in enumerate(links.get(position, ())):
             node = nodes[-1][0][0]
             if call_id is None:
                 reason = (
@@ -147,7 +147,8 @@ def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, 
                 agent=agent,
                 reason=reason,
             )
-            builder.records.append(NewRecord(id=stable_id(node, "agent", child.id), at=builder.at, body=link))
+            link_id = stable_id(node, "agent", str(ordinal), child.id)
+            builder.records.append(NewRecord(id=link_id, at=builder.at, body=link))
     lines = len(stored.messages) + sum(len(parts) for _, parts in stored.messages) + len(skipped)
     kept = lines - builder.mapped - len(skipped)
     report = ImportReport(SOURCE, lines, builder.mapped, kept, skipped, tuple(builder.inferred))

@@ -94,9 +94,11 @@ def read_opencode(path: Path, session_id: str | None, *, lenient: bool = False) 
     if not (root / "session").is_dir():
         raise NotAnOpenCodeStorageError(path, "no session/ folder: not an OpenCode storage folder")
     skips = _Skips(lenient)
+    home = root.resolve()
+    read = functools.partial(_object, home=home)
     sessions: dict[str, dict[str, Any]] = {}
     for file in sorted((root / "session").glob("*/*.json")):
-        found = skips.read(_object, file)
+        found = skips.read(read, file)
         if found is not None:
             sessions.setdefault(file.stem, {"id": file.stem, **found})
     chosen = _choose(path, sessions, session_id)
@@ -104,12 +106,12 @@ def read_opencode(path: Path, session_id: str | None, *, lenient: bool = False) 
     def load(sid: str) -> tuple[tuple[dict[str, Any], tuple[dict[str, Any], ...]], ...]:
         messages = []
         for file in sorted((root / "message" / sid).glob("*.json")):
-            info = skips.read(_object, file)
+            info = skips.read(read, file)
             if info is None:
                 continue
             parts = []
             for part_file in sorted((root / "part" / file.stem).glob("*.json")):
-                part = skips.read(_object, part_file)
+                part = skips.read(read, part_file)
                 if part is not None:
                     parts.append({"id": part_file.stem, **part})
             messages.append(({"id": file.stem, **info}, tuple(parts)))
@@ -160,7 +162,12 @@ def _choose(path: Path, sessions: dict[str, dict[str, Any]], wanted: str | None)
     return roots[0]
 
 
-def _object(path: Path) -> dict[str, Any]:
+def _object(path: Path, *, home: Path) -> dict[str, Any]:
+    real = path.resolve()
+    if not real.is_relative_to(home):
+        raise OpenCodeStorageError(path, f"a link outside the storage folder, not followed ({real})")
+    if not real.is_file():
+        raise OpenCodeStorageError(path, "not a file")
     if path.stat().st_size > MAX_FILE:
         raise OpenCodeStorageError(path, f"larger than {MAX_FILE} bytes")
     return _decoded(path.read_bytes(), str(path))
