@@ -57,7 +57,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             " refused with their line numbers unless --lenient skips them. Each journal is validated in"
             " full before one atomic write. A Claude Code session's sub-agent transcripts "
             "(SESSION/subagents/agent-*.jsonl, or agent-*.jsonl beside it) become journals named <OUT "
-            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them."
+            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them; so do an "
+            "OpenCode session's sub-agent sessions (<OUT name>.agent-<session id>.jsonl)."
         ),
         epilog=(
             "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
