@@ -234,14 +234,14 @@ def write_database(path: Path, msgs: list[Msg]) -> Path:
 
 
 def imported_context(
-    tmp_path: Path, msgs: list[Msg], kind: str = "folder"
+    tmp_path: Path, msgs: list[Msg], kind: str = "folder", *, at: str | None = None
 ) -> tuple[list[tuple[str, list[str]]], Any, Any]:
     source = write_folder(tmp_path, msgs) if kind == "folder" else write_database(tmp_path / "oc.db", msgs)
     imported = import_opencode(read_opencode(source, None))
     journal = InMemoryJournal("oc")
     journal.append(list(imported.records), expected=GENESIS)
     context = []
-    for message in context_at(journal, replay(TreeProjection(), journal)):
+    for message in context_at(journal, replay(TreeProjection(), journal), at):
         shown = [b.text if not isinstance(b, ToolCallBlock) else f"call {b.call_id}" for b in message.content]  # type: ignore[union-attr]
         context.append((message.role, shown))
     kept = {r.id for r in journal.read()}
@@ -345,10 +345,16 @@ def test_after_two_compactions_the_newest_one_counts(tmp_path: Path, tail: str |
         summary("msg_05s", "msg_05c", "second summary"),
         *turn(6),
     ]
-    context, compactions, _ = imported_context(tmp_path, msgs)
+    context, compactions, _ = imported_context(tmp_path, msgs, at=None)
     assert context == expected_context(msgs)
     assert context[0] == ("user", [COMPACTION_PREAMBLE + "second summary"])
-    assert len(compactions) == 1
+    if tail == "msg_01a":  # the second tail shows the first compaction's messages: they stay messages
+        assert len(compactions) == 1
+        return
+    assert len(compactions) == 2
+    before_second, _, _ = imported_context(tmp_path / "again", msgs, at="oc:prt_msg_04b_2")
+    assert before_second == expected_context(msgs[:8]), "the context then was OpenCode's then"
+    assert before_second[0] == ("user", [COMPACTION_PREAMBLE + "first summary"])
 
 
 def test_a_newer_compaction_without_a_summary_leaves_the_older_tail_and_pair_in_place(tmp_path: Path) -> None:

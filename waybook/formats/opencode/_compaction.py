@@ -189,3 +189,36 @@ def _summaries(messages: Sequence[Message], compaction: int) -> list[int]:
         return truthy(info.get("finish", _MISSING)) and not truthy(info.get("error", _MISSING))
 
     return [p for p in candidates if done(p)] + [p for p in candidates if not done(p)]
+
+
+def shapes(messages: Sequence[Message]) -> tuple[tuple[Summarized, ...], Cut | None]:
+    """Every compaction the records reproduce, oldest first, and the cut at the end (if any).
+
+    The compaction in force at the end is reproduced as `plan` says. An earlier completed compaction is
+    reproduced too (so the context right after it was OpenCode's then), unless a later context OpenCode
+    sends still shows its compaction or summary message (a later tail reaching back over it): there the
+    pair stays two plain messages, as OpenCode shows them.
+    """
+    final = plan(messages)
+    shown = set(filter_compacted(messages))
+    found: list[Summarized] = [final] if isinstance(final, Summarized) else []
+    last = final.summary if isinstance(final, Summarized) else len(messages)
+    for summary in range(last - 1, -1, -1):
+        info = messages[summary][0]
+        if not (
+            _role(messages[summary]) == "assistant"
+            and truthy(info.get("summary", _MISSING))
+            and truthy(info.get("finish", _MISSING))
+            and not truthy(info.get("error", _MISSING))
+        ):
+            continue
+        earlier = plan(messages[: summary + 1])
+        if not isinstance(earlier, Summarized) or earlier.summary != summary:
+            continue
+        if earlier.compaction in shown or earlier.summary in shown:
+            continue
+        if found and earlier.summary >= found[-1].compaction:
+            continue  # it would overlap the next compaction's pair
+        found.append(earlier)
+        shown |= set(filter_compacted(messages[: summary + 1]))
+    return tuple(reversed(found)), final if isinstance(final, Cut) else None

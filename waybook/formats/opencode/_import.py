@@ -13,9 +13,10 @@ what the model sees (`toModelMessages(filterCompacted(...))` in packages/opencod
   `opencode.message` out of it.
 - `step-start`, `step-finish`, `snapshot`, `patch`, `agent`, `retry` parts and unknown ones: kept verbatim
   in the message's `details["opencode"]`.
-- OpenCode's compaction filter (`_compaction`): the compaction message and its summary kept verbatim
-  (`opencode.compaction`, `opencode.summary`) with a waybook Compaction after them standing for the pair,
-  so the context at the session's leaf is what OpenCode sends; every message stays.
+- OpenCode's compaction filter (`_compaction.shapes`): each compaction's message and summary kept
+  verbatim (`opencode.compaction`, `opencode.summary`) with a waybook Compaction after them standing for
+  the pair, so the context at the session's leaf (and after each compaction) is what OpenCode sends;
+  every message stays.
 - A sub-agent session (one whose `parentID` names this one): a journal `<name>.agent-<session id>` of its
   own, linked (`SubagentLink`) from the task tool call whose metadata names it.
 
@@ -34,7 +35,7 @@ import attrs
 import msgspec
 
 from waybook.formats._foreign import ImportReport, stable_id
-from waybook.formats.opencode._compaction import Cut, Message, Summarized, plan
+from waybook.formats.opencode._compaction import Message, Summarized, shapes
 from waybook.formats.opencode._storage import SOURCE, OpenCodeStorageError, Stored
 from waybook.model._records import (
     AssistantMessage,
@@ -114,21 +115,21 @@ def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, 
     ]
     builder = _Builder(records, start)
     links = _links(stored, name, builder.inferred)
-    compaction = plan(stored.messages)
+    compactions, cut = shapes(stored.messages)
+    pairs = {p.compaction: "compaction" for p in compactions} | {p.summary: "summary" for p in compactions}
+    after = {p.summary: p for p in compactions}
     nodes: list[list[tuple[str, bool]]] = []
     for position, (info, parts) in enumerate(stored.messages):
-        if isinstance(compaction, Cut) and position == compaction.start:
+        if cut is not None and position == cut.start:
             builder.exclude(
                 [n for made in nodes for n, shown in made if shown], "before the compacted context"
             )
-        if isinstance(compaction, Summarized) and position in (compaction.compaction, compaction.summary):
-            nodes.append(
-                builder.pair(info, parts, "compaction" if position == compaction.compaction else "summary")
-            )
+        if position in pairs:
+            nodes.append(builder.pair(info, parts, pairs[position]))
         else:
             nodes.append(builder.message(info, parts))
-        if isinstance(compaction, Summarized) and position == compaction.summary:
-            builder.compaction(stored.messages, nodes, compaction)
+        if position in after:
+            builder.compaction(stored.messages, nodes, after[position])
         for ordinal, (call_id, child, agent) in enumerate(links.get(position, ())):
             node = nodes[-1][0][0]
             if call_id is None:
