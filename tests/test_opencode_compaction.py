@@ -11,14 +11,17 @@ compaction's summary, one user message, in the same place.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from waybook.formats.opencode import import_opencode, read_opencode
+from waybook.formats.opencode import Stored, import_opencode, read_opencode
 from waybook.journal import GENESIS, InMemoryJournal
 from waybook.model import Compaction, ContextExclusion, ToolCallBlock
 from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, context_at, replay
@@ -120,7 +123,7 @@ def expected_context(msgs: list[Msg]) -> list[tuple[str, list[str]]]:
 
 # --- fixtures from OpenCode's schema -----------------------------------------------------------------
 
-CLOCK = iter(range(1760000001000, 1760000999000, 1000))
+CLOCK = itertools.count(1760000001000, 1000)
 
 
 def user(mid: str, text: str) -> Msg:
@@ -369,3 +372,39 @@ def test_a_newer_compaction_without_a_summary_leaves_the_older_tail_and_pair_in_
     assert compactions == []
     excluded = [r.body.target for r in records if isinstance(r.body, ContextExclusion)]
     assert excluded == ["oc:msg_01a", "oc:msg_01b"]
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[Msg]:
+    """Turns and compactions as OpenCode writes them: a summary, if any, right after its compaction,
+    and a tail naming an earlier user message, the compaction itself, or a message that is not there."""
+    msgs: list[Msg] = []
+    count = itertools.count(1)
+    error = {"name": "APIError", "data": {"message": "overloaded"}}
+    for step in draw(st.lists(st.sampled_from(["turn", "tool", "compact"]), min_size=1, max_size=10)):
+        if step != "compact":
+            u, a = f"msg_{next(count):03d}", f"msg_{next(count):03d}"
+            msgs += [user(u, f"q {u}"), assistant(a, u, f"a {a}", tool=step == "tool")]
+            continue
+        c = f"msg_{next(count):03d}"
+        users = [info["id"] for info, _ in msgs if info["role"] == "user"]
+        msgs.append(compaction(c, tail=draw(st.sampled_from([None, "msg_999", c, *users]))))
+        outcome = draw(st.sampled_from(["done", "done", "error", "unfinished", "none"]))
+        if outcome != "none":
+            extra = {"done": {}, "error": {"error": error}, "unfinished": {"finish": None}}[outcome]
+            mid = f"msg_{next(count):03d}"
+            msgs.append(summary(mid, c, f"summary {mid}", **extra))
+    return msgs
+
+
+@settings(max_examples=150, deadline=None)
+@given(msgs=sessions())
+def test_any_run_of_turns_and_compactions_gives_opencodes_context(msgs: list[Msg]) -> None:
+    stored = Stored(session={"id": "ses_c"}, messages=tuple((info, tuple(parts)) for info, parts in msgs))
+    journal = InMemoryJournal("oc")
+    journal.append(list(import_opencode(stored).records), expected=GENESIS)
+    context = [
+        (m.role, [b.text if not isinstance(b, ToolCallBlock) else f"call {b.call_id}" for b in m.content])  # type: ignore[union-attr]
+        for m in context_at(journal, replay(TreeProjection(), journal))
+    ]
+    assert context == expected_context(msgs)
