@@ -16,7 +16,8 @@ import pytest
 
 from tests.cli_runner import waybook
 from waybook.formats._detect import detect_format
-from waybook.formats.opencode import NotAnOpenCodeStorageError, import_opencode, read_opencode
+from waybook.formats._foreign import NotThisFormatError
+from waybook.formats.opencode import OpenCodeStorageError, import_opencode, read_opencode
 from waybook.journal import GENESIS, InMemoryJournal, TextBlock, ThinkingBlock, ToolResult
 from waybook.projections import TreeProjection, context_at, replay
 
@@ -184,7 +185,7 @@ def test_a_database_is_read_only_and_several_sessions_need_one_chosen(tmp_path: 
     with sqlite3.connect(db) as connection:
         connection.execute("INSERT INTO session VALUES ('ses_02', 'prj_1', 'other', '/w', '1', 1, 0)")
     before = db.read_bytes()
-    with pytest.raises(NotAnOpenCodeStorageError, match="choose one with --session"):
+    with pytest.raises(OpenCodeStorageError, match="choose one with --session"):
         read_opencode(db, None)
     assert read_opencode(db, "ses_01").session["id"] == "ses_01"
     assert db.read_bytes() == before
@@ -193,5 +194,45 @@ def test_a_database_is_read_only_and_several_sessions_need_one_chosen(tmp_path: 
 def test_hostile_part_files_are_refused_as_data(tmp_path: Path) -> None:
     storage = storage_folder(tmp_path)
     (storage / "part" / "msg_01" / "prt_01.json").write_text('{"type": "text", "text": ' + "[" * 100_000)
-    with pytest.raises(NotAnOpenCodeStorageError, match="not JSON"):
+    with pytest.raises(OpenCodeStorageError, match="not JSON"):
         read_opencode(storage, None)
+
+
+def test_an_unreadable_part_file_is_refused_by_name_or_skipped_and_reported_with_lenient(
+    tmp_path: Path,
+) -> None:
+    storage = storage_folder(tmp_path)
+    (storage / "part" / "msg_02" / "prt_12.json").write_text('{"type": "text", "text": ')
+    out = tmp_path / "s.jsonl"
+    run = waybook("import", "opencode", storage, "-o", out, "--json")
+    assert run.returncode == 1
+    assert "prt_12.json" in json.loads(run.stdout)["error"]
+    assert not out.exists()
+    run = waybook("import", "opencode", storage, "-o", out, "--json", "--lenient")
+    assert run.returncode == 0, run.stdout
+    report = json.loads(run.stdout)
+    assert report["skipped"] == 1
+    assert "prt_12.json" in report["skipped_lines"][0]["reason"]
+    assert report["mapped"] + report["kept_verbatim"] + report["skipped"] == report["lines"]
+    assert waybook("verify", out).returncode == 0
+
+
+def test_a_folder_that_is_not_opencode_storage_is_not_this_format(tmp_path: Path) -> None:
+    with pytest.raises(NotThisFormatError, match="not an OpenCode storage folder"):
+        read_opencode(tmp_path, None)
+
+
+def test_an_opencode_folder_imports_into_a_store_under_the_id_given(tmp_path: Path) -> None:
+    run = waybook("import", "opencode", storage_folder(tmp_path), "--store", f"file:{tmp_path / 'st'}", "one")
+    assert run.returncode == 0, run.stderr
+    assert waybook("verify", "--store", f"file:{tmp_path / 'st'}", "one").returncode == 0
+
+
+def test_a_part_file_linking_outside_the_storage_folder_is_not_followed(tmp_path: Path) -> None:
+    storage = storage_folder(tmp_path / "src")
+    elsewhere = tmp_path / "secret.json"
+    elsewhere.write_text('{"type": "text", "text": "not OpenCode\'s"}')
+    (storage / "part" / "msg_01" / "prt_09.json").symlink_to(elsewhere)
+    with pytest.raises(OpenCodeStorageError, match="outside the storage folder"):
+        read_opencode(storage, None)
+    assert "not OpenCode's" not in json.dumps(read_opencode(storage, None, lenient=True).messages)

@@ -57,7 +57,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             " refused with their line numbers unless --lenient skips them. Each journal is validated in"
             " full before one atomic write. A Claude Code session's sub-agent transcripts "
             "(SESSION/subagents/agent-*.jsonl, or agent-*.jsonl beside it) become journals named <OUT "
-            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them."
+            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them; so do an "
+            "OpenCode session's sub-agent sessions (<OUT name>.agent-<session id>.jsonl)."
         ),
         epilog=(
             "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
@@ -186,10 +187,14 @@ def _opencode(args: argparse.Namespace) -> int:
     if args.output is None:
         msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
         raise UsageError(msg)
-    imported = import_opencode(read_opencode(args.path, args.session))
-    _write(args, args.output, imported.records)
-    what = f"OpenCode session {imported.journal!r}"
-    say(args, [Written(str(args.output), len(imported.records), imported.report)], what)
+    imported = import_opencode(read_opencode(args.path, args.session, lenient=args.lenient), name=_name(args))
+    outputs = [(str(args.output), imported.records, imported.report)]
+    for sub in imported.subagents:
+        target = sub.journal if args.store else str(Path(args.output).parent / f"{sub.journal}.jsonl")
+        outputs.append((target, sub.records, sub.report))
+    _write_all(args, outputs)
+    what = "an OpenCode session" + (" and its sub-agent sessions" if imported.subagents else "")
+    say(args, [Written(t, len(r), rep) for t, r, rep in outputs], what)
     return OK
 
 
@@ -205,7 +210,7 @@ def _pi_report(
 
 def _detected(path: Path) -> str:
     """`import auto`: the format of a file, or of the first session file of a folder, by content."""
-    if path.is_dir() and ((path / "session").is_dir() or (path / "storage" / "session").is_dir()):
+    if path.is_dir() and _opencode_folder(path):
         return "opencode"
     candidates = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))[:20]
     for candidate in candidates:
@@ -216,6 +221,11 @@ def _detected(path: Path) -> str:
     raise UsageError(msg)
 
 
+def _opencode_folder(path: Path) -> bool:
+    """An OpenCode storage folder (one session, with its sub-agents, imports from it)."""
+    return (path / "session").is_dir() or (path / "storage" / "session").is_dir()
+
+
 def _target(args: argparse.Namespace) -> None:
     """One shape: `-o OUT` (a file), or `--store URL JOURNAL_ID` (`-o ID` is the same id)."""
     store = args.store or [None]
@@ -224,7 +234,7 @@ def _target(args: argparse.Namespace) -> None:
         raise UsageError(msg)
     args.store, args.journal_id = store[0], (store[1] if len(store) == 2 else None)
     if args.journal_id is not None:
-        if args.path.is_dir():
+        if args.path.is_dir() and not _opencode_folder(args.path):
             msg = f"{args.journal_id}: a folder imports one journal per session, named by session; drop it"
             raise UsageError(msg)
         if args.output is not None and str(args.output) != args.journal_id:

@@ -1,6 +1,18 @@
 """OpenCode sessions (its JSON storage folder, or its SQLite database) imported to waybook records."""
 
 from waybook.formats.opencode._import import OpenCodeImport, import_opencode
-from waybook.formats.opencode._storage import NotAnOpenCodeStorageError, Stored, read_opencode
+from waybook.formats.opencode._storage import (
+    NotAnOpenCodeStorageError,
+    OpenCodeStorageError,
+    Stored,
+    read_opencode,
+)
 
-__all__ = ["NotAnOpenCodeStorageError", "OpenCodeImport", "Stored", "import_opencode", "read_opencode"]
+__all__ = [
+    "NotAnOpenCodeStorageError",
+    "OpenCodeImport",
+    "OpenCodeStorageError",
+    "Stored",
+    "import_opencode",
+    "read_opencode",
+]

@@ -1,5 +1,5 @@
 """An OpenCode session's messages and parts as waybook records, following OpenCode's own rules for
-what the model sees (`toModelMessages` in packages/opencode/src/session/message-v2.ts).
+what the model sees (`toModelMessages(filterCompacted(...))` in packages/opencode/src/session/message-v2.ts).
 
 - A user message: its `text` parts (not `ignored`), `file` parts (an image as an image, other files as
   `[Attached MIME: NAME]`), a `compaction` part as "What did we do so far?" and a `subtask` part as "The
@@ -8,13 +8,21 @@ what the model sees (`toModelMessages` in packages/opencode/src/session/message-
   tokens as usage, finish as stop reason), then one ToolResult per `tool` part from its state:
   `completed` its output ("[Old tool result content cleared]" once compacted), `error` its error,
   `pending` / `running` "[Tool execution was interrupted]".
-- An assistant message with an error (other than an abort after output), which OpenCode leaves out of
-  the context, and a user message with nothing to send: a CustomEntry `opencode.message` out of it.
+- An assistant message with an error (other than an abort after output), or made of step starts alone,
+  which OpenCode leaves out of the context, and a user message with nothing to send: a CustomEntry
+  `opencode.message` out of it.
 - `step-start`, `step-finish`, `snapshot`, `patch`, `agent`, `retry` parts and unknown ones: kept verbatim
   in the message's `details["opencode"]`.
+- OpenCode's compaction filter (`_compaction.shapes`): each compaction's message and summary kept
+  verbatim (`opencode.compaction`, `opencode.summary`) with a waybook Compaction after them standing for
+  the pair, so the context at the session's leaf (and after each compaction) is what OpenCode sends;
+  every message stays.
+- A sub-agent session (one whose `parentID` names this one): a journal `<name>.agent-<session id>` of its
+  own, linked (`SubagentLink`) from the task tool call whose metadata names it.
 
-Every message and part is counted once in the report (mapped or kept verbatim). Ids are `oc-<id>`.
-Decoding is by an allow-list of part types; anything else is kept verbatim, never interpreted.
+Every message and part is counted once in the report (mapped or kept verbatim; skipped: an unreadable
+file under --lenient). Ids are `oc:<id>`. Decoding is by an allow-list of part types; anything else is
+kept verbatim, never interpreted.
 """
 
 from __future__ import annotations
@@ -24,16 +32,21 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import attrs
+import msgspec
 
 from waybook.formats._foreign import ImportReport, stable_id
-from waybook.formats.opencode._storage import SOURCE, Stored
+from waybook.formats.opencode._compaction import Message, Summarized, shapes
+from waybook.formats.opencode._storage import SOURCE, OpenCodeStorageError, Stored
 from waybook.model._records import (
     AssistantMessage,
     Block,
+    Compaction,
+    ContextExclusion,
     CustomEntry,
     Header,
     ImageBlock,
     NewRecord,
+    SubagentLink,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -54,6 +67,8 @@ class OpenCodeImport:
     records: tuple[NewRecord, ...]
     report: ImportReport
     journal: str
+    subagents: tuple[OpenCodeImport, ...] = ()
+    """The journals of the sessions this one's task tool started (and theirs), in order."""
 
 
 def _at(value: Any, fallback: str) -> str:
@@ -63,9 +78,27 @@ def _at(value: Any, fallback: str) -> str:
     return fallback
 
 
-def import_opencode(stored: Stored) -> OpenCodeImport:
+def subagent_journal(name: str, session_id: str) -> str:
+    """The journal id of the sub-agent session `session_id` of an import named `name`."""
+    return stable_id(f"{name}.agent-{session_id}")
+
+
+def import_opencode(stored: Stored, *, name: str | None = None) -> OpenCodeImport:
+    """The session's records (its journal `oc:<session id>`), and a journal per sub-agent session,
+    `<name>.agent-<session id>` (`name`: the import's output name; default the session's journal id),
+    each linked from the task tool call that started it."""
+    journal = stable_id("oc", stored.id)
+    imported = _session(stored, journal, name or journal, stored.skipped)
+    names = [imported.journal, *(sub.journal for sub in imported.subagents)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        why = f"two sessions would both be journal {twice[0]!r} (their ids differ only in unsafe characters)"
+        raise OpenCodeStorageError(stored.id, why)
+    return imported
+
+
+def _session(stored: Stored, journal: str, name: str, skipped: tuple[tuple[int, str], ...]) -> OpenCodeImport:
     session = stored.session
-    journal = stable_id("oc", str(session.get("id", "session")))
     time = session.get("time")
     created = _at(time.get("created") if isinstance(time, dict) else session.get("time_created"), "")
     first = stored.messages[0][0].get("time", {}) if stored.messages else {}
@@ -74,18 +107,117 @@ def import_opencode(stored: Stored) -> OpenCodeImport:
     )
     meta = {
         k: session[k]
-        for k in ("id", "title", "directory", "projectID", "parentID", "version")
+        for k in ("id", "title", "directory", "projectID", "parentID", "parent_id", "version")
         if k in session
     }
     records = [
         NewRecord(id=journal, at=start, body=Header(journal=journal, creator=SOURCE, metadata={SOURCE: meta}))
     ]
     builder = _Builder(records, start)
-    for info, parts in stored.messages:
-        builder.message(info, parts)
-    lines = len(stored.messages) + sum(len(parts) for _, parts in stored.messages)
-    report = ImportReport(SOURCE, lines, builder.mapped, lines - builder.mapped, (), tuple(builder.inferred))
-    return OpenCodeImport(records=tuple(records), report=report, journal=journal)
+    links = _links(stored, name, builder.inferred)
+    compactions, cut = shapes(stored.messages)
+    pairs = {p.compaction: "compaction" for p in compactions} | {p.summary: "summary" for p in compactions}
+    after = {p.summary: p for p in compactions}
+    nodes: list[list[tuple[str, bool]]] = []
+    for position, (info, parts) in enumerate(stored.messages):
+        if cut is not None and position == cut.start:
+            builder.exclude(
+                [n for made in nodes for n, shown in made if shown], "before the compacted context"
+            )
+        if position in pairs:
+            nodes.append(builder.pair(info, parts, pairs[position]))
+        else:
+            nodes.append(builder.message(info, parts))
+        if position in after:
+            builder.compaction(stored.messages, nodes, after[position])
+        for ordinal, (call_id, child, agent) in enumerate(links.get(position, ())):
+            node = nodes[-1][0][0]
+            if call_id is None:
+                reason = (
+                    f"opencode: session {child.id} names this one its parent; linked at the message before "
+                    "it (inferred)"
+                )
+            else:
+                reason = f"opencode: the task tool call started session {child.id}" + (
+                    f" ({agent} agent)" if agent else ""
+                )
+            link = SubagentLink(
+                node=node,
+                journal=subagent_journal(name, child.id),
+                call_id=call_id,
+                agent=agent,
+                reason=reason,
+            )
+            link_id = stable_id(node, "agent", str(ordinal), child.id)
+            builder.records.append(NewRecord(id=link_id, at=builder.at, body=link))
+    lines = len(stored.messages) + sum(len(parts) for _, parts in stored.messages) + len(skipped)
+    kept = lines - builder.mapped - len(skipped)
+    report = ImportReport(SOURCE, lines, builder.mapped, kept, skipped, tuple(builder.inferred))
+    subagents = []
+    for child in stored.children:
+        sub = _session(child, subagent_journal(name, child.id), name, ())
+        subagents.extend([attrs.evolve(sub, subagents=()), *sub.subagents])
+    return OpenCodeImport(records=tuple(records), report=report, journal=journal, subagents=tuple(subagents))
+
+
+def _links(
+    stored: Stored, name: str, notes: list[str]
+) -> dict[int, list[tuple[str | None, Stored, str | None]]]:
+    """Where each sub-agent session hangs from: the task tool call whose metadata names it (OpenCode's
+    task tool records `metadata.sessionId`; a resumed task passes `task_id`), else (inferred) the last
+    message before the session was created."""
+    found: dict[int, list[tuple[str | None, Stored, str | None]]] = {}
+    for child in stored.children:
+        calls = [
+            (position, part)
+            for position, (_, parts) in enumerate(stored.messages)
+            for part in parts
+            if part.get("type") == "tool" and _names(part, child.id)
+        ]
+        for position, part in calls:
+            state = part["state"] if isinstance(part.get("state"), dict) else {}
+            inputs = state["input"] if isinstance(state.get("input"), dict) else {}
+            agent = inputs.get("subagent_type") if isinstance(inputs.get("subagent_type"), str) else None
+            call = part.get("callID") if isinstance(part.get("callID"), str) else None
+            found.setdefault(position, []).append((call, child, agent))
+        if calls:
+            continue
+        if not stored.messages:
+            notes.append(f"sub-agent session {child.id} is not linked: its parent session has no message")
+            continue
+        time = child.session.get("time")
+        born = time.get("created") if isinstance(time, dict) else child.session.get("time_created")
+        before = [p for p, (info, _) in enumerate(stored.messages) if _created(info) <= _number(born)]
+        position = before[-1] if before else 0
+        notes.append(
+            f"sub-agent session {child.id}: no tool call names it; linked at the message before it (inferred)"
+        )
+        found.setdefault(position, []).append((None, child, None))
+    return found
+
+
+def _names(part: dict[str, Any], session_id: str) -> bool:
+    state = part.get("state")
+    if not isinstance(state, dict):
+        return False
+    metadata = state.get("metadata")
+    inputs = state.get("input")
+    return (isinstance(metadata, dict) and metadata.get("sessionId") == session_id) or (
+        isinstance(inputs, dict) and inputs.get("task_id") == session_id
+    )
+
+
+def _number(value: Any) -> float:
+    return (
+        float(value)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value
+        else 0.0
+    )
+
+
+def _created(info: dict[str, Any]) -> float:
+    time = info.get("time")
+    return _number(time.get("created")) if isinstance(time, dict) else 0.0
 
 
 class _Builder:
@@ -100,11 +232,65 @@ class _Builder:
         self.records.append(NewRecord(id=record_id, at=self.at, body=body))
         self.leaf = record_id
 
-    def message(self, info: dict[str, Any], parts: Sequence[dict[str, Any]]) -> None:
+    def exclude(self, targets: Sequence[str], why: str) -> None:
+        for target in targets:
+            body = ContextExclusion(parent=self.leaf, target=target, reason=f"opencode: {why}")
+            self._append(stable_id(target, "excluded"), body)
+
+    def compaction(
+        self, messages: Sequence[Message], nodes: Sequence[Sequence[tuple[str, bool]]], shape: Summarized
+    ) -> None:
+        """A waybook compaction standing for OpenCode's compaction message and its summary (kept, out of
+        the context, by `pair`): its summary is the summary message's text, or where OpenCode does not send
+        that message (an error), the compaction message's own text, as OpenCode sends it."""
+        info, parts = messages[shape.summary]
+        if not _skipped(info, parts) and any(_kind(p) in ("text", "reasoning", "tool") for p in parts):
+            texts = [p["text"] for p in parts if _kind(p) == "text" and isinstance(p.get("text"), str)]
+            text, preamble = "\n\n".join(texts), True
+        else:
+            blocks = _user_blocks(messages[shape.compaction][1])
+            text, preamble = "\n\n".join(b.text for b in blocks if isinstance(b, TextBlock)), False
+        start = shape.tail if shape.tail is not None else shape.compaction + 1
+        first_kept = nodes[start][0][0] if start < shape.summary else None
+        compaction_id, summary_id = (
+            messages[shape.compaction][0].get("id"),
+            messages[shape.summary][0].get("id"),
+        )
+        part = next((p for p in messages[shape.compaction][1] if p.get("type") == "compaction"), {})
+        details = {
+            SOURCE: {
+                "compaction": compaction_id,
+                "summary": summary_id,
+                "tail_start_id": part.get("tail_start_id"),
+                "auto": part.get("auto"),
+            }
+        }
+        body = Compaction(
+            parent=self.leaf, summary=text, first_kept=first_kept, details=details, preamble=preamble
+        )
+        self._append(stable_id("oc", str(compaction_id), "compaction"), body)
+
+    def pair(
+        self, info: dict[str, Any], parts: Sequence[dict[str, Any]], kind: str
+    ) -> list[tuple[str, bool]]:
+        """OpenCode's compaction message or its summary, which the waybook compaction after them stands
+        for: kept as they are (`opencode.compaction`, `opencode.summary`), out of the context."""
+        self._clock(info)
+        node_id = stable_id("oc", str(info.get("id")))
+        data = {"info": info, "parts": list(parts)}
+        self._append(node_id, CustomEntry(parent=self.leaf, type=f"opencode.{kind}", data=data))
+        self.mapped += 1 + len(parts)
+        return [(node_id, False)]
+
+    def _clock(self, info: dict[str, Any]) -> None:
         time = info.get("time")
         self.at = max(self.at, _at(time.get("created") if isinstance(time, dict) else None, self.at))
+
+    def message(self, info: dict[str, Any], parts: Sequence[dict[str, Any]]) -> list[tuple[str, bool]]:
+        """Map one message; answers its nodes, each with whether it is in the model context."""
+        self._clock(info)
         node_id = stable_id("oc", str(info.get("id")))
-        kept = [p for p in parts if p.get("type") in KEPT_PARTS or p.get("type") not in _USED]
+        kept = [p for p in parts if _kind(p) in KEPT_PARTS or _kind(p) not in _USED]
         details = {SOURCE: {"info": info, "parts": kept}} if kept or info else None
         role = info.get("role")
         if role == "user":
@@ -112,34 +298,20 @@ class _Builder:
             if content:
                 self._append(node_id, UserMessage(parent=self.leaf, content=tuple(content), details=details))
                 self.mapped += 1
-                return
+                return [(node_id, True)]
         elif role == "assistant" and parts and not _skipped(info, parts):
-            self._assistant(node_id, info, parts, details)
-            return
+            made = self._assistant(node_id, info, parts, details)
+            if made:
+                return made
         self._append(
             node_id,
             CustomEntry(parent=self.leaf, type="opencode.message", data={"info": info, "parts": list(parts)}),
         )
+        return [(node_id, False)]
 
     def _user_content(self, parts: Sequence[dict[str, Any]]) -> list[Block]:
-        content: list[Block] = []
-        for part in parts:
-            kind = part.get("type")
-            if kind == "text" and not part.get("ignored") and isinstance(part.get("text"), str):
-                content.append(TextBlock(text=part["text"]))
-            elif kind == "file" and part.get("mime") not in ("text/plain", "application/x-directory"):
-                url, mime = part.get("url"), part.get("mime")
-                if isinstance(url, str) and isinstance(mime, str) and url.startswith("data:image/"):
-                    content.append(ImageBlock(source=url, media_type=mime))
-                else:
-                    content.append(TextBlock(text=f"[Attached {mime}: {part.get('filename') or 'file'}]"))
-            elif kind == "compaction":
-                content.append(TextBlock(text=COMPACTION_PROMPT))
-            elif kind == "subtask":
-                content.append(TextBlock(text=SUBTASK_PROMPT))
-            else:
-                continue
-            self.mapped += 1
+        content = _user_blocks(parts)
+        self.mapped += len(content)  # one block per part sent
         return content
 
     def _assistant(
@@ -148,11 +320,11 @@ class _Builder:
         info: dict[str, Any],
         parts: Sequence[dict[str, Any]],
         details: dict[str, Any] | None,
-    ) -> None:
+    ) -> list[tuple[str, bool]]:
         content: list[Block] = []
         results: list[tuple[str, ToolResult]] = []
         for part in parts:
-            kind = part.get("type")
+            kind = _kind(part)
             if kind == "text" and isinstance(part.get("text"), str):
                 content.append(TextBlock(text=part["text"]))
             elif kind == "reasoning" and isinstance(part.get("text"), str):
@@ -190,10 +362,13 @@ class _Builder:
             usage = {
                 k: int(v) for k, v in found.items() if type(v) is int or (type(v) is float and v.is_integer())
             }
+        if not content:
+            return []  # OpenCode sends no message made of step starts alone
         failure = info.get("error")
         stop = "aborted" if isinstance(failure, dict) else STOPS.get(str(info.get("finish")), None)
-        if stop is None and results:
-            stop = "tool_use"
+        if stop is None:
+            stop = "tool_use" if results else "end_turn"
+            self.inferred.append(f"message {info.get('id')}: no finish reason; {stop} inferred")
         model = info.get("modelID") if isinstance(info.get("modelID"), str) else None
         body = AssistantMessage(
             parent=self.leaf,
@@ -206,16 +381,36 @@ class _Builder:
         self._append(node_id, body)
         self.mapped += 1
         for result_id, result in results:
-            self._append(result_id, attrs_replace_parent(result, self.leaf))
+            self._append(result_id, msgspec.structs.replace(result, parent=self.leaf))
+        return [(node_id, True), *((result_id, True) for result_id, _ in results)]
 
 
 _USED: Final = frozenset({"text", "reasoning", "tool", "file", "compaction", "subtask"})
 
 
-def attrs_replace_parent(result: ToolResult, parent: str | None) -> ToolResult:
-    import msgspec
+def _user_blocks(parts: Sequence[dict[str, Any]]) -> list[Block]:
+    """What OpenCode sends of a user message's parts, one block per part sent."""
+    content: list[Block] = []
+    for part in parts:
+        kind = _kind(part)
+        if kind == "text" and not part.get("ignored") and isinstance(part.get("text"), str):
+            content.append(TextBlock(text=part["text"]))
+        elif kind == "file" and part.get("mime") not in ("text/plain", "application/x-directory"):
+            url, mime = part.get("url"), part.get("mime")
+            if isinstance(url, str) and isinstance(mime, str) and url.startswith("data:image/"):
+                content.append(ImageBlock(source=url, media_type=mime))
+            else:
+                content.append(TextBlock(text=f"[Attached {mime}: {part.get('filename') or 'file'}]"))
+        elif kind == "compaction":
+            content.append(TextBlock(text=COMPACTION_PROMPT))
+        elif kind == "subtask":
+            content.append(TextBlock(text=SUBTASK_PROMPT))
+    return content
 
-    return msgspec.structs.replace(result, parent=parent)
+
+def _kind(part: dict[str, Any]) -> str | None:
+    kind = part.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _outcome(state: dict[str, Any]) -> tuple[str, bool]:
@@ -240,4 +435,4 @@ def _skipped(info: dict[str, Any], parts: Sequence[dict[str, Any]]) -> bool:
     if not error:
         return False
     aborted = isinstance(error, dict) and error.get("name") == "MessageAbortedError"
-    return not (aborted and any(p.get("type") not in ("step-start", "reasoning") for p in parts))
+    return not (aborted and any(_kind(p) not in ("step-start", "reasoning") for p in parts))
