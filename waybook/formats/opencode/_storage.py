@@ -28,6 +28,7 @@ from typing import Any, Final, TypeVar
 import attrs
 
 from waybook.formats._foreign import ForeignFormatError, NotThisFormatError
+from waybook.formats._sqlite_source import open_read_only
 
 T = TypeVar("T")
 SOURCE: Final = "opencode"
@@ -187,7 +188,7 @@ def _decoded(data: Any, where: str) -> dict[str, Any]:
 
 def _from_database(path: Path, session_id: str | None, skips: _Skips) -> Stored:
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        connection = open_read_only(path)
     except sqlite3.Error as exc:
         raise NotAnOpenCodeStorageError(path, f"cannot be opened read-only ({exc})") from None
     try:
