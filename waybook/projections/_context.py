@@ -143,17 +143,24 @@ class ContextProjection:
         """Apply `records` in order, as `apply` one by one would. Each run of messages (nearly every
         record of a session) is applied column by column instead of record by record."""
         kinds = [type(record.body) for record in records]
+        plain = list(map(_MESSAGE_TYPES.__contains__, kinds))
         count = len(records)
         start = 0
         while start < count:
-            stop = start
-            while stop < count and kinds[stop] in _MESSAGE_TYPES:
-                stop += 1
-            if stop - start > 1 and self._tree.extend_chain(state.tree, records[start:stop]):
-                state.entries.extend(range(state.tree.leaf - (stop - start) + 1, state.tree.leaf + 1))
-            else:
-                for record in records[start:stop]:
-                    self.apply(state, record)
+            try:
+                stop = plain.index(False, start)  # the end of the run of messages (a C search)
+            except ValueError:
+                stop = count
+            if stop - start > 1:
+                run = records if stop - start == count else records[start:stop]
+                tree = state.tree
+                if self._tree.extend_chain(tree, run, kinds[start:stop]):
+                    state.entries.extend(range(tree.leaf - (stop - start) + 1, tree.leaf + 1))
+                else:
+                    for record in run:
+                        self.apply(state, record)
+            elif stop > start:
+                self.apply(state, records[start])
             if stop < count:
                 self.apply(state, records[stop])
             start = stop + 1
