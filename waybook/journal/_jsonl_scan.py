@@ -158,7 +158,9 @@ def scan(
             run = pending + good
             commit, pending = run[: exc.seq - 1 - ledger.head.seq], []
         else:
-            if whole:
+            if whole == len(good) and not pending:
+                commit = good  # the common case: every record appended alone, or whole batches
+            elif whole:
                 commit, pending = pending + good[:whole], good[whole:]
             else:
                 commit = []

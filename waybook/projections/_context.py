@@ -196,8 +196,9 @@ def render_context_from(
     """The messages of `refs`, taken from `records`: every record `tree` was folded from, in seq order
     from seq 1 (so record seq `s` is `records[s - 1]`). Nothing is read or decoded again."""
     seqs = tree.seqs
-    chosen = [records[seqs[position] - 1] for position in _positions(refs)]
-    if [record.seq for record in chosen] != [seqs[position] for position in _positions(refs)]:
+    wanted = [seqs[position] for position in _positions(refs)]
+    chosen = [records[seq - 1] for seq in wanted]
+    if [record.seq for record in chosen] != wanted:
         msg = "render_context_from needs every record from seq 1, in order, as `tree` was folded from"
         raise ValueError(msg)
     start = 0
@@ -205,13 +206,13 @@ def render_context_from(
     if refs.summary != NONE:
         messages.append(_message(chosen[0], summary=True))
         start = 1
-    roles = _ROLES
+    roles = _ROLES.get
     messages.extend(
         [
-            ContextMessage(roles[type(record.body)], record.body.content, record.id, record)  # type: ignore[union-attr]
-            if type(record.body) in roles
+            ContextMessage(role, body.content, record.id, record)  # type: ignore[union-attr]
+            if (role := roles(type(body := record.body))) is not None
             else _message(record, summary=False)
-            for record in chosen[start:]
+            for record in (chosen[start:] if start else chosen)
         ]
     )
     return tuple(messages)
