@@ -116,6 +116,8 @@ class LineChunks:
                 self._hasher.update(joined)
             yield pos, lines, joined
             pos += complete
+            if kept and read_pos < end:  # a line goes on: read it again with the next chunk, not copied
+                read_pos, kept = pos, b""
             zeros = kept.count(0) == len(kept)
         self.tail = pos
         self.tail_zeros = zeros
