@@ -32,25 +32,38 @@ from bench.speed_appends import append_rows, group_rows  # noqa: E402
 from bench.speed_reads import open_rows, reopen_rows, resume_rows  # noqa: E402
 from bench.speed_sessions import many_reopens_row, many_sessions_row  # noqa: E402
 
+AREAS = ("appends", "reads", "sessions", "group")
+"""What `--only AREA` picks: appends (speed_appends.py), reads (open, verify, resume, reopen, the many
+sessions' full-proof reopen), sessions (200 x 500 against BASELINE_REV), group (group commit)."""
 
-def bench_speed(quick: bool) -> Iterator[Row]:
+
+def bench_speed(quick: bool, only: tuple[str, ...] = AREAS, sessions: int | None = None) -> Iterator[Row]:
     tmp = Path(tempfile.mkdtemp(prefix="waybook-speed-"))
     try:
-        yield from append_rows(tmp, quick)
-        yield from open_rows(tmp, quick)
-        yield from resume_rows(tmp, quick)
-        yield from reopen_rows(tmp, quick)
-        yield from many_reopens_row(tmp, quick)
-        yield from many_sessions_row(tmp, quick)
-        yield from group_rows(tmp, quick)
+        if "appends" in only:
+            yield from append_rows(tmp, quick)
+        if "reads" in only:
+            yield from open_rows(tmp, quick)
+            yield from resume_rows(tmp, quick)
+            yield from reopen_rows(tmp, quick)
+            yield from many_reopens_row(tmp, quick, sessions)
+        if "sessions" in only:
+            yield from many_sessions_row(tmp, quick)
+        if "group" in only:
+            yield from group_rows(tmp, quick)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> int:
+    """`[--quick] [--only AREA ...] [--sessions S]`: `--sessions` sets the many-sessions reopen's S
+    (default 200; 40 with --quick)."""
     quick = "--quick" in sys.argv
+    pairs = list(zip(sys.argv, sys.argv[1:], strict=False))
+    only = tuple(a for flag, a in pairs if flag == "--only") or AREAS
+    sessions = next((int(a) for flag, a in pairs if flag == "--sessions"), None)
     print(f"{'benchmark':40} {'value':>12} {'baseline':>12} {'ratio':>7}  {'target':26} ok")
-    for row in bench_speed(quick):
+    for row in bench_speed(quick, only, sessions):
         ratio = f"{row.ratio:7.2f}" if row.ratio is not None else " " * 7
         ok = {True: "yes", False: "NO", None: ""}[row.passed]
         base = f"{row.baseline:12,.0f}" if row.baseline else " " * 12

@@ -28,12 +28,12 @@ BASELINE_REV = "cffdb08"
 # --- 200 sessions x 500 records ----------------------------------------------------------------------
 
 
-def many_reopens_row(tmp: Path, quick: bool) -> Iterator[Row]:
+def many_reopens_row(tmp: Path, quick: bool, sessions: int | None = None) -> Iterator[Row]:
     import sqlite3
 
     from waybook import JsonlJournal
 
-    sessions = 40 if quick else 200
+    sessions = sessions or (40 if quick else 200)
     root = tmp / "many"
     root.mkdir()
     db = sqlite3.connect(tmp / "many.db")

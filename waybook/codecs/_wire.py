@@ -308,7 +308,7 @@ def decode_record(line: bytes, *, where: str | Callable[[], str] = "") -> Record
         raise _too_deep(where) from None
 
 
-def decode_record_lines(joined: bytes) -> list[Record] | None:
+def decode_record_lines(joined: bytes | memoryview) -> list[Record] | None:
     """Every record of `joined` (lines joined by newlines, each a current-version record) decoded in one
     C call, or None if any line does not decode so (the caller then goes line by line with
     `decode_record`, which upcasts or names the error). Blank lines are skipped and a line may hold

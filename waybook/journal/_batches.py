@@ -33,9 +33,9 @@ def whole_batches(
     `seq` is where the damage starts (the open batch's first record, if one is open). O(len(records)),
     one C pass when no record is part of a batch.
     """
+    if state == CLOSED and not any(map(_PLACE, records)):  # a place is a non-empty tuple, or None
+        return len(records), CLOSED
     places = list(map(_PLACE, records))
-    if state == CLOSED and places.count(None) == len(places):
-        return len(places), CLOSED
     index, size = state
     whole = 0
     for position, place in enumerate(places):

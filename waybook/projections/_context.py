@@ -143,17 +143,24 @@ class ContextProjection:
         """Apply `records` in order, as `apply` one by one would. Each run of messages (nearly every
         record of a session) is applied column by column instead of record by record."""
         kinds = [type(record.body) for record in records]
+        plain = list(map(_MESSAGE_TYPES.__contains__, kinds))
         count = len(records)
         start = 0
         while start < count:
-            stop = start
-            while stop < count and kinds[stop] in _MESSAGE_TYPES:
-                stop += 1
-            if stop - start > 1 and self._tree.extend_chain(state.tree, records[start:stop]):
-                state.entries.extend(range(state.tree.leaf - (stop - start) + 1, state.tree.leaf + 1))
-            else:
-                for record in records[start:stop]:
-                    self.apply(state, record)
+            try:
+                stop = plain.index(False, start)  # the end of the run of messages (a C search)
+            except ValueError:
+                stop = count
+            if stop - start > 1:
+                run = records if stop - start == count else records[start:stop]
+                tree = state.tree
+                if self._tree.extend_chain(tree, run, kinds[start:stop]):
+                    state.entries.extend(range(tree.leaf - (stop - start) + 1, tree.leaf + 1))
+                else:
+                    for record in run:
+                        self.apply(state, record)
+            elif stop > start:
+                self.apply(state, records[start])
             if stop < count:
                 self.apply(state, records[stop])
             start = stop + 1
@@ -189,8 +196,9 @@ def render_context_from(
     """The messages of `refs`, taken from `records`: every record `tree` was folded from, in seq order
     from seq 1 (so record seq `s` is `records[s - 1]`). Nothing is read or decoded again."""
     seqs = tree.seqs
-    chosen = [records[seqs[position] - 1] for position in _positions(refs)]
-    if [record.seq for record in chosen] != [seqs[position] for position in _positions(refs)]:
+    wanted = [seqs[position] for position in _positions(refs)]
+    chosen = [records[seq - 1] for seq in wanted]
+    if [record.seq for record in chosen] != wanted:
         msg = "render_context_from needs every record from seq 1, in order, as `tree` was folded from"
         raise ValueError(msg)
     start = 0
@@ -198,13 +206,13 @@ def render_context_from(
     if refs.summary != NONE:
         messages.append(_message(chosen[0], summary=True))
         start = 1
-    roles = _ROLES
+    roles = _ROLES.get
     messages.extend(
         [
-            ContextMessage(roles[type(record.body)], record.body.content, record.id, record)  # type: ignore[union-attr]
-            if type(record.body) in roles
+            ContextMessage(role, body.content, record.id, record)  # type: ignore[union-attr]
+            if (role := roles(type(body := record.body))) is not None
             else _message(record, summary=False)
-            for record in chosen[start:]
+            for record in (chosen[start:] if start else chosen)
         ]
     )
     return tuple(messages)

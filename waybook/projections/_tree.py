@@ -175,24 +175,31 @@ class TreeProjection:
     def initial(self) -> TreeState:
         return TreeState()
 
-    def extend_chain(self, state: TreeState, run: Sequence[Record]) -> bool:
+    def extend_chain(
+        self, state: TreeState, run: Sequence[Record], types: Sequence[type] | None = None
+    ) -> bool:
         """Apply `run`, plain nodes (no compaction, exclusion or custom entry) that each extend the
         leaf, column by column: the state `apply` one by one would give. Returns False, changing
         nothing, if the run does not directly follow the state's head (then `apply` names the error).
+        `types`, if given, is the type of each record's body (a caller that has them already).
         """
         count = len(run)
         seq = state.seq
+        seqs = [record.seq for record in run]
+        if seqs != list(range(seq + 1, seq + 1 + count)):
+            return False
         digests = [record.digest for record in run]
-        if [record.seq for record in run] != list(range(seq + 1, seq + 1 + count)) or [
-            record.prev for record in run
-        ] != [state.digest, *digests[:-1]]:
+        if [record.prev for record in run] != [state.digest, *digests[:-1]]:
             return False
         start = len(state.ids)
         ids = [record.id for record in run]
         parent = state.leaf
         state.ids.extend(ids)
-        state.kinds.extend([record.body.KIND for record in run])
-        state.seqs.extend(range(seq + 1, seq + 1 + count))
+        if types is None:
+            state.kinds.extend([record.body.KIND for record in run])
+        else:
+            state.kinds.extend([kind.KIND for kind in types])  # type: ignore[attr-defined]
+        state.seqs.extend(seqs)
         state.parents.append(parent)
         state.parents.extend(range(start, start + count - 1))
         chain = [*range(start + 1, start + count), NONE]  # each new node's only child is the next one
