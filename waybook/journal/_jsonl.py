@@ -16,6 +16,7 @@ only through `read_prefix=True`. See docs/jsonl.md for the caveats.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import threading
@@ -30,7 +31,7 @@ from waybook.codecs._wire import decode_record
 from waybook.journal._checkpoint import Hasher
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability, GroupCommit
-from waybook.journal._fileio import OS_FILE_OPS, FileOps, create_atomically, fsync_dir
+from waybook.journal._fileio import EXCLUSIVE_NOW, OS_FILE_OPS, FileOps, create_atomically, fsync_dir
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._jsonl_file import JournalFile
 from waybook.journal._jsonl_open import ProvedFile
@@ -248,33 +249,49 @@ class JsonlJournal(ProvedFile):
             file = self._file
             if self._closed or self._readonly or file.failure is not None:
                 self._check_writable()
-            self._lock.acquire(exclusive=True)
+            lock = self._lock
+            exclusive = self._exclusive  # (then the lock is held for good: nothing to take or release)
+            if not exclusive:  # FileLock.acquire and release inline: one flock call each
+                try:
+                    fcntl.flock(file.fd, EXCLUSIVE_NOW)
+                except OSError:  # taken by another writer (or an error): wait, or raise the typed error
+                    lock.acquire(exclusive=True)
             try:
-                if (not self._exclusive and file.size() != self._size_seen) or self._damage:
+                if (not exclusive and file.size() != self._size_seen) or self._damage:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
                 ledger = self._ledger
                 plan = ledger.plan(records, expected, self._records_range)
-                if isinstance(plan, AppendResult):
+                if type(plan) is AppendResult:
                     return plan
-                result = plan.result
-                lines = plan.lines
+                result = plan.result  # type: ignore[union-attr]
+                lines = plan.lines  # type: ignore[union-attr]
                 end = self._end
-                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                file.write(data, end, ledger.head, result)
+                if len(lines) == 1:
+                    data = lines[0] + b"\n"
+                    file.write(data, end, ledger.head, result)
+                    self._offsets.append(end)
+                    end += len(data)
+                else:
+                    data = b"\n".join(lines) + b"\n"
+                    file.write(data, end, ledger.head, result)
+                    offsets = self._offsets
+                    for line in lines:
+                        offsets.append(end)
+                        end += len(line) + 1
                 if self._prefix is not None:
                     self._prefix.update(data)
-                ledger.commit(plan)
-                offsets = self._offsets
-                for line in lines:
-                    offsets.append(end)
-                    end += len(line) + 1
+                ledger.commit(plan)  # type: ignore[arg-type]
                 self._end = self._size_seen = end
                 self._unsynced = True
                 if self._fsync_each:
                     file.fsync(ledger.head, result)
             finally:
-                self._lock.release()
+                if not exclusive:
+                    try:  # noqa: SIM105 (not contextlib.suppress: this runs on every append)
+                        fcntl.flock(file.fd, fcntl.LOCK_UN)
+                    except OSError:  # only on a closed descriptor, which holds no lock
+                        pass
         if self._group is not None:
             self._group.written(end)
             try:

@@ -66,7 +66,11 @@ class Ledger:
         (nearly every append) is decided first and kept flat.
         """
         head = self.head
-        if type(batch) in _SEQUENCES and len(batch) == 1 and type(expected) is Head and expected == head:
+        if (
+            type(batch) in _SEQUENCES
+            and len(batch) == 1
+            and (expected is head or (type(expected) is Head and expected == head))
+        ):
             new = batch[0]
             delta = self.rules.check_one(new)
             record, line = seal(head.seq + 1, new, head.digest)
@@ -109,11 +113,12 @@ class Ledger:
     def commit(self, plan: Plan) -> None:
         """Record that `plan`'s lines are written (the one way every adapter commits a plan)."""
         delta = plan.delta
+        result = plan.result
         if delta is None:
-            self.rules.commit_one(plan.result.records[0].id, None)
+            self.rules.commit_one(result.records[0].id, None)
         else:
             self.rules.commit(delta)
-        self.head = plan.result.head
+        self.head = result.head
 
     def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
         """Take a proved prefix's state (a checkpoint: its head, every id in commit order with whether it
