@@ -41,17 +41,17 @@ class JournalFile:
         self.lock = FileLock(self.fd, path)
         self.failure: StorageError | None = None
         """The write or fsync failure after which this descriptor's file is in an unknown state."""
-        # The calls of every append, bound once. With the real system calls (not a crash test's
-        # FileOps) they go straight to `os`, without a Python frame of their own.
-        native = type(ops) is OsFileOps
+        # The calls of every append, bound once. Each call the FileOps does not replace (a crash test
+        # replaces some) goes straight to `os`, without a Python frame of its own.
+        kind = type(ops)
         self.size: Callable[[], int] = (
             functools.partial(os.lseek, self.fd, 0, os.SEEK_END)
-            if native
+            if _real(kind, "size")
             else functools.partial(ops.size, self.fd)
         )
         """The file's size now (where the next O_APPEND write starts)."""
-        self._write: Callable[[int, bytes], int] = os.write if native else ops.write
-        self._stat_path = os.fspath(path) if native else None
+        self._write: Callable[[int, bytes], int] = os.write if _real(kind, "write") else ops.write
+        self._stat_path = os.fspath(path) if _real(kind, "identity") else None
         self._dev, self._ino = self.identity
 
     def read_at(self, size: int, offset: int) -> bytes:
@@ -247,6 +247,15 @@ class JournalFile:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.ops.close(self.fd)
+
+
+def _real(kind: type, call: str) -> bool:
+    """Whether FileOps class `kind` makes the real system call `call` (OsFileOps' own method)."""
+    return (
+        isinstance(kind, type)
+        and issubclass(kind, OsFileOps)
+        and getattr(kind, call) is getattr(OsFileOps, call)
+    )
 
 
 def _sync_directory(
