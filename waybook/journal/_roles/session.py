@@ -167,19 +167,24 @@ class SessionRules:
                 msg = f"append takes NewRecord values, got {type(record).__name__}"
                 raise InvalidRecordError(msg, journal=self.journal)
             rid, body = record.id, record.body
-            if formats and (type(rid) is not str or not is_valid_id(rid)):
-                msg = (
-                    f"record id {rid!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
-                    "starting with a letter or digit"
-                )
-                raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
-            at = record.at
-            if formats and (type(at) is not str or not is_recent_timestamp(at)):
-                msg = (
-                    f"record {rid!r}: timestamp {record.at!r} is not an RFC 3339 UTC date and time "
-                    "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
-                )
-                raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
+            if formats:  # is_valid_id and is_recent_timestamp, their fast cases inline
+                if type(rid) is not str or not (
+                    (rid.isascii() and rid.isalnum() and len(rid) <= 128) or _ID_MATCH(rid)
+                ):
+                    msg = (
+                        f"record id {rid!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
+                        "starting with a letter or digit"
+                    )
+                    raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
+                at = record.at
+                if type(at) is not str or not (
+                    (at[20:] in _MILLIS_Z and at.startswith(_valid_second)) or is_recent_timestamp(at)
+                ):
+                    msg = (
+                        f"record {rid!r}: timestamp {at!r} is not an RFC 3339 UTC date and time "
+                        "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
+                    )
+                    raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
             kind = type(body)
             if (  # the common case, a message extending the leaf, decided inline
                 kind in _MESSAGE_NODES
