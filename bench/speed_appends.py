@@ -106,6 +106,16 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         note="JsonlJournal.append of one record (all checks); baseline the same raw loop",
     )
     yield row(
+        "speed.journal.append.none",
+        n,
+        raw_flush,
+        journal_appends(durability="none"),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="the same under durability='none': no fsync at close, so the appends alone against the raw loop",
+    )
+    yield row(
         "speed.journal.append.flush_exclusive",
         n,
         raw_flush,

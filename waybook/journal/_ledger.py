@@ -58,13 +58,13 @@ class Ledger:
         grows past COMPACT_ABOVE records moves them to the compact index that `compact_ids()` returns."""
         return cls(name=name, rules=SessionRules(journal=name, compact_ids=compact_ids))
 
-    def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
-        """Decide an append. Returns a Plan to write, or the original result of an exact retry.
-
-        Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
-        such case nothing has been written. Runs once per append, so the one-record case at the head
-        (nearly every append) is decided first and kept flat.
-        """
+    def plan_one(
+        self, batch: Sequence[NewRecord], expected: Head
+    ) -> tuple[AppendResult, bytes, RulesDelta | None] | None:
+        """`plan` for one record at the head (nearly every append), without a Plan: the result, the
+        line and the rules' delta (None for a message extending the leaf, `SessionRules.check_one`), to
+        write and then `commit_one`. None for anything else (a batch, a stale or odd `expected`), which
+        `plan` decides. Raises the same errors `plan` would, having changed nothing."""
         head = self.head
         if (
             type(batch) in _SEQUENCES
@@ -74,7 +74,26 @@ class Ledger:
             new = batch[0]
             delta = self.rules.check_one(new)
             record, line = seal(head.seq + 1, new, head.digest)
-            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
+            return AppendResult(head, Head(record.seq, record.digest), (record,)), line, delta
+        return None
+
+    def commit_one(self, result: AppendResult, delta: RulesDelta | None) -> None:
+        """`commit` for what `plan_one` returned, once its line is written."""
+        self.rules.commit_one(result.records[0].id, delta)
+        self.head = result.head
+
+    def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
+        """Decide an append. Returns a Plan to write, or the original result of an exact retry.
+
+        Raises StaleWriterError / OverlappingBatchError (conflict) or a RecordValidationError; in every
+        such case nothing has been written. Runs once per append, so the one-record case at the head
+        (nearly every append) is decided first and kept flat.
+        """
+        one = self.plan_one(batch, expected)
+        if one is not None:
+            result, line, delta = one
+            return Plan(result, (line,), delta)
+        head = self.head
         if type(batch) not in _SEQUENCES:
             batch = self._as_batch(batch)
         if type(expected) is not Head or type(expected.seq) is not int or type(expected.digest) is not str:
