@@ -18,7 +18,7 @@ stamps = st.builds(
     st.integers(0, 24),
     st.integers(0, 60),
     st.integers(0, 61),
-    st.sampled_from(["", ".1", ".12", ".123", ".1234", ".12a", ".١٢٣", "."]),
+    st.sampled_from(["", ".1", ".12", ".123", ".1234", ".12a", ".\u0661\u0662\u0663", "."]),
     st.sampled_from(["Z", "z", "", "Z\n", "+00:00"]),
 )
 timestamp_like = stamps | st.text(max_size=30) | st.just("-" * 25) | st.just("-" * 20 + "123Z")
@@ -30,7 +30,7 @@ def test_the_recent_timestamp_test_answers_as_the_full_one_whatever_came_before(
         assert is_recent_timestamp(value) == is_timestamp(value), value
 
 
-@given(st.text(max_size=140) | st.text(alphabet="abcXYZ019_.:-²٣", max_size=130))
+@given(st.text(max_size=140) | st.text(alphabet="abcXYZ019_.:-\u00b2\u0663", max_size=130))
 def test_the_id_test_answers_as_the_pattern(value: str) -> None:
     assert is_valid_id(value) == (ID_PATTERN.fullmatch(value) is not None)
 
@@ -39,6 +39,6 @@ def test_a_timestamp_in_the_remembered_second_needs_three_ascii_digits_and_z() -
     assert is_recent_timestamp("2026-12-01T09:30:00.123Z")
     assert is_recent_timestamp("2026-12-01T09:30:00.999Z")
     assert not is_recent_timestamp("2026-12-01T09:30:00.12xZ")
-    assert not is_recent_timestamp("2026-12-01T09:30:00.١٢٣Z")
+    assert not is_recent_timestamp("2026-12-01T09:30:00.\u0661\u0662\u0663Z")
     assert not is_recent_timestamp("2026-12-01T09:30:00.123Z\n")
     assert not is_recent_timestamp("2026-02-30T09:30:00.123Z")  # a day February never has
