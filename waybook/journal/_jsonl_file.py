@@ -251,11 +251,7 @@ class JournalFile:
 
 def _real(kind: type, call: str) -> bool:
     """Whether FileOps class `kind` makes the real system call `call` (OsFileOps' own method)."""
-    return (
-        isinstance(kind, type)
-        and issubclass(kind, OsFileOps)
-        and getattr(kind, call) is getattr(OsFileOps, call)
-    )
+    return issubclass(kind, OsFileOps) and getattr(kind, call) is getattr(OsFileOps, call)
 
 
 def _sync_directory(
