@@ -76,3 +76,20 @@ def test_a_journal_renamed_over_during_real_appends_is_caught_by_the_one_stat(tm
         with pytest.raises(JournalReplacedError):
             journal.append([records[1]], expected=head)
         assert path.read_bytes() == b""  # the file now at the path was never touched
+
+
+def test_a_session_user_message_is_the_same_record_given_text_a_list_or_a_tuple_of_blocks(
+    tmp_path: Path,
+) -> None:
+    from waybook import Session
+    from waybook.journal import TextBlock
+
+    bodies = []
+    for i, given in enumerate(["hi", [TextBlock(text="hi")], (TextBlock(text="hi"),)]):
+        with JsonlJournal(tmp_path / f"s{i}.jsonl", sidecar=False) as journal:
+            session = Session.create(journal, journal_id="s")
+            record = session.user(given)  # type: ignore[arg-type]
+            bodies.append(record.body)
+            assert list(journal.read())[-1] == record
+    assert bodies[0] == bodies[1] == bodies[2]
+    assert type(bodies[1].content) is tuple  # type: ignore[attr-defined]
