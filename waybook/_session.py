@@ -242,19 +242,7 @@ class Session:
     # --- one entry at a time; each returns the committed record -------------------------------
 
     def user(self, content: str | Sequence[Block]) -> Record:
-        quarter = self._inline_limit >> 2  # `_inline` inline for plain text far below the limit
-        if type(content) is str and len(content) <= quarter:
-            blocks: Content = (TextBlock(text=content),)
-        elif (
-            type(content) is tuple
-            and len(content) == 1
-            and type(block := content[0]) is TextBlock
-            and len(block.text) <= quarter
-        ):
-            blocks = content
-        else:
-            blocks = self._inline(content)
-        return self._node(UserMessage(parent=self._leaf, content=blocks))
+        return self._node(UserMessage(parent=self._leaf, content=self._inline(content)))
 
     def system(self, content: str | Sequence[Block]) -> Record:
         return self._node(SystemMessage(parent=self._leaf, content=self._inline(content)))
