@@ -5,6 +5,7 @@ threads under `group` against one writer under `fsync`).
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import sys
 import threading
@@ -26,6 +27,7 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     import msgspec
 
     from waybook import GENESIS, JsonlJournal, Session
+    from waybook.journal import AppendResult, Head
     from waybook.journal._fileio import FileIdentity, OsFileOps
 
     n = 5_000 if quick else 20_000
@@ -68,6 +70,49 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
 
         return run
 
+    def floor() -> None:
+        """The least Python doing an append's work: its five system calls (flock, lseek for other
+        writers, write, stat of the path, flock), the one-record rules and the seal, inline, without
+        the journal's structure and without its open and close (no fsync). Not an adapter: a floor."""
+        import fcntl
+        import os
+
+        from waybook.codecs._wire import seal
+        from waybook.journal._ledger import Ledger
+
+        name = str(tmp / "floor.jsonl")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+        fd = os.open(name, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        st = os.fstat(fd)
+        dev, ino = st.st_dev, st.st_ino
+        ledger = Ledger.empty(name)
+        rules = ledger.rules
+        rules.commit(rules.check(records[:1]))
+        first, line = seal(1, records[0], GENESIS.digest)
+        os.write(fd, line + b"\n")
+        head, end = Head(1, first.digest), len(line) + 1
+        flock, lseek, write, stat = fcntl.flock, os.lseek, os.write, os.stat
+        ex, un = fcntl.LOCK_EX | fcntl.LOCK_NB, fcntl.LOCK_UN
+        try:
+            for new in records[1:]:
+                flock(fd, ex)
+                if lseek(fd, 0, os.SEEK_END) != end:
+                    raise RuntimeError("another writer")
+                delta = rules.check_one(new)
+                record, line = seal(head.seq + 1, new, head.digest)
+                data = line + b"\n"
+                write(fd, data)
+                now = stat(name, follow_symlinks=False)
+                if now.st_ino != ino or now.st_dev != dev:
+                    raise RuntimeError("replaced")
+                result = AppendResult(head, Head(record.seq, record.digest), (record,))
+                rules.commit_one(new.id, delta)
+                head, end = result.head, end + len(data)
+                flock(fd, un)
+        finally:
+            os.close(fd)
+
     def session_appends() -> None:
         path = tmp / "session.jsonl"
         path.unlink(missing_ok=True)
@@ -104,6 +149,27 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         goal=0.25,
         rounds=rounds,
         note="JsonlJournal.append of one record (all checks); baseline the same raw loop",
+    )
+    yield row(
+        "speed.journal.append.floor",
+        n,
+        raw_flush,
+        floor,
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="the append's work with no structure: five system calls, rules, seal, inline, no open or close "
+        "(not an adapter): what the one-record goal can reach here",
+    )
+    yield row(
+        "speed.journal.append.none",
+        n,
+        raw_flush,
+        journal_appends(durability="none"),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="the same under durability='none': no fsync at close, so the appends alone against the raw loop",
     )
     yield row(
         "speed.journal.append.flush_exclusive",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -228,3 +229,26 @@ def test_a_file_renamed_over_the_path_during_the_write_gets_nothing_and_the_writ
             raise AssertionError("an append into a replaced file was acknowledged")
         assert ops.aside.read_bytes() == before, "the bytes written to the displaced file were cut off"
         assert path.read_bytes() == before, "the file now at the path was not touched"
+
+
+def test_a_journal_replaced_again_while_its_bytes_are_cut_off_keeps_nothing_unacknowledged(
+    tmp_path: Path,
+) -> None:
+    # Found by the machine (issue 29): the path replaced at the path check (calls: size, write,
+    # identity), then again at the cut's size call. The journal's own file is cut back; the copies
+    # renamed over the path are somebody else's files, set aside by the fault layer (never destroyed).
+    path = tmp_path / "j.jsonl"
+    ops = FaultyFileOps(path)
+    with JsonlJournal(path, durability=Durability.NONE, sidecar=False, file_ops=ops) as journal:
+        head = journal.append([header()], expected=GENESIS).head
+        before = path.read_bytes()
+        ops.arm(Fault("any", "replace", nth=2), Fault("any", "replace", nth=3))
+        new = NewRecord(id="u", at=AT, body=UserMessage(parent=None, content=text("lost?")))
+        with pytest.raises(JournalReplacedError) as refused:  # never acknowledged into a copy
+            journal.append([new], expected=head)
+        assert refused.value.written is None, "the bytes were cut off the journal's own file"
+        ops.disarm()
+        assert ops.aside.read_bytes() == before, "the journal's own file holds only what was acknowledged"
+        assert ops.restore()
+        assert journal.head() == head
+        assert journal.append([new], expected=head).head.seq == 2  # the journal is back at its path

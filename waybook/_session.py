@@ -390,11 +390,14 @@ class Session:
 
     def _inline(self, value: str | Sequence[Block]) -> Content:
         """The content as given, with blocks over the inline limit stored as blobs (waybook._offload)."""
-        content = content_of(value)
+        content = value if type(value) is tuple else content_of(value)
         if type(content) is not tuple:
             return content  # not content at all: the journal refuses it, typed
         quarter = self._inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
-        if all(type(block) is TextBlock and len(block.text) <= quarter for block in content):
+        for block in content:  # (a loop, not all(genexpr): this runs on nearly every append)
+            if type(block) is not TextBlock or len(block.text) > quarter:
+                break
+        else:
             return content  # nothing near the limit (nearly every message): nothing to measure
         content, _refs = offload(content, blobs=self._blobs, limit=self._inline_limit)
         return content  # the refs' leases expire on their own: see waybook.stores._blobs

@@ -171,11 +171,20 @@ class FaultyFileOps(OsFileOps):
         self.fired.append(due)
         if due.effect in ("replace", "remove"):  # act on the path; never an error of the call itself
             if self.path.exists():
-                os.replace(self.path, self.aside)
+                # The first file displaced (the journal) stays at `aside` for restore(); a file displaced
+                # later (a copy put there by an earlier fault) goes beside it, so none is destroyed.
+                target = self.aside if not self.aside.exists() else self._spare()
+                os.replace(self.path, target)
                 if due.effect == "replace":  # another file with the same bytes is renamed over the path
-                    shutil.copyfile(self.aside, self.path)
+                    shutil.copyfile(target, self.path)
             return None
         return due
+
+    def _spare(self) -> Path:
+        n = 2
+        while (spare := self.path.with_name(f"{self.aside.name}.{n}")).exists():
+            n += 1
+        return spare
 
     @staticmethod
     def _raise(effect: str) -> None:

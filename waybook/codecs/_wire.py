@@ -190,28 +190,36 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
     `batch` is the record's `(index, size)` in a multi-record batch (None for a record appended alone);
     it is part of the bytes the digest covers.
 
-    The body is decoded back from its bytes, so a writer holds exactly what a later replay will read
-    (a NaN written becomes null in both, a list becomes a tuple in both) and a body that does not
-    decode as its own type is refused (InvalidRecordError) before anything is written; except where
-    `round_trips` proves by construction that decoding would give the same value back (the common
-    message of plain text), which is sealed once: encoded and hashed, never decoded. The envelope's
-    strings are the writer's own (and `prev` is the previous record's digest), so they are not copied.
+    Where `round_trips` proves by construction that decoding the body would give the same value back
+    (the common message of plain text), the record is sealed in one pass: its bytes encoded in one C
+    call, hashed once, never decoded. Any other body is decoded back from its bytes, so a writer holds
+    exactly what a later replay will read (a NaN written becomes null in both, a list becomes a tuple
+    in both) and a body that does not decode as its own type is refused (InvalidRecordError) before
+    anything is written. The envelope's strings are the writer's own (and `prev` is the previous
+    record's digest), so they are not copied.
     """
     rid, at, body = new.id, new.at, new.body
     if type(rid) is str and type(at) is str and type(prev) is str:
+        if round_trips(body):  # proved by construction: the writer's body is what a replay reads
+            try:
+                covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body))
+            except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
+                raise _not_encodable(rid, exc) from exc
+            if len(covered) > MAX_RECORD_BYTES:  # the limit is on the body's bytes: measure them alone
+                _check_body_size(rid, body)
+            digest = hashlib.sha256(covered).hexdigest()
+            line = b"".join((covered[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
+            return Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body, digest=digest), line
         try:
             head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))
             body_bytes = ENCODER.encode(body)
         except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
-            msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
-            raise InvalidRecordError(msg, record_id=rid) from exc
+            raise _not_encodable(rid, exc) from exc
         if len(body_bytes) > MAX_RECORD_BYTES:
             raise _too_large(rid, len(body_bytes))
         covered = head[:-1] + b',"body":' + body_bytes + b"}"
         digest = hashlib.sha256(covered).hexdigest()
         line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
-        if round_trips(body):  # proved by construction: the writer's body is what a replay reads
-            return Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body, digest=digest), line
         try:
             decoded = _BODY_DECODER.decode(body_bytes)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -222,8 +230,7 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
     try:
         covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body))
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
-        msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
-        raise InvalidRecordError(msg, record_id=str(rid)) from exc
+        raise _not_encodable(str(rid), exc) from exc
     if len(covered) > MAX_RECORD_BYTES:
         raise _too_large(str(rid), len(covered))
     line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
@@ -233,6 +240,17 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
         msg = f"record {rid!r} does not match its wire type: {exc.reason}"
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
     return record, line
+
+
+def _not_encodable(rid: str, exc: BaseException) -> InvalidRecordError:
+    msg = f"record {rid!r} cannot be encoded: {exc}. Use JSON values only (str, int, float, ...)."
+    return InvalidRecordError(msg, record_id=rid)
+
+
+def _check_body_size(rid: str, body: object) -> None:
+    size = len(ENCODER.encode(body))
+    if size > MAX_RECORD_BYTES:
+        raise _too_large(rid, size)
 
 
 _OPTIONAL_STR: Final = (str, type(None))

@@ -15,7 +15,7 @@ import stat
 import struct
 import tempfile
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from waybook.model._errors import JournalBusyError, LockUnsupportedError, NotAJournalFileError, StorageError
 
@@ -211,7 +211,10 @@ class FileLock:
 
     def acquire(self, *, exclusive: bool) -> None:
         if not self._held:
-            self._flock(fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:  # the lock free (nearly always): one call; else the full path, which waits or says why
+                fcntl.flock(self._fd, _EX_NOW if exclusive else _SH_NOW)
+            except OSError:
+                self._flock(fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
 
     def _flock(self, operation: int) -> None:
         try:
@@ -258,6 +261,11 @@ class FileLock:
 
 # Open-file-description record locks (Linux): unlike flock they can be tested without waiting, and
 # unlike POSIX record locks they belong to one open file, not to the whole process.
+EXCLUSIVE_NOW: Final = fcntl.LOCK_EX | fcntl.LOCK_NB
+"""`flock` operation taking the exclusive lock only if it is free (OSError if not): an append's fast
+path, which falls back to `FileLock.acquire` (waits, or says why)."""
+_EX_NOW: Final = EXCLUSIVE_NOW
+_SH_NOW: Final = fcntl.LOCK_SH | fcntl.LOCK_NB
 _OFD_SETLK: int | None = getattr(fcntl, "F_OFD_SETLK", None)
 _OFD_GETLK: int | None = getattr(fcntl, "F_OFD_GETLK", None)
 _FLOCK = "hhqqi4x"  # struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment)

@@ -16,6 +16,7 @@ only through `read_prefix=True`. See docs/jsonl.md for the caveats.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import threading
@@ -30,12 +31,12 @@ from waybook.codecs._wire import decode_record
 from waybook.journal._checkpoint import Hasher
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability, GroupCommit
-from waybook.journal._fileio import OS_FILE_OPS, FileOps, create_atomically, fsync_dir
+from waybook.journal._fileio import EXCLUSIVE_NOW, OS_FILE_OPS, FileOps, create_atomically, fsync_dir
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._jsonl_file import JournalFile
 from waybook.journal._jsonl_open import ProvedFile
 from waybook.journal._jsonl_scan import Damage, read_exactly
-from waybook.journal._ledger import Ledger, decode_records, iter_chain
+from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain
 from waybook.journal._quarantine import RepairReceipt
 from waybook.journal._reading import check_cursor
 from waybook.journal._verify import VerifyReport
@@ -248,33 +249,44 @@ class JsonlJournal(ProvedFile):
             file = self._file
             if self._closed or self._readonly or file.failure is not None:
                 self._check_writable()
-            self._lock.acquire(exclusive=True)
+            lock = self._lock
+            exclusive = self._exclusive  # (then the lock is held for good: nothing to take or release)
+            if not exclusive:  # FileLock.acquire and release inline: one flock call each
+                try:
+                    fcntl.flock(file.fd, EXCLUSIVE_NOW)
+                except OSError:  # taken by another writer (or an error): wait, or raise the typed error
+                    lock.acquire(exclusive=True)
             try:
-                if (not self._exclusive and file.size() != self._size_seen) or self._damage:
+                if (not exclusive and file.size() != self._size_seen) or self._damage:
                     self._refresh_locked()  # another writer committed, or there is damage to report
                     self._refuse_damage()
                 ledger = self._ledger
-                plan = ledger.plan(records, expected, self._records_range)
-                if isinstance(plan, AppendResult):
-                    return plan
-                result = plan.result
-                lines = plan.lines
-                end = self._end
-                data = lines[0] + b"\n" if len(lines) == 1 else b"\n".join(lines) + b"\n"
-                file.write(data, end, ledger.head, result)
-                if self._prefix is not None:
-                    self._prefix.update(data)
-                ledger.commit(plan)
-                offsets = self._offsets
-                for line in lines:
-                    offsets.append(end)
-                    end += len(line) + 1
-                self._end = self._size_seen = end
-                self._unsynced = True
-                if self._fsync_each:
-                    file.fsync(ledger.head, result)
+                one = ledger.plan_one(records, expected)
+                if one is None:  # a batch, a retry or a refusal: the general path
+                    result, written = self._append_planned(records, expected)
+                    if written is None:
+                        return result  # an exact retry: its original result
+                    end = written
+                else:  # one record at the head (nearly every append), kept flat
+                    result, line, delta = one
+                    data = line + b"\n"
+                    end = self._end
+                    file.write(data, end, result.prior, result)
+                    if self._prefix is not None:
+                        self._prefix.update(data)
+                    ledger.commit_one(result, delta)
+                    self._offsets.append(end)
+                    end += len(data)
+                    self._end = self._size_seen = end
+                    self._unsynced = True
+                    if self._fsync_each:
+                        file.fsync(result.head, result)
             finally:
-                self._lock.release()
+                if not exclusive:
+                    try:  # noqa: SIM105 (not contextlib.suppress: this runs on every append)
+                        fcntl.flock(file.fd, fcntl.LOCK_UN)
+                    except OSError:  # only on a closed descriptor, which holds no lock
+                        pass
         if self._group is not None:
             self._group.written(end)
             try:
@@ -285,6 +297,35 @@ class JsonlJournal(ProvedFile):
                     cause = cause.__cause__
                 raise file.durability_failed(cause or exc, self._ledger.head, result) from exc
         return result
+
+    def _append_planned(
+        self, records: Sequence[NewRecord], expected: Head
+    ) -> tuple[AppendResult, int | None]:
+        """`append`'s general path (under the mutex and the lock): plan, write the lines with one write
+        loop, commit. Returns the result and where the committed bytes now end, or an exact retry's
+        original result and None (nothing written)."""
+        ledger = self._ledger
+        plan = ledger.plan(records, expected, self._records_range)
+        if type(plan) is AppendResult:
+            return plan, None
+        assert isinstance(plan, Plan)
+        result = plan.result
+        lines = plan.lines
+        end = self._end
+        data = b"\n".join(lines) + b"\n"
+        self._file.write(data, end, ledger.head, result)
+        offsets = self._offsets
+        for line in lines:
+            offsets.append(end)
+            end += len(line) + 1
+        if self._prefix is not None:
+            self._prefix.update(data)
+        ledger.commit(plan)
+        self._end = self._size_seen = end
+        self._unsynced = True
+        if self._fsync_each:
+            self._file.fsync(ledger.head, result)
+        return result, end
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""

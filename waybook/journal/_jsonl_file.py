@@ -11,12 +11,13 @@ stay with the journal.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from waybook.journal._fileio import FileIdentity, FileLock, FileOps, fsync_dir, open_regular
+from waybook.journal._fileio import FileIdentity, FileLock, FileOps, OsFileOps, fsync_dir, open_regular
 from waybook.journal._jsonl_scan import CHUNK
 from waybook.model._errors import (
     CorruptJournalError,
@@ -40,11 +41,18 @@ class JournalFile:
         self.lock = FileLock(self.fd, path)
         self.failure: StorageError | None = None
         """The write or fsync failure after which this descriptor's file is in an unknown state."""
-
-    # --- reading ----------------------------------------------------------------------------------
-
-    def size(self) -> int:
-        return self.ops.size(self.fd)
+        # The calls of every append, bound once. Each call the FileOps does not replace (a crash test
+        # replaces some) goes straight to `os`, without a Python frame of its own.
+        kind = type(ops)
+        self.size: Callable[[], int] = (
+            functools.partial(os.lseek, self.fd, 0, os.SEEK_END)
+            if _real(kind, "size")
+            else functools.partial(ops.size, self.fd)
+        )
+        """The file's size now (where the next O_APPEND write starts)."""
+        self._write: Callable[[int, bytes], int] = os.write if _real(kind, "write") else ops.write
+        self._stat_path = os.fspath(path) if _real(kind, "identity") else None
+        self._dev, self._ino = self.identity
 
     def read_at(self, size: int, offset: int) -> bytes:
         try:
@@ -101,9 +109,9 @@ class JournalFile:
         the bytes hold, named by the error if they can be neither kept nor removed.
         """
         try:
-            done = self.ops.write(self.fd, data)
+            done = self._write(self.fd, data)
             while done < len(data):
-                done += self.ops.write(self.fd, data[done:])
+                done += self._write(self.fd, data[done:])
         except OSError as exc:
             undo = self._undo(end)
             if undo is not None:
@@ -120,7 +128,18 @@ class JournalFile:
                 "or raise the file-size limit, then append again."
             )
             raise WriteFailedError(msg, head=head, rolled_back=True) from exc
-        now = self.ops.identity(self.path)
+        now: FileIdentity | None
+        if self._stat_path is not None:  # `ops.identity` inline: one stat, compared field by field
+            try:
+                st = os.stat(self._stat_path, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            else:
+                if st.st_ino == self._ino and st.st_dev == self._dev:
+                    return
+                now = st.st_dev, st.st_ino
+        else:
+            now = self.ops.identity(self.path)
         if now != self.identity:  # deleted or replaced before or while we wrote
             undo = self._undo(end)
             if undo is None:
@@ -228,6 +247,11 @@ class JournalFile:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.ops.close(self.fd)
+
+
+def _real(kind: type, call: str) -> bool:
+    """Whether FileOps class `kind` makes the real system call `call` (OsFileOps' own method)."""
+    return issubclass(kind, OsFileOps) and getattr(kind, call) is getattr(OsFileOps, call)
 
 
 def _sync_directory(

@@ -58,6 +58,30 @@ class Ledger:
         grows past COMPACT_ABOVE records moves them to the compact index that `compact_ids()` returns."""
         return cls(name=name, rules=SessionRules(journal=name, compact_ids=compact_ids))
 
+    def plan_one(
+        self, batch: Sequence[NewRecord], expected: Head
+    ) -> tuple[AppendResult, bytes, RulesDelta | None] | None:
+        """`plan` for one record at the head (nearly every append), without a Plan: the result, the
+        line and the rules' delta (None for a message extending the leaf, `SessionRules.check_one`), to
+        write and then `commit_one`. None for anything else (a batch, a stale or odd `expected`), which
+        `plan` decides. Raises the same errors `plan` would, having changed nothing."""
+        head = self.head
+        if (
+            type(batch) in _SEQUENCES
+            and len(batch) == 1
+            and (expected is head or (type(expected) is Head and expected == head))
+        ):
+            new = batch[0]
+            delta = self.rules.check_one(new)
+            record, line = seal(head.seq + 1, new, head.digest)
+            return AppendResult(head, Head(record.seq, record.digest), (record,)), line, delta
+        return None
+
+    def commit_one(self, result: AppendResult, delta: RulesDelta | None) -> None:
+        """`commit` for what `plan_one` returned, once its line is written."""
+        self.rules.commit_one(result.records[0].id, delta)
+        self.head = result.head
+
     def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
         """Decide an append. Returns a Plan to write, or the original result of an exact retry.
 
@@ -65,12 +89,11 @@ class Ledger:
         such case nothing has been written. Runs once per append, so the one-record case at the head
         (nearly every append) is decided first and kept flat.
         """
+        one = self.plan_one(batch, expected)
+        if one is not None:
+            result, line, delta = one
+            return Plan(result, (line,), delta)
         head = self.head
-        if type(batch) in _SEQUENCES and len(batch) == 1 and type(expected) is Head and expected == head:
-            new = batch[0]
-            delta = self.rules.check_one(new)
-            record, line = seal(head.seq + 1, new, head.digest)
-            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), delta)
         if type(batch) not in _SEQUENCES:
             batch = self._as_batch(batch)
         if type(expected) is not Head or type(expected.seq) is not int or type(expected.digest) is not str:
@@ -109,11 +132,12 @@ class Ledger:
     def commit(self, plan: Plan) -> None:
         """Record that `plan`'s lines are written (the one way every adapter commits a plan)."""
         delta = plan.delta
+        result = plan.result
         if delta is None:
-            self.rules.commit_one(plan.result.records[0].id, None)
+            self.rules.commit_one(result.records[0].id, None)
         else:
             self.rules.commit(delta)
-        self.head = plan.result.head
+        self.head = result.head
 
     def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
         """Take a proved prefix's state (a checkpoint: its head, every id in commit order with whether it

@@ -80,27 +80,29 @@ def is_timestamp(value: object) -> bool:
     return 1 <= day <= _DAYS_IN_MONTH[month - 1] + leap
 
 
-_valid_second = ""  # the last "YYYY-MM-DDTHH:MM:SS." that is_timestamp accepted (a writer's current second)
+_MILLIS_Z: Final = frozenset(f"{milli:03d}Z" for milli in range(1000))
+_NO_SECOND: Final = "-" * 25  # longer than any "YYYY-MM-DDTHH:MM:SS." prefix: no timestamp starts so
+_valid_second = _NO_SECOND  # the last "YYYY-MM-DDTHH:MM:SS." that is_timestamp accepted (a writer's second)
 
 
 def is_recent_timestamp(value: str) -> bool:
     """`is_timestamp` for a str, answered without the regex and the date arithmetic when `value` is in
-    the millisecond form and its second is the one last accepted (a writer stamps many records a second)."""
+    the millisecond form and its second is the one last accepted (a writer stamps many records a second):
+    its last four characters are three ASCII digits and `Z` (so it is 24 long) and it starts with that
+    second. `SessionRules.check_one` makes the same test inline before calling this."""
     global _valid_second
-    if (
-        len(value) == 24
-        and value.startswith(_valid_second)
-        and _valid_second
-        and value[20:23].isdecimal()
-        and value[20:23].isascii()
-        and value[23] == "Z"
-    ):
+    if value[20:] in _MILLIS_Z and value.startswith(_valid_second):
         return True
     if not is_timestamp(value):
         return False
     if len(value) == 24:
         _valid_second = value[:20]
     return True
+
+
+def is_valid_id(value: str) -> bool:
+    """Whether a str is a record id (ID_PATTERN): letters and digits alone answered without the regex."""
+    return (value.isascii() and value.isalnum() and len(value) <= 128) or _ID_MATCH(value) is not None
 
 
 CUSTOM_TYPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[.:/][A-Za-z0-9_.:/\-]+")
@@ -165,18 +167,24 @@ class SessionRules:
                 msg = f"append takes NewRecord values, got {type(record).__name__}"
                 raise InvalidRecordError(msg, journal=self.journal)
             rid, body = record.id, record.body
-            if formats and (type(rid) is not str or not _ID_MATCH(rid)):
-                msg = (
-                    f"record id {rid!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
-                    "starting with a letter or digit"
-                )
-                raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
-            if formats and not is_timestamp(record.at):
-                msg = (
-                    f"record {rid!r}: timestamp {record.at!r} is not an RFC 3339 UTC date and time "
-                    "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
-                )
-                raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
+            if formats:  # is_valid_id and is_recent_timestamp, their fast cases inline
+                if type(rid) is not str or not (
+                    (rid.isascii() and rid.isalnum() and len(rid) <= 128) or _ID_MATCH(rid)
+                ):
+                    msg = (
+                        f"record id {rid!r} is not valid: use 1-128 letters, digits, '_', '.', ':' or '-', "
+                        "starting with a letter or digit"
+                    )
+                    raise InvalidRecordError(msg, journal=self.journal, record_id=str(rid))
+                at = record.at
+                if type(at) is not str or not (
+                    (at[20:] in _MILLIS_Z and at.startswith(_valid_second)) or is_recent_timestamp(at)
+                ):
+                    msg = (
+                        f"record {rid!r}: timestamp {at!r} is not an RFC 3339 UTC date and time "
+                        "(like 2026-12-01T09:30:00.123Z); use waybook.utc_now()"
+                    )
+                    raise InvalidRecordError(msg, journal=self.journal, record_id=rid)
             kind = type(body)
             if (  # the common case, a message extending the leaf, decided inline
                 kind in _MESSAGE_NODES
@@ -209,21 +217,23 @@ class SessionRules:
     def check_one(self, record: NewRecord) -> RulesDelta | None:
         """`check` for a batch of one. None means the common case, decided here without building a
         delta: a message that extends the leaf of a session journal (it becomes the leaf). Anything
-        else goes through `check`, which returns the delta or names the broken rule."""
+        else goes through `check`, which returns the delta or names the broken rule. The id and
+        timestamp tests are `is_valid_id` and `is_recent_timestamp`, their fast cases inline."""
         if type(record) is not NewRecord:
             self.check((record,))  # raises InvalidRecordError naming the type
         body = record.body
         kind = type(body)
         rid = record.id
+        at = record.at
         if (
             kind in _MESSAGE_NODES
             and body.parent == self.leaf  # type: ignore[union-attr]
             and self.count
             and self.role_rules is None
             and type(rid) is str
-            and type(record.at) is str
-            and _ID_MATCH(rid)
-            and is_recent_timestamp(record.at)
+            and type(at) is str
+            and ((rid.isascii() and rid.isalnum() and len(rid) <= 128) or _ID_MATCH(rid))
+            and ((at[20:] in _MILLIS_Z and at.startswith(_valid_second)) or is_recent_timestamp(at))
             and rid not in self.ids
             and (kind is not AssistantMessage or body.stop_reason in _TERMINAL)  # type: ignore[union-attr,operator]
         ):
