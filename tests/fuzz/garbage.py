@@ -27,10 +27,12 @@ LEAVES = st.one_of(
 )
 WRONG = st.one_of(
     LEAVES,
-    st.just({"uuid": "not a uuid"}),
-    st.just([1, [2, [3]]]),
-    st.just({}),
-    st.just([]),
+    # Built afresh for every draw: `st.just` would hand every example the same object, so a test that
+    # changes what it drew would change the next example's value too.
+    st.builds(lambda: {"uuid": "not a uuid"}),
+    st.builds(lambda: [1, [2, [3]]]),
+    st.builds(dict),
+    st.builds(list),
     st.recursive(
         LEAVES,
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),

@@ -52,7 +52,9 @@ def checkpoint_rows(draw: st.DrawFn) -> list[tuple[Any, ...]]:
             if isinstance(state, dict) and isinstance(state.get("channel_values"), dict):
                 code = draw(st.sampled_from([2, 5, 0, 7, 9]))
                 parts = ("langchain_core.messages.ai", "AIMessage", _packable(message), "model_validate_json")
-                state["channel_values"]["messages"] = [ormsgpack.Ext(code, ormsgpack.packb(parts))]
+                packed = [ormsgpack.Ext(code, ormsgpack.packb(parts))]
+                values = {**state["channel_values"], "messages": packed}
+                state = {**state, "channel_values": values}  # a new dict: a drawn value may be shared
             blob: Any = ormsgpack.packb(_packable(state))
         except (TypeError, ValueError, OverflowError, RecursionError):  # garbage msgpack cannot hold
             blob = b"\xc1"
