@@ -16,7 +16,6 @@ import attrs
 from waybook._session import Session
 from waybook.journal._jsonl import JsonlJournal
 from waybook.model._errors import InvalidArgumentError, JournalError, StorageError
-from waybook.projections._base import fold
 from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from
 
 
@@ -46,7 +45,7 @@ def resume(path: str | os.PathLike[str], *, actor: str | None = None, **options:
         msg = f"resume takes the path of a session's .jsonl file, not {type(path).__name__}"
         raise InvalidArgumentError(msg)
     try:
-        journal, records = JsonlJournal.open_decoded(path, **options)
+        journal, records, proved = JsonlJournal.open_decoded_proved(path, **options)
     except JournalError:
         raise
     except OSError as exc:  # a path the system refuses outright (too long, a loop of links)
@@ -55,7 +54,9 @@ def resume(path: str | os.PathLike[str], *, actor: str | None = None, **options:
         msg = f"{shown}: {exc.strerror or exc}; pass the path of a session's .jsonl file"
         raise StorageError(msg) from None
     try:
-        state = fold(ContextProjection(), records)
+        # When the open proved every record's chain from seq 1, the fold checks only each run's ends.
+        projection = ContextProjection()
+        state = projection.apply_many(projection.initial(), records, chained=proved)
         context = render_context_from(state.tree, state.refs, records)
         session = Session(journal, actor=actor)
     except BaseException:

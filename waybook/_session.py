@@ -16,6 +16,8 @@ from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook.codecs import encode_value
 from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._fork import plan_fork
+from waybook.journal._in_memory import InMemoryJournal
+from waybook.journal._jsonl import JsonlJournal
 from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import IntegrityError, InvalidArgumentError, InvalidRecordError, ToolPairingError
@@ -44,6 +46,10 @@ from waybook.model._records import (
 from waybook.projections import RequestContext, context_usage
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
+
+_POSITIONED = (JsonlJournal, InMemoryJournal)
+"""The adapters known to have `position()`: checked with one C isinstance before the (slow)
+runtime-checkable protocol, which still answers for any other journal."""
 
 _JSON_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
 """Custom data that is stored as given; any other object must be a registered value."""
@@ -118,7 +124,7 @@ class Session:
         self._ids = ids
         self._head: Head = GENESIS
         self._leaf: str | None = None
-        if not isinstance(journal, PositionedJournal):
+        if not isinstance(journal, _POSITIONED) and not isinstance(journal, PositionedJournal):
             self.sync()
             return
         # The journal knows its head and leaf: start there instead of reading every record.

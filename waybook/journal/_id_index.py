@@ -71,10 +71,11 @@ class DictIdIndex(dict[str, bool]):
     def add(self, ids: Mapping[str, bool], first_seq: int) -> None:
         self.update(ids)
 
-    def add_new_nodes(self, ids: Sequence[str], first_seq: int) -> bool:
+    def add_new_nodes(self, ids: Sequence[str] | dict[str, bool], first_seq: int) -> bool:
+        """As IdIndex's; `ids` may also be the dict of them, each True (a replay built it already)."""
         if not self.keys().isdisjoint(ids):
             return False
-        self.update(dict.fromkeys(ids, True))
+        self.update(ids if type(ids) is dict else dict.fromkeys(ids, True))
         return True
 
     def nbytes(self) -> int:

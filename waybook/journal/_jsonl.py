@@ -158,12 +158,21 @@ class JsonlJournal(ProvedFile):
         `read()`; a replay of the whole session at open costs one decode per record. It holds every
         record in memory: meant for sessions, not for million-record files.
         """
+        journal, kept, _ = cls.open_decoded_proved(path, **options)
+        return journal, kept
+
+    @classmethod
+    def open_decoded_proved(
+        cls, path: str | os.PathLike[str], **options: Any
+    ) -> tuple[JsonlJournal, list[Record], bool]:
+        """`open_decoded`, and whether this open decoded and proved every one of the records (chain,
+        batches, rules) rather than reading a prefix that a checkpoint vouched for."""
         kept: list[Record] = []
         journal = cls(path, _decoded=kept, **options)
         first = kept[0].seq if kept else journal._ledger.head.seq + 1
         if first > 1:  # records the open did not decode (a checkpoint vouched for them)
             kept[:0] = journal.read(after=0, limit=first - 1)
-        return journal, kept
+        return journal, kept, first == 1
 
     @classmethod
     def create(

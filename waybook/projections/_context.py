@@ -139,9 +139,13 @@ class ContextProjection:
             state.summary, state.entries = refs.summary, list(refs.entries)
         return state
 
-    def apply_many(self, state: ContextState, records: Sequence[Record]) -> ContextState:
+    def apply_many(
+        self, state: ContextState, records: Sequence[Record], *, chained: bool = False
+    ) -> ContextState:
         """Apply `records` in order, as `apply` one by one would. Each run of messages (nearly every
-        record of a session) is applied column by column instead of record by record."""
+        record of a session) is applied column by column instead of record by record. `chained=True`:
+        the caller proved that the records follow one another (a journal's open did; see
+        `TreeProjection.extend_chain`)."""
         kinds = [type(record.body) for record in records]
         plain = list(map(_MESSAGE_TYPES.__contains__, kinds))
         count = len(records)
@@ -154,7 +158,7 @@ class ContextProjection:
             if stop - start > 1:
                 run = records if stop - start == count else records[start:stop]
                 tree = state.tree
-                if self._tree.extend_chain(tree, run, kinds[start:stop]):
+                if self._tree.extend_chain(tree, run, kinds[start:stop], chained=chained):
                     state.entries.extend(range(tree.leaf - (stop - start) + 1, tree.leaf + 1))
                 else:
                     for record in run:

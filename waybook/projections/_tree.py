@@ -176,20 +176,32 @@ class TreeProjection:
         return TreeState()
 
     def extend_chain(
-        self, state: TreeState, run: Sequence[Record], types: Sequence[type] | None = None
+        self,
+        state: TreeState,
+        run: Sequence[Record],
+        types: Sequence[type] | None = None,
+        *,
+        chained: bool = False,
     ) -> bool:
         """Apply `run`, plain nodes (no compaction, exclusion or custom entry) that each extend the
         leaf, column by column: the state `apply` one by one would give. Returns False, changing
         nothing, if the run does not directly follow the state's head (then `apply` names the error).
         `types`, if given, is the type of each record's body (a caller that has them already).
+        `chained=True`: the caller has proved that each record of `run` follows the one before it
+        (consecutive seqs, each `prev` the digest before it: a journal's open proved them), so only
+        the run's ends are checked against the state's head.
         """
         count = len(run)
         seq = state.seq
         seqs = [record.seq for record in run]
-        if seqs != list(range(seq + 1, seq + 1 + count)):
-            return False
-        digests = [record.digest for record in run]
-        if [record.prev for record in run] != [state.digest, *digests[:-1]]:
+        if chained:
+            first = run[0]
+            if first.seq != seq + 1 or first.prev != state.digest or seqs[-1] != seq + count:
+                return False
+        elif seqs != list(range(seq + 1, seq + 1 + count)) or [record.prev for record in run] != [
+            state.digest,
+            *[record.digest for record in run[:-1]],
+        ]:
             return False
         start = len(state.ids)
         ids = [record.id for record in run]
@@ -215,7 +227,7 @@ class TreeProjection:
             state.last_child[parent] = start
         state.leaf = start + count - 1
         state.seq = seq + count
-        state.digest = digests[-1]
+        state.digest = run[-1].digest
         return True
 
     def apply(self, state: TreeState, record: Record) -> TreeState:

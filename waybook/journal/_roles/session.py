@@ -154,9 +154,9 @@ class SessionRules:
             msg = "an append needs at least one record"
             raise EmptyBatchError(msg, journal=self.journal)
         if not formats and self.role_rules is None:
-            ids = self._message_run(batch)
-            if ids is not None and self.ids.isdisjoint(ids):
-                return RulesDelta(ids=dict.fromkeys(ids, True), leaf=ids[-1])
+            run = self._message_run(batch)
+            if run is not None and self.ids.isdisjoint(run[1]):
+                return RulesDelta(ids=run[1], leaf=run[0][-1])
         new_ids: dict[str, bool] = {}
         used = self.ids
         leaf = self.leaf
@@ -258,30 +258,39 @@ class SessionRules:
     def replay(self, records: Sequence[Record]) -> None:
         """Check committed records (a reopen, another writer's tail) and take them in: `check` with
         `formats=False`, then `commit`, except that a run of messages is checked and indexed in one pass."""
-        ids = self._message_run(records) if self.role_rules is None else None
-        if ids is not None and self.ids.add_new_nodes(ids, self.count + 1):
-            self.count += len(ids)
-            self.leaf = ids[-1]
-            self._compact_when_large()
-            return
+        run = self._message_run(records) if self.role_rules is None else None
+        if run is not None:
+            ids, new = run
+            index = self.ids
+            if type(index) is DictIdIndex:
+                taken = index.add_new_nodes(new, self.count + 1)  # the dict built once
+            else:
+                taken = index.add_new_nodes(ids, self.count + 1)
+            if taken:
+                self.count += len(ids)
+                self.leaf = ids[-1]
+                self._compact_when_large()
+                return
         self.commit(self.check(records, formats=False))
 
-    def _message_run(self, records: Sequence[NewRecord | Record]) -> list[str] | None:
+    def _message_run(self, records: Sequence[NewRecord | Record]) -> tuple[list[str], dict[str, bool]] | None:
         """The ids of a replayed run of messages, each extending the one before and terminal, checked
-        with set and list operations in C; None when `records` is anything else (the loop then names
-        the problem). Whether the ids are new is left to the caller."""
+        with set and list operations in C: as a list and as the dict an index takes (each a node), built
+        once; None when `records` is anything else (the loop then names the problem). Whether the ids
+        are new is left to the caller."""
         bodies = [record.body for record in records]
         if self.count == 0 or not _MESSAGE_NODES.issuperset(map(type, bodies)):
             return None
         ids = [record.id for record in records]
         if [body.parent for body in bodies] != [self.leaf, *ids[:-1]]:  # type: ignore[union-attr]
             return None
-        if len(set(ids)) != len(ids):
+        new = dict.fromkeys(ids, True)
+        if len(new) != len(ids):
             return None
         stops = [body.stop_reason for body in bodies if type(body) is AssistantMessage]
         if not _TERMINAL.issuperset(stops):
             return None
-        return ids
+        return ids, new
 
     def _check_one(
         self, rid: str, body: AnyBody, position: int, leaf: str | None, new_ids: dict[str, bool]
