@@ -147,8 +147,13 @@ class ContextProjection:
         the caller proved that the records follow one another (a journal's open did; see
         `TreeProjection.extend_chain`)."""
         kinds = [type(record.body) for record in records]
-        plain = list(map(_MESSAGE_TYPES.__contains__, kinds))
         count = len(records)
+        if count > 1 and _MESSAGE_TYPES.issuperset(kinds):  # all messages: one run, no list of flags
+            tree = state.tree
+            if self._tree.extend_chain(tree, records, kinds, chained=chained):
+                state.entries.extend(range(tree.leaf - count + 1, tree.leaf + 1))
+                return state
+        plain = list(map(_MESSAGE_TYPES.__contains__, kinds))
         start = 0
         while start < count:
             try:
