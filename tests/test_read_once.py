@@ -122,3 +122,47 @@ def test_a_run_that_does_not_follow_the_state_is_refused_as_out_of_order() -> No
     projection = ContextProjection()
     with pytest.raises(ProjectionOrderError):
         projection.apply_many(projection.initial(), [records[0], *records[2:]])
+
+
+@pytest.mark.parametrize("chained", [False, True])
+def test_a_run_whose_ends_do_not_follow_the_state_is_refused_even_when_the_caller_proved_its_chain(
+    chained: bool,
+) -> None:
+    journal = build_session([("user", "a"), ("assistant", "b"), ("user", "c"), ("assistant", "d")])
+    records = list(journal.read())
+    projection = ContextProjection()
+    state = projection.apply_many(projection.initial(), records[:2])
+    for later in (records[3:], records[1:]):  # one skipped, one applied twice
+        with pytest.raises(ProjectionOrderError):
+            projection.apply_many(state, later, chained=chained)
+
+
+@pytest.mark.parametrize("opening", ["full_proof", "checkpoint", "trusted_checkpoint", "torn_tail"])
+def test_resume_folds_the_same_state_and_context_however_the_open_proved_the_records(
+    tmp_path: Path, opening: str
+) -> None:
+    path = golden_file(tmp_path)  # a writer's open and close: its checkpoint exists
+    options: dict[str, object] = {
+        "full_proof": {"sidecar": False},
+        "trusted_checkpoint": {"trust_checkpoint": True},
+    }.get(opening, {})
+    if opening == "torn_tail":
+        with path.open("ab") as out:
+            out.write(b'{"seq":')  # a partial last line: the open keeps the committed records
+    resumed = resume(path, create=False, **options)
+    with resumed.journal as journal:
+        state = replay(ContextProjection(), journal)
+        assert encode_snapshot(ContextProjection(), resumed.state) == encode_snapshot(
+            ContextProjection(), state
+        )
+        assert resumed.context == context_at(journal, state.tree)
+        assert resumed.state.seq == journal.head().seq
+
+
+def test_open_decoded_proved_says_whether_the_open_proved_every_record_itself(tmp_path: Path) -> None:
+    path = golden_file(tmp_path)  # its writer left a checkpoint
+    for options, proved in (({"sidecar": False}, True), ({}, False)):
+        journal, records, every = JsonlJournal.open_decoded_proved(path, create=False, **options)
+        with journal:
+            assert every is proved
+            assert records == list(journal.read())
