@@ -211,10 +211,7 @@ class FileLock:
 
     def acquire(self, *, exclusive: bool) -> None:
         if not self._held:
-            try:  # the lock free (nearly always): one call; else the full path, which waits or says why
-                fcntl.flock(self._fd, _EX_NOW if exclusive else _SH_NOW)
-            except OSError:
-                self._flock(fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            self._flock(fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
 
     def _flock(self, operation: int) -> None:
         try:
@@ -264,8 +261,6 @@ class FileLock:
 EXCLUSIVE_NOW: Final = fcntl.LOCK_EX | fcntl.LOCK_NB
 """`flock` operation taking the exclusive lock only if it is free (OSError if not): an append's fast
 path, which falls back to `FileLock.acquire` (waits, or says why)."""
-_EX_NOW: Final = EXCLUSIVE_NOW
-_SH_NOW: Final = fcntl.LOCK_SH | fcntl.LOCK_NB
 _OFD_SETLK: int | None = getattr(fcntl, "F_OFD_SETLK", None)
 _OFD_GETLK: int | None = getattr(fcntl, "F_OFD_GETLK", None)
 _FLOCK = "hhqqi4x"  # struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment)

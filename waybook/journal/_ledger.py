@@ -236,17 +236,16 @@ _AFTER_LINE_START: Final = b'{"seq";'  # the least bytes greater than every line
 
 
 def prove_lines(
-    lines: Sequence[bytes], start: Head, journal: str = "", *, joined: bytes | None = None
+    lines: Sequence[bytes], start: Head, journal: str = ""
 ) -> tuple[list[Record], JournalError | None]:
     """Decode and prove consecutive lines after `start`: the good prefix, and the error at the first bad one.
 
     The hot loop of every replay and every open. The whole batch is decoded in one C call when every line
     starts a JSON object (so each line is exactly one value and record i is line i); the chain is then
     proved in one flat loop. From the first line that fails anything, lines go one by one through
-    `check_line`, which upcasts old versions or produces the exact typed error. `joined`, if given, is
-    `b"\n".join(lines)` as the caller already holds it (a chunk of the file), so it is not built again.
+    `check_line`, which upcasts old versions or produces the exact typed error.
     """
-    records = _decode_aligned(lines, joined)
+    records = _decode_aligned(lines)
     seq, prev = start.seq, start.digest
     good = _proved_prefix(lines, records, seq, prev)
     if good:
@@ -291,7 +290,7 @@ def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev
     return good
 
 
-def _decode_aligned(lines: Sequence[bytes], joined: bytes | None = None) -> list[Record]:
+def _decode_aligned(lines: Sequence[bytes]) -> list[Record]:
     """All of `lines` decoded at once, or [] when that cannot be done line for line.
 
     `decode_lines` skips blank lines and accepts several values on one line, so it is only used when
@@ -300,7 +299,7 @@ def _decode_aligned(lines: Sequence[bytes], joined: bytes | None = None) -> list
     """
     if not lines or min(lines) < _LINE_START or max(lines) >= _AFTER_LINE_START:
         return []
-    records = decode_record_lines(b"\n".join(lines) if joined is None else joined)
+    records = decode_record_lines(b"\n".join(lines))
     return records if records is not None and len(records) == len(lines) else []
 
 
