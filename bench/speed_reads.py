@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:
 
 from bench.measure import Row  # noqa: E402
 from bench.speed_pairing import row  # noqa: E402
-from bench.workload import write_journal_file  # noqa: E402
+from bench.workload import proof_floor, write_journal_file  # noqa: E402
 
 # --- opening: full proof, checkpoint, no proof -------------------------------------------------------
 
@@ -69,6 +69,18 @@ def open_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         rounds=rounds,
         note="open proving every line (chain, batches, rules; sidecar=False); baseline msgspec "
         "decode_lines of the same file's bytes (read included), no checks",
+    )
+    yield row(
+        f"speed.open.{n}.proof_floor",
+        n,
+        raw,
+        lambda: proof_floor(path),
+        unit="records/s",
+        goal=None,
+        rounds=rounds,
+        note="not an adapter: the chain alone, inline (read, split, decode, one SHA-256 per line, compare "
+        "digests and prevs; no rules, batches, offsets or journal): what any full proof costs here; same "
+        "baseline",
     )
     yield row(
         f"speed.verify_file.{n}.full_proof",
@@ -160,6 +172,18 @@ def resume_rows(tmp: Path, quick: bool) -> Iterator[Row]:
             rounds=5,
             note="the same, proving every line (sidecar=False): replay into tree + context",
         )
+        if n == 500:
+            yield row(
+                f"speed.resume.{n}.proof_floor",
+                total,
+                raw,
+                lambda path=path, repeat=repeat: [proof_floor(path) for _ in range(repeat)],  # type: ignore[misc]
+                unit="records/s",
+                goal=None,
+                rounds=5,
+                note="not an adapter: the chain alone, inline, as speed.open.N.proof_floor (no tree, no "
+                "context): the ceiling of any full-proof resume; same baseline",
+            )
         yield row(
             f"speed.resume.{n}.apart.full_proof",
             total,

@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:
 
 from bench.measure import Row  # noqa: E402
 from bench.speed_pairing import row  # noqa: E402
-from bench.workload import write_journal_file  # noqa: E402
+from bench.workload import proof_floor, write_journal_file  # noqa: E402
 
 BASELINE_REV = "cffdb08"
 """The commit issue 15 started from: the "today" of its 200-session target."""
@@ -66,6 +66,17 @@ def many_reopens_row(tmp: Path, quick: bool, sessions: int | None = None) -> Ite
         rounds=5,
         note=f"{sessions} sessions x 500 records each reopened with a full proof; baseline SQLite reading "
         "the same rows (one SELECT per session, lines fetched, no check)",
+    )
+    yield row(
+        f"speed.reopen.{sessions}x500.proof_floor",
+        sessions,
+        sqlite_rows,
+        lambda: [proof_floor(root / f"s{s}.jsonl") for s in range(sessions)],
+        unit="journals/s",
+        goal=None,
+        rounds=5,
+        note="not an adapter: each file's chain alone, inline (read, split, decode, one SHA-256 per line, "
+        "compare; no rules, lock or journal): what any full proof of these files costs; same baseline",
     )
     db.close()
 
