@@ -22,7 +22,7 @@ from waybook.journal import DuplicateIdError, JournalError, NewRecord, Record
 from waybook.journal import _id_index as id_index
 from waybook.journal import _jsonl_open as jsonl_open
 from waybook.journal._checkpoint import checkpoint_path
-from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
+from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._roles import session as session_rules
 
 LIMIT = 24
@@ -413,6 +413,25 @@ def test_readonly_trusting_and_damaged_opens_never_save(tmp_path: Path, small: N
     with JsonlJournal(path, create=False) as journal:
         assert journal.damage is not None
     assert not checkpoint_path(path).exists()
+
+
+def test_an_id_log_holds_the_ids_from_its_first_seq_in_order_or_none() -> None:
+    log = IdLog(4, limit=5)
+    assert log.add({"a": False, "b": True, "c": True, "d": False, "e": True}, 1)  # a load from seq 1
+    assert (log.ids, log.not_nodes) == (["d", "e"], [4])
+    assert log.nodes(["f", "g"], 6)
+    assert log.add({"h": True}, 8)
+    assert (log.ids, log.not_nodes) == (["d", "e", "f", "g", "h"], [4])
+    assert not log.add({"i": True}, 9)  # past the limit: dropped, for good
+    assert (log.ids, log.not_nodes) == (None, [])
+    assert not log.nodes(["j"], 10)
+    gap = IdLog(1)
+    assert gap.nodes(["a"], 1)
+    assert not gap.add({"c": True}, 3)  # a seq missed: nothing it holds could be saved
+    assert gap.ids is None
+    before = IdLog(10)
+    assert before.add(dict.fromkeys("abc", True), 1)  # all before its first seq (a restored checkpoint)
+    assert before.ids == []
 
 
 # --- any history ----------------------------------------------------------------------------------------
