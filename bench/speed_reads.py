@@ -20,17 +20,24 @@ from bench.workload import proof_floor, write_journal_file  # noqa: E402
 # --- opening: full proof, checkpoint, no proof -------------------------------------------------------
 
 NO_CHECKPOINT = (
-    "; NO checkpoint was saved (a journal over 65,536 records keeps the compact id index, which a "
-    "checkpoint cannot hold), so this open proved every line"
+    "; NO checkpoint was there to use (none saved, or not one for these bytes), so this open proved "
+    "every line"
 )
 
 
 def checkpoint_kind(path: Path, name: str) -> tuple[str, str]:
     """The row name's last part for an open of `path` that may use its checkpoint, and a note to add:
-    a row named `checkpoint` must have had one to use."""
-    from waybook.journal._checkpoint import checkpoint_path
+    a row named `checkpoint` must have had one to use (saved, and holding for the file's bytes)."""
+    from waybook.journal import _checkpoint as checkpoint
 
-    if checkpoint_path(path).is_file():
+    with path.open("rb") as file:
+
+        def read_at(size: int, offset: int) -> bytes:
+            file.seek(offset)
+            return file.read(size)
+
+        loaded = checkpoint.load(path, size=path.stat().st_size, read_at=read_at)
+    if loaded is not None:
         return name, ""
     return f"{name.replace('checkpoint', 'no_checkpoint')}", NO_CHECKPOINT
 

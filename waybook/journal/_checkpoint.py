@@ -17,9 +17,13 @@ whether it is a node, the leaf). It is a cache, never a source of truth:
 The prefix SHA-256 is the digest of exactly the bytes the writer proved (an open's scan) or wrote (its
 appends), computed as they passed, never read back later: a byte changed after it was proved cannot be
 vouched for by a later save. Saving is atomic (a temp file renamed over the old one) and never fsynced:
-losing it costs one full proof. Not checkpointed (proved in full on open): journals whose ids moved to
-the compact index (past 65,536 records), and journals whose header gives them a role with rules of its
-own (memory, pins), whose state the checkpoint does not hold.
+losing it costs one full proof. Not checkpointed (proved in full on open): journals whose header gives
+them a role with rules of its own (memory, pins), whose state the checkpoint does not hold.
+
+A journal past 65,536 records keeps its ids in the compact index, which holds no id strings; its
+checkpoint holds them as text all the same (`SavedIds`), taken from what the writer has in hand: the
+ids its open scanned, saved at the end of that open, and later the text of the checkpoint it saved or
+loaded (`saved_ids`, re-read and accepted only if it is exactly that one) and the ids committed since.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import os
 import sys
 import tempfile
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -59,6 +63,39 @@ class _Payload(msgspec.Struct, frozen=True, array_like=True):
     prefix_sha256: str  # SHA-256 of the journal's bytes [0, end)
 
 
+class SavedIds(msgspec.Struct, frozen=True, gc=False):
+    """A checkpoint's rule state of ids as it is saved: every id in commit order from seq 1, joined by
+    newlines, and the seqs of the records that are not nodes."""
+
+    text: str
+    not_nodes: list[int]
+
+    @classmethod
+    def of(cls, ids: Mapping[str, bool]) -> SavedIds:
+        """The saved form of a dict index's ids (id -> is_node, in commit order)."""
+        return cls("\n".join(ids), [seq for seq, node in enumerate(ids.values(), start=1) if not node])
+
+    def then(self, ids: list[str], not_nodes: list[int]) -> SavedIds:
+        """These ids followed by `ids` (the next seqs, with `not_nodes` among them)."""
+        if not ids:
+            return self
+        if not self.text:
+            return SavedIds("\n".join(ids), not_nodes)
+        return SavedIds(self.text + "\n" + "\n".join(ids), self.not_nodes + not_nodes)
+
+
+NO_IDS: Final = SavedIds("", [])
+"""Before seq 1: no checkpoint to continue."""
+
+
+class Mark(msgspec.Struct, frozen=True, gc=False):
+    """Which checkpoint an object saved or loaded: its end byte, head seq and prefix SHA-256."""
+
+    end: int
+    seq: int
+    prefix_sha256: str
+
+
 class Hasher(Protocol):
     """A running SHA-256 (hashlib.sha256()): of the journal's bytes [0, end) as they were proved."""
 
@@ -82,6 +119,9 @@ class Checkpoint(msgspec.Struct, frozen=True):
     header: Header
     prefix: Hasher | None
     """The SHA-256 of bytes [0, end), fed every byte: continued by the journal (None: not proved)."""
+    saved: SavedIds
+    """`ids` as they were saved: what a later save of a longer prefix starts from."""
+    mark: Mark
 
 
 def checkpoint_path(journal: Path) -> Path:
@@ -95,6 +135,33 @@ def load(
 
     With `prove_prefix` (the default) every byte it vouches for is hashed and must match; without it,
     only the last line and the header are read (the trusting fast path)."""
+    payload = _read(journal)
+    if payload is None:
+        return None
+    checked = _check(payload, size, read_at)
+    if checked is None or not prove_prefix:
+        return checked
+    prefix = _prefix_hash(read_at, payload.end)
+    if prefix is None or prefix.hexdigest() != payload.prefix_sha256:
+        return None  # a byte of the proved prefix changed (or the file is another one): prove it all
+    return msgspec.structs.replace(checked, prefix=prefix)
+
+
+def saved_ids(journal: Path, mark: Mark) -> SavedIds | None:
+    """The ids of the journal's checkpoint if it is still exactly the one `mark` names (same end, seq
+    and prefix SHA-256, checksum holding), else None: a writer continues only its own checkpoint."""
+    payload = _read(journal)
+    if (
+        payload is None
+        or Mark(payload.end, payload.seq, payload.prefix_sha256) != mark
+        or payload.ids.count("\n") != payload.seq - 1
+    ):
+        return None
+    return SavedIds(payload.ids, payload.not_nodes)
+
+
+def _read(journal: Path) -> _Payload | None:
+    """The checkpoint beside `journal` if it reads, its checksum holds and it decodes, else None."""
     try:
         fd = os.open(os.fspath(journal) + SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -112,16 +179,9 @@ def load(
     ):
         return None
     try:
-        payload = _DECODER.decode(data[head_len:])
+        return _DECODER.decode(data[head_len:])
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    checked = _check(payload, size, read_at)
-    if checked is None or not prove_prefix:
-        return checked
-    prefix = _prefix_hash(read_at, payload.end)
-    if prefix is None or prefix.hexdigest() != payload.prefix_sha256:
-        return None  # a byte of the proved prefix changed (or the file is another one): prove it all
-    return msgspec.structs.replace(checked, prefix=prefix)
 
 
 def _prefix_hash(read_at: Callable[[int, int], bytes], end: int) -> Hasher | None:
@@ -183,7 +243,10 @@ def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -
             return None
     if first is None or first.seq != 1 or not isinstance(first.body, Header):
         return None
-    return Checkpoint(end, Head(seq, payload.digest), offsets, ids, payload.leaf, first.body, None)
+    saved = SavedIds(payload.ids, payload.not_nodes)
+    mark = Mark(end, seq, payload.prefix_sha256)
+    head = Head(seq, payload.digest)
+    return Checkpoint(end, head, offsets, ids, payload.leaf, first.body, None, saved, mark)
 
 
 def save(
@@ -192,28 +255,31 @@ def save(
     end: int,
     head: Head,
     offsets: array[int],
-    ids: dict[str, bool],
+    ids: SavedIds | Mapping[str, bool],
     leaf: str | None,
     prefix_sha256: str,
 ) -> bool:
     """Write the checkpoint of the proved prefix [0, end) atomically, best effort; True if written.
 
+    `ids` is every id of it in commit order, saved (SavedIds) or as a dict index (id -> is_node);
     `prefix_sha256` is the SHA-256 of the bytes [0, end) as they were proved or written."""
-    if head.seq < 1 or len(offsets) != head.seq or len(ids) != head.seq:
+    if head.seq < 1 or len(offsets) != head.seq:
         return False
+    if not isinstance(ids, SavedIds):
+        ids = SavedIds.of(ids)
+    if ids.text.count("\n") != head.seq - 1 or not all(0 < seq <= head.seq for seq in ids.not_nodes):
+        return False  # not one id per record (or an id with a newline: only a foreign writer's)
     payload = _Payload(
         byteorder=sys.byteorder,
         end=end,
         seq=head.seq,
         digest=head.digest,
         offsets=offsets.tobytes(),
-        ids="\n".join(ids),
-        not_nodes=[seq for seq, node in enumerate(ids.values(), start=1) if not node],
+        ids=ids.text,
+        not_nodes=ids.not_nodes,
         leaf=leaf,
         prefix_sha256=prefix_sha256,
     )
-    if payload.ids.count("\n") != head.seq - 1:
-        return False  # an id with a newline in it (only a foreign writer's): no checkpoint
     body = _ENCODER.encode(payload)
     data = _MAGIC + hashlib.sha256(body).hexdigest().encode() + body
     target = checkpoint_path(journal)

@@ -10,7 +10,9 @@ Two implementations answer the same questions exactly:
   about 11 MB instead of 100.
 
 A JSONL journal starts with a dict and moves to the compact index past COMPACT_ABOVE ids
-(SessionRules.compact_ids); docs/jsonl.md, "The id index", has the trade-off.
+(SessionRules.compact_ids); docs/jsonl.md, "The id index", has the trade-off. A compact index keeps no
+id strings, so a JSONL writer that saves checkpoints gives it an `IdLog`: the ids it takes in after the
+checkpoint's end, for the checkpoint the writer saves next (docs/jsonl.md, "Reopening fast").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import compress, islice
 from operator import not_
 from typing import Final, Protocol
 
@@ -95,6 +97,57 @@ COMPACT_ABOVE: Final = 1 << 16
 RECENT: Final = 1024
 """Ids added one by one wait in a dict until there are this many, then move to the buckets at once."""
 
+
+class IdLog:
+    """The ids taken in from seq `first` on, in commit order, and the seqs among them of records that are
+    not nodes: what a checkpoint after `first - 1` needs that a compact index does not keep.
+
+    Ids before `first` are left out (a checkpoint already holds them). Past `limit` ids (None: no limit)
+    it drops them and holds none from then on (`ids` is None): a long-lived writer does not keep every
+    id after all, and its next open proves the tail instead.
+    """
+
+    __slots__ = ("first", "ids", "limit", "not_nodes")
+
+    def __init__(self, first: int, limit: int | None = None) -> None:
+        self.first = first
+        self.limit = limit
+        self.ids: list[str] | None = []
+        self.not_nodes: list[int] = []
+
+    def nodes(self, ids: Sequence[str], first_seq: int) -> bool:
+        """Take in a run of nodes from `first_seq`; False once the log holds nothing (dropped)."""
+        held = self.ids
+        if held is None or first_seq != self.first + len(held):
+            return self._drop()
+        held += ids
+        return self.limit is None or len(held) <= self.limit or self._drop()
+
+    def add(self, ids: Mapping[str, bool], first_seq: int) -> bool:
+        """Take in ids (id -> is_node) from `first_seq`, leaving out those before `first`."""
+        held = self.ids
+        skip = self.first - first_seq
+        if held is None or (held and first_seq != self.first + len(held)) or (not held and skip < 0):
+            return self._drop()
+        if skip >= len(ids):
+            return True  # all of them before `first` (a restored checkpoint's ids, compacted)
+        start = first_seq + max(skip, 0)
+        if skip > 0:
+            held += islice(ids, skip, None)
+            flags = list(islice(ids.values(), skip, None))
+        else:
+            held += ids
+            flags = list(ids.values())
+        if not all(flags):
+            self.not_nodes += [seq for seq, node in enumerate(flags, start=start) if not node]
+        return self.limit is None or len(held) <= self.limit or self._drop()
+
+    def _drop(self) -> bool:
+        self.ids = None
+        self.not_nodes = []
+        return False
+
+
 if array("I").itemsize != _FINGERPRINT.size:  # pragma: no cover - every platform CPython supports
     msg = "CompactIdIndex needs a 4-byte unsigned int array type"
     raise ImportError(msg)
@@ -114,11 +167,20 @@ class CompactIdIndex:
     Ids added one append at a time first go to a small dict (one C call each) and move to the buckets
     `RECENT` at a time, which halves the cost of adding them one by one; a replay adds whole chunks
     straight to the buckets. `fingerprint` is the hash to use; tests pass a weak one to force collisions.
+    Given a `log`, every id taken in is also logged there, until the log drops them.
     """
 
-    def __init__(self, committed_id: CommittedId, *, fingerprint: Callable[[str], int] = hash) -> None:
+    def __init__(
+        self,
+        committed_id: CommittedId,
+        *,
+        fingerprint: Callable[[str], int] = hash,
+        log: IdLog | None = None,
+    ) -> None:
         self._committed_id = committed_id
         self._fingerprint = fingerprint
+        self.log = log
+        """Where the ids taken in also go (IdLog), until it drops them; None: nowhere."""
         self._recent: dict[str, int] = {}  # id -> seq << 1 | is_node, not yet in the buckets
         self._fps: list[bytearray] = [bytearray() for _ in range(_INITIAL_BUCKETS)]
         self._seqs: list[array[int]] = [array("I") for _ in range(_INITIAL_BUCKETS)]
@@ -163,6 +225,9 @@ class CompactIdIndex:
         for rid, is_node in ids.items():
             recent[rid] = seq << 1 | is_node
             seq += 1
+        log = self.log
+        if log is not None and not log.add(ids, first_seq):
+            self.log = None
         if len(recent) >= RECENT:
             self._settle()
 
@@ -190,6 +255,9 @@ class CompactIdIndex:
         self._in_buckets += len(ids)
         if self._in_buckets > self._capacity:
             self._grow()
+        log = self.log
+        if log is not None and not log.nodes(ids, first_seq):
+            self.log = None
         return True
 
     def load(self, ids: Mapping[str, bool]) -> None:
@@ -202,6 +270,9 @@ class CompactIdIndex:
             self._recent[rid] = seq << 1 | is_node
             if len(self._recent) >= RECENT:
                 self._settle()
+        log = self.log
+        if log is not None and not log.add(ids, 1):
+            self.log = None
 
     def nbytes(self) -> int:
         """Memory held by the index, in bytes (the containers and their allocated room)."""

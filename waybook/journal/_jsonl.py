@@ -28,11 +28,11 @@ from types import TracebackType
 from typing import Any, Self
 
 from waybook.codecs._wire import decode_record
-from waybook.journal._checkpoint import Hasher
+from waybook.journal._checkpoint import Hasher, Mark
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability, GroupCommit
 from waybook.journal._fileio import EXCLUSIVE_NOW, OS_FILE_OPS, FileOps, create_atomically, fsync_dir
-from waybook.journal._id_index import CompactIdIndex, DictIdIndex
+from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl_file import JournalFile
 from waybook.journal._jsonl_open import ProvedFile
 from waybook.journal._jsonl_scan import Damage, read_exactly
@@ -101,6 +101,10 @@ class JsonlJournal(ProvedFile):
         self._trust_checkpoint = trust_checkpoint
         self._prefix: Hasher | None = hashlib.sha256() if sidecar and not readonly else None
         self._checkpointed = 0  # the end byte the checkpoint on disk vouches for (0: none known)
+        self._mark: Mark | None = None
+        # A writer that saves checkpoints logs the ids its open scans, in case they are compacted.
+        saves = sidecar and not readonly and not trust_checkpoint
+        self._id_log: IdLog | None = IdLog(1) if saves else None
         self._path = Path(path)
         self._name = str(self._path)
         self._durability = Durability(durability)
@@ -109,7 +113,7 @@ class JsonlJournal(ProvedFile):
         self._syncs_creation = self._fsync_each or self._group_commit
         self._ops = file_ops
         self._mutex = threading.Lock()
-        self._ledger = Ledger.empty(self._name, compact_ids=lambda: CompactIdIndex(self._committed_id))
+        self._ledger = Ledger.empty(self._name, compact_ids=self._compact_index)
         self._offsets: array[int] = array("Q")
         self._keep = _decoded  # the records the open decodes go here too (open_decoded)
         self._end = 0
@@ -405,6 +409,11 @@ class JsonlJournal(ProvedFile):
             if isinstance(ids, CompactIdIndex):
                 ids.check_invariants()
                 assert all(ids.seq_of(r.id) == r.seq for r in records)
+                log = ids.log
+                if log is not None and log.ids is not None:  # the ids committed after the checkpoint
+                    assert log is self._id_log
+                    assert log.ids == [r.id for r in records[log.first - 1 :]]
+                    assert log.not_nodes == [r.seq for r in records[log.first - 1 :] if not r.body.IS_NODE]
             else:
                 assert isinstance(ids, DictIdIndex)
                 assert list(ids) == [r.id for r in records]  # commit order: what compacting relies on
@@ -420,6 +429,10 @@ class JsonlJournal(ProvedFile):
             for lines in self._file.line_chunks(self._offsets[after], end)
             for record in decode_records(lines)
         ]
+
+    def _compact_index(self) -> CompactIdIndex:
+        """The index the ids move to past COMPACT_ABOVE; it logs the ids it takes in to `_id_log`."""
+        return CompactIdIndex(self._committed_id, log=self._id_log)
 
     def _committed_id(self, seq: int) -> tuple[str, bool]:
         """The id of committed record `seq` and whether it is a node: read back to confirm an id match."""
