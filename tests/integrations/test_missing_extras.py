@@ -52,7 +52,8 @@ CASES = {
         "import asyncio; from waybook.stores import open_store\n"
         "    from waybook.integrations.claude_agent_sdk import WaybookSessionStore\n"
         "    key = {'project_key': 'p', 'session_id': 's'}\n"
-        "    asyncio.run(WaybookSessionStore(open_store('memory:')).append(key, [{'uuid': 'u', 'type': 'user'}]))",
+        "    store = WaybookSessionStore(open_store('memory:'))\n"
+        "    asyncio.run(store.append(key, [{'uuid': 'u', 'type': 'user'}]))",
     ),
 }
 

@@ -122,7 +122,8 @@ class WaybookMessageHistory:
         """The conversation as committed now, ready for `message_history=`; `append` checks against it."""
         thread = self._threads.read(self._key)
         stored = thread.messages() if thread is not None else []
-        return ModelMessagesTypeAdapter.validate_python(stored)
+        validated: list[ModelMessage] = ModelMessagesTypeAdapter.validate_python(stored)
+        return validated
 
     def append(self, messages: Sequence[ModelMessage]) -> None:
         """Append `messages` (a run's `new_messages()`) in one atomic batch, at the head `messages()` last
@@ -146,7 +147,8 @@ class WaybookMessageHistory:
             return truncated(thread, keep, "pydantic-ai: undo_run")
 
         self._threads.write(self._key, plan, checked=True)
-        return ModelMessagesTypeAdapter.validate_python(undone)
+        validated: list[ModelMessage] = ModelMessagesTypeAdapter.validate_python(undone)
+        return validated
 
     def clear(self) -> None:
         """Start the conversation over with a reset; every earlier message stays in the journal."""
