@@ -313,3 +313,30 @@ def test_a_checkpoint_of_the_old_format_is_ignored_and_the_file_proved_in_full(t
     with JsonlJournal(path, create=False) as journal:
         assert facts(journal) == full_open_facts(path)
     assert cp.read_bytes().startswith(b"waybook.checkpoint/2\n")
+
+
+def reseal(path: Path, **changes: object) -> None:
+    """Rewrite the checkpoint of `path` with `changes` to its payload and a checksum that holds: what
+    only someone crafting a sidecar by hand could write."""
+    import msgspec
+
+    from waybook.journal import _checkpoint
+
+    cp = checkpoint_path(path)
+    start = len(_checkpoint._MAGIC) + _checkpoint._DIGEST_BYTES
+    payload = msgspec.structs.replace(_checkpoint._DECODER.decode(cp.read_bytes()[start:]), **changes)
+    body = _checkpoint._ENCODER.encode(payload)
+    cp.write_bytes(_checkpoint._MAGIC + hashlib.sha256(body).hexdigest().encode() + body)
+
+
+@pytest.mark.parametrize("not_nodes", [[0], [-1], [10_000]], ids=["zero", "negative", "past-the-head"])
+def test_a_checkpoint_naming_a_seq_no_record_has_is_refused(tmp_path: Path, not_nodes: list[int]) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path)
+    reseal(path)  # the same payload sealed again is still taken
+    with JsonlJournal(path, create=False, trust_checkpoint=True) as journal:
+        assert journal._checkpointed
+    reseal(path, not_nodes=not_nodes)
+    with JsonlJournal(path, create=False, trust_checkpoint=True, readonly=True) as journal:
+        assert not journal._checkpointed  # not restored: proved in full
+        assert facts(journal) == full_open_facts(path)

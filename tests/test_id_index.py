@@ -174,3 +174,32 @@ def test_a_dict_index_hands_its_ids_over_in_commit_order() -> None:
     assert all(index.node(rid) == is_node for rid, is_node in committed)
     with pytest.raises(ValueError, match="empty"):
         index.load(plain)
+
+
+@pytest.mark.parametrize("count", [0, 1, 63, BUCKET_LOAD * 64, BUCKET_LOAD * 64 + 1, 70_000])
+@pytest.mark.parametrize("fingerprint", [hash, weak_fingerprint])
+def test_a_loaded_index_is_sized_once_and_answers_like_one_grown_id_by_id(
+    count: int, fingerprint: Callable[[str], int]
+) -> None:
+    if fingerprint is weak_fingerprint and count > 5_000:
+        pytest.skip("eight fingerprints: every lookup of a big index reads thousands of candidates")
+    committed = [(f"id-{i}", i % 5 != 0) for i in range(1, count + 1)]
+    loaded = CompactIdIndex(lambda seq: committed[seq - 1], fingerprint=fingerprint)
+    loaded.load(dict(committed))
+    grown = CompactIdIndex(lambda seq: committed[seq - 1], fingerprint=fingerprint)
+    for seq, (rid, is_node) in enumerate(committed, start=1):
+        grown.add({rid: is_node}, seq)
+    for index in (loaded, grown):
+        index.check_invariants()
+    assert len(loaded) == len(grown) == count
+    assert sorted(loaded.entries()) == sorted(grown.entries())  # the same (fingerprint, seq) pairs
+    sample = list(enumerate(committed, start=1))[:: max(1, count // 500)]
+    assert all(loaded.seq_of(rid) == seq and loaded.node(rid) == is_node for seq, (rid, is_node) in sample)
+    assert "id-0" not in loaded
+    assert f"id-{count + 1}" not in loaded
+    # It goes on growing from there like any other: new ids in, buckets split, answers exact.
+    more = {f"more-{i}": True for i in range(BUCKET_LOAD * 70)}
+    committed.extend(more.items())
+    assert loaded.add_new_nodes(list(more), count + 1)
+    loaded.check_invariants()
+    assert all(rid in loaded for rid in list(more)[::97])

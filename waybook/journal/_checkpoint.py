@@ -205,12 +205,12 @@ def _check(payload: _Payload, size: int, read_at: Callable[[int, int], bytes]) -
     if payload.byteorder != sys.byteorder or len(payload.offsets) != 8 * seq or seq < 1 or end > size:
         return None
     names = payload.ids.split("\n")
+    not_nodes = payload.not_nodes
+    if not_nodes and (min(not_nodes) < 1 or max(not_nodes) > len(names)):
+        return None  # a seq no record has (0 would name the last id): not a checkpoint we wrote
     ids = dict.fromkeys(names, True)
-    try:
-        for not_node in payload.not_nodes:
-            ids[names[not_node - 1]] = False
-    except IndexError:
-        return None
+    for not_node in not_nodes:
+        ids[names[not_node - 1]] = False
     offsets = array("Q")
     offsets.frombytes(payload.offsets)
     starts = offsets.tolist()

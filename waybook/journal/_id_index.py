@@ -262,14 +262,36 @@ class CompactIdIndex:
 
     def load(self, ids: Mapping[str, bool]) -> None:
         """Fill an empty index with a journal's ids (id -> is_node) in commit order from seq 1, unchecked:
-        they are committed, so already unique (a dict index handing over)."""
+        they are committed, so already unique (a dict index handing over, a checkpoint restored).
+
+        The table is sized once for all of them (the buckets linear hashing would have split by then)
+        and each entry goes straight to its bucket: no pass through the recent ids, no split.
+        """
         if len(self):
             msg = "load() fills an empty index"
             raise ValueError(msg)
-        for seq, (rid, is_node) in enumerate(ids.items(), start=1):
-            self._recent[rid] = seq << 1 | is_node
-            if len(self._recent) >= RECENT:
-                self._settle()
+        count = len(ids)
+        buckets = max(_INITIAL_BUCKETS, -(-count // BUCKET_LOAD))
+        level = _INITIAL_BUCKETS  # the buckets of this round: addressed by `mask`, or `wide` below split
+        while level << 1 <= buckets:
+            level <<= 1
+        mask, split = level - 1, buckets - level
+        wide = mask << 1 | 1
+        typecode = "Q" if count >= _SEQ_LIMIT else "I"
+        fps: list[array[int]] = [array("I") for _ in range(buckets)]
+        seqs: list[array[int]] = [array(typecode) for _ in range(buckets)]
+        for seq, fp in enumerate(map(self._fingerprint, ids), start=1):
+            fp &= _FP_MASK
+            bucket = fp & mask
+            if bucket < split:
+                bucket = fp & wide
+            fps[bucket].append(fp)
+            seqs[bucket].append(seq)
+        self._fps = [bytearray(entries) for entries in fps]
+        self._seqs = seqs
+        self._mask, self._wide, self._split = mask, wide, split
+        self._in_buckets = count
+        self._capacity = BUCKET_LOAD * buckets
         log = self.log
         if log is not None and not log.add(ids, 1):
             self.log = None
