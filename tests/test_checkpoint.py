@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.builders import chat, header, move, user
-from tests.helpers.faults import CountingFileOps
+from tests.helpers.faults import SIDECAR_DAMAGE, CountingFileOps
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import (
     CorruptJournalError,
@@ -97,17 +97,7 @@ def test_a_tail_damaged_after_the_checkpoint_is_still_found(tmp_path: Path) -> N
             journal.append([user("y", "m5")], expected=journal.head())
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        lambda data: data[:-1],
-        lambda data: data[:40],
-        lambda data: b"",
-        lambda data: data[:100] + bytes([data[100] ^ 1]) + data[101:],
-        lambda data: b"garbage",
-    ],
-    ids=["cut-by-one", "cut-short", "empty", "flipped", "garbage"],
-)
+@pytest.mark.parametrize("damage", SIDECAR_DAMAGE.values(), ids=SIDECAR_DAMAGE.keys())
 def test_a_damaged_checkpoint_is_ignored_and_rebuilt(tmp_path: Path, damage: object) -> None:
     path = tmp_path / "s.jsonl"
     write_session(path)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from tests.helpers.builders import header, move, user
+from tests.helpers.faults import SIDECAR_DAMAGE
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import DuplicateIdError, JournalError, NewRecord, Record
 from waybook.journal import _id_index as id_index
@@ -270,17 +271,7 @@ def test_other_writers_records_are_taken_into_the_saved_checkpoint(tmp_path: Pat
 # --- stale, foreign and damaged checkpoints --------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        lambda data: data[:-1],
-        lambda data: data[:60],
-        lambda data: b"",
-        lambda data: data[:100] + bytes([data[100] ^ 1]) + data[101:],
-        lambda data: b"garbage",
-    ],
-    ids=["cut-by-one", "cut-short", "empty", "flipped", "garbage"],
-)
+@pytest.mark.parametrize("damage", SIDECAR_DAMAGE.values(), ids=SIDECAR_DAMAGE.keys())
 def test_a_damaged_sidecar_means_a_full_proof_and_a_fresh_checkpoint(
     tmp_path: Path, small: None, damage: Callable[[bytes], bytes]
 ) -> None:

@@ -11,6 +11,7 @@ import errno
 import os
 import random
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -231,3 +232,13 @@ class FaultyFileOps(OsFileOps):
     def identity(self, path: Path) -> tuple[int, int] | None:
         self._due("identity")
         return super().identity(path)
+
+
+SIDECAR_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
+    "cut-by-one": lambda data: data[:-1],
+    "cut-short": lambda data: data[:40],  # inside the magic and checksum
+    "empty": lambda data: b"",
+    "flipped": lambda data: data[:100] + bytes([data[100] ^ 1]) + data[101:],
+    "garbage": lambda data: b"garbage",
+}
+"""Ways a checkpoint sidecar's bytes get damaged, by name (for `pytest.mark.parametrize`)."""
