@@ -102,7 +102,7 @@ _TRIGGERS: Final = (
     "credential",
 )
 """Something (lower-cased) every built-in pattern needs: a text holding none of these is returned after
-a few substring scans instead of a run of every pattern (tests/test_redaction.py checks each pattern's
+a few substring scans instead of a run of every pattern (tests/export/test_redaction.py checks each pattern's
 examples contain one)."""
 
 

@@ -12,6 +12,9 @@ lives here, never in a test module another test imports.
 - adk: Google ADK events for the ADK adapter's tests
 - authority: the canonical memory authority's test doubles, and the exact state of a host call in line
 
-Programs the tests run as processes stay beside their tests (tests/process_writer.py,
-tests/stores/*_writer.py).
+- paths: the checkout's root, its fixtures and the shared fixtures beside it
+- cli_runner: the `waybook` command run in-process (and the installed program for smoke tests)
+- value_samples: the golden journal of application values
+
+Programs the tests run as processes: tests/helpers/process_writer.py, tests/stores/*_writer.py.
 """

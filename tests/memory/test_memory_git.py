@@ -126,7 +126,7 @@ def test_a_journal_that_moved_since_the_export_is_refused(tmp_path: Path) -> Non
 
 
 def test_the_cli_exports_and_imports(tmp_path: Path) -> None:
-    from tests.cli_runner import waybook  # in-process: waybook.cli.main
+    from tests.helpers.cli_runner import waybook  # in-process: waybook.cli.main
 
     memory_file(tmp_path / "m.jsonl")
     out = waybook("memory", "export-git", tmp_path / "m.jsonl", tmp_path / "repo")
@@ -150,7 +150,7 @@ def test_a_secret_spelled_by_a_path_is_masked_too(tmp_path: Path) -> None:
 
 
 def test_the_cli_exports_and_imports_a_memory_journal_of_a_store(tmp_path: Path) -> None:
-    from tests.cli_runner import Ran, waybook  # in-process: waybook.cli.main
+    from tests.helpers.cli_runner import Ran, waybook  # in-process: waybook.cli.main
     from waybook.stores import open_store
 
     url = f"file:{tmp_path / 'store'}"

@@ -270,7 +270,7 @@ def test_the_cli_refuses_a_journal_of_the_wrong_role(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with JsonlJournal(path) as journal:
         Session.create(journal).user("hi")
-    from tests.cli_runner import waybook  # in-process: waybook.cli.main
+    from tests.helpers.cli_runner import waybook  # in-process: waybook.cli.main
 
     result = waybook("memory", path)
     assert result.returncode == 2

@@ -26,7 +26,7 @@ ROUTES = [Route("shared", frozenset({"facts"}))]
 
 
 def waybook(*args: object) -> Any:
-    from tests.cli_runner import waybook as run  # in-process: waybook.cli.main
+    from tests.helpers.cli_runner import waybook as run  # in-process: waybook.cli.main
 
     return run(*map(str, args))
 

@@ -1,11 +1,11 @@
-"""`waybook gc` and `waybook verify --blobs`, run as a user would (in-process: tests.cli_runner)."""
+"""`waybook gc` and `waybook verify --blobs`, run as a user would (in-process: tests.helpers.cli_runner)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.cli_runner import waybook
+from tests.helpers.cli_runner import waybook
 from waybook import Session
 from waybook.stores import open_store
 

@@ -262,7 +262,7 @@ def round_trips(body: object) -> bool:
     `TextBlock`s of exact `str` text, with no free-form `details` or `usage` (dicts may hold values,
     such as NaN or lists, that decode to something else). Anything else is decoded back by `seal`.
     Checked with exact types (no subclasses), so it is a proof, not a guess; the property test
-    (tests/test_wire_codec.py) holds it to the decoder."""
+    (tests/codecs/test_wire_codec.py) holds it to the decoder."""
     kind = type(body)
     if kind is UserMessage:
         if body.details is not None:  # type: ignore[attr-defined]
