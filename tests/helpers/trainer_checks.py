@@ -88,7 +88,7 @@ def trl_problems(row: Any, kind: str) -> list[str]:
     found: list[str] = []
     for column in columns:
         messages = row.get(column)
-        if not isinstance(messages, list) or not messages and column != "prompt":
+        if not isinstance(messages, list) or (not messages and column != "prompt"):
             found.append(f"{column} must be a non-empty list of messages")
             continue
         for n, message in enumerate(messages):
@@ -107,7 +107,8 @@ def trl_problems(row: Any, kind: str) -> list[str]:
 def openai_dpo_problems(row: Any) -> list[str]:
     from waybook.export._openai_format import problems
 
-    found = [f"unknown key {k!r}" for k in sorted(set(row) - {"input", "preferred_output", "non_preferred_output"})]
+    keys = {"input", "preferred_output", "non_preferred_output"}
+    found = [f"unknown key {k!r}" for k in sorted(set(row) - keys)]
     source = row.get("input")
     if not isinstance(source, dict) or not isinstance(source.get("messages"), list):
         return [*found, "input must hold messages"]
@@ -116,6 +117,8 @@ def openai_dpo_problems(row: Any) -> list[str]:
         if not (isinstance(output, list) and len(output) == 1 and output[0].get("role") == "assistant"):
             found.append(f"{side} must be a list of one assistant message")
             continue
-        whole = {"messages": [*source["messages"], *output], **({"tools": source["tools"]} if "tools" in source else {})}
-        found += [f"{side}: {p}" for p in problems(whole) if "not answered" not in p]
+        whole = {"messages": [*source["messages"], *output]}
+        if "tools" in source:
+            whole["tools"] = source["tools"]
+        found += [f"{side}: {p}" for p in problems(whole)]
     return found

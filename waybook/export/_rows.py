@@ -103,5 +103,11 @@ def _attached(images: list[ImagePart]) -> dict[str, Any]:
 
 
 def encode_row(row: dict[str, Any]) -> bytes:
-    """One JSONL line (no newline); key order is fixed by construction, so output is deterministic."""
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()
+    """One JSONL line (no newline); key order is fixed by construction, so output is deterministic.
+
+    U+2028 and U+2029 are written escaped: readers that split text into lines by Unicode's rules
+    (Python's `str.splitlines`, JavaScript before ES2019) would otherwise cut a row in two."""
+    line = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+    if "\u2028" in line or "\u2029" in line:
+        line = line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return line.encode()

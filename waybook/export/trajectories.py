@@ -287,14 +287,14 @@ class TrajectoryExporter:
             tails: dict[int, list[Message] | None] = {}
             for chosen_child, chosen_ends in ends.items():
                 for chosen_end in (e for e in chosen_ends if verdicts[e] == "chosen"):
-                    chosen = self._completion(chosen_end, fork, tails)
+                    chosen = self._completion(chosen_end, fork, tails, prompt)
                     if chosen is None:
                         continue
                     for child, child_ends in ends.items():
                         if child == chosen_child:
                             continue
                         for end in (e for e in child_ends if verdicts[e] != "chosen"):
-                            rejected = self._completion(end, fork, tails)
+                            rejected = self._completion(end, fork, tails, prompt)
                             if rejected is None:
                                 continue
                             if fmt == "trl-kto":
@@ -424,28 +424,41 @@ class TrajectoryExporter:
             if p in self.tree.exclusions
         }
         records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions if p not in excluded])
-        return self._messages_of(records)
+        return self._messages_of(records, open_end=True)
 
-    def _completion(self, end: int, fork: int, done: dict[int, list[Message] | None]) -> list[Message] | None:
+    def _completion(
+        self, end: int, fork: int, done: dict[int, list[Message] | None], prompt: list[Message]
+    ) -> list[Message] | None:
         """What the branch to `end` holds after `fork` (its exclusions applied), or None when that holds
-        no assistant turn (counted once): such a branch is never a completion."""
+        no assistant turn (counted once): such a branch is never a completion. When the fork is an
+        assistant turn with tool calls (the prompt ends with them), the completion starts with the
+        results this branch recorded for them."""
         if end in done:
             return done[end]
         positions = self.tree.path_positions(end)
         after = positions[positions.index(fork) + 1 :]
         excluded = {self.tree.exclusions[p] for p in positions if p in self.tree.exclusions}
         records = read_seqs(self.journal, [self.tree.seqs[p] for p in after if p not in excluded])
-        tail: list[Message] | None = self._messages_of(records)
+        calls = prompt[-1:] if prompt and prompt[-1].tool_calls else []
+        tail: list[Message] | None = self._messages_of(records, before=calls)
         if not any(m.role == "assistant" for m in tail or ()):
             self.dropped["branches with no assistant turn after the fork (never a completion)"] += 1
             tail = None
         done[end] = tail
         return tail
 
-    def _messages_of(self, records: list[Record]) -> list[Message]:
+    def _messages_of(
+        self, records: list[Record], *, open_end: bool = False, before: list[Message] | None = None
+    ) -> list[Message]:
+        """`records` as clean messages; `before` (an assistant turn whose calls they answer) is cleaned
+        with them and left out of what is returned."""
         options, dropped = self.options, self.dropped
         found = [m for r in records if (m := to_message(r, options, dropped, self.blobs)) is not None]
-        return self._redacted(clean(found, options, dropped))
+        lead = before or []
+        cleaned = clean([*lead, *found], options, dropped, open_end=open_end)
+        return self._redacted(
+            cleaned[len(lead) :] if lead and cleaned[:1] and cleaned[0].role == "assistant" else cleaned
+        )
 
     def tools(self) -> list[dict[str, Any]] | None:
         """Tool schemas the session recorded in its header metadata (`tools`), as OpenAI function tools;
