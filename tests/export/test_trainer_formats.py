@@ -192,7 +192,8 @@ def test_a_branch_without_an_assistant_turn_is_never_a_completion() -> None:
     assert exporter.dropped["branches with no assistant turn after the fork (never a completion)"] == 1
 
 
-def test_chosen_and_rejected_share_one_prompt_at_a_fork_on_an_assistant_message() -> None:
+def fork_on_an_assistant_message() -> SessionJournal:
+    """The assistant asked; the user answered two ways on two branches, and one outcome is chosen."""
     journal = InMemoryJournal()
     session = Session.create(journal)
     session.user("Plan the trip.")
@@ -203,25 +204,45 @@ def test_chosen_and_rejected_share_one_prompt_at_a_fork_on_an_assistant_message(
     session.user("Plane.")
     chosen = session.assistant("Booked the 7:00 flight.")
     session.append(Annotation(target=chosen.id, type="waybook.preference", data={"label": "chosen"}))
-    (pair,) = TrajectoryExporter(journal).pairs("trl-dpo")
-    assert [m["content"] for m in pair["prompt"]] == ["Plan the trip.", "Train or plane?"]
-    assert [m["content"] for m in pair["chosen"]] == ["Plane.", "Booked the 7:00 flight."]
-    assert [m["content"] for m in pair["rejected"]] == ["Train.", "Booked the 9:00 train."]
-    assert trl_problems(pair, "preference") == []
-    kto = list(TrajectoryExporter(journal).pairs("trl-kto"))
-    assert [row["label"] for row in kto] == [True, False]
-    assert kto[0]["prompt"] == kto[1]["prompt"] == pair["prompt"]
+    return journal
+
+
+def test_branches_that_answer_different_messages_make_no_pair() -> None:
+    """The finding: at a fork on an assistant message, chosen and rejected started from different
+    prompts (each answered its own user reply): that is no preference between two answers."""
+    exporter = TrajectoryExporter(fork_on_an_assistant_message())
+    assert list(exporter.pairs("trl-dpo")) == []
+    assert exporter.dropped["pairs whose branches answer different messages (no shared prompt)"] == 1
+    kto = list(TrajectoryExporter(fork_on_an_assistant_message()).pairs("trl-kto"))
+    assert [([m["content"] for m in r["prompt"]], r["label"]) for r in kto] == [
+        (["Plan the trip.", "Train or plane?", "Plane."], True),
+        (["Plan the trip.", "Train or plane?", "Train."], False),
+    ]
     for row in kto:
         assert trl_problems(row, "kto") == []
-    # OpenAI DPO compares one assistant message after one input: these branches start with the user.
-    exporter = TrajectoryExporter(journal)
-    assert list(exporter.pairs("openai-dpo")) == []
-    assert exporter.dropped["pairs whose branches do not start with an assistant turn (OpenAI DPO)"] == 1
+        assert [m["role"] for m in row["completion"]] == ["assistant"]
 
 
-def test_a_fork_on_an_assistant_turn_with_calls_keeps_the_calls_in_the_prompt() -> None:
-    """The tool ran again on another branch: both completions start with their own results for the
-    calls the shared prompt ends with (the calls and results were dropped from every side before)."""
+def test_a_question_asked_again_word_for_word_is_part_of_the_shared_prompt() -> None:
+    journal = InMemoryJournal()
+    session = Session.create(journal)
+    greet = session.assistant("Hello, what do you need?")
+    session.user("The time.")
+    session.assistant("Noon.")
+    session.branch_from(greet.id, reason="retry")
+    session.user("The time.")
+    chosen = session.assistant("It is 12:00 UTC.")
+    session.append(Annotation(target=chosen.id, type="waybook.preference", data={"label": "chosen"}))
+    (pair,) = TrajectoryExporter(journal).pairs("trl-dpo")
+    assert [m["content"] for m in pair["prompt"]] == ["Hello, what do you need?", "The time."]
+    assert [m["content"] for m in pair["chosen"]] == ["It is 12:00 UTC."]
+    assert [m["content"] for m in pair["rejected"]] == ["Noon."]
+    assert trl_problems(pair, "preference") == []
+
+
+def test_a_fork_on_an_assistant_turn_with_calls_keeps_the_calls_in_each_kto_prompt() -> None:
+    """The tool ran again on another branch: each answer responds to its own result, so no DPO pair;
+    as KTO rows each prompt holds the calls and its own results (before, both were dropped)."""
     journal = InMemoryJournal()
     session = Session.create(journal)
     session.user("Run it.")
@@ -232,13 +253,13 @@ def test_a_fork_on_an_assistant_turn_with_calls_keeps_the_calls_in_the_prompt() 
     session.tool_result("c1", "ok")
     chosen = session.assistant("It passed.")
     session.append(Annotation(target=chosen.id, type="waybook.preference", data={"label": "chosen"}))
-    (pair,) = TrajectoryExporter(journal).pairs("openai")
-    assert [m["role"] for m in pair["prompt"]] == ["user", "assistant"]
-    assert pair["prompt"][1]["tool_calls"][0]["id"] == "c1"
-    assert [m.get("content") for m in pair["chosen"]] == ["ok", "It passed."]
-    assert [m.get("content") for m in pair["rejected"]] == ["error", "It failed."]
-    for side in ("chosen", "rejected"):
-        assert problems({"messages": pair["prompt"] + pair[side], "tools": pair["tools"]}) == []
+    assert list(TrajectoryExporter(journal).pairs("openai")) == []
+    rows = list(TrajectoryExporter(journal).pairs("trl-kto"))
+    assert [[m["role"] for m in r["prompt"]] for r in rows] == [["user", "assistant", "tool"]] * 2
+    assert [r["prompt"][2]["content"] for r in rows] == ["ok", "error"]
+    assert [r["completion"][0]["content"] for r in rows] == ["It passed.", "It failed."]
+    for row in rows:
+        assert trl_problems(row, "kto") == []
 
 
 def test_openai_dpo_rows_compare_one_assistant_message_after_the_shared_input() -> None:

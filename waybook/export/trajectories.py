@@ -64,6 +64,13 @@ class Selection:
         return [self.branches]
 
 
+def _split_lead(tail: list[Message]) -> tuple[list[Message], list[Message]]:
+    """`tail` split before its first assistant message: what the branch's answer responds to, and the
+    answer on."""
+    first = next(i for i, m in enumerate(tail) if m.role == "assistant")
+    return tail[:first], tail[first:]
+
+
 def path_messages(
     tree: TreeState, records: list[Record], options: TrainingOptions, dropped: Counter[str], blobs: Any = None
 ) -> list[Message]:
@@ -263,9 +270,12 @@ class TrajectoryExporter:
         `waybook label` annotations (type `waybook.preference`) and `waybook.label` / Pi `label` entries.
 
         Chosen and rejected share one prompt: the path up to the fork, with every exclusion on any
-        branch of the fork applied (an exclusion takes a leaked secret back). Each completion is what its
-        branch holds after the fork, and holds an assistant turn: a branch without one (a crash right
-        after a user message) is never a completion. `fmt`: "trl-dpo" (`prompt`/`chosen`/`rejected`, TRL
+        branch of the fork applied (an exclusion takes a leaked secret back), and what both branches
+        hold before their answer when that is the same (a question asked again word for word). Each
+        completion starts at its branch's first assistant turn: a branch with none (a crash right after a
+        user message) is never a completion, and two branches that answer different messages (a fork on
+        an assistant turn, then two different user replies or tool results) make no pair (counted); as
+        KTO rows, each keeps its own prompt. `fmt`: "trl-dpo" (`prompt`/`chosen`/`rejected`, TRL
         messages), "openai" (the same in OpenAI message form), "openai-dpo" (`input`/`preferred_output`/
         `non_preferred_output`, one assistant message each: pairs whose branches do not start with an
         assistant turn are left out, counted), "trl-kto" (one `prompt`/`completion`/`label` row per
@@ -297,13 +307,24 @@ class TrajectoryExporter:
                             rejected = self._completion(end, fork, tails, prompt)
                             if rejected is None:
                                 continue
+                            chosen_lead, chosen_rest = _split_lead(chosen)
+                            rejected_lead, rejected_rest = _split_lead(rejected)
                             if fmt == "trl-kto":
-                                for side, label, tail in ((chosen_end, True, chosen), (end, False, rejected)):
+                                sides = (
+                                    (chosen_end, True, chosen_lead, chosen_rest),
+                                    (end, False, rejected_lead, rejected_rest),
+                                )
+                                for side, label, lead, rest in sides:
                                     if (fork, side) not in kto_done:
                                         kto_done.add((fork, side))
-                                        yield self._kto(prompt, tail, label, fork, side)
+                                        yield self._kto([*prompt, *lead], rest, label, fork, side)
                                 continue
-                            row = self._pair(fmt, prompt, chosen, rejected)
+                            if chosen_lead != rejected_lead:
+                                self.dropped[
+                                    "pairs whose branches answer different messages (no shared prompt)"
+                                ] += 1
+                                continue
+                            row = self._pair(fmt, [*prompt, *chosen_lead], chosen_rest, rejected_rest)
                             if row is None:
                                 continue
                             if self.provenance_rows:
