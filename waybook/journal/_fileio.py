@@ -130,6 +130,36 @@ def write_all(ops: FileOps, fd: int, data: bytes) -> None:
         done += ops.write(fd, data[done:])
 
 
+def create_private(path: str | os.PathLike[str]) -> None:
+    """Create `path` empty with mode 0600 unless it exists: done before SQLite opens a database that
+    holds session text (a store, a search index), since SQLite creates a new file with the process's
+    umask (0644), and creates its -wal and -shm files with the database file's own permissions."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def replace_private(path: Path, content: bytes) -> None:
+    """Write `content` to `path` whole: a 0600 temp file beside it, synced, renamed over what was there
+    (a reader sees the old file or the new one, never half of one)."""
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        write_all(OS_FILE_OPS, fd, content)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(temp_name, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a file's creation or rename durable by syncing its directory."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
