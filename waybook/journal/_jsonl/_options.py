@@ -8,7 +8,7 @@ Passing both is refused: one call, one place the options come from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import Final, TypedDict
 
 import attrs
 
@@ -76,10 +76,10 @@ class JsonlOptions:
     @classmethod
     def of(cls, options: JsonlOptions | None, keywords: Mapping[str, object]) -> JsonlOptions:
         """The options of one call: `options` or the keywords, never both (InvalidArgumentError)."""
-        unknown = sorted(set(keywords) - set(attrs.fields_dict(cls)))
-        if unknown:
+        if not keywords.keys() <= _FIELDS:
+            unknown = ", ".join(sorted(keywords.keys() - _FIELDS))
             known = ", ".join(attrs.fields_dict(cls))
-            msg = f"JsonlJournal has no option {', '.join(unknown)}; its options are {known}"
+            msg = f"JsonlJournal has no option {unknown}; its options are {known}"
             raise InvalidArgumentError(msg)
         if options is None:
             return cls(**keywords)  # type: ignore[arg-type]  # (each keyword's type is JsonlKeywords')
@@ -95,6 +95,9 @@ class JsonlOptions:
             )
             raise InvalidArgumentError(msg)
         return options
+
+
+_FIELDS: Final = frozenset(attrs.fields_dict(JsonlOptions))
 
 
 class JsonlKeywords(TypedDict, total=False):
