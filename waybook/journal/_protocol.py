@@ -72,7 +72,8 @@ class PositionedJournal(SessionJournal, Protocol):
 
 @attrs.frozen
 class Damage:
-    """The first bad bytes of a journal file."""
+    """The first bad bytes a journal's storage holds (a JSONL file's torn tail, or corruption it was
+    opened past): where they start, the first seq they leave uncommitted, and why."""
 
     torn: bool
     offset: int

@@ -36,11 +36,11 @@ class JsonlOptions:
     """
 
     durability: Durability = attrs.field(default=Durability.FLUSH, converter=_durability)
-    """"none", "flush" (flush()/close() fsync what was written), "fsync" (every append), "group"
-    (appends from many threads share fsyncs; see `group_window`)."""
+    """When an append is durable: `none`, `flush` (flush()/close() fsync what was written), `fsync`
+    (every append), `group` (appends from many threads share fsyncs; see `group_window`)."""
     on_torn_tail: str = "refuse"
-    """"refuse" (open, report `damage`, refuse appends) or "repair" (quarantine a torn final record on
-    open)."""
+    """What an open does with a torn final record: `refuse` (open, report `damage`, refuse appends) or
+    `repair` (quarantine it)."""
     read_prefix: bool = False
     """Open a corrupt file to read the intact records before the damage."""
     create: bool = True
