@@ -300,7 +300,7 @@ def _export(exporter: SpanExporter, spans: Sequence[ReadableSpan], where: str) -
         for start in range(0, len(spans), BATCH):
             batch = spans[start : start + BATCH]
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
-                why = f" ({messages[-1]})" if messages else ""
+                why = f" ({'; '.join(dict.fromkeys([messages[0], messages[-1]]))})" if messages else ""
                 msg = (
                     f"{where} did not take spans {start + 1}-{start + len(batch)} of {len(spans)}{why}; "
                     f"{start} were delivered. Check the endpoint and its headers, then send again: the ids "
