@@ -9,7 +9,9 @@ from tests.helpers.cli_runner import waybook
 from tests.helpers.otel import demo_session, otlp_receiver, write_session
 
 
-def test_a_journal_file_is_sent_and_the_command_says_how_many_spans_in_how_many_traces(tmp_path: Path) -> None:
+def test_a_journal_file_is_sent_and_the_command_says_how_many_spans_in_how_many_traces(
+    tmp_path: Path,
+) -> None:
     path = write_session(tmp_path / "session.jsonl")
     with otlp_receiver() as (url, received):
         run = waybook("otel", "send", path, "--endpoint", url, "--header", "x-api-key=k1")

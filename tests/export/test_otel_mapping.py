@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_a_model_call_is_a_chat_span_with_the_conventions_attributes_and_the_rec
     assert first.parent.span_id == turn.context.span_id
 
 
-def test_a_tool_call_is_an_execute_tool_span_from_its_call_to_its_result_and_a_failed_one_is_an_error() -> None:
+def test_a_tool_call_is_an_execute_tool_span_from_its_call_to_its_result_a_failed_one_an_error() -> None:
     journal = _session()
     records = {r.id: r for r in journal.read()}
     _, spans = exported(journal)
@@ -113,8 +114,10 @@ def test_since_sends_what_is_new_and_two_sends_make_the_whole_journal() -> None:
     _, old = exported(_replayed(prefix))
     whole_ids = {s.context.span_id for s in whole}
     assert {s.context.span_id for s in old} | {s.context.span_id for s in new} == whole_ids
-    assert all((s.attributes or {}).get("waybook.record.seq", 0) > cut or s.name.startswith("execute_tool")
-               for s in new)
+    assert all(
+        (s.attributes or {}).get("waybook.record.seq", 0) > cut or s.name.startswith("execute_tool")
+        for s in new
+    )
     # The call pending at the cut is sent again, answered, with the same id (a backend keeps one).
     pending = [s for s in old if (s.attributes or {}).get("waybook.tool.answered") is False]
     assert [s.context.span_id for s in pending] == [
@@ -168,9 +171,8 @@ def test_a_sub_agent_journal_is_a_child_of_the_tool_call_that_started_it(tmp_pat
     with JsonlJournal(tmp_path / "main.jsonl") as journal:
         session = coding_session(journal, journal_id="main")
         session.user("Ask a helper.")
-        session.assistant(
-            [ToolCallBlock(call_id="task-1", name="Task", arguments={"prompt": "look"})], stop_reason="tool_use"
-        )
+        task = ToolCallBlock(call_id="task-1", name="Task", arguments={"prompt": "look"})
+        session.assistant([task], stop_reason="tool_use")
         session.link_subagent("main.agent-1", call_id="task-1", agent="helper")
         session.tool_result("task-1", "done")
     with JsonlJournal(tmp_path / "main.agent-1.jsonl") as journal:
@@ -218,7 +220,8 @@ def test_content_is_off_by_default_metadata_has_no_words_and_full_content_is_red
     assert "[REDACTED:custom]" in result
     # The result is on its tool span and in the input of the model call that read it: masked in both.
     assert report.redacted == {"custom": 2, "stripe-key": 2}
-    assert json.loads(str((failed.attributes or {})[gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS])) == {"cmd": "pytest -x"}
+    arguments = json.loads(str((failed.attributes or {})[gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS]))
+    assert arguments == {"cmd": "pytest -x"}
 
 
 def test_full_content_is_the_conventions_message_schema_with_the_inputs_since_the_previous_call() -> None:
@@ -279,16 +282,16 @@ def test_a_real_claude_code_session_sends_what_waybook_stats_counts(tmp_path: Pa
     assert len(spans) == expected
     for journal_id, tally in stats.items():
         mine = [s for s in spans if (s.attributes or {}).get(gen_ai.GEN_AI_CONVERSATION_ID) == journal_id]
-        tools: dict[str, int] = {}
-        tokens: dict[str, dict[str, int]] = {}
+        tools: Counter[str] = Counter()
+        tokens: dict[str, Counter[str]] = {}
         for span in mine:
             attributes = span.attributes or {}
             if span.name.startswith("execute_tool"):
-                tools[str(attributes[gen_ai.GEN_AI_TOOL_NAME])] = tools.get(str(attributes[gen_ai.GEN_AI_TOOL_NAME]), 0) + 1
+                tools[str(attributes[gen_ai.GEN_AI_TOOL_NAME])] += 1
             if span.name.startswith("chat"):
-                counts = tokens.setdefault(str(attributes[gen_ai.GEN_AI_REQUEST_MODEL]), {})
+                counts = tokens.setdefault(str(attributes[gen_ai.GEN_AI_REQUEST_MODEL]), Counter())
                 for key, value in attributes.items():
-                    if key.startswith("waybook.usage."):
-                        counts[key.removeprefix("waybook.usage.")] = counts.get(key.removeprefix("waybook.usage."), 0) + int(value)  # type: ignore[call-overload]
-        assert tools == dict(tally.tool_calls)
-        assert tokens == {model: dict(counts) for model, counts in tally.tokens.items()}
+                    if key.startswith("waybook.usage.") and isinstance(value, int):
+                        counts[key.removeprefix("waybook.usage.")] += value
+        assert dict(tools) == dict(tally.tool_calls)
+        assert {m: dict(c) for m, c in tokens.items()} == {m: dict(c) for m, c in tally.tokens.items()}

@@ -22,7 +22,13 @@ from waybook.export import otel
 from waybook.journal import JsonlJournal, SessionJournal, ToolCallBlock
 
 MODEL = "claude-sonnet-4-5"
-USAGE = {"input_tokens": 3, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 200, "output_tokens": 40}
+USAGE = {
+    "input_tokens": 3,
+    "cache_read_input_tokens": 1000,
+    "cache_creation_input_tokens": 200,
+    "output_tokens": 40,
+}
+SECRET = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
 
 
 def coding_session(journal: SessionJournal, *, journal_id: str = "otel-session") -> Session:
@@ -37,7 +43,7 @@ def coding_session(journal: SessionJournal, *, journal_id: str = "otel-session")
         model=MODEL,
         usage=USAGE,
     )
-    session.tool_result("c1", "FAILED test_vat; env: STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc", is_error=True)
+    session.tool_result("c1", f"FAILED test_vat; env: STRIPE_KEY={SECRET}", is_error=True)
     session.assistant(
         [ToolCallBlock(call_id="c2", name="read", arguments={"path": "totals.py"})],
         stop_reason="tool_use",
@@ -45,7 +51,8 @@ def coding_session(journal: SessionJournal, *, journal_id: str = "otel-session")
         usage={"input_tokens": 5, "output_tokens": 7},
     )
     session.tool_result("c2", "return int(net * 110) / 100")
-    session.assistant("Truncation replaced rounding.", model=MODEL, usage={"input_tokens": 9, "output_tokens": 11})
+    usage = {"input_tokens": 9, "output_tokens": 11}
+    session.assistant("Truncation replaced rounding.", model=MODEL, usage=usage)
     session.user("Thanks.")
     session.assistant("You're welcome.", model=MODEL)
     return session
