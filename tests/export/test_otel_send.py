@@ -55,6 +55,8 @@ def test_sending_twice_sends_the_same_ids() -> None:
         otel.send(_session(), endpoint=url)
         otel.send(_session(), endpoint=url)
     first, second = received.requests
-    ids = [[(s.trace_id, s.span_id) for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
-           for r in (first, second)]
+    ids = [
+        [(s.trace_id, s.span_id) for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
+        for r in (first, second)
+    ]
     assert ids[0] == ids[1]
