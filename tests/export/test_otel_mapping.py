@@ -181,7 +181,8 @@ def test_a_sub_agent_journal_is_a_child_of_the_tool_call_that_started_it(tmp_pat
         report, spans = exported(journal)
     assert report.journals[0].subagents == ("main.agent-1",)
     (task,) = by_name(spans, "execute_tool Task")
-    (helper,) = by_name(spans, "invoke_agent helper")
+    helper, *turns = by_name(spans, "invoke_agent helper")  # its session span, then its two turns
+    assert len(turns) == 2
     assert helper.parent is not None
     assert (helper.context.trace_id, helper.parent.span_id) == (task.context.trace_id, task.context.span_id)
     inside = [s for s in spans if (s.attributes or {}).get(gen_ai.GEN_AI_CONVERSATION_ID) == "main.agent-1"]

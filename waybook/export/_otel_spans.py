@@ -286,6 +286,7 @@ class _JournalMapper:
             if isinstance(record.body, ToolResult):
                 results.setdefault(record.body.call_id, record)
 
+        self.agent = self._agent_name(place)  # a sub-agent's turns go by the name its link gives
         shape = "session" if place is not None else self.options.traces
         session_span: SpanData | None = None
         if shape == "session":
@@ -374,11 +375,11 @@ class _JournalMapper:
     def _agent_name(self, place: _Place | None) -> str | None:
         if place is not None and isinstance(place.link.body, SubagentLink) and place.link.body.agent:
             return place.link.body.agent
-        return self.agent
+        return self.header.creator if self.header is not None else None
 
     def _session_span(self, trace: int, place: _Place | None) -> SpanData:
         header = self.records[0]
-        agent = self._agent_name(place)
+        agent = self.agent
         attributes = self._common(INVOKE_AGENT) | self._proof()
         if agent:
             attributes[gen_ai.GEN_AI_AGENT_NAME] = agent
