@@ -259,6 +259,18 @@ def test_a_bad_option_is_refused_by_name_before_anything_is_read() -> None:
         otel.send(_session(), endpoint="ftp://example.com")
     with pytest.raises(otel.OtelOptionError, match="ends at seq 10"):
         otel.spans_of(_session(), since=11)
+    with pytest.raises(otel.OtelOptionError, match="is a working_memory journal"):
+        otel.spans_of(_working_memory())
+    with pytest.raises(otel.OtelOptionError, match="has no header"):
+        otel.spans_of(InMemoryJournal("empty"))
+
+
+def _working_memory() -> InMemoryJournal:
+    from waybook.memory import Memory
+
+    journal = InMemoryJournal("memory")
+    Memory(journal, scope="agent").execute({"command": "create", "path": "/memories/a.md", "text": "a"})
+    return journal
 
 
 @pytest.mark.skipif(not SHARED_FIXTURES.is_dir(), reason="shared/fixtures is not beside this checkout")
@@ -296,3 +308,20 @@ def test_a_real_claude_code_session_sends_what_waybook_stats_counts(tmp_path: Pa
                         counts[key.removeprefix("waybook.usage.")] += value
         assert dict(tools) == dict(tally.tool_calls)
         assert {m: dict(c) for m, c in tokens.items()} == {m: dict(c) for m, c in tally.tokens.items()}
+
+
+def test_the_memory_a_prompt_carried_is_on_the_model_call_that_follows_it() -> None:
+    from waybook.journal import MemoryUsed
+
+    journal = InMemoryJournal("otel-session")
+    session = coding_session(journal)
+    session.user("Again, with memory.")
+    session.append(MemoryUsed(memory="agent-memory", seq=7, digest="d" * 64, index_sha256="a" * 64))
+    session.assistant("Remembered.", model=MODEL)
+    _, spans = exported(journal)
+    *earlier, last = by_name(spans, "chat")
+    attributes = last.attributes or {}
+    assert attributes["waybook.memory.used.journal"] == "agent-memory"
+    assert attributes["waybook.memory.used.seq"] == 7
+    assert attributes["waybook.memory.used.sha256"] == "a" * 64
+    assert not any("waybook.memory.used.seq" in (s.attributes or {}) for s in earlier)

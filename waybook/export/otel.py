@@ -37,7 +37,7 @@ from waybook.export._otel_spans import (
     SpanEvent,
     journal_spans,
 )
-from waybook.journal import JournalError, JsonlJournal, Record, SessionJournal, SubagentLink
+from waybook.journal import Header, JournalError, JsonlJournal, Record, SessionJournal, SubagentLink
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -151,7 +151,12 @@ def spans_of(
             msg = "since applies to one journal; give one journal with it"
             raise OtelOptionError(msg)
         records = list(journal.read())
-        head = records[-1].seq if records else 0
+        role = records[0].body.role if records and isinstance(records[0].body, Header) else None
+        if role != "session":
+            what = "has no header" if role is None else f"is a {role} journal"
+            msg = f"journal {journal.name} {what}; only session journals are sent as traces"
+            raise OtelOptionError(msg)
+        head = records[-1].seq
         if since > head:
             msg = f"since {since}: journal {journal.name} ends at seq {head}"
             raise OtelOptionError(msg)
