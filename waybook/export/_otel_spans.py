@@ -281,10 +281,14 @@ class _JournalMapper:
             ends[turn] = max(ends.get(turn, at[turn]), at[record.id])
             if isinstance(record.body, AssistantMessage):
                 busy.add(turn)
-        results: dict[str, Record] = {}
+        results: dict[str, list[Record]] = {}
         for record in nodes.values():
             if isinstance(record.body, ToolResult):
-                results.setdefault(record.body.call_id, record)
+                results.setdefault(record.body.call_id, []).append(record)
+
+        def result_of(call: ToolCallBlock, asked: Record) -> Record | None:
+            """The first result for the call after it (a retried branch may reuse a call id)."""
+            return next((r for r in results.get(call.call_id, ()) if r.seq > asked.seq), None)
 
         self.agent = self._agent_name(place)  # a sub-agent's turns go by the name its link gives
         shape = "session" if place is not None else self.options.traces
@@ -317,7 +321,7 @@ class _JournalMapper:
                 chat_spans[record.id] = chat
                 out.append(chat)
                 for call in body.tool_calls:
-                    tool = self._tool_span(record, call, results.get(call.call_id), parent_span)
+                    tool = self._tool_span(record, call, result_of(call, record), parent_span)
                     tool_spans[call.call_id] = tool
                     out.append(tool)
         if pending_memory and out:
