@@ -11,7 +11,8 @@
 # Environment: PYTHON (default python3), WORK (default ${TMPDIR:-/tmp}/waybook-suites/otel_phoenix),
 #              PHOENIX_VERSION (default 20.26.1, the release this suite was written against),
 #              SHARED_FIXTURES (default: shared/fixtures beside this checkout),
-#              SCREENSHOT (default docs/images/otel-phoenix-trace.png in this checkout; "none": skip it).
+#              SCREENSHOT (default docs/images/otel-phoenix-trace.png in this checkout; "none": skip it),
+#              VENV (default $WORK/venv, made anew; an existing one given here is reused).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${WORK:-${TMPDIR:-/tmp}/waybook-suites/otel_phoenix}"
@@ -19,14 +20,17 @@ PYTHON="${PYTHON:-python3}"
 PHOENIX_VERSION="${PHOENIX_VERSION:-20.26.1}"
 SHARED_FIXTURES="${SHARED_FIXTURES:-$(dirname "$ROOT")/shared/fixtures}"
 SCREENSHOT="${SCREENSHOT:-$ROOT/docs/images/otel-phoenix-trace.png}"
-rm -rf "$WORK" && mkdir -p "$WORK/phoenix"
+VENV="${VENV:-$WORK/venv}"
+case "$VENV" in "$WORK"/*) rm -rf "$WORK" ;; *) rm -rf "${WORK:?}/phoenix" "$WORK/store" "$WORK/demo" ;; esac
+mkdir -p "$WORK/phoenix"
 cd "$WORK"
 
-"$PYTHON" -m venv venv
-venv/bin/python -m pip install --quiet --disable-pip-version-check "arize-phoenix==$PHOENIX_VERSION" -e "$ROOT[otel]"
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "arize-phoenix==$PHOENIX_VERSION" -e "$ROOT[otel]"
 
 # Two free ports on 127.0.0.1: Phoenix's HTTP (UI, REST, OTLP/HTTP) and its gRPC receiver.
-read -r PORT GRPC_PORT < <(venv/bin/python - <<'EOF'
+read -r PORT GRPC_PORT < <("$VENV/bin/python" - <<'EOF'
 import socket
 sockets = [socket.socket() for _ in range(2)]
 for s in sockets:
@@ -37,7 +41,7 @@ EOF
 PHOENIX_HOST=127.0.0.1 PHOENIX_PORT="$PORT" PHOENIX_GRPC_PORT="$GRPC_PORT" \
     PHOENIX_WORKING_DIR="$WORK/phoenix" PHOENIX_TELEMETRY_ENABLED=false \
     PHOENIX_ALLOW_EXTERNAL_RESOURCES=false \
-    venv/bin/phoenix serve > "$WORK/phoenix.log" 2>&1 &
+    "$VENV/bin/python" -m phoenix.server.main serve > "$WORK/phoenix.log" 2>&1 &
 PHOENIX_PID=$!
 stop() {
     kill "$PHOENIX_PID" 2>/dev/null || true
@@ -46,6 +50,6 @@ stop() {
 trap stop EXIT
 
 echo "Phoenix $PHOENIX_VERSION on http://127.0.0.1:$PORT (log: $WORK/phoenix.log)"
-venv/bin/python "$ROOT/scripts/otel_phoenix_check.py" \
+"$VENV/bin/python" "$ROOT/scripts/otel_phoenix_check.py" \
     --phoenix "http://127.0.0.1:$PORT" --pid "$PHOENIX_PID" --work "$WORK" \
     --fixtures "$SHARED_FIXTURES/claude-code" --screenshot "$SCREENSHOT"
