@@ -8,34 +8,30 @@ session is the root of one trace and the turns are its children. A sub-agent's j
 `waybook.subagent_link/1` record, is an `invoke_agent` span (with its turns below it) inside the trace
 of the tool call that started it, as that call's child.
 
-Ids are derived, never random: a trace id is the first 16 bytes of a SHA-256 over the journal id and
-the digest of the record that opens the trace, a span id the first 8 bytes of one over the trace id,
-the journal id and the digest of the record the span stands for. The same journal sends the same ids
-every time, so a backend that keys spans by id keeps one copy. Timestamps are the records' own.
+Ids are derived from the journal, never random (waybook.export._otel_ids): the same journal sends the
+same ids every time, so a backend that keys spans by id keeps one copy. Timestamps are the records' own.
 
 Nothing here imports OpenTelemetry's SDK: `waybook.export.otel` turns `SpanData` into the SDK's spans.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal, TypeAlias
+from typing import Final
 
 import attrs
 
-from waybook._redact import Redactor, compile_patterns
+from waybook._redact import Redactor
+from waybook.export._otel_attributes import memory_attributes, provider_of, receipt_attributes
 from waybook.export._otel_content import (
-    CONTENT_LEVELS,
     Attributes,
     AttributeValue,
-    ContentLevel,
     SpanContent,
     usage_attributes,
 )
+from waybook.export._otel_ids import record_times, span_id_of, trace_id_of
 from waybook.export._otel_names import CHAT, EXECUTE_TOOL, INVOKE_AGENT, error, gen_ai
+from waybook.export._otel_types import JournalSpans, OtelOptions, SpanData, SpanEvent
 from waybook.model import (
     AssistantMessage,
     Compaction,
@@ -52,113 +48,9 @@ from waybook.model import (
 from waybook.model._records import Node
 from waybook.projections import TreeProjection, TreeState, fold
 
-TraceShape: TypeAlias = Literal["turn", "session"]
-TRACE_SHAPES: Final = ("turn", "session")
-SpanKind: TypeAlias = Literal["internal", "client"]
-
 TOOL_ERROR: Final = "tool_error"
 """`error.type` of a tool call whose result says it failed (the conventions let an instrumentation name
 its own error types; the model's own failures use their fallback, `_OTHER`)."""
-
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND: Final = timedelta(microseconds=1)
-
-
-class OtelOptionError(ValueError):
-    """An option of the OpenTelemetry mapping that is not one of its choices."""
-
-
-@attrs.frozen(kw_only=True)
-class OtelOptions:
-    """How a journal becomes spans.
-
-    `content`: none (default), metadata or full (see waybook.export._otel_content); full content is
-    always masked by the exports' redaction, with `redact_patterns` (regular expressions) on top.
-    `traces`: one trace per turn (default) or per session. `provider`: `gen_ai.provider.name` for every
-    model call (default: guessed from the model's name, e.g. claude-* is anthropic; left out when unknown).
-    """
-
-    content: ContentLevel = "none"
-    traces: TraceShape = "turn"
-    redact_patterns: tuple[str, ...] = ()
-    provider: str | None = None
-
-    def __attrs_post_init__(self) -> None:
-        if self.content not in CONTENT_LEVELS:
-            msg = f"content {self.content!r}: choose one of {', '.join(CONTENT_LEVELS)}"
-            raise OtelOptionError(msg)
-        if self.traces not in TRACE_SHAPES:
-            msg = f"traces {self.traces!r}: choose one of {', '.join(TRACE_SHAPES)}"
-            raise OtelOptionError(msg)
-        compile_patterns(self.redact_patterns)  # RedactPatternError (a ValueError) names a bad one
-
-    def redactor(self) -> Redactor:
-        return Redactor(extra=compile_patterns(self.redact_patterns))
-
-
-@attrs.frozen
-class SpanEvent:
-    name: str
-    time_ns: int
-    attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True, eq=True, hash=False)
-class SpanData:
-    """One span, ready for any OpenTelemetry exporter: ids, parent, times (ns since the epoch), attributes.
-
-    `journal` and `seq` name the journal and the record that completes the span (a tool call's result,
-    an assistant message, the user message that opens a turn): `since` keeps the spans whose record
-    is after it. `error` is the status description of a span that ended in error (None: status unset).
-    """
-
-    name: str
-    kind: SpanKind
-    trace_id: int
-    span_id: int
-    parent_id: int | None
-    start_ns: int
-    end_ns: int
-    attributes: Mapping[str, AttributeValue]
-    events: tuple[SpanEvent, ...] = ()
-    error: str | None = None
-    journal: str
-    seq: int
-
-    def as_json(self) -> dict[str, Any]:
-        """The span as JSON (ids in hex, as OTLP/JSON writes them)."""
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "trace_id": f"{self.trace_id:032x}",
-            "span_id": f"{self.span_id:016x}",
-            "parent_span_id": None if self.parent_id is None else f"{self.parent_id:016x}",
-            "start_time_unix_nano": self.start_ns,
-            "end_time_unix_nano": self.end_ns,
-            "attributes": {k: list(v) if isinstance(v, tuple) else v for k, v in self.attributes.items()},
-            "events": [
-                {"name": e.name, "time_unix_nano": e.time_ns, "attributes": dict(e.attributes)}
-                for e in self.events
-            ],
-            "error": self.error,
-            "journal": self.journal,
-            "seq": self.seq,
-        }
-
-
-@attrs.frozen
-class JournalSpans:
-    """What one journal (with the sub-agents it links) became: its spans, and which sub-agent journals
-    were included or not found (`missing`: linked, but not given to the mapping)."""
-
-    journal: str
-    spans: tuple[SpanData, ...]
-    subagents: tuple[str, ...]
-    missing: tuple[str, ...]
-
-    @property
-    def traces(self) -> int:
-        return len({span.trace_id for span in self.spans})
 
 
 def journal_spans(
@@ -178,39 +70,6 @@ def journal_spans(
     spans = [span for span in mapper.spans(None) if span.seq > since or span.journal != mapper.journal]
     kept = [span for span in spans if span.journal == mapper.journal or mapper.link_seq(span) > since]
     return JournalSpans(mapper.journal, tuple(kept), tuple(mapper.included), tuple(mapper.missing))
-
-
-# --- ids and times ------------------------------------------------------------------------------------
-
-
-def _derived(size: int, *parts: str) -> int:
-    digest = hashlib.sha256("\x1f".join(("waybook.otel/1", *parts)).encode()).digest()
-    return int.from_bytes(digest[:size], "big") or 1  # an all-zero id is invalid in OpenTelemetry
-
-
-def trace_id_of(shape: str, journal: str, opener_digest: str) -> int:
-    return _derived(16, "trace", shape, journal, opener_digest)
-
-
-def span_id_of(trace_id: int, journal: str, role: str, digest: str, detail: str = "") -> int:
-    return _derived(8, "span", f"{trace_id:032x}", journal, role, digest, detail)
-
-
-def _ns(at: str) -> int:
-    moment = datetime.fromisoformat(at.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (moment - _EPOCH) // _MICROSECOND * 1000
-
-
-def record_times(records: Sequence[Record]) -> list[int]:
-    """Each record's time in ns; a timestamp that is not ISO 8601 takes the one before it."""
-    times, last = [], 0
-    for record in records:
-        with contextlib.suppress(ValueError):
-            last = _ns(record.at)
-        times.append(last)
-    return times
 
 
 # --- the mapping --------------------------------------------------------------------------------------
@@ -305,7 +164,7 @@ class _JournalMapper:
         for record in records:
             body = record.body
             if isinstance(body, MemoryUsed | MemoryPinMoved):
-                pending_memory.update(_memory_attributes(body))
+                pending_memory.update(memory_attributes(body))
                 continue
             if not isinstance(body, Node):
                 continue
@@ -433,7 +292,7 @@ class _JournalMapper:
         end = self.at[record.id]
         start = min(end, self.at.get(body.parent, end)) if body.parent else end
         attributes = self._common(CHAT)
-        provider = self.options.provider or _provider_of(body.model)
+        provider = self.options.provider or provider_of(body.model)
         if provider:
             attributes[gen_ai.GEN_AI_PROVIDER_NAME] = provider
         if body.model:
@@ -489,7 +348,7 @@ class _JournalMapper:
         if result is not None and body is not None:
             attributes |= self._record(result, "waybook.result")
             attributes["waybook.tool.is_error"] = body.is_error
-            attributes |= _receipt_attributes(body.details)
+            attributes |= receipt_attributes(body.details)
             failed = body.is_error
             if failed:
                 attributes[error.ERROR_TYPE] = TOOL_ERROR
@@ -582,57 +441,3 @@ class _JournalMapper:
                 return tools[calls[0].call_id]
             return chats.get(record.id)
         return turns.get(self.opener[record.id])
-
-
-def _provider_of(model: str | None) -> str | None:
-    """`gen_ai.provider.name` guessed from a model's name (the conventions ask for the instrumentation's
-    best knowledge); None when the name says nothing."""
-    name = (model or "").lower()
-    values = gen_ai.GenAiProviderNameValues
-    if "claude" in name:
-        return values.ANTHROPIC.value
-    if name.startswith(("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt", "codex")):
-        return values.OPENAI.value
-    if "gemini" in name:
-        return values.GCP_GEMINI.value
-    return None
-
-
-def _memory_attributes(body: MemoryUsed | MemoryPinMoved) -> Attributes:
-    """What memory the next model call's prompt carried, or the canonical memory pin it read from."""
-    found: Attributes = {}
-    if isinstance(body, MemoryUsed):
-        values: dict[str, Any] = {
-            "journal": body.memory,
-            "seq": body.seq,
-            "digest": body.digest,
-            "sha256": body.block_sha256 or body.index_sha256,
-            "unavailable": body.unavailable,
-        }
-        prefix = "waybook.memory.used"
-    else:
-        values = {
-            "journal": body.canonical,
-            "seq": body.new_seq,
-            "digest": body.new_digest,
-            "receipt": body.receipt,
-            "status": body.status,
-        }
-        prefix = "waybook.memory.pin"
-    for key, value in values.items():
-        if value is not None:
-            found[f"{prefix}.{key}"] = value
-    return found
-
-
-def _receipt_attributes(details: Mapping[str, Any] | None) -> Attributes:
-    """A memory write's receipt in a tool result (`Receipt.as_details()`): where the write is proven."""
-    receipt = (details or {}).get("memory_receipt")
-    if not isinstance(receipt, Mapping):
-        return {}
-    found: Attributes = {}
-    for key in ("journal", "seq", "digest", "content_digest"):
-        value = receipt.get(key)
-        if isinstance(value, str | int) and not isinstance(value, bool):
-            found[f"waybook.memory.receipt.{key}"] = value
-    return found

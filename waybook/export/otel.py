@@ -29,14 +29,8 @@ import attrs
 
 from waybook._redact import Redactor
 from waybook._version import __version__
-from waybook.export._otel_spans import (
-    JournalSpans,
-    OtelOptionError,
-    OtelOptions,
-    SpanData,
-    SpanEvent,
-    journal_spans,
-)
+from waybook.export._otel_spans import journal_spans
+from waybook.export._otel_types import JournalSpans, OtelOptionError, OtelOptions, SpanData, SpanEvent
 from waybook.journal import Header, JournalError, JsonlJournal, Record, SessionJournal, SubagentLink
 
 if TYPE_CHECKING:
