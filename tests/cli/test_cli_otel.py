@@ -93,3 +93,18 @@ def test_a_backend_that_refuses_is_exit_1_with_what_to_do(tmp_path: Path) -> Non
     assert run.returncode == 1
     assert "did not take spans 1-8 of 8" in run.stderr
     assert "send again" in run.stderr
+
+
+def test_a_journal_the_store_does_not_have_is_named_and_nothing_is_sent(tmp_path: Path) -> None:
+    from waybook.stores import open_store
+
+    store = f"file:{tmp_path / 'store'}"
+    open_store(store).close()
+    with otlp_receiver() as (url, received):
+        missing = waybook("otel", "send", "--store", store, "nope", "--endpoint", url)
+        empty = waybook("otel", "send", "--store", store, "--endpoint", url)
+    assert missing.returncode == 1
+    assert "no journal 'nope'" in missing.stderr
+    assert empty.returncode == 0
+    assert "no session journal to send" in empty.stderr
+    assert received.requests == []

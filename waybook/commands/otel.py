@@ -218,6 +218,8 @@ def _send(
 
 
 def _say(report: SendReport, args: argparse.Namespace) -> None:
+    if not report.journals:
+        warn(f"{args.store}: no session journal to send")
     for journal in report.journals:
         for missing in journal.missing:
             where = "in the store" if args.store else "beside the journal file"
