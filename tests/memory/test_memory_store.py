@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.memory_races import Interleaved
 from waybook import Session
 from waybook.journal import InMemoryJournal, JsonlJournal
 from waybook.journal._roles.memory_text import content_digest, front_matter, links_of, logical_lines
@@ -130,17 +131,15 @@ def test_the_receipt_goes_into_the_sessions_tool_result() -> None:
 
 def test_two_ports_racing_on_one_journal_never_half_apply() -> None:
     journal = InMemoryJournal()
-    one, two = memory(journal), memory(journal)
+    one = memory(journal)
     create(one, "/memories/a.md", "base")
-    state_seen_by_two = two.state()
-    create(one, "/memories/a.md", "from one")
-    from waybook.memory.working._checks import Write
-    from waybook.memory.working._commands import Create
-    from waybook.memory.working._decide import DEFAULT_LIMITS, decide
-
-    plan = decide(Create("/memories/a.md", "from two"), state_seen_by_two, DEFAULT_LIMITS, None)
-    assert isinstance(plan, Write)
-    result = two._commit("create", plan, state_seen_by_two, None)
+    seen = Interleaved(journal)
+    two = Memory(seen, scope="agent")  # type: ignore[arg-type]
+    seen.competitor = lambda: create(one, "/memories/a.md", "from one")
+    seen.at = seen.calls + 1  # two refreshes (a read), then appends: one writes in between
+    result = two.execute({"command": "create", "path": "/memories/a.md", "text": "from two"})
+    assert seen.log[seen.at] == "append"
+    assert seen.ran_at == seen.at
     assert result.error is not None
     assert result.error.code == "CONFLICT"
     assert one.state().files["/memories/a.md"].text == "from one"

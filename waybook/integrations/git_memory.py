@@ -182,7 +182,12 @@ def _repo_path(path: str, redactor: Redactor) -> str:
 
 
 def import_git(directory: str | Path, journal: SessionJournal) -> ImportReport:
-    """Write the commits made on the exported repository into the memory journal, one batch each."""
+    """Write the commits made on the exported repository into the memory journal, one batch each.
+
+    A commit the port (or the checks here) refuses is not imported alone: its changes go in with the
+    commits after it, so a reviewer fixes a refused commit with a new one. Each batch is conditional on
+    the notes it changes still holding what the journal held when the import checked it (an agent
+    write to one of them meanwhile is refused, never overwritten)."""
     source = Path(directory)
     if not (source / ".git").exists():
         msg = f"{source} is not a git repository; give the directory waybook memory export-git made"
@@ -201,32 +206,78 @@ def import_git(directory: str | Path, journal: SessionJournal) -> ImportReport:
         msg = f"{source} was exported from {base.get('Waybook-Journal')}, not from {state.journal_id}"
         raise GitMemoryError(msg)
     new = [sha for sha, _ in commits[exported[-1] + 1 :]]
-    _check_base(journal, int(base.get("Waybook-Seq", "0")), base.get("Waybook-Receipt", ""), new)
+    checked = _check_base(journal, _seq(base.get("Waybook-Seq", "0")), base.get("Waybook-Receipt", ""), new)
     memory = Memory(journal, scope=state.scope)
-    done = memory.state().requests
-    planned: list[tuple[str, Changes | None]] = []
-    parent = base_sha
-    for sha in new:  # every commit is read and checked before the first is written
-        planned.append((sha, None if f"git-{sha}" in done else _changes(source, parent, sha)))
-        parent = sha
-    imported, skipped = [], []
-    for sha, changes in planned:
-        if changes is None:
-            skipped.append(sha)
-            continue
-        writes, deletes, moves = changes
+    known = replay(MemoryProjection(), journal, at=checked)
+    done = [i for i, sha in enumerate(new) if f"git-{sha}" in known.requests]
+    skipped = tuple(new[: done[-1] + 1]) if done else ()
+    base_of_fresh = skipped[-1] if skipped else base_sha
+    planned = _plan(source, base_of_fresh, new[len(skipped) :])  # every commit read before any is written
+    parent = base_of_fresh
+    imported: list[str] = []
+    refused: tuple[str, str] | None = None
+    for sha, since, changes in planned:
+        writes, deletes, moves = changes if since == parent else _changes(source, parent, sha)
+        touched = {*writes, *deletes, *(p for move in moves for p in move)}
+        expected = {p: (known.files[p].digest if p in known.files else None) for p in touched}
         result = memory.write_changes(
-            writes=writes, deletes=deletes, moves=moves, call_id=f"git-{sha}", command="import_git"
+            writes=writes,
+            deletes=deletes,
+            moves=moves,
+            call_id=f"git-{sha}",
+            command="import_git",
+            expected=expected,
         )
         if not result.ok:
             assert result.error is not None
-            msg = (
-                f"commit {sha[:12]} was refused ({result.error.code}): {result.error.message}; the "
-                f"commits before it were imported. Fix it with a new commit and import again"
-            )
-            raise GitMemoryError(msg)
+            if result.error.code in ("CONFLICT", "STORAGE_ERROR", "UNSAFE_STORAGE"):
+                msg = (
+                    f"commit {sha[:12]} was not imported ({result.error.code}): {result.error.message}; "
+                    "the commits before it were imported. Run the import again"
+                )
+                raise GitMemoryError(msg)
+            refused = refused or (sha, f"({result.error.code}): {result.error.message}")
+            continue  # its changes go in with the next commit's, from the same parent
+        assert result.receipt is not None
         imported.append(sha)
-    return ImportReport(tuple(imported), tuple(skipped))
+        refused, parent = None, sha
+        known = replay(MemoryProjection(), journal, at=result.receipt.seq)
+    if refused is not None:
+        sha, why = refused
+        msg = (
+            f"commit {sha[:12]} was refused {why}; the commits before it were imported. Fix it with a new "
+            "commit and import again (the fix is imported together with it)"
+        )
+        raise GitMemoryError(msg)
+    return ImportReport(tuple(imported), skipped)
+
+
+def _plan(source: Path, parent: str, fresh: list[str]) -> list[tuple[str, str, Changes]]:
+    """Each commit's changes from the commit before it (sha, parent, changes). A commit the checks here
+    refuse (a symlink, a file outside memories/, text that is not UTF-8) is read together with the
+    commits after it, so a later commit can fix it; if the last still leaves it refused, GitMemoryError
+    before anything is written."""
+    planned: list[tuple[str, str, Changes]] = []
+    refused: GitMemoryError | None = None
+    for sha in fresh:
+        try:
+            planned.append((sha, parent, _changes(source, parent, sha)))
+        except GitMemoryError as exc:
+            refused = refused or exc
+            continue
+        refused, parent = None, sha
+    if refused is not None:
+        msg = f"{refused}; nothing was imported"
+        raise GitMemoryError(msg) from refused
+    return planned
+
+
+def _seq(value: str) -> int:
+    """A `Waybook-Seq` trailer's seq; anything but a whole number is a typed error, never a traceback."""
+    if not value.isdigit():
+        msg = f"the Waybook-Seq trailer {value[:40]!r} is not a seq (a whole number); export again"
+        raise GitMemoryError(msg)
+    return int(value)
 
 
 def _history(source: Path) -> list[tuple[str, dict[str, str]]]:
@@ -244,7 +295,9 @@ def _history(source: Path) -> list[tuple[str, dict[str, str]]]:
     return commits
 
 
-def _check_base(journal: SessionJournal, seq: int, receipt: str, new: list[str]) -> None:
+def _check_base(journal: SessionJournal, seq: int, receipt: str, new: list[str]) -> int:
+    """The journal must hold the exported record at `seq`, and nothing after it but imports of `new`
+    (reflection bookkeeping aside: it changes no note). Returns the head seq it checked."""
     records = list(journal.read(after=seq - 1)) if seq > 0 else []
     if not records or records[0].digest != receipt:
         msg = (
@@ -254,12 +307,18 @@ def _check_base(journal: SessionJournal, seq: int, receipt: str, new: list[str])
         raise GitMemoryError(msg)
     ours = {f"git-{sha}" for sha in new}
     for record in records[1:]:
-        if getattr(record.body, "call_id", None) not in ours:
+        if is_memory_operation(record.body) and getattr(record.body, "call_id", None) not in ours:
             msg = (
                 f"{journal.name} changed after the export (seq {record.seq}); export again into a new "
                 "directory and redo the commits there"
             )
             raise GitMemoryError(msg)
+    return records[-1].seq
+
+
+def is_memory_operation(body: object) -> bool:
+    """Whether a record changes memory (a write, delete, rename or adoption), as reflection's do not."""
+    return isinstance(body, MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption)
 
 
 Changes = tuple[dict[str, str], tuple[str, ...], tuple[tuple[str, str], ...]]

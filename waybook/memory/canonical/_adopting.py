@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import Final
 
+from waybook.codecs import seal
 from waybook.journal._clock import utc_now
 from waybook.journal._roles.memory_text import byte_length
 from waybook.memory._errors import AdoptionConflictError, ProfileError, RequestError
@@ -27,7 +28,7 @@ from waybook.memory.canonical._outcomes import AdoptionReceipt
 from waybook.memory.working._state import MemoryProjection, MemoryState
 from waybook.model._errors import CapacityError, ConflictError, IntegrityError
 from waybook.model._head import Head
-from waybook.model._records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord
+from waybook.model._records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord, Record
 from waybook.projections._base import replay
 
 MAX_CANONICAL_RECORDS: Final = 8_192
@@ -90,8 +91,14 @@ def adopt(
         result = core.canonical.append(batch, expected=current)  # exactly one attempt
     except ConflictError:
         return _reconcile(core, expected, nomination, pin, view)
-    if [r.id for r in result.records] != [n.id for n in batch] or result.prior != current:
-        msg = f"{DIFFERENT_OPERATION}: {core.canonical_id} did not commit the operation that was sent"
+    sent = _sealed(batch, current)
+    if result.prior != current or [(r.id, r.seq, r.digest) for r in result.records] != [
+        (r.id, r.seq, r.digest) for r in sent
+    ]:
+        msg = (
+            f"{DIFFERENT_OPERATION}: {core.canonical_id} did not commit the operation that was sent (its "
+            "reply names other records, seqs or digests than the batch sealed on the expected head)"
+        )
         raise IntegrityError(msg)
     core.canonical_live.refresh()
     later = Head(core.canonical_live.state.seq, core.canonical_live.state.digest)
@@ -107,7 +114,7 @@ def adopt(
         new=result.head,
         status="adopted",
         operation=operation,
-        operation_digest=result.records[0].digest,
+        operation_digest=sent[0].digest,
     )
     core.install(
         new_view,
@@ -119,10 +126,21 @@ def adopt(
             receipt.receipt_sha256,
             nomination=nomination.digest,
             operation=operation,
-            operation_digest=result.records[0].digest,
+            operation_digest=sent[0].digest,
         ),
     )
     return receipt
+
+
+def _sealed(batch: list[NewRecord], prior: Head) -> list[Record]:
+    """The records `batch` becomes when appended on `prior`: what the journal's reply must name."""
+    sealed: list[Record] = []
+    prev = prior.digest
+    for index, new in enumerate(batch, start=1):
+        record, _ = seal(prior.seq + index, new, prev, (index, len(batch)) if len(batch) > 1 else None)
+        sealed.append(record)
+        prev = record.digest
+    return sealed
 
 
 def operation_id(core: Core, nomination: Nomination, prior: Head) -> str:

@@ -14,7 +14,9 @@ it (`branch.memory`). `branch.complete()` then checks the branch's notes:
   would overwrite them).
 
 All pass: the changes (writes and deletes) are written to the agent's memory as one batch through the
-port (compare-and-append, request id `reflect:<run>`), then the run finishes `merged` (or `no_changes`,
+port, conditional on each changed note still holding the base's digest on the state the batch is
+appended to (request id `reflect:<run>`; a note the agent changed meanwhile is a CONFLICT, never
+overwritten), then the run finishes `merged` (or `no_changes`,
 when the branch equals the base), which advances the cursors. Any rule broken: nothing is written, the
 run finishes `failed` with the problems as its detail, and no cursor moves. Completing again after a
 crash between the merge and the finish does not write twice.
@@ -131,8 +133,9 @@ class ReflectionBranch:
                 return CheckedOutcome("no_changes", (), ())
             writes = {p: result.files[p].text for p in changed if p in result.files}
             deletes = tuple(p for p in changed if p not in result.files)
+            checked = {p: (self._base.files[p].digest if p in self._base.files else None) for p in changed}
             merged = self._target.write_changes(
-                writes=writes, deletes=deletes, call_id=request, command="reflect"
+                writes=writes, deletes=deletes, call_id=request, command="reflect", expected=checked
             )
             if not merged.ok:
                 assert merged.error is not None

@@ -185,6 +185,9 @@ def _view(command: View, state: MemoryState) -> Value:
 def _create(command: Create, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
     path = file_path(command.path, state)
     checked_text(command.text, "text")
+    if command.exclusive and state.is_file(path):
+        msg = f"{path} already exists; an exclusive create never replaces a note"
+        raise RefusedError("ALREADY_EXISTS", msg, path)
     writable(path, state)
     bodies, evicted, digest, dropped = _write_plan("create", path, command.text, state, limits, call_id)
     value = Created(path, path in state.files, evicted, byte_length(command.text))
