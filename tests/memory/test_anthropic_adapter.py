@@ -172,9 +172,8 @@ def test_clear_all_memory_with_a_read_only_file_changes_nothing() -> None:
         f"{M}/./a.md",
         f"{M}/d/../a.md",
         "/memoriesX/a.md",
-        f"{M}/.hidden.md",
         f"{M}/a b.md",
-        f"{M}/café.md",
+        f"{M}/cafe\u0301.md",  # not in Unicode normal form C: one name has one spelling
     ],
 )
 def test_a_path_the_reference_would_resolve_is_refused_unless_canonical(path: str, tmp_path: Path) -> None:
@@ -182,7 +181,15 @@ def test_a_path_the_reference_would_resolve_is_refused_unless_canonical(path: st
     assert reference == ("ok", f"File created successfully at: {path}")
     assert ours[0] == "error"
     assert ours[1].startswith("Error: ")
-    assert "segment" in ours[1] or "outside /memories" in ours[1]
+    assert "segment" in ours[1] or "outside /memories" in ours[1] or "normal form C" in ours[1]
+
+
+@pytest.mark.parametrize("path", [f"{M}/.hidden.md", f"{M}/café.md", f"{M}/_a.md", f"{M}/日本.md"])
+def test_hidden_non_ascii_and_underscore_names_are_notes_as_in_the_reference(
+    path: str, tmp_path: Path
+) -> None:
+    reference, ours = Pair(tmp_path).both({"command": "create", "path": path, "file_text": "x"})
+    assert reference == ours == ("ok", f"File created successfully at: {path}")
 
 
 def test_a_path_that_leaves_memories_and_comes_back_is_refused_as_escaping(tmp_path: Path) -> None:

@@ -245,7 +245,7 @@ def _after_later_writes(
 ) -> AdoptionReceipt:
     """Our adoption committed and other writes followed: prove the path through ours to the later head
     (however long), then check the nominated records there."""
-    new_view = proven_view(core, pin, view, later, max_pages=None)
+    new_view = proven_view(core, pin, view, later)
     differ = _in_place(new_view, nomination)
     if differ:
         raise AdoptionConflictError(
@@ -267,7 +267,7 @@ def already_present(
 ) -> AdoptionReceipt:
     """Every nominated record is in canonical memory at `current`: move the pin there, record it."""
     if new_view is None:
-        new_view = view if current == pin else proven_view(core, pin, view, current, max_pages=None)
+        new_view = view if current == pin else proven_view(core, pin, view, current)
     receipt = AdoptionReceipt.make(
         actor=core.actor,
         authority=core.canonical_id,
