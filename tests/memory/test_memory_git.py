@@ -52,11 +52,15 @@ def memory_file(path: Path) -> tuple[JsonlJournal, Memory]:
         (
             {"command": "create", "path": "/memories/prefs.md", "text": "likes tea\n"},
             {"command": "create", "path": "/memories/keys.md", "text": "token sk-ant-abcdefghijklmnop1234\n"},
-            {"command": "create", "path": "/memories/fixed.md", "text": "---\nread_only: true\n---\nkeep\n"},
+            {"host": "/memories/fixed.md", "text": "---\nread_only: true\n---\nkeep\n"},
             {"command": "rename", "old_path": "/memories/prefs.md", "new_path": "/memories/people/me.md"},
             {"command": "delete", "path": "/memories/keys.md"},
         )
     ):
+        if "host" in command:  # a read-only note: the host writes it
+            writes = {command["host"]: command["text"]}
+            assert memory.write_changes(writes=writes, call_id=f"toolu_{n}", command="create", host=True).ok
+            continue
         assert memory.execute(command, call_id=f"toolu_{n}").ok
     return journal, memory
 

@@ -88,7 +88,8 @@ def test_edit_and_delete_receipts_list_the_links_they_dropped() -> None:
 
 def test_a_read_only_file_refuses_every_mutating_command() -> None:
     m = memory()
-    create(m, "/memories/dir/rules.md", "---\nread_only: true\n---\nnever change\n")
+    create(m, "/memories/dir/rules.md", "never change\n")
+    assert m.set_read_only("/memories/dir/rules.md", True).ok  # the host's call
     before = m.state().seq
     for command in (
         {"command": "create", "path": "/memories/dir/rules.md", "text": "x"},
@@ -110,7 +111,8 @@ def test_read_only_files_are_never_evicted() -> None:
     from waybook.memory import Limits
 
     m = Memory(InMemoryJournal(), scope="a", limits=Limits(max_files=2))
-    create(m, "/memories/keep.md", "---\nread_only: true\n---\n")
+    create(m, "/memories/keep.md", "")
+    assert m.set_read_only("/memories/keep.md", True).ok
     create(m, "/memories/b.md", "b")
     third = m.execute({"command": "create", "path": "/memories/c.md", "text": "c"})
     assert third.value.evicted == ("/memories/b.md",)  # type: ignore[union-attr]

@@ -179,6 +179,19 @@ def with_description(text: str, description: str) -> str:
     return f"---\n{line}\n---\n{text}"
 
 
+def with_read_only(text: str, read_only: bool) -> str:
+    """`text` with `read_only: true` in its front matter, or without any `read_only` line; every other
+    byte kept. Text without front matter gets a block when made read-only."""
+    if _has_block(text):
+        parts = text.splitlines(keepends=True)
+        newline = parts[0][len(parts[0].rstrip("\r\n")) :] or "\n"
+        closing = next(i for i in range(1, len(parts)) if parts[i].strip() == "---")
+        kept = [p for p in parts[1:closing] if p.partition(":")[0].strip() != "read_only"]
+        added = [f"read_only: true{newline}"] if read_only else []
+        return "".join([parts[0], *kept, *added, *parts[closing:]])
+    return f"---\nread_only: true\n---\n{text}" if read_only else text
+
+
 def description_line(description: str) -> str:
     """`description: ...` as a YAML line that reads back as exactly `description` (quoted if needed)."""
     value = json.dumps(description, ensure_ascii=False) if _needs_quotes(description) else description

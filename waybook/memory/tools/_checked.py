@@ -66,7 +66,10 @@ class ReflectionBranch:
         """The Memory port the run edits: the base's notes, nothing shared with the agent's journal."""
         if base.files:
             copied = self.memory.write_changes(
-                writes={path: f.text for path, f in base.files.items()}, call_id="base", command="base"
+                writes={path: f.text for path, f in base.files.items()},
+                call_id="base",
+                command="base",
+                host=True,  # a copy of the base, read-only notes included
             )
             if not copied.ok:
                 assert copied.error is not None

@@ -101,7 +101,7 @@ def seed_blocks(
     writes = {path: text for path, text in texts.items() if path not in state.files}
     if not writes:
         return SeedReceipt(state.journal_id or "", SEED_REQUEST, 0, 0, None, (), written=False)
-    result = port.write_changes(writes=writes, call_id=SEED_REQUEST, command="seed_blocks")
+    result = port.write_changes(writes=writes, call_id=SEED_REQUEST, command="seed_blocks", host=True)
     if not result.ok:
         assert result.error is not None
         again = port.state()

@@ -17,13 +17,15 @@ import attrs
 
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
+from waybook.journal._roles.memory_paths import ROOT
+from waybook.journal._roles.memory_text import byte_length, content_digest, with_read_only
 from waybook.memory._errors import require_role
-from waybook.memory.working._checks import Write
+from waybook.memory.working._checks import HOST_DELETE, HOST_WRITE, Write
 from waybook.memory.working._commands import NAMES, Command, CommandError, Create, check_call_id, parse
 from waybook.memory.working._decide import DEFAULT_LIMITS, Limits, decide_command
 from waybook.memory.working._patching import decide_changes
 from waybook.memory.working._races import REBASES, command_paths, expecting, footprint, overlapping, paths_of
-from waybook.memory.working._results import Failure, Receipt, Result, Value, failed
+from waybook.memory.working._results import Deleted, Edited, Failure, Kind, Receipt, Result, Value, failed
 from waybook.memory.working._state import MemoryProjection, MemoryState, Revision
 from waybook.model._errors import (
     ConflictError,
@@ -37,7 +39,7 @@ from waybook.model._errors import (
     TornTailError,
 )
 from waybook.model._head import GENESIS, Head
-from waybook.model._records import Header, NewRecord
+from waybook.model._records import Header, MemoryDelete, MemoryWrite, NewRecord
 from waybook.projections._base import LiveProjection, replay
 
 
@@ -156,12 +158,14 @@ class Memory:
         call_id: str,
         command: str,
         expected: Mapping[str, str | None] | None = None,
+        host: bool = False,
     ) -> Result:
         """Whole-file changes made outside the tool (for example a git commit on an exported memory
         repository), with the port's rules, limits and codes, as one atomic batch under `call_id`.
 
         `expected` maps paths to the content digest the caller checked (None: no note there); the write
-        is refused with CONFLICT unless each still holds, on the very state the batch is appended to."""
+        is refused with CONFLICT unless each still holds, on the very state the batch is appended to.
+        `host=True` is the host's own write (seed blocks): it may make notes read-only."""
         checked = dict(expected or {})
         wanted, gone, moved = dict(writes), tuple(deletes), tuple(moves)
 
@@ -174,10 +178,64 @@ class Memory:
                 moves=moved,
                 call_id=call_id,
                 command=command,
+                host=host,
             )
 
         named = (*wanted, *gone, *(p for move in moved for p in move), *checked)
         return self._write(command, decide, named, call_id)
+
+    # --- host power: read-only notes ---------------------------------------------------------------
+
+    def set_read_only(self, path: str, read_only: bool, *, call_id: str | None = None) -> Result:
+        """Make a note read-only (front matter `read_only: true`) or writable again. Host power: the
+        agent's commands never set or clear it, and a read-only note refuses them."""
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            file = state.files.get(path)
+            if file is None:
+                return Failure("NOT_FOUND", f"{path} is not a note", path)
+            if file.read_only == read_only:
+                return Failure(
+                    "INVALID_ARGUMENT", f"{path} is already {'read-only' if read_only else 'writable'}", path
+                )
+            text = with_read_only(file.text, read_only)
+            body = MemoryWrite(
+                path=path,
+                text=text,
+                digest=content_digest(text),
+                prior=file.digest,
+                command=HOST_WRITE,
+                call_id=call_id,
+            )
+            return Write((body,), Edited(path, byte_length(text), ()), body.digest)
+
+        return self._write("set_read_only", decide, (path,), call_id)
+
+    def remove(self, path: str, *, call_id: str | None = None) -> Result:
+        """Delete a note or a directory, read-only notes included: host power (`clear_all_memory`). The
+        history stays in the journal."""
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            if path == ROOT:
+                files = list(state.files.values())
+                gone: tuple[str, ...] = tuple(
+                    sorted({top_of(p) for p in [*state.files, *state.kept]} & state.kept)
+                )
+            elif state.is_file(path):
+                files, gone = [state.files[path]], ()
+            elif state.is_directory(path):
+                files, gone = state.files_under(path), (path,)
+            else:
+                return Failure("NOT_FOUND", f"{path} does not exist", path)
+            if not files and not gone:
+                return Failure("NOT_FOUND", "memory holds nothing to remove", path)
+            body = MemoryDelete(
+                paths=tuple(f.path for f in files), reason=HOST_DELETE, call_id=call_id, directories=gone
+            )
+            kind: Kind = "file" if state.is_file(path) else "directory"
+            return Write((body,), Deleted(path, kind, len(files), sum(f.size for f in files)))
+
+        return self._write("remove", decide, (path,), call_id)
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -302,6 +360,11 @@ class Memory:
             return failed(name, "STORAGE_ERROR", f"the memory journal could not be written ({exc})")
         except JournalError as exc:
             return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")
+
+
+def top_of(path: str) -> str:
+    """The top-level entry of /memories that `path` is in."""
+    return ROOT + "/" + path[len(ROOT) + 1 :].split("/", 1)[0]
 
 
 def _raise(exc: BaseException) -> Any:
