@@ -20,7 +20,7 @@ from typing import Final
 from waybook.codecs import seal
 from waybook.journal._clock import utc_now
 from waybook.journal._roles.memory_text import byte_length
-from waybook.memory._errors import AdoptionConflictError, ProfileError, RequestError
+from waybook.memory._errors import AUTHORITY_LIMITS, AdoptionConflictError, ProfileError, RequestError
 from waybook.memory.canonical._advancing import pin_record, proven_view
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination, closure, nomination_digest
@@ -31,8 +31,8 @@ from waybook.model._head import Head
 from waybook.model._records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord, Record
 from waybook.projections._base import replay
 
-MAX_CANONICAL_RECORDS: Final = 8_192
-MAX_CANONICAL_BYTES: Final = 32 * 1024 * 1024
+MAX_CANONICAL_RECORDS: Final = AUTHORITY_LIMITS.max_canonical_records
+MAX_CANONICAL_BYTES: Final = AUTHORITY_LIMITS.max_canonical_bytes
 Conflict = tuple[str, str | None, str | None]
 
 # The design's messages (docs/canonical-memory.md): each error's message starts with its text.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from waybook.journal._ledger import check_line
+from waybook.memory._errors import AUTHORITY_LIMITS
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._outcomes import PinReceipt
 from waybook.memory.working._state import MemoryProjection, MemoryState
@@ -18,10 +19,10 @@ from waybook.model._errors import CapacityError, ConflictError, IntegrityError, 
 from waybook.model._head import Head
 from waybook.model._records import MemoryPinMoved, Record
 
-MAX_ADVANCE_RECORDS: Final = 16_384
-MAX_PAGES: Final = 64
-PAGE_RECORDS: Final = 1_000
-PAGE_BYTES: Final = 64 * 1024 * 1024
+MAX_ADVANCE_RECORDS: Final = AUTHORITY_LIMITS.max_proof_records
+MAX_PAGES: Final = AUTHORITY_LIMITS.max_pages
+PAGE_RECORDS: Final = AUTHORITY_LIMITS.page_records
+PAGE_BYTES: Final = AUTHORITY_LIMITS.page_bytes
 
 # The design's messages (docs/canonical-memory.md): each error's message starts with its text.
 EXPECTED_MISMATCH: Final = "The expected canonical memory head does not match the current pin"

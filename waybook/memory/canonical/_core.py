@@ -17,7 +17,13 @@ from typing import Final
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.memory_text import byte_length, content_digest
-from waybook.memory._errors import ExplanationExpiredError, ProfileError, RequestError, require_role
+from waybook.memory._errors import (
+    AUTHORITY_LIMITS,
+    ExplanationExpiredError,
+    ProfileError,
+    RequestError,
+    require_role,
+)
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination, closure, nomination_digest
 from waybook.memory.canonical._outcomes import Explanation, QueryResult, RememberReceipt, Route, binding_of
 from waybook.memory.canonical._pins import PinLog
@@ -29,8 +35,8 @@ from waybook.model._head import GENESIS, Head
 from waybook.model._records import Header, MemoryDelete, MemoryPinMoved, MemoryWrite, NewRecord
 from waybook.projections._base import LiveProjection, replay
 
-CACHE_ENTRIES: Final = 256
-CACHE_BYTES: Final = 64 * 1024 * 1024
+CACHE_ENTRIES: Final = AUTHORITY_LIMITS.cache_entries
+CACHE_BYTES: Final = AUTHORITY_LIMITS.cache_bytes
 REMEMBER_ATTEMPTS: Final = 8
 # The design's messages (docs/canonical-memory.md): each error's message starts with its text.
 UNBOUND_ROUTE: Final = "The memory nomination is not bound to this adoption route"

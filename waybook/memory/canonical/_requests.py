@@ -12,11 +12,11 @@ from typing import Any, Final
 
 from waybook.journal._roles.memory_paths import PathError, check_extension, normalize
 from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
-from waybook.memory._errors import RequestError
+from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination
 from waybook.model._head import Head
 
-MAX_REPLACEMENTS: Final = 128
+MAX_REPLACEMENTS: Final = AUTHORITY_LIMITS.max_replacements
 INVALID_ADVANCE: Final = "Invalid canonical memory advance request"
 INVALID_ADOPTION: Final = "Invalid memory adoption request"
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
