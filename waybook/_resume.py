@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from waybook._session import Session
-from waybook.journal._jsonl import JsonlJournal
+from waybook.journal import JsonlJournal
 from waybook.model._errors import InvalidArgumentError, JournalError, StorageError
 from waybook.projections import Provider, ProviderContext, for_provider
 from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from

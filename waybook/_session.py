@@ -14,10 +14,10 @@ import attrs
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook.codecs import encode_value
+from waybook.journal import JsonlJournal
 from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._fork import plan_fork
 from waybook.journal._in_memory import InMemoryJournal
-from waybook.journal._jsonl import JsonlJournal
 from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import IntegrityError, InvalidArgumentError, InvalidRecordError, ToolPairingError

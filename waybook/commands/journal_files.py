@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs._wire import decode_record
+from waybook.codecs._wire import FIRST_LINE_START, decode_record
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
 from waybook.journal._protocol import DamageReporting
-from waybook.journal._quarantine import FIRST_LINE_START
 from waybook.model._records import Header
 
 HEADER_SNIFF = 1 << 20

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from waybook._files import replace_private
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.journal import CorruptJournalError, JsonlJournal, Record, VerifyReport, verify_file
-from waybook.journal._fileio import replace_private
 from waybook.view import journal_page_data, page_data, render_page
 
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal._fileio import create_private
+from waybook._files import create_private
 from waybook.model._errors import JournalError
 from waybook.model._records import CustomEntry, Header
 from waybook.search._documents import document_of

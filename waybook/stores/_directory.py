@@ -20,11 +20,11 @@ from pathlib import Path
 
 import msgspec
 
+from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir
 from waybook.codecs._canonical import ENCODER
-from waybook.journal._checkpoint import checkpoint_path
+from waybook.journal import JsonlJournal
 from waybook.journal._durability import Durability
-from waybook.journal._fileio import FILE_MODE, FileLock, create_atomically, fsync_dir
-from waybook.journal._jsonl import JsonlJournal
+from waybook.journal._jsonl import checkpoint_path
 from waybook.journal._protocol import PositionedJournal
 from waybook.model._errors import StorageError
 from waybook.stores._base import CatalogStore, store_clock, store_ids

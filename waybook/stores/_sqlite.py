@@ -21,8 +21,8 @@ from typing import Any, Final
 
 import msgspec
 
+from waybook._files import create_private
 from waybook.journal._durability import Durability
-from waybook.journal._fileio import create_private
 from waybook.model._errors import JournalClosedError, StorageError
 from waybook.model._head import GENESIS, Head
 from waybook.stores._base import store_clock, store_ids
