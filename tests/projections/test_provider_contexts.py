@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 
-from tests.helpers.formats import SHARED_FIXTURES, journal_of
-from tests.helpers.paths import FIXTURES
+from tests.helpers.formats import real_session, real_session_files
 from tests.helpers.provider_checks import (
     anthropic_problems,
     openai_chat_problems,
@@ -22,7 +21,6 @@ from tests.helpers.provider_checks import (
 )
 from tests.helpers.session_steps import build_session, tool_actions
 from waybook import InMemoryJournal, JsonlJournal, Session, resume
-from waybook.formats import import_claude_code, import_codex, import_pi
 from waybook.journal import SessionJournal, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import (
     NO_RESULT_RECORDED,
@@ -38,10 +36,7 @@ from waybook.projections import (
     replay,
 )
 
-REAL = [
-    *(sorted(SHARED_FIXTURES.rglob("*.jsonl")) if SHARED_FIXTURES.is_dir() else []),
-    *sorted((FIXTURES / "pi").glob("*.jsonl")),
-]
+REAL = real_session_files()
 
 
 def call(call_id: str) -> ToolCallBlock:
@@ -217,9 +212,7 @@ def test_the_same_context_gives_the_same_request_every_time() -> None:
 @pytest.mark.skipif(not REAL, reason="no fixtures")
 @pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name}/{p.name[:40]}")
 def test_every_context_of_every_real_session_is_accepted_by_every_provider(path: Path) -> None:
-    text = str(path)
-    importer = import_codex if "codex" in text else import_pi if "/pi/" in text else import_claude_code
-    journal = journal_of(importer(path.read_bytes()).records)
+    journal = real_session(path)
     tree = replay(TreeProjection(), journal)
     for leaf in tree.leaves():
         shown = render_context(tree, context_refs(tree, tree.position(leaf)), journal)

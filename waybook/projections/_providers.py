@@ -48,7 +48,7 @@ from waybook.model._records import (
 )
 from waybook.projections._base import replay
 from waybook.projections._context import ContextMessage, ContextProjection, context_at, render_context
-from waybook.projections._provider_turns import Repair, ToolAnswer, Turn, turns
+from waybook.projections._provider_turns import Repair, RepairKind, ToolAnswer, Turn, turns
 
 Provider = Literal["anthropic", "openai-chat", "openai-responses"]
 PROVIDERS: Final[tuple[Provider, ...]] = ("anthropic", "openai-chat", "openai-responses")
@@ -446,7 +446,7 @@ class _Render:
             for block in turn.content
         )
 
-    def repair(self, kind: Any, turn: Turn, detail: str) -> None:
+    def repair(self, kind: RepairKind, turn: Turn, detail: str) -> None:
         self.repairs.append(Repair(kind, turn.sources[-1] if turn.sources else "", detail))
 
 
