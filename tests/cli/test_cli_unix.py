@@ -70,7 +70,7 @@ def test_unique_id_prefixes_are_accepted_wherever_an_id_is(journal: Path) -> Non
     assert shown["leaf"] == "abc300"
     diff = json.loads(waybook("diff", journal, "--leaf", "abc3", "--leaf", "abd2", "--json").stdout)
     assert [b["leaf"] for b in diff["branches"]] == ["abc300", "abd200"]
-    run = waybook("export", journal, "--format", "openai", "--branches", "abc3", "-o", "-")
+    run = waybook("export", journal, "--format", "openai", "--branches", "abc3", "--metadata", "-o", "-")
     assert json.loads(run.stdout)["metadata"]["leaf"] == "abc300"
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from waybook._files import replace_private
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, connect_store
@@ -64,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
         data = page_data(records, report, journal_id=journal_id)
         records_shown, ok, status = len(records), report.ok, data["status"]
     page = render_page(data)
-    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    temporary.write_text(page, encoding="utf-8")
-    os.replace(temporary, out)
+    replace_private(out, page.encode("utf-8"))  # the page holds the session's text: 0600
     print(f"wrote {out} ({records_shown} records)", file=sys.stderr)
     if not ok:
         warn(f"{status['text']}; the page shows the {status['proven']} proven records before the damage")
