@@ -151,3 +151,17 @@ def test_verify_in_a_store_finds_the_memory_journals_a_receipt_names_without_bei
     run = waybook("verify", "--store", url, "s1")
     assert run.returncode == 0, run.stderr
     assert "receipts: 1 verified, 0 bad\n" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "command", [["ls"], ["verify"], ["show", "s1"], ["view", "s1", "-o", "page.html"], ["serve", "--port", "0"]]
+)
+def test_a_store_that_is_not_there_is_a_usage_error_naming_the_option_and_nothing_is_created(
+    command: list[str], tmp_path: Path
+) -> None:
+    for url in (f"file:{tmp_path}/nowhere", f"sqlite:{tmp_path}/nowhere.db"):
+        args = [arg if arg != "page.html" else str(tmp_path / arg) for arg in command]
+        run = waybook(*args, "--store", url)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.startswith(f"waybook: --store {url}: no "), run.stderr
+    assert list(tmp_path.iterdir()) == []
