@@ -153,9 +153,10 @@ def test_verify_in_a_store_finds_the_memory_journals_a_receipt_names_without_bei
     assert "receipts: 1 verified, 0 bad\n" in run.stdout
 
 
-@pytest.mark.parametrize(
-    "command", [["ls"], ["verify"], ["show", "s1"], ["view", "s1", "-o", "page.html"], ["serve", "--port", "0"]]
-)
+NOT_THERE = [["ls"], ["verify"], ["show", "s1"], ["view", "s1", "-o", "page.html"], ["serve", "--port", "0"]]
+
+
+@pytest.mark.parametrize("command", NOT_THERE)
 def test_a_store_that_is_not_there_is_a_usage_error_naming_the_option_and_nothing_is_created(
     command: list[str], tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any
 from unittest import mock
 
-from waybook.journal._fileio import OsFileOps
+from waybook.journal._jsonl._file_ops import OsFileOps
 
 
 class BytesRead:

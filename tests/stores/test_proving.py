@@ -75,7 +75,8 @@ def test_open_proven_gives_the_journal_and_the_report_of_one_pass(url: str) -> N
                 Session(journal).user("read-only")
         catalog, proof = open_proven(store, CATALOG_ID)
         with catalog:
-            assert proof.ok and proof.records == len(list(catalog.read()))
+            assert proof.ok
+            assert proof.records == len(list(catalog.read()))
 
 
 def test_open_journal_reads_a_journal_of_a_url_and_closes_the_store_with_it(url: str) -> None:
@@ -140,7 +141,9 @@ def test_damage_in_a_sqlite_store_is_reported_by_prove_not_raised(tmp_path: Path
     with open_store(url) as store:
         write(store)
     with sqlite3.connect(tmp_path / "store.db") as db:
-        db.execute("UPDATE records SET line = replace(line, 'user', 'resu') WHERE journal_id = 's' AND seq = 4")
+        db.execute(
+            "UPDATE records SET line = replace(line, 'user', 'resu') WHERE journal_id = 's' AND seq = 4"
+        )
     with open_store(url) as store:
         report = prove(store, "s")
         assert not report.ok
@@ -158,10 +161,12 @@ def test_blobs_for_finds_a_journals_store_blobs_wherever_it_was_opened(tmp_path:
         path = store.file_of("s")
     with open_journal(url, "s") as journal:
         blobs = blobs_for(journal)
-        assert blobs is not None and blobs.read(ref.digest) == b"large output"
+        assert blobs is not None
+        assert blobs.read(ref.digest) == b"large output"
     with JsonlJournal(path, readonly=True) as journal:  # the file of a directory store's journal
         blobs = blobs_for(journal)
-        assert blobs is not None and blobs.read(ref.digest) == b"large output"
+        assert blobs is not None
+        assert blobs.read(ref.digest) == b"large output"
     copied = tmp_path / "copied.jsonl"
     copied.write_bytes(path.read_bytes())
     with JsonlJournal(copied, readonly=True) as journal:
@@ -170,7 +175,8 @@ def test_blobs_for_finds_a_journals_store_blobs_wherever_it_was_opened(tmp_path:
 
 def test_abilities_are_protocols_a_store_has_or_not(tmp_path: Path) -> None:
     with open_store("memory:") as memory, open_store(f"file:{tmp_path}/d") as directory:
-        assert isinstance(memory, NonBlockingStore) and memory.never_blocks
+        assert isinstance(memory, NonBlockingStore)
+        assert memory.never_blocks
         assert not isinstance(directory, NonBlockingStore)
         assert isinstance(directory, JournalFiles)
         assert not isinstance(memory, JournalFiles)
