@@ -22,7 +22,7 @@ from waybook.formats import (
     codex,
 )
 from waybook.formats._detect import detect_folder_format, detect_format
-from waybook.formats._files import read_regular
+from waybook.formats._source_files import read_regular
 from waybook.formats.opencode import OpenCodeStorageError, read_opencode
 from waybook.model import SubagentLink
 

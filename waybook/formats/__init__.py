@@ -5,7 +5,6 @@ that keeps sessions in folders walks them itself (`waybook.formats.claude_code.i
 `waybook.formats.codex.import_folder`, `waybook.formats.opencode.read_opencode`), reading regular files
 only (`RefusedFileError` otherwise)."""
 
-from waybook.formats._files import RefusedFileError
 from waybook.formats._folders import (
     FolderImport,
     ImportedJournal,
@@ -17,6 +16,7 @@ from waybook.formats._foreign import (
     ForeignFormatError,
     ImportReport,
 )
+from waybook.formats._source_files import RefusedFileError
 from waybook.formats.claude_code import (
     import_claude_code,
 )

@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
-from waybook.formats._files import RefusedFileError, read_regular
+from waybook.formats._source_files import RefusedFileError, read_regular
 from waybook.formats._sqlite_source import open_read_only
 from waybook.formats.opencode import is_storage_folder
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import attrs
 
-from waybook.formats._files import RefusedFileError
 from waybook.formats._foreign import ImportReport, NotThisFormatError
+from waybook.formats._source_files import RefusedFileError
 from waybook.model import JournalError, NewRecord
 
 Progress = Callable[[int, int], None]

@@ -15,7 +15,6 @@ import contextlib
 import json
 from pathlib import Path
 
-from waybook.formats._files import read_regular
 from waybook.formats._folders import (
     FolderImport,
     ImportedJournal,
@@ -24,6 +23,7 @@ from waybook.formats._folders import (
     SourceFileError,
     import_each,
 )
+from waybook.formats._source_files import read_regular
 from waybook.formats.claude_code._subagents import Anchor, subagent_anchor
 from waybook.formats.claude_code._transcript import import_claude_code, journal_id_for
 from waybook.model import JournalError

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from waybook.formats._files import read_regular
 from waybook.formats._folders import FolderImport, ImportedJournal, ImportedSession, Progress, import_each
+from waybook.formats._source_files import read_regular
 from waybook.formats.codex._rollout import import_codex
 
 

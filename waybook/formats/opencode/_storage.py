@@ -27,8 +27,8 @@ from typing import Any, Final, TypeVar
 
 import attrs
 
-from waybook.formats._files import RefusedFileError, read_regular
 from waybook.formats._foreign import ForeignFormatError, NotThisFormatError
+from waybook.formats._source_files import RefusedFileError, read_regular
 from waybook.formats._sqlite_source import open_read_only
 
 T = TypeVar("T")
