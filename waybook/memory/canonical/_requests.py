@@ -19,7 +19,17 @@ from waybook.model._head import Head
 MAX_REPLACEMENTS: Final = AUTHORITY_LIMITS.max_replacements
 INVALID_ADVANCE: Final = "Invalid canonical memory advance request"
 INVALID_ADOPTION: Final = "Invalid memory adoption request"
+VERSION: Final = 1
+"""The request version every authority call takes as `v` (the design's `v: 1`)."""
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def version_arg(value: Any, call: str | None = None) -> None:
+    """`v` must be exactly the int 1: a request of another version is refused, never guessed at. `call`
+    names an agent call (`remember`, ...) whose message this is; host calls add their design text."""
+    if type(value) is not int or value != VERSION:
+        msg = f"v must be {VERSION} (the request version this authority speaks), not {value!r:.40}"
+        raise RequestError(f"Invalid memory {call} request: {msg}" if call else msg)
 
 
 def digest_arg(value: Any, what: str) -> str:
@@ -143,9 +153,10 @@ def replacements_arg(value: Any, nomination: Nomination) -> tuple[tuple[str, str
     return tuple((str(k), digest_arg(d, f"replacement digest of {k!r}")) for k, d in pairs)
 
 
-def advance_request(expected_head: Any, next_head: Any) -> tuple[Head, Head]:
+def advance_request(expected_head: Any, next_head: Any, v: Any = VERSION) -> tuple[Head, Head]:
     """The copied heads of an `advance_canonical` call; a malformed one is refused with the design's text."""
     try:
+        version_arg(v)
         return head_arg(expected_head, "expected_head"), head_arg(next_head, "next_head")
     except RequestError as exc:
         msg = f"{INVALID_ADVANCE}: {exc}"
@@ -153,10 +164,11 @@ def advance_request(expected_head: Any, next_head: Any) -> tuple[Head, Head]:
 
 
 def adoption_request(
-    expected_head: Any, nomination: Any, replacements: Any
+    expected_head: Any, nomination: Any, replacements: Any, v: Any = VERSION
 ) -> tuple[Head, Nomination, tuple[tuple[str, str], ...]]:
     """The copied request of an `adopt_nomination` call; a malformed one is refused with the design's text."""
     try:
+        version_arg(v)
         expected = head_arg(expected_head, "expected_canonical_head")
         nominated = nomination_arg(nomination)
         return expected, nominated, replacements_arg(replacements, nominated)
