@@ -18,7 +18,13 @@ import attrs
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.memory_paths import ROOT
-from waybook.journal._roles.memory_text import byte_length, content_digest, with_read_only
+from waybook.journal._roles.memory_text import (
+    DESCRIPTION_ADVICE,
+    byte_length,
+    content_digest,
+    lacks_description,
+    with_read_only,
+)
 from waybook.memory._errors import require_role
 from waybook.memory.working._checks import HOST_DELETE, HOST_WRITE, Write
 from waybook.memory.working._commands import NAMES, Command, CommandError, Create, check_call_id, parse
@@ -62,7 +68,11 @@ class Memory:
         ids: Callable[[], str] = new_id,
         require_description: bool = False,
     ) -> None:
+        """`require_description=True`: every note needs a non-empty front-matter description. A new
+        journal's header says so (the journal then refuses such writes from any writer); on a journal
+        whose header does not, this port still refuses its own."""
         self._journal = journal
+        self._require_description = require_description
         self._scope = scope
         self._limits = limits
         self._clock = clock
@@ -265,6 +275,10 @@ class Memory:
                 return Result(False, name, error=attrs.evolve(decision, command=name))
             if not isinstance(decision, Write):
                 return Result(True, name, value=decision)
+            if self._require_description:
+                undescribed = _undescribed(decision, state)
+                if undescribed is not None:
+                    return Result(False, name, error=attrs.evolve(undescribed, command=name))
             head = Head(state.seq, state.digest)  # the state the decision was made on
             batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in decision.bodies]
             try:
@@ -360,6 +374,20 @@ class Memory:
             return failed(name, "STORAGE_ERROR", f"the memory journal could not be written ({exc})")
         except JournalError as exc:
             return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")
+
+
+def _undescribed(decision: Write, state: MemoryState) -> Failure | None:
+    """The port's own check of the description profile (`require_description=True`), for a journal whose
+    header predates it: the journal refuses the same writes where its header says so."""
+    for body in decision.bodies:
+        if isinstance(body, MemoryWrite) and lacks_description(body.text):
+            what = "a new note" if body.path not in state.files else "an edit that would leave it without one"
+            msg = (
+                f"{body.path}: {what}, and this memory requires a front-matter description; "
+                f"{DESCRIPTION_ADVICE}"
+            )
+            return Failure("INVALID_ARGUMENT", msg, body.path, {"description_required": True})
+    return None
 
 
 def top_of(path: str) -> str:
