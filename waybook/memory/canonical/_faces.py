@@ -35,7 +35,9 @@ from waybook.memory.canonical._requests import (
     VERSION,
     adoption_request,
     advance_request,
+    explain_request,
     keys_arg,
+    prefix_arg,
     remember_request,
     version_arg,
 )
@@ -104,11 +106,11 @@ class AgentFace:
         self, keys: Iterable[str] | None = None, *, prefix: str | None = None, v: int = VERSION
     ) -> QueryResult:
         version_arg(v, "query")
-        return _core(self._token).query(None if keys is None else keys_arg(keys), prefix)
+        return _core(self._token).query(None if keys is None else keys_arg(keys), prefix_arg(prefix))
 
     def explain(self, key: str | None = None, *, handle: int | None = None, v: int = VERSION) -> Explanation:
         version_arg(v, "explain")
-        return _core(self._token).explain(key, handle)
+        return _core(self._token).explain(*explain_request(key, handle))
 
     def nominate(self, keys: Sequence[str], route: str, purpose: str, *, v: int = VERSION) -> Nomination:
         version_arg(v, "nominate")
@@ -181,13 +183,13 @@ class AsyncAgentFace:
         self, keys: Iterable[str] | None = None, *, prefix: str | None = None, v: int = VERSION
     ) -> QueryResult:
         version_arg(v, "query")
-        return _core(self._token).query(None if keys is None else keys_arg(keys), prefix)
+        return _core(self._token).query(None if keys is None else keys_arg(keys), prefix_arg(prefix))
 
     async def explain(
         self, key: str | None = None, *, handle: int | None = None, v: int = VERSION
     ) -> Explanation:
         version_arg(v, "explain")
-        return _core(self._token).explain(key, handle)
+        return _core(self._token).explain(*explain_request(key, handle))
 
     async def nominate(
         self, keys: Sequence[str], route: str, purpose: str, *, v: int = VERSION

@@ -25,6 +25,7 @@ from waybook.journal._roles.memory_text import (
     lacks_description,
     with_read_only,
 )
+from waybook.memory._copy import exact, items_of, sequence_of
 from waybook.memory._errors import require_role
 from waybook.memory.working._checks import HOST_DELETE, HOST_WRITE, Write
 from waybook.memory.working._commands import NAMES, Command, CommandError, Create, check_call_id, parse
@@ -139,9 +140,11 @@ class Memory:
 
         The digest is checked on the state the write is decided on, and the append is conditional on
         that state's head: a write to this note that lands in between is a CONFLICT, never overwritten."""
-        command = Create(path, text) if isinstance(path, str) and isinstance(text, str) else None
-        if command is None:
-            return failed("create", "INVALID_ARGUMENT", "supersede takes a path and a text (strings)")
+        path, text, expected_digest = exact(path), exact(text), exact(expected_digest)  # copied once
+        if not (isinstance(path, str) and isinstance(text, str) and isinstance(expected_digest, str)):
+            msg = "supersede takes a path, a text and the expected digest (strings)"
+            return failed("create", "INVALID_ARGUMENT", msg)
+        command = Create(path, text)
         try:
             check_call_id(call_id)
         except CommandError as problem:
@@ -176,8 +179,10 @@ class Memory:
         `expected` maps paths to the content digest the caller checked (None: no note there); the write
         is refused with CONFLICT unless each still holds, on the very state the batch is appended to.
         `host=True` is the host's own write (seed blocks): it may make notes read-only."""
-        checked = dict(expected or {})
-        wanted, gone, moved = dict(writes), tuple(deletes), tuple(moves)
+        copied = _changes(writes, deletes, moves, expected)  # each read once; the copies are checked
+        if isinstance(copied, Result):
+            return copied
+        wanted, gone, moved, checked = copied
 
         def decide(state: MemoryState) -> Value | Write | Failure:
             return expecting(state, checked) or decide_changes(
@@ -199,6 +204,10 @@ class Memory:
     def set_read_only(self, path: str, read_only: bool, *, call_id: str | None = None) -> Result:
         """Make a note read-only (front matter `read_only: true`) or writable again. Host power: the
         agent's commands never set or clear it, and a read-only note refuses them."""
+
+        path = exact(path)
+        if not isinstance(path, str) or not isinstance(read_only, bool):
+            return failed("set_read_only", "INVALID_ARGUMENT", "set_read_only takes a path and True or False")
 
         def decide(state: MemoryState) -> Value | Write | Failure:
             file = state.files.get(path)
@@ -224,6 +233,9 @@ class Memory:
     def remove(self, path: str, *, call_id: str | None = None) -> Result:
         """Delete a note or a directory, read-only notes included: host power (`clear_all_memory`). The
         history stays in the journal."""
+        path = exact(path)
+        if not isinstance(path, str):
+            return failed("remove", "INVALID_ARGUMENT", f"remove takes a path, not {type(path).__name__}")
 
         def decide(state: MemoryState) -> Value | Write | Failure:
             if path == ROOT:
@@ -374,6 +386,31 @@ class Memory:
             return failed(name, "STORAGE_ERROR", f"the memory journal could not be written ({exc})")
         except JournalError as exc:
             return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")
+
+
+def _changes(
+    writes: Any, deletes: Any, moves: Any, expected: Any
+) -> tuple[dict[str, str], tuple[str, ...], tuple[tuple[str, str], ...], dict[str, str | None]] | Result:
+    """`write_changes`' arguments, each read once and copied (exact strings), in the shapes it takes;
+    a Result (INVALID_ARGUMENT) when one is not of that shape."""
+    wanted, checked = items_of(writes), items_of(expected if expected is not None else {})
+    gone, listed = sequence_of(deletes), sequence_of(moves)
+    moved = (
+        None
+        if listed is None
+        else tuple(sequence_of(m) if isinstance(m, tuple | list) else None for m in listed)
+    )
+    if (
+        wanted is None
+        or checked is None
+        or gone is None
+        or moved is None
+        or any(m is None or len(m) != 2 for m in moved)
+    ):
+        msg = "write_changes takes writes and expected as mappings, deletes as paths and moves as path pairs"
+        return failed("write_changes", "INVALID_ARGUMENT", msg)
+    pairs = tuple((m[0], m[1]) for m in moved if m is not None)
+    return dict(wanted), gone, pairs, dict(checked)
 
 
 def _undescribed(decision: Write, state: MemoryState) -> Failure | None:
