@@ -96,13 +96,16 @@ def bench_memory(quick: bool) -> Iterator[Row]:
 def bench_authority(quick: bool) -> Iterator[Row]:
     from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
     from waybook.journal._roles.memory_text import content_digest
-    from waybook.memory import Route, create_authority
+    from waybook.memory import Limits, Memory, Route, create_authority
 
     n = 200 if quick else 1_000
 
     def adopt_once() -> None:
+        working = InMemoryJournal("w")
+        roomy = Limits(max_file_bytes=65_536, max_total_bytes=1 << 30, max_files=1 << 20)
+        Memory(working, scope="bench", limits=roomy)  # a working memory whose header holds n notes
         authority = create_authority(
-            working=InMemoryJournal("w"),
+            working=working,
             canonical=InMemoryJournal("c"),
             routes=[Route("shared", frozenset({"facts"}))],
             actor="bench",
