@@ -21,7 +21,7 @@ import msgspec
 
 from waybook.codecs._data_urls import base64_payload, data_url
 from waybook.model._records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
-from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError, NoBlobStoreError
+from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
 
 R = TypeVar("R", Record, NewRecord)
 
@@ -29,7 +29,7 @@ DEFAULT_INLINE_LIMIT: Final = 256 * 1024
 """Bytes a single block may hold inline before it goes to the blobs."""
 
 
-def offload(content: Content, *, blobs: Any, limit: int) -> tuple[Content, list[BlobRef]]:
+def offload(content: Content, *, blobs: BlobStore | None, limit: int) -> tuple[Content, list[BlobRef]]:
     """`content` with every block over `limit` bytes stored in `blobs` and referenced; and the refs.
 
     Content that is not a tuple of blocks is passed on untouched, for the journal to refuse, typed.
@@ -89,7 +89,7 @@ def images_as_blobs(records: Iterable[NewRecord]) -> tuple[list[NewRecord], dict
     return [_with_images(record, referenced) for record in records], pending
 
 
-def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
+def images_from_blobs(records: Iterable[R], blobs: BlobStore | None) -> Iterator[R]:
     """`records` with every `sha256:` image read from `blobs` and inlined as a `data:` URL again. Raises
     NoBlobStoreError when an image is a blob and `blobs` is None, MissingBlobError when it is gone."""
 
@@ -121,7 +121,7 @@ def is_text(media_type: str) -> bool:
     return media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
 
 
-def blobs_inlined(record: R, blobs: Any) -> R:
+def blobs_inlined(record: R, blobs: BlobStore | None) -> R:
     """`record` as a format that holds content inline shows it: each text blob as its text, each image
     blob as a `data:` image. Binary blobs stay references. Raises NoBlobStoreError when `record` has a
     blob to inline and `blobs` is None."""
