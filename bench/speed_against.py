@@ -1,9 +1,10 @@
 """The writer's speed against another revision (bench/speed.py `--only against --rev REV`): the same
 loops run on this checkout's `waybook/` and on REV's, in alternate processes, paired.
 
-Each round runs one process per tree (the order flipped each round); a process times only its loop and
-prints the seconds; the ratio of a row is the median of the per-round ratios REV time / this time, so
-1.00 is as fast as REV and above 1 is faster. What a row proves: a change to the writer (issue 39's
+Each round runs one process per tree (the order flipped each round); a process times only its loop, in
+CPU seconds (on a busy shared machine wall time mostly measures the other processes), and prints them.
+The ratio of a row is the median of the per-round ratios REV time / this time, so 1.00 is as fast as
+REV and above 1 is faster. What a row proves: a change to the writer (issue 39's
 session core, say) kept `Session.user`, the one-record append and the join at a journal's position as
 fast as they were.
 """
@@ -39,7 +40,7 @@ words = text("the agent read the file, ran the tests and summarised what failed 
 path = tmp / "journal.jsonl"
 path.unlink(missing_ok=True)
 if kind == "session_user_jsonl":
-    start = time.perf_counter()
+    start = time.process_time()
     with JsonlJournal(path, sidecar=False) as journal:
         session = Session.create(journal, journal_id="bench")
         for _ in range(n):
@@ -51,7 +52,7 @@ elif kind == "journal_append_jsonl":
         records.append(NewRecord(id=f"n{i}", at="2026-12-01T09:00:00.000Z",
                                  body=UserMessage(parent=parent, content=words)))
         parent = f"n{i}"
-    start = time.perf_counter()
+    start = time.process_time()
     with JsonlJournal(path, sidecar=False) as journal:
         head = GENESIS
         for record in records:
@@ -59,7 +60,7 @@ elif kind == "journal_append_jsonl":
 elif kind == "session_user_memory":
     journal = InMemoryJournal()
     session = Session.create(journal, journal_id="bench")
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(n):
         session.user(words)
 elif kind == "session_join_memory":
@@ -67,7 +68,7 @@ elif kind == "session_join_memory":
     session = Session.create(journal, journal_id="bench")
     for _ in range(99):
         session.user(words)
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(n):
         Session(journal)
 elif kind == "async_user_memory":
@@ -75,11 +76,11 @@ elif kind == "async_user_memory":
         session = await AsyncSession.create(InMemoryJournal(), journal_id="bench")
         for _ in range(n):
             await session.user(words)
-    start = time.perf_counter()
+    start = time.process_time()
     asyncio.run(write())
 else:
     raise SystemExit(f"unknown loop {kind}")
-print(time.perf_counter() - start)
+print(time.process_time() - start)
 """
 
 LOOPS: tuple[tuple[str, str, int, str], ...] = (
@@ -108,7 +109,7 @@ def against_rows(tmp: Path, quick: bool, rev: str = DEFAULT_REV) -> Iterator[Row
     except (OSError, subprocess.CalledProcessError) as exc:
         yield Row(f"speed.against.{rev}", 0, "ops/s", None, "", None, f"skipped: no tree at {rev} ({exc})")
         return
-    rounds = 5 if quick else 9
+    rounds = 5 if quick else 11
     for loop, name, count, note in LOOPS:
         count = count // 4 if quick else count
         rev_times: list[float] = []

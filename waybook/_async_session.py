@@ -13,23 +13,54 @@ when it commits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook._session_core import Batch, Entry, SessionCore, WriterOptions, content_of
-from waybook._session_methods import P, SessionMethods
+from waybook._session_core import Batch, Entry, SessionCore, WriterOptions
+from waybook._session_methods import SessionMethods
 from waybook.journal import AsyncSessionJournal, SessionJournal
 from waybook.journal._clock import new_id
-from waybook.model import GENESIS, AppendResult, Block, Content, Header, Record
+from waybook.model import GENESIS, AppendResult, Content, Header, Record
 from waybook.stores import ThreadedJournal
 
 if TYPE_CHECKING:
     from waybook.stores._blobs import BlobStore
 
+P = ParamSpec("P")
+T = TypeVar("T")
+W = TypeVar("W")
+
 Either = AsyncSessionJournal | SessionJournal
 """What an AsyncSession writes to: an awaited journal, or a blocking one it runs in worker threads."""
+
+
+def awaited(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """One of `SessionMethods`' methods, run when the call is awaited (as an `async def` runs): its
+    checks too, so a bad argument raises where the call is awaited, and a call never awaited does
+    nothing."""
+
+    @functools.wraps(method)
+    async def run(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await method(self, *args, **kwargs)
+
+    return run
+
+
+def awaited_methods(cls: type[W]) -> type[W]:
+    """`cls` with each public method of `SessionMethods` (`create` too) run when the call is awaited."""
+    for name, member in vars(SessionMethods).items():
+        if name.startswith("_"):
+            continue
+        if inspect.isfunction(member):
+            setattr(cls, name, awaited(member))
+        elif isinstance(member, classmethod):
+            setattr(cls, name, classmethod(awaited(member.__func__)))
+    return cls
 
 
 def as_async(journal: Either) -> AsyncSessionJournal:
@@ -39,6 +70,7 @@ def as_async(journal: Either) -> AsyncSessionJournal:
     return ThreadedJournal(journal)  # type: ignore[arg-type]
 
 
+@awaited_methods
 class AsyncSession(
     SessionMethods[
         Either,
@@ -104,22 +136,21 @@ class AsyncSession(
             await session.append(header(session._core))
         return session
 
-    async def _write(self, make: Callable[P, Entry], *args: P.args, **kwargs: P.kwargs) -> Record:
-        entry = make(*args, **kwargs)
-        inlined = await self._inline(entry.content)
+    async def _write(self, entry: Entry) -> Record:
+        content = await self._offloaded(entry.content) if entry.offloads else entry.content
         async with self._turn:
             core = self._core
             history = None
             if entry.reads_history and core.head.seq:
                 history = [record async for record in self._journal.read(limit=core.head.seq)]
-            new = core.stamp(entry.build(inlined, history))
+            new = core.stamp(entry.build(core, content, history))
             return core.committed_one(await self._journal.append((new,), expected=core.head))
 
-    async def _write_batch(self, make: Callable[P, Batch], *args: P.args, **kwargs: P.kwargs) -> AppendResult:
-        batch = make(*args, **kwargs)
-        inlined = [await self._inline(content) for content in batch.contents]
+    async def _write_batch(self, batch: Batch) -> AppendResult:
+        offloads = zip(batch.contents, batch.offloads, strict=True)
+        contents = [await self._offloaded(content) if big else content for content, big in offloads]
         async with self._turn:
-            result = await self._journal.append(batch.build(inlined), expected=self._core.head)
+            result = await self._journal.append(batch.build(contents), expected=self._core.head)
             self._core.committed(result)
             return result
 
@@ -131,14 +162,10 @@ class AsyncSession(
             source = [record async for record in self._journal.read(limit=core.head.seq)]
             records = fork.records(source)
         await target.append(records, expected=fork.expected)
-        return await AsyncSession._opened(target, core.fork_options(self._options))
+        return await AsyncSession._opened(target, core.fork_options())
 
-    async def _inline(self, value: str | Sequence[Block]) -> Content:
-        """Session._inline: blocks over the inline limit go to the blobs (in a worker thread)."""
-        content = content_of(value)
-        core = self._core
-        if not core.offloads(content):
-            return content
-        blobs, limit = core.blobs, core.inline_limit
-        inlined, _refs = await asyncio.to_thread(lambda: offload(content, blobs=blobs, limit=limit))
-        return inlined
+    async def _offloaded(self, content: Content) -> Content:
+        """`content` with its blocks over the inline limit stored as blobs, in a worker thread."""
+        blobs, limit = self._core.blobs, self._core.inline_limit
+        offloaded, _refs = await asyncio.to_thread(lambda: offload(content, blobs=blobs, limit=limit))
+        return offloaded  # the refs' leases expire on their own: see waybook.stores._blobs

@@ -10,22 +10,14 @@ writers (waybook._session_methods); this module is the blocking I/O around them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from waybook._offload import offload
-from waybook._session_core import (
-    Batch,
-    Entry,
-    SessionCore,
-    ToolOutcome,
-    WriterOptions,
-    content_of,
-    knows_position,
-)
-from waybook._session_methods import P, SessionMethods
+from waybook._session_core import Batch, Entry, SessionCore, ToolOutcome, WriterOptions, knows_position
+from waybook._session_methods import SessionMethods
 from waybook.journal import SessionJournal
 from waybook.journal._clock import new_id, utc_now
-from waybook.model import GENESIS, AppendResult, Block, Content, Header, Record
+from waybook.model import GENESIS, AppendResult, Content, Header, Record
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
@@ -74,16 +66,16 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
             session.append(header(session._core))
         return session
 
-    def _write(self, make: Callable[P, Entry], *args: P.args, **kwargs: P.kwargs) -> Record:
-        entry = make(*args, **kwargs)
+    def _write(self, entry: Entry) -> Record:
         core = self._core
+        content = self._offloaded(entry.content) if entry.offloads else entry.content
         history = self._journal.read(limit=core.head.seq) if entry.reads_history and core.head.seq else None
-        body = entry.build(self._inline(entry.content), history)
+        body = entry.build(core, content, history)
         return core.committed_one(self._journal.append((core.stamp(body),), expected=core.head))
 
-    def _write_batch(self, make: Callable[P, Batch], *args: P.args, **kwargs: P.kwargs) -> AppendResult:
-        batch = make(*args, **kwargs)
-        records = batch.build([self._inline(content) for content in batch.contents])
+    def _write_batch(self, batch: Batch) -> AppendResult:
+        offloads = zip(batch.contents, batch.offloads, strict=True)
+        records = batch.build([self._offloaded(content) if big else content for content, big in offloads])
         result = self._journal.append(records, expected=self._core.head)
         self._core.committed(result)
         return result
@@ -93,13 +85,10 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
         fork = core.fork(node_id, into=journal.name, into_head=journal.head(), journal_id=journal_id)
         source = self._journal.read(limit=core.head.seq) if core.head.seq else iter(())
         journal.append(fork.records(source), expected=fork.expected)
-        return Session._on(journal, core.fork_options(self._options))
+        return Session._on(journal, core.fork_options())
 
-    def _inline(self, value: str | Sequence[Block]) -> Content:
-        """The content as given, with blocks over the inline limit stored as blobs (waybook._offload)."""
-        content = value if type(value) is tuple else content_of(value)
+    def _offloaded(self, content: Content) -> Content:
+        """`content` with its blocks over the inline limit stored as blobs (waybook._offload)."""
         core = self._core
-        if not core.offloads(content):
-            return content
         content, _refs = offload(content, blobs=core.blobs, limit=core.inline_limit)
         return content  # the refs' leases expire on their own: see waybook.stores._blobs

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import attrs
+import msgspec
 
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook.codecs import encode_value
@@ -71,6 +72,10 @@ Given = str | Sequence[Block]
 History = Iterable[Record] | None
 """The records up to the head, read for an entry that asked for them (`Entry.reads_history`)."""
 
+Build = Callable[["SessionCore", Content, History], AnyBody]
+"""How an entry's body is made when it commits: from the core (its leaf then), the content (offloaded
+if it had to be) and the history (if the entry asked for it)."""
+
 _JSON_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
 """Custom data that is stored as given; any other object must be a registered value."""
 
@@ -103,32 +108,47 @@ class WriterOptions:
     inline_limit: int = DEFAULT_INLINE_LIMIT
 
 
-class Entry:
-    """One record a writer appends: the content it carries (kept inline, or its large blocks stored in
-    the blobs by the writer) and how its body is made from the core when it commits, so the parent is
-    the leaf at that moment. An entry that `reads_history` is given the records up to the head."""
+class Entry(msgspec.Struct, frozen=True):
+    """One record a writer appends: its content, as content blocks, and whether a block of it may be over
+    the inline limit (`offloads`: then the writer runs `waybook._offload.offload` on it, which stores
+    what is over the limit in the blobs, or refuses it, typed); and how its body is made from that
+    content when it commits, so that its parent is the leaf at that moment. An entry that
+    `reads_history` is given the records up to the head as well. (A msgspec struct: built on nearly
+    every append, and built in C.)"""
 
-    __slots__ = ("build", "content", "reads_history")
-
-    def __init__(
-        self, content: Given, build: Callable[[Content, History], AnyBody], *, reads_history: bool = False
-    ) -> None:
-        self.content = content
-        self.build = build
-        self.reads_history = reads_history
+    content: Content
+    offloads: bool
+    build: Build
+    reads_history: bool = False
 
 
 class Batch:
-    """Records a writer appends together: the contents to inline first (in order) and how the records
-    are made from them when the batch commits."""
+    """Records a writer appends together: their contents, each as content blocks with whether it
+    `offloads` (as an `Entry`'s), and how the records are made from the contents when the batch
+    commits."""
 
-    __slots__ = ("build", "contents")
+    __slots__ = ("build", "contents", "offloads")
 
     def __init__(
-        self, contents: Sequence[Given], build: Callable[[Sequence[Content]], list[NewRecord]]
+        self,
+        given: Sequence[Given],
+        inline_limit: int,
+        build: Callable[[Sequence[Content]], list[NewRecord]],
     ) -> None:
-        self.contents = contents
+        self.contents = [content_of(content) for content in given]
+        self.offloads = [offloads(content, inline_limit) for content in self.contents]
         self.build = build
+
+
+def offloads(content: Content, inline_limit: int) -> bool:
+    """Whether a block of `content` may be over the inline limit (decided without encoding a thing)."""
+    if type(content) is not tuple:
+        return False  # not content at all: the journal refuses it, typed
+    quarter = inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
+    for block in content:  # noqa: SIM110 (a loop, not any(genexpr): this runs on nearly every append)
+        if type(block) is not TextBlock or len(block.text) > quarter:
+            return True
+    return False  # nothing near the limit (nearly every message): nothing to measure
 
 
 class Fork:
@@ -165,8 +185,8 @@ def knows_position(journal: object) -> TypeGuard[PositionedJournal]:
 
 def check_journal(journal: object, who: str) -> None:
     """Refuse (InvalidArgumentError) a `journal` that is not one: a path, a store, None."""
-    if all(callable(getattr(journal, method, None)) for method in ("read", "append")):
-        return
+    if callable(getattr(journal, "read", None)) and callable(getattr(journal, "append", None)):
+        return  # (two look-ups, not all(genexpr): a writer is built on every open)
     hint = " (open the file first: JsonlJournal(path), or waybook._resume(path))"
     hint = hint if isinstance(journal, (str, bytes)) or hasattr(journal, "__fspath__") else ""
     kind = type(journal).__name__
@@ -183,15 +203,25 @@ class SessionCore:
 
     __slots__ = ("_session_clock", "actor", "blobs", "clock", "head", "ids", "inline_limit", "leaf", "name")
 
-    def __init__(self, name: str, options: WriterOptions) -> None:
+    def __init__(
+        self,
+        name: str,
+        actor: str | None,
+        clock: Callable[[], str] | None,
+        ids: Callable[[], str],
+        blobs: BlobStore | None,
+        inline_limit: int,
+        /,
+    ) -> None:
+        """`name` is the journal's, for messages; the rest are `WriterOptions`' fields in order (given
+        apart and by position: a writer is built on every open, and this halves the cost of building
+        its core)."""
         self.name = name
-        """The journal's name, for messages."""
-        self.actor = options.actor
-        self.blobs = options.blobs
-        self.inline_limit = options.inline_limit
-        self.ids = options.ids
+        self.actor = actor
+        self.blobs = blobs
+        self.inline_limit = inline_limit
+        self.ids = ids
         self._session_clock: SessionClock | None = None
-        clock = options.clock
         if clock is None:
             clock = self._session_clock = SessionClock()
         self.clock: Callable[[], str] = clock
@@ -241,17 +271,6 @@ class SessionCore:
         """`body` as a new record: a fresh id, then the time."""
         return NewRecord(id=self.ids(), at=self.clock(), body=body)
 
-    def offloads(self, content: Content) -> bool:
-        """Whether a block of `content` may be over the inline limit: then the writer runs
-        `waybook._offload.offload`, which stores what is over it in the blobs (or refuses it, typed)."""
-        if type(content) is not tuple:
-            return False  # not content at all: the journal refuses it, typed
-        quarter = self.inline_limit >> 2  # a str of n characters is at most 4n bytes of UTF-8
-        for block in content:  # noqa: SIM110 (a loop, not any(genexpr): this runs on nearly every append)
-            if type(block) is not TextBlock or len(block.text) > quarter:
-                return True
-        return False  # nothing near the limit (nearly every message): nothing to measure
-
     def header(
         self, journal_id: str | None, creator: str, metadata: dict[str, Any] | None, role: str
     ) -> Header:
@@ -262,13 +281,18 @@ class SessionCore:
 
     def bodies(self, bodies: Sequence[AnyBody]) -> Batch:
         """`append`'s bodies, each stamped in turn, as one batch."""
-        return Batch((), lambda _contents: [self.stamp(body) for body in bodies])
+        return Batch((), 0, lambda _contents: [self.stamp(body) for body in bodies])
+
+    def _entry(self, given: Given, build: Build) -> Entry:
+        """An entry carrying `given` as content blocks, and whether they may be over the inline limit."""
+        content = given if type(given) is tuple else content_of(given)
+        return Entry(content, offloads(content, self.inline_limit), build)
 
     def user(self, content: Given) -> Entry:
-        return Entry(content, lambda inlined, _: UserMessage(parent=self.leaf, content=inlined))
+        return self._entry(content, _user_message)
 
     def system(self, content: Given) -> Entry:
-        return Entry(content, lambda inlined, _: SystemMessage(parent=self.leaf, content=inlined))
+        return self._entry(content, _system_message)
 
     def assistant(
         self,
@@ -279,15 +303,15 @@ class SessionCore:
         request: RequestContext | None,
     ) -> Entry:
         request_details(request, None)  # a wrong type is refused before anything is stored or written
-        return Entry(
+        return self._entry(
             content,
-            lambda inlined, _: AssistantMessage(
-                parent=self.leaf,
+            lambda core, inlined, _: AssistantMessage(
+                parent=core.leaf,
                 content=inlined,
                 stop_reason=stop_reason,
                 model=model,
                 usage=usage,
-                details=request_details(request, self.leaf),
+                details=request_details(request, core.leaf),
             ),
         )
 
@@ -299,10 +323,10 @@ class SessionCore:
         is_error: bool,
         details: dict[str, Any] | None,
     ) -> Entry:
-        return Entry(
+        return self._entry(
             content,
-            lambda inlined, _: ToolResult(
-                parent=self.leaf,
+            lambda core, inlined, _: ToolResult(
+                parent=core.leaf,
                 call_id=call_id,
                 content=inlined,
                 tool_name=tool_name,
@@ -317,52 +341,58 @@ class SessionCore:
         """A compaction at the leaf, recording the request-context revision it summarized: `revision`, or
         the last measured on the path (read from the history)."""
 
-        def build(_: Content, history: History) -> AnyBody:
+        def build(core: SessionCore, _: Content, history: History) -> AnyBody:
             summarized = revision
             if summarized is None and history is not None:
-                summarized = context_usage(history, self.leaf).revision
+                summarized = context_usage(history, core.leaf).revision
             details = None if summarized is None else {"summarized_revision": summarized}
             return Compaction(
-                parent=self.leaf,
+                parent=core.leaf,
                 summary=summary,
                 first_kept=first_kept,
                 tokens_before=tokens_before,
                 details=details,
             )
 
-        return Entry((), build, reads_history=revision is None)
+        return Entry((), False, build, reads_history=revision is None)
 
     def exclude(self, target: str, reason: str) -> Entry:
-        return Entry((), lambda _, __: ContextExclusion(parent=self.leaf, target=target, reason=reason))
+        return Entry(
+            (), False, lambda core, _, __: ContextExclusion(parent=core.leaf, target=target, reason=reason)
+        )
 
     def custom(self, type: str, data: Any, in_context: bool, content: Given) -> Entry:
         stored = custom_data(data)  # an unregistered object is refused before anything is stored or written
-        return Entry(
+        return self._entry(
             content,
-            lambda inlined, _: CustomEntry(
-                parent=self.leaf, type=type, data=stored, in_context=in_context, content=inlined
+            lambda core, inlined, _: CustomEntry(
+                parent=core.leaf, type=type, data=stored, in_context=in_context, content=inlined
             ),
         )
 
     def branch_from(self, node_id: str | None, reason: str) -> Entry:
         return Entry(
-            (), lambda _, __: LeafMoved(from_leaf=self.leaf, to_leaf=node_id, reason=reason, actor=self.actor)
+            (),
+            False,
+            lambda core, _, __: LeafMoved(
+                from_leaf=core.leaf, to_leaf=node_id, reason=reason, actor=core.actor
+            ),
         )
 
     def link_subagent(
         self, journal: str, at: str | None, call_id: str | None, agent: str | None, reason: str
     ) -> Entry:
-        def build(_: Content, __: History) -> AnyBody:
-            node = self.leaf if at is None else at
+        def build(core: SessionCore, _: Content, __: History) -> AnyBody:
+            node = core.leaf if at is None else at
             if node is None:
                 msg = "a sub-agent link needs a node to hang from: append the tool call first, or pass at="
-                raise InvalidRecordError(msg, journal=self.name)
+                raise InvalidRecordError(msg, journal=core.name)
             return SubagentLink(node=node, journal=journal, call_id=call_id, agent=agent, reason=reason)
 
-        return Entry((), build)
+        return Entry((), False, build)
 
     def reset(self, reason: str) -> Entry:
-        return Entry((), lambda _, __: Reset(reason=reason, actor=self.actor))
+        return Entry((), False, lambda core, _, __: Reset(reason=reason, actor=core.actor))
 
     def turn(
         self,
@@ -410,7 +440,7 @@ class SessionCore:
                 parent = rid
             return batch
 
-        return Batch((given, *(outcome.content for outcome in results)), build)
+        return Batch((given, *(outcome.content for outcome in results)), self.inline_limit, build)
 
     def fork(self, node_id: str, *, into: str, into_head: Head, journal_id: str | None) -> Fork:
         """A fork of this session at the node `node_id` into the journal named `into`, whose head is
@@ -430,10 +460,19 @@ class SessionCore:
 
         return Fork(GENESIS, records)
 
-    def fork_options(self, options: WriterOptions) -> WriterOptions:
+    def fork_options(self) -> WriterOptions:
         """The options of the session a fork returns: this one's, with a clock of its own unless this
         session was given one."""
-        return attrs.evolve(options, clock=None if self._session_clock is not None else self.clock)
+        clock = None if self._session_clock is not None else self.clock
+        return WriterOptions(self.actor, clock, self.ids, self.blobs, self.inline_limit)
+
+
+def _user_message(core: SessionCore, content: Content, _: History) -> AnyBody:
+    return UserMessage(parent=core.leaf, content=content)
+
+
+def _system_message(core: SessionCore, content: Content, _: History) -> AnyBody:
+    return SystemMessage(parent=core.leaf, content=content)
 
 
 def custom_data(data: Any) -> Any:

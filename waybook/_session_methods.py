@@ -1,9 +1,9 @@
 """`SessionMethods`: the methods `Session` and `AsyncSession` share, written once.
 
-Each method turns its arguments into an entry or a batch of the session core (waybook._session_core)
-and hands it to the writer, which does the I/O: `Session` writes it at once and returns the record;
-`AsyncSession` returns an awaitable that writes it (its checks run when it is awaited, as they would in
-an `async def`). The type parameters say which: the journal the writer takes, what an entry method
+Each method has the session core (waybook._session_core) make an entry or a batch of its arguments and
+hands it to the writer, which does the I/O: `Session` writes it at once and returns the record;
+`AsyncSession` runs the method when the call is awaited (`awaited`: its checks too, as in an `async
+def`) and awaits the write. The type parameters say which: the journal the writer takes, what an entry method
 returns (a `Record`, or an awaitable of one), what a batch returns (an `AppendResult`, or an awaitable
 of one) and what `create` and `fork` return (the writer, or an awaitable of it).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook._session_core import Batch, Entry, SessionCore, ToolOutcome, WriterOptions, check_journal
@@ -28,7 +28,6 @@ JournalT = TypeVar("JournalT", bound="SessionJournal | AsyncSessionJournal")
 WrittenT = TypeVar("WrittenT")
 BatchT = TypeVar("BatchT")
 MadeT = TypeVar("MadeT")
-P = ParamSpec("P")
 
 
 class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
@@ -51,10 +50,7 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it such a block
         is refused (waybook._offload)."""
         check_journal(journal, self._WHO)
-        self._options = WriterOptions(
-            actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit
-        )
-        self._core = SessionCore(journal.name, self._options)
+        self._core = SessionCore(journal.name, actor, clock, ids, blobs, inline_limit)
         self._attach(journal)
 
     @classmethod
@@ -88,7 +84,7 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
 
     def append(self, *bodies: AnyBody) -> BatchT:
         """Append bodies as one atomic batch at this session's head. Nodes must name their parents."""
-        return self._write_batch(self._core.bodies, bodies)
+        return self._write_batch(self._core.bodies(bodies))
 
     def turn(
         self,
@@ -111,15 +107,15 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         when there are calls and "end_turn" when there are none. One write (and under the fsync
         policies one fsync) for the whole turn.
         """
-        return self._write_batch(self._core.turn, content, results, stop_reason, model, usage, request)
+        return self._write_batch(self._core.turn(content, results, stop_reason, model, usage, request))
 
     # --- one entry at a time; each returns the committed record -------------------------------------
 
     def user(self, content: str | Sequence[Block]) -> WrittenT:
-        return self._write(self._core.user, content)
+        return self._write(self._core.user(content))
 
     def system(self, content: str | Sequence[Block]) -> WrittenT:
-        return self._write(self._core.system, content)
+        return self._write(self._core.system(content))
 
     def assistant(
         self,
@@ -131,7 +127,7 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         request: RequestContext | None = None,
     ) -> WrittenT:
         """One assistant message; `request` as for `turn`."""
-        return self._write(self._core.assistant, content, stop_reason, model, usage, request)
+        return self._write(self._core.assistant(content, stop_reason, model, usage, request))
 
     def tool_result(
         self,
@@ -142,7 +138,7 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         is_error: bool = False,
         details: dict[str, Any] | None = None,
     ) -> WrittenT:
-        return self._write(self._core.tool_result, call_id, content, tool_name, is_error, details)
+        return self._write(self._core.tool_result(call_id, content, tool_name, is_error, details))
 
     def compact(
         self,
@@ -155,10 +151,10 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         """A compaction at the leaf. It records the request-context revision it summarized (`revision`,
         default: the last measured on the path, `context_usage`) in `details.summarized_revision`; the
         pinned memory is not touched, so the next request carries the same memory contribution."""
-        return self._write(self._core.compact, summary, first_kept, tokens_before, revision)
+        return self._write(self._core.compact(summary, first_kept, tokens_before, revision))
 
     def exclude(self, target: str, *, reason: str = "") -> WrittenT:
-        return self._write(self._core.exclude, target, reason)
+        return self._write(self._core.exclude(target, reason))
 
     def custom(
         self, type: str, data: Any = None, *, in_context: bool = False, content: str | Sequence[Block] = ()
@@ -167,11 +163,11 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         `waybook.codecs.register_value`, stored under its wire tag (read it back with
         `waybook.codecs.decode_value(record.body.data)`); any other object raises UnregisteredValueError
         and nothing is written."""
-        return self._write(self._core.custom, type, data, in_context, content)
+        return self._write(self._core.custom(type, data, in_context, content))
 
     def branch_from(self, node_id: str | None, *, reason: str) -> WrittenT:
         """Move the leaf to `node_id` (an earlier node, or None for a new root); nothing is erased."""
-        return self._write(self._core.branch_from, node_id, reason)
+        return self._write(self._core.branch_from(node_id, reason))
 
     def link_subagent(
         self,
@@ -185,11 +181,11 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         """Record that the node `at` (default: the leaf), at its tool call `call_id`, started a sub-agent
         whose session is the journal `journal`. Does not move the leaf; `waybook tree` and `show` follow it.
         """
-        return self._write(self._core.link_subagent, journal, at, call_id, agent, reason)
+        return self._write(self._core.link_subagent(journal, at, call_id, agent, reason))
 
     def reset(self, *, reason: str = "") -> WrittenT:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
-        return self._write(self._core.reset, reason)
+        return self._write(self._core.reset(reason))
 
     def fork(self, node_id: str, journal: JournalT, *, journal_id: str | None = None) -> MadeT:
         """A new session in the empty `journal` whose history is this one's up to the node `node_id`.
@@ -230,12 +226,12 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         """The writer on `journal`, caught up; if the journal is empty, with `header(core)` appended."""
 
     @abstractmethod
-    def _write(self, make: Callable[P, Entry], *args: P.args, **kwargs: P.kwargs) -> WrittenT:
-        """Append the entry `make(*args)` makes: its content inlined (or offloaded), then its body."""
+    def _write(self, entry: Entry) -> WrittenT:
+        """Append `entry`: its content offloaded if it must be, then its body, in one append."""
 
     @abstractmethod
-    def _write_batch(self, make: Callable[P, Batch], *args: P.args, **kwargs: P.kwargs) -> BatchT:
-        """Append the batch `make(*args)` makes, its contents inlined first, in one append."""
+    def _write_batch(self, batch: Batch) -> BatchT:
+        """Append `batch`: its contents offloaded where they must be, then its records, in one append."""
 
     @abstractmethod
     def _fork(self, node_id: str, journal: JournalT, journal_id: str | None) -> MadeT:

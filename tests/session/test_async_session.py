@@ -234,3 +234,24 @@ def test_an_async_compaction_records_the_revision_it_summarized_as_a_blocking_on
     assert measured.body.details is not None
     assert "summarized_revision" in measured.body.details
     assert run(write) == list(journal.read_lines())
+
+
+def test_every_method_of_an_async_session_runs_and_checks_only_when_awaited() -> None:
+    import inspect
+
+    from waybook.codecs import UnregisteredValueError
+
+    public = [n for n in dir(Session) if not n.startswith("_") and callable(getattr(Session, n))]
+    assert {"create", "fork", "turn", "user", "custom", "compact"} <= set(public)
+    assert [n for n in public if not inspect.iscoroutinefunction(getattr(AsyncSession, n))] == []
+
+    async def write() -> int:
+        journal = InMemoryJournal()
+        session = await AsyncSession.create(journal, journal_id="j")
+        never = session.custom("ext.note", object())  # no check, no write until awaited
+        assert journal.head().seq == 1
+        with pytest.raises(UnregisteredValueError):
+            await never
+        return journal.head().seq
+
+    assert run(write) == 1
