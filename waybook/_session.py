@@ -52,7 +52,8 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
             self.sync()
             return
         # The journal knows its head and leaf: start there instead of reading every record.
-        seq = self._core.join(*journal.position())
+        head, leaf = journal.position()
+        seq = self._core.join(head, leaf)
         if seq is not None:
             for last in journal.read(after=seq - 1, limit=1):
                 self._core.caught_up(last)
