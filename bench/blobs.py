@@ -32,7 +32,7 @@ from typing import Any
 
 import waybook.codecs._wire as wire
 from waybook import Session
-from waybook.journal._checkpoint import SUFFIX as CHECKPOINT
+from waybook.journal._jsonl._checkpoint import SUFFIX as CHECKPOINT
 from waybook.stores import open_store
 from waybook.stores._blobs import BlobRef
 

@@ -28,7 +28,7 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
 
     from waybook import GENESIS, JsonlJournal, Session
     from waybook.journal import AppendResult, Head
-    from waybook.journal._fileio import FileIdentity, OsFileOps
+    from waybook.journal._jsonl._file_ops import FileIdentity, OsFileOps
 
     n = 5_000 if quick else 20_000
     records = list(session_records(n))

@@ -28,7 +28,7 @@ NO_CHECKPOINT = (
 def checkpoint_kind(path: Path, name: str) -> tuple[str, str]:
     """The row name's last part for an open of `path` that may use its checkpoint, and a note to add:
     a row named `checkpoint` must have had one to use (saved, and holding for the file's bytes)."""
-    from waybook.journal import _checkpoint as checkpoint
+    from waybook.journal._jsonl import _checkpoint as checkpoint
 
     with path.open("rb") as file:
 

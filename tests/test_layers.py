@@ -1,7 +1,8 @@
-"""The layering in docs/architecture.md is a fact the tests keep: no import runs upward, none closes a circle.
+"""The layering in docs/architecture.md is a fact the tests keep: no import runs upward, none closes a circle,
+and a private room with a face of its own (the JSONL adapter's wing) is imported only by those listed.
 
 The contracts live in pyproject.toml (import-linter); these tests run them, check that they list the
-layers the page draws, and prove that both checks fail on a planted violation.
+layers the page draws, and prove that each check fails on a planted violation.
 """
 
 from __future__ import annotations
@@ -192,3 +193,23 @@ def test_no_module_imports_another_modules_private_name(path: Path) -> None:
         and not (ROOT / node.module.replace(".", "/") / alias.name).is_dir()
     ]
     assert private == []
+
+
+@pytest.mark.parametrize(
+    ("planted", "imports"),
+    [
+        ("waybook/stores/_planted.py", "waybook.journal._jsonl"),  # a store other than the directory one
+        ("waybook/journal/_planted.py", "waybook.journal._jsonl._scan"),  # a room beside the wing
+        ("waybook/commands/_planted.py", "waybook.journal._jsonl._file_ops"),  # a command
+    ],
+)
+def test_a_planted_import_of_the_jsonl_wing_from_elsewhere_breaks_its_protected_contract(
+    tmp_path: Path, planted: str, imports: str
+) -> None:
+    house = planted_copy(tmp_path, {planted: f"import {imports}\n"})
+    result = lint_imports(house)
+    importer = planted.removesuffix(".py").replace("/", ".")
+    assert result.returncode != 0
+    assert f"Illegal imports of protected package {imports}" in result.stdout
+    assert f"- {importer} -> {imports} (l.1)" in result.stdout
+    assert " 1 broken." in result.stdout  # the wing's contract alone: the layers hold

@@ -20,8 +20,10 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from waybook.codecs._data_urls import base64_payload, data_url
+from waybook.codecs._media_types import is_text
 from waybook.model._records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
 from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
+from waybook.stores._proving import BlobReader
 
 R = TypeVar("R", Record, NewRecord)
 
@@ -89,7 +91,7 @@ def images_as_blobs(records: Iterable[NewRecord]) -> tuple[list[NewRecord], dict
     return [_with_images(record, referenced) for record in records], pending
 
 
-def images_from_blobs(records: Iterable[R], blobs: BlobStore | None) -> Iterator[R]:
+def images_from_blobs(records: Iterable[R], blobs: BlobReader | None) -> Iterator[R]:
     """`records` with every `sha256:` image read from `blobs` and inlined as a `data:` URL again. Raises
     NoBlobStoreError when an image is a blob and `blobs` is None, MissingBlobError when it is gone."""
 
@@ -110,18 +112,7 @@ def images_from_blobs(records: Iterable[R], blobs: BlobStore | None) -> Iterator
         yield _with_images(record, inlined)
 
 
-TEXT_TYPES: Final = frozenset(
-    {"application/json", "application/xml", "application/yaml", "application/x-ndjson", "application/toml"}
-)
-
-
-def is_text(media_type: str) -> bool:
-    """Whether bytes of this media type are text (`text/*`, JSON, XML, YAML, NDJSON, TOML)."""
-    media = media_type.split(";", 1)[0].strip().lower()
-    return media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
-
-
-def blobs_inlined(record: R, blobs: BlobStore | None) -> R:
+def blobs_inlined(record: R, blobs: BlobReader | None) -> R:
     """`record` as a format that holds content inline shows it: each text blob as its text, each image
     blob as a `data:` image. Binary blobs stay references. Raises NoBlobStoreError when `record` has a
     blob to inline and `blobs` is None."""

@@ -18,6 +18,7 @@ from waybook._session_methods import SessionMethods
 from waybook.journal import SessionJournal
 from waybook.journal._clock import new_id, utc_now
 from waybook.model import GENESIS, AppendResult, Content, Header, Record
+from waybook.projections import Provider, ProviderContext, provider_context
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
@@ -34,6 +35,12 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
     @property
     def journal(self) -> SessionJournal:
         return self._journal
+
+    def for_provider(self, provider: Provider) -> ProviderContext:
+        """The model context at this session's leaf as `provider`'s request JSON, with every repair
+        reported (waybook.projections.for_provider); the journal is not touched."""
+        core = self._core
+        return provider_context(self._journal, provider, leaf=core.leaf, blobs=core.blobs)
 
     def sync(self) -> int:
         """Catch up with records other writers committed; returns how many were read."""

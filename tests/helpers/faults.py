@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from waybook.journal._fileio import OsFileOps
+from waybook.journal._jsonl._file_ops import OsFileOps
 
 
 class CountingFileOps(OsFileOps):

@@ -23,7 +23,7 @@ import time
 
 from waybook import JsonlJournal, Session, StaleWriterError, utc_now
 from waybook.journal import NewRecord, TornTailError, UserMessage, text
-from waybook.journal._fileio import OS_FILE_OPS, OsFileOps
+from waybook.journal._jsonl._file_ops import OS_FILE_OPS, OsFileOps
 
 TORN_TAIL_EXIT = 3
 

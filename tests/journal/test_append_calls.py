@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.builders import chat, header
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import JournalReplacedError
-from waybook.journal._fileio import FileIdentity, OsFileOps
+from waybook.journal._jsonl._file_ops import FileIdentity, OsFileOps
 
 
 class CountingOps(OsFileOps):

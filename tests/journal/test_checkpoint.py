@@ -24,7 +24,7 @@ from waybook.journal import (
     TornTailError,
     verify_file,
 )
-from waybook.journal._checkpoint import checkpoint_path
+from waybook.journal._jsonl import checkpoint_path
 
 
 def write_session(path: Path, nodes: int = 40, **options: object) -> None:
@@ -201,7 +201,7 @@ def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_chec
     tmp_path: Path,
 ) -> None:
     from waybook.journal import Header, MemoryWrite, NewRecord
-    from waybook.journal import _checkpoint as checkpoints
+    from waybook.journal._jsonl import _checkpoint as checkpoints
     from waybook.journal._roles.memory_text import content_digest
     from waybook.model._errors import MemoryRuleError
 
@@ -310,7 +310,7 @@ def reseal(path: Path, **changes: object) -> None:
     only someone crafting a sidecar by hand could write."""
     import msgspec
 
-    from waybook.journal import _checkpoint
+    from waybook.journal._jsonl import _checkpoint
 
     cp = checkpoint_path(path)
     start = len(_checkpoint._MAGIC) + _checkpoint._DIGEST_BYTES

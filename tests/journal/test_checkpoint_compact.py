@@ -21,9 +21,9 @@ from tests.helpers.faults import SIDECAR_DAMAGE
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import DuplicateIdError, JournalError, NewRecord, Record
 from waybook.journal import _id_index as id_index
-from waybook.journal import _jsonl_open as jsonl_open
-from waybook.journal._checkpoint import checkpoint_path
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdLog
+from waybook.journal._jsonl import _open as jsonl_open
+from waybook.journal._jsonl import checkpoint_path
 from waybook.journal._roles import session as session_rules
 
 LIMIT = 24

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.sessions import branching_session
 from waybook import JsonlJournal
-from waybook.journal._chunk_proof import prove_chunk
+from waybook.journal._jsonl._chunk_proof import prove_chunk
 from waybook.journal._ledger import prove_lines
 from waybook.model._head import GENESIS, Head
 

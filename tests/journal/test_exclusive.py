@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.builders import chat, header, user
 from waybook import GENESIS, JsonlJournal
 from waybook.journal import JournalBusyError, JournalReplacedError
-from waybook.journal._fileio import OsFileOps
+from waybook.journal._jsonl._file_ops import OsFileOps
 
 
 class CountingSizeOps(OsFileOps):

@@ -98,7 +98,7 @@ def test_create_under_a_durable_policy_syncs_the_file_and_directory_before_retur
 def test_a_failed_directory_sync_is_a_durability_error_and_the_journal_refuses_more(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import waybook.journal._jsonl as jsonl_module
+    import waybook.journal._jsonl._journal as jsonl_module
     from waybook.journal import DurabilityError, JournalFailedError
 
     def failing(directory: Path) -> None:

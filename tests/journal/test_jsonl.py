@@ -31,8 +31,8 @@ from waybook.journal import (
     verify,
     verify_file,
 )
-from waybook.journal._durability import GroupCommit
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
+from waybook.journal._jsonl._group_commit import GroupCommit
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:

@@ -16,7 +16,7 @@ import pytest
 from tests.helpers.builders import header, user
 from waybook import Session
 from waybook.journal import GENESIS, JournalReplacedError, JsonlJournal
-from waybook.journal._fileio import OsFileOps
+from waybook.journal._jsonl._file_ops import OsFileOps
 
 
 def new_session(path: Path) -> Session:

@@ -38,7 +38,7 @@ from waybook.journal import (
     StorageError,
     verify_file,
 )
-from waybook.journal._fileio import OsFileOps
+from waybook.journal._jsonl._file_ops import OsFileOps
 from waybook.memory import Create, Insert, Memory, View
 
 

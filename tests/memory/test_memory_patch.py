@@ -37,7 +37,10 @@ def seeded() -> Memory:
         "/memories/b.md": "alpha\nbeta\n",
         "/memories/fixed.md": "---\nread_only: true\n---\nkeep\n",
     }.items():
-        assert memory.execute({"command": "create", "path": path, "text": text}).ok
+        assert memory.execute(
+            {"command": "create", "path": path, "text": text.replace("read_only: true\n", "")}
+        ).ok
+    assert memory.set_read_only("/memories/fixed.md", True).ok  # the host's call
     return memory
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.builders import chat
 from waybook.journal import JournalError
-from waybook.journal._checkpoint import checkpoint_path
+from waybook.journal._jsonl import checkpoint_path
 from waybook.stores import open_store
 
 

@@ -170,6 +170,10 @@ _DIGEST_PREFIX: Final = b',"digest":"'
 _DIGEST_SUFFIX_LEN: Final = len(_DIGEST_PREFIX) + 64 + 2  # ,"digest":" + 64 hex + "}
 
 
+FIRST_LINE_START: Final = b'{"seq":1,"id":"'
+"""How the canonical line of every journal's first record begins (field order is part of the format):
+how a reader tells a header cut short while it was written from another program's file."""
+
 MAX_RECORD_BYTES: Final = 8 * 1024 * 1024
 """The largest record a journal takes (its body's canonical bytes). Opens stay linear and fast because
 no line is huge; large outputs go to a store's blobs (`store.blobs.put`) and records reference them."""

@@ -16,6 +16,7 @@ from waybook.commands import (
     log,
     ls,
     memory,
+    otel,
     repair,
     search,
     serve,
@@ -47,5 +48,6 @@ def register_all(commands: argparse._SubParsersAction[Any]) -> None:
         view,
         serve,
         stats,
+        otel,
     ):
         module.register(commands)

@@ -11,13 +11,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from waybook._files import create_atomically
 from waybook._session import Session
 from waybook.commands.common import emit_json, open_journal
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.ids import resolve_id
 from waybook.commands.store_option import add_store_option, connect_store, import_into_store
 from waybook.journal import InMemoryJournal
-from waybook.journal._fileio import create_atomically
 from waybook.projections import TreeProjection, replay
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from waybook._files import create_atomically
 from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
@@ -37,7 +38,6 @@ from waybook.formats.openai_agents._import import import_openai_agents
 from waybook.formats.opencode import import_opencode, read_opencode
 from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
-from waybook.journal._fileio import create_atomically
 from waybook.stores._blobs import references
 
 T = TypeVar("T")

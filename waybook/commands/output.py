@@ -14,9 +14,9 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from waybook._files import FILE_MODE, fsync_dir
 from waybook.commands.exits import UsageError
 from waybook.commands.journal_files import starts_with_header
-from waybook.journal._fileio import FILE_MODE, fsync_dir
 
 
 def check_output(output: Path, *, inputs: Iterable[Path], force: bool) -> None:

@@ -4,9 +4,8 @@ from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._durability import Durability
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
-from waybook.journal._jsonl import JsonlJournal, verify_file
+from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
 from waybook.journal._protocol import SessionJournal
-from waybook.journal._quarantine import RepairReceipt
 from waybook.journal._verify import VerifyReport, verify
 from waybook.model._errors import (
     BrokenBatchError,
@@ -100,6 +99,7 @@ __all__ = [
     "Durability",
     "InMemoryJournal",
     "JsonlJournal",
+    "JsonlOptions",
     "RepairReceipt",
     "SessionJournal",
     "VerifyReport",

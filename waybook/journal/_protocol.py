@@ -1,5 +1,6 @@
 """The `SessionJournal` protocol that every adapter satisfies structurally, and the optional abilities
-some adapters add (typed, runtime-checkable: `isinstance(journal, PositionedJournal)`)."""
+some adapters add (typed, runtime-checkable: `isinstance(journal, PositionedJournal)`), with the values
+they report (`Damage`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from waybook.journal._jsonl_scan import Damage
+import attrs
+
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 
@@ -66,6 +68,22 @@ class PositionedJournal(SessionJournal, Protocol):
     def position(self) -> tuple[Head, str | None]:
         """The head and the leaf after it (the parent of the next node), read together."""
         ...
+
+
+@attrs.frozen
+class Damage:
+    """The first bad bytes a journal's storage holds (a JSONL file's torn tail, or corruption it was
+    opened past): where they start, the first seq they leave uncommitted, and why."""
+
+    torn: bool
+    offset: int
+    seq: int
+    """The first seq not committed (where the damaged record's batch starts)."""
+    reason: str
+    bad_bytes: int
+    bad_record: int | None = None
+    """The seq of the record whose bytes or rules are bad, when it is not `seq` (a later record of a
+    multi-record batch: the batch is uncommitted from `seq`, but the damage is here)."""
 
 
 @runtime_checkable

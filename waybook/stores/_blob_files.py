@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from waybook.journal._fileio import FILE_MODE, fsync_dir
+from waybook._files import FILE_MODE, fsync_dir
 from waybook.model._errors import StorageError
 from waybook.stores._blobs import (
     DEFAULT_LEASE,

@@ -6,8 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal._jsonl_scan import Damage
-from waybook.journal._protocol import DamageReporting, PositionedJournal, SelfChecking
+from waybook.journal._protocol import Damage, DamageReporting, PositionedJournal, SelfChecking
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 

@@ -1,8 +1,11 @@
-"""The file operations the JSONL adapter needs, behind one small seam.
+"""File helpers every writer of files in waybook shares: the 0600 mode, one write loop, a directory's
+fsync, all-or-nothing creation, and the advisory `flock` a writer takes on the file it writes.
 
-`FileOps` is every system call the adapter makes on its journal file. Production uses `OS_FILE_OPS`;
-crash tests substitute a layer that loses unsynced bytes, so failures are simulated for real on disk
-rather than by mocking the adapter.
+The JSONL adapter (`waybook.journal._jsonl`), the directory store and its blobs, the SQLite store and the
+search index (`create_private` before SQLite opens them), and the commands that write output files and
+pages use them. They sit just above `waybook.model` (whose errors they raise) so that each
+of those layers may import them; the system-call seam a JSONL journal's crash tests replace is the
+adapter's own (`waybook.journal._jsonl._file_ops`).
 """
 
 from __future__ import annotations
@@ -11,123 +14,52 @@ import contextlib
 import errno
 import fcntl
 import os
-import stat
 import struct
 import tempfile
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
-from waybook.model._errors import JournalBusyError, LockUnsupportedError, NotAJournalFileError, StorageError
+from waybook.model._errors import JournalBusyError, LockUnsupportedError, StorageError
 
 FILE_MODE = 0o600
 _UNSUPPORTED_LOCK_ERRNOS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
 
 
-FileIdentity = tuple[int, int]
-"""`(st_dev, st_ino)`: which file a path or a descriptor names."""
-
-
-class FileOps(Protocol):
-    def open(self, path: Path, flags: int) -> int: ...
-    def write(self, fd: int, data: bytes) -> int: ...
-    def pread(self, fd: int, size: int, offset: int) -> bytes: ...
-    def fsync(self, fd: int) -> None: ...
-    def size(self, fd: int) -> int: ...
-    def truncate(self, fd: int, length: int) -> None: ...
-    def close(self, fd: int) -> None: ...
-    def identity(self, path: Path) -> FileIdentity | None: ...
-
-
-class OsFileOps:
-    """The real system calls."""
-
-    def open(self, path: Path, flags: int) -> int:
-        return os.open(path, flags | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
-
-    def write(self, fd: int, data: bytes) -> int:
-        return os.write(fd, data)
-
-    def pread(self, fd: int, size: int, offset: int) -> bytes:
-        return os.pread(fd, size, offset)
-
-    def fsync(self, fd: int) -> None:
-        os.fsync(fd)
-
-    def size(self, fd: int) -> int:
-        return os.lseek(fd, 0, os.SEEK_END)  # a fifth of fstat's cost; reads use pread, writes O_APPEND
-
-    def truncate(self, fd: int, length: int) -> None:
-        os.ftruncate(fd, length)
-
-    def close(self, fd: int) -> None:
-        os.close(fd)
-
-    def identity(self, path: Path) -> FileIdentity | None:
-        return path_identity(path)
-
-
-OS_FILE_OPS = OsFileOps()
-
-
-def path_identity(path: Path) -> FileIdentity | None:
-    """The file `path` names now (the link itself, never followed), or None if nothing is there."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def open_regular(ops: FileOps, path: Path, flags: int) -> tuple[int, FileIdentity]:
-    """Open `path` (never following a link), refusing anything but a regular file; returns the
-    descriptor and the identity of the file it holds.
-
-    Opens with O_NONBLOCK, so a FIFO at the path cannot hang the open, then checks the type of what was
-    opened (not of what the path named a moment before) and clears O_NONBLOCK again.
-    """
-    try:
-        fd = ops.open(path, flags | os.O_NONBLOCK)
-    except IsADirectoryError as exc:
-        raise _not_a_file(path, "a directory") from exc
-    except OSError as exc:
-        msg = f"{path}: cannot open the journal: {exc.strerror or exc}"
-        raise StorageError(msg) from exc
-    try:
-        st = os.fstat(fd)
-        regular = stat.S_ISREG(st.st_mode)
-        if regular:
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-    except OSError as exc:
-        ops.close(fd)
-        msg = f"{path}: cannot inspect the journal file: {exc.strerror or exc}"
-        raise StorageError(msg) from exc
-    if not regular:
-        ops.close(fd)
-        raise _not_a_file(path, _kind(st.st_mode))
-    return fd, (st.st_dev, st.st_ino)
-
-
-def _kind(mode: int) -> str:
-    kinds = {
-        stat.S_ISDIR: "a directory",
-        stat.S_ISFIFO: "a FIFO",
-        stat.S_ISCHR: "a character device",
-        stat.S_ISBLK: "a block device",
-        stat.S_ISSOCK: "a socket",
-    }
-    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
-
-
-def _not_a_file(path: Path, kind: str) -> NotAJournalFileError:
-    msg = f"{path}: is {kind}, not a journal file; give the path of a JSONL journal (a regular file)"
-    return NotAJournalFileError(msg)
-
-
-def write_all(ops: FileOps, fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     """One write loop: retry short writes until every byte is handed to the OS."""
-    done = ops.write(fd, data)
+    done = os.write(fd, data)
     while done < len(data):
-        done += ops.write(fd, data[done:])
+        done += os.write(fd, data[done:])
+
+
+def create_private(path: str | os.PathLike[str]) -> None:
+    """Create `path` empty with mode 0600 unless it exists: done before SQLite opens a database that
+    holds session text (a store, a search index), since SQLite creates a new file with the process's
+    umask (0644), and creates its -wal and -shm files with the database file's own permissions."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def replace_private(path: Path, content: bytes) -> None:
+    """Write `content` to `path` whole: a 0600 temp file beside it, synced, renamed over what was there
+    (a reader sees the old file or the new one, never half of one)."""
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        write_all(fd, content)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(temp_name, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
 
 
 def fsync_dir(directory: Path) -> None:
@@ -152,7 +84,7 @@ def create_atomically(path: Path, content: bytes, *, durable: bool = True) -> bo
     try:
         os.fchmod(fd, FILE_MODE)
         if content:
-            write_all(OS_FILE_OPS, fd, content)
+            write_all(fd, content)
         if durable:
             os.fsync(fd)
         os.close(fd)
@@ -172,7 +104,8 @@ def create_atomically(path: Path, content: bytes, *, durable: bool = True) -> bo
 
 
 class FileLock:
-    """An advisory `flock` on the journal file itself. Exclusive for writers, shared for scanning readers.
+    """An advisory `flock` on the file a writer holds open (a journal file itself; the directory store's
+    lock and feed files). Exclusive for writers, shared for scanning readers.
 
     The lock lives on the file the journal holds open, not on a side file that a stale-lock cleanup
     could delete or replace under a holder. A file renamed over the path is a different file with its

@@ -24,9 +24,10 @@ from itertools import accumulate
 import attrs
 
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
-from waybook.journal._checkpoint import Hasher
-from waybook.journal._chunk_proof import prove_chunk
+from waybook.journal._jsonl._checkpoint import Hasher
+from waybook.journal._jsonl._chunk_proof import prove_chunk
 from waybook.journal._ledger import Ledger
+from waybook.journal._protocol import Damage
 from waybook.model._errors import BrokenBatchError, JournalError
 from waybook.model._head import Head
 from waybook.model._records import Record
@@ -38,21 +39,6 @@ hashes stay in the CPU's caches (bench/speed.py measures it; 1 MiB chunks prove 
 
 ReadAt = Callable[[int, int], bytes]
 """`(size, offset) -> bytes`: a pread on the journal file."""
-
-
-@attrs.frozen
-class Damage:
-    """The first bad bytes of a journal file."""
-
-    torn: bool
-    offset: int
-    seq: int
-    """The first seq not committed (where the damaged record's batch starts)."""
-    reason: str
-    bad_bytes: int
-    bad_record: int | None = None
-    """The seq of the record whose bytes or rules are bad, when it is not `seq` (a later record of a
-    multi-record batch: the batch is uncommitted from `seq`, but the damage is here)."""
 
 
 def read_exactly(read_at: ReadAt, offset: int, size: int) -> bytes:

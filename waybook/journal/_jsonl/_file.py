@@ -17,8 +17,9 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from waybook.journal._fileio import FileIdentity, FileLock, FileOps, OsFileOps, fsync_dir, open_regular
-from waybook.journal._jsonl_scan import CHUNK
+from waybook._files import FileLock, fsync_dir
+from waybook.journal._jsonl._file_ops import FileIdentity, FileOps, OsFileOps, open_regular
+from waybook.journal._jsonl._scan import CHUNK
 from waybook.model._errors import (
     CorruptJournalError,
     DurabilityError,

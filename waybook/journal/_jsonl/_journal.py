@@ -25,25 +25,30 @@ from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, Unpack
 
+import attrs
+
+from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir
 from waybook.codecs._wire import decode_record
-from waybook.journal._checkpoint import Hasher, Mark
 from waybook.journal._clock import new_id, utc_now
-from waybook.journal._durability import Durability, GroupCommit
-from waybook.journal._fileio import EXCLUSIVE_NOW, OS_FILE_OPS, FileOps, create_atomically, fsync_dir
+from waybook.journal._durability import Durability
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
-from waybook.journal._jsonl_file import JournalFile
-from waybook.journal._jsonl_open import ProvedFile
-from waybook.journal._jsonl_scan import Damage, read_exactly
+from waybook.journal._jsonl._checkpoint import Hasher, Mark
+from waybook.journal._jsonl._file import JournalFile
+from waybook.journal._jsonl._file_ops import KeptReads
+from waybook.journal._jsonl._group_commit import GroupCommit
+from waybook.journal._jsonl._open import ProvedFile
+from waybook.journal._jsonl._options import JsonlKeywords, JsonlOptions
+from waybook.journal._jsonl._quarantine import RepairReceipt
+from waybook.journal._jsonl._scan import read_exactly
 from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain
-from waybook.journal._quarantine import RepairReceipt
+from waybook.journal._protocol import Damage
 from waybook.journal._reading import check_cursor
 from waybook.journal._verify import VerifyReport
 from waybook.model._errors import (
     CorruptJournalError,
     DurabilityError,
-    InvalidArgumentError,
     StorageError,
 )
 from waybook.model._head import GENESIS, AppendResult, Head
@@ -53,49 +58,22 @@ from waybook.model._records import Header, NewRecord, Record
 class JsonlJournal(ProvedFile):
     """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
 
-    Options (keyword-only):
-
-    - `durability`: "none", "flush" (default: flush()/close() fsync what was written), "fsync" (every
-      append), "group" (appends from many threads share fsyncs; see `group_window`).
-    - `on_torn_tail`: "refuse" (default: open, report `damage`, refuse appends) or "repair" (quarantine
-      a torn final record on open).
-    - `read_prefix`: open a corrupt file to read the intact records before the damage (default False).
-    - `create`: create an empty journal if the file is missing (default True).
-    - `group_window`: the longest a group fsync waits for company, in seconds (default: as long as the
-      last fsync took).
-    - `readonly`: open for reading only: no file is created, appends and repair are refused (audits).
-    - `exclusive`: this object is the file's only writer for its lifetime: it holds the lock from open
-      to close and skips the per-append check for other writers' records (default False).
-    - `sidecar`: read and write the `.checkpoint` beside the file (default True); False proves every
-      byte on open and leaves no checkpoint.
-    - `trust_checkpoint`: restore from the checkpoint after checking only its last record and the
-      header, without proving that the prefix's bytes are unchanged (default False: they are hashed).
-      Faster for a huge file whose bytes you control; a byte changed in the prefix is then not seen.
-    - `file_ops`: the system calls, replaced by crash tests (default: the real ones).
+    Its options are one `JsonlOptions` value (`options=`), or the same fields as keywords
+    (`JsonlJournal(path, durability="fsync", readonly=True)`); not both. Each field's meaning and
+    default is `JsonlOptions`'.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         *,
-        durability: Durability | str = Durability.FLUSH,
-        on_torn_tail: str = "refuse",
-        read_prefix: bool = False,
-        create: bool = True,
-        group_window: float | None = None,
-        readonly: bool = False,
-        exclusive: bool = False,
-        sidecar: bool = True,
-        trust_checkpoint: bool = False,
-        file_ops: FileOps = OS_FILE_OPS,
+        options: JsonlOptions | None = None,
         _decoded: list[Record] | None = None,
+        **keywords: Unpack[JsonlKeywords],
     ) -> None:
-        if on_torn_tail not in ("refuse", "repair"):
-            msg = f"on_torn_tail must be 'refuse' or 'repair', not {on_torn_tail!r}; nothing was opened"
-            raise InvalidArgumentError(msg)
-        if exclusive and readonly:
-            msg = "exclusive=True is for the journal's single writer; a readonly journal cannot be one"
-            raise ValueError(msg)
+        self._options = opened = JsonlOptions.of(options, keywords)
+        readonly, sidecar, exclusive = opened.readonly, opened.sidecar, opened.exclusive
+        trust_checkpoint = opened.trust_checkpoint
         self._exclusive = exclusive
         self._sidecar = sidecar
         self._trust_checkpoint = trust_checkpoint
@@ -107,11 +85,11 @@ class JsonlJournal(ProvedFile):
         self._id_log: IdLog | None = IdLog(1) if saves else None
         self._path = Path(path)
         self._name = str(self._path)
-        self._durability = Durability(durability)
+        self._durability = opened.durability
         self._fsync_each = self._durability is Durability.FSYNC
         self._group_commit = self._durability is Durability.GROUP
         self._syncs_creation = self._fsync_each or self._group_commit
-        self._ops = file_ops
+        self._ops = opened.file_ops
         self._mutex = threading.Lock()
         self._ledger = Ledger.empty(self._name, compact_ids=self._compact_index)
         self._offsets: array[int] = array("Q")
@@ -126,7 +104,7 @@ class JsonlJournal(ProvedFile):
         self._unsynced = self._unsynced_dir = False
         self.repair_receipt: RepairReceipt | None = None
         if self._ops.identity(self._path) is None:
-            if not create or readonly:
+            if not opened.create or readonly:
                 msg = f"{self._path}: no such journal; pass create=True to create an empty one"
                 raise StorageError(msg)
             try:
@@ -137,9 +115,8 @@ class JsonlJournal(ProvedFile):
                 raise StorageError(msg) from exc
         # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
         self._group: GroupCommit | None = None
-        if self._group_commit or group_window is not None:  # (a window is checked under any policy)
-            group = GroupCommit(self._fsync, name=self._name, window=group_window)
-            self._group = group if self._group_commit else None
+        if self._group_commit:
+            self._group = GroupCommit(self._fsync, name=self._name, window=opened.group_window)
         flags = os.O_RDONLY if readonly else os.O_RDWR | os.O_APPEND
         self._file = file = JournalFile(self._ops, self._path, self._name, flags)
         self._read_at = file.read_at
@@ -147,7 +124,8 @@ class JsonlJournal(ProvedFile):
         try:
             if exclusive:
                 self._lock.hold()
-            self._open_scan(read_prefix=read_prefix, repair=on_torn_tail == "repair" and not readonly)
+            repair = opened.on_torn_tail == "repair" and not readonly
+            self._open_scan(read_prefix=opened.read_prefix, repair=repair)
         except BaseException:
             self._release_files()
             raise
@@ -155,28 +133,66 @@ class JsonlJournal(ProvedFile):
             self._keep = None
 
     @classmethod
-    def open_decoded(cls, path: str | os.PathLike[str], **options: Any) -> tuple[JsonlJournal, list[Record]]:
+    def open_decoded(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        options: JsonlOptions | None = None,
+        **keywords: Unpack[JsonlKeywords],
+    ) -> tuple[JsonlJournal, list[Record]]:
         """Open the journal and return every committed record with it, each decoded once.
 
         The records the open decoded to prove the file are kept rather than decoded again by a later
         `read()`; a replay of the whole session at open costs one decode per record. It holds every
         record in memory: meant for sessions, not for million-record files.
         """
-        journal, kept, _ = cls.open_decoded_proved(path, **options)
+        journal, kept, _ = cls.open_decoded_proved(path, options=options, **keywords)
         return journal, kept
 
     @classmethod
     def open_decoded_proved(
-        cls, path: str | os.PathLike[str], **options: Any
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        options: JsonlOptions | None = None,
+        **keywords: Unpack[JsonlKeywords],
     ) -> tuple[JsonlJournal, list[Record], bool]:
         """`open_decoded`, and whether this open decoded and proved every one of the records (chain,
         batches, rules) rather than reading a prefix that a checkpoint vouched for."""
         kept: list[Record] = []
-        journal = cls(path, _decoded=kept, **options)
+        journal = cls(path, options=options, _decoded=kept, **keywords)
         first = kept[0].seq if kept else journal._ledger.head.seq + 1
         if first > 1:  # records the open did not decode (a checkpoint vouched for them)
             kept[:0] = journal.read(after=0, limit=first - 1)
         return journal, kept, first == 1
+
+    @classmethod
+    def open_proven(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        keep: bool = True,
+        options: JsonlOptions | None = None,
+        **keywords: Unpack[JsonlKeywords],
+    ) -> tuple[JsonlJournal, VerifyReport]:
+        """Open the journal read-only with the report of what the open proved: one pass over the file
+        gives the journal and the chain report (`verify_file`'s).
+
+        Every byte is proved unless `sidecar=True` (then a checkpoint's prefix is proved by its hash, as
+        a default open does; keywords default to `sidecar=False`). A corrupt file raises
+        CorruptJournalError unless `read_prefix=True`, which opens its proven prefix. With `keep` (the
+        default) the journal's reads are served from the bytes the open read (`KeptReads`, up to
+        KEEP_LIMIT), so a read command reads the file from the disk once; it holds them until closed.
+        """
+        if options is None:
+            keywords.setdefault("sidecar", False)
+        opened = JsonlOptions.of(options, keywords)
+        ops = KeptReads(opened.file_ops) if keep else opened.file_ops
+        opened = attrs.evolve(opened, readonly=True, durability=Durability.NONE, file_ops=ops)
+        journal = cls(path, options=opened)
+        if isinstance(ops, KeptReads):
+            ops.hold(journal._end)
+        return journal, proof_report(journal)
 
     @classmethod
     def create(
@@ -188,12 +204,17 @@ class JsonlJournal(ProvedFile):
         metadata: dict[str, Any] | None = None,
         record_id: str | None = None,
         at: str | None = None,
-        **options: Any,
+        options: JsonlOptions | None = None,
+        **keywords: Unpack[JsonlKeywords],
     ) -> JsonlJournal:
-        """Create a new journal file whose first line is its header, atomically; refuse an existing file."""
+        """Create a new journal file whose first line is its header, atomically; refuse an existing file.
+
+        The options (`options=` or keywords, as for `JsonlJournal(path)`) are checked before the file is
+        created; `create` is set to False for the open that follows."""
         from waybook.codecs._wire import seal
         from waybook.model._head import GENESIS_DIGEST
 
+        opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
         header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
         new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)
         Ledger.empty(str(path)).rules.check((new,))
@@ -201,10 +222,7 @@ class JsonlJournal(ProvedFile):
         target = Path(path)
         # Only the policies that promise durability per append pay for it at creation; under `flush`
         # the first flush()/close() syncs the file and its directory, under `none` nothing does.
-        durable = Durability(options.get("durability", Durability.FLUSH)) in (
-            Durability.FSYNC,
-            Durability.GROUP,
-        )
+        durable = opened.durability in (Durability.FSYNC, Durability.GROUP)
         try:
             created = create_atomically(target, line + b"\n", durable=durable)
         except OSError as exc:
@@ -213,7 +231,7 @@ class JsonlJournal(ProvedFile):
         if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
             raise StorageError(msg)
-        journal = cls(target, create=False, **options)
+        journal = cls(target, options=opened)
         journal._unsynced = journal._unsynced_dir = not durable
         return journal
 
@@ -230,6 +248,11 @@ class JsonlJournal(ProvedFile):
     @property
     def durability(self) -> Durability:
         return self._durability
+
+    @property
+    def options(self) -> JsonlOptions:
+        """The options this journal was opened with (keywords given are folded into one value)."""
+        return self._options
 
     @property
     def damage(self) -> Damage | None:
@@ -472,23 +495,27 @@ class JsonlJournal(ProvedFile):
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
-    with JsonlJournal(
-        path, read_prefix=True, durability=Durability.NONE, readonly=True, sidecar=False
-    ) as journal:
-        head = journal.head()
-        damage = journal.damage
-        if damage is None:
-            return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
-        kind = "torn tail" if damage.torn else "corruption"
-        bad = damage.bad_record or damage.seq
-        batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"
-        return VerifyReport(
-            journal.name,
-            ok=False,
-            records=head.seq,
-            head=head,
-            bad_seq=bad,
-            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset}{batch})",
-            offset=damage.offset,
-            torn_tail=damage.torn,
-        )
+    journal, report = JsonlJournal.open_proven(path, read_prefix=True, keep=False)
+    journal.close()
+    return report
+
+
+def proof_report(journal: JsonlJournal) -> VerifyReport:
+    """What `journal`'s open proved, as `verify` reports it: its head, and its damage if it has any."""
+    head = journal.head()
+    damage = journal.damage
+    if damage is None:
+        return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
+    kind = "torn tail" if damage.torn else "corruption"
+    bad = damage.bad_record or damage.seq
+    batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"
+    return VerifyReport(
+        journal.name,
+        ok=False,
+        records=head.seq,
+        head=head,
+        bad_seq=bad,
+        reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset}{batch})",
+        offset=damage.offset,
+        torn_tail=damage.torn,
+    )

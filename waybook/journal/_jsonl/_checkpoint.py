@@ -40,8 +40,8 @@ from typing import Final, Protocol
 
 import msgspec
 
+from waybook._files import FILE_MODE
 from waybook.codecs._wire import decode_record, line_digest
-from waybook.journal._fileio import FILE_MODE
 from waybook.model._errors import DecodeError
 from waybook.model._head import Head
 from waybook.model._records import Header

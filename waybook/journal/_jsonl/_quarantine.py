@@ -11,12 +11,10 @@ from pathlib import Path
 
 import attrs
 
-from waybook.journal._fileio import FILE_MODE, OS_FILE_OPS, fsync_dir, write_all
+from waybook._files import FILE_MODE, fsync_dir, write_all
+from waybook.codecs._wire import FIRST_LINE_START
 from waybook.model._errors import StorageError
 from waybook.model._head import Head
-
-FIRST_LINE_START = b'{"seq":1,"id":"'
-"""How the canonical line of every journal's first record begins (field order is part of the format)."""
 
 
 @attrs.frozen
@@ -66,7 +64,7 @@ def quarantine(
         fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
         try:
             for chunk in chunks(start, end):
-                write_all(OS_FILE_OPS, fd, chunk)
+                write_all(fd, chunk)
             os.fsync(fd)
         finally:
             os.close(fd)

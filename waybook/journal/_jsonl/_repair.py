@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from waybook.journal._jsonl_scan import Damage
-from waybook.journal._quarantine import RepairReceipt, is_foreign_first_line, quarantine
+from waybook.journal._jsonl._quarantine import RepairReceipt, is_foreign_first_line, quarantine
+from waybook.journal._protocol import Damage
 from waybook.model._errors import CorruptJournalError, NotAJournalError, StorageError
 from waybook.model._head import Head
 
 if TYPE_CHECKING:
-    from waybook.journal._jsonl_file import JournalFile
+    from waybook.journal._jsonl._file import JournalFile
 
 
 def no_damage_receipt(name: str, end: int, head: Head) -> RepairReceipt:

@@ -4,7 +4,7 @@
 proof of it. An open restores what a checkpoint vouches for (after hashing the prefix, unless
 `trust_checkpoint=True`) and scans the rest; a refresh scans what other writers committed since; damage
 found on the way is remembered and refused (`_refuse_damage`); `repair` quarantines a torn tail. The
-append and commit side, reads and syncing are `JsonlJournal`'s own (`_jsonl`).
+append and commit side, reads and syncing are `JsonlJournal`'s own (`_journal`).
 
 A writer saves its checkpoint at close; one whose ids are in the compact index (past COMPACT_ABOVE
 records), which keeps no id strings, saves it at the end of its open too, from the ids the open
@@ -18,16 +18,17 @@ import threading
 from array import array
 from pathlib import Path
 
-from waybook.journal import _checkpoint as checkpoint
-from waybook.journal._checkpoint import NO_IDS, Hasher, Mark, SavedIds
-from waybook.journal._durability import GroupCommit
-from waybook.journal._fileio import FileLock
+from waybook._files import FileLock
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdLog
-from waybook.journal._jsonl_file import JournalFile
-from waybook.journal._jsonl_repair import corrupt_error, no_damage_receipt, repair_torn_tail
-from waybook.journal._jsonl_scan import Damage, ReadAt, scan
+from waybook.journal._jsonl import _checkpoint as checkpoint
+from waybook.journal._jsonl._checkpoint import NO_IDS, Hasher, Mark, SavedIds
+from waybook.journal._jsonl._file import JournalFile
+from waybook.journal._jsonl._group_commit import GroupCommit
+from waybook.journal._jsonl._quarantine import RepairReceipt
+from waybook.journal._jsonl._repair import corrupt_error, no_damage_receipt, repair_torn_tail
+from waybook.journal._jsonl._scan import ReadAt, scan
 from waybook.journal._ledger import Ledger
-from waybook.journal._quarantine import RepairReceipt
+from waybook.journal._protocol import Damage
 from waybook.journal._roles.memory import role_rules
 from waybook.model._errors import JournalClosedError, StorageError, TornTailError
 from waybook.model._records import Record
