@@ -121,6 +121,16 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
             for content in texts:
                 session.user(content)
 
+    def session_custom() -> None:
+        """Custom entries of nested JSON data: bodies whose bytes are decoded back and compared, the
+        price of failing closed at every depth (a C comparison; a Python walk only when it differs)."""
+        path = tmp / "custom.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, sidecar=False, durability="flush") as journal:
+            session = Session.create(journal, journal_id="bench")
+            for i in range(len(texts)):
+                session.custom("bench.step", {"step": i, "tags": ["a", "b"], "meta": {"x": 1.5, "y": None}})
+
     def batches() -> None:
         path = tmp / "batch.jsonl"
         path.unlink(missing_ok=True)
@@ -139,6 +149,17 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         goal=0.20,
         rounds=rounds,
         note="Session.user per record (fresh id + timestamp); baseline msgspec encode + write + flush",
+    )
+    yield row(
+        "speed.session.custom.flush",
+        n,
+        raw_flush,
+        session_custom,
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="Session.custom of nested JSON data per record (decoded back and compared: fail closed at "
+        "every depth); baseline the raw loop",
     )
     yield row(
         "speed.journal.append.flush",

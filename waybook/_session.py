@@ -13,7 +13,6 @@ from typing import Any
 import attrs
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook.codecs import encode_value
 from waybook.journal import JsonlJournal
 from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._fork import plan_fork
@@ -51,13 +50,12 @@ _POSITIONED = (JsonlJournal, InMemoryJournal)
 """The adapters known to have `position()`: checked with one C isinstance before the (slow)
 runtime-checkable protocol, which still answers for any other journal."""
 
-_JSON_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
-"""Custom data that is stored as given; any other object must be a registered value."""
-
 
 def custom_data(data: Any) -> Any:
-    """`data` as a custom entry stores it: JSON data as given, a registered value by its wire tag."""
-    return data if isinstance(data, _JSON_TYPES) else encode_value(data)
+    """`data` as a custom entry is given it. The codec checks it when the record is sealed, at every
+    depth: JSON data is stored as given, a registered value by its wire tag, and anything else is
+    refused naming the path to it (waybook.codecs._json_data), before anything is written."""
+    return data
 
 
 def content_of(value: str | Sequence[Block]) -> Content:

@@ -5,6 +5,7 @@ Foreign formats live in `waybook.formats`.
 
 from waybook.codecs._canonical import canonical_json, digest_of, sha256_hex
 from waybook.codecs._values import (
+    NotJsonDataError,
     OpaqueValue,
     UnknownValueTagError,
     UnregisteredValueError,
@@ -28,6 +29,7 @@ from waybook.codecs._wire import (
 __all__ = [
     "CURRENT_TAGS",
     "LEGACY_TAGS",
+    "NotJsonDataError",
     "OpaqueValue",
     "UnknownValueTagError",
     "UnregisteredValueError",

@@ -25,6 +25,7 @@ from waybook.stores import JournalStore
 from waybook.testing._journal_base import JournalFactory
 from waybook.testing._journal_log import LogContract
 from waybook.testing._journal_rules import SessionRulesContract
+from waybook.testing._journal_values import FailClosedContract
 
 
 class ModelContract(JournalFactory):
@@ -54,7 +55,7 @@ class ModelContract(JournalFactory):
         machine.TestCase().runTest()
 
 
-class JournalContract(LogContract, SessionRulesContract, ModelContract):
+class JournalContract(LogContract, SessionRulesContract, FailClosedContract, ModelContract):
     """Every requirement of docs/journal-contract.md as a test. Define `make_journal(directory)`, and
     `reopen_journal(journal)` where the adapter persists; `close_journal` if closing the journal is
     not enough to release what `make_journal` opened."""
