@@ -1,8 +1,9 @@
 """File helpers every writer of files in waybook shares: the 0600 mode, one write loop, a directory's
 fsync, all-or-nothing creation, and the advisory `flock` a writer takes on the file it writes.
 
-The JSONL adapter (`waybook.journal._jsonl`), the directory store and its blobs, and the commands that
-write output files use them. They sit just above `waybook.model` (whose errors they raise) so that each
+The JSONL adapter (`waybook.journal._jsonl`), the directory store and its blobs, the SQLite store and the
+search index (`create_private` before SQLite opens them), and the commands that write output files and
+pages use them. They sit just above `waybook.model` (whose errors they raise) so that each
 of those layers may import them; the system-call seam a JSONL journal's crash tests replace is the
 adapter's own (`waybook.journal._jsonl._file_ops`).
 """
@@ -29,6 +30,36 @@ def write_all(fd: int, data: bytes) -> None:
     done = os.write(fd, data)
     while done < len(data):
         done += os.write(fd, data[done:])
+
+
+def create_private(path: str | os.PathLike[str]) -> None:
+    """Create `path` empty with mode 0600 unless it exists: done before SQLite opens a database that
+    holds session text (a store, a search index), since SQLite creates a new file with the process's
+    umask (0644), and creates its -wal and -shm files with the database file's own permissions."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def replace_private(path: Path, content: bytes) -> None:
+    """Write `content` to `path` whole: a 0600 temp file beside it, synced, renamed over what was there
+    (a reader sees the old file or the new one, never half of one)."""
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        write_all(fd, content)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(temp_name, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
 
 
 def fsync_dir(directory: Path) -> None:

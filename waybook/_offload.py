@@ -20,6 +20,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from waybook.codecs._data_urls import base64_payload, data_url
+from waybook.codecs._media_types import is_text
 from waybook.model._records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
 from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError, NoBlobStoreError
 
@@ -108,17 +109,6 @@ def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
 
     for record in records:
         yield _with_images(record, inlined)
-
-
-TEXT_TYPES: Final = frozenset(
-    {"application/json", "application/xml", "application/yaml", "application/x-ndjson", "application/toml"}
-)
-
-
-def is_text(media_type: str) -> bool:
-    """Whether bytes of this media type are text (`text/*`, JSON, XML, YAML, NDJSON, TOML)."""
-    media = media_type.split(";", 1)[0].strip().lower()
-    return media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
 
 
 def blobs_inlined(record: R, blobs: Any) -> R:

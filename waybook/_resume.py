@@ -16,6 +16,7 @@ import attrs
 from waybook._session import Session
 from waybook.journal import JsonlJournal
 from waybook.model._errors import InvalidArgumentError, JournalError, StorageError
+from waybook.projections import Provider, ProviderContext, for_provider
 from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from
 
 
@@ -26,6 +27,10 @@ class Resumed:
     session: Session
     state: ContextState
     context: tuple[ContextMessage, ...]
+
+    def for_provider(self, provider: Provider, *, blobs: Any = None) -> ProviderContext:
+        """`context` as `provider`'s request JSON, with every repair reported (`for_provider`)."""
+        return for_provider(self.context, provider, blobs=blobs)
 
     @property
     def journal(self) -> JsonlJournal:

@@ -42,7 +42,7 @@ from waybook.model._records import (
     UserMessage,
     text,
 )
-from waybook.projections import RequestContext, context_usage
+from waybook.projections import Provider, ProviderContext, RequestContext, context_usage, provider_context
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
 
@@ -168,6 +168,11 @@ class Session:
     def leaf(self) -> str | None:
         """The current leaf as of `head`: the parent of the next node."""
         return self._leaf
+
+    def for_provider(self, provider: Provider) -> ProviderContext:
+        """The model context at this session's leaf as `provider`'s request JSON, with every repair
+        reported (waybook.projections.for_provider); the journal is not touched."""
+        return provider_context(self._journal, provider, leaf=self._leaf, blobs=self._blobs)
 
     def sync(self) -> int:
         """Catch up with records other writers committed; returns how many were read."""

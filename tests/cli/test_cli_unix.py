@@ -70,7 +70,7 @@ def test_unique_id_prefixes_are_accepted_wherever_an_id_is(journal: Path) -> Non
     assert shown["leaf"] == "abc300"
     diff = json.loads(waybook("diff", journal, "--leaf", "abc3", "--leaf", "abd2", "--json").stdout)
     assert [b["leaf"] for b in diff["branches"]] == ["abc300", "abd200"]
-    run = waybook("export", journal, "--format", "openai", "--branches", "abc3", "-o", "-")
+    run = waybook("export", journal, "--format", "openai", "--branches", "abc3", "--metadata", "-o", "-")
     assert json.loads(run.stdout)["metadata"]["leaf"] == "abc300"
 
 
@@ -120,6 +120,8 @@ def test_every_help_example_works_as_written(tmp_path: Path) -> None:
         line = example.replace("waybook ", f"{program} ", 1)
         if command == "repair":
             line = line.replace(" --yes", "")  # nothing to repair: it says so
+        if "--endpoint" in line:
+            line += " --dry-run"  # no trace backend listens here: tests/cli/test_cli_otel.py sends for real
         run = subprocess.run(
             line,
             shell=True,

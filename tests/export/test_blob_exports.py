@@ -168,7 +168,7 @@ def test_per_turn_samples_and_pairs_carry_the_images_and_stay_valid(store: Any) 
     (pair,) = TrajectoryExporter(store.open("shots"), blobs=store.blobs).pairs()
     assert pair["prompt"][0]["content"][1]["image_url"]["url"] == data_url("image/png", PNG)
     for side in ("chosen", "rejected"):
-        assert problems({"messages": pair["prompt"] + pair[side]}) == []
+        assert problems({"messages": pair["prompt"] + pair[side], "tools": pair["tools"]}) == []
 
 
 def test_without_a_blob_store_an_export_that_needs_one_stops_with_a_typed_error(store: Any) -> None:

@@ -35,7 +35,7 @@ def test_the_same_journal_always_exports_the_same_bytes(tmp_path: Path) -> None:
 
 def test_one_trajectory_per_leaf_and_abandoned_entries_never_leak() -> None:
     journal = branching_session()
-    rows = list(TrajectoryExporter(journal).rows("openai", Selection("all")))
+    rows = list(TrajectoryExporter(journal, provenance=True).rows("openai", Selection("all")))
     assert [r["metadata"]["leaf"] for r in rows] == ["e05", "e12"]
     active = [m.get("content") for m in rows[1]["messages"]]
     assert "It is a shopping note: buy milk." not in active
@@ -45,7 +45,7 @@ def test_one_trajectory_per_leaf_and_abandoned_entries_never_leak() -> None:
 
 def test_openai_rows_pair_tool_calls_with_tool_messages_and_carry_provenance() -> None:
     journal = branching_session()
-    (row,) = TrajectoryExporter(journal).rows("openai", Selection("e05"))
+    (row,) = TrajectoryExporter(journal, provenance=True).rows("openai", Selection("e05"))
     call = row["messages"][2]
     assert call["role"] == "assistant"
     assert call["tool_calls"][0]["id"] == "t1"
@@ -72,7 +72,7 @@ def test_exclusions_and_compactions_stay_out_of_trajectories() -> None:
 
 
 def test_sibling_branches_become_a_preference_pair_with_the_labelled_branch_chosen() -> None:
-    (pair,) = TrajectoryExporter(chosen_retry(branching_session())).pairs()
+    (pair,) = TrajectoryExporter(chosen_retry(branching_session()), provenance=True).pairs()
     assert [m["role"] for m in pair["prompt"]] == ["system", "user"]
     assert pair["chosen"][0]["content"] == "I need to read the file first."
     assert pair["rejected"][-1]["content"] == "It is a shopping note: buy milk."
@@ -142,7 +142,7 @@ def test_plain_text_is_left_alone() -> None:
 
 
 def test_redacted_exports_mask_secrets_in_every_message_but_not_provenance() -> None:
-    exporter = TrajectoryExporter(branching_session(), redact=True)
+    exporter = TrajectoryExporter(branching_session(), redact=True, provenance=True)
     (row,) = exporter.rows("openai", Selection("e05"))
     text = json.dumps(row["messages"])
     assert "ghp_" not in text
@@ -152,7 +152,9 @@ def test_redacted_exports_mask_secrets_in_every_message_but_not_provenance() -> 
     assert row["metadata"]["leaf"] == "e05"
 
 
-def test_an_exclusion_on_one_branch_does_not_shift_the_pair_split() -> None:
+def test_an_exclusion_on_one_branch_does_not_shift_the_pair_split_and_keeps_the_entry_out() -> None:
+    """Issue 45: chosen and rejected share one prompt; an entry a branch of the fork excluded (a leaked
+    secret taken back) stays out of that shared prompt."""
     from waybook import Session
     from waybook.model._records import Annotation
 
@@ -166,6 +168,6 @@ def test_an_exclusion_on_one_branch_does_not_shift_the_pair_split() -> None:
     chosen = session.assistant("chosen answer")
     session.append(Annotation(target=chosen.id, type="waybook.preference", data={"label": "chosen"}))
     (pair,) = TrajectoryExporter(journal).pairs()
-    assert [m["content"] for m in pair["prompt"]] == ["sensitive system prompt", "q"]
+    assert [m["content"] for m in pair["prompt"]] == ["q"]
     assert [m["content"] for m in pair["chosen"]] == ["chosen answer"]
     assert [m["content"] for m in pair["rejected"]] == ["rejected answer"]

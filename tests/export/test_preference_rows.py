@@ -42,9 +42,9 @@ def test_waybook_label_records_a_preference_the_pairs_come_from(tmp_path: Path) 
     run = waybook("label", path, "e05", "chosen", "--reason", "the better answer")
     assert run.returncode == 0, run.stderr
     assert path.read_bytes().startswith(before)  # appended, nothing rewritten
-    (pair,), _ = pairs_of(path, tmp_path)
+    (pair,), _ = pairs_of(path, tmp_path, "--metadata")
     assert pair["metadata"]["leaf"] == "e05"
-    again, _ = pairs_of(path, tmp_path)
+    again, _ = pairs_of(path, tmp_path, "--metadata")
     assert again == [pair]  # from the journal, reproducibly
     assert waybook("verify", path).returncode == 0
     rejected = waybook("label", path, "e05", "rejected")

@@ -83,15 +83,10 @@ def test_each_choice_is_an_explicit_option() -> None:
     assert exporter.dropped["aborted assistant turns"] == 1, "an empty aborted turn is never a valid target"
 
 
-def test_sharegpt_rows_follow_the_same_rules() -> None:
+def test_sharegpt_rows_follow_the_same_rules_and_alternate_as_llama_factory_requires() -> None:
     (row,) = TrajectoryExporter(messy_session()).rows("sharegpt", Selection())
-    assert [c["from"] for c in row["conversations"]] == [
-        "human",
-        "human",
-        "function_call",
-        "observation",
-        "gpt",
-    ]
+    assert [c["from"] for c in row["conversations"]] == ["human", "function_call", "observation", "gpt"]
+    assert row["conversations"][0]["value"].endswith("Try again.")  # two user messages, one human turn
 
 
 CALL = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
@@ -108,6 +103,9 @@ USER = {"role": "user", "content": "x"}
         ({"messages": [{"role": "robot", "content": "x"}]}, "unknown role"),
         ({"messages": [{"role": "assistant", "content": "x", "extra": 1}]}, "unknown key"),
         ({"messages": [{"role": "assistant", "content": "x"}], "other": 1}, "unknown row key"),
+        # Issue 45: rows carried an undocumented `metadata` key and no `tools` beside their calls.
+        ({"messages": [{"role": "assistant", "content": "x"}], "metadata": {}}, "unknown row key"),
+        ({"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [CALL]}]}, "not defined"),
     ],
 )
 def test_the_format_checker_catches_what_an_upload_rejects(row: dict[str, Any], rule: str) -> None:
@@ -118,7 +116,11 @@ def all_rows(journal: SessionJournal) -> list[dict[str, Any]]:
     exporter = TrajectoryExporter(journal)
     rows = [*exporter.rows("openai", Selection("all")), *exporter.turns(Selection("all"))]
     pairs = list(exporter.pairs())
-    return rows + [{"messages": p["prompt"] + p["chosen"]} for p in pairs if p["chosen"]]
+    return rows + [
+        {"messages": p["prompt"] + p["chosen"], **({"tools": p["tools"]} if "tools" in p else {})}
+        for p in pairs
+        if p["chosen"]
+    ]
 
 
 @pytest.mark.parametrize("build", [branching_session, messy_session])
@@ -146,7 +148,7 @@ def test_every_openai_row_of_a_real_pi_session_is_valid() -> None:
 def test_each_assistant_turn_is_a_sample_with_the_exact_context_and_its_provenance() -> None:
     journal = branching_session()
     tree = replay(TreeProjection(), journal)
-    samples = list(TrajectoryExporter(journal).turns(Selection("all")))
+    samples = list(TrajectoryExporter(journal, provenance=True).turns(Selection("all")))
     records = {r.id: r for r in journal.read()}
     excluded = {tree.ids[p] for p in tree.exclusions.values()}  # taken back: never in any sample
     assistants = [r for r in records.values() if r.kind.startswith("waybook.assistant/")]
@@ -179,7 +181,8 @@ def label(journal: SessionJournal, target: str, value: str | None, kind: str = "
 
 def chosen_and_rejected(journal: SessionJournal) -> list[tuple[str, str]]:
     return [
-        (p["metadata"]["leaf"], p["metadata"]["rejected_leaf"]) for p in TrajectoryExporter(journal).pairs()
+        (p["metadata"]["leaf"], p["metadata"]["rejected_leaf"])
+        for p in TrajectoryExporter(journal, provenance=True).pairs()
     ]
 
 

@@ -34,3 +34,21 @@ def pi_journal(imported: PiImport, name: str = "imported") -> InMemoryJournal:
     for batch in imported.batches():
         journal.append(list(batch), expected=journal.head())
     return journal
+
+
+def real_session_files() -> list[Path]:
+    """Every real session file: the shared fixtures (Claude Code with sub-agents, Codex, Pi) and the
+    checkout's own Pi files."""
+    shared = sorted(SHARED_FIXTURES.rglob("*.jsonl")) if SHARED_FIXTURES.is_dir() else []
+    own = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "pi").glob("*.jsonl"))
+    return [*shared, *own]
+
+
+def real_session(path: Path) -> InMemoryJournal:
+    """The journal an import of the real session file `path` gives (its agent told by its folder)."""
+    from waybook.formats import import_claude_code, import_codex, import_pi
+
+    importer = (
+        import_codex if "codex" in path.parts else import_pi if "pi" in path.parts else import_claude_code
+    )
+    return journal_of(importer(path.read_bytes()).records, name=path.stem[:40] or "imported")

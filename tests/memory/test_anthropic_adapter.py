@@ -153,13 +153,22 @@ def test_clear_all_memory_tombstones_every_file_and_keeps_history() -> None:
     assert [r.event for r in tool.memory.history(f"{M}/d/b.md")][-1] == "tombstoned"
 
 
-def test_clear_all_memory_with_a_read_only_file_changes_nothing() -> None:
+def test_clear_all_memory_removes_read_only_notes_too() -> None:
     tool = WaybookMemoryTool(memory())
     tool.call({"command": "create", "path": f"{M}/a.md", "file_text": "a"})
-    tool.call({"command": "create", "path": f"{M}/rules.md", "file_text": "---\nread_only: true\n---\nx\n"})
-    with pytest.raises(ToolError, match=r"^Error: /memories/rules.md are read-only; nothing was cleared$"):
-        tool.clear_all_memory()
-    assert sorted(tool.memory.state().files) == [f"{M}/a.md", f"{M}/rules.md"]
+    tool.call({"command": "create", "path": f"{M}/rules.md", "file_text": "---\ndescription: r\n---\nx\n"})
+    assert tool.memory.set_read_only(f"{M}/rules.md", True).ok  # the host's call
+    assert tool.clear_all_memory() == "All memory cleared"  # the host can always remove a note
+    assert tool.memory.state().files == {}
+
+
+def test_the_model_cannot_make_a_note_read_only() -> None:
+    tool = WaybookMemoryTool(memory())
+    with pytest.raises(ToolError, match=r"^Error: .*set by the host"):
+        tool.call(
+            {"command": "create", "path": f"{M}/rules.md", "file_text": "---\nread_only: true\n---\nx\n"}
+        )
+    assert tool.memory.state().files == {}
 
 
 # --- the deliberate differences listed in docs/memory.md -----------------------------------------
@@ -172,9 +181,8 @@ def test_clear_all_memory_with_a_read_only_file_changes_nothing() -> None:
         f"{M}/./a.md",
         f"{M}/d/../a.md",
         "/memoriesX/a.md",
-        f"{M}/.hidden.md",
         f"{M}/a b.md",
-        f"{M}/café.md",
+        f"{M}/cafe\u0301.md",  # not in Unicode normal form C: one name has one spelling
     ],
 )
 def test_a_path_the_reference_would_resolve_is_refused_unless_canonical(path: str, tmp_path: Path) -> None:
@@ -182,7 +190,15 @@ def test_a_path_the_reference_would_resolve_is_refused_unless_canonical(path: st
     assert reference == ("ok", f"File created successfully at: {path}")
     assert ours[0] == "error"
     assert ours[1].startswith("Error: ")
-    assert "segment" in ours[1] or "outside /memories" in ours[1]
+    assert "segment" in ours[1] or "outside /memories" in ours[1] or "normal form C" in ours[1]
+
+
+@pytest.mark.parametrize("path", [f"{M}/.hidden.md", f"{M}/café.md", f"{M}/_a.md", f"{M}/日本.md"])
+def test_hidden_non_ascii_and_underscore_names_are_notes_as_in_the_reference(
+    path: str, tmp_path: Path
+) -> None:
+    reference, ours = Pair(tmp_path).both({"command": "create", "path": path, "file_text": "x"})
+    assert reference == ours == ("ok", f"File created successfully at: {path}")
 
 
 def test_a_path_that_leaves_memories_and_comes_back_is_refused_as_escaping(tmp_path: Path) -> None:
@@ -244,6 +260,7 @@ def test_limits_evict_the_earliest_written_files_and_refuse_what_cannot_fit() ->
 
 def test_a_read_only_file_refuses_edits() -> None:
     tool = WaybookMemoryTool(memory())
-    tool.call({"command": "create", "path": f"{M}/r.md", "file_text": "---\nread_only: true\n---\nx\n"})
+    tool.call({"command": "create", "path": f"{M}/r.md", "file_text": "---\ndescription: r\n---\nx\n"})
+    assert tool.memory.set_read_only(f"{M}/r.md", True).ok  # the host's call
     with pytest.raises(ToolError, match=r"^Error: .*read-only"):
         tool.call({"command": "str_replace", "path": f"{M}/r.md", "old_str": "x", "new_str": "y"})

@@ -525,3 +525,20 @@ def test_writes_that_land_after_an_adoption_are_proven_to_follow_it() -> None:
     assert receipt.status == "already-present"
     assert pin_of(authority) == receipt.new == canonical.head()
     assert derive_adoption_receipt(canonical, pins_of(authority), receipt) == receipt
+
+
+def test_a_copied_agent_face_is_the_same_face_and_collecting_it_leaves_the_original_working() -> None:
+    import copy
+    import gc
+    import pickle
+
+    authority, _, _ = setup()
+    agent = authority.agent
+    for copied in (copy.copy(agent), copy.deepcopy(agent), copy.deepcopy({"tools": [agent]})["tools"][0]):
+        assert copied is agent
+    del copied
+    gc.collect()
+    agent.remember("r1", {"/memories/a.md": "x"})
+    assert agent.query().records == ()
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(agent)

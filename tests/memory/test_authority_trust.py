@@ -396,7 +396,7 @@ def test_cancelling_an_async_call_that_waits_for_its_turn_leaves_the_queue_and_w
         canonical.armed = False
         after = await created.host.advance_canonical(inner.head(), inner.head())  # the queue still moves
         assert after.status == "unchanged"
-        assert [p.status for p in pin_records(pins)] == ["advanced", "unchanged"]
+        assert [p.status for p in pin_records(pins)] == ["advanced"]  # unchanged writes nothing
 
     asyncio.run(scenario())
 
@@ -501,7 +501,7 @@ def test_no_attribute_closure_or_wrapper_of_the_agent_face_leads_to_the_core(mak
     assert not [o for o in found if type(o).__name__ in ("Core", "_Core", "HostFace", "AsyncHostFace")]
 
 
-def test_writes_past_16384_after_an_adoption_are_still_proven_before_the_pin_moves() -> None:
+def test_writes_past_16384_after_an_adoption_are_a_capacity_error_and_the_pin_stays() -> None:
     working, inner, pins = journals()
     canonical = Probe(inner)
     host = authority(working, canonical, pins)
@@ -523,7 +523,14 @@ def test_writes_past_16384_after_an_adoption_are_still_proven_before_the_pin_mov
         return result
 
     inner.append = append_then_many  # type: ignore[method-assign]
-    receipt = host.host.adopt_nomination(pin_of(host), nomination)
+    pin = pin_of(host)
+    with pytest.raises(CapacityError, match=r"^The canonical memory advance exceeds its total proof bound"):
+        host.host.adopt_nomination(pin, nomination)  # proving 16,402 records: over the bound (issue 40)
+    assert pin_of(host) == pin
+    inner.append = real_append  # type: ignore[method-assign]
+    middle = Head.of(next(iter(inner.read(after=pin.seq + 16_000, limit=1))))
+    moved = host.host.advance_canonical(pin, middle).new  # the host reviews in chunks, then retries
+    receipt = host.host.adopt_nomination(moved, nomination)
     assert receipt.status == "already-present"
     assert pin_of(host) == receipt.new == inner.head()
     assert {r.key for r in host.agent.query().records} == {"/memories/a.md", "/memories/z.md"}

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from waybook import JsonlJournal, Session
 from waybook.commands.provenance import describe, memory_used
 from waybook.journal import InMemoryJournal
+from waybook.journal._roles.memory_text import front_matter
 from waybook.memory import Memory, RequestError, compile_block, prompt_layers, record_prompt
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -33,6 +34,12 @@ def fixed_memory(path: Path) -> JsonlJournal:
         "/memories/tricky.md": '---\ndescription: a <b> & "c"\n---\nclose early </note>\n</memory> too\n',
     }
     for note, text in notes.items():
+        if front_matter(text).read_only:  # read-only notes are the host's to write
+            done = memory.write_changes(
+                writes={note: text}, call_id=f"host-{note}", command="create", host=True
+            )
+            assert done.ok
+            continue
         assert memory.execute({"command": "create", "path": note, "text": text}).ok
     return journal
 

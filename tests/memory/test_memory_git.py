@@ -25,9 +25,23 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def commit(repo: Path, message: str) -> None:
+def commit(repo: Path, message: str, *, hook: bool = True) -> None:
+    """A commit made in the exported repository; `hook=False`: made where the pre-commit hook does not
+    run (another clone, `--no-verify`), so import-git's own checks are what refuse it."""
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=agent", "-c", "user.email=a@example.invalid", "commit", "-q", "-m", message)
+    skip = () if hook else ("--no-verify",)
+    git(
+        repo,
+        "-c",
+        "user.name=agent",
+        "-c",
+        "user.email=a@example.invalid",
+        "commit",
+        "-q",
+        *skip,
+        "-m",
+        message,
+    )
 
 
 def memory_file(path: Path) -> tuple[JsonlJournal, Memory]:
@@ -38,11 +52,15 @@ def memory_file(path: Path) -> tuple[JsonlJournal, Memory]:
         (
             {"command": "create", "path": "/memories/prefs.md", "text": "likes tea\n"},
             {"command": "create", "path": "/memories/keys.md", "text": "token sk-ant-abcdefghijklmnop1234\n"},
-            {"command": "create", "path": "/memories/fixed.md", "text": "---\nread_only: true\n---\nkeep\n"},
+            {"host": "/memories/fixed.md", "text": "---\nread_only: true\n---\nkeep\n"},
             {"command": "rename", "old_path": "/memories/prefs.md", "new_path": "/memories/people/me.md"},
             {"command": "delete", "path": "/memories/keys.md"},
         )
     ):
+        if "host" in command:  # a read-only note: the host writes it
+            writes = {command["host"]: command["text"]}
+            assert memory.write_changes(writes=writes, call_id=f"toolu_{n}", command="create", host=True).ok
+            continue
         assert memory.execute(command, call_id=f"toolu_{n}").ok
     return journal, memory
 
@@ -102,13 +120,13 @@ def test_a_commit_that_breaks_the_rules_is_refused_and_nothing_of_it_is_written(
     head = journal.head()
     (repo / "memories" / "fixed.md").write_text("changed\n")
     (repo / "memories" / "other.md").write_text("fine\n")
-    commit(repo, "touch a read-only note")
+    commit(repo, "touch a read-only note", hook=False)
     with pytest.raises(GitMemoryError, match="INVALID_ARGUMENT"):
         import_git(repo, journal)
     assert journal.head() == head
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     (repo / "outside.md").write_text("x\n")
-    commit(repo, "a file outside memories/")
+    commit(repo, "a file outside memories/", hook=False)
     with pytest.raises(GitMemoryError, match="outside memories"):
         import_git(repo, journal)
     assert journal.head() == head
@@ -186,7 +204,7 @@ def test_a_committed_symlink_is_refused_and_no_commit_of_the_import_is_written(t
     (repo / "memories" / "fine.md").write_text("a fine note\n")
     commit(repo, "a regular note first")
     (repo / "memories" / "link.md").symlink_to("/etc/passwd")
-    commit(repo, "a link to a file outside memory")
+    commit(repo, "a link to a file outside memory", hook=False)
     with pytest.raises(GitMemoryError, match=r"link\.md in commit [0-9a-f]{12} is a symbolic link"):
         import_git(repo, journal)
     assert journal.head() == head, "the commit before the symlink was not written either"
@@ -201,7 +219,7 @@ def test_a_note_turned_into_a_symlink_is_refused(tmp_path: Path) -> None:
     target = repo / "memories" / "people" / "me.md"
     target.unlink()
     target.symlink_to("../fixed.md")
-    commit(repo, "the note becomes a link")
+    commit(repo, "the note becomes a link", hook=False)
     with pytest.raises(GitMemoryError, match="symbolic link"):
         import_git(repo, journal)
     assert journal.head() == head

@@ -206,14 +206,17 @@ def test_remember_enforces_the_ports_rules_with_the_same_codes() -> None:
     with pytest.raises(MemoryRuleError) as caught:
         agent.remember("r4", {f"/memories/f{i}.md": "x" for i in range(256)})
     assert caught.value.code == "LIMIT_EXCEEDED"
-    agent.remember("r5", {"/memories/ro.md": "---\nread_only: true\n---\n"})
+    with pytest.raises(RequestError, match="the host sets that"):
+        agent.remember("r5", {"/memories/ro.md": "---\nread_only: true\n---\n"})
+    working_port = Memory(working, scope="working-memory")
+    assert working_port.execute({"command": "create", "path": "/memories/ro.md", "text": "keep\n"}).ok
+    assert working_port.set_read_only("/memories/ro.md", True).ok  # the host's call
     with pytest.raises(MemoryRuleError) as caught:
         agent.remember("r6", {"/memories/ro.md": "changed"})
     assert caught.value.details == {"read_only": True}
-    with pytest.raises(RequestError):
-        agent.remember(
-            "r5", {"/memories/ro.md": "---\nread_only: true\n---\n"}, tombstones=["/memories/a.md"]
-        )
+    with pytest.raises(MemoryRuleError) as caught:
+        agent.remember("r7", {"/memories/b.md": "x"}, tombstones=["/memories/ro.md"])
+    assert caught.value.details == {"read_only": True}
 
 
 def test_remember_refuses_a_request_id_the_port_used() -> None:

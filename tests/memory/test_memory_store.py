@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.memory_races import Interleaved
 from waybook import Session
 from waybook.journal import InMemoryJournal, JsonlJournal
 from waybook.journal._roles.memory_text import content_digest, front_matter, links_of, logical_lines
@@ -87,7 +88,8 @@ def test_edit_and_delete_receipts_list_the_links_they_dropped() -> None:
 
 def test_a_read_only_file_refuses_every_mutating_command() -> None:
     m = memory()
-    create(m, "/memories/dir/rules.md", "---\nread_only: true\n---\nnever change\n")
+    create(m, "/memories/dir/rules.md", "never change\n")
+    assert m.set_read_only("/memories/dir/rules.md", True).ok  # the host's call
     before = m.state().seq
     for command in (
         {"command": "create", "path": "/memories/dir/rules.md", "text": "x"},
@@ -109,7 +111,8 @@ def test_read_only_files_are_never_evicted() -> None:
     from waybook.memory import Limits
 
     m = Memory(InMemoryJournal(), scope="a", limits=Limits(max_files=2))
-    create(m, "/memories/keep.md", "---\nread_only: true\n---\n")
+    create(m, "/memories/keep.md", "")
+    assert m.set_read_only("/memories/keep.md", True).ok
     create(m, "/memories/b.md", "b")
     third = m.execute({"command": "create", "path": "/memories/c.md", "text": "c"})
     assert third.value.evicted == ("/memories/b.md",)  # type: ignore[union-attr]
@@ -130,17 +133,15 @@ def test_the_receipt_goes_into_the_sessions_tool_result() -> None:
 
 def test_two_ports_racing_on_one_journal_never_half_apply() -> None:
     journal = InMemoryJournal()
-    one, two = memory(journal), memory(journal)
+    one = memory(journal)
     create(one, "/memories/a.md", "base")
-    state_seen_by_two = two.state()
-    create(one, "/memories/a.md", "from one")
-    from waybook.memory.working._checks import Write
-    from waybook.memory.working._commands import Create
-    from waybook.memory.working._decide import DEFAULT_LIMITS, decide
-
-    plan = decide(Create("/memories/a.md", "from two"), state_seen_by_two, DEFAULT_LIMITS, None)
-    assert isinstance(plan, Write)
-    result = two._commit("create", plan, state_seen_by_two, None)
+    seen = Interleaved(journal)
+    two = Memory(seen, scope="agent")  # type: ignore[arg-type]
+    seen.competitor = lambda: create(one, "/memories/a.md", "from one")
+    seen.at = seen.calls + 1  # two refreshes (a read), then appends: one writes in between
+    result = two.execute({"command": "create", "path": "/memories/a.md", "text": "from two"})
+    assert seen.log[seen.at] == "append"
+    assert seen.ran_at == seen.at
     assert result.error is not None
     assert result.error.code == "CONFLICT"
     assert one.state().files["/memories/a.md"].text == "from one"

@@ -18,8 +18,9 @@ def setup(
     journal = InMemoryJournal("memory")
     memory = Memory(journal, scope="agent", **({"limits": limits} if limits else {}))
     seed_blocks(memory)
-    fixed = "---\ndescription: house rules\nread_only: true\n---\nbe kind\n"
+    fixed = "---\ndescription: house rules\n---\nbe kind\n"
     assert memory.execute({"command": "create", "path": "/memories/rules.md", "text": fixed}).ok
+    assert memory.set_read_only("/memories/rules.md", True).ok  # the host's call
     session = InMemoryJournal("s1")
     writer = Session.create(session)
     writer.user("hello")

@@ -1,11 +1,14 @@
-"""`waybook export PATH --format openai|sharegpt|archival|pi [--branches ...] [--pairs] [--redact] -o OUT`."""
+"""`waybook export PATH --format openai|openai-dpo|trl-sft|trl-dpo|trl-kto|sharegpt|hf|archival|pi
+[--branches ...] [--pairs] [--turns] [--redact] -o OUT`."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from waybook._offload import blobs_inlined, images_from_blobs
 from waybook._redact import RedactPatternError, compile_patterns, read_patterns
@@ -16,14 +19,18 @@ from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
-from waybook.commands.store_option import add_store_option, blobs_of
+from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats.pi._codec import export_pi
 from waybook.projections import TreeProjection
+from waybook.stores import blobs_for
 from waybook.stores._url import local_path
 
-FORMATS = ("openai", "sharegpt", "archival", "pi")
+FORMATS = ("openai", "openai-dpo", "trl-sft", "trl-dpo", "trl-kto", "sharegpt", "hf", "archival", "pi")
+PAIR_FORMATS = ("openai-dpo", "trl-dpo", "trl-kto")
+"""Formats whose rows are preference pairs (`--pairs` is implied)."""
+WHOLE = ("archival", "pi")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -31,9 +38,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "export",
         help="export trajectories for training, or the whole journal",
         description=(
-            "openai: chat fine-tuning rows (messages, tool_calls, tools); sharegpt: conversations; "
-            "--pairs: TRL preference rows from sibling branches (labels decide, see docs/export.md); "
-            "--turns: one row per assistant turn with the exact context the model saw; archival: every "
+            "openai: OpenAI chat fine-tuning rows (messages, tools, parallel_tool_calls); openai-dpo: "
+            "OpenAI DPO rows; trl-sft: TRL conversational rows (messages, tools, outcome); trl-dpo and "
+            "trl-kto: TRL preference rows from labelled forks; sharegpt: LLaMA-Factory ShareGPT rows; "
+            "hf: a Hugging Face dataset folder (Parquet shards and a dataset card; -o DIR). --pairs: "
+            "preference rows from sibling branches (labels decide, see docs/export.md); --turns: one row "
+            "per assistant turn with the exact context the model saw; archival: every "
             "record exactly as stored (re-imports to an identical journal); pi: a Pi v3 session file. "
             "Training rows are made valid (every tool call answered, no empty assistant turn) and what "
             "was dropped is reported on stderr. Blobs are read from the journal's store (--store, or the "
@@ -85,9 +95,15 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--thinking",
-        choices=["drop", "tag"],
+        choices=["drop", "tag", "field"],
         default="drop",
-        help="thinking blocks: drop (default), or put them before the text in <think> tags",
+        help="thinking blocks: drop (default), put them before the text in <think> tags, or (trl-*, hf) "
+        "keep them as the assistant message's reasoning_content",
+    )
+    parser.add_argument(
+        "--metadata",
+        action="store_true",
+        help="each row also carries `metadata` (journal, leaf, head): provenance no trainer's format defines",
     )
     parser.add_argument(
         "--images",
@@ -134,7 +150,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--output",
         required=True,
         metavar="OUT",
-        help="a new output file (created 0600), or - for stdout; never the journal itself or another journal",
+        help="a new output file (created 0600), or - for stdout; never the journal itself or another "
+        "journal; with --format hf, a new directory",
     )
     parser.add_argument(
         "--force",
@@ -145,45 +162,87 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    _check(args)
+    inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
+    if args.output != "-":
+        _outside_store(args)
+        if args.format == "hf":
+            _check_directory(args, inputs)
+        else:
+            check_output(Path(args.output), inputs=inputs, force=args.force)
+    with open_journal(args.path, args.store) as journal:
+        check_at(args.at, journal.head().seq, path=args.path)
+        status = _export(args, journal, inputs)
+    return max(status, damage_status(journal))
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Every flag that does not fit the format, refused before anything is read or written."""
     training = _options(args)
     patterns = _patterns(args)
-    if args.format in ("archival", "pi") and (
+    fmt = args.format
+    if fmt in WHOLE and (
         args.redact
         or patterns
         or args.pairs
         or args.turns
+        or args.metadata
         or args.branches != "active"
         or training != TrainingOptions()
     ):
         msg = (
-            f"--format {args.format} exports the whole journal; --redact (and its patterns), --pairs, "
-            "--turns, --branches and the training options do not apply"
+            f"--format {fmt} exports the whole journal; --redact (and its patterns), --pairs, --turns, "
+            "--metadata, --branches and the training options do not apply"
         )
         raise UsageError(msg)
-    if (args.pairs or args.turns) and args.format != "openai":
-        msg = "--pairs and --turns write rows in OpenAI message form; use them with --format openai"
+    if args.pairs and fmt not in ("openai", "hf", *PAIR_FORMATS):
+        msg = f"--pairs writes preference rows; use --format trl-dpo, trl-kto or openai-dpo, not {fmt}"
         raise UsageError(msg)
-    if args.pairs and args.turns:
-        msg = "choose one of --pairs and --turns"
+    if args.turns and fmt not in ("openai", "trl-sft", "hf"):
+        msg = (
+            f"--turns writes one row per assistant turn with --format openai (weight 0 on earlier turns) "
+            f"or trl-sft / hf (prompt and completion), not {fmt}"
+        )
+        raise UsageError(msg)
+    if (args.pairs or fmt in PAIR_FORMATS) and args.turns:
+        msg = "choose one of --pairs (or a preference format) and --turns"
+        raise UsageError(msg)
+    if args.thinking == "field" and fmt not in ("trl-sft", "trl-dpo", "trl-kto", "hf"):
+        msg = (
+            f"--thinking field writes reasoning_content, which --format {fmt} does not define; use it with "
+            "trl-sft, trl-dpo, trl-kto or hf (or --thinking tag)"
+        )
         raise UsageError(msg)
     if args.dedupe_prefix and not args.turns:
         msg = "--dedupe-prefix applies to --turns rows (each repeats the context before it)"
+        raise UsageError(msg)
+    if args.dedupe_prefix and fmt == "hf":
+        msg = "--dedupe-prefix writes waybook's own JSONL layout; a --format hf dataset holds whole rows"
+        raise UsageError(msg)
+    if fmt == "hf" and args.output == "-":
+        msg = "--format hf writes a dataset folder: give -o DIR (a new directory), not -"
         raise UsageError(msg)
     for flag, value in (("--max-rows", args.max_rows), ("--last-turns", args.last_turns)):
         if value is not None and value < 1:
             msg = f"{flag} {value}: give a positive number"
             raise UsageError(msg)
-        if value is not None and args.format in ("archival", "pi"):
-            msg = f"{flag} applies to training rows; --format {args.format} exports the whole journal"
+        if value is not None and fmt in WHOLE:
+            msg = f"{flag} applies to training rows; --format {fmt} exports the whole journal"
             raise UsageError(msg)
-    inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
-    if args.output != "-":
-        _outside_store(args)
-        check_output(Path(args.output), inputs=inputs, force=args.force)
-    with open_journal(args.path, args.store) as journal:
-        check_at(args.at, journal.head().seq, path=args.path)
-        status = _export(args, journal, inputs)
-    return max(status, damage_status(journal))
+
+
+def _check_directory(args: argparse.Namespace, inputs: list[Path]) -> None:
+    output = Path(args.output)
+    if any(output.resolve() == source.resolve() for source in inputs):
+        msg = f"{output}: that is the input; write the dataset to a new directory"
+        raise UsageError(msg)
+    if output.exists() and not (output.is_dir() and args.force):
+        what = "already exists" if output.is_dir() else "is a file"
+        msg = f"-o {output}: {what}; --format hf writes a new directory (pass --force to replace one)"
+        raise UsageError(msg)
+    if not output.parent.is_dir():
+        msg = f"-o {output}: there is no directory {output.parent}; create it, or write the dataset elsewhere"
+        raise UsageError(msg)
 
 
 def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
@@ -194,7 +253,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
             "(not redacted: an archive is the journal as written)"
         )
         return OK
-    blobs = blobs_of(journal, None if args.store else Path(args.path))
+    blobs = blobs_for(journal)
     if args.format == "pi":
         records = images_from_blobs(journal.read(limit=args.at), blobs)
         count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)), inputs)
@@ -212,37 +271,91 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         tree=tree,
         options=_options(args),
         blobs=blobs,
+        provenance=args.metadata,
     )
     branches = args.branches
     if branches not in ("active", "all"):
         branches = resolve_id(tree, branches, what="--branches", path=args.path)
     selection = Selection(branches)
-    if args.pairs:
-        rows, what = exporter.pairs(), ("preference pair", "preference pairs")
-    elif args.turns:
-        rows, what = exporter.turns(selection), ("assistant turn", "assistant turns")
-    else:
-        rows, what = exporter.rows(args.format, selection), ("trajectory", "trajectories")
+    rows, what, shape = _rows(args, exporter, selection)
     shaped = RowShaper(args.max_rows, args.last_turns, dedupe=args.dedupe_prefix)
     with Phases(journal.head().seq, threshold=PROGRESS_RECORDS) as progress:
         progress.start(f"exporting {what[1]}")
-        count = _write(args, (encode_row(row) for row in shaped.rows(rows, progress)), inputs)
+        if args.format == "hf":
+            count = _write_dataset(args, shaped.rows(rows, progress), shape, exporter)
+        else:
+            count = _write(args, (encode_row(row) for row in shaped.rows(rows, progress)), inputs)
     warn(f"wrote {plural(count, *what)} to {args.output}")
     if shaped.stopped:
         warn(f"stopped at --max-rows {args.max_rows}; more rows were left")
-    if args.pairs and count == 0:
+    if (args.pairs or args.format in PAIR_FORMATS) and count == 0:
         warn(exporter.no_pairs_reason())
     if args.stats:
         emit_stats(shaped.stats, exporter.dropped)
     if exporter.dropped:
         detail = "; ".join(f"{reason}: {n}" for reason, n in sorted(exporter.dropped.items()))
         warn(f"left out to keep every row valid (see --help for the options): {detail}")
-    if exporter.redactor is not None:
-        detail = ", ".join(f"{name}: {n}" for name, n in sorted(exporter.redactor.counts.items()))
-        warn(f"masked {plural(exporter.redactor.total, 'secret')}" + (f" ({detail})" if detail else ""))
-    else:
-        warn("not redacted: secrets in the session are exported as written (add --redact to mask them)")
+    warn(_redaction(exporter))
     return OK
+
+
+def _rows(
+    args: argparse.Namespace, exporter: TrajectoryExporter, selection: Selection
+) -> tuple[Iterator[dict[str, Any]], tuple[str, str], str]:
+    """The rows the flags ask for, what they are called, and their shape (waybook.export.hf.FORMATS)."""
+    fmt = args.format
+    if fmt in PAIR_FORMATS or args.pairs:
+        shape = fmt if fmt in PAIR_FORMATS else "trl-dpo" if fmt == "hf" else "openai"
+        what = (
+            ("preference row", "preference rows")
+            if shape == "trl-kto"
+            else ("preference pair", "preference pairs")
+        )
+        return exporter.pairs(shape), what, shape  # type: ignore[arg-type]
+    if args.turns:
+        shape = "openai" if fmt == "openai" else "trl-turns"
+        rows = exporter.turns(selection, "openai" if fmt == "openai" else "trl-sft")
+        return rows, ("assistant turn", "assistant turns"), shape
+    shape = "trl-sft" if fmt == "hf" else fmt
+    return exporter.rows(shape, selection), ("trajectory", "trajectories"), shape  # type: ignore[arg-type]
+
+
+def _redaction(exporter: TrajectoryExporter) -> str:
+    if exporter.redactor is None:
+        return "not redacted: secrets in the session are exported as written (add --redact to mask them)"
+    detail = ", ".join(f"{name}: {n}" for name, n in sorted(exporter.redactor.counts.items()))
+    return f"masked {plural(exporter.redactor.total, 'secret')}" + (f" ({detail})" if detail else "")
+
+
+def _write_dataset(
+    args: argparse.Namespace,
+    rows: Iterable[dict[str, Any]],
+    shape: str,
+    exporter: TrajectoryExporter,
+) -> int:
+    from waybook._version import __version__
+    from waybook.export.hf import DatasetsMissingError, write_dataset
+
+    head = exporter.head
+    card = {
+        "title": f"waybook export of {exporter.journal_id}",
+        "provenance": [
+            f"journal `{exporter.journal_id}` at seq {head.seq}, digest `{head.digest}`",
+            f"branches: {args.branches}; rows: {shape}",
+            f"written by waybook {__version__} (`waybook export --format hf`)",
+            "options: " + ", ".join(f"{k}={v}" for k, v in sorted(attrs.asdict(exporter.options).items())),
+        ],
+        "redaction": "Redacted: " + _redaction(exporter)
+        if exporter.redactor is not None
+        else ("Not redacted: secrets in the sessions are as written (export with --redact to mask them)."),
+        "dropped": dict(exporter.dropped),
+    }
+    try:
+        return write_dataset(
+            rows, args.output, fmt=shape, card=card, metadata=args.metadata, force=args.force
+        )
+    except DatasetsMissingError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _write(args: argparse.Namespace, lines: Iterable[bytes], inputs: list[Path]) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from waybook import stores
 from waybook.commands.common import emit_json, open_journal, stdout
 from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.ids import short_ids
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         while True:
             page = store.list(role="session", after=cursor, limit=500)
             for info in page:
-                with store.open(info.journal_id) as journal:
+                with stores.open_journal(store, info.journal_id) as journal:
                     every[info.journal_id] = session_stats(list(journal.read()))
             cursor = page.cursor
             if cursor is None:

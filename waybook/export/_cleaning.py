@@ -53,7 +53,9 @@ class TrainingOptions:
     `aborted`: "drop" (default) assistant turns that stopped as aborted or error, with their tool
     calls; "keep" keeps them when they are not empty. `unanswered`: "drop" (default) tool calls that got
     no result; "stub" answers each with a tool message saying no result was recorded. `thinking`: "drop"
-    (default); "tag" puts it before the text as `<think>...</think>`. `images`: "inline" (default) carries
+    (default); "tag" puts it before the text as `<think>...</think>`; "field" keeps it apart, for the
+    formats that carry it as `reasoning_content` (TRL's, and the chat templates that read it). `images`:
+    "inline" (default) carries
     each image the user or a tool showed the model as a URL (blobs read as `data:` URLs; formats with no
     image form, and roles that take none, get the placeholder); "placeholder" writes
     `[image: <media type>]`; "drop" leaves them out. `blobs`: "inline" (default) puts a text blob's text
@@ -67,8 +69,8 @@ class TrainingOptions:
     unanswered: Literal["drop", "stub"] = attrs.field(
         default="drop", validator=lambda *a: _one_of(*a, "drop", "stub")
     )
-    thinking: Literal["drop", "tag"] = attrs.field(
-        default="drop", validator=lambda *a: _one_of(*a, "drop", "tag")
+    thinking: Literal["drop", "tag", "field"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "tag", "field")
     )
     images: Literal["inline", "placeholder", "drop"] = attrs.field(
         default="inline", validator=lambda *a: _one_of(*a, "inline", "placeholder", "drop")
@@ -148,7 +150,8 @@ def _turn(
     message: Message, results: list[Message], options: TrainingOptions, dropped: Counter[str], *, last: bool
 ) -> list[Message]:
     text = message.text
-    if message.thinking:
+    thinking = message.thinking if options.thinking == "field" else ""
+    if message.thinking and options.thinking != "field":
         if options.thinking == "tag":
             text = f"<think>\n{message.thinking}\n</think>\n\n{text}".rstrip()
         else:
@@ -178,7 +181,7 @@ def _turn(
     if not text and not calls:
         dropped["empty assistant turns"] += 1
         return []
-    return [attrs.evolve(message, text=text, tool_calls=tuple(calls), thinking=""), *answers]
+    return [attrs.evolve(message, text=text, tool_calls=tuple(calls), thinking=thinking), *answers]
 
 
 def _has_output(message: Message) -> bool:

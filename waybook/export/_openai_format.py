@@ -9,7 +9,13 @@ message with tool calls; an assistant message has
 content or tool calls; tool calls are functions with string JSON arguments and unique ids; every tool
 call of an assistant message that is not the last message is answered by the tool messages right after
 it; a tool message answers a call; `weight` is 0 or 1 on assistant messages; there is at least one
-assistant message. waybook adds `metadata` (provenance), which the upload ignores.
+assistant message. The format checks mirror OpenAI's cookbook "Data preparation and analysis for chat
+model fine-tuning" (its error kinds: data_type, missing_messages_list, message_missing_key,
+message_unrecognized_key, unrecognized_role, missing_content, example_missing_assistant_message), plus
+the function-calling rules of the fine-tuning guide: a row whose assistant messages call functions lists
+them in `tools` (each called name defined there), and `parallel_tool_calls` is a boolean. No other
+top-level key is documented: a row holds none (waybook's provenance `metadata` only when asked,
+`--metadata`, and then `problems(row, extra={"metadata"})`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any, Final
 
 from waybook.codecs._data_urls import base64_payload
 
-ROW_KEYS: Final = frozenset({"messages", "tools", "parallel_tool_calls", "metadata"})
+ROW_KEYS: Final = frozenset({"messages", "tools", "parallel_tool_calls"})
 ROLES: Final = frozenset({"system", "user", "assistant", "tool"})
 MESSAGE_KEYS: Final = frozenset({"role", "content", "name", "weight", "tool_calls", "tool_call_id"})
 IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/webp"})
@@ -28,11 +34,12 @@ MAX_IMAGE_BYTES: Final = 10 * 1024 * 1024
 MAX_IMAGES_PER_ROW: Final = 10
 
 
-def problems(row: Any) -> list[str]:
-    """Every rule `row` breaks (empty when it is a valid training row)."""
+def problems(row: Any, *, extra: frozenset[str] = frozenset()) -> list[str]:
+    """Every rule `row` breaks (empty when it is a valid training row); `extra`: top-level keys to allow
+    beyond the documented ones."""
     if not isinstance(row, dict):
         return ["a row must be a JSON object"]
-    found = [f"unknown row key {k!r}" for k in sorted(set(row) - ROW_KEYS)]
+    found = [f"unknown row key {k!r}" for k in sorted(set(row) - ROW_KEYS - extra)]
     messages = row.get("messages")
     if not isinstance(messages, list) or not messages:
         return [*found, "messages must be a non-empty list"]
@@ -86,6 +93,22 @@ def problems(row: Any) -> list[str]:
     if images > MAX_IMAGES_PER_ROW:
         found.append(f"a row may hold at most {MAX_IMAGES_PER_ROW} images, not {images}")
     found += _tools_problems(row.get("tools"))
+    called = {
+        call["function"]["name"]
+        for m in messages
+        if isinstance(m, dict)
+        for call in m.get("tool_calls") or ()
+        if isinstance(call, dict) and isinstance(call.get("function"), dict)
+    }
+    defined = {
+        t["function"].get("name")
+        for t in row.get("tools") or ()
+        if isinstance(t, dict) and isinstance(t.get("function"), dict)
+    }
+    if called - defined:
+        found.append(f"functions {sorted(called - defined)} are called but not defined in tools")
+    if "parallel_tool_calls" in row and not isinstance(row["parallel_tool_calls"], bool):
+        found.append("parallel_tool_calls must be a boolean")
     return found
 
 

@@ -1,4 +1,4 @@
-"""Neutral chat messages written as rows of a training format: OpenAI chat fine-tuning, or ShareGPT.
+"""Neutral chat messages written as OpenAI chat fine-tuning rows (other formats: waybook.export._formats).
 
 OpenAI rows carry images as content parts (`image_url` with a `data:` or `http(s)` URL) of user
 messages only. A tool result's images follow the run of tool messages it belongs to, in one user message
@@ -23,9 +23,12 @@ SEE_ATTACHED: Final = "(see attached image)"
 def openai_row(
     messages: list[Message], tools: list[dict[str, Any]] | None, dropped: Counter[str] | None = None
 ) -> dict[str, Any]:
+    """A chat fine-tuning row: `messages`; and, with tools, `tools` and `parallel_tool_calls` (true when
+    an assistant message of the row makes more than one call)."""
     row: dict[str, Any] = {"messages": openai_messages(messages, dropped)}
     if tools:
         row["tools"] = tools
+        row["parallel_tool_calls"] = any(len(m.tool_calls) > 1 for m in messages)
     return row
 
 
@@ -99,22 +102,12 @@ def _attached(images: list[ImagePart]) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *map(_part, images)]}
 
 
-_SHAREGPT_ROLES: Final = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
-
-
-def sharegpt_row(messages: list[Message]) -> dict[str, Any]:
-    conversations = []
-    for message in messages:
-        if message.text or not message.tool_calls:
-            conversations.append({"from": _SHAREGPT_ROLES[message.role], "value": message.text})
-        for call in message.tool_calls:
-            value = json.dumps(
-                {"name": call.name, "arguments": call.arguments}, sort_keys=True, ensure_ascii=False
-            )
-            conversations.append({"from": "function_call", "value": value})
-    return {"conversations": conversations}
-
-
 def encode_row(row: dict[str, Any]) -> bytes:
-    """One JSONL line (no newline); key order is fixed by construction, so output is deterministic."""
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()
+    """One JSONL line (no newline); key order is fixed by construction, so output is deterministic.
+
+    U+2028 and U+2029 are written escaped: readers that split text into lines by Unicode's rules
+    (Python's `str.splitlines`, JavaScript before ES2019) would otherwise cut a row in two."""
+    line = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+    if "\u2028" in line or "\u2029" in line:
+        line = line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return line.encode()

@@ -28,8 +28,9 @@ import msgspec
 
 from waybook._redact import Redactor, compile_patterns
 from waybook.export._cleaning import ImagePart, Message, TrainingOptions, clean
+from waybook.export._formats import openai_dpo_row, sharegpt_row, tools_for, trl_messages
 from waybook.export._messages import BlobReader, to_message
-from waybook.export._rows import encode_row, openai_messages, openai_row, sharegpt_row
+from waybook.export._rows import encode_row, openai_messages, openai_row
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._reading import read_seqs
 from waybook.model._head import Head
@@ -41,7 +42,8 @@ from waybook.projections._tree import TreeProjection, TreeState
 
 __all__ = ["Message", "Selection", "TrainingOptions", "TrajectoryExporter", "encode_row", "to_message"]
 
-Format = Literal["openai", "sharegpt"]
+Format = Literal["openai", "sharegpt", "trl-sft"]
+PairFormat = Literal["openai", "openai-dpo", "trl-dpo", "trl-kto"]
 LABEL_TYPES: Final = frozenset({"waybook.label", "pi.label"})
 PREFERENCE: Final = "waybook.preference"
 """The type of the Annotation `waybook label` records (data: label, reason)."""
@@ -60,6 +62,13 @@ class Selection:
             return list(tree.leaves())
         tree.position(self.branches)  # KeyError names an unknown leaf
         return [self.branches]
+
+
+def _split_lead(tail: list[Message]) -> tuple[list[Message], list[Message]]:
+    """`tail` split before its first assistant message: what the branch's answer responds to, and the
+    answer on."""
+    first = next(i for i, m in enumerate(tail) if m.role == "assistant")
+    return tail[:first], tail[first:]
 
 
 def path_messages(
@@ -97,8 +106,12 @@ class TrajectoryExporter:
         tree: TreeState | None = None,
         options: TrainingOptions | None = None,
         blobs: Any = None,
+        provenance: bool = False,
     ) -> None:
+        """`provenance`: each row also carries `metadata` (journal, leaf, head), a key the trainers'
+        formats do not define (off by default: rows hold only what their format documents)."""
         self.journal = journal
+        self.provenance_rows = provenance
         self.blobs = BlobReader(blobs) if blobs is not None else None
         self.tree = tree if tree is not None else replay(TreeProjection(), journal, at=at)
         self.head = Head(self.tree.seq, self.tree.digest)
@@ -110,6 +123,7 @@ class TrajectoryExporter:
         self.dropped: Counter[str] = Counter()
         self._excluded = {self.tree.ids[p] for p in self.tree.exclusions.values()}
         self._tools: Any = _UNSET
+        self._labels: dict[str, str] | None = None
         """Every record an exclusion anywhere in the journal took back (per-turn samples leave them out)."""
 
     @property
@@ -131,27 +145,50 @@ class TrajectoryExporter:
 
     def rows(self, fmt: Format, selection: Selection) -> Iterator[dict[str, Any]]:
         options = self.options
-        if fmt == "sharegpt" and options.images == "inline":  # ShareGPT rows have no image form
+        if fmt != "openai" and options.images == "inline":  # ShareGPT and TRL rows have no image form
             options = attrs.evolve(options, images="placeholder")
         for leaf in selection.leaves(self.tree):
             messages = self.messages(leaf, options)
             if not any(m.role == "assistant" for m in messages):
                 self.dropped["rows without an assistant turn"] += 1
                 continue
+            tools = tools_for(messages, self.tools())
+            row: dict[str, Any] | None
             if fmt == "openai":
-                row = openai_row(messages, self.tools(), self.dropped)
+                row = openai_row(messages, tools, self.dropped)
+            elif fmt == "trl-sft":
+                row = {"messages": trl_messages(messages), "tools": tools, "outcome": self.outcome(leaf)}
             else:
-                row = sharegpt_row(messages)
-            row["metadata"] = self.provenance(leaf)
+                row = sharegpt_row(messages, tools, self.dropped)
+            if row is None:
+                continue
+            if self.provenance_rows:
+                row["metadata"] = self.provenance(leaf)
             yield row
 
-    def turns(self, selection: Selection) -> Iterator[dict[str, Any]]:
-        """One OpenAI row per assistant turn: the exact context the model saw, then the turn.
+    def outcome(self, leaf: str) -> str | None:
+        """The label in force nearest the leaf on its path (`chosen`, `rejected`, or any other label
+        `waybook label` recorded), or None: the row's outcome column."""
+        labels = self.labels()
+        for position in reversed(self.tree.path_positions(self.tree.position(leaf))):
+            label = labels.get(self.tree.ids[position])
+            if label is not None:
+                return label
+        return None
 
-        Earlier assistant messages carry `weight: 0`, so a trainer learns only the last one. Provenance
+    def turns(self, selection: Selection, fmt: Format = "openai") -> Iterator[dict[str, Any]]:
+        """One row per assistant turn: the exact context the model saw, then the turn.
+
+        `fmt` "openai": a chat row whose earlier assistant messages carry `weight: 0` (OpenAI's fine-tuning
+        honours it, so only the last is learned). "trl-sft": TRL's prompt/completion row, `{"prompt":
+        context, "completion": [turn], "tools"}`, which TRL trains with completion-only loss (TRL ignores
+        `weight`). Provenance
         names the turn's record (seq, id, digest), the records its context came from, and a digest over
         them. Each assistant record is exported once, even when several selected branches share it.
         """
+        options = self.options
+        if fmt != "openai" and options.images == "inline":  # TRL rows have no image form
+            options = attrs.evolve(options, images="placeholder")
         done: set[int] = set()
         for leaf in selection.leaves(self.tree):
             positions = self.tree.path_positions(self.tree.position(leaf))
@@ -160,11 +197,11 @@ class TrajectoryExporter:
             ]
             done.update(wanted)
             for record in read_seqs(self.journal, [self.tree.seqs[p] for p in wanted]):
-                row = self._turn(record)
+                row = self._turn(record, fmt, options)
                 if row is not None:
                     yield row
 
-    def _turn(self, record: Record) -> dict[str, Any] | None:
+    def _turn(self, record: Record, fmt: Format, options: TrainingOptions) -> dict[str, Any] | None:
         body = record.body
         assert isinstance(body, AssistantMessage)
         # Content excluded anywhere in the journal never leaves it, even from turns written before the
@@ -184,23 +221,32 @@ class TrajectoryExporter:
                 seen.append(
                     Message("user", COMPACTION_PREAMBLE + summary if shown.record.body.preamble else summary)
                 )
-            elif (message := to_message(shown.record, self.options, scratch, self.blobs)) is not None:
+            elif (message := to_message(shown.record, options, scratch, self.blobs)) is not None:
                 seen.append(message)
-        target = to_message(record, self.options, self.dropped, self.blobs)
+        target = to_message(record, options, self.dropped, self.blobs)
         assert target is not None
-        messages = clean([*seen, target], self.options, scratch, open_end=True)
+        messages = clean([*seen, target], options, scratch, open_end=True)
         if not messages or messages[-1].role != "assistant" or messages[-1].stopped != target.stopped:
             self.dropped["assistant turns with nothing to learn (aborted or empty)"] += 1
             return None
-        if target.thinking and self.options.thinking == "drop":
+        if target.thinking and options.thinking == "drop":
             self.dropped["thinking blocks"] += 1
-        out = openai_messages(self._redacted(messages), self.dropped)
-        for earlier in out[:-1]:
-            if earlier["role"] == "assistant":
-                earlier["weight"] = 0
-        row: dict[str, Any] = {"messages": out}
-        if tools := self.tools():
-            row["tools"] = tools
+        messages = self._redacted(messages)
+        tools = tools_for(messages, self.tools())
+        row: dict[str, Any]
+        if fmt == "trl-sft":
+            row = {
+                "prompt": trl_messages(messages[:-1]),
+                "completion": trl_messages(messages[-1:]),
+                "tools": tools,
+            }
+        else:
+            row = openai_row(messages, tools, self.dropped)
+            for earlier in row["messages"][:-1]:
+                if earlier["role"] == "assistant":
+                    earlier["weight"] = 0
+        if not self.provenance_rows:
+            return row
         digests = [shown.record.digest for shown in context]
         row["metadata"] = {
             "journal": self.journal_id,
@@ -213,8 +259,8 @@ class TrajectoryExporter:
         }
         return row
 
-    def pairs(self) -> Iterator[dict[str, Any]]:
-        """TRL preference rows at every fork where one branch is chosen (see docs/export.md).
+    def pairs(self, fmt: PairFormat = "openai") -> Iterator[dict[str, Any]]:
+        """Preference rows at every fork where one branch is chosen (see docs/export.md).
 
         A branch end's verdict at a fork comes from the labels in force on the nodes strictly after the
         fork on its path: "rejected" wins over "chosen"; with neither, the end is unlabelled. Only an
@@ -222,35 +268,110 @@ class TrajectoryExporter:
         covers every branch alike and decides nothing there. Each chosen end is paired with every end of
         the fork's other children that is not chosen (unlabelled siblings count as rejected). Labels are
         `waybook label` annotations (type `waybook.preference`) and `waybook.label` / Pi `label` entries.
-        The prompt is the path up to the fork; chosen and rejected are what each branch holds after it.
+
+        Chosen and rejected share one prompt: the path up to the fork, with every exclusion on any
+        branch of the fork applied (an exclusion takes a leaked secret back), and what both branches
+        hold before their answer when that is the same (a question asked again word for word). Each
+        completion starts at its branch's first assistant turn: a branch with none (a crash right after a
+        user message) is never a completion, and two branches that answer different messages (a fork on
+        an assistant turn, then two different user replies or tool results) make no pair (counted); as
+        KTO rows, each keeps its own prompt. `fmt`: "trl-dpo" (`prompt`/`chosen`/`rejected`, TRL
+        messages), "openai" (the same in OpenAI message form), "openai-dpo" (`input`/`preferred_output`/
+        `non_preferred_output`, one assistant message each: pairs whose branches do not start with an
+        assistant turn are left out, counted), "trl-kto" (one `prompt`/`completion`/`label` row per
+        branch end of a pair, each once).
         """
         labels = self.labels()
         tree = self.tree
         branch_ends = {tree.position(end) for end in tree.leaves()}
+        kto_done: set[tuple[int, int]] = set()
         for fork in range(tree.node_count):
             children = list(tree.children_positions(fork))
             if len(children) < 2:
                 continue
             ends = {child: self._ends_below(child, branch_ends) for child in children}
             verdicts = {end: self._verdict(end, fork, labels) for es in ends.values() for end in es}
+            if "chosen" not in verdicts.values():
+                continue
+            prompt = self._prompt(fork, [end for es in ends.values() for end in es])
+            tails: dict[int, list[Message] | None] = {}
             for chosen_child, chosen_ends in ends.items():
                 for chosen_end in (e for e in chosen_ends if verdicts[e] == "chosen"):
-                    prompt, chosen_tail = self._split_at(chosen_end, fork)
+                    chosen = self._completion(chosen_end, fork, tails, prompt)
+                    if chosen is None:
+                        continue
                     for child, child_ends in ends.items():
                         if child == chosen_child:
                             continue
                         for end in (e for e in child_ends if verdicts[e] != "chosen"):
-                            _, rejected_tail = self._split_at(end, fork)
-                            yield {
-                                "prompt": openai_messages(prompt, self.dropped),
-                                "chosen": openai_messages(chosen_tail, self.dropped),
-                                "rejected": openai_messages(rejected_tail, self.dropped),
-                                "metadata": {
+                            rejected = self._completion(end, fork, tails, prompt)
+                            if rejected is None:
+                                continue
+                            chosen_lead, chosen_rest = _split_lead(chosen)
+                            rejected_lead, rejected_rest = _split_lead(rejected)
+                            if fmt == "trl-kto":
+                                sides = (
+                                    (chosen_end, True, chosen_lead, chosen_rest),
+                                    (end, False, rejected_lead, rejected_rest),
+                                )
+                                for side, label, lead, rest in sides:
+                                    if (fork, side) not in kto_done:
+                                        kto_done.add((fork, side))
+                                        yield self._kto([*prompt, *lead], rest, label, fork, side)
+                                continue
+                            if chosen_lead != rejected_lead:
+                                self.dropped[
+                                    "pairs whose branches answer different messages (no shared prompt)"
+                                ] += 1
+                                continue
+                            row = self._pair(fmt, [*prompt, *chosen_lead], chosen_rest, rejected_rest)
+                            if row is None:
+                                continue
+                            if self.provenance_rows:
+                                row["metadata"] = {
                                     **self.provenance(tree.ids[chosen_end]),
                                     "rejected_leaf": tree.ids[end],
                                     "fork": tree.ids[fork],
-                                },
-                            }
+                                }
+                            yield row
+
+    def _pair(
+        self, fmt: PairFormat, prompt: list[Message], chosen: list[Message], rejected: list[Message]
+    ) -> dict[str, Any] | None:
+        tools = tools_for([*prompt, *chosen, *rejected], self.tools())
+        if fmt == "openai-dpo":
+            if chosen[0].role != "assistant" or rejected[0].role != "assistant":
+                self.dropped["pairs whose branches do not start with an assistant turn (OpenAI DPO)"] += 1
+                return None
+            return openai_dpo_row(openai_messages(prompt, self.dropped), chosen[0], rejected[0], tools)
+        if fmt == "openai":
+            row = {
+                "prompt": openai_messages(prompt, self.dropped),
+                "chosen": openai_messages(chosen, self.dropped),
+                "rejected": openai_messages(rejected, self.dropped),
+            }
+            if tools:
+                row["tools"] = tools
+            return row
+        return {
+            "prompt": trl_messages(prompt),
+            "chosen": trl_messages(chosen),
+            "rejected": trl_messages(rejected),
+            "tools": tools,
+        }
+
+    def _kto(
+        self, prompt: list[Message], completion: list[Message], label: bool, fork: int, end: int
+    ) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "prompt": trl_messages(prompt),
+            "completion": trl_messages(completion),
+            "label": label,
+            "tools": tools_for([*prompt, *completion], self.tools()),
+        }
+        if self.provenance_rows:
+            row["metadata"] = {**self.provenance(self.tree.ids[end]), "fork": self.tree.ids[fork]}
+        return row
 
     def no_pairs_reason(self) -> str:
         """Why `pairs` gave nothing, in the CLI's terms."""
@@ -267,7 +388,12 @@ class TrajectoryExporter:
 
     def labels(self) -> dict[str, str]:
         """The label in force on each node at the export's head: the latest label entry for it wins,
-        and an empty or missing label clears it (Pi's rule)."""
+        and an empty or missing label clears it (Pi's rule). Read once."""
+        if self._labels is None:
+            self._labels = self._read_labels()
+        return dict(self._labels)
+
+    def _read_labels(self) -> dict[str, str]:
         labels: dict[str, str] = {}
         for record in self.journal.read(limit=self.head.seq):
             body = record.body
@@ -308,27 +434,52 @@ class TrajectoryExporter:
             stack.extend(self.tree.children_positions(node))
         return sorted(found)
 
-    def _split_at(self, end: int, fork: int) -> tuple[list[Message], list[Message]]:
-        """The messages of the path to `end`, split into those up to `fork` and those after it.
+    def _prompt(self, fork: int, ends: list[int]) -> list[Message]:
+        """The history up to `fork`, shared by every pair at it: the exclusions on any of `ends`' paths
+        that take back an entry of it are applied."""
+        positions = self.tree.path_positions(fork)
+        excluded = {
+            self.tree.exclusions[p]
+            for end in ends
+            for p in self.tree.path_positions(end)
+            if p in self.tree.exclusions
+        }
+        records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions if p not in excluded])
+        return self._messages_of(records, open_end=True)
 
-        Each path is split by record, with the exclusions of that whole path applied, so an exclusion
-        further down a branch cannot shift the split.
-        """
+    def _completion(
+        self, end: int, fork: int, done: dict[int, list[Message] | None], prompt: list[Message]
+    ) -> list[Message] | None:
+        """What the branch to `end` holds after `fork` (its exclusions applied), or None when that holds
+        no assistant turn (counted once): such a branch is never a completion. When the fork is an
+        assistant turn with tool calls (the prompt ends with them), the completion starts with the
+        results this branch recorded for them."""
+        if end in done:
+            return done[end]
         positions = self.tree.path_positions(end)
-        records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions])
-        cut = positions.index(fork) + 1
+        after = positions[positions.index(fork) + 1 :]
         excluded = {self.tree.exclusions[p] for p in positions if p in self.tree.exclusions}
-        kept = [(p, r) for p, r in zip(positions, records, strict=True) if p not in excluded]
-        before = [r for p, r in kept if positions.index(p) < cut]
-        after = [r for p, r in kept if positions.index(p) >= cut]
+        records = read_seqs(self.journal, [self.tree.seqs[p] for p in after if p not in excluded])
+        calls = prompt[-1:] if prompt and prompt[-1].tool_calls else []
+        tail: list[Message] | None = self._messages_of(records, before=calls)
+        if not any(m.role == "assistant" for m in tail or ()):
+            self.dropped["branches with no assistant turn after the fork (never a completion)"] += 1
+            tail = None
+        done[end] = tail
+        return tail
 
-        def messages(part: list[Record]) -> list[Message]:
-            found = [
-                m for r in part if (m := to_message(r, self.options, self.dropped, self.blobs)) is not None
-            ]
-            return self._redacted(clean(found, self.options, self.dropped))
-
-        return messages(before), messages(after)
+    def _messages_of(
+        self, records: list[Record], *, open_end: bool = False, before: list[Message] | None = None
+    ) -> list[Message]:
+        """`records` as clean messages; `before` (an assistant turn whose calls they answer) is cleaned
+        with them and left out of what is returned."""
+        options, dropped = self.options, self.dropped
+        found = [m for r in records if (m := to_message(r, options, dropped, self.blobs)) is not None]
+        lead = before or []
+        cleaned = clean([*lead, *found], options, dropped, open_end=open_end)
+        return self._redacted(
+            cleaned[len(lead) :] if lead and cleaned[:1] and cleaned[0].role == "assistant" else cleaned
+        )
 
     def tools(self) -> list[dict[str, Any]] | None:
         """Tool schemas the session recorded in its header metadata (`tools`), as OpenAI function tools;

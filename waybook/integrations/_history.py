@@ -53,6 +53,7 @@ from waybook.journal import (
     UserMessage,
 )
 from waybook.journal._roles.session import next_leaf
+from waybook.projections import Provider, ProviderContext, for_provider, provider_context
 from waybook.stores import JournalStore
 
 Role = Literal["user", "assistant", "system", "tool"]
@@ -226,6 +227,15 @@ class Threads:
 
     def journal_id(self, key: Key) -> str | None:
         return self.keyed.current(key)
+
+    def for_provider(self, key: Key, provider: Provider) -> ProviderContext:
+        """The key's messages as a model context in `provider`'s request JSON, every repair reported
+        (waybook.projections.for_provider); empty when the key has no journal."""
+        with self.keyed.lock:
+            tail = self.keyed.tail(key, create=False)
+            if tail is None:
+                return for_provider((), provider)
+            return provider_context(tail.journal, provider, blobs=getattr(self.store, "blobs", None))
 
     def write(self, key: Key, plan: Plan, *, checked: bool = False) -> Thread:
         """Append what `plan` decides from the key's thread, as one atomic batch.

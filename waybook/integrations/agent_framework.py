@@ -32,6 +32,7 @@ from waybook.integrations._history import (
     node,
 )
 from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
 with needs_extra(
@@ -99,6 +100,10 @@ class WaybookHistoryProvider(HistoryProvider):
     def journal_id(self, session_id: str | None) -> str | None:
         """The session's journal in the store (None before its first message)."""
         return self._threads.journal_id((session_id or DEFAULT_SESSION,))
+
+    def for_provider(self, session_id: str | None, provider: Provider) -> ProviderContext:
+        """The session's messages as `provider`'s request JSON, every repair reported (`for_provider`)."""
+        return self._threads.for_provider((session_id or DEFAULT_SESSION,), provider)
 
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any

@@ -146,16 +146,11 @@ class _Core:
         return f"Successfully renamed {command.old_path} to {command.new_path}", result.receipt
 
     def clear(self, call_id: str | None) -> tuple[str, Receipt | None]:
-        """Tombstone every file (history stays in the journal). Refused whole if a file is read-only."""
+        """Tombstone every file, read-only ones included (the host's call: history stays)."""
         state = self.memory.state()
-        locked = sorted(path for path, file in state.files.items() if file.read_only)
-        if locked:
-            raise rules.waybook_refusal(f"{', '.join(locked)} are read-only; nothing was cleared")
-        receipt = None
-        tops = {ROOT + "/" + p[len(ROOT) + 1 :].split("/", 1)[0] for p in [*state.files, *state.kept]}
-        for top in sorted(tops):
-            receipt = self._run({"command": "delete", "path": top}, call_id).receipt
-        return "All memory cleared", receipt
+        if not state.files and not state.kept:
+            return "All memory cleared", None
+        return "All memory cleared", self._checked(self.memory.remove(ROOT, call_id=call_id)).receipt
 
     # --- helpers -----------------------------------------------------------------------------------
 

@@ -28,7 +28,13 @@ from typing import Final, Literal
 import attrs
 
 from waybook._redact import Redactor
-from waybook.integrations.git_memory import BRANCH, GitMemoryError, export_git, import_git
+from waybook.integrations.git_memory import (
+    BRANCH,
+    GitMemoryError,
+    export_git,
+    import_git,
+    is_memory_operation,
+)
 from waybook.journal._protocol import SessionJournal
 from waybook.memory.working._state import MemoryProjection
 from waybook.projections._base import replay
@@ -125,11 +131,14 @@ def sync_git(journal: SessionJournal, remote: str) -> SyncReport:
         base_seq, base_receipt, reviewed = _reviewed(work, remote_tip, state.journal_id or "")
         _check_base(journal, base_seq, base_receipt, remote_tip, state.seq)
         requests = state.requests
-        fresh = [sha for sha in reviewed if f"git-{sha}" not in requests]
+        done = [i for i, sha in enumerate(reviewed) if f"git-{sha}" in requests]
+        fresh = reviewed[done[-1] + 1 :] if done else reviewed  # a refused commit goes in with its fix
         ours = {f"git-{sha}" for sha in reviewed}
         local_changes = [
-            r.seq for r in journal.read(after=base_seq) if getattr(r.body, "call_id", None) not in ours
-        ]
+            r.seq
+            for r in journal.read(after=base_seq)
+            if is_memory_operation(r.body) and getattr(r.body, "call_id", None) not in ours
+        ]  # reflection bookkeeping changes no note: it never makes a review unpullable
         if local_changes and fresh:
             msg = (
                 f"the journal changed after the remote's last waybook commit (seq {base_seq}; new records "
@@ -143,7 +152,8 @@ def sync_git(journal: SessionJournal, remote: str) -> SyncReport:
             _git(work, "checkout", "-q", "--detach", remote_tip)
             imported = import_git(work, journal).imported
         after = replay(MemoryProjection(), journal)
-        if after.seq == base_seq:  # the remote already holds this head
+        moved = any(is_memory_operation(r.body) for r in journal.read(after=base_seq))
+        if not moved:  # the remote already holds these notes (later records change none)
             return SyncReport(
                 "pulled" if imported else "up-to-date", 0, imported, remote_tip, exported.redacted
             )

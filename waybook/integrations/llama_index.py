@@ -34,6 +34,7 @@ from waybook.integrations._history import (
     truncated,
 )
 from waybook.journal import Block, NodeBody, Reset, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
 with needs_extra(
@@ -117,6 +118,10 @@ class WaybookChatStore(BaseChatStore):
     def journal_id(self, key: str) -> str | None:
         """The journal of `key` in the store (None before its first write)."""
         return self._threads.journal_id((key,))
+
+    def for_provider(self, key: str, provider: Provider) -> ProviderContext:
+        """The messages of `key` as `provider`'s request JSON, every repair reported (`for_provider`)."""
+        return self._threads.for_provider((key,), provider)
 
     # --- BaseChatStore ----------------------------------------------------------------------------------
 

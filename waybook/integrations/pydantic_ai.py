@@ -32,6 +32,7 @@ from waybook.integrations._history import (
     truncated,
 )
 from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
 with needs_extra(
@@ -117,6 +118,10 @@ class WaybookMessageHistory:
     def journal_id(self) -> str | None:
         """The conversation's journal in the store (None before its first message)."""
         return self._threads.journal_id(self._key)
+
+    def for_provider(self, provider: Provider) -> ProviderContext:
+        """The conversation as `provider`'s request JSON, every repair reported (`for_provider`)."""
+        return self._threads.for_provider(self._key, provider)
 
     def messages(self) -> list[ModelMessage]:
         """The conversation as committed now, ready for `message_history=`; `append` checks against it."""

@@ -37,6 +37,7 @@ from waybook.journal import (
     ThinkingBlock,
     ToolCallBlock,
 )
+from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
 with needs_extra(
@@ -155,6 +156,10 @@ class WaybookSessionRepository(SessionRepository):
         if agent_id is None:
             return self._sessions.current((session_id,))
         return self._messages.journal_id((session_id, agent_id))
+
+    def for_provider(self, session_id: str, agent_id: str, provider: Provider) -> ProviderContext:
+        """The agent's messages as `provider`'s request JSON, every repair reported (`for_provider`)."""
+        return self._messages.for_provider((session_id, agent_id), provider)
 
     # --- sessions ----------------------------------------------------------------------------------------
 

@@ -1,7 +1,11 @@
 """Memory: the agent-facing Memory port over working-memory journals, its projection and its index."""
 
 from waybook.memory._errors import (
+    AUTHORITY_LIMITS,
+    OH_MEMORY_AUTHORITY_LIMITS_V1,
+    AdoptionConflict,
     AdoptionConflictError,
+    AuthorityLimits,
     ExplanationExpiredError,
     ProfileError,
     RequestError,
@@ -40,6 +44,13 @@ from waybook.memory.tools import (
     render_block,
     seed_blocks,
 )
+from waybook.memory.tools._index import (
+    MemoryIndex,
+    MemoryRequiredError,
+    MemoryUnavailable,
+    load_index,
+    render_index,
+)
 from waybook.memory.working import (
     CODES,
     DEFAULT_LIMITS,
@@ -74,6 +85,15 @@ from waybook.memory.working import (
 )
 
 __all__ = [
+    "AUTHORITY_LIMITS",
+    "OH_MEMORY_AUTHORITY_LIMITS_V1",
+    "AdoptionConflict",
+    "AuthorityLimits",
+    "MemoryIndex",
+    "MemoryRequiredError",
+    "MemoryUnavailable",
+    "load_index",
+    "render_index",
     "BlockCache",
     "BlockTemplate",
     "DEFAULT_BLOCKS",

@@ -4,14 +4,52 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Final
+from typing import Final
+
+import attrs
 
 from waybook.model._errors import ConflictError, JournalError
-
-if TYPE_CHECKING:
-    from waybook.model._head import Head
+from waybook.model._head import Head
 
 ADOPTION_CONFLICT: Final = "The nominated records conflict with the current canonical memory head"
+
+
+@attrs.frozen
+class AuthorityLimits:
+    """The canonical authority's bounds, in one public value (the design's OH_MEMORY_AUTHORITY_LIMITS_V1)."""
+
+    max_proof_records: int = 16_384
+    """Records one advance (or an adoption's move of the pin) may prove."""
+    max_pages: int = 64
+    page_records: int = 1_000
+    page_bytes: int = 64 * 1024 * 1024
+    max_replacements: int = 128
+    max_conflicts: int = 128
+    """Conflicts an AdoptionConflictError lists (the rest counted in `total`)."""
+    max_canonical_records: int = 8_192
+    max_canonical_bytes: int = 32 * 1024 * 1024
+    max_nomination_roots: int = 1_024
+    max_nomination_records: int = 8_192
+    max_nomination_bytes: int = 64 * 1024 * 1024
+    cache_entries: int = 256
+    cache_bytes: int = 64 * 1024 * 1024
+
+
+AUTHORITY_LIMITS: Final = AuthorityLimits()
+OH_MEMORY_AUTHORITY_LIMITS_V1: Final = AUTHORITY_LIMITS
+
+
+@attrs.frozen
+class AdoptionConflict:
+    """One adoption conflict: the heads, how many records conflict, up to 128 of them sorted by key
+    (key, canonical digest, nominated digest), whether some are left out, and a SHA-256 over them all."""
+
+    expected: Head
+    actual: Head
+    total: int
+    conflicts: tuple[tuple[str, str | None, str | None], ...]
+    truncated: bool
+    conflicts_sha256: str
 
 
 class ProfileError(JournalError, ValueError):
@@ -29,8 +67,9 @@ def require_role(journal: str, actual: str | None, expected: str) -> None:
         raise ProfileError(msg)
 
 
-class RequestError(JournalError, ValueError):
-    """A malformed request, refused when the method is called (before it waits for its turn)."""
+class RequestError(JournalError, TypeError, ValueError):
+    """A malformed request, refused when the method is called (before it waits for its turn). A TypeError
+    (the design rejects malformed requests with TypeError), still a ValueError as it was."""
 
 
 class ExplanationExpiredError(JournalError, LookupError):
@@ -45,7 +84,7 @@ class AdoptionConflictError(ConflictError):
     them all, `truncated` says whether some are left out, and `conflicts_sha256` covers the full list.
     """
 
-    LIMIT = 128
+    LIMIT = AUTHORITY_LIMITS.max_conflicts
 
     def __init__(
         self,
@@ -56,14 +95,18 @@ class AdoptionConflictError(ConflictError):
         reason: str,
     ) -> None:
         ordered = sorted(conflicts, key=lambda c: c[0])
-        self.expected = expected
-        self.actual = actual
-        self.total = len(ordered)
-        self.conflicts = tuple(ordered[: self.LIMIT])
-        self.truncated = len(ordered) > self.LIMIT
-        self.conflicts_sha256 = hashlib.sha256(
-            json.dumps(ordered, separators=(",", ":")).encode()
-        ).hexdigest()
+        self.conflict = AdoptionConflict(
+            expected=expected,
+            actual=actual,
+            total=len(ordered),
+            conflicts=tuple(ordered[: self.LIMIT]),
+            truncated=len(ordered) > self.LIMIT,
+            conflicts_sha256=hashlib.sha256(json.dumps(ordered, separators=(",", ":")).encode()).hexdigest(),
+        )
+        # The conflict's fields, also as attributes of the error (what callers read before `conflict`).
+        self.expected, self.actual, self.total = expected, actual, self.conflict.total
+        self.conflicts, self.truncated = self.conflict.conflicts, self.conflict.truncated
+        self.conflicts_sha256 = self.conflict.conflicts_sha256
         shown = ", ".join(key for key, _, _ in self.conflicts[:5])
         msg = (
             f"{ADOPTION_CONFLICT}: {reason}; {self.total} conflicting records "

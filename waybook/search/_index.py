@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import attrs
 
+from waybook._files import create_private
 from waybook.model._errors import JournalError
 from waybook.model._records import CustomEntry, Header
 from waybook.search._documents import document_of
@@ -66,6 +67,12 @@ class SearchIndex:
     def __init__(self, path: str | Path, store_url: str) -> None:
         self.path = str(path)
         self.store_url = store_url
+        try:
+            create_private(self.path)  # the index holds session text: 0600, like the journals
+        except OSError as exc:
+            why = exc.strerror or exc
+            msg = f"{self.path}: cannot create the search index ({why}); give --index a new file"
+            raise SearchError(msg) from None
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
             tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}

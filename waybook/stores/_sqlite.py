@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import msgspec
 
+from waybook._files import create_private
 from waybook.journal._durability import Durability
 from waybook.model._errors import JournalClosedError, StorageError
 from waybook.model._head import GENESIS, Head
@@ -199,6 +200,11 @@ class SqliteEngine:
         if not self._path.parent.is_dir():
             msg = f"{self._path.parent}: no such directory for the SQLite store"
             raise StorageError(msg)
+        try:
+            create_private(self._path)  # session text: 0600, and so are SQLite's -wal and -shm
+        except OSError as exc:
+            msg = f"{self._path}: cannot create the SQLite store's database ({exc.strerror or exc})"
+            raise StorageError(msg) from None
         with self._errors("set up the database"):
             conn = self._connection()
             (version,) = conn.execute("PRAGMA user_version").fetchone()

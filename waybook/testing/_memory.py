@@ -185,7 +185,9 @@ class MemoryPortConformance:
             "/memories/a\n/x.md",  # a newline before a slash: a `$`-anchored pattern would let it through
             "/memories/d\n",
             "/memories//x.md",
-            "/memories/.hidden.md",
+            "/memories/./x.md",
+            "/memories/a b.md",
+            "/memories/cafe\u0301.md",  # not NFC
             "memories/x.md",
             "/memories/" + "x" * 129 + ".md",
             "/memories/" + "/".join(["d" * 100] * 11) + ".md",
@@ -194,6 +196,9 @@ class MemoryPortConformance:
         assert self.code(memory, "create", path="/memories/x.exe", text="x") == "INVALID_EXTENSION"
         assert self.code(memory, "create", path="/memories/noext", text="x") == "INVALID_EXTENSION"
         assert self.files(memory) == {}
+        allowed = ("/memories/.hidden.md", "/memories/_a.md", "/memories/café.md", "/memories/a/-b_.md")
+        for path in allowed:  # letters of any script, digits, '.', '_' and '-' anywhere
+            assert self.run(memory, "create", path=path, text="x").ok, path
 
     def test_a_file_where_a_directory_is_needed_is_a_path_conflict(self) -> None:
         memory = self.make_memory()

@@ -27,6 +27,7 @@ from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import StaleWriterError
 from waybook.model._head import GENESIS, Head
 from waybook.model._records import AnyBody, LeafMoved, NewRecord, Record, Reset
+from waybook.projections import Provider, ProviderContext, provider_context
 
 if TYPE_CHECKING:
     from agents.memory.session_settings import SessionSettings
@@ -301,6 +302,12 @@ class WaybookSession:
             metadata = {"runtime": RUNTIME, "session_id": self.session_id}
             self._journal = open_or_create(self.store, self.journal_id, metadata)
         return self._journal
+
+    def for_provider(self, provider: Provider) -> ProviderContext:
+        """The session's items as a model context in `provider`'s request JSON, every repair reported
+        (waybook.projections.for_provider: a call the run never answered gets a synthetic result)."""
+        with self._lock:
+            return provider_context(self._journal_now(), provider, blobs=getattr(self.store, "blobs", None))
 
     def close(self) -> None:
         with self._lock:

@@ -63,6 +63,10 @@ from waybook.model._records import (
 )
 
 MEMORY_ROLES: Final = ("working_memory", "canonical_memory")
+HOST_WRITE: Final = "set_read_only"
+"""A write with this `command` is the host's read-only switch: it may change a read-only note."""
+HOST_DELETE: Final = "host"
+"""A delete with this `reason` is the host's: it may remove read-only notes."""
 CHECKED_ROLES: Final = (*MEMORY_ROLES, "pin")
 
 
@@ -237,7 +241,8 @@ class _Scratch:
         if body.digest != content_digest(body.text):
             msg = f"record {rid!r} says digest {body.digest!r} for {path}, but its text's SHA-256 differs"
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, digest=True)
-        self._writable(rid, path)
+        if body.command != HOST_WRITE:  # the host's read-only switch may change a read-only note
+            self._writable(rid, path)
         size = byte_length(body.text)
         limits = self.rules.limits
         if size > limits.max_file_bytes:
@@ -269,7 +274,8 @@ class _Scratch:
         gone = [self._directory(rid, raw) for raw in folders]
         for raw in body.paths:
             path = self._existing(rid, raw)
-            self._writable(rid, path)
+            if body.reason != HOST_DELETE:  # the host may always remove a note
+                self._writable(rid, path)
             self._remove(path)
         for directory in gone:
             self._emptied(rid, directory, "delete")

@@ -1,20 +1,34 @@
 """Memory paths: hostile until validated. Everything lives under /memories; no traversal, no tricks.
 
-A valid path is `/memories` or `/memories/seg/seg/...` where each segment holds letters, digits, `.`,
-`_` and `-`, starts with a letter or digit and is at most 128 characters; the whole path is at most
-1,024 bytes. `..`, percent-encoding, backslashes, control characters, empty segments and anything
-outside /memories are refused. A single trailing slash is accepted and dropped.
+A valid path is `/memories` or `/memories/seg/seg/...` where each segment holds letters (any script:
+`café.md`), digits, `.`, `_` and `-` anywhere, at most 128 characters, and is not `.` or `..`; the whole
+path is at most 1,024 bytes and in Unicode normal form C (so one name has one spelling). Percent-encoding,
+backslashes, spaces, control characters, empty segments and anything outside /memories are refused. A
+single trailing slash is accepted and dropped.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from typing import Final
 
 ROOT: Final = "/memories"
 MAX_PATH_BYTES: Final = 1024
 EXTENSIONS: Final = (".txt", ".md", ".json", ".py", ".yaml", ".yml")
-_SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+MAX_SEGMENT: Final = 128
+_PUNCTUATION: Final = frozenset("._-")
+
+
+def _segment_ok(segment: str) -> bool:
+    """Letters (with their combining marks), decimal digits, `.`, `_`, `-`; not `.` or `..`."""
+    if not 0 < len(segment) <= MAX_SEGMENT or segment in (".", ".."):
+        return False
+    return all(c in _PUNCTUATION or (c.isascii() and c.isalnum()) or _letter_or_digit(c) for c in segment)
+
+
+def _letter_or_digit(c: str) -> bool:
+    category = unicodedata.category(c)
+    return category[0] in "LM" or category == "Nd"
 
 
 class PathError(ValueError):
@@ -41,12 +55,15 @@ def normalize(path: object) -> str:
         msg = f"{path!r} is outside {ROOT}; every memory path starts with {ROOT}/"
         raise PathError("INVALID_PATH", msg)
     for segment in path[len(ROOT) + 1 :].split("/"):
-        if not _SEGMENT.fullmatch(segment):
+        if not _segment_ok(segment):
             msg = (
-                f"{path!r}: segment {segment!r} is not allowed; use letters, digits, '.', '_' and '-', "
-                "starting with a letter or digit, at most 128 characters (no '..', '%', backslash or control)"
+                f"{path!r}: segment {segment!r} is not allowed; use letters, digits, '.', '_' and '-' "
+                "(at most 128 characters; not '.' or '..'; no '%', space, backslash or control character)"
             )
             raise PathError("INVALID_PATH", msg)
+    if not unicodedata.is_normalized("NFC", path):
+        msg = f"{path!r} is not in Unicode normal form C; write it composed (NFC)"
+        raise PathError("INVALID_PATH", msg)
     return path
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 from typing import Final
 
+from waybook.codecs import seal
 from waybook.journal._clock import utc_now
 from waybook.journal._roles.memory_text import byte_length
-from waybook.memory._errors import AdoptionConflictError, ProfileError, RequestError
+from waybook.memory._errors import AUTHORITY_LIMITS, AdoptionConflictError, ProfileError, RequestError
 from waybook.memory.canonical._advancing import pin_record, proven_view
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination, closure, nomination_digest
@@ -27,11 +28,11 @@ from waybook.memory.canonical._outcomes import AdoptionReceipt
 from waybook.memory.working._state import MemoryProjection, MemoryState
 from waybook.model._errors import CapacityError, ConflictError, IntegrityError
 from waybook.model._head import Head
-from waybook.model._records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord
+from waybook.model._records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord, Record
 from waybook.projections._base import replay
 
-MAX_CANONICAL_RECORDS: Final = 8_192
-MAX_CANONICAL_BYTES: Final = 32 * 1024 * 1024
+MAX_CANONICAL_RECORDS: Final = AUTHORITY_LIMITS.max_canonical_records
+MAX_CANONICAL_BYTES: Final = AUTHORITY_LIMITS.max_canonical_bytes
 Conflict = tuple[str, str | None, str | None]
 
 # The design's messages (docs/canonical-memory.md): each error's message starts with its text.
@@ -90,8 +91,14 @@ def adopt(
         result = core.canonical.append(batch, expected=current)  # exactly one attempt
     except ConflictError:
         return _reconcile(core, expected, nomination, pin, view)
-    if [r.id for r in result.records] != [n.id for n in batch] or result.prior != current:
-        msg = f"{DIFFERENT_OPERATION}: {core.canonical_id} did not commit the operation that was sent"
+    sent = _sealed(batch, current)
+    if result.prior != current or [(r.id, r.seq, r.digest) for r in result.records] != [
+        (r.id, r.seq, r.digest) for r in sent
+    ]:
+        msg = (
+            f"{DIFFERENT_OPERATION}: {core.canonical_id} did not commit the operation that was sent (its "
+            "reply names other records, seqs or digests than the batch sealed on the expected head)"
+        )
         raise IntegrityError(msg)
     core.canonical_live.refresh()
     later = Head(core.canonical_live.state.seq, core.canonical_live.state.digest)
@@ -107,7 +114,7 @@ def adopt(
         new=result.head,
         status="adopted",
         operation=operation,
-        operation_digest=result.records[0].digest,
+        operation_digest=sent[0].digest,
     )
     core.install(
         new_view,
@@ -119,10 +126,21 @@ def adopt(
             receipt.receipt_sha256,
             nomination=nomination.digest,
             operation=operation,
-            operation_digest=result.records[0].digest,
+            operation_digest=sent[0].digest,
         ),
     )
     return receipt
+
+
+def _sealed(batch: list[NewRecord], prior: Head) -> list[Record]:
+    """The records `batch` becomes when appended on `prior`: what the journal's reply must name."""
+    sealed: list[Record] = []
+    prev = prior.digest
+    for index, new in enumerate(batch, start=1):
+        record, _ = seal(prior.seq + index, new, prev, (index, len(batch)) if len(batch) > 1 else None)
+        sealed.append(record)
+        prev = record.digest
+    return sealed
 
 
 def operation_id(core: Core, nomination: Nomination, prior: Head) -> str:
@@ -227,7 +245,7 @@ def _after_later_writes(
 ) -> AdoptionReceipt:
     """Our adoption committed and other writes followed: prove the path through ours to the later head
     (however long), then check the nominated records there."""
-    new_view = proven_view(core, pin, view, later, max_pages=None)
+    new_view = proven_view(core, pin, view, later)
     differ = _in_place(new_view, nomination)
     if differ:
         raise AdoptionConflictError(
@@ -249,7 +267,7 @@ def already_present(
 ) -> AdoptionReceipt:
     """Every nominated record is in canonical memory at `current`: move the pin there, record it."""
     if new_view is None:
-        new_view = view if current == pin else proven_view(core, pin, view, current, max_pages=None)
+        new_view = view if current == pin else proven_view(core, pin, view, current)
     receipt = AdoptionReceipt.make(
         actor=core.actor,
         authority=core.canonical_id,

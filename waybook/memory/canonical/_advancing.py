@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from waybook.journal._ledger import check_line
+from waybook.memory._errors import AUTHORITY_LIMITS
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._outcomes import PinReceipt
 from waybook.memory.working._state import MemoryProjection, MemoryState
@@ -18,10 +19,10 @@ from waybook.model._errors import CapacityError, ConflictError, IntegrityError, 
 from waybook.model._head import Head
 from waybook.model._records import MemoryPinMoved, Record
 
-MAX_ADVANCE_RECORDS: Final = 16_384
-MAX_PAGES: Final = 64
-PAGE_RECORDS: Final = 1_000
-PAGE_BYTES: Final = 64 * 1024 * 1024
+MAX_ADVANCE_RECORDS: Final = AUTHORITY_LIMITS.max_proof_records
+MAX_PAGES: Final = AUTHORITY_LIMITS.max_pages
+PAGE_RECORDS: Final = AUTHORITY_LIMITS.page_records
+PAGE_BYTES: Final = AUTHORITY_LIMITS.page_bytes
 
 # The design's messages (docs/canonical-memory.md): each error's message starts with its text.
 EXPECTED_MISMATCH: Final = "The expected canonical memory head does not match the current pin"
@@ -45,42 +46,46 @@ def advance(core: Core, expected: Head, target: Head) -> PinReceipt:
             "again and advance from it"
         )
         raise ConflictError(msg)
-    if target == pin:
-        receipt = PinReceipt.make(core.canonical_id, core.binding, pin, pin, "unchanged")
-        core.install(view, pin_record(core, receipt.prior, receipt.new, "unchanged", receipt.receipt_sha256))
-        return receipt
+    if target == pin:  # nothing changes, so nothing is written (derive_pin_receipt proves it from the pin)
+        return PinReceipt.make(core.canonical_id, core.binding, pin, pin, "unchanged")
     if target.seq <= pin.seq:
         msg = (
             f"{NOT_DESCENDANT}: next head {target}, the pin is {pin} (a rollback or a fork); nothing changed"
         )
         raise ConflictError(msg)
-    if target.seq - pin.seq > MAX_ADVANCE_RECORDS:
-        msg = (
-            f"{PROOF_BOUND}: advancing from seq {pin.seq} to {target.seq} would prove "
-            f"{target.seq - pin.seq} records; at most {MAX_ADVANCE_RECORDS} per call"
-        )
-        raise CapacityError(msg)
+    check_bound(pin, target)
     new_view = proven_view(core, pin, view, target)
     receipt = PinReceipt.make(core.canonical_id, core.binding, pin, target, "advanced")
     core.install(new_view, pin_record(core, pin, target, "advanced", receipt.receipt_sha256))
     return receipt
 
 
-def proven_view(
-    core: Core, pin: Head, view: MemoryState, target: Head, *, max_pages: int | None = MAX_PAGES
-) -> MemoryState:
+def check_bound(pin: Head, target: Head) -> None:
+    """CapacityError (decided before the feed is read) when moving the pin would prove more than
+    MAX_ADVANCE_RECORDS records: an advance, and an adoption's move past later writes alike."""
+    if target.seq - pin.seq > MAX_ADVANCE_RECORDS:
+        msg = (
+            f"{PROOF_BOUND}: moving the pin from seq {pin.seq} to {target.seq} would prove "
+            f"{target.seq - pin.seq} records; at most {MAX_ADVANCE_RECORDS} per call"
+        )
+        raise CapacityError(msg)
+
+
+def proven_view(core: Core, pin: Head, view: MemoryState, target: Head) -> MemoryState:
     """Read the canonical feed from `pin` to `target` in pages, prove it, and fold it onto `view`.
 
     A gap, a malformed record or a different end is an IntegrityError; a feed whose pages are so short
     that `max_pages` of them do not reach `target` is a CapacityError (advance in smaller chunks); a
     `target` inside an adoption is a ConflictError naming the head that ends it.
     """
+    check_bound(pin, target)
+    max_pages = MAX_PAGES
     name = core.canonical_id
     seq, prev = pin.seq, pin.digest
     records: list[Record] = []
     pages = 0
     while seq < target.seq:
-        if max_pages is not None and pages == max_pages:
+        if pages == max_pages:
             msg = (
                 f"{PROOF_BOUND}: {name}: {max_pages} pages of the feed reach seq {seq}, not the next "
                 f"head {target}; advance in smaller reviewed chunks"

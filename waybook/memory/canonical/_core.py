@@ -14,13 +14,18 @@ from collections.abc import Iterable
 from itertools import count
 from typing import Final
 
-from waybook.codecs._canonical import digest_of
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.memory_text import byte_length, content_digest
-from waybook.memory._errors import ExplanationExpiredError, ProfileError, RequestError, require_role
+from waybook.memory._errors import (
+    AUTHORITY_LIMITS,
+    ExplanationExpiredError,
+    ProfileError,
+    RequestError,
+    require_role,
+)
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination, closure, nomination_digest
-from waybook.memory.canonical._outcomes import Explanation, QueryResult, RememberReceipt, Route
+from waybook.memory.canonical._outcomes import Explanation, QueryResult, RememberReceipt, Route, binding_of
 from waybook.memory.canonical._pins import PinLog
 from waybook.memory.canonical._requests import keys_arg
 from waybook.memory.canonical.receipts import remember_receipt
@@ -30,8 +35,8 @@ from waybook.model._head import GENESIS, Head
 from waybook.model._records import Header, MemoryDelete, MemoryPinMoved, MemoryWrite, NewRecord
 from waybook.projections._base import LiveProjection, replay
 
-CACHE_ENTRIES: Final = 256
-CACHE_BYTES: Final = 64 * 1024 * 1024
+CACHE_ENTRIES: Final = AUTHORITY_LIMITS.cache_entries
+CACHE_BYTES: Final = AUTHORITY_LIMITS.cache_bytes
 REMEMBER_ATTEMPTS: Final = 8
 # The design's messages (docs/canonical-memory.md): each error's message starts with its text.
 UNBOUND_ROUTE: Final = "The memory nomination is not bound to this adoption route"
@@ -69,13 +74,9 @@ class Core:
         if self.working_id == self.canonical_id:
             msg = f"{NOT_DISTINCT}: both are {self.working_id!r}. Give the authority two different journals"
             raise ProfileError(msg)
-        self.binding = digest_of(
-            {
-                "kind": "waybook.binding/1",
-                "canonical": self.canonical_id,
-                "routes": {name: sorted(purposes) for name, purposes in sorted(self.routes.items())},
-            }
-        )
+        header = next(iter(canonical.read(limit=1))).body
+        assert isinstance(header, Header)
+        self.binding = binding_of(header)
         pin_journal = session if session is not None else pins
         assert pin_journal is not None
         self.pin_log = PinLog(pin_journal, self.canonical_id, create=session is None)
@@ -98,8 +99,14 @@ class Core:
         return self.pinned
 
     def install(self, view: MemoryState, record: MemoryPinMoved) -> None:
-        """Record the call's outcome in the pin journal; only once that has committed does the pin move."""
-        self.pin_log.record(record)
+        """Record the call's outcome in the pin journal; only once that has committed does the pin move.
+        An outcome the pin journal already holds (the same receipt, the pin where it left it) is not
+        recorded twice: a call that changes nothing writes nothing."""
+        if not (
+            record.receipt in self.pin_log.receipts()
+            and self.pinned[0] == Head(record.new_seq, record.new_digest)
+        ):
+            self.pin_log.record(record)
         self.pinned = (Head(record.new_seq, record.new_digest), view)  # one assignment
 
     def _view_at(self, head: Head) -> tuple[Head, MemoryState]:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import count
-from typing import TypeVar
+from typing import NoReturn, Self, TypeVar
 
 from waybook.memory._errors import ProfileError, RequestError
 from waybook.memory.canonical._adopting import adopt
@@ -71,6 +71,17 @@ class AgentFace:
 
     def __init__(self, token: int) -> None:
         self._token = token
+
+    def __copy__(self) -> Self:
+        """The face itself: a copy would share the token, and collecting it would end this face."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        msg = "an agent face is a handle on an authority in this process; it cannot be pickled"
+        raise TypeError(msg)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
@@ -126,6 +137,17 @@ class AsyncAgentFace:
 
     def __init__(self, token: int) -> None:
         self._token = token
+
+    def __copy__(self) -> Self:
+        """The face itself: a copy would share the token, and collecting it would end this face."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        msg = "an agent face is a handle on an authority in this process; it cannot be pickled"
+        raise TypeError(msg)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone

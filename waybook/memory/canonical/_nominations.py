@@ -14,14 +14,14 @@ import attrs
 
 from waybook.codecs._canonical import digest_of
 from waybook.journal._roles.memory_text import byte_length, links_of
-from waybook.memory._errors import RequestError
+from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.working._state import MemoryState
 from waybook.model._errors import CapacityError
 from waybook.model._head import Head
 
-MAX_ROOTS: Final = 1_024
-MAX_RECORDS: Final = 8_192
-MAX_BYTES: Final = 64 * 1024 * 1024
+MAX_ROOTS: Final = AUTHORITY_LIMITS.max_nomination_roots
+MAX_RECORDS: Final = AUTHORITY_LIMITS.max_nomination_records
+MAX_BYTES: Final = AUTHORITY_LIMITS.max_nomination_bytes
 
 
 @attrs.frozen

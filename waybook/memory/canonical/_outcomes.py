@@ -7,9 +7,11 @@ from typing import Any, Literal
 import attrs
 
 from waybook.codecs._canonical import digest_of
+from waybook.journal._roles.memory import header_limits
 from waybook.memory.canonical._nominations import NominatedRecord
 from waybook.memory.working._state import Revision
 from waybook.model._head import Head
+from waybook.model._records import Header
 
 
 @attrs.frozen
@@ -18,6 +20,25 @@ class Route:
 
     name: str
     purposes: frozenset[str]
+
+
+def binding_of(header: Header) -> str:
+    """The binding digest: which canonical store an authority adopts into. Its space (the canonical
+    journal's header id: one physical authority), its realm (whose memory: the header's scope) and its
+    profile (the role and the rules its journal keeps: limits, required descriptions)."""
+    scope = header.metadata.get("scope")
+    return digest_of(
+        {
+            "kind": "waybook.binding/2",
+            "space": header.journal,
+            "realm": scope if isinstance(scope, str) else None,
+            "profile": {
+                "role": header.role,
+                "limits": header_limits(header).as_json(),
+                "require_description": header.metadata.get("require_description") is True,
+            },
+        }
+    )
 
 
 def fields_digest(fields: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ class PinLog:
         self._seen = 0
         self._last: Head | None = None
         self._arrived: Head | None = None
+        self._receipts: set[str] = set()
         if create and journal.head().seq == 0:
             header = Header(
                 journal=f"pins-{new_id()}",
@@ -65,12 +66,19 @@ class PinLog:
             for record in self.journal.read(after=self._seen):
                 body = record.body
                 if isinstance(body, MemoryPinMoved) and body.canonical == self.canonical:
+                    self._receipts.add(body.receipt)
                     new = Head(body.new_seq, body.new_digest)
                     if new != self._last:
                         self._arrived = Head(body.prior_seq, body.prior_digest)
                     self._last = new
                 self._seen = record.seq
             return self._last
+
+    def receipts(self) -> frozenset[str]:
+        """The receipts of every host call recorded for this canonical journal."""
+        self.last()
+        with self._lock:
+            return frozenset(self._receipts)
 
     def arrived_from(self) -> Head | None:
         """The prior head of the record that moved the pin to where it is (None: never moved).

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from waybook.journal._roles.memory_paths import PathError, check_extension, normalize
-from waybook.journal._roles.memory_text import is_valid_unicode
-from waybook.memory._errors import RequestError
+from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
+from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination
 from waybook.model._head import Head
 
-MAX_REPLACEMENTS: Final = 128
+MAX_REPLACEMENTS: Final = AUTHORITY_LIMITS.max_replacements
 INVALID_ADVANCE: Final = "Invalid canonical memory advance request"
 INVALID_ADOPTION: Final = "Invalid memory adoption request"
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
@@ -63,6 +63,9 @@ def remember_request(
             raise RequestError(msg)
         if not is_valid_unicode(pair[1]):
             msg = f"the text for {pair[0]!r} is not valid Unicode"
+            raise RequestError(msg)
+        if front_matter(pair[1]).read_only:
+            msg = f"the text for {pair[0]!r} says `read_only: true`: the host sets that, not the agent"
             raise RequestError(msg)
         copied.append((key_arg(pair[0]), str(pair[1])))
     if isinstance(tombstones, str):

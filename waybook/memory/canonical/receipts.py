@@ -25,6 +25,7 @@ from waybook.memory.canonical._outcomes import (
     AdoptionReceipt,
     PinReceipt,
     RememberReceipt,
+    binding_of,
     fields_digest,
     head_json,
 )
@@ -104,8 +105,14 @@ def _check_authority(canonical: SessionJournal, authority: str) -> None:
 
 
 def derive_pin_receipt(canonical: SessionJournal, pins: SessionJournal, receipt: PinReceipt) -> PinReceipt:
-    """The advance/unchanged receipt as the journals prove it; IntegrityError if `receipt` differs."""
+    """The advance/unchanged receipt as the journals prove it; IntegrityError if `receipt` differs.
+
+    An `unchanged` call writes nothing: its receipt is proven by the pin having been at its head (a pin
+    record of this canonical journal ending there, or the canonical header, where every pin starts)
+    and by the binding of the canonical journal's header."""
     _check_authority(canonical, receipt.authority)
+    if receipt.status == "unchanged" and not _holds_receipt(pins, receipt.receipt_sha256):
+        return _derive_unchanged(canonical, pins, receipt)
     body = _pin_record(pins, receipt.receipt_sha256)
     prior, new = Head(body.prior_seq, body.prior_digest), Head(body.new_seq, body.new_digest)
     if body.status not in ("advanced", "unchanged") or body.canonical != receipt.authority:
@@ -116,6 +123,29 @@ def derive_pin_receipt(canonical: SessionJournal, pins: SessionJournal, receipt:
         msg = f"pin record {receipt.receipt_sha256[:12]} says {body.status} from {prior} to {new}"
         raise _fail(msg)
     derived = PinReceipt.make(body.canonical, body.binding or "", prior, new, body.status)
+    if derived != receipt:
+        msg = "the pin receipt does not match what the journals prove"
+        raise _fail(msg)
+    return derived
+
+
+def _holds_receipt(pins: SessionJournal, receipt_sha256: str) -> bool:
+    return any(isinstance(r.body, MemoryPinMoved) and r.body.receipt == receipt_sha256 for r in pins.read())
+
+
+def _derive_unchanged(canonical: SessionJournal, pins: SessionJournal, receipt: PinReceipt) -> PinReceipt:
+    pin = receipt.prior
+    _check_heads(canonical, pin)
+    held = pin == _head_at(canonical, 1) or any(
+        isinstance(r.body, MemoryPinMoved)
+        and r.body.canonical == receipt.authority
+        and Head(r.body.new_seq, r.body.new_digest) == pin
+        for r in pins.read()
+    )
+    if not held:
+        msg = f"{pins.name} never recorded the pin of {receipt.authority} at {pin}: no such unchanged call"
+        raise _fail(msg)
+    derived = PinReceipt.make(receipt.authority, binding_of(_header(canonical)), pin, pin, "unchanged")
     if derived != receipt:
         msg = "the pin receipt does not match what the journals prove"
         raise _fail(msg)

@@ -25,8 +25,20 @@ from waybook.memory.tools._layers import (
 )
 from waybook.memory.tools._reminders import Reminder, Reminders, reminders
 from waybook.memory.tools._seed import DEFAULT_BLOCKS, SeedBlock, SeedReceipt, seed_blocks
+from waybook.memory.tools._transitions import (
+    SessionActivity,
+    complete_transition,
+    evaluate_transitions,
+    reserve_transition,
+    start_transition,
+)
 
 __all__ = [
+    "SessionActivity",
+    "complete_transition",
+    "evaluate_transitions",
+    "reserve_transition",
+    "start_transition",
     "CheckedOutcome",
     "ReflectionBranch",
     "DEFAULT_TEMPLATE",

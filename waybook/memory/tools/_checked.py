@@ -5,8 +5,8 @@ validates the result before it is merged.
 a branch journal of its own (in memory, never the agent's journal) and gives the run a Memory port over
 it (`branch.memory`). `branch.complete()` then checks the branch's notes:
 
-- every note parses: a text that opens a front-matter block (`---`) closes it, and every front-matter
-  link names a `/memories/` path;
+- every note the run wrote parses: a text that opens a front-matter block (`---`) closes it, the block
+  is YAML (a mapping), and every front-matter link names a `/memories/` path;
 - every note has a non-empty front-matter description (`require_descriptions=False` skips this);
 - every read-only note of the base is still there, at the same path, byte for byte;
 - the limits held: no note was evicted to make room, and the result is within the memory's limits;
@@ -14,7 +14,9 @@ it (`branch.memory`). `branch.complete()` then checks the branch's notes:
   would overwrite them).
 
 All pass: the changes (writes and deletes) are written to the agent's memory as one batch through the
-port (compare-and-append, request id `reflect:<run>`), then the run finishes `merged` (or `no_changes`,
+port, conditional on each changed note still holding the base's digest on the state the batch is
+appended to (request id `reflect:<run>`; a note the agent changed meanwhile is a CONFLICT, never
+overwritten), then the run finishes `merged` (or `no_changes`,
 when the branch equals the base), which advances the cursors. Any rule broken: nothing is written, the
 run finishes `failed` with the problems as its detail, and no cursor moves. Completing again after a
 crash between the merge and the finish does not write twice.
@@ -27,7 +29,7 @@ from typing import Final, Literal
 import attrs
 
 from waybook.journal._in_memory import InMemoryJournal
-from waybook.journal._roles.memory_text import front_matter, logical_lines
+from waybook.journal._roles.memory_text import front_matter, front_matter_problems
 from waybook.memory._errors import RequestError
 from waybook.memory.tools.reflection import ReflectionRun, ReflectionScheduler
 from waybook.memory.working._decide import DEFAULT_LIMITS, Limits
@@ -64,7 +66,10 @@ class ReflectionBranch:
         """The Memory port the run edits: the base's notes, nothing shared with the agent's journal."""
         if base.files:
             copied = self.memory.write_changes(
-                writes={path: f.text for path, f in base.files.items()}, call_id="base", command="base"
+                writes={path: f.text for path, f in base.files.items()},
+                call_id="base",
+                command="base",
+                host=True,  # a copy of the base, read-only notes included
             )
             if not copied.ok:
                 assert copied.error is not None
@@ -90,8 +95,10 @@ class ReflectionBranch:
         result = self.memory.state()
         current = self._target.state()
         found: list[str] = []
+        changed = _changed(self._base, result)
         for path in sorted(result.files):
-            found.extend(_parse_problems(path, result.files[path].text))
+            if path in changed:  # the run's own notes must parse (YAML front matter)
+                found.extend(front_matter_problems(path, result.files[path].text))
             if require_descriptions and not (front_matter(result.files[path].text).description or "").strip():
                 found.append(f"{path} has no front-matter description")
         for path, note in sorted(self._base.files.items()):
@@ -131,8 +138,9 @@ class ReflectionBranch:
                 return CheckedOutcome("no_changes", (), ())
             writes = {p: result.files[p].text for p in changed if p in result.files}
             deletes = tuple(p for p in changed if p not in result.files)
+            checked = {p: (self._base.files[p].digest if p in self._base.files else None) for p in changed}
             merged = self._target.write_changes(
-                writes=writes, deletes=deletes, call_id=request, command="reflect"
+                writes=writes, deletes=deletes, call_id=request, command="reflect", expected=checked
             )
             if not merged.ok:
                 assert merged.error is not None
@@ -151,19 +159,6 @@ def _changed(base: MemoryState, result: MemoryState) -> set[str]:
         if (base.files[p].digest if p in base.files else None)
         != (result.files[p].digest if p in result.files else None)
     }
-
-
-def _parse_problems(path: str, text: str) -> list[str]:
-    lines = logical_lines(text)
-    if not lines or lines[0].strip() != "---":
-        return []
-    if not any(line.strip() == "---" for line in lines[1:]):
-        return [f"{path} opens a front-matter block that never closes"]
-    return [
-        f"{path} links to {link!r}, which is not a /memories/ path"
-        for link in front_matter(text).links
-        if not link.startswith("/memories/")
-    ]
 
 
 def _limit_problems(state: MemoryState, limits: Limits | None) -> list[str]:

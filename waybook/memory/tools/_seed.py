@@ -16,7 +16,7 @@ from typing import Final
 import attrs
 
 from waybook.journal._protocol import SessionJournal
-from waybook.journal._roles.memory_text import front_matter
+from waybook.journal._roles.memory_text import description_line, front_matter
 from waybook.memory._errors import RequestError
 from waybook.memory.tools._home import MemoryHome
 from waybook.memory.working._port import Memory
@@ -36,7 +36,7 @@ class SeedBlock:
 
     @property
     def text(self) -> str:
-        lines = ["---", f"description: {self.description}"]
+        lines = ["---", description_line(self.description)]
         if self.read_only:
             lines.append("read_only: true")
         return "\n".join([*lines, "---", ""]) + self.body
@@ -101,7 +101,7 @@ def seed_blocks(
     writes = {path: text for path, text in texts.items() if path not in state.files}
     if not writes:
         return SeedReceipt(state.journal_id or "", SEED_REQUEST, 0, 0, None, (), written=False)
-    result = port.write_changes(writes=writes, call_id=SEED_REQUEST, command="seed_blocks")
+    result = port.write_changes(writes=writes, call_id=SEED_REQUEST, command="seed_blocks", host=True)
     if not result.ok:
         assert result.error is not None
         again = port.state()

@@ -17,7 +17,7 @@ which the memory journal enforces on every append). The scheduler only decides w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 import attrs
@@ -62,6 +62,10 @@ __all__ = [
 ]
 
 ATTEMPTS: Final = 8
+"""How many races a transition may lose to other reflection transitions before it gives up."""
+REBASES: Final = 256
+"""How many races it may lose to note writes, which never change the scheduler's state: each is decided
+again on the new head (the bookkeeping never competes with memory writes)."""
 
 
 @attrs.define
@@ -149,7 +153,7 @@ class ReflectionScheduler:
 
     def start(self) -> ReflectionRun | None:
         """The pending run, now active with its read windows; None if none is pending or one is active."""
-        for _ in range(ATTEMPTS):
+        for _ in self._tries():
             state = self.state()
             if state.pending is None or state.active is not None:
                 return None
@@ -163,7 +167,7 @@ class ReflectionScheduler:
         if outcome not in OUTCOMES:
             msg = f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
             raise RequestError(msg)
-        for _ in range(ATTEMPTS):
+        for _ in self._tries():
             state = self.state()
             if state.active is None or state.active.run != run.run:
                 msg = f"run {run.run} is not active (it finished already, or never started); nothing recorded"
@@ -175,7 +179,7 @@ class ReflectionScheduler:
     # --- internals ----------------------------------------------------------------------------
 
     def _reserve(self, trigger_of: Callable[[ReflectionState], str | None], reason: str) -> Pending | None:
-        for _ in range(ATTEMPTS):
+        for _ in self._tries():
             state = self.state()
             trigger = trigger_of(state)
             pending = state.pending
@@ -226,6 +230,18 @@ class ReflectionScheduler:
             if first is not None and isinstance(first.body, Header):
                 named.append((first.body.journal, journal))
         return named
+
+    def _tries(self) -> Iterator[int]:
+        """Attempts at one transition: a race lost to another reflection transition counts against
+        ATTEMPTS; one lost to note writes only (the scheduler's state unchanged) is a rebase."""
+        lost = 0
+        for attempt in range(ATTEMPTS + REBASES):
+            before = self._live.state.reflection
+            yield attempt
+            if self.state() != before:
+                lost += 1
+                if lost == ATTEMPTS:
+                    return
 
     def _append(self, body: ReflectionReserved | ReflectionStarted | ReflectionFinished) -> bool:
         folded = self._live.state

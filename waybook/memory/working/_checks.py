@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import attrs
 
+from waybook.journal._roles.memory import HOST_DELETE as HOST_DELETE
+from waybook.journal._roles.memory import HOST_WRITE as HOST_WRITE
 from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, check_extension, normalize
-from waybook.journal._roles.memory_text import is_valid_unicode
+from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory.working._results import Failure, Value
 from waybook.memory.working._state import MemoryState
 from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
@@ -73,6 +75,16 @@ def writable(path: str, state: MemoryState) -> None:
     if file is not None and file.read_only:
         msg = f"{path} is read-only (front matter `read_only: true`); nothing was changed"
         raise RefusedError("INVALID_ARGUMENT", msg, path, read_only=True)
+
+
+def not_making_read_only(path: str, text: str) -> None:
+    """A write of the agent face never makes a note read-only: that is the host's (Memory.set_read_only)."""
+    if front_matter(text).read_only:
+        msg = (
+            f"{path}: `read_only: true` is set by the host (Memory.set_read_only), not by a write; "
+            "write the note without it"
+        )
+        raise RefusedError("INVALID_ARGUMENT", msg, path, read_only_by_host=True)
 
 
 def checked_text(text: str, field: str) -> None:

@@ -19,6 +19,8 @@ class View:
 class Create:
     path: str
     text: str
+    exclusive: bool = False
+    """True: refuse (ALREADY_EXISTS) rather than overwrite a note that exists."""
 
 
 @attrs.frozen
@@ -97,6 +99,13 @@ def _strict_str(value: Any, _: type) -> str:
     return value
 
 
+def _strict_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        msg = f"expected true or false, got {type(value).__name__}"
+        raise TypeError(msg)
+    return value
+
+
 def _view_range(value: Any, _: type) -> tuple[int, int] | None:
     if value is None:
         return None
@@ -109,6 +118,7 @@ def _view_range(value: Any, _: type) -> tuple[int, int] | None:
 _converter = cattrs.Converter(forbid_extra_keys=True)
 _converter.register_structure_hook(int, _strict_int)
 _converter.register_structure_hook(str, _strict_str)
+_converter.register_structure_hook(bool, _strict_bool)
 _converter.register_structure_hook(tuple[int, int] | None, _view_range)
 
 

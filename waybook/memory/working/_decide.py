@@ -28,6 +28,7 @@ from waybook.memory.working._checks import (
     checked_text,
     existing_file,
     file_path,
+    not_making_read_only,
     writable,
 )
 from waybook.memory.working._commands import (
@@ -128,6 +129,7 @@ def _make_room(path: str, size: int, state: MemoryState, limits: Limits) -> tupl
 def _write_plan(
     command_name: str, path: str, text: str, state: MemoryState, limits: Limits, call_id: str | None
 ) -> tuple[tuple[MemoryBody, ...], tuple[str, ...], str, tuple[str, ...]]:
+    not_making_read_only(path, text)
     size = byte_length(text)
     evicted = _make_room(path, size, state, limits)
     old = state.files.get(path)
@@ -185,6 +187,9 @@ def _view(command: View, state: MemoryState) -> Value:
 def _create(command: Create, state: MemoryState, limits: Limits, call_id: str | None) -> Write:
     path = file_path(command.path, state)
     checked_text(command.text, "text")
+    if command.exclusive and state.is_file(path):
+        msg = f"{path} already exists; an exclusive create never replaces a note"
+        raise RefusedError("ALREADY_EXISTS", msg, path)
     writable(path, state)
     bodies, evicted, digest, dropped = _write_plan("create", path, command.text, state, limits, call_id)
     value = Created(path, path in state.files, evicted, byte_length(command.text))

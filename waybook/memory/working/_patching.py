@@ -24,6 +24,7 @@ from waybook.memory.working._checks import (
     checked_text,
     existing_file,
     file_path,
+    not_making_read_only,
     writable,
 )
 from waybook.memory.working._commands import ApplyPatch, UpdateDescription
@@ -56,8 +57,10 @@ def decide_changes(
     moves: tuple[tuple[str, str], ...],
     call_id: str | None,
     command: str,
+    host: bool = False,
 ) -> Write | Failure:
-    """Whole-file changes made elsewhere (a git commit), checked like a patch and planned as one batch."""
+    """Whole-file changes made elsewhere (a git commit), checked like a patch and planned as one batch.
+    `host`: the host's own write (seed blocks), which may make notes read-only."""
     try:
         checked_deletes = tuple(existing_file(p, state) for p in deletes)
         checked_moves = tuple((existing_file(a, state), file_path(b, state)) for a, b in moves)
@@ -74,7 +77,7 @@ def decide_changes(
         leaving = set(checked_deletes) | {a for a, _ in checked_moves}
         _no_new_conflicts(checked_writes, state, leaving)
         bodies, evicted = _plan(
-            state, limits, checked_writes, checked_deletes, checked_moves, call_id, command
+            state, limits, checked_writes, checked_deletes, checked_moves, call_id, command, host=host
         )
     except RefusedError as refused:
         return refused.failure
@@ -191,8 +194,13 @@ def _plan(
     moves: tuple[tuple[str, str], ...],
     call_id: str | None,
     command: str,
+    *,
+    host: bool = False,
 ) -> tuple[tuple[MemoryBody, ...], tuple[str, ...]]:
     """One batch for the whole change, evicting the earliest-written untouched files where needed."""
+    if not host:
+        for path, text in writes.items():
+            not_making_read_only(path, text)
     moved_from = {new: old for old, new in moves}
     leaving = set(deletes) | set(moved_from.values())
     sizes = {path: byte_length(text) for path, text in writes.items()}

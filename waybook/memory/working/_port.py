@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
+
+import attrs
 
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
+from waybook.journal._roles.memory_paths import ROOT
+from waybook.journal._roles.memory_text import byte_length, content_digest, with_read_only
 from waybook.memory._errors import require_role
-from waybook.memory.working._checks import Write
-from waybook.memory.working._commands import NAMES, Command, CommandError, check_call_id, parse
+from waybook.memory.working._checks import HOST_DELETE, HOST_WRITE, Write
+from waybook.memory.working._commands import NAMES, Command, CommandError, Create, check_call_id, parse
 from waybook.memory.working._decide import DEFAULT_LIMITS, Limits, decide_command
 from waybook.memory.working._patching import decide_changes
-from waybook.memory.working._results import Failure, Receipt, Result, failed
+from waybook.memory.working._races import REBASES, command_paths, expecting, footprint, overlapping, paths_of
+from waybook.memory.working._results import Deleted, Edited, Failure, Kind, Receipt, Result, Value, failed
 from waybook.memory.working._state import MemoryProjection, MemoryState, Revision
 from waybook.model._errors import (
     ConflictError,
@@ -28,11 +34,12 @@ from waybook.model._errors import (
     IntegrityError,
     JournalError,
     MemoryRuleError,
+    StaleWriterError,
     StorageError,
     TornTailError,
 )
 from waybook.model._head import GENESIS, Head
-from waybook.model._records import Header, NewRecord
+from waybook.model._records import Header, MemoryDelete, MemoryWrite, NewRecord
 from waybook.projections._base import LiveProjection, replay
 
 
@@ -98,15 +105,11 @@ class Memory:
         except CommandError as problem:
             given = command.get("command") if isinstance(command, Mapping) else NAMES.get(type(command))
             return failed(str(given or "unknown"), problem.code, str(problem), **(problem.details or {}))
-        outcome = self._storage_guard(name, lambda: self._refresh_state())
-        if isinstance(outcome, Result):
-            return outcome
-        decision = decide_command(parsed, outcome, self._limits, call_id)
-        if isinstance(decision, Failure):
-            return Result(False, name, error=decision)
-        if isinstance(decision, Write):
-            return self._commit(name, decision, outcome, call_id)
-        return Result(True, name, value=decision)
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            return decide_command(parsed, state, self._limits, call_id)
+
+        return self._write(name, decide, command_paths(parsed), call_id)
 
     # --- the programmatic store API (for hosts, not for the model) ------------------------------
 
@@ -122,14 +125,29 @@ class Memory:
         return replay(MemoryProjection(), self._journal, at=seq)
 
     def supersede(self, path: str, text: str, *, expected_digest: str, call_id: str | None = None) -> Result:
-        """Compare-and-supersede: replace `path` only if its content digest is still `expected_digest`."""
-        state = self._refresh_state()
-        current = state.files.get(path)
-        if current is None or current.digest != expected_digest:
-            found = current.digest if current else None
-            msg = f"{path} is not at digest {expected_digest[:12]} (found {str(found)[:12]}); nothing changed"
-            return failed("create", "CONFLICT", msg, path=path, expected=expected_digest, actual=found)
-        return self.execute({"command": "create", "path": path, "text": text}, call_id=call_id)
+        """Compare-and-supersede: replace `path` only if its content digest is still `expected_digest`.
+
+        The digest is checked on the state the write is decided on, and the append is conditional on
+        that state's head: a write to this note that lands in between is a CONFLICT, never overwritten."""
+        command = Create(path, text) if isinstance(path, str) and isinstance(text, str) else None
+        if command is None:
+            return failed("create", "INVALID_ARGUMENT", "supersede takes a path and a text (strings)")
+        try:
+            check_call_id(call_id)
+        except CommandError as problem:
+            return failed("create", problem.code, str(problem))
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            return expecting(state, {path: expected_digest}) or decide_command(
+                command, state, self._limits, call_id
+            )
+
+        return self._write("create", decide, (path,), call_id)
+
+    def create(self, path: str, text: str, *, exclusive: bool = False, call_id: str | None = None) -> Result:
+        """Create (or, unless `exclusive`, overwrite) the note at `path`. With `exclusive=True` a note that
+        exists is ALREADY_EXISTS, checked on the state the write is appended to."""
+        return self.execute(Create(path, text, exclusive=exclusive), call_id=call_id)
 
     def write_changes(
         self,
@@ -139,24 +157,85 @@ class Memory:
         moves: tuple[tuple[str, str], ...] = (),
         call_id: str,
         command: str,
+        expected: Mapping[str, str | None] | None = None,
+        host: bool = False,
     ) -> Result:
         """Whole-file changes made outside the tool (for example a git commit on an exported memory
-        repository), with the port's rules, limits and codes, as one atomic batch under `call_id`."""
-        state = self._storage_guard(command, lambda: self._refresh_state())
-        if isinstance(state, Result):
-            return state
-        decision = decide_changes(
-            state,
-            self._limits,
-            writes=dict(writes),
-            deletes=deletes,
-            moves=moves,
-            call_id=call_id,
-            command=command,
-        )
-        if isinstance(decision, Failure):
-            return Result(False, command, error=decision)
-        return self._commit(command, decision, state, call_id)
+        repository), with the port's rules, limits and codes, as one atomic batch under `call_id`.
+
+        `expected` maps paths to the content digest the caller checked (None: no note there); the write
+        is refused with CONFLICT unless each still holds, on the very state the batch is appended to.
+        `host=True` is the host's own write (seed blocks): it may make notes read-only."""
+        checked = dict(expected or {})
+        wanted, gone, moved = dict(writes), tuple(deletes), tuple(moves)
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            return expecting(state, checked) or decide_changes(
+                state,
+                self._limits,
+                writes=wanted,
+                deletes=gone,
+                moves=moved,
+                call_id=call_id,
+                command=command,
+                host=host,
+            )
+
+        named = (*wanted, *gone, *(p for move in moved for p in move), *checked)
+        return self._write(command, decide, named, call_id)
+
+    # --- host power: read-only notes ---------------------------------------------------------------
+
+    def set_read_only(self, path: str, read_only: bool, *, call_id: str | None = None) -> Result:
+        """Make a note read-only (front matter `read_only: true`) or writable again. Host power: the
+        agent's commands never set or clear it, and a read-only note refuses them."""
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            file = state.files.get(path)
+            if file is None:
+                return Failure("NOT_FOUND", f"{path} is not a note", path)
+            if file.read_only == read_only:
+                return Failure(
+                    "INVALID_ARGUMENT", f"{path} is already {'read-only' if read_only else 'writable'}", path
+                )
+            text = with_read_only(file.text, read_only)
+            body = MemoryWrite(
+                path=path,
+                text=text,
+                digest=content_digest(text),
+                prior=file.digest,
+                command=HOST_WRITE,
+                call_id=call_id,
+            )
+            return Write((body,), Edited(path, byte_length(text), ()), body.digest)
+
+        return self._write("set_read_only", decide, (path,), call_id)
+
+    def remove(self, path: str, *, call_id: str | None = None) -> Result:
+        """Delete a note or a directory, read-only notes included: host power (`clear_all_memory`). The
+        history stays in the journal."""
+
+        def decide(state: MemoryState) -> Value | Write | Failure:
+            if path == ROOT:
+                files = list(state.files.values())
+                gone: tuple[str, ...] = tuple(
+                    sorted({top_of(p) for p in [*state.files, *state.kept]} & state.kept)
+                )
+            elif state.is_file(path):
+                files, gone = [state.files[path]], ()
+            elif state.is_directory(path):
+                files, gone = state.files_under(path), (path,)
+            else:
+                return Failure("NOT_FOUND", f"{path} does not exist", path)
+            if not files and not gone:
+                return Failure("NOT_FOUND", "memory holds nothing to remove", path)
+            body = MemoryDelete(
+                paths=tuple(f.path for f in files), reason=HOST_DELETE, call_id=call_id, directories=gone
+            )
+            kind: Kind = "file" if state.is_file(path) else "directory"
+            return Write((body,), Deleted(path, kind, len(files), sum(f.size for f in files)))
+
+        return self._write("remove", decide, (path,), call_id)
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -164,15 +243,65 @@ class Memory:
         self._live.refresh()
         return self._live.state
 
-    def _commit(self, name: str, decision: Write, state: MemoryState, call_id: str | None) -> Result:
-        batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in decision.bodies]
-        head = Head(state.seq, state.digest)  # the state the decision was made on
-        appended = self._storage_guard(name, lambda: self._journal.append(batch, expected=head))
-        if isinstance(appended, Result):
-            return appended
-        self._live.refresh()
+    def _write(
+        self,
+        name: str,
+        decide: Callable[[MemoryState], Value | Write | Failure],
+        named: tuple[str, ...],
+        call_id: str | None,
+    ) -> Result:
+        """Decide on the current state and append conditionally on its head. A lost race whose records
+        touched only other notes (or no note: reflection bookkeeping) is decided again on the new state
+        and retried, at most REBASES times; one that touched a note this write names or changes is a
+        CONFLICT. A retry of a request already written (same `call_id`, same command) gets its receipt."""
+        state = self._storage_guard(name, lambda: self._refresh_state())
+        if isinstance(state, Result):
+            return state
+        if call_id is not None and call_id in state.requests:
+            return self._replayed(name, decide, call_id, state)
+        for _attempt in range(REBASES):
+            decision = decide(state)
+            if isinstance(decision, Failure):
+                return Result(False, name, error=attrs.evolve(decision, command=name))
+            if not isinstance(decision, Write):
+                return Result(True, name, value=decision)
+            head = Head(state.seq, state.digest)  # the state the decision was made on
+            batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in decision.bodies]
+            try:
+                appended = self._journal.append(batch, expected=head)
+            except StaleWriterError:
+                lost = self._storage_guard(name, partial(self._catch_up, head))
+                if isinstance(lost, Result):
+                    return lost
+                state, touched = lost
+                clash = overlapping(touched, (*named, *footprint(decision)))
+                if clash:
+                    msg = (
+                        f"another writer changed {clash} after this write read it; nothing was changed. "
+                        "Read it again and retry"
+                    )
+                    return failed(name, "CONFLICT", msg, path=clash)
+                continue
+            except Exception as exc:  # the guard types every journal failure; anything else propagates
+                guarded: Result = self._storage_guard(name, partial(_raise, exc))
+                return guarded
+            self._live.refresh()
+            receipt = self._receipt(state, decision, appended, call_id)
+            return Result(True, name, value=decision.value, receipt=receipt)
+        msg = f"lost the compare-and-append race {REBASES} times to writers of other notes; retry"
+        return failed(name, "CONFLICT", msg)
+
+    def _catch_up(self, head: Head) -> tuple[MemoryState, set[str]]:
+        """The state after the records that beat us, and the note paths (and directories) they touched."""
+        touched: set[str] = set()
+        for record in self._journal.read(after=head.seq):
+            touched.update(paths_of(record.body))
+            self._live.state = self._live.projection.apply(self._live.state, record)
+        return self._live.state, touched
+
+    def _receipt(self, state: MemoryState, decision: Write, appended: Any, call_id: str | None) -> Receipt:
         last = appended.records[-1]
-        receipt = Receipt(
+        return Receipt(
             journal=state.journal_id or self._journal.name,
             seq=last.seq,
             digest=last.digest,
@@ -180,7 +309,38 @@ class Memory:
             call_id=call_id,
             dropped_links=decision.dropped_links,
         )
-        return Result(True, name, value=decision.value, receipt=receipt)
+
+    def _replayed(
+        self,
+        name: str,
+        decide: Callable[[MemoryState], Value | Write | Failure],
+        call_id: str,
+        state: MemoryState,
+    ) -> Result:
+        """The same request sent again (a lost reply): decided again on the state before its records, the
+        same command gives the same records, and the original receipt is returned; another command under a
+        used id is INVALID_ARGUMENT."""
+        first, last = state.requests[call_id]
+        before = self._storage_guard(name, lambda: replay(MemoryProjection(), self._journal, at=first - 1))
+        if isinstance(before, Result):
+            return before
+        decision = decide(before)
+        records = list(self._journal.read(after=first - 1, limit=last - first + 1))
+        if isinstance(decision, Write) and [r.body for r in records] == list(decision.bodies):
+            receipt = Receipt(
+                journal=state.journal_id or self._journal.name,
+                seq=records[-1].seq,
+                digest=records[-1].digest,
+                content_digest=decision.content_digest,
+                call_id=call_id,
+                dropped_links=decision.dropped_links,
+            )
+            return Result(True, name, value=decision.value, receipt=receipt)
+        msg = (
+            f"call id {call_id!r} was already used in this journal for another write (seq {first}); every "
+            "new call needs a new id, and a retry resends the same command"
+        )
+        return failed(name, "INVALID_ARGUMENT", msg, reused_request=call_id)
 
     def _storage_guard(self, name: str, action: Callable[[], Any]) -> Any:
         """Run a journal action; turn journal failures into the port's error results."""
@@ -200,6 +360,15 @@ class Memory:
             return failed(name, "STORAGE_ERROR", f"the memory journal could not be written ({exc})")
         except JournalError as exc:
             return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")
+
+
+def top_of(path: str) -> str:
+    """The top-level entry of /memories that `path` is in."""
+    return ROOT + "/" + path[len(ROOT) + 1 :].split("/", 1)[0]
+
+
+def _raise(exc: BaseException) -> Any:
+    raise exc
 
 
 def _within(port: Limits, journal: Limits | None) -> Limits:

@@ -37,6 +37,8 @@ class Failure:
     message: str
     path: str | None = None
     details: dict[str, Any] | None = None
+    command: str | None = None
+    """The command that failed (`create`, `str_replace`, ...), as on the Result that carries it."""
 
     def __attrs_post_init__(self) -> None:
         if self.code not in CODES:
@@ -153,7 +155,7 @@ class Result:
 
 
 def failed(command: str, code: str, message: str, *, path: str | None = None, **details: Any) -> Result:
-    return Result(False, command, error=Failure(code, message, path, details or None))
+    return Result(False, command, error=Failure(code, message, path, details or None, command))
 
 
 _converter = cattrs.Converter()

@@ -337,6 +337,3 @@ def context_items(messages: Any) -> list[dict[str, Any]]:
     `instructions`, not as an item) are left out.
     """
     return items_of_context(messages, SOURCE)
-
-
-__all__ = ["CodexImport", "import_codex"]
