@@ -26,7 +26,14 @@ from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
-from waybook.formats import ImportedSession, ImportReport, RefusedFileError, claude_code, codex
+from waybook.formats import (
+    ImportedSession,
+    ImportReport,
+    RefusedFileError,
+    claude_code,
+    codex,
+    linked_both_ways,
+)
 from waybook.formats._detect import detect_folder_format, detect_format
 from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
@@ -345,6 +352,10 @@ def _write_all(
     covers)."""
     staged = []
     blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
+    both_ways = linked_both_ways([records for _, records, _ in outputs])  # each sub-agent names its parent
+    outputs = [
+        (target, records, report) for (target, _, report), records in zip(outputs, both_ways, strict=True)
+    ]
     total = sum(len(records) for _, records, _ in outputs)
     threshold = 1 if total >= PROGRESS_RECORDS else len(outputs) + 1  # a big import shows its journals
     for target, records, _ in track(outputs, description=f"checking {total} records", threshold=threshold):

@@ -20,6 +20,18 @@ from waybook.projections._context import (
     render_context_from,
     trajectory,
 )
+from waybook.projections._links import (
+    SUBAGENT_OF,
+    LinkFacts,
+    LinkProblem,
+    LinkRef,
+    SubagentParent,
+    link_facts,
+    link_problems,
+    linked_journals,
+    subagent_links,
+    subagent_parent,
+)
 from waybook.projections._provider_turns import NO_RESULT_RECORDED, REPAIR_KINDS, Repair, RepairKind
 from waybook.projections._providers import (
     PROVIDERS,
@@ -44,6 +56,16 @@ from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeStat
 from waybook.projections._usage import ContextUsage, RequestContext, context_usage, usage_tokens
 
 __all__ = [
+    "SUBAGENT_OF",
+    "LinkFacts",
+    "LinkProblem",
+    "LinkRef",
+    "SubagentParent",
+    "link_facts",
+    "link_problems",
+    "linked_journals",
+    "subagent_links",
+    "subagent_parent",
     "BranchStats",
     "SessionStats",
     "Tally",
