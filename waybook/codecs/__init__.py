@@ -4,6 +4,7 @@ Foreign formats live in `waybook.formats`.
 """
 
 from waybook.codecs._canonical import canonical_json, digest_of, sha256_hex
+from waybook.codecs._json_data import json_data
 from waybook.codecs._values import (
     NotJsonDataError,
     OpaqueValue,
@@ -42,6 +43,7 @@ __all__ = [
     "encode_record",
     "encode_value",
     "is_value",
+    "json_data",
     "line_digest",
     "read_value",
     "register_value",

@@ -40,7 +40,7 @@ from waybook.model._records import (
     UserMessage,
 )
 
-__all__ = ["MAX_DEPTH", "plain_body", "plain_data"]
+__all__ = ["MAX_DEPTH", "json_data", "plain_body", "plain_data"]
 
 MAX_DEPTH: Final = 1000
 """How deeply free-form data may nest: deeper data is refused (as decoding it back would be)."""
@@ -70,7 +70,7 @@ def plain_body(body: Any, record_id: str) -> Any:
     changes: dict[str, Any] = {}
     for attribute, wire in _FREE_FIELDS.get(type(body), ()):
         value = getattr(body, attribute)
-        checked = _checked(value, wire, record_id, 0)
+        checked = _walked(value, wire, record_id)
         if checked is not value:
             changes[attribute] = checked
     if isinstance(body, _CONTENT_TYPES):
@@ -80,7 +80,7 @@ def plain_body(body: Any, record_id: str) -> Any:
             for index, block in enumerate(blocks):
                 if type(block) is ToolCallBlock:
                     path = f"content[{index}].arguments"
-                    arguments = _checked(block.arguments, path, record_id, 0)
+                    arguments = _walked(block.arguments, path, record_id)
                     if arguments is not block.arguments:
                         blocks[index] = msgspec.structs.replace(block, arguments=arguments)
             if any(new is not old for new, old in zip(blocks, content, strict=True)):
@@ -88,10 +88,35 @@ def plain_body(body: Any, record_id: str) -> Any:
     return msgspec.structs.replace(body, **changes) if changes else body
 
 
+def json_data(value: Any, *, path: str = "data") -> Any:
+    """`value` as a record will store it: JSON data as given, registered values (at any depth) as their
+    wire form; NotJsonDataError naming `path` and where under it for anything else. Plain data is
+    proved by one encode, decode and C comparison; only data that differs is walked."""
+    if type(value) in _LEAVES:
+        return value
+    try:
+        same = _DECODER.decode(_ENCODER.encode(value)) == value
+    except Exception:  # not encodable, or an __eq__ that raises: the walk names it
+        same = False
+    return value if same else _walked(value, path, "")
+
+
+_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+_DECODER: Final = msgspec.json.Decoder()
+
+
 def plain_data(value: Any, path: str = "data", *, record_id: str = "") -> Any:
     """`value` as JSON data: the same object when it is plain, a copy with registered values replaced
     by their wire form otherwise; NotJsonDataError naming `path` for anything else."""
-    return _checked(value, path, record_id, 0)
+    return _walked(value, path, record_id)
+
+
+def _walked(value: Any, path: str, record_id: str) -> Any:
+    try:
+        return _checked(value, path, record_id, 0)
+    except RecursionError:
+        msg = f"{path} nests too deeply to be checked; flatten it"
+        raise NotJsonDataError(_where(record_id) + msg + _NOTHING, path=path, record_id=record_id) from None
 
 
 def _checked(value: Any, path: str, record_id: str, depth: int) -> Any:
