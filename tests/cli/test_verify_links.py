@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.cli_runner import waybook
 from tests.helpers.paths import SHARED_FIXTURES
 from waybook import Session
-from waybook.journal import ToolCallBlock
+from waybook.journal import InvalidRecordError, ToolCallBlock
 from waybook.projections import SUBAGENT_OF, SubagentParent
 from waybook.stores import JournalStore, open_store
 
@@ -141,3 +141,50 @@ def test_an_imported_session_and_its_sub_agents_link_both_ways(tmp_path: Path, s
     children = [r for r in linked if links_of(reports, str(r["path"]))["parent"] == "s"]
     assert children, "every imported sub-agent names its parent"
     assert all(not links_of(reports, str(r["path"]))["notes"] for r in linked), "no link is one-way"
+
+
+def test_start_subagent_writes_both_ends_and_verify_proves_them(tmp_path: Path) -> None:
+    url = store_url(tmp_path)
+    with open_store(url) as store:
+        parent, node = parent_with_a_call(store)
+        sub = parent.start_subagent(
+            store.create("researcher", header=False),
+            journal_id="researcher",
+            call_id="task-1",
+            agent="Explore",
+        )
+        sub.user("looking it up")
+        header = next(iter(store.open("researcher").read())).body
+        assert header.metadata[SUBAGENT_OF] == {"journal": "parent", "node": node, "call_id": "task-1"}  # type: ignore[union-attr]
+        link = list(store.open("parent").read())[-1].body
+        assert (link.journal, link.node, link.call_id, link.agent) == (
+            "researcher",
+            node,
+            "task-1",
+            "Explore",
+        )  # type: ignore[union-attr]
+    status, reports, _ = verify(url)
+    assert status == 0
+    assert links_of(reports, "parent")["notes"] == []
+    assert links_of(reports, "researcher")["parent"] == "parent"
+
+
+def test_the_async_session_starts_a_sub_agent_both_ways_too(tmp_path: Path) -> None:
+    import asyncio
+
+    from waybook import AsyncSession, InMemoryJournal
+
+    parent_journal, child_journal = InMemoryJournal("parent"), InMemoryJournal("child")
+
+    async def scenario() -> None:
+        parent = await AsyncSession.create(parent_journal, journal_id="parent")
+        await parent.user("go")
+        sub = await parent.start_subagent(child_journal, journal_id="child", call_id="c1")
+        await sub.user("sub-task")
+        with pytest.raises(InvalidRecordError, match="empty journal"):
+            await parent.start_subagent(child_journal, journal_id="child")
+
+    asyncio.run(scenario())
+    header = next(iter(child_journal.read())).body
+    assert header.metadata[SUBAGENT_OF]["journal"] == "parent"  # type: ignore[union-attr]
+    assert list(parent_journal.read())[-1].body.journal == "child"  # type: ignore[union-attr]
