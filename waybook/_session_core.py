@@ -361,13 +361,19 @@ class SessionCore:
         )
 
     def custom(self, type: str, data: Any, in_context: bool, content: Given) -> Entry:
-        stored = custom_data(data, self.name)  # refused at any depth before anything is stored or written
-        return self._entry(
+        """A custom entry. Its data is checked at every depth when the record is sealed, before a byte is
+        written (the codec fails closed); when its content goes to the blobs first, the data is checked
+        here, so that nothing is stored for an entry that will be refused."""
+        given = [data]
+        entry = self._entry(
             content,
             lambda core, inlined, _: CustomEntry(
-                parent=core.leaf, type=type, data=stored, in_context=in_context, content=inlined
+                parent=core.leaf, type=type, data=given[0], in_context=in_context, content=inlined
             ),
         )
+        if entry.offloads:
+            given[0] = custom_data(data, self.name)
+        return entry
 
     def branch_from(self, node_id: str | None, reason: str) -> Entry:
         return Entry(

@@ -10,9 +10,11 @@ import datetime
 import decimal
 import enum
 import fractions
+import hashlib
 import math
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import attrs
@@ -395,3 +397,19 @@ def test_arbitrary_python_objects_in_any_body_field_are_stored_only_if_json_data
     assert list(journal.read())[-1] == record
     stored = build(as_json(value), "u1")
     assert record.body == msgspec.json.decode(msgspec.json.encode(stored), type=type(stored))
+
+
+def test_a_refused_custom_entry_whose_content_goes_to_the_blobs_stores_no_blob(tmp_path: Path) -> None:
+    from waybook.stores import open_store
+
+    with open_store(f"file:{tmp_path}/store") as store:
+        session = Session.create(
+            store.create("s", header=False), journal_id="s", blobs=store.blobs, inline_limit=64
+        )
+        session.user("hello")
+        before = list(session.journal.read_lines())
+        big = "x" * 1000  # over the inline limit: it would go to the blobs first
+        with pytest.raises(UnregisteredValueError, match=r"data\.steps\[0\]"):
+            session.custom("tests.note", {"steps": [Step("x")]}, content=big)
+        assert list(session.journal.read_lines()) == before
+        assert not store.blobs.exists(hashlib.sha256(big.encode()).hexdigest())
