@@ -130,6 +130,7 @@ SECRETS: Final[tuple[Secret, ...]] = (
     _s("grafana-token", "glsa_" + _r(32) + "_" + "".join(_random.choice(HEX) for _ in range(8)),
        "gitleaks grafana-service-account-token"),
     _s("sentry-token", "sntryu_" + "".join(_random.choice(HEX) for _ in range(64)), "gitleaks sentry-user-token"),
+    _s("onepassword-token", "ops_eyJ" + _r(250, ALNUM + "+/"), "gitleaks 1password-service-account-token"),
     _s("dynatrace-token", "dt0c01." + _r(24) + "." + _r(64), "gitleaks dynatrace-api-token"),
     _s("rubygems-token", "rubygems_" + "".join(_random.choice(HEX) for _ in range(48)), "gitleaks rubygems-api-token"),
     _s("alibaba-access-key", "LTAI" + _r(20), "gitleaks alibaba-access-key-id"),
