@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from waybook.journal._roles.memory_paths import PathError, check_extension, normalize
+from waybook.journal._roles.memory_paths import MAX_PATH_BYTES, PathError, check_extension, normalize
 from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination
@@ -54,6 +54,9 @@ def remember_request(
 ) -> tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]]:
     if not isinstance(request_id, str) or not request_id:
         msg = "remember needs a request_id (a non-empty string) so a retry is idempotent"
+        raise RequestError(msg)
+    if len(request_id.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        msg = f"request_id is longer than {MAX_PATH_BYTES} bytes (the limit of memory's paths and ids)"
         raise RequestError(msg)
     pairs = list(puts.items()) if isinstance(puts, Mapping) else list(puts or ())
     copied: list[tuple[str, str]] = []
