@@ -196,7 +196,7 @@ def cost(workloads: dict[str, list[SessionJournal]], runs: int) -> list[dict[str
     rows = []
     for workload, journals in workloads.items():
         for shape in SHAPES:
-            if workload == "sessions" and "pairs" in shape or shape in ("openai-dpo", "trl-dpo", "trl-kto") and workload == "sessions":
+            if workload == "sessions" and shape in ("openai --pairs", "openai-dpo", "trl-dpo", "trl-kto"):
                 continue  # the real sessions have no fork labelled chosen
             plain: list[float] = []
             redacted: list[float] = []
@@ -269,7 +269,7 @@ def _texts_of(journal: SessionJournal) -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--records", type=int, default=2_000, help="records of the made-up coding session")
+    parser.add_argument("--records", type=int, default=600, help="records of the made-up coding session")
     parser.add_argument("--quick", action="store_true", help="3 runs, no detect-secrets comparison")
     options = parser.parse_args()
     runs = 3 if options.quick else options.runs

@@ -24,29 +24,48 @@ from __future__ import annotations
 
 import bisect
 import re
-import string
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import attrs
 
 from waybook._redact._keywords import keyword_spans
-from waybook._redact._rules import AWS_PAIR_RULE, KEYWORD_RULE, RULES, Before, Rule
+from waybook._redact._rules import AWS_PAIR_RULE, KEYWORD_RULE, RULES, TOKEN_CHARS, TOKEN_RUN, Before, Rule
 
 MASK: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 """What a masked secret becomes; never matched again."""
 KINDS: Final = tuple(dict.fromkeys([*(rule.name for rule in RULES), AWS_PAIR_RULE, KEYWORD_RULE]))
 """Every kind of secret the built-in detector names, in priority order."""
 
-_ASCII_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _AWS_SECRET: Final = re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_REACH: Final = 100
 """How far (in characters, either side) an AWS secret key may be from its key id to be found bare."""
-_SEARCHES: Final = tuple(
-    (i, rule.pattern.search, rule.lowered) for i, rule in enumerate(RULES) if not rule.needle
-)
-"""The rules whose pattern starts with a literal, each searched directly."""
-_GATED: Final = tuple((i, rule.needle) for i, rule in enumerate(RULES) if rule.needle)
+def _by_literal() -> tuple[tuple[bytes, bool, tuple[int, ...], bool], ...]:
+    grouped: dict[tuple[str, bool], list[int]] = {}
+    for index, rule in enumerate(RULES):
+        for literal in rule.starts:
+            grouped.setdefault((literal, rule.lowered), []).append(index)
+    return tuple(
+        (literal.encode("latin-1"), lowered, tuple(found), all(RULES[i].token for i in found))
+        for (literal, lowered), found in grouped.items()
+    )
+
+
+_LITERALS: Final = _by_literal()
+"""Each literal a rule's match starts with, the rules that start with it, and whether they are all token
+rules (looked for in the text's token runs first): found with `bytes.find`."""
+_KEEP_TOKEN: Final = bytes(i if chr(i) in TOKEN_CHARS else 32 for i in range(256))
+_RUN: Final = re.compile(b"[^ ]{%d,}" % TOKEN_RUN)
+
+
+def _token_runs(raw: bytes) -> bytes:
+    """The runs of at least TOKEN_RUN token characters in a text, joined by spaces: where a provider's
+    key can be. Looking for the token rules' literals there first costs a third of looking in the whole
+    text (code and prose are mostly short words): part of what keeps redaction within 2x of an export."""
+    return b" ".join(_RUN.findall(raw.translate(_KEEP_TOKEN)))
+
+
+_GATED: Final = tuple((i, rule.needle.encode()) for i, rule in enumerate(RULES) if rule.needle)
 """The rules with no literal of their own, run where the lower-cased text holds their word."""
 _AWS_ID_INDEX: Final = next(i for i, rule in enumerate(RULES) if rule.name == "aws-access-key")
 
@@ -84,10 +103,11 @@ Span = tuple[int, int, int]
 """start, end, and the priority of the rule that found it (its index in the detector's rules)."""
 
 
-def _lower(text: str) -> str:
-    """The text lower-cased letter for letter (ASCII only), so every position stays where it was."""
-    lowered = text.lower()
-    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
+def _views(text: str) -> tuple[bytes, bytes]:
+    """`text` as bytes, one a character (beyond Latin-1 a `?`), and the same lower-cased (ASCII only):
+    every position stays where it was, and `bytes.find` is as fast on every text."""
+    raw = text.encode("latin-1", "replace")
+    return raw, raw.lower()
 
 
 def _left_ok(before: Before, text: str, start: int) -> bool:
@@ -114,23 +134,38 @@ class _Masks:
         return index < len(self.starts) and self.starts[index] < end
 
 
-def _rule_spans(rule: Rule, priority: int, text: str, lowered: str, masks: _Masks) -> Iterator[Span]:
-    subject = lowered if rule.lowered else text
-    pattern, lead, width = rule.pattern, rule.lead, rule.lead_width
+def _rule_spans(
+    rule: Rule, priority: int, text: str, views: tuple[bytes, bytes], masks: _Masks, literal: bytes, first: int
+) -> Iterator[Span]:
+    """The rule's matches where `literal` is found, from `first` on (no literal: searched for)."""
+    raw, lowered = views
+    where = lowered if rule.lowered else raw
+    subject: str | bytes = lowered if rule.lowered else text
+    pattern = rule.bytes_pattern if rule.lowered else rule.pattern
+    lead, width = rule.lead, rule.lead_width
     grouped = "secret" in pattern.groupindex
-    pos = 0
-    while (match := pattern.search(subject, pos)) is not None:
-        start = match.start()
-        pos = max(match.end(), start + 1)
-        if lead is not None:
-            if start < width or lead.fullmatch(subject, start - width, start) is None:
-                continue
-            start -= width
-        begin, end = match.span("secret") if grouped else (start, match.end())
-        if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
-            pos = match.start() + 1
+    at = first
+    while at >= 0:
+        match = pattern.match(subject, at) if literal else pattern.search(subject, at)  # type: ignore[call-overload]
+        if match is None:
+            if not literal:
+                return
+            at = where.find(literal, at + 1)
             continue
-        yield begin, end, priority
+        start = match.start()
+        after = max(match.end(), start + 1)
+        begin, end = match.span("secret") if grouped else (start, match.end())
+        if lead is not None:
+            if start < width or lead.fullmatch(text, start - width, start) is None:
+                begin = -1
+            else:
+                start -= width
+                begin = begin if grouped else start
+        if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
+            after = match.start() + 1
+        else:
+            yield begin, end, priority
+        at = where.find(literal, after) if literal else after
 
 
 def _aws_pairs(text: str, keys: list[Span], masks: _Masks, priority: int) -> Iterator[Span]:
@@ -138,6 +173,9 @@ def _aws_pairs(text: str, keys: list[Span], masks: _Masks, priority: int) -> Ite
     how credentials are pasted (`AKIA... wJalr...`)."""
     for begin, end, _ in keys:
         low, high = max(0, begin - _AWS_REACH - 40), min(len(text), end + _AWS_REACH + 40)
+        low = text.rfind("\x00", low, begin) + 1 or low  # never across texts masked together
+        cut = text.find("\x00", end, high)
+        high = high if cut < 0 else cut
         for match in _AWS_SECRET.finditer(text, low, high):
             if not masks.overlap(*match.span()):
                 yield match.start(), match.end(), priority
@@ -159,15 +197,21 @@ class Detector:
         names the earliest rule among those that found it."""
         if not text:
             return []
-        lowered = _lower(text)
+        views = _views(text)
+        raw, lowered = views
         masks = _Masks(text)
         found: list[Span] = []
-        for priority, search, on_lowered in _SEARCHES:  # the hot loop: one literal search a rule
-            if search(lowered if on_lowered else text) is not None:
-                found.extend(_rule_spans(RULES[priority], priority, text, lowered, masks))
+        runs = _token_runs(raw)
+        for literal, on_lowered, priorities, gated in _LITERALS:  # the hot loop: one `find` a literal
+            if gated and literal not in runs:
+                continue
+            first = (lowered if on_lowered else raw).find(literal)
+            if first >= 0:
+                for priority in priorities:
+                    found.extend(_rule_spans(RULES[priority], priority, text, views, masks, literal, first))
         for priority, needle in _GATED:
             if needle in lowered:
-                found.extend(_rule_spans(RULES[priority], priority, text, lowered, masks))
+                found.extend(_rule_spans(RULES[priority], priority, text, views, masks, b"", 0))
         keys = [span for span in found if span[2] == _AWS_ID_INDEX]
         if keys:
             found.extend(_aws_pairs(text, keys, masks, len(RULES)))
@@ -175,23 +219,60 @@ class Detector:
         found.extend((s, e, keyword) for s, e in keyword_spans(text, lowered) if not masks.overlap(s, e))
         for offset, (name, pattern) in enumerate(self.extra):
             rule = Rule(name, pattern, "your pattern", left="any")
-            found.extend(_rule_spans(rule, keyword + 1 + offset, text, lowered, masks))
+            found.extend(_rule_spans(rule, keyword + 1 + offset, text, views, masks, b"", 0))
         return _merged(found)
+
+    def mask_many(self, texts: Sequence[str]) -> list[tuple[str, dict[str, int]]]:
+        """`mask` of each text, the detection run once over them all joined (a rule's match never
+        spans two texts; one that would is masked alone): what keeps a row of many short texts cheap."""
+        if len(texts) < 2:
+            return [self.mask(text) for text in texts]
+        joined = SEPARATOR.join(texts)
+        starts: list[int] = []
+        at = 0
+        for text in texts:
+            starts.append(at)
+            at += len(text) + len(SEPARATOR)
+        per_text: dict[int, list[Span]] = {}
+        alone: set[int] = set()
+        for start, end, priority in self.spans(joined):
+            index = bisect.bisect_right(starts, start) - 1
+            base = starts[index]
+            if end > base + len(texts[index]):  # it runs on into the next texts: mask each alone
+                alone.update(range(index, bisect.bisect_left(starts, end)))
+            else:
+                per_text.setdefault(index, []).append((start - base, end - base, priority))
+        results: list[tuple[str, dict[str, int]]] = []
+        for index, text in enumerate(texts):
+            if index in alone or SEPARATOR in text:
+                results.append(self.mask(text))
+            elif index in per_text:
+                masked, counts = self._apply(text, per_text[index], {})
+                again, more = self.mask(masked)  # on to the fixed point, as `mask` goes
+                for name, count in more.items():
+                    counts[name] = counts.get(name, 0) + count
+                results.append((again, counts))
+            else:
+                results.append((text, {}))
+        return results
+
+    def _apply(self, text: str, spans: list[Span], counts: dict[str, int]) -> tuple[str, dict[str, int]]:
+        pieces: list[str] = []
+        last = 0
+        for start, end, priority in spans:
+            name = self.names[priority]
+            pieces += (text[last:start], f"[REDACTED:{name}]")
+            counts[name] = counts.get(name, 0) + 1
+            last = end
+        pieces.append(text[last:])
+        return "".join(pieces), counts
 
     def mask(self, text: str) -> tuple[str, dict[str, int]]:
         """`text` with every secret masked, and how many of each kind; a fixed point (masking it again
         finds nothing), since masking repeats until a pass finds nothing new."""
         counts: dict[str, int] = {}
         while spans := self.spans(text):
-            pieces: list[str] = []
-            last = 0
-            for start, end, priority in spans:
-                name = self.names[priority]
-                pieces += (text[last:start], f"[REDACTED:{name}]")
-                counts[name] = counts.get(name, 0) + 1
-                last = end
-            pieces.append(text[last:])
-            text = "".join(pieces)
+            text, counts = self._apply(text, spans, counts)
         return text, counts
 
 
@@ -210,6 +291,8 @@ def _merged(found: list[Span]) -> list[Span]:
 
 
 _BUILT_IN: Final = Detector()
+SEPARATOR: Final = "\n\x00\n"
+"""What joins the texts one detection pass masks together: a line break no rule reads across."""
 MEMO_CHARS: Final = 64 << 20
 """How much text (in characters) one Redactor remembers the masking of."""
 
@@ -244,7 +327,7 @@ class Redactor:
         known = self._memo.get(value)
         if known is None:
             masked, found = self._detector.mask(value)
-            known = (masked if masked != value else value, tuple(found.items()))
+            known = (value if masked == value else masked, tuple(found.items()))
             if self._memo_chars + len(value) <= MEMO_CHARS:
                 self._memo[value] = known
                 self._memo_chars += len(value)
@@ -268,8 +351,17 @@ class Redactor:
             return value if unchanged else dict(pairs)
         return value
 
-    def texts(self, values: Sequence[str]) -> list[str]:
-        return [self.text(v) for v in values]
+    def prepare(self, values: Iterable[str]) -> None:
+        """Mask the texts not yet remembered in one detection pass, and remember them (counted when
+        `text` is asked for them): an export prepares a row's texts, then asks for each."""
+        unknown = [v for v in dict.fromkeys(values) if v not in self._memo]
+        if not unknown:
+            return
+        for value, (masked, found) in zip(unknown, self._detector.mask_many(unknown), strict=True):
+            if self._memo_chars + len(value) > MEMO_CHARS:
+                return
+            self._memo[value] = (masked if masked != value else value, tuple(found.items()))
+            self._memo_chars += len(value)
 
 
 __all__ = [

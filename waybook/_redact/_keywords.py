@@ -25,26 +25,26 @@ from collections.abc import Iterator
 from typing import Final
 
 _TAIL: Final = (
-    r"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|==|=|:)(?P<gap>[ \t]*)(?P<open>\\?[\"'`]?)"
+    rb"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|==|=|:)(?P<gap>[ \t]*)(?P<open>\\?[\"'`]?)"
 )
 STEMS: Final = tuple(
-    re.compile(f"(?P<kw>{stem}){_TAIL}")
-    for stem in (
-        r"pass(?:word|wd|phrase)",
-        r"pwd",
-        r"secret",
-        r"token",
-        r"credentials?",
-        r"key",
-        r"auth",
+    (literal, re.compile(stem + _TAIL))
+    for literal, stem in (
+        (b"pass", rb"(?P<kw>pass(?:word|wd|phrase))"),
+        (b"pwd", rb"(?P<kw>pwd)"),
+        (b"secret", rb"(?P<kw>secret)"),
+        (b"token", rb"(?P<kw>token)"),
+        (b"credential", rb"(?P<kw>credentials?)"),
+        (b"key", rb"(?P<kw>key)"),
+        (b"auth", rb"(?P<kw>auth)"),
     )
 )
-"""One pattern per keyword, each starting with its literal (lower-cased text), so `re` searches fast."""
+"""Each keyword's literal (found with `bytes.find` in the lower-cased bytes) and its pattern there."""
 
 _QUALIFIED_KEY: Final = re.compile(
-    r"(?:api|access|secret|private|client|encryption|signing|master|app|account|service|license|"
-    r"subscription|admin|session|consumer|webhook|auth|storage|shared|deploy|ssh|gpg|pgp|openai|"
-    r"anthropic|stripe|aws|azure|gcp)[_.-]?$"
+    rb"(?:api|access|secret|private|client|encryption|signing|master|app|account|service|license|"
+    rb"subscription|admin|session|consumer|webhook|auth|storage|shared|deploy|ssh|gpg|pgp|openai|"
+    rb"anthropic|stripe|aws|azure|gcp)[_.-]?$"
 )
 """What must come right before `key` in a name for it to be a credential (`api_key`, `accessKey`)."""
 
@@ -76,27 +76,35 @@ PLACEHOLDERS: Final = frozenset(
 _REFERENCE_START: Final = ("$", "%", "@", "*", "#", "<", "{", "!", "|", ">", "&", "[redacted")
 
 
-def keyword_spans(text: str, lowered: str) -> Iterator[tuple[int, int]]:
-    """The spans of values assigned to a name that says it is a secret (see the module's doc)."""
-    for pattern in STEMS:
-        for match in pattern.finditer(lowered):
-            if match["sep"] == "==":
+_NAME_BYTES: Final = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def keyword_spans(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
+    """The spans of values assigned to a name that says it is a secret (see the module's doc);
+    `lowered` is the text as lower-cased bytes, one a character."""
+    for literal, pattern in STEMS:
+        at = lowered.find(literal)
+        while at >= 0:
+            match = pattern.match(lowered, at)
+            at = lowered.find(literal, at + 1)
+            if match is None or match["sep"] == b"==":
                 continue
-            keyword = match["kw"]
+            keyword = match["kw"].decode()
             start = match.start()
             if not _named_here(text, lowered, start, keyword):
                 continue
-            spaced = bool(match["gap"]) or match["sep"] != "="
-            span = _value(text, match.end(), match["open"], keyword, spaced=spaced, separator=match["sep"])
+            separator = match["sep"].decode()
+            spaced = bool(match["gap"]) or separator != "="
+            span = _value(text, match.end(), match["open"].decode(), keyword, spaced=spaced, separator=separator)
             if span is not None:
                 yield span
 
 
-def _named_here(text: str, lowered: str, start: int, keyword: str) -> bool:
+def _named_here(text: str, lowered: bytes, start: int, keyword: str) -> bool:
     """Whether the keyword at `start` ends a name (its last word), and `key` is a credential's."""
     if keyword == "key":
         name_start = start
-        while name_start > 0 and (lowered[name_start - 1].isalnum() or lowered[name_start - 1] in "_.-"):
+        while name_start > 0 and lowered[name_start - 1] in _NAME_BYTES:
             name_start -= 1
         return _QUALIFIED_KEY.search(lowered, name_start, start) is not None and (
             start == 0 or not text[start - 1].islower() or text[start].isupper()

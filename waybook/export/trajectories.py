@@ -521,6 +521,7 @@ class TrajectoryExporter:
         redactor = self.redactor
         if redactor is None:
             return messages
+        redactor.prepare(_strings(messages))
 
         def part(piece: str | ImagePart) -> str | ImagePart:
             if isinstance(piece, str):
@@ -561,3 +562,32 @@ class TrajectoryExporter:
         if known is None:
             known = self._masked_ids[call_id] = f"{masked}#{len(self._masked_ids) + 1}"
         return known
+
+
+def _strings(messages: list[Message]) -> Iterator[str]:
+    """Every string of `messages` redaction reads (so one detection pass can mask them together)."""
+    for m in messages:
+        yield m.text
+        if m.thinking:
+            yield m.thinking
+        if m.tool_call_id is not None:
+            yield m.tool_call_id
+        for piece in m.parts:
+            yield piece if isinstance(piece, str) else piece.url
+        for call in m.tool_calls:
+            yield call.call_id
+            yield call.name
+            yield from _nested_strings(call.arguments)
+
+
+def _nested_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from _nested_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _nested_strings(item)
