@@ -46,6 +46,7 @@ from waybook.model._records import (
     MemoryWrite,
     NewRecord,
     Record,
+    MemorySynced,
     ReflectionFinished,
     ReflectionReserved,
     ReflectionStarted,
@@ -471,4 +472,5 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     ReflectionReserved: _no_check,
     ReflectionStarted: _no_check,
     ReflectionFinished: _no_check,
+    MemorySynced: _no_check,
 }
