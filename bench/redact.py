@@ -100,13 +100,23 @@ def coding_session(records: int) -> InMemoryJournal:
         batch.append(NewRecord(id=f"r{n}", at=AT, body=body))
         parent = f"r{n}"
         if kind == 0 and n % 99 == 0:  # after a tool output: two answers, the second chosen
-            first = AssistantMessage(parent=parent, content=(TextBlock(text=f"First try {n}."),), stop_reason="end_turn")
-            again = AssistantMessage(parent=parent, content=(TextBlock(text=f"Better {n}."),), stop_reason="end_turn")
+            first = AssistantMessage(
+                parent=parent, content=(TextBlock(text=f"First try {n}."),), stop_reason="end_turn"
+            )
+            again = AssistantMessage(
+                parent=parent, content=(TextBlock(text=f"Better {n}."),), stop_reason="end_turn"
+            )
             batch += [
                 NewRecord(id=f"x{n}", at=AT, body=first),
-                NewRecord(id=f"m{n}", at=AT, body=LeafMoved(from_leaf=f"x{n}", to_leaf=parent, reason="retry")),
+                NewRecord(
+                    id=f"m{n}", at=AT, body=LeafMoved(from_leaf=f"x{n}", to_leaf=parent, reason="retry")
+                ),
                 NewRecord(id=f"y{n}", at=AT, body=again),
-                NewRecord(id=f"l{n}", at=AT, body=Annotation(target=f"y{n}", type="waybook.preference", data={"label": "chosen"})),
+                NewRecord(
+                    id=f"l{n}",
+                    at=AT,
+                    body=Annotation(target=f"y{n}", type="waybook.preference", data={"label": "chosen"}),
+                ),
             ]
             parent = f"y{n}"
     end = AssistantMessage(parent=parent, content=(TextBlock(text="Done."),), stop_reason="end_turn")
@@ -281,21 +291,25 @@ def main() -> None:
         "idempotence": idempotence(),
         "cost": cost(workloads, runs),
     }
-    print(f"recall: {result['recall']['kinds']} kinds, {result['recall']['examples']} examples in every field")
+    print(
+        f"recall: {result['recall']['kinds']} kinds, {result['recall']['examples']} examples in every field"
+    )
     for shape, share in result["recall"]["per_shape"].items():
         print(f"  {shape:20} {share:8.2%}")
     fp = result["false_positives"]
-    print(f"false positives: {fp['false_positives']} in {fp['lines']} lines = {fp['per_10k_lines']:.2f} per 10k lines")
+    per_10k = fp["per_10k_lines"]
+    print(f"false positives: {fp['false_positives']} in {fp['lines']} lines = {per_10k:.2f} per 10k lines")
     print(f"idempotent: {result['idempotence']:.2%} of masked examples unchanged by a second pass")
     print(f"{'workload':10} {'shape':18} {'plain s':>8} {'redact s':>9} {'ratio':>6}")
     for row in result["cost"]:
-        print(f"{row['workload']:10} {row['shape']:18} {row['plain_s']:8.3f} {row['redact_s']:9.3f} {row['ratio']:6.2f}")
+        cells = (row["workload"], row["shape"], row["plain_s"], row["redact_s"], row["ratio"])
+        print("{:10} {:18} {:8.3f} {:9.3f} {:6.2f}".format(*cells))
     if not options.quick and (other := detect_secrets_numbers(sessions)) is not None:
         result["detect_secrets"] = other
         dfp = other["false_positives"]
         print(
-            f"detect-secrets: recall {other['recall']:.2%}, {dfp['per_10k_lines']:.2f} false positives per 10k "
-            f"lines, openai export + scan {other['ratio']:.2f}x the export"
+            f"detect-secrets: recall {other['recall']:.2%}, {dfp['per_10k_lines']:.2f} false positives "
+            f"per 10k lines, openai export + scan {other['ratio']:.2f}x the export"
         )
     (Path(__file__).parent / "redact.json").write_text(json.dumps(result, indent=2) + "\n")
 

@@ -25,9 +25,7 @@ def test_the_corpus_holds_at_least_40_kinds_each_with_its_source() -> None:
         assert secret.core in secret.text
 
 
-@pytest.mark.parametrize(
-    "secret", SECRETS, ids=[f"{s.kind}-{i}" for i, s in enumerate(SECRETS)]
-)
+@pytest.mark.parametrize("secret", SECRETS, ids=[f"{s.kind}-{i}" for i, s in enumerate(SECRETS)])
 def test_a_secret_in_every_field_of_a_record_is_masked_in_every_export_shape(secret: Secret) -> None:
     for shape in shapes(secret):
         assert leaks(session_holding(shape), secret.core) == {}, shape
@@ -88,7 +86,10 @@ def test_real_code_and_prose_have_at_most_one_false_positive_per_10000_lines() -
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(VARIANTS) | st.text(max_size=40), min_size=1, max_size=4), st.sampled_from(["", " ", "\n", "_", "@", ":", "/"]))
+@given(
+    st.lists(st.sampled_from(VARIANTS) | st.text(max_size=40), min_size=1, max_size=4),
+    st.sampled_from(["", " ", "\n", "_", "@", ":", "/"]),
+)
 @example([f"https://{GHP}@github.com/acme/app.git"], "")
 @example([f"https://x-access-token:{GHP}@github.com/x"], "")
 @example(["postgres://admin:[REDACTED:url-password]@db/x"], "")

@@ -49,7 +49,10 @@ def session_holding(secret: str, *, fields: tuple[str, ...] = FIELDS) -> InMemor
         {
             "name": "run",
             "description": f"Runs a command. {put('header metadata')}",
-            "parameters": {"type": "object", "properties": {"cmd": {"type": "string", "default": put("header metadata")}}},
+            "parameters": {
+                "type": "object",
+                "properties": {"cmd": {"type": "string", "default": put("header metadata")}},
+            },
         }
     ]
     header = Header(journal="j", creator="test", metadata={"tools": tools, "note": put("header metadata")})
@@ -74,7 +77,10 @@ def session_holding(secret: str, *, fields: tuple[str, ...] = FIELDS) -> InMemor
                 stop_reason="tool_use",
             ),
         ),
-        ("t", ToolResult(parent="a", call_id=call_id, content=(TextBlock(text=f"out {put('tool output')}"),))),
+        (
+            "t",
+            ToolResult(parent="a", call_id=call_id, content=(TextBlock(text=f"out {put('tool output')}"),)),
+        ),
         (
             "c",
             CustomEntry(
@@ -89,7 +95,10 @@ def session_holding(secret: str, *, fields: tuple[str, ...] = FIELDS) -> InMemor
             "b1",
             AssistantMessage(
                 parent="c",
-                content=(ThinkingBlock(thinking=put("thinking")), TextBlock(text=f"no {put('assistant text')}")),
+                content=(
+                    ThinkingBlock(thinking=put("thinking")),
+                    TextBlock(text=f"no {put('assistant text')}"),
+                ),
                 stop_reason="end_turn",
             ),
         ),
@@ -98,7 +107,10 @@ def session_holding(secret: str, *, fields: tuple[str, ...] = FIELDS) -> InMemor
             "b2",
             AssistantMessage(
                 parent="c",
-                content=(ThinkingBlock(thinking=put("thinking")), TextBlock(text=f"yes {put('assistant text')}")),
+                content=(
+                    ThinkingBlock(thinking=put("thinking")),
+                    TextBlock(text=f"yes {put('assistant text')}"),
+                ),
                 stop_reason="end_turn",
             ),
         ),

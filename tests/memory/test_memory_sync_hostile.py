@@ -43,7 +43,13 @@ def commit(repo: Path, message: str, *, parent: str | None = None) -> str:
         ["git", "-C", str(repo), "commit-tree", tree, "-p", base, "-m", message],
         capture_output=True,
         text=True,
-        env={**ENV, "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x", "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"},
+        env={
+            **ENV,
+            "GIT_AUTHOR_NAME": "x",
+            "GIT_AUTHOR_EMAIL": "x@x",
+            "GIT_COMMITTER_NAME": "x",
+            "GIT_COMMITTER_EMAIL": "x@x",
+        },
         check=True,
     )
     return done.stdout.strip()
@@ -60,7 +66,9 @@ def test_a_trailer_that_is_not_a_seq_is_a_typed_error_naming_the_commit(tmp_path
     work = clone(remote, tmp_path / "c")
     journal_id = git(work, "log", "-1", "--format=%(trailers:key=Waybook-Journal,valueonly)").strip()
     (work / "memories" / "prefs.md").write_text("likes coffee\n")
-    bad = commit(work, f"edit\n\nWaybook-Journal: {journal_id}\nWaybook-Seq: two\nWaybook-Receipt: {'a' * 64}\n")
+    bad = commit(
+        work, f"edit\n\nWaybook-Journal: {journal_id}\nWaybook-Seq: two\nWaybook-Receipt: {'a' * 64}\n"
+    )
     git(work, "push", "-q", "origin", f"{bad}:refs/heads/main")
     head = journal.head()
     with pytest.raises(RemoteFormatError, match=r"Waybook-Seq 'two', which is not a seq") as caught:
@@ -98,7 +106,7 @@ def test_a_note_holding_a_token_in_a_url_syncs_again_and_again(tmp_path: Path) -
 
 
 def test_each_sync_records_where_it_left_the_remote_in_the_journal(tmp_path: Path) -> None:
-    journal, port = memory(tmp_path)
+    journal, _ = memory(tmp_path)
     remote = bare(tmp_path)
     report = sync_git(journal, str(remote))
     (last,) = [r.body for r in journal.read() if isinstance(r.body, MemorySynced)]
@@ -117,7 +125,11 @@ def test_a_force_push_copying_the_last_trailers_over_other_notes_is_not_up_to_da
     work = clone(remote, tmp_path / "c")
     message = git(work, "log", "-1", "--format=%B")
     (work / "memories" / "prefs.md").write_text("likes nothing the journal ever held\n")
-    parent = git(work, "rev-parse", "HEAD^").strip() if git(work, "rev-list", "--count", "HEAD").strip() != "1" else None
+    parent = (
+        git(work, "rev-parse", "HEAD^").strip()
+        if git(work, "rev-list", "--count", "HEAD").strip() != "1"
+        else None
+    )
     forged = commit(work, message, parent=parent) if parent else _root_commit(work, message)
     force_push(work, forged)
     head = journal.head()
@@ -161,9 +173,19 @@ def test_a_history_reset_to_before_the_last_sync_is_refused(tmp_path: Path) -> N
 def _root_commit(work: Path, message: str) -> str:
     git(work, "add", "-A")
     tree = git(work, "write-tree").strip()
-    env = {**ENV, "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x", "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}
+    env = {
+        **ENV,
+        "GIT_AUTHOR_NAME": "x",
+        "GIT_AUTHOR_EMAIL": "x@x",
+        "GIT_COMMITTER_NAME": "x",
+        "GIT_COMMITTER_EMAIL": "x@x",
+    }
     done = subprocess.run(
-        ["git", "-C", str(work), "commit-tree", tree, "-m", message], capture_output=True, text=True, env=env, check=True
+        ["git", "-C", str(work), "commit-tree", tree, "-m", message],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     return done.stdout.strip()
 
@@ -215,10 +237,21 @@ def test_the_cli_reports_a_broken_trailer_in_one_line_with_exit_1(tmp_path: Path
     work = clone(remote, tmp_path / "c")
     journal_id = git(work, "log", "-1", "--format=%(trailers:key=Waybook-Journal,valueonly)").strip()
     (work / "memories" / "prefs.md").write_text("likes coffee\n")
-    bad = commit(work, f"edit\n\nWaybook-Journal: {journal_id}\nWaybook-Seq: two\nWaybook-Receipt: {'a' * 64}\n")
+    bad = commit(
+        work, f"edit\n\nWaybook-Journal: {journal_id}\nWaybook-Seq: two\nWaybook-Receipt: {'a' * 64}\n"
+    )
     git(work, "push", "-q", "origin", f"{bad}:refs/heads/main")
     journal.close()
-    run = [sys.executable, "-m", "waybook", "memory", "sync", str(tmp_path / "m.jsonl"), "--remote", str(remote)]
+    run = [
+        sys.executable,
+        "-m",
+        "waybook",
+        "memory",
+        "sync",
+        str(tmp_path / "m.jsonl"),
+        "--remote",
+        str(remote),
+    ]
     done = subprocess.run(run, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr

@@ -37,9 +37,13 @@ MASK: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 KINDS: Final = tuple(dict.fromkeys([*(rule.name for rule in RULES), AWS_PAIR_RULE, KEYWORD_RULE]))
 """Every kind of secret the built-in detector names, in priority order."""
 
-_AWS_SECRET: Final = re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET: Final = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
 _AWS_REACH: Final = 100
 """How far (in characters, either side) an AWS secret key may be from its key id to be found bare."""
+
+
 def _by_literal() -> tuple[tuple[bytes, bool, tuple[int, ...], bool], ...]:
     grouped: dict[tuple[str, bool], list[int]] = {}
     for index, rule in enumerate(RULES):
@@ -135,18 +139,21 @@ class _Masks:
 
 
 def _rule_spans(
-    rule: Rule, priority: int, text: str, views: tuple[bytes, bytes], masks: _Masks, literal: bytes, first: int
+    rule: Rule,
+    priority: int,
+    text: str,
+    views: tuple[bytes, bytes],
+    masks: _Masks,
+    literal: bytes,
+    first: int,
 ) -> Iterator[Span]:
     """The rule's matches where `literal` is found, from `first` on (no literal: searched for)."""
     raw, lowered = views
     where = lowered if rule.lowered else raw
-    subject: str | bytes = lowered if rule.lowered else text
-    pattern = rule.bytes_pattern if rule.lowered else rule.pattern
     lead, width = rule.lead, rule.lead_width
-    grouped = "secret" in pattern.groupindex
     at = first
     while at >= 0:
-        match = pattern.match(subject, at) if literal else pattern.search(subject, at)  # type: ignore[call-overload]
+        match = _match(rule, text, lowered, at, anchored=bool(literal))
         if match is None:
             if not literal:
                 return
@@ -154,18 +161,28 @@ def _rule_spans(
             continue
         start = match.start()
         after = max(match.end(), start + 1)
-        begin, end = match.span("secret") if grouped else (start, match.end())
+        begin, end = match.span("secret") if "secret" in match.re.groupindex else (start, match.end())
         if lead is not None:
             if start < width or lead.fullmatch(text, start - width, start) is None:
                 begin = -1
             else:
                 start -= width
-                begin = begin if grouped else start
+                begin = begin if "secret" in match.re.groupindex else start
         if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
             after = match.start() + 1
         else:
             yield begin, end, priority
         at = where.find(literal, after) if literal else after
+
+
+def _match(
+    rule: Rule, text: str, lowered: bytes, at: int, *, anchored: bool
+) -> re.Match[str] | re.Match[bytes] | None:
+    """The rule's pattern at `at` (anchored) or from `at` on: on the lower-cased bytes for a `lowered`
+    rule, on the text for the others (the positions are the same)."""
+    if rule.bytes_pattern is not None:
+        return rule.bytes_pattern.match(lowered, at) if anchored else rule.bytes_pattern.search(lowered, at)
+    return rule.pattern.match(text, at) if anchored else rule.pattern.search(text, at)
 
 
 def _aws_pairs(text: str, keys: list[Span], masks: _Masks, priority: int) -> Iterator[Span]:
@@ -313,7 +330,9 @@ class Redactor:
     counts: dict[str, int] = attrs.Factory(dict)
     extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
     _detector: Detector = attrs.field(init=False, repr=False)
-    _memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = attrs.field(init=False, factory=dict, repr=False)
+    _memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = attrs.field(
+        init=False, factory=dict, repr=False
+    )
     _memo_chars: int = attrs.field(init=False, default=0, repr=False)
 
     def __attrs_post_init__(self) -> None:

@@ -24,9 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-_TAIL: Final = (
-    rb"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|==|=|:)(?P<gap>[ \t]*)(?P<open>\\?[\"'`]?)"
-)
+_TAIL: Final = rb"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|==|=|:)(?P<gap>[ \t]*)(?P<open>\\?[\"'`]?)"
 STEMS: Final = tuple(
     (literal, re.compile(stem + _TAIL))
     for literal, stem in (
@@ -57,20 +55,99 @@ PASSWORDS: Final = frozenset({"password", "passwd", "passphrase", "pwd"})
 """Keywords whose value people choose: a plain word is a password there, and a placeholder elsewhere."""
 CODE_WORDS: Final = frozenset(
     {
-        "none", "null", "nil", "true", "false", "undefined", "self", "this", "cls", "await", "async", "new",
-        "str", "string", "int", "bool", "bytes", "any", "object", "optional", "required", "unknown", "never",
-        "void", "char", "number", "lambda", "function", "return", "yield", "def", "let", "const", "var",
-        "os", "env", "process", "input", "getpass", "default", "secret", "secrets", "token", "password",
-        "str,", "redacted", "hidden", "inherit", "optional", "type", "value", "text", "data", "field",
-        "masked", "placeholder", "sensitive", "empty", "missing", "unset", "not", "and", "or", "is", "in",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "self",
+        "this",
+        "cls",
+        "await",
+        "async",
+        "new",
+        "str",
+        "string",
+        "int",
+        "bool",
+        "bytes",
+        "any",
+        "object",
+        "optional",
+        "required",
+        "unknown",
+        "never",
+        "void",
+        "char",
+        "number",
+        "lambda",
+        "function",
+        "return",
+        "yield",
+        "def",
+        "let",
+        "const",
+        "var",
+        "os",
+        "env",
+        "process",
+        "input",
+        "getpass",
+        "default",
+        "secret",
+        "secrets",
+        "token",
+        "password",
+        "str,",
+        "redacted",
+        "hidden",
+        "inherit",
+        "type",
+        "value",
+        "text",
+        "data",
+        "field",
+        "masked",
+        "placeholder",
+        "sensitive",
+        "empty",
+        "missing",
+        "unset",
+        "not",
+        "and",
+        "or",
+        "is",
+        "in",
     }
 )
 """Unquoted values that are words of a language or a schema, never a secret."""
 PLACEHOLDERS: Final = frozenset(
     {
-        "string", "str", "none", "null", "true", "false", "password", "secret", "token", "redacted",
-        "<redacted>", "hidden", "xxx", "changeme!", "your-token", "your_token", "your-api-key",
-        "your_api_key", "...", "undefined", "required", "optional", "sensitive", "masked",
+        "string",
+        "str",
+        "none",
+        "null",
+        "true",
+        "false",
+        "password",
+        "secret",
+        "token",
+        "redacted",
+        "<redacted>",
+        "hidden",
+        "xxx",
+        "changeme!",
+        "your-token",
+        "your_token",
+        "your-api-key",
+        "your_api_key",
+        "...",
+        "undefined",
+        "required",
+        "optional",
+        "sensitive",
+        "masked",
     }
 )
 _REFERENCE_START: Final = ("$", "%", "@", "*", "#", "<", "{", "!", "|", ">", "&", "[redacted")
@@ -95,7 +172,9 @@ def keyword_spans(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
                 continue
             separator = match["sep"].decode()
             spaced = bool(match["gap"]) or separator != "="
-            span = _value(text, match.end(), match["open"].decode(), keyword, spaced=spaced, separator=separator)
+            span = _value(
+                text, match.end(), match["open"].decode(), keyword, spaced=spaced, separator=separator
+            )
             if span is not None:
                 yield span
 
@@ -147,7 +226,11 @@ def _value(
         return None
     value = run.group()
     end = run.end()
-    if len(value) < 3 or _placeholder(value) or _code(value, text, end, keyword, spaced=spaced, separator=separator):
+    if (
+        len(value) < 3
+        or _placeholder(value)
+        or _code(value, text, end, keyword, spaced=spaced, separator=separator)
+    ):
         return None
     return at, end
 
@@ -157,9 +240,8 @@ def _placeholder(value: str) -> bool:
     return (
         lowered in PLACEHOLDERS
         or len(set(value)) == 1
-        or lowered.startswith(_REFERENCE_START)
         or ("{" in value and "}" in value)
-        or lowered.startswith(("your", "my-", "my_", "example", "<", "..."))
+        or lowered.startswith((*_REFERENCE_START, "your", "my-", "my_", "example", "<", "..."))
         or not any(c.isalnum() for c in value)
     )
 

@@ -112,7 +112,8 @@ RULES: Final[tuple[Rule, ...]] = (
     # --- blocks ---------------------------------------------------------------------------------------
     _rule(
         "private-key",
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         "detect-secrets PrivateKeyDetector; gitleaks private-key",
         flags=re.S,
         left="any",
@@ -165,9 +166,22 @@ RULES: Final[tuple[Rule, ...]] = (
         "stripe-key",
         r"[rsp]k_(?:live|test|prod)_[0-9A-Za-z]{12,}",
         "detect-secrets StripeDetector; gitleaks stripe-access-token",
-        starts=("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "pk_live_", "pk_test_"),
+        starts=(
+            "sk_live_",
+            "sk_test_",
+            "sk_prod_",
+            "rk_live_",
+            "rk_test_",
+            "rk_prod_",
+            "pk_live_",
+            "pk_test_",
+        ),
     ),
-    _rule("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{20,}", "waybook (issue 43: Stripe's webhook signing secret)"),
+    _rule(
+        "stripe-webhook-secret",
+        r"whsec_[A-Za-z0-9+/=]{20,}",
+        "waybook (issue 43: Stripe's webhook signing secret)",
+    ),
     _rule(
         "aws-access-key",
         r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])",
@@ -188,9 +202,15 @@ RULES: Final[tuple[Rule, ...]] = (
         r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-[A-Za-z0-9_.-]{20,}",
         "detect-secrets GitLabTokenDetector; gitleaks gitlab-pat, gitlab-deploy-token, gitlab-runner-"
         "authentication-token, gitlab-cicd-job-token, gitlab-feed-token, gitlab-ptt, ...",
-        starts=tuple(f"gl{k}-" for k in ("pat", "dt", "ft", "soat", "rt", "cbt", "imt", "ptt", "agent", "oas", "ffct")),
+        starts=tuple(
+            f"gl{k}-" for k in ("pat", "dt", "ft", "soat", "rt", "cbt", "imt", "ptt", "agent", "oas", "ffct")
+        ),
     ),
-    _rule("gitlab-token", r"GR1348941[A-Za-z0-9_-]{20,}", "detect-secrets GitLabTokenDetector; gitleaks gitlab-rrt"),
+    _rule(
+        "gitlab-token",
+        r"GR1348941[A-Za-z0-9_-]{20,}",
+        "detect-secrets GitLabTokenDetector; gitleaks gitlab-rrt",
+    ),
     _rule(
         "slack-token",
         r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{15,}",
@@ -203,7 +223,9 @@ RULES: Final[tuple[Rule, ...]] = (
         r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
         "detect-secrets SendGridDetector; gitleaks sendgrid-api-token",
     ),
-    _rule("npm-token", r"npm_[A-Za-z0-9]{36}" + _END, "detect-secrets NpmDetector; gitleaks npm-access-token"),
+    _rule(
+        "npm-token", r"npm_[A-Za-z0-9]{36}" + _END, "detect-secrets NpmDetector; gitleaks npm-access-token"
+    ),
     _rule(
         "npm-token",
         r"_authtoken=[ \t]*(?P<secret>[^\s\"']{8,})",
@@ -243,7 +265,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "detect-secrets MailchimpDetector; gitleaks mailchimp-api-key",
         lead=("[0-9a-f]{32}", 32),
     ),
-    _rule("twilio-key", r"SK[0-9a-f]{32}" + _END, "detect-secrets TwilioKeyDetector; gitleaks twilio-api-key"),
+    _rule(
+        "twilio-key", r"SK[0-9a-f]{32}" + _END, "detect-secrets TwilioKeyDetector; gitleaks twilio-api-key"
+    ),
     _rule(
         "square-token",
         r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,60}",
@@ -262,7 +286,9 @@ RULES: Final[tuple[Rule, ...]] = (
         r"AKC[a-zA-Z0-9]{17,}" + _END,
         "detect-secrets ArtifactoryDetector; gitleaks artifactory-api-key",
     ),
-    _rule("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END, "gitleaks shopify-access-token, ..."),
+    _rule(
+        "shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END, "gitleaks shopify-access-token, ..."
+    ),
     _rule(
         "digitalocean-token",
         r"do[opr]_v1_[a-f0-9]{64}" + _END,
@@ -270,7 +296,9 @@ RULES: Final[tuple[Rule, ...]] = (
         starts=("doo_v1_", "dop_v1_", "dor_v1_"),
     ),
     _rule("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?" + _END, "gitleaks databricks-api-token"),
-    _rule("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "gitleaks age-secret-key"),
+    _rule(
+        "age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "gitleaks age-secret-key"
+    ),
     _rule(
         "vault-token",
         r"hv[sb]\.[A-Za-z0-9_-]{90,300}",
@@ -290,7 +318,9 @@ RULES: Final[tuple[Rule, ...]] = (
         starts=("glc_", "glsa_"),
     ),
     _rule("sentry-token", r"sntry[us]_[A-Za-z0-9+/=_]{40,}", "gitleaks sentry-user-token, sentry-org-token"),
-    _rule("onepassword-token", r"ops_eyJ[A-Za-z0-9+/]{100,}={0,3}", "gitleaks 1password-service-account-token"),
+    _rule(
+        "onepassword-token", r"ops_eyJ[A-Za-z0-9+/]{100,}={0,3}", "gitleaks 1password-service-account-token"
+    ),
     _rule("dynatrace-token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", "gitleaks dynatrace-api-token"),
     _rule("rubygems-token", r"rubygems_[a-f0-9]{48}" + _END, "gitleaks rubygems-api-token"),
     _rule("alibaba-access-key", r"LTAI[A-Za-z0-9]{20}" + _END, "gitleaks alibaba-access-key-id"),
@@ -300,7 +330,11 @@ RULES: Final[tuple[Rule, ...]] = (
         "gitleaks new-relic-user-api-key, ...",
         starts=("NRAK-", "NRII-", "NRJS-"),
     ),
-    _rule("jwt", r"eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}", "detect-secrets JwtTokenDetector; gitleaks jwt"),
+    _rule(
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}",
+        "detect-secrets JwtTokenDetector; gitleaks jwt",
+    ),
     # --- headers and command-line credentials ----------------------------------------------------------
     _rule(
         "bearer-token",
@@ -316,14 +350,16 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     _rule(
         "cookie",
-        r"cookie[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[^\s\"';=]+=[^\s\"']{8,}(?:;[ \t]*[^\s\"';=]+=[^\s\"';]*)*)",
+        r"cookie[\"']?[ \t]*:[ \t]*[\"']?"
+        r"(?P<secret>[^\s\"';=]+=[^\s\"']{8,}(?:;[ \t]*[^\s\"';=]+=[^\s\"';]*)*)",
         "waybook (docs/export.md listed cookies and session ids as missed)",
         lowered=True,
         left="alnum",
     ),
     _rule(
         "password-flag",
-        r"--(?:password|passwd|pass|token|api-key|secret|client-secret)(?:=|[ \t]+)(?P<secret>[^\s\"'$<>-][^\s\"'<>]{2,})",
+        r"--(?:password|passwd|pass|token|api-key|secret|client-secret)(?:=|[ \t]+)"
+        r"(?P<secret>[^\s\"'$<>-][^\s\"'<>]{2,})",
         "waybook (docs/export.md listed passwords given as flags as missed)",
         lowered=True,
         left="any",

@@ -546,7 +546,9 @@ class TrajectoryExporter:
             same = same and all(a is b for a, b in zip(calls, m.tool_calls, strict=True))
             if same and all(a is b for a, b in zip(parts, m.parts, strict=True)):
                 return m
-            return attrs.evolve(m, text=text, thinking=thinking, tool_calls=calls, tool_call_id=answered, parts=parts)
+            return attrs.evolve(
+                m, text=text, thinking=thinking, tool_calls=calls, tool_call_id=answered, parts=parts
+            )
 
         return [message(m) for m in messages]
 

@@ -36,7 +36,6 @@ from typing import Final, Literal
 import attrs
 
 from waybook._redact import Redactor
-from waybook.journal._clock import new_id, utc_now
 from waybook.integrations.git_memory import (
     BRANCH,
     GitMemoryError,
@@ -45,6 +44,7 @@ from waybook.integrations.git_memory import (
     is_memory_operation,
     one_line,
 )
+from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.memory.working._state import MemoryProjection
 from waybook.model._errors import StaleWriterError
@@ -405,7 +405,8 @@ def _check_objects(stream: bytes) -> None:
         end = stream.index(b"\n", index)
         header = stream[index:end].decode(errors="replace").split(" ")
         if len(header) != 3 or not header[2].isdigit():
-            msg = f"git cat-file answered {' '.join(header)[:80]!r} for an object of the push; nothing was pushed"
+            answer = " ".join(header)[:80]
+            msg = f"git cat-file answered {answer!r} for an object of the push; nothing was pushed"
             raise GitMemoryError(msg)
         sha, kind, size = header
         body = stream[end + 1 : end + 1 + int(size)]
