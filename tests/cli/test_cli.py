@@ -415,14 +415,14 @@ def test_verify_reports_an_unreadable_file_in_one_line_and_goes_on_to_the_next(
 
     unreadable = tmp_path / "unreadable.jsonl"
     unreadable.write_bytes(session_file.read_bytes())
-    proved = verify.verify_file
+    proved = verify._proof
 
-    def verify_file(path: Path) -> Any:
+    def proof(store: Any, path: Path) -> Any:
         if path == unreadable:
             raise PermissionError(13, "Permission denied", str(path))
-        return proved(path)
+        return proved(store, path)
 
-    monkeypatch.setattr(verify, "verify_file", verify_file)
+    monkeypatch.setattr(verify, "_proof", proof)
     run = waybook("verify", unreadable, session_file, "--json")
     assert run.returncode == 2
     assert run.stderr == f"waybook: {unreadable}: Permission denied\n"

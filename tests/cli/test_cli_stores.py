@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.cli_runner import waybook
 from waybook import Session
-from waybook.stores import open_store
+from waybook.stores import JournalFiles, open_store
 
 PI_FIXTURE = Path("/work/shared/fixtures/pi/before-compaction.jsonl")
 
@@ -151,3 +151,33 @@ def test_verify_in_a_store_finds_the_memory_journals_a_receipt_names_without_bei
     run = waybook("verify", "--store", url, "s1")
     assert run.returncode == 0, run.stderr
     assert "receipts: 1 verified, 0 bad\n" in run.stdout
+
+
+NOT_THERE = [["ls"], ["verify"], ["show", "s1"], ["view", "s1", "-o", "page.html"], ["serve", "--port", "0"]]
+
+
+@pytest.mark.parametrize("command", NOT_THERE)
+def test_a_store_that_is_not_there_is_a_usage_error_naming_the_option_and_nothing_is_created(
+    command: list[str], tmp_path: Path
+) -> None:
+    for url in (f"file:{tmp_path}/nowhere", f"sqlite:{tmp_path}/nowhere.db"):
+        args = [arg if arg != "page.html" else str(tmp_path / arg) for arg in command]
+        run = waybook(*args, "--store", url)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.startswith(f"waybook: --store {url}: no "), run.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["show"], ["stats"], ["log"]])
+def test_a_torn_tail_in_a_directory_store_is_reported_as_for_a_file(
+    command: list[str], tmp_path: Path
+) -> None:
+    url = f"file:{tmp_path}/store"
+    with open_store(url) as store:
+        Session(store.create("s1")).user("hi")
+        assert isinstance(store, JournalFiles)
+        path = store.file_of("s1")
+    path.write_bytes(path.read_bytes() + b'{"seq":3,"to')
+    run = waybook(*command, "--store", url, "s1")
+    assert run.returncode == 1, run.stderr
+    assert "torn tail at byte" in run.stderr

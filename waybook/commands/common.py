@@ -1,7 +1,8 @@
 """What CLI commands share: output streams, opening journals, replays with progress, one-line summaries.
 
 Exit codes, usage errors and warnings are in commands.exits, below this module; the `--store` option in
-commands.store_option and journal files in commands.journal_files, which this module opens journals with.
+commands.store_option and journal files in commands.journal_files, which this module opens journals with:
+either way the journal is proven once and read from the disk once.
 """
 
 from __future__ import annotations

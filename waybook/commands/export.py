@@ -19,11 +19,12 @@ from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
-from waybook.commands.store_option import add_store_option, blobs_of
+from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats.pi._codec import export_pi
 from waybook.projections import TreeProjection
+from waybook.stores import blobs_for
 from waybook.stores._url import local_path
 
 FORMATS = ("openai", "openai-dpo", "trl-sft", "trl-dpo", "trl-kto", "sharegpt", "hf", "archival", "pi")
@@ -252,7 +253,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
             "(not redacted: an archive is the journal as written)"
         )
         return OK
-    blobs = blobs_of(journal, None if args.store else Path(args.path))
+    blobs = blobs_for(journal)
     if args.format == "pi":
         records = images_from_blobs(journal.read(limit=args.at), blobs)
         count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)), inputs)

@@ -13,7 +13,7 @@ from typing import Any
 from waybook.codecs._wire import FIRST_LINE_START, decode_record
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
-from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError
+from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError, VerifyReport
 from waybook.journal._protocol import DamageReporting
 from waybook.model._records import Header
 
@@ -41,7 +41,15 @@ def starts_with_header(path: Path) -> bool:
 
 
 def open_journal_file(path: Path) -> JsonlJournal:
-    """Open `path` read-only, refusing a missing path, a directory and a file that is not a journal."""
+    """Open `path` read-only, refusing a missing path, a directory and a file that is not a journal.
+    Every byte is proved once, and the journal's reads are served from the bytes the proof read."""
+    journal, _ = open_proven_file(path)
+    return journal
+
+
+def open_proven_file(path: Path, *, prefix: bool = False) -> tuple[JsonlJournal, VerifyReport]:
+    """`open_journal_file`, with the chain report of the same pass (`waybook verify`'s). With `prefix`, a
+    journal damaged before its last record opens as its proven prefix instead of raising."""
     if path.is_dir():
         msg = f"{path}: is a directory, not a journal file"
         raise UsageError(msg)
@@ -49,7 +57,7 @@ def open_journal_file(path: Path) -> JsonlJournal:
         msg = f"{path}: no such journal file"
         raise UsageError(msg)
     try:
-        journal = JsonlJournal(path, readonly=True, sidecar=False)  # audits prove the whole file
+        journal, report = JsonlJournal.open_proven(path, read_prefix=prefix)  # audits prove the whole file
     except CorruptJournalError as exc:
         if exc.seq == 1 and exc.offset == 0 and not starts_with_header(path):
             raise _not_a_journal(path, exc.reason) from None
@@ -58,7 +66,7 @@ def open_journal_file(path: Path) -> JsonlJournal:
     if damage is not None and damage.seq == 1 and damage.offset == 0 and not starts_with_header(path):
         journal.close()
         raise _not_a_journal(path, damage.reason)
-    return journal
+    return journal, report
 
 
 def _not_a_journal(path: Path, reason: str) -> NotAJournalError:

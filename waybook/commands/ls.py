@@ -13,10 +13,10 @@ from rich.table import Table
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.layout import cut, width
-from waybook.commands.store_option import add_store_option, connect_store, journal_file_in_store
+from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.terminal import visible
 from waybook.commands.titles import Glance, glance
-from waybook.journal import JsonlJournal
+from waybook.stores import open_journal
 
 if TYPE_CHECKING:
     from waybook.stores import JournalPage, JournalStore
@@ -59,14 +59,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     metadata = dict(_pair(item) for item in args.meta)
     with connect_store(args.store) as store:
-        from waybook.stores import StoreArgumentError
-
-        try:
+        with store_errors():
             page = store.list(
                 role=args.role, metadata=metadata, hidden=args.hidden, after=args.after, limit=args.limit
             )
-        except StoreArgumentError as exc:
-            raise UsageError(str(exc)) from exc
         looked = args.json or not args.long
         glances = {info.journal_id: _glance(store, info.journal_id) for info in page} if looked else {}
     if args.json:
@@ -100,8 +96,7 @@ MIN_TITLE = 20
 
 
 def _glance(store: JournalStore, journal_id: str) -> Glance:
-    path = journal_file_in_store(store, journal_id)
-    with JsonlJournal(path, readonly=True) if path else store.open(journal_id) as journal:
+    with open_journal(store, journal_id) as journal:
         return glance(journal)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from waybook.commands.common import emit_json, open_journal, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.memory_identity import add_identity_option, resolve
-from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.store_option import add_store_option, connect_store, store_errors
 
 
 def register(actions: argparse._SubParsersAction[Any]) -> None:
@@ -85,13 +85,9 @@ def _import(args: argparse.Namespace) -> int:
     _only_git_options(args)
     resolve(args, "journal")
     if args.store is not None:
-        from waybook.stores import StoreArgumentError
-
         with connect_store(args.store) as store:
-            try:
+            with store_errors():
                 there = store.exists(str(args.journal))
-            except StoreArgumentError as exc:
-                raise UsageError(str(exc)) from exc
             if not there:
                 msg = f"{args.store}: no memory journal {str(args.journal)!r} in this store"
                 raise UsageError(msg)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from waybook.commands.exits import OK, UsageError
-from waybook.commands.store_option import add_store_option
+from waybook.commands.store_option import add_store_option, store_errors
 from waybook.view import ViewServer
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
         msg = f"--port {args.port}: give a port from 0 to 65535"
         raise UsageError(msg)
     try:
-        server = ViewServer(args.store, host=args.host, port=args.port)
+        with store_errors():
+            server = ViewServer(args.store, host=args.host, port=args.port)
     except OSError as exc:
         msg = (
             f"--host {args.host} --port {args.port}: cannot listen there ({exc.strerror}); try another --port"

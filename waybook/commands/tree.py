@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 from rich.tree import Tree
 
+from waybook import stores
 from waybook.commands.common import (
     emit_json,
     open_journal,
@@ -110,7 +111,7 @@ def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
     if store is not None:
         with connect_store(store) as opened:
             if opened.exists(link.journal):
-                with opened.open(link.journal) as linked:
+                with stores.open_journal(opened, link.journal) as linked:
                     where, records = f"{store} {link.journal}", linked.head().seq
     else:
         beside = path.parent / f"{link.journal}.jsonl"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +11,11 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.journal_files import starts_with_header
 from waybook.commands.progress import Phases
-from waybook.commands.store_option import add_store_option, connect_store, verify_in_store
+from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.terminal import visible
-from waybook.commands.verify_receipts import verify_receipts
-from waybook.journal import JournalError, NotAJournalError, VerifyReport, verify, verify_file
-from waybook.stores import CATALOG_ID
+from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
+from waybook.journal import JournalError, JsonlJournal, NotAJournalError, SessionJournal, VerifyReport
+from waybook.stores import CATALOG_ID, JournalStore, open_proven, prove
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -48,81 +49,105 @@ def run(args: argparse.Namespace) -> int:
     if not args.paths and args.store is None:
         warn("give the journal files to verify (PATH...), or --store URL to verify every journal of a store")
         return USAGE
-    paths = args.paths or every_journal(args.store)
-    status = OK
-    reports: list[dict[str, Any]] = []
-    with Phases(len(paths), threshold=2 if not args.paths else PROGRESS_PATHS) as phases:
-        phases.start("verifying", total=len(paths))
-        for done, path in enumerate(paths):
-            status = max(status, _verify_one(args, path, reports))
-            phases.advance(done + 1)
-    if args.json:
-        emit_json(reports)
-    ids = [p for p in paths if str(p) != CATALOG_ID]
-    return max(status, verify_receipts(ids, quiet=args.json, store=args.store))
+    if args.store is None:
+        return _verify(args, None)
+    with connect_store(args.store) as store:
+        return _verify(args, store)
 
 
 PROGRESS_PATHS = 20
 """Verifying at least this many files given by name shows a progress bar (on a terminal)."""
 
 
-def every_journal(url: str) -> list[Path]:
-    """Every journal id of the store at `url`, hidden ones too, in creation order, and its catalog last."""
-    from waybook.stores import StoreArgumentError
+def _verify(args: argparse.Namespace, store: JournalStore | None) -> int:
+    """Prove each journal once; the journals a receipt check needs stay open (their bytes in memory)
+    until the receipts are checked, so no journal is read twice."""
+    paths = args.paths if args.paths or store is None else every_journal(store)
+    status = OK
+    reports: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as kept:
+        receipts: list[SessionJournal] = []
+        with Phases(len(paths), threshold=2 if not args.paths else PROGRESS_PATHS) as phases:
+            phases.start("verifying", total=len(paths))
+            for done, path in enumerate(paths):
+                journal, found = _verify_one(args, store, path, reports)
+                status = max(status, found)
+                if journal is not None:
+                    receipts.append(kept.enter_context(journal))
+                phases.advance(done + 1)
+        if args.json:
+            emit_json(reports)
+        return max(status, verify_receipts(receipts, quiet=args.json, store=store))
 
+
+def every_journal(store: JournalStore) -> list[Path]:
+    """Every journal id of `store`, hidden ones too, in creation order, and its catalog last."""
     ids: list[Path] = []
-    with connect_store(url) as store:
-        cursor = None
-        while True:
-            try:
-                page = store.list(hidden=True, after=cursor, limit=1000)
-            except StoreArgumentError as exc:
-                raise UsageError(str(exc)) from exc
-            ids.extend(Path(info.journal_id) for info in page)
-            cursor = page.cursor
-            if cursor is None:
-                break
+    cursor = None
+    while True:
+        with store_errors():
+            page = store.list(hidden=True, after=cursor, limit=1000)
+        ids.extend(Path(info.journal_id) for info in page)
+        cursor = page.cursor
+        if cursor is None:
+            break
     return [*ids, Path(CATALOG_ID)]
 
 
-def verify_catalog(url: str) -> VerifyReport:
-    """Prove the store's catalog journal: a directory store's file as any JSONL file, other stores through
-    the read-only `open_catalog` of their base classes."""
-    from waybook.stores import DirectoryStore
-
-    with connect_store(url) as store:
-        if isinstance(store, DirectoryStore):
-            return verify_file(store.directory / "catalog.jsonl")
-        opener = getattr(store, "open_catalog", None)
-        if opener is None:
-            msg = f"{url}: this store cannot show its catalog journal {CATALOG_ID} to be verified"
-            raise UsageError(msg)
-        with opener() as catalog:
-            report: VerifyReport = verify(catalog)
-            return report
+def _proof(store: JournalStore | None, path: Path) -> tuple[SessionJournal | None, VerifyReport]:
+    """One pass over a journal: it (read-only, its bytes kept) and the report of its proof."""
+    if store is None:
+        return JsonlJournal.open_proven(path, read_prefix=True)
+    with store_errors():
+        if str(path) == CATALOG_ID:
+            return None, prove(store, CATALOG_ID)
+        return open_proven(store, str(path))
 
 
-def _verify_one(args: argparse.Namespace, path: Path, reports: list[dict[str, Any]]) -> int:
-    """Verify one journal, print (or add to `reports`) what was found; its exit status."""
-    status = OK
-    if args.store is None and not path.is_file():
+def _verify_one(
+    args: argparse.Namespace, store: JournalStore | None, path: Path, reports: list[dict[str, Any]]
+) -> tuple[SessionJournal | None, int]:
+    """Verify one journal, print (or add to `reports`) what was found; the journal if the receipt check
+    needs it (else it is closed), and the exit status."""
+    if store is None and not path.is_file():
         warn(
             f"{path}: is a directory, not a journal file"
             if path.is_dir()
             else f"{path}: no such journal file"
         )
-        return USAGE
+        return None, USAGE
     try:
-        report = _report(args.store, path)
+        journal, report = _proof(store, path)
     except JournalError as exc:
         warn(str(exc))
-        return PROBLEM
-    except UsageError as exc:  # --store: a bad id or no store there
+        return None, PROBLEM
+    except UsageError as exc:  # --store: a bad id
         warn(str(exc))
-        return USAGE
+        return None, USAGE
     except OSError as exc:  # a file that cannot be read: say so, and go on to the next
         warn(f"{exc.filename or path}: {exc.strerror or exc}")
-        return USAGE
+        return None, USAGE
+    if journal is None:
+        return None, _say(args, store, path, report, journal, reports)
+    with contextlib.ExitStack() as closing:
+        closing.callback(journal.close)
+        status = _say(args, store, path, report, journal, reports)
+        if (report.ok or report.torn_tail) and needs_receipt_check(journal):
+            closing.pop_all()  # the receipt check reads it: it stays open until then
+            return journal, status
+    return None, status
+
+
+def _say(
+    args: argparse.Namespace,
+    store: JournalStore | None,
+    path: Path,
+    report: VerifyReport,
+    journal: SessionJournal | None,
+    reports: list[dict[str, Any]],
+) -> int:
+    """Print (or add to `reports`) what was found of one journal, its blobs too with --blobs."""
+    status = OK
     entry: dict[str, Any] = {
         "path": str(path),
         "ok": report.ok,
@@ -133,11 +158,12 @@ def _verify_one(args: argparse.Namespace, path: Path, reports: list[dict[str, An
         "reason": report.reason,
         "torn_tail": report.torn_tail,
     }
-    entry["journal"] = args.store is not None or report.bad_seq != 1 or starts_with_header(path)
+    entry["journal"] = store is not None or report.bad_seq != 1 or starts_with_header(path)
     if str(path) == CATALOG_ID:
         entry["torn_tail"] = False  # only the store writes its catalog: nothing for `repair` to do
-    wanted = args.blobs and report.ok and str(path) != CATALOG_ID
-    blobs = check_blobs(args.store, str(path)) if wanted else None
+    blobs = None
+    if args.blobs and report.ok and store is not None and journal is not None:
+        blobs = check_blobs(store, journal)
     if blobs is not None:
         entry["blobs"] = blobs
         if blobs["missing"] or blobs["damaged"]:
@@ -168,26 +194,17 @@ def _verify_one(args: argparse.Namespace, path: Path, reports: list[dict[str, An
     return status
 
 
-def _report(store: str | None, path: Path) -> VerifyReport:
-    if store is None:
-        return verify_file(path)
-    if str(path) == CATALOG_ID:
-        return verify_catalog(store)
-    return verify_in_store(store, str(path))
-
-
-def check_blobs(url: str, journal_id: str) -> dict[str, Any]:
+def check_blobs(store: JournalStore, journal: SessionJournal) -> dict[str, Any]:
     """Every blob the journal references: is it in the store, and do its bytes hash to its digest?"""
     from waybook.stores._blobs import BlobDigestError, MissingBlobError, references
 
     missing, damaged = [], []
-    with connect_store(url) as store, store.open(journal_id) as journal:
-        referenced = sorted(references(journal.read()))
-        for digest in referenced:
-            try:
-                store.blobs.verify(digest)
-            except MissingBlobError:
-                missing.append(digest)
-            except BlobDigestError:
-                damaged.append(digest)
+    referenced = sorted(references(journal.read()))
+    for digest in referenced:
+        try:
+            store.blobs.verify(digest)
+        except MissingBlobError:
+            missing.append(digest)
+        except BlobDigestError:
+            damaged.append(digest)
     return {"referenced": len(referenced), "missing": missing, "damaged": damaged}

@@ -1,39 +1,46 @@
 """The receipt part of `waybook verify`: memory receipts re-derived from the journals given together.
 
-Each session or pin journal among the paths has its receipts checked (memory/receipts.py,
-`check_receipts`) against the canonical and working journals among the same paths, matched by their
-header's journal id; with `--store`, a memory journal a receipt names is also found in the store without
-being given. A receipt naming a journal that is nowhere to be found is reported as not checked.
+Each session or pin journal among the journals verified has its receipts checked (memory/receipts.py,
+`check_receipts`) against the canonical and working journals among them, matched by their header's
+journal id; with `--store`, a memory journal a receipt names is also found in the store without being
+given. A receipt naming a journal that is nowhere to be found is reported as not checked. `verify` hands
+over the journals it proved (`needs_receipt_check` says which it keeps), so none is opened twice.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
-from waybook.commands.exits import OK, PROBLEM, UsageError, warn
-from waybook.commands.store_option import open_in_store
-from waybook.journal import JournalError, JsonlJournal, SessionJournal
+from waybook.commands.exits import OK, PROBLEM, warn
+from waybook.journal import JournalError, SessionJournal
 from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts
 from waybook.model._records import Header
+from waybook.stores import JournalStore, open_journal
 
 
-def verify_receipts(paths: list[Path], *, quiet: bool, store: str | None = None) -> int:
-    """Check the receipts in every journal of `paths` (journal ids in `store`, with --store); OK, or
-    PROBLEM if any receipt does not derive."""
+def needs_receipt_check(journal: SessionJournal) -> bool:
+    """Whether `verify_receipts` needs `journal`: a session or pin journal holding receipts, or a journal
+    a receipt may name (a memory journal). Reads it (a session's records) when it has to."""
+    role = _role(journal)
+    if role in ("session", "pin"):
+        return bool(check_receipts(journal, {}))  # each receipt, unchecked without the journals it names
+    return role not in (None, "catalog")
+
+
+def _role(journal: SessionJournal) -> str | None:
+    first = next(iter(journal.read(limit=1)), None)
+    return first.body.role if first is not None and isinstance(first.body, Header) else None
+
+
+def verify_receipts(given: list[SessionJournal], *, quiet: bool, store: JournalStore | None = None) -> int:
+    """Check the receipts in every session or pin journal `given` (with `store`, memory journals are also
+    found in the store); OK, or PROBLEM if any receipt does not derive."""
     with contextlib.ExitStack() as stack:
         journals: dict[str, SessionJournal] = {}
         roles: dict[str, str] = {}
-        for path in paths:
-            try:
-                opened = (
-                    JsonlJournal(path, readonly=True) if store is None else open_in_store(store, str(path))
-                )
-                journal = stack.enter_context(opened)
-                first = next(iter(journal.read(limit=1)), None)
-            except (JournalError, OSError, UsageError):
-                continue  # the chain check above has already reported it
+        for journal in given:
+            first = next(iter(journal.read(limit=1)), None)
             if first is not None and isinstance(first.body, Header):
                 journals[first.body.journal] = journal
                 roles[first.body.journal] = first.body.role
@@ -62,17 +69,19 @@ class _WithStore(Mapping[str, SessionJournal]):
     """The journals given, and on demand any other journal of the store (a memory journal a receipt
     names), opened read-only for the rest of the check."""
 
-    def __init__(self, given: dict[str, SessionJournal], url: str, stack: contextlib.ExitStack) -> None:
+    def __init__(
+        self, given: dict[str, SessionJournal], store: JournalStore, stack: contextlib.ExitStack
+    ) -> None:
         self._given = given
-        self._url = url
+        self._store = store
         self._stack = stack
         self._missing: set[str] = set()
 
     def __getitem__(self, journal_id: str) -> SessionJournal:
         if journal_id not in self._given and journal_id not in self._missing:
             try:
-                self._given[journal_id] = self._stack.enter_context(open_in_store(self._url, journal_id))
-            except (JournalError, OSError, UsageError):
+                self._given[journal_id] = self._stack.enter_context(open_journal(self._store, journal_id))
+            except (JournalError, OSError):
                 self._missing.add(journal_id)
         return self._given[journal_id]
 

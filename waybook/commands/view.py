@@ -9,9 +9,9 @@ from typing import Any
 
 from waybook._files import replace_private
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
-from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import add_store_option, connect_store
-from waybook.journal import CorruptJournalError, JsonlJournal, Record, VerifyReport, verify_file
+from waybook.commands.journal_files import open_proven_file
+from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.journal import Record, VerifyReport
 from waybook.view import journal_page_data, page_data, render_page
 
 
@@ -38,13 +38,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def proven_records(path: Path) -> tuple[list[Record], VerifyReport, str]:
     """The records a page of a journal file may show (the proven prefix), the chain's report and the
-    journal's id."""
-    report = verify_file(path)
-    try:
-        opened: JsonlJournal = open_journal_file(path)
-    except CorruptJournalError:
-        opened = JsonlJournal(path, readonly=True, sidecar=False, read_prefix=True)
-    with opened as journal:
+    journal's id, from one pass over the file."""
+    journal, report = open_proven_file(path, prefix=True)
+    with journal:
         records = list(journal.read(limit=report.head.seq))
     header = records[0].body if records else None
     return records, report, getattr(header, "journal", path.stem)
@@ -56,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         msg = f"{out}: exists; pass --force to replace it"
         raise UsageError(msg)
     if args.store is not None:  # a store's page also shows its blobs and the memory files turns used
-        with connect_store(args.store) as store:
+        with connect_store(args.store) as store, store_errors():
             data = journal_page_data(store, str(args.path))
         records_shown, ok, status = data["records"], data["status"]["ok"], data["status"]
     else:

@@ -22,8 +22,8 @@ from waybook.journal._roles.session import next_leaf
 from waybook.model._errors import ConflictError, StaleWriterError
 from waybook.model._head import GENESIS, Head
 from waybook.model._records import AnyBody, CustomEntry, NewRecord, Record
+from waybook.stores import NonBlockingStore
 from waybook.stores._errors import JournalExistsError, JournalPurgedError
-from waybook.stores._in_process import InProcessStore
 from waybook.stores._protocol import JournalStore
 from waybook.stores._values import JournalInfo
 
@@ -55,7 +55,7 @@ CLOCK: Final = StorageClock()
 def run_inline(store: JournalStore) -> bool:
     """Whether the store's calls never block on I/O (the memory store), so a coroutine may run them
     without a worker thread."""
-    return isinstance(store, InProcessStore)
+    return isinstance(store, NonBlockingStore) and store.never_blocks
 
 
 def epoch_ms(at: str) -> int:

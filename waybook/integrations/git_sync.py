@@ -21,11 +21,20 @@ is a `RemoteFormatError` naming the commit, and git's own failures are one-line 
 
 Every object a push sends is read back and passed through the redaction patterns first: a blob or a
 commit message the patterns would change is refused (`SecretLeakError`) and nothing is pushed.
+
+**Which remote.** `sync_git(journal)` without a remote uses the remote this memory last synced with: each
+sync that ends with a report records its remote as `remote.origin.url` in the config of the memory's own
+sync repository, `$WAYBOOK_HOME/sync/<journal id>.git` (a bare repository, keyed by the journal's header
+id, never a repository of the current directory: that is most likely the agent's code, whose `origin`
+must never receive memory). A memory that never synced has no remote to find: `NoRemoteError` (the CLI
+says to give `--remote URL`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -46,7 +55,8 @@ from waybook.integrations.git_memory import (
 )
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
-from waybook.memory.working._state import MemoryProjection
+from waybook.memory.tools import waybook_home
+from waybook.memory.working._state import MemoryProjection, MemoryState
 from waybook.model._errors import StaleWriterError
 from waybook.model._records import MemorySynced, NewRecord
 from waybook.projections._base import replay
@@ -73,6 +83,14 @@ class SyncConflictError(GitMemoryError):
         """The journal's head seq when the sync started."""
         self.remote = remote
         """The remote `main` commit the sync found."""
+
+
+class NoRemoteError(GitMemoryError):
+    """No remote was named and this memory never synced with one: nothing to find, nothing was done."""
+
+    def __init__(self, message: str, *, journal_id: str) -> None:
+        super().__init__(message)
+        self.journal_id = journal_id
 
 
 class SecretLeakError(GitMemoryError):
@@ -117,14 +135,60 @@ def _out(directory: Path, *args: str) -> str:
     return _git(directory, *args).stdout.decode(errors="replace").strip()
 
 
-def sync_git(journal: SessionJournal, remote: str) -> SyncReport:
-    """Push `journal` (a working-memory journal) to the git `remote` and pull back reviewed commits."""
-    if "://" not in remote and Path(remote).exists():  # a local path, relative to the caller's directory
-        remote = str(Path(remote).resolve())
+def sync_git(journal: SessionJournal, remote: str | None = None) -> SyncReport:
+    """Push `journal` (a working-memory journal) to the git `remote` and pull back reviewed commits.
+
+    Without `remote`, the remote this memory last synced with (recorded in its sync repository, see
+    `remembered_remote`); NoRemoteError when it never synced."""
     state = replay(MemoryProjection(), journal)
     if state.role != "working_memory":
         msg = f"{journal.name} is not a working-memory journal; sync the journal the agent writes"
         raise GitMemoryError(msg)
+    journal_id = state.journal_id or journal.name
+    if remote is None:
+        remote = remembered_remote(journal_id)
+        if remote is None:
+            msg = (
+                f"no remote is known for memory {journal_id}: it never synced with one. Give remote= (the "
+                "first sync records it, and later syncs use it)"
+            )
+            raise NoRemoteError(msg, journal_id=journal_id)
+    elif "://" not in remote and Path(remote).exists():  # a local path, relative to the caller's directory
+        remote = str(Path(remote).resolve())
+    report = _sync(journal, remote, state)
+    _remember_remote(journal_id, remote)
+    return report
+
+
+def sync_repository(journal_id: str) -> Path:
+    """The memory's own sync repository: `$WAYBOOK_HOME/sync/<journal id>.git` (the id made safe for a
+    file name, with a digest of it so two ids never share one)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", journal_id)[:80]
+    tag = hashlib.sha256(journal_id.encode()).hexdigest()[:12]
+    return waybook_home() / "sync" / f"{safe}-{tag}.git"
+
+
+def remembered_remote(journal_id: str) -> str | None:
+    """The remote the memory with this header id last synced with, or None (never synced)."""
+    repository = sync_repository(journal_id)
+    if not (repository / "config").is_file():
+        return None
+    found = _git(repository, "config", "--get", "remote.origin.url", check=False)
+    url = found.stdout.decode().strip()
+    return url if found.returncode == 0 and url else None
+
+
+def _remember_remote(journal_id: str, remote: str) -> None:
+    repository = sync_repository(journal_id)
+    if not (repository / "config").is_file():
+        repository.parent.mkdir(parents=True, exist_ok=True)
+        _git(repository.parent, "-c", f"init.defaultBranch={BRANCH}", "init", "-q", "--bare", repository.name)
+        _git(repository, "config", "waybook.journal", journal_id)
+    if remembered_remote(journal_id) != remote:
+        _git(repository, "config", "remote.origin.url", remote)
+
+
+def _sync(journal: SessionJournal, remote: str, state: MemoryState) -> SyncReport:
     name = Redactor().text(remote)
     with tempfile.TemporaryDirectory(prefix="waybook-sync-") as scratch:
         work = Path(scratch) / "memory"
@@ -419,4 +483,13 @@ def _check_objects(stream: bytes) -> None:
             raise SecretLeakError(msg)
 
 
-__all__ = ["RemoteFormatError", "SecretLeakError", "SyncConflictError", "SyncReport", "sync_git"]
+__all__ = [
+    "NoRemoteError",
+    "RemoteFormatError",
+    "SecretLeakError",
+    "SyncConflictError",
+    "SyncReport",
+    "remembered_remote",
+    "sync_git",
+    "sync_repository",
+]

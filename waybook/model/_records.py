@@ -332,6 +332,14 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     """The SHA-256 of the compiled memory block the prompt carried (`waybook.memory.compile_block`)."""
     layers: tuple[tuple[str, str, str], ...] = field(default=(), name="layers")
     """The prompt's layers in order, each (name, authority, sha256): base, orientation, memory."""
+    revisions: tuple[str, ...] = field(default=(), name="revisions")
+    """The revision (record) ids of the notes the index showed, in order: with `memory`, `seq`, `limit`,
+    what renders the same bytes again (`waybook.memory.replay_index`). Empty on older records."""
+    limit: int | None = field(default=None, name="limit")
+    """The index's entry limit (None on older records, which used the default, 50)."""
+    pinned: bool | None = field(default=None, name="pinned")
+    """True: rendered at a pin the host chose; False: live, at the memory journal's head when it was
+    loaded; None: an older record that did not say."""
 
 
 # --- reflection ---------------------------------------------------------------------------------

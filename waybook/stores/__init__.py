@@ -1,7 +1,9 @@
 """Stores: many journals behind one `JournalStore` (docs/stores.md).
 
 `open_store(url)` opens one: `file:DIR` (the directory store, the embedded default), `sqlite:FILE`,
-`memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres).
+`memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres). A store's journals
+are read with `open_journal`, proven with `prove` (or `open_proven`, the journal and its proof from one
+pass), and their blobs found with `blobs_for`: no caller needs to know how a store keeps them.
 """
 
 from waybook.stores._async_open import open_async_store
@@ -18,10 +20,19 @@ from waybook.stores._errors import (
     StoreArgumentError,
     StoreBusyError,
     StoreError,
+    StoreNotFoundError,
     UnknownJournalError,
 )
 from waybook.stores._in_process import InProcessStore, MemoryStore
-from waybook.stores._protocol import CATALOG_ID, AsyncJournalStore, JournalStore, tail
+from waybook.stores._protocol import (
+    CATALOG_ID,
+    AsyncJournalStore,
+    JournalFiles,
+    JournalStore,
+    NonBlockingStore,
+    tail,
+)
+from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
 from waybook.stores._sqlite import SqliteStore
 from waybook.stores._subscribe import (
     Applied,
@@ -54,6 +65,14 @@ __all__ = [
     "open_store",
     "subscribe",
     "tail",
+    # reading and proving a store's journals
+    "blobs_for",
+    "open_journal",
+    "open_proven",
+    "prove",
+    # abilities some stores have
+    "JournalFiles",
+    "NonBlockingStore",
     # delivery to extensions
     "Applied",
     "AsyncSubscription",
@@ -77,5 +96,6 @@ __all__ = [
     "StoreArgumentError",
     "StoreBusyError",
     "StoreError",
+    "StoreNotFoundError",
     "UnknownJournalError",
 ]

@@ -222,6 +222,16 @@ class CatalogStore(abc.ABC):
         assert self._catalog_raw is not None
         return ReadOnlyJournal(self._catalog_raw, on_close=lambda: None)
 
+    def _existing(self, journal_id: str) -> None:
+        """Raise what `open` raises for a journal that is not the store's now (an invalid id, unknown,
+        purged), without opening, adopting or feeding anything."""
+        check_journal_id(journal_id)
+        self._sync_catalog()
+        if journal_id in self._cat.purged:
+            raise JournalPurgedError(store=self._url, journal_id=journal_id)
+        if not self._raw_exists(journal_id):
+            raise UnknownJournalError(store=self._url, journal_id=journal_id)
+
     def exists(self, journal_id: str) -> bool:
         check_journal_id(journal_id)
         self._sync_catalog()

@@ -19,6 +19,7 @@ import msgspec
 from waybook.codecs._wire import decode_record, line_digest, seal
 from waybook.journal._ledger import Plan
 from waybook.journal._protocol import SessionJournal
+from waybook.journal._verify import VerifyReport, verify
 from waybook.model._errors import IntegrityError, JournalClosedError
 from waybook.model._head import GENESIS_DIGEST, AppendResult
 from waybook.model._records import Header, NewRecord, Record
@@ -43,7 +44,7 @@ from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores._protocol import CATALOG_ID
-from waybook.stores._read_only import ReadOnlyJournal
+from waybook.stores._read_only import ReadOnlyJournal, catalog_refusal, reader_refusal
 from waybook.stores._subscribe import Filter, Subscription
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
 
@@ -127,6 +128,23 @@ class DatabaseStore:
         prove it as any journal is proven (`waybook verify --store URL`). Its lines are proven as they
         are read, not when it is opened; `append` on it raises ReservedJournalError."""
         return ReadOnlyJournal(self.journal_type(self._engine, CATALOG_ID))
+
+    def open_proven(self, journal_id: str, *, keep: bool) -> tuple[SessionJournal, VerifyReport]:
+        """The journal (or the catalog) read-only and `verify`'s report on its stored lines, which are
+        not proved on the way (the journal's own reads raise at damage; the report says where it is).
+        Reading the journal proves its lines again (`keep` changes nothing: a database is read again)."""
+        if journal_id != CATALOG_ID:
+            check_journal_id(journal_id)
+            with self._engine.transaction(write=False) as tx:
+                self._live(tx, journal_id, lock=False)
+        stored = self.journal_type(self._engine, journal_id)
+        refusal = catalog_refusal if journal_id == CATALOG_ID else reader_refusal
+        journal = ReadOnlyJournal(stored, refusal=refusal)
+        try:
+            return journal, verify(_AsStored(stored))
+        except BaseException:
+            journal.close()
+            raise
 
     def exists(self, journal_id: str) -> bool:
         check_journal_id(journal_id)
@@ -288,8 +306,8 @@ class DatabaseStore:
             tx.insert(CATALOG_ID, [(1, tx.allocate(1), digest, line)])
         self._engine.committed()
 
-    def _live(self, tx: Transaction, journal_id: str) -> JournalRow:
-        row = tx.journal(journal_id, lock=True)
+    def _live(self, tx: Transaction, journal_id: str, *, lock: bool = True) -> JournalRow:
+        row = tx.journal(journal_id, lock=lock)
         if row is None:
             raise UnknownJournalError(store=self.url, journal_id=journal_id)
         if row.purged is not None:
@@ -319,3 +337,14 @@ class DatabaseStore:
             msg = f"{where}: the stored bytes are not the record committed there"
             raise IntegrityError(msg)
         return FeedEntry(row.position, row.journal_id, row.seq, record, row.line)
+
+
+class _AsStored(ReadOnlyJournal):
+    """A database journal as `verify` reads it: its stored lines, not proved on the way."""
+
+    def __init__(self, journal: DatabaseJournal) -> None:
+        super().__init__(journal, on_close=lambda: None, refusal=reader_refusal)
+        self._stored = journal
+
+    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        return self._stored.stored_lines(after, limit)

@@ -107,6 +107,24 @@ class DatabaseJournal:
         after, limit = _in_range(after, limit)
         return (line for _, line in self._proved(after, limit))
 
+    def stored_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
+        """The stored lines after `after` as they are, a page at a time, not proved: for `verify`, which
+        proves them and reports the first bad one (`read_lines` raises at it)."""
+        self._check_open()
+        check_cursor(self._name, after, limit)
+        after, limit = _in_range(after, limit)
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = PAGE if remaining is None else min(PAGE, remaining)
+            with self._engine.transaction(write=False) as tx:
+                lines = tx.lines(self._id, after, size)
+            yield from lines
+            if len(lines) < size:
+                return
+            after += len(lines)
+            if remaining is not None:
+                remaining -= len(lines)
+
     def flush(self) -> None:
         self._check_open()  # every commit is already as durable as the engine's policy makes it
 

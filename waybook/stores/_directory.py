@@ -1,6 +1,6 @@
 """`DirectoryStore` (`file:DIR`): the embedded default. One JSONL file per journal, plus the catalog.
 
-Layout of DIR:
+Layout of DIR (this module alone names its files):
     catalog.jsonl           the catalog journal (role "catalog"): creations, hidings, purge receipts
     journals/ID.jsonl       one JsonlJournal per journal (with its `.lock` sidecar)
     feed.runs               the feed: one line `["ID",first,last]` per run of records fed together
@@ -25,14 +25,34 @@ from waybook.codecs._canonical import ENCODER
 from waybook.journal import JsonlJournal
 from waybook.journal._durability import Durability
 from waybook.journal._jsonl import checkpoint_path
-from waybook.journal._protocol import PositionedJournal
+from waybook.journal._protocol import PositionedJournal, SessionJournal
+from waybook.journal._verify import VerifyReport
 from waybook.model._errors import StorageError
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_files import FileBlobs
 from waybook.stores._errors import UnknownJournalError
+from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run
 
 _RUN_DECODER = msgspec.json.Decoder(tuple[str, int, int])
+CATALOG_FILE = "catalog.jsonl"
+JOURNALS = "journals"
+BLOBS = "blobs"
+
+
+def is_directory_store(directory: Path) -> bool:
+    """Whether `directory` holds a directory store (its catalog file)."""
+    return (directory / CATALOG_FILE).is_file()
+
+
+def directory_store_of(journal_file: Path) -> Path | None:
+    """The directory of the store whose journal file `journal_file` is (`DIR/journals/ID.jsonl`, DIR holding
+    a catalog and blobs), or None: a journal file copied out of its store reads its blobs from nowhere."""
+    place = journal_file.resolve().parent
+    store = place.parent
+    if place.name == JOURNALS and is_directory_store(store) and (store / BLOBS).is_dir():
+        return store
+    return None
 
 
 class DirectoryStore(CatalogStore):
@@ -55,7 +75,7 @@ class DirectoryStore(CatalogStore):
         self._dir = Path(directory)
         super().__init__(f"file:{self._dir}", clock=clock, ids=ids)
         self._durability = Durability(durability)
-        self._journals = self._dir / "journals"
+        self._journals = self._dir / JOURNALS
         if not self._dir.is_dir() and not create:
             msg = f"{self._dir}: no such store directory; pass create=True to create an empty store"
             raise StorageError(msg)
@@ -85,6 +105,25 @@ class DirectoryStore(CatalogStore):
     def path_of(self, journal_id: str) -> Path:
         """The file of a journal (whether or not it exists). The id must be valid (check_journal_id)."""
         return self._journals / f"{journal_id}.jsonl"
+
+    # --- abilities: its journals are files (JournalFiles, ReadingStore, ProvingStore) --------------------
+
+    def file_of(self, journal_id: str) -> Path:
+        """The file of an existing journal; the errors `open` raises for any other id."""
+        self._existing(journal_id)
+        return self.path_of(journal_id)
+
+    def open_to_read(self, journal_id: str) -> SessionJournal:
+        """The journal's file, read-only, proven as a default open proves it (from its checkpoint), its
+        reads served from the bytes the open read. Nothing is adopted or fed: nothing is written."""
+        journal, _ = JsonlJournal.open_proven(self.file_of(journal_id), sidecar=True)
+        return journal
+
+    def open_proven(self, journal_id: str, *, keep: bool) -> tuple[SessionJournal, VerifyReport]:
+        """The journal's file (or the catalog's), every byte proved as `verify_file` proves it, the proven
+        prefix of a damaged one; with `keep`, its reads are served from the bytes the proof read."""
+        path = self._dir / CATALOG_FILE if journal_id == CATALOG_ID else self.file_of(journal_id)
+        return JsonlJournal.open_proven(path, read_prefix=True, keep=keep)
 
     def close(self) -> None:
         if self._closed:
@@ -164,7 +203,7 @@ class DirectoryStore(CatalogStore):
     # --- internals ------------------------------------------------------------------------------------
 
     def _open_catalog(self) -> PositionedJournal:
-        path = self._dir / "catalog.jsonl"
+        path = self._dir / CATALOG_FILE
         create_atomically(path, b"")  # False when it exists: then it is simply opened
         return JsonlJournal(path, create=False, durability=self._durability)
 

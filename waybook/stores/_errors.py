@@ -20,6 +20,18 @@ class InvalidStoreUrlError(StoreArgumentError):
     """`open_store` was given a URL it cannot open."""
 
 
+class StoreNotFoundError(InvalidStoreUrlError, LookupError):
+    """`open_store(url, create=False)` found no store where `url` points. Nothing was created.
+
+    `reason` says what is missing there, so a command can name its own option in the message."""
+
+    def __init__(self, *, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        msg = f"{url}: {reason}; open_store(url) without create=False creates an empty store there"
+        super().__init__(msg)
+
+
 class InvalidJournalIdError(StoreArgumentError):
     """A journal id is not a valid id (it also names files, so it is checked before anything is written)."""
 

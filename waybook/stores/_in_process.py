@@ -81,6 +81,9 @@ class _Handle:
 class InProcessStore(CatalogStore):
     """Journals, catalog and feed in this process's memory; gone when it exits."""
 
+    never_blocks = True
+    """The NonBlockingStore ability: no call waits on I/O."""
+
     def _blob_engine(self) -> MemoryBlobs:
         return MemoryBlobs()
 

@@ -8,11 +8,13 @@ protocol structurally and passes tests/stores, and every journal it returns pass
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._protocol import SessionJournal
+from waybook.journal._verify import VerifyReport
 from waybook.model._records import Record
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
@@ -160,6 +162,57 @@ class AsyncJournalStore(Protocol):
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
+
+
+# --- abilities: what some stores can do beyond the protocol, checked with isinstance -----------------
+
+
+@runtime_checkable
+class JournalFiles(Protocol):
+    """An ability: each journal of the store is a file of its own (the directory store), which a command
+    on journal files (`waybook repair`) may work on."""
+
+    def file_of(self, journal_id: str) -> Path:
+        """The file of an existing journal. Raises UnknownJournalError, JournalPurgedError or
+        InvalidJournalIdError, as `open` does."""
+        ...
+
+
+@runtime_checkable
+class NonBlockingStore(Protocol):
+    """An ability: every call of the store runs in this process's memory and never waits on I/O (the
+    in-process store), so a coroutine may make it without a worker thread."""
+
+    @property
+    def never_blocks(self) -> bool: ...
+
+
+@runtime_checkable
+class CatalogReading(Protocol):
+    """An ability: the store shows its catalog journal (CATALOG_ID), read-only, to be proven."""
+
+    def open_catalog(self) -> SessionJournal: ...
+
+
+@runtime_checkable
+class ReadingStore(Protocol):
+    """An ability: the store opens a journal to read without `open`, which may write (adopting an orphan,
+    feeding what a crashed writer committed); `waybook.stores.open_journal` uses it."""
+
+    def open_to_read(self, journal_id: str) -> SessionJournal:
+        """The journal, read-only, proven as `open` proves it. Raises as `open` does."""
+        ...
+
+
+@runtime_checkable
+class ProvingStore(Protocol):
+    """An ability: the store proves a journal (its catalog too) as it stores it, reporting damage rather
+    than refusing it; `waybook.stores.prove` and `open_proven` use it."""
+
+    def open_proven(self, journal_id: str, *, keep: bool) -> tuple[SessionJournal, VerifyReport]:
+        """The journal read-only (the proven prefix of a damaged one) and the report of its proof, from
+        one pass over its bytes; with `keep`, the journal's reads do not read the storage again."""
+        ...
 
 
 def tail(store: JournalStore, after: int = 0, *, poll: float | None = None) -> Iterator[FeedEntry]:

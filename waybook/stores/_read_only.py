@@ -1,4 +1,5 @@
-"""`ReadOnlyJournal`: a journal one may read and prove but never append to (the store's catalog)."""
+"""`ReadOnlyJournal`: a journal one may read and prove but never append to (the store's catalog, or a
+journal opened to read)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,37 @@ from types import TracebackType
 from typing import Self
 
 from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import JournalError, StorageError
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
 from waybook.stores._errors import ReservedJournalError
 
 
-class ReadOnlyJournal:
-    """`journal`, read-only: `append` raises ReservedJournalError and writes nothing. Closing it calls
-    `on_close` (default: closes `journal`); a view of a journal its store keeps open passes a no-op."""
+def catalog_refusal(name: str) -> JournalError:
+    msg = f"{name}: the store's catalog is written by the store only; this view of it is read-only"
+    return ReservedJournalError(msg)
 
-    def __init__(self, journal: SessionJournal, *, on_close: Callable[[], None] | None = None) -> None:
+
+def reader_refusal(name: str) -> JournalError:
+    msg = f"{name}: opened to read only; open it with store.open(journal_id) to append"
+    return StorageError(msg)
+
+
+class ReadOnlyJournal:
+    """`journal`, read-only: `append` raises `refusal(name)` (by default ReservedJournalError, for the
+    catalog) and writes nothing. Closing it calls `on_close` (default: closes `journal`); a view of a
+    journal its store keeps open passes a no-op."""
+
+    def __init__(
+        self,
+        journal: SessionJournal,
+        *,
+        on_close: Callable[[], None] | None = None,
+        refusal: Callable[[str], JournalError] = catalog_refusal,
+    ) -> None:
         self._journal = journal
         self._on_close = journal.close if on_close is None else on_close
+        self._refusal = refusal
 
     @property
     def name(self) -> str:
@@ -28,8 +48,7 @@ class ReadOnlyJournal:
         return self._journal.head()
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
-        msg = f"{self.name}: the store's catalog is written by the store only; this view of it is read-only"
-        raise ReservedJournalError(msg)
+        raise self._refusal(self.name)
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         return self._journal.read(after, limit)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from waybook.stores._errors import InvalidStoreUrlError
+from waybook.stores._errors import InvalidStoreUrlError, StoreNotFoundError
 from waybook.stores._protocol import JournalStore
 
 Opener = Callable[[str, dict[str, str]], JournalStore]
@@ -86,9 +86,12 @@ OPENERS: Final[dict[str, Opener]] = {
 """Schemes `open_store` knows. A store module adds its own (PostgreSQL: "postgresql", "postgres")."""
 
 
-def open_store(url: str) -> JournalStore:
+def open_store(url: str, *, create: bool = True) -> JournalStore:
     """Open the store at `url` (see the module docstring). Raises InvalidStoreUrlError for a URL it
-    cannot open, and the store's own errors (StorageError, ...) for one it cannot reach."""
+    cannot open, and the store's own errors (StorageError, ...) for one it cannot reach.
+
+    A `file:` or `sqlite:` store that does not exist yet is created, unless `create=False`: then
+    StoreNotFoundError, and nothing is created (a reader never makes a store by mistake)."""
     if type(url) is not str or ":" not in url:
         msg = (
             f"{url!r} is not a store URL; use file:DIR (a directory of JSONL journals), sqlite:FILE, "
@@ -101,6 +104,8 @@ def open_store(url: str) -> JournalStore:
         known = ", ".join(f"{s}:" for s in OPENERS)
         msg = f"{url!r}: unknown store scheme {scheme!r}; known schemes are {known}"
         raise InvalidStoreUrlError(msg)
+    if not create:
+        _refuse_missing(url)
     if scheme.lower() in ("postgresql", "postgres"):
         return opener(url, {})
     location, _, query = rest.partition("?")
@@ -130,6 +135,20 @@ def local_path(url: str) -> Path | None:
         return Path(_local_path(f"{scheme.lower()}:", urllib.parse.unquote(rest.partition("?")[0])))
     except InvalidStoreUrlError:
         return None
+
+
+def _refuse_missing(url: str) -> None:
+    """StoreNotFoundError if `url` names a local store that is not there (other stores are reached)."""
+    location = local_path(url)
+    if location is None:
+        return
+    if url.partition(":")[0].lower() == "file":
+        from waybook.stores._directory import CATALOG_FILE, is_directory_store
+
+        if not is_directory_store(location):
+            raise StoreNotFoundError(url=url, reason=f"no directory store there (no {CATALOG_FILE})")
+    elif not location.is_file():
+        raise StoreNotFoundError(url=url, reason="no SQLite store there")
 
 
 def _local_path(scheme: str, location: str) -> str:

@@ -10,8 +10,7 @@ visits elsewhere cannot read sessions through DNS rebinding.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,17 +18,9 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import jinja2
 
-from waybook.journal import (
-    CorruptJournalError,
-    JournalError,
-    JsonlJournal,
-    SessionJournal,
-    VerifyReport,
-    verify,
-    verify_file,
-)
+from waybook.journal import JournalError
 from waybook.model._records import Header
-from waybook.stores import DirectoryStore, JournalStore, StoreError, open_store
+from waybook.stores import JournalStore, StoreError, open_proven, open_store
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._page import render_page
 from waybook.view._sources import StoreSources
@@ -58,32 +49,15 @@ td,th{padding:4px 10px;text-align:left;border-bottom:1px solid #eee}
 )
 
 
-@contextmanager
-def proven_journal(store: JournalStore, journal_id: str) -> Iterator[tuple[SessionJournal, VerifyReport]]:
-    """A journal of the store and the proof of all of it.
-
-    A directory store's journal is proven as the file it is (what `waybook verify` reports), so a torn
-    tail, which an open leaves out of what it serves, still shows as damage. One damaged before its last
-    record cannot be opened for use, so it is opened as its proven prefix, as `waybook view FILE` does:
-    the page shows the records before the damage and where it starts, and one damaged journal never
-    takes the whole store's front page down."""
-    try:
-        journal: SessionJournal = store.open(journal_id)
-    except CorruptJournalError:
-        if not isinstance(store, DirectoryStore):
-            raise
-        journal = JsonlJournal(store.path_of(journal_id), readonly=True, sidecar=False, read_prefix=True)
-    with journal:
-        if isinstance(store, DirectoryStore):
-            yield journal, verify_file(store.path_of(journal_id))
-        else:
-            yield journal, verify(journal)
-
-
 def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    """One line of the front page: id, title (the first user message), records, last activity, proof."""
-    with proven_journal(store, journal_id) as (journal, report):
-        head = journal.head().seq
+    """One line of the front page: id, title (the first user message), records, last activity, proof.
+
+    A journal is proven as `waybook verify` proves it (`stores.open_proven`), so a torn tail, which an
+    open leaves out of what it serves, still shows as damage; one damaged before its last record shows
+    its proven prefix, and one damaged journal never takes the whole store's front page down."""
+    journal, report = open_proven(store, journal_id)
+    with journal:
+        head = report.head.seq
         title = journal_id
         for record in journal.read(limit=TITLE_SCAN):
             node = None if isinstance(record.body, Header) else node_data(record)
@@ -103,7 +77,9 @@ def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
 
 
 def journal_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    with proven_journal(store, journal_id) as (journal, report):
+    """The page of one journal of the store: its proven records and the report, from one pass."""
+    journal, report = open_proven(store, journal_id)
+    with journal:
         records = list(journal.read(limit=report.head.seq))
     data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store))
     return {**data, "feed_position": store.feed_head()}
@@ -167,7 +143,7 @@ class ViewServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, url: str, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        open_store(url).close()  # a bad URL is refused now, before the server listens
+        open_store(url, create=False).close()  # a bad URL, or no store there, is refused before it listens
         self.store_url = url
         super().__init__((host, port), _Handler)
         address = self.socket.getsockname()
@@ -191,7 +167,7 @@ class ViewServer(ThreadingHTTPServer):
         return f"http://{shown}:{port}{path}"
 
     def with_store(self, use: Callable[[JournalStore], Any]) -> Any:
-        with open_store(self.store_url) as store:
+        with open_store(self.store_url, create=False) as store:
             return use(store)
 
     def front_page(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from waybook.journal import JournalError
 from waybook.memory.working import MemoryProjection
 from waybook.projections import replay
-from waybook.stores import JournalStore, StoreError
+from waybook.stores import JournalStore, StoreError, open_journal
 from waybook.view._data import SHOWN_MEMORY_FILES
 
 FIRST_LINE_CHARS = 160
@@ -34,7 +34,7 @@ class StoreSources:
 
     def memory_files(self, journal_id: str, seq: int) -> list[dict[str, Any]] | None:
         try:
-            with self._store.open(journal_id) as journal:
+            with open_journal(self._store, journal_id) as journal:
                 state = replay(MemoryProjection(), journal, at=seq)
         except (JournalError, StoreError):
             return None

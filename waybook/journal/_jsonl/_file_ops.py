@@ -63,6 +63,69 @@ class OsFileOps:
 OS_FILE_OPS = OsFileOps()
 
 
+KEEP_LIMIT = 1 << 28
+"""The most bytes of one file `KeptReads` keeps (256 MiB): past them, a file is read from the disk again."""
+
+
+class KeptReads:
+    """`FileOps` that keep the bytes read from the start of one journal file, so reading them again reads
+    memory: the file under a read command's journal is read from the disk once (`open_proven`).
+
+    A read of bytes already kept is served from memory; one that starts inside or at the end of the kept
+    bytes reads only what follows and keeps it (up to `limit` bytes in all); any other read goes to the
+    file. `hold(end)` keeps [0, end) only and stops keeping: bytes past a journal's committed end may still
+    change (a torn tail repaired, then appended to), its committed bytes never do.
+    """
+
+    def __init__(self, inner: FileOps = OS_FILE_OPS, *, limit: int = KEEP_LIMIT) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._kept = bytearray()
+        self._keeping = True
+        self._fd: int | None = None
+
+    def hold(self, end: int) -> None:
+        del self._kept[end:]
+        self._keeping = False
+
+    def open(self, path: Path, flags: int) -> int:
+        fd = self._inner.open(path, flags)
+        if self._fd is None:
+            self._fd = fd  # the journal's file: the only one whose bytes are kept
+        return fd
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        kept, start = self._kept, len(self._kept)
+        if fd != self._fd or offset > start:
+            return self._inner.pread(fd, size, offset)
+        if offset + size <= start:
+            return bytes(kept[offset : offset + size])
+        rest = self._inner.pread(fd, offset + size - start, start)
+        if self._keeping and start + len(rest) <= self._limit:
+            kept += rest
+        return bytes(kept[offset:start]) + rest if offset < start else rest
+
+    def write(self, fd: int, data: bytes) -> int:
+        return self._inner.write(fd, data)
+
+    def fsync(self, fd: int) -> None:
+        self._inner.fsync(fd)
+
+    def size(self, fd: int) -> int:
+        return self._inner.size(fd)
+
+    def truncate(self, fd: int, length: int) -> None:
+        self._inner.truncate(fd, length)
+
+    def close(self, fd: int) -> None:
+        if fd == self._fd:
+            self._kept = bytearray()
+        self._inner.close(fd)
+
+    def identity(self, path: Path) -> FileIdentity | None:
+        return self._inner.identity(path)
+
+
 def path_identity(path: Path) -> FileIdentity | None:
     """The file `path` names now (the link itself, never followed), or None if nothing is there."""
     try:

@@ -36,6 +36,7 @@ from waybook.journal._durability import Durability
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl._checkpoint import Hasher, Mark
 from waybook.journal._jsonl._file import JournalFile
+from waybook.journal._jsonl._file_ops import KeptReads
 from waybook.journal._jsonl._group_commit import GroupCommit
 from waybook.journal._jsonl._open import ProvedFile
 from waybook.journal._jsonl._options import JsonlKeywords, JsonlOptions
@@ -164,6 +165,34 @@ class JsonlJournal(ProvedFile):
         if first > 1:  # records the open did not decode (a checkpoint vouched for them)
             kept[:0] = journal.read(after=0, limit=first - 1)
         return journal, kept, first == 1
+
+    @classmethod
+    def open_proven(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        keep: bool = True,
+        options: JsonlOptions | None = None,
+        **keywords: Unpack[JsonlKeywords],
+    ) -> tuple[JsonlJournal, VerifyReport]:
+        """Open the journal read-only with the report of what the open proved: one pass over the file
+        gives the journal and the chain report (`verify_file`'s).
+
+        Every byte is proved unless `sidecar=True` (then a checkpoint's prefix is proved by its hash, as
+        a default open does; keywords default to `sidecar=False`). A corrupt file raises
+        CorruptJournalError unless `read_prefix=True`, which opens its proven prefix. With `keep` (the
+        default) the journal's reads are served from the bytes the open read (`KeptReads`, up to
+        KEEP_LIMIT), so a read command reads the file from the disk once; it holds them until closed.
+        """
+        if options is None:
+            keywords.setdefault("sidecar", False)
+        opened = JsonlOptions.of(options, keywords)
+        ops = KeptReads(opened.file_ops) if keep else opened.file_ops
+        opened = attrs.evolve(opened, readonly=True, durability=Durability.NONE, file_ops=ops)
+        journal = cls(path, options=opened)
+        if isinstance(ops, KeptReads):
+            ops.hold(journal._end)
+        return journal, proof_report(journal)
 
     @classmethod
     def create(
@@ -466,23 +495,27 @@ class JsonlJournal(ProvedFile):
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
-    with JsonlJournal(
-        path, read_prefix=True, durability=Durability.NONE, readonly=True, sidecar=False
-    ) as journal:
-        head = journal.head()
-        damage = journal.damage
-        if damage is None:
-            return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
-        kind = "torn tail" if damage.torn else "corruption"
-        bad = damage.bad_record or damage.seq
-        batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"
-        return VerifyReport(
-            journal.name,
-            ok=False,
-            records=head.seq,
-            head=head,
-            bad_seq=bad,
-            reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset}{batch})",
-            offset=damage.offset,
-            torn_tail=damage.torn,
-        )
+    journal, report = JsonlJournal.open_proven(path, read_prefix=True, keep=False)
+    journal.close()
+    return report
+
+
+def proof_report(journal: JsonlJournal) -> VerifyReport:
+    """What `journal`'s open proved, as `verify` reports it: its head, and its damage if it has any."""
+    head = journal.head()
+    damage = journal.damage
+    if damage is None:
+        return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
+    kind = "torn tail" if damage.torn else "corruption"
+    bad = damage.bad_record or damage.seq
+    batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"
+    return VerifyReport(
+        journal.name,
+        ok=False,
+        records=head.seq,
+        head=head,
+        bad_seq=bad,
+        reason=f"{kind}: {damage.reason} ({damage.bad_bytes} bytes from byte {damage.offset}{batch})",
+        offset=damage.offset,
+        torn_tail=damage.torn,
+    )

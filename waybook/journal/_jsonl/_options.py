@@ -31,8 +31,9 @@ def _ops_repr(ops: FileOps) -> str:
 class JsonlOptions:
     """The options of a `JsonlJournal`; every field has the default an open without options gets.
 
-    Each is also a keyword of `JsonlJournal(path, ...)`, `JsonlJournal.create`, `open_decoded` and
-    `open_decoded_proved`; `attrs.evolve(options, readonly=True)` derives one from another.
+    Each is also a keyword of `JsonlJournal(path, ...)`, `JsonlJournal.create`, `open_decoded`,
+    `open_decoded_proved` and `open_proven`; `attrs.evolve(options, readonly=True)` derives one from
+    another.
     """
 
     durability: Durability = attrs.field(default=Durability.FLUSH, converter=_durability)

@@ -44,7 +44,13 @@ from waybook.journal._roles.memory_paths import (
     is_under,
     normalize,
 )
-from waybook.journal._roles.memory_text import byte_length, content_digest, front_matter, is_valid_unicode
+from waybook.journal._roles.memory_text import (
+    DESCRIPTION_ADVICE,
+    byte_length,
+    content_digest,
+    front_matter,
+    is_valid_unicode,
+)
 from waybook.journal._roles.reflection import ReflectionState, reflect
 from waybook.model._errors import InvalidRecordError, MemoryRuleError
 from waybook.model._records import (
@@ -257,10 +263,7 @@ class _Scratch:
         matter = front_matter(body.text)
         if self.rules.require_description and not (matter.description or "").strip():
             what = "a new note" if old is None else "an edit that would leave the note without a description"
-            msg = (
-                f"{path}: {what}, and this memory requires a front-matter description; keep the text "
-                "starting with '---', 'description: what the note is for', '---'"
-            )
+            msg = f"{path}: {what}, and this memory requires a front-matter description; {DESCRIPTION_ADVICE}"
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, description_required=True)
         if old is None:
             self._occupy(path)
