@@ -52,6 +52,7 @@ from waybook.model._records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryUsed,
     MemoryWrite,
     NewRecord,
@@ -91,6 +92,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.reflection.reserved/1": ReflectionReserved,
     "waybook.reflection.started/1": ReflectionStarted,
     "waybook.reflection.finished/1": ReflectionFinished,
+    "waybook.memory.synced/1": MemorySynced,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 
