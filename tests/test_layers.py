@@ -177,6 +177,20 @@ def test_a_planted_circle_is_found(tmp_path: Path) -> None:
     )
 
 
+def test_two_sibling_packages_importing_each_other_break_the_acyclic_siblings_contract(tmp_path: Path) -> None:
+    # memory and search sit on one layer, so the layers contract allows either direction; not both
+    house = planted_copy(
+        tmp_path,
+        {
+            "waybook/memory/_planted.py": "import waybook.search\n",
+            "waybook/search/_planted.py": "import waybook.memory\n",
+        },
+    )
+    result = lint_imports(house)
+    assert result.returncode != 0
+    assert "no two sibling packages import each other, at any depth BROKEN" in result.stdout
+
+
 @pytest.mark.parametrize(
     "path", sorted((ROOT / "waybook").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
 )
