@@ -5,13 +5,11 @@ messages with it, `waybook import langgraph` maps a SqliteSaver database's with 
 `waybook langgraph derive` maps the messages of threads saved before the saver wrote nodes. So a thread
 reads the same however it arrived. Pure: plain data in, record bodies out, no LangChain import.
 
-| LangChain message | waybook node |
-|---|---|
-| `human` | user message |
-| `system` | system message |
-| `ai` (and `AIMessageChunk`) | assistant message: its text, then a tool-call block per `tool_calls` entry; the stop reason inferred (`tool_use` with calls, else `end_turn`); `usage_metadata` as its usage |
-| `tool` | tool result answering `tool_call_id` (an error when `status` is "error") |
-| anything else | a custom entry `langgraph.message.<type>` holding the message |
+- `human`: a user message; `system`: a system message;
+- `ai` (and `AIMessageChunk`): an assistant message, its text then a tool-call block per `tool_calls`
+  entry, the stop reason inferred (`tool_use` with calls, else `end_turn`), `usage_metadata` its usage;
+- `tool`: a tool result answering `tool_call_id` (an error when `status` is "error");
+- anything else: a custom entry `langgraph.message.<type>` holding the message.
 
 Every field the node has no place for rides in `details["langgraph"]`.
 """

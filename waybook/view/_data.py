@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from waybook._langgraph import shown_checkpoint
 from waybook.journal import VerifyReport
 from waybook.model._records import (
     AssistantMessage,
@@ -44,6 +45,8 @@ INLINE_IMAGE_BYTES = 2 << 20
 INLINE_TEXT_BYTES = 256 << 10
 """Text kept as a blob (a large tool output) up to this size is shown in the page; larger is named."""
 SHOWN_MEMORY_FILES = 200
+LANGGRAPH_CHECKPOINT = "langgraph.checkpoint"
+"""A `WaybookSaver` checkpoint: its stored values are shown decoded (waybook._langgraph), never as base64."""
 
 
 class Sources(Protocol):
@@ -131,7 +134,8 @@ def node_data(record: Record) -> dict[str, Any] | None:
         }
     if isinstance(body, CustomEntry):
         blocks = [block_data(b) for b in body.content]
-        return {**base, "role": "custom", "type": body.type, "data": body.data, "blocks": blocks}
+        data = shown_checkpoint(body.data) if body.type == LANGGRAPH_CHECKPOINT else body.data
+        return {**base, "role": "custom", "type": body.type, "data": data, "blocks": blocks}
     return None
 
 

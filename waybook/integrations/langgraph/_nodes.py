@@ -74,9 +74,12 @@ def node_body(message: BaseMessage, parent: str | None) -> AnyBody:
         kind, data = _PLAIN.dumps_typed(message)
         as_dict = decode_typed(kind, data)
     except (LangGraphDecodeError, TypeError, ValueError) as exc:
-        data = {"type": str(getattr(message, "type", "")), "not shown": str(exc)[:200]}
-        return CustomEntry(parent=parent, type="langgraph.message.undecodable", data=data)
+        return _undecodable(message, parent, str(exc)[:200])
     if not isinstance(as_dict, dict):
-        data = {"type": str(getattr(message, "type", "")), "not shown": "not a message"}
-        return CustomEntry(parent=parent, type="langgraph.message.undecodable", data=data)
+        return _undecodable(message, parent, "not a message")
     return message_body(as_dict, parent)
+
+
+def _undecodable(message: BaseMessage, parent: str | None, why: str) -> CustomEntry:
+    data = {"type": str(getattr(message, "type", "")), "not shown": why}
+    return CustomEntry(parent=parent, type="langgraph.message.undecodable", data=data)

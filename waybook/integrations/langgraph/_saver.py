@@ -45,7 +45,7 @@ from waybook.integrations.langgraph._errors import (
     UnknownPruneStrategyError,
 )
 from waybook.integrations.langgraph._nodes import MESSAGES, MessagePlan, messages_of, node_body, plan
-from waybook.integrations.langgraph._state import CHECKPOINT, HIDDEN, WRITES, Entry, ThreadState
+from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
 from waybook.journal._protocol import SessionJournal
 from waybook.model._errors import StaleWriterError
@@ -395,6 +395,80 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                         continue
                     self._hide(view, list(view.state.visible())[1:], "prune keep_latest")
 
+    # --- threads saved before the saver wrote session nodes ---------------------------------------
+
+    def derive_sessions(self, thread_id: Any, checkpoint_ns: str = "") -> int:
+        """Append the session nodes of every checkpoint of the thread saved without them (by a saver
+        before this one wrote nodes), and return how many checkpoints gained them (0: nothing to do).
+
+        One append, after the records that are there: nothing is rewritten. Each such checkpoint's
+        new messages hang where the saver would have put them, and end at a `langgraph.derived` entry
+        naming the checkpoint, from which the saver continues the thread. The leaf ends at the latest
+        checkpoint's messages. `waybook langgraph derive` runs this over a store.
+        """
+        view = self._view(thread_id, checkpoint_ns, create=False)
+        if view is None:
+            return 0
+        with view.lock:
+            self._refresh(view)
+            try:
+                return self._derive(view)
+            except BaseException:
+                view.state = ThreadState()  # planning counted nodes that may not be committed: re-read
+                view.state.apply(view.journal.read())
+                raise
+
+    def _derive(self, view: ThreadView) -> int:
+        state = view.state
+        pending = sorted(
+            (e for e in state.by_id.values() if "after" not in e.data and e.record_id not in state.ends),
+            key=lambda e: e.seq,
+        )
+        records: list[NewRecord] = []
+        leaf = state.leaf
+        derived = 0
+        for entry in pending:
+            messages = self._messages_at(view, entry)
+            if not messages and state.message_count(state.end_of(state.parent_of(entry))) == 0:
+                continue
+            parent = state.parent_of(entry)
+            where = plan(state, parent, self._messages_at(view, parent), messages)
+            if leaf != where.base:
+                reason = f"langgraph: the messages of checkpoint {entry.checkpoint_id}, derived" + (
+                    f" ({where.why})" if where.why else ""
+                )
+                records.append(
+                    self._record(
+                        LeafMoved(from_leaf=leaf, to_leaf=where.base, reason=reason, actor=self.actor)
+                    )
+                )
+            leaf = where.base
+            for message in where.new:
+                node = self._record(node_body(message, leaf))
+                records.append(node)
+                state.nodes[node.id] = (leaf, state.message_count(leaf) + 1)
+                leaf = node.id
+            marker = self._record(
+                CustomEntry(
+                    parent=leaf,
+                    type=DERIVED,
+                    data={"checkpoint": entry.record_id, "checkpoint_id": entry.checkpoint_id},
+                )
+            )
+            records.append(marker)
+            state.nodes[marker.id] = (leaf, state.message_count(leaf))
+            state.ends[entry.record_id] = leaf = marker.id
+            derived += 1
+        latest = state.end_of(state.latest())
+        if records and latest is not None and latest != leaf:
+            reason = "langgraph: the latest checkpoint's messages, where LangGraph resumes"
+            records.append(
+                self._record(LeafMoved(from_leaf=leaf, to_leaf=latest, reason=reason, actor=self.actor))
+            )
+        if records:
+            self._append(view, records)
+        return derived
+
     # --- async twins: the same calls in a worker thread ----------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -460,7 +534,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
 
     # --- internals ---------------------------------------------------------------------------------
 
-    def _messages_at(self, view: ThreadView, parent: Entry | None) -> list[Any]:
+    def _messages_at(self, view: ThreadView, parent: Entry | None) -> Sequence[Any]:
         """The parent checkpoint's messages (none without a parent), from this saver's copy if it has it."""
         record = view.state.value_record(parent, MESSAGES) if parent is not None else None
         if record is None:

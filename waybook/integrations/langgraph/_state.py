@@ -144,7 +144,7 @@ class ThreadState:
     def _checkpoint(self, record: Record, body: CustomEntry) -> None:
         data: dict[str, Any] = body.data
         checkpoint_id = str(data.get("id"))
-        after = data["after"] if "after" in data else body.parent
+        after = data.get("after", body.parent)
         entry = Entry(checkpoint_id, record.id, record.seq, after if isinstance(after, str) else None, data)
         previous = self.by_id.get(checkpoint_id)
         if previous is not None:  # the same checkpoint put again: it keeps its pending writes
