@@ -26,7 +26,7 @@ from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal
 from waybook.journal._reading import read_seqs
-from waybook.projections import TreeProjection, TreeState
+from waybook.projections import TreeProjection, TreeState, move_runs
 from waybook.projections._links import LinkRef, subagent_links
 
 LABEL_CHARS = 200
@@ -74,14 +74,17 @@ def run(args: argparse.Namespace) -> int:
         console.print(_segment_tree(tree, root, active, labels, names))
     if tree.moves:
         console.print("leaf moves:")
-        for move in tree.moves:
+        for run in move_runs(tree.moves):  # a rewind of many pops is one line, with its count
+            move = run.first
             ends = (
-                names.get(move.from_leaf or "", move.from_leaf),
-                names.get(move.to_leaf or "", move.to_leaf),
+                names.get(run.from_leaf or "", run.from_leaf),
+                names.get(run.to_leaf or "", run.to_leaf),
             )
             what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
             who = f" by {move.actor}" if move.actor else ""
-            console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
+            many = f" ({run.count} moves, one after another)" if run.count > 1 else ""
+            seqs = f"{move.seq}-{run.last.seq}" if run.count > 1 else str(move.seq)
+            console.print(f"  seq {seqs}: {escape(visible(what + who + many, one_line=True))}")
             if move.reason:
                 console.print(f"    {escape(visible(move.reason))}")
     if links:

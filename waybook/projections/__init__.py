@@ -29,6 +29,7 @@ from waybook.projections._cost import (
     cost_report,
     usage_entries,
 )
+from waybook.projections._moves import MoveRun, move_runs
 from waybook.projections._prices import Cost, FixedPrices, PriceTable, Rate, Rates, price
 from waybook.projections._provider_turns import NO_RESULT_RECORDED, REPAIR_KINDS, Repair, RepairKind
 from waybook.projections._providers import (
@@ -85,6 +86,7 @@ __all__ = [
     "tokens_of",
     "usage_entries",
     "LeafMove",
+    "MoveRun",
     "LiveProjection",
     "Projection",
     "ProjectionOrderError",
@@ -107,6 +109,7 @@ __all__ = [
     "decode_snapshot",
     "encode_snapshot",
     "fold",
+    "move_runs",
     "for_provider",
     "provider_context",
     "render_context",

@@ -175,11 +175,28 @@ def page_data(
             nodes.append(node)
             last_node = record.id
         elif isinstance(body, LeafMoved):
-            moves.append(
-                {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
-            )
+            last = moves[-1] if moves else None
+            if (  # a run of moves of one action (a rewind popping item by item) is shown as one
+                last is not None
+                and last["last_seq"] == record.seq - 1
+                and last["to"] == body.from_leaf
+                and last["reason"] == body.reason
+            ):
+                last.update(to=body.to_leaf, last_seq=record.seq, count=last["count"] + 1)
+            else:
+                move = {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
+                moves.append({**move, "last_seq": record.seq, "count": 1})
         elif isinstance(body, Reset):
-            moves.append({"seq": record.seq, "from": None, "to": None, "reason": f"reset: {body.reason}"})
+            moves.append(
+                {
+                    "seq": record.seq,
+                    "from": None,
+                    "to": None,
+                    "reason": f"reset: {body.reason}",
+                    "last_seq": record.seq,
+                    "count": 1,
+                }
+            )
         elif isinstance(body, SubagentLink):
             links.setdefault(body.node, []).append(
                 {"journal": body.journal, "call_id": body.call_id, "agent": body.agent, "reason": body.reason}
@@ -203,6 +220,9 @@ def page_data(
                     "receipt": body.receipt,
                 }
             )
+    for run in moves:
+        if run["count"] > 1:
+            run["reason"] = f"{run['reason']} ({run['count']} moves, seq {run['seq']}-{run['last_seq']})"
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
     results = answered_calls(nodes, by_id)
