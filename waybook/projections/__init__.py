@@ -29,6 +29,13 @@ from waybook.projections._cost import (
     cost_report,
     usage_entries,
 )
+from waybook.projections._harness import (
+    HARNESS_TAGS,
+    SLASH_COMMANDS,
+    harness_counts,
+    harness_kind,
+    is_harness,
+)
 from waybook.projections._moves import MoveRun, move_runs
 from waybook.projections._prices import Cost, FixedPrices, PriceTable, Rate, Rates, price
 from waybook.projections._provider_turns import NO_RESULT_RECORDED, REPAIR_KINDS, Repair, RepairKind
@@ -85,6 +92,8 @@ __all__ = [
     "price",
     "tokens_of",
     "usage_entries",
+    "HARNESS_TAGS",
+    "SLASH_COMMANDS",
     "LeafMove",
     "MoveRun",
     "LiveProjection",
@@ -109,6 +118,9 @@ __all__ = [
     "decode_snapshot",
     "encode_snapshot",
     "fold",
+    "harness_counts",
+    "harness_kind",
+    "is_harness",
     "move_runs",
     "for_provider",
     "provider_context",

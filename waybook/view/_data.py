@@ -36,7 +36,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
-from waybook.projections import TreeProjection, fold
+from waybook.projections import TreeProjection, fold, harness_kind
 
 TITLE_CHARS = 120
 """How much of the first user message a page or a journal list shows as the session's title."""
@@ -97,11 +97,18 @@ def first_text(blocks: Iterable[Block]) -> str:
 
 
 def node_data(record: Record) -> dict[str, Any] | None:
-    """A tree node's page entry, or None for a record that is not a node."""
+    """A tree node's page entry, or None for a record that is not a node. `harness` names the kind of a
+    harness entry (`projections.harness_kind`), which the page hides until asked, and None otherwise."""
     body = record.body
     if not isinstance(body, Node):
         return None
-    base: dict[str, Any] = {"id": record.id, "seq": record.seq, "at": record.at, "parent": body.parent}
+    base: dict[str, Any] = {
+        "id": record.id,
+        "seq": record.seq,
+        "at": record.at,
+        "parent": body.parent,
+        "harness": harness_kind(body),
+    }
     if isinstance(body, UserMessage):
         return {**base, "role": "user", "blocks": [block_data(b) for b in body.content]}
     if isinstance(body, AssistantMessage):
@@ -232,11 +239,11 @@ def page_data(
         if sources is not None:
             node["blocks"] = [with_blob_contents(block, sources) for block in node["blocks"]]
     leaves = [
-        {"id": leaf, "summary": summary_of(by_id[leaf]), "active": leaf == active}
+        {"id": leaf, "summary": summary_of(labelled(by_id[leaf], by_id)), "active": leaf == active}
         for leaf in tree.leaves()
         if leaf in by_id
     ]
-    first_user = next((n for n in nodes if n["role"] == "user"), None)
+    first_user = next((n for n in nodes if n["role"] == "user" and not n["harness"]), None)
     return {
         "journal": journal_id,
         "title": summary_of(first_user) if first_user else journal_id,
@@ -257,7 +264,16 @@ def page_data(
         "results": results,
         "memory": memory,
         "usage": usage_totals(nodes),
+        "harness": sum(1 for n in nodes if n["harness"]),
     }
+
+
+def labelled(node: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The node a branch is labelled by: its leaf, or the nearest entry above it that is not harness."""
+    current: dict[str, Any] | None = node
+    while current is not None and current["harness"]:
+        current = by_id.get(current["parent"]) if current["parent"] else None
+    return current if current is not None else node
 
 
 def seconds_between(start: str, end: str) -> float | None:
