@@ -26,6 +26,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "langgraph",
         help="LangGraph threads: derive the session nodes of threads saved before WaybookSaver wrote them",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        epilog="Example: waybook langgraph derive --store file:checkpoints",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     derive = actions.add_parser(
