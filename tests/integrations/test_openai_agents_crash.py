@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from agents import Agent, Runner, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message
 
 from tests.helpers.cli_runner import waybook
+from tests.helpers.paths import ROOT
 from waybook.integrations.openai_agents import WaybookSession
 from waybook.journal import verify
 from waybook.stores import open_store
@@ -70,6 +74,66 @@ def test_a_crash_mid_turn_leaves_the_user_item_and_the_retry_leaves_no_row_endin
     assert [[m["content"] for m in row["messages"]] for row in rows] == [
         ["Capital of France?", "Paris.", "Population?", "About 2 million."]
     ]
+    session.close()
+
+
+def said_text(content: Any) -> str:
+    """An item's text: a user item's string, or an assistant message's output_text parts."""
+    return content if isinstance(content, str) else "".join(part["text"] for part in content)
+
+
+DIES_MID_TURN = """
+import asyncio, sys
+from agents import Agent, Runner, set_tracing_disabled
+from agents.testing import ScriptedModel
+from waybook.integrations.openai_agents import WaybookSession
+from waybook.stores import open_store
+
+
+class Calling(ScriptedModel):
+    async def get_response(self, *args, **kwargs):
+        print("calling the model", flush=True)  # the input is saved: the parent kills us here
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        raise SystemExit("never killed")
+
+
+set_tracing_disabled(True)
+session = WaybookSession("trip", open_store(sys.argv[1]))
+asyncio.run(Runner.run(Agent(name="geo", model=Calling()), "Population?", session=session))
+"""
+
+
+def test_a_process_killed_while_the_model_answers_leaves_the_user_item_and_the_next_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    url = f"file:{tmp_path / 'store'}"
+    session = WaybookSession("trip", open_store(url))
+    run(Runner.run(agent("Paris."), "Capital of France?", session=session))
+    session.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", DIES_MID_TURN, url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "calling the model\n"
+    finally:
+        child.kill()  # SIGKILL: no handler, no cleanup
+        child.communicate()
+    assert child.returncode == -9
+    session = WaybookSession("trip", open_store(url))
+    said = [(i["role"], said_text(i["content"])) for i in run(session.get_items())]
+    assert said == [("user", "Capital of France?"), ("assistant", "Paris."), ("user", "Population?")]
+    with open_store(url).open(session.journal_id) as journal:  # the SDK saved the input, no answer
+        assert verify(journal).ok
+    popped = run(session.pop_item())  # docs/openai-agents.md: take it back, then ask again
+    run(Runner.run(agent("About 2 million."), popped["content"], session=session))
+    said = [(i["role"], said_text(i["content"])) for i in run(session.get_items())]
+    assert said[2:] == [("user", "Population?"), ("assistant", "About 2 million.")]
     session.close()
 
 
