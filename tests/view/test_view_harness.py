@@ -1,5 +1,5 @@
-"""Issue 44: the viewer and serve's pages hide harness entries behind a count and a toggle; branch labels and
-skip them. On the shared spotter session (Claude Code) 1,371 entries are harness."""
+"""Issue 44: the viewer and serve's pages hide harness entries behind a count and a toggle; branch labels
+and titles skip them. On the shared spotter session (Claude Code) 1,371 entries are harness."""
 
 from __future__ import annotations
 
