@@ -105,3 +105,12 @@ def test_the_training_rows_start_with_the_prompt(tmp_path: Path) -> None:
     (row,) = [json.loads(line) for line in rows.read_text().splitlines()]
     first_user = next(m for m in row["messages"] if m["role"] == "user")
     assert first_user["content"] == "show tools"
+
+
+def test_the_title_is_the_first_prompt(tmp_path: Path) -> None:
+    store = f"file:{tmp_path / 'store'}"
+    assert waybook("import", "codex", str(EVENT_PROMPTS), "--store", store, "rollout").returncode == 0
+    listed = waybook("ls", "--store", store, "--json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)["journals"]
+    assert row["title"] == "show tools"
