@@ -1,6 +1,5 @@
 """Issue 44, done when: every shared fixture, and every fixture of this repository written by a real tool,
-imports, verifies and exports at least one training row (the session's own journal; a sub-agent's may be
-a single call)."""
+imports, verifies and exports at least one training row (a sub-agent's file on its own too)."""
 
 from __future__ import annotations
 
@@ -14,15 +13,8 @@ from tests.helpers.langgraph_threads import THREAD_JOURNAL, fixture_store
 from tests.helpers.paths import FIXTURES, SHARED_FIXTURES
 from waybook.export._openai_format import problems
 
-SHARED = (
-    sorted(
-        p
-        for p in SHARED_FIXTURES.rglob("*.jsonl")
-        if "subagents" not in p.parts and not p.name.startswith("agent-")
-    )
-    if SHARED_FIXTURES.is_dir()
-    else []
-)
+SHARED = sorted(SHARED_FIXTURES.rglob("*.jsonl")) if SHARED_FIXTURES.is_dir() else []
+"""Every shared session file, sub-agents' files included: each imports on its own too."""
 OWN = [
     FIXTURES / "codex" / "event-prompts.jsonl",
     *sorted((FIXTURES / "pi").glob("*.jsonl")),
