@@ -1,5 +1,6 @@
 """Issue 44: `show`, `stats`, `view` and `serve`'s pages hide harness entries by default, with a count, and
-show them on request (`--harness`, the page's toggle); titles and branch labels skip them.
+show them on request (`--harness`, the page's toggle); titles and branch labels (the viewer's and `tree`'s)
+skip them.
 
 The sessions are real: Claude Code's spotter session (80-89% of its entries are harness) and the Codex
 rollout whose first user message is the AGENTS.md instructions Codex injects.
@@ -14,6 +15,8 @@ import pytest
 
 from tests.helpers.cli_runner import waybook
 from tests.helpers.paths import SHARED_FIXTURES
+from waybook import Session
+from waybook.journal import JsonlJournal
 
 SPOTTER = SHARED_FIXTURES / "claude-code" / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 CODEX = SHARED_FIXTURES / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
@@ -60,3 +63,21 @@ def test_a_title_is_the_first_prompt_never_the_context_the_agent_injected(tmp_pa
     assert listed.returncode == 0, listed.stderr
     assert "show tools" in listed.stdout
     assert "AGENTS.md" not in listed.stdout
+
+
+def test_a_branch_in_tree_is_labelled_by_its_last_message_that_is_not_harness(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal, journal_id="s")
+        first = session.user("what is in the store?")
+        session.assistant("Two journals.")
+        session.user("<local-command-caveat>Caveat: do not respond.</local-command-caveat>")
+        session.branch_from(first.id, reason="ask again")
+        session.assistant("Three journals.")
+        session.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>")
+    tree = waybook("tree", path)
+    assert tree.returncode == 0, tree.stderr
+    assert "Two journals." in tree.stdout
+    assert "Three journals." in tree.stdout
+    assert "Caveat" not in tree.stdout
+    assert "command-name" not in tree.stdout
