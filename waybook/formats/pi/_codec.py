@@ -122,7 +122,7 @@ class PiFormatError(DecodeError):
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         super().__init__(
             f"{len(problems)} line(s) cannot be imported: {shown}{more}. Fix them, or import with "
-            "--lenient to skip the lines that are not Pi entries",
+            "--lenient to skip them (each is reported)",
             where="pi session",
         )
 
