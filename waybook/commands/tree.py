@@ -40,9 +40,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="show the branch tree and every leaf move",
         description=(
             "Show the session tree. Straight runs of entries are folded into one line, summed up by their "
-            "last message and cut to the terminal's width (120 columns into a pipe); node ids are the "
-            "shortest prefixes unique in the journal. The active branch is marked with *, abandoned "
-            "branches are dimmed, and every leaf move is listed with its reason."
+            "last message that is not a harness entry and cut to the terminal's width (120 columns into a "
+            "pipe); node ids are the shortest prefixes unique in the journal. The active branch is marked "
+            "with *, abandoned branches are dimmed, and every leaf move is listed with its reason (a run of "
+            "moves of one action as one, with its count)."
         ),
         epilog="Example: waybook tree session.jsonl --at 5",
     )
