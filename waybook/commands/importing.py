@@ -182,11 +182,11 @@ def _import(args: argparse.Namespace) -> int:
         if imported.joined:
             lines = ", ".join(str(n) for n in imported.joined[:10])
             warnings.append(
-                f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
-                f"imported both: line {lines}"
+                f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write), which Pi's "
+                f"loader skips: kept verbatim out of the session (a pi.joined_line entry): line {lines}"
             )
         warnings += [why for _line, why in imported.inferred if why == PI_NO_PLACES]
-        report = _pi_report(data, imported.skipped, imported.inferred)
+        report = _pi_report(data, imported.skipped, imported.inferred, joined=len(imported.joined))
         say(
             args,
             [Written(out, len(imported.records), report)],
@@ -217,13 +217,14 @@ def _opencode(args: argparse.Namespace) -> int:
 
 
 def _pi_report(
-    data: bytes, skipped: Sequence[tuple[int, str]], inferred: Sequence[tuple[int, str]]
+    data: bytes, skipped: Sequence[tuple[int, str]], inferred: Sequence[tuple[int, str]], *, joined: int
 ) -> ImportReport:
-    """A Pi import in the report every format gives: every entry maps to a record (lossless)."""
+    """A Pi import in the report every format gives: every entry maps to a record (lossless); a joined
+    line, which Pi's loader skips, is kept verbatim."""
     lines = sum(1 for line in data.split(b"\n") if line.strip())
     bad = len({n for n, _ in skipped})
     notes = tuple(f"line {n}: {why}" for n, why in inferred)
-    return ImportReport("pi", lines, max(lines - bad, 0), 0, tuple(skipped), notes)
+    return ImportReport("pi", lines, max(lines - bad - joined, 0), joined, tuple(skipped), notes)
 
 
 def _detected(path: Path) -> str:

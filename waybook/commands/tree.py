@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,9 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.layout import fitted
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
-from waybook.journal import JsonlJournal
+from waybook.journal import JsonlJournal, SessionJournal
 from waybook.journal._reading import read_seqs
-from waybook.projections import TreeProjection, TreeState
+from waybook.projections import TreeProjection, TreeState, is_harness, move_runs
 from waybook.projections._links import LinkRef, subagent_links
 
 LABEL_CHARS = 200
@@ -39,9 +40,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="show the branch tree and every leaf move",
         description=(
             "Show the session tree. Straight runs of entries are folded into one line, summed up by their "
-            "last message and cut to the terminal's width (120 columns into a pipe); node ids are the "
-            "shortest prefixes unique in the journal. The active branch is marked with *, abandoned "
-            "branches are dimmed, and every leaf move is listed with its reason."
+            "last message that is not a harness entry and cut to the terminal's width (120 columns into a "
+            "pipe); node ids are the shortest prefixes unique in the journal. The active branch is marked "
+            "with *, abandoned branches are dimmed, and every leaf move is listed with its reason (a run of "
+            "moves of one action as one, with its count)."
         ),
         epilog="Example: waybook tree session.jsonl --at 5",
     )
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
                 tree_json(tree) | {"subagents": [_link_json(link, args.path, args.store) for link in links]}
             )
             return damage_status(journal)
-        labels = {r.id: r for r in read_seqs(journal, sorted(_shown_seqs(tree)))}
+        labels, harness = _labels(journal, tree)
     console = fitted()
     names = short_ids(list(tree.ids))
     console.print(
@@ -71,17 +73,20 @@ def run(args: argparse.Namespace) -> int:
     )
     active = set(tree.path_to(tree.leaf_id))
     for root in tree.roots():
-        console.print(_segment_tree(tree, root, active, labels, names))
+        console.print(_segment_tree(tree, root, active, labels, names, harness))
     if tree.moves:
         console.print("leaf moves:")
-        for move in tree.moves:
+        for run in move_runs(tree.moves):  # a rewind of many pops is one line, with its count
+            move = run.first
             ends = (
-                names.get(move.from_leaf or "", move.from_leaf),
-                names.get(move.to_leaf or "", move.to_leaf),
+                names.get(run.from_leaf or "", run.from_leaf),
+                names.get(run.to_leaf or "", run.to_leaf),
             )
             what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
             who = f" by {move.actor}" if move.actor else ""
-            console.print(f"  seq {move.seq}: {escape(visible(what + who, one_line=True))}")
+            many = f" ({run.count} moves, one after another)" if run.count > 1 else ""
+            seqs = f"{move.seq}-{run.last.seq}" if run.count > 1 else str(move.seq)
+            console.print(f"  seq {seqs}: {escape(visible(what + who + many, one_line=True))}")
             if move.reason:
                 console.print(f"    {escape(visible(move.reason))}")
     if links:
@@ -144,11 +149,12 @@ MESSAGES = frozenset({"user", "assistant", "tool_result", "system", "compaction"
 """The kinds a run's summary is taken from: its last message, not the bookkeeping after it."""
 
 
-def _told(tree: TreeState, start: int, end: int) -> int:
-    """The position whose record sums up the run `start`..`end`: its last message, else its end."""
+def _told(tree: TreeState, start: int, end: int, harness: Container[int] = ()) -> int:
+    """The position whose record sums up the run `start`..`end`: its last message that is not a harness
+    entry (a position in `harness`), else its end."""
     node = end
     while True:
-        if short_kind(tree.kinds[node]) in MESSAGES:
+        if short_kind(tree.kinds[node]) in MESSAGES and node not in harness:
             return node
         if node == start:
             return end
@@ -158,19 +164,38 @@ def _told(tree: TreeState, start: int, end: int) -> int:
         node = tree.index[parent]
 
 
-def _shown_seqs(tree: TreeState) -> set[int]:
+def _shown_seqs(tree: TreeState, harness: Container[int] = ()) -> set[int]:
     seqs = set()
     starts = [tree.index[r] for r in tree.roots()]
     while starts:
         start = starts.pop()
         end = _segment_end(tree, start)
-        seqs.update({tree.seqs[start], tree.seqs[end], tree.seqs[_told(tree, start, end)]})
+        seqs.update({tree.seqs[start], tree.seqs[end], tree.seqs[_told(tree, start, end, harness)]})
         starts.extend(tree.children_positions(end))
     return seqs
 
 
+def _labels(journal: SessionJournal, tree: TreeState) -> tuple[dict[str, Any], set[int]]:
+    """The records the labels show, by id, and the positions found to be harness entries: a run is
+    labelled by its last message that is not one (a caveat or injected context), read as they are met."""
+    labels: dict[str, Any] = {}
+    harness: set[int] = set()
+    read: set[int] = set()
+    while wanted := _shown_seqs(tree, harness) - read:
+        found = read_seqs(journal, sorted(wanted))
+        read |= wanted
+        labels.update({r.id: r for r in found})
+        harness |= {tree.index[r.id] for r in found if r.id in tree.index and is_harness(r.body)}
+    return labels, harness
+
+
 def _segment_tree(
-    tree: TreeState, root: str, active: set[str], labels: dict[str, Any], names: dict[str, str]
+    tree: TreeState,
+    root: str,
+    active: set[str],
+    labels: dict[str, Any],
+    names: dict[str, str],
+    harness: Container[int] = (),
 ) -> Tree:
     def label(start: int) -> tuple[Text, int]:
         end = _segment_end(tree, start)
@@ -179,7 +204,7 @@ def _segment_tree(
         is_active = last in active
         mark = "* " if is_active else "  "
         run = names[first] if start == end else f"{names[first]} .. {names[last]} ({count} entries)"
-        record = labels[tree.ids[_told(tree, start, end)]]
+        record = labels[tree.ids[_told(tree, start, end, harness)]]
         said = escape(summary(record, LABEL_CHARS))
         leaf = "  <- leaf" if tree.leaf_id == last else ""  # before the summary, which may be cut
         text = f"{mark}{escape(visible(run, one_line=True))}{leaf}  {escape(short_kind(record.kind))}: {said}"

@@ -165,6 +165,11 @@ class TrajectoryExporter:
             if not any(m.role == "assistant" for m in messages):
                 self.dropped["rows without an assistant turn"] += 1
                 continue
+            if messages[-1].role == "user" and leaf != self.tree.leaf_id:
+                # an abandoned branch whose last turn was never answered (a run that crashed after its
+                # input was saved, then rewound): the session went on elsewhere, so it teaches nothing
+                self.dropped["abandoned branches that end on a user message (never answered)"] += 1
+                continue
             tools = tools_for(messages, self.tools())
             row: dict[str, Any] | None
             if fmt == "openai":

@@ -18,6 +18,7 @@ import attrs
 
 from waybook.model._records import AssistantMessage, Node, Record, ToolCallBlock, ToolResult, UserMessage
 from waybook.projections._base import fold
+from waybook.projections._harness import is_harness
 from waybook.projections._tree import TreeProjection
 
 
@@ -36,6 +37,8 @@ class Tally:
     """Model -> usage key (input_tokens, output_tokens, ...) -> sum."""
     latency: Mapping[str, float] | None
     """p50, p90, p99 and max reply latency in seconds, where timestamps allow; None without replies."""
+    harness: int = 0
+    """Harness entries (`harness_kind`) left out of the counts above; 0 when they were counted."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +48,7 @@ class Tally:
             "tool_errors": self.tool_errors,
             "tokens": {model: dict(counts) for model, counts in self.tokens.items()},
             "latency_seconds": None if self.latency is None else dict(self.latency),
+            "harness_entries": self.harness,
         }
 
 
@@ -77,14 +81,17 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def tally(nodes: Iterable[Record], by_id: Mapping[str, Record]) -> Tally:
-    turns = replies = errors = 0
+def tally(nodes: Iterable[Record], by_id: Mapping[str, Record], *, harness: bool = False) -> Tally:
+    """What `nodes` hold; harness entries are left out and counted apart unless `harness`."""
+    turns = replies = errors = hidden = 0
     calls: Counter[str] = Counter()
     tokens: dict[str, Counter[str]] = {}
     waits: list[float] = []
     for record in nodes:
         body = record.body
-        if isinstance(body, UserMessage):
+        if not harness and is_harness(body):
+            hidden += 1
+        elif isinstance(body, UserMessage):
             turns += 1
         elif isinstance(body, ToolResult):
             errors += body.is_error
@@ -118,18 +125,22 @@ def tally(nodes: Iterable[Record], by_id: Mapping[str, Record]) -> Tally:
         tool_errors=errors,
         tokens={model: dict(sorted(c.items())) for model, c in sorted(tokens.items()) if c},
         latency=latency,
+        harness=hidden,
     )
 
 
-def session_stats(records: Sequence[Record]) -> SessionStats:
-    """Statistics of every node of `records`, and of each branch (root-to-leaf path) on its own."""
+def session_stats(records: Sequence[Record], *, harness: bool = False) -> SessionStats:
+    """Statistics of every node of `records`, and of each branch (root-to-leaf path) on its own; harness
+    entries (a Claude Code caveat, say) are no turns, and are counted apart, unless `harness`."""
     tree = fold(TreeProjection(), records)
     nodes = [r for r in records if isinstance(r.body, Node)]
     by_id = {r.id: r for r in nodes}
     branches = tuple(
         BranchStats(
-            leaf, leaf == tree.leaf_id, tally((by_id[i] for i in tree.path_to(leaf) if i in by_id), by_id)
+            leaf,
+            leaf == tree.leaf_id,
+            tally((by_id[i] for i in tree.path_to(leaf) if i in by_id), by_id, harness=harness),
         )
         for leaf in tree.leaves()
     )
-    return SessionStats(records=len(records), total=tally(nodes, by_id), branches=branches)
+    return SessionStats(records=len(records), total=tally(nodes, by_id, harness=harness), branches=branches)

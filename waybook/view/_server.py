@@ -61,7 +61,7 @@ def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
         title = journal_id
         for record in journal.read(limit=TITLE_SCAN):
             node = None if isinstance(record.body, Header) else node_data(record)
-            if node is not None and node["role"] == "user":
+            if node is not None and node["role"] == "user" and not node["harness"]:
                 title = summary_of(node)
                 break
         last = next(iter(journal.read(after=head - 1)), None) if head else None

@@ -1,7 +1,7 @@
 """Reading LangGraph checkpoint threads from a `SqliteSaver` database, as data.
 
 The database is opened read-only and read with SQL; each checkpoint is decoded by
-`waybook.formats.langgraph._decode`, which returns plain data and LangChain messages only and refuses
+`waybook._langgraph` (the safe decoder), which returns plain data and LangChain messages only and refuses
 anything else. LangGraph's own serializer is never used: it imports and calls what a checkpoint names.
 Decoding msgpack needs `ormsgpack` (installed with `waybook[langgraph]`); LangGraph itself is not needed.
 """
@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from waybook._langgraph import LangGraphDecodeError, decode_json, decode_typed, plain
 from waybook.formats._sqlite_source import open_read_only
-from waybook.formats.langgraph._decode import LangGraphDecodeError, decode_json, decode_typed, plain
 from waybook.formats.langgraph._import import Checkpoint
 from waybook.model._errors import JournalError
 

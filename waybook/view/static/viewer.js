@@ -107,6 +107,7 @@
     return box;
   }
   let viewed = null;
+  let showHarness = false;  // harness entries (progress lines, hooks, caveats, ...) are hidden until asked
   function show(targetId) {
     viewed = targetId;
     const path = pathTo(targetId);
@@ -118,7 +119,7 @@
       const frag = document.createDocumentFragment();
       for (; i < path.length && limit > 0; i++) {
         const n = path[i];
-        if (used.has(n.id)) continue;
+        if (used.has(n.id) || (n.harness && !showHarness)) continue;
         frag.appendChild(nodeView(n, used));
         limit--;
       }
@@ -178,6 +179,10 @@
       li.appendChild(b);
       branches.appendChild(li);
     }
+    const harness = document.getElementById("harness");
+    harness.hidden = !data.harness;
+    document.getElementById("harness-count").textContent = data.harness + " harness entries " + (showHarness ? "shown" : "hidden");
+    document.getElementById("harness-toggle").textContent = showHarness ? "hide them" : "show them";
     const moves = document.getElementById("moves");
     moves.replaceChildren();
     for (const m of data.moves) moves.appendChild(el("li", null, "seq " + m.seq + ": " + (m.reason || "(no reason)")));
@@ -187,6 +192,12 @@
       usage.appendChild(el("li", null, model + ": " + Object.entries(counts).map(([k, v]) => k + " " + v).join(" · ")));
     }
   }
+  document.getElementById("harness-toggle").addEventListener("click", () => {
+    showHarness = !showHarness;
+    document.getElementById("harness-count").textContent = data.harness + " harness entries " + (showHarness ? "shown" : "hidden");
+    document.getElementById("harness-toggle").textContent = showHarness ? "hide them" : "show them";
+    if (viewed) show(viewed);
+  });
   function showDefault() {
     if (fromHash()) return;
     const start = data.active_leaf || (data.leaves[0] && data.leaves[0].id);
