@@ -45,7 +45,7 @@ def test_purge_erases_the_journal_and_prints_a_receipt_the_catalog_holds(url: st
         kept = store.purge("s1", reason="again")  # the catalog's receipt is the one printed
     assert kept.digest == receipt["receipt_digest"]
     assert kept.head.digest == receipt["head"]["digest"]
-    if url.startswith("file:"):  # a database keeps freed pages until it is vacuumed (docs/erasure.md)
+    if url.startswith("file:"):  # a database keeps freed pages until it is vacuumed (docs/cli.md)
         assert SECRET.encode() not in store_bytes(tmp_path)
 
 
