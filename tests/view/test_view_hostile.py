@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.pi import HEADER_V3, answer, pi_lines, user
 from waybook import JsonlJournal, Session
 from waybook.cli import main
 from waybook.journal import ImageBlock, TextBlock, ToolCallBlock, verify
 from waybook.view import page_data
 
-from ..helpers.pi import HEADER_V3, answer, pi_lines, user
 from .conftest import wait_for
 
 RECORD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
