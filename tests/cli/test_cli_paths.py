@@ -168,3 +168,32 @@ def test_a_path_that_is_not_utf8_is_named_with_escapes(here: Path, command: list
     )
     assert ran.returncode == 2
     assert ran.stderr == b"waybook: \\udcff\\udcfe.jsonl: no such journal file\n"
+
+
+PATTERN_COMMANDS = [
+    ["export", "good.jsonl", "--format", "openai", "--redact", "-o", "out.jsonl", "--redact-patterns", "{}"],
+    ["otel", "send", "good.jsonl", "--dry-run", "--content", "full", "--redact-patterns", "{}"],
+]
+BAD_PATTERN_FILES = {
+    "a FIFO": ("fifo.jsonl", "is not a regular file (a FIFO or a device); give a text file"),
+    "an endless device": ("/dev/zero", "is not a regular file (a FIFO or a device); give a text file"),
+    "a folder": ("folder", "is a directory; give a text file"),
+    "the root": ("/", "is a directory; give a text file"),
+    "missing": ("missing.txt", "cannot read it (No such file or directory)"),
+    "not text": ("bytes.bin", "is not UTF-8 text (byte 0)"),
+    "too large": ("big.txt", "is larger than 1048576 bytes; give a smaller text file"),
+}
+
+
+@pytest.mark.parametrize("command", PATTERN_COMMANDS, ids=lambda c: c[0])
+@pytest.mark.parametrize("case", sorted(BAD_PATTERN_FILES))
+def test_a_patterns_file_that_is_not_a_text_file_is_refused_without_waiting(
+    here: Path, command: list[str], case: str
+) -> None:
+    (here / "bytes.bin").write_bytes(b"\xff\xfe")
+    (here / "big.txt").write_bytes(b"x\n" * (1 << 20))
+    value, message = BAD_PATTERN_FILES[case]
+    ran = run_in(here, command, value)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr == f"waybook: --redact-patterns {value}: {message}\n"
+    assert not (here / "out.jsonl").exists()
