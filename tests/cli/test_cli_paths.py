@@ -197,3 +197,35 @@ def test_a_patterns_file_that_is_not_a_text_file_is_refused_without_waiting(
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr == f"waybook: --redact-patterns {value}: {message}\n"
     assert not (here / "out.jsonl").exists()
+
+
+MEMORY_WRITE_COMMANDS = [
+    ["memory", "sync", "{}"],
+    ["memory", "import-git", "git-in", "{}"],
+]
+"""Commands that append to a memory journal file named by MEMORY.jsonl."""
+
+
+@pytest.mark.parametrize("command", MEMORY_WRITE_COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("case", ["a folder", "the root", "a FIFO", "a device"])
+def test_a_memory_journal_path_that_is_not_a_file_says_what_it_is(
+    here: Path, command: list[str], case: str
+) -> None:
+    assert waybook("memory", "export-git", "memory.jsonl", "git-in", cwd=here).returncode == 0
+    value, message = BAD_PATHS[case]
+    ran = run_in(here, command, value)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr == f"waybook: {value}: {message}\n"
+
+
+@pytest.mark.parametrize("command", MEMORY_WRITE_COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("name", ["empty.jsonl", "notes.txt"])
+def test_a_memory_command_appends_nothing_to_a_file_that_is_not_a_memory_journal(
+    here: Path, command: list[str], name: str
+) -> None:
+    assert waybook("memory", "export-git", "memory.jsonl", "git-in", cwd=here).returncode == 0
+    before = (here / name).read_bytes()
+    ran = run_in(here, command, name)
+    assert ran.returncode == 1, ran.stderr
+    assert f"{name} is not a working-memory journal" in ran.stderr
+    assert (here / name).read_bytes() == before
