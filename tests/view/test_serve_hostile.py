@@ -74,6 +74,25 @@ def test_a_refused_post_body_is_never_read_as_a_second_request(server: ViewServe
     assert [a.status for a in exchange(server.bound, chunked + smuggled)] == [405]
 
 
+def test_a_huge_refused_body_is_not_read_to_its_end(server: ViewServer) -> None:
+    """A client announcing a 1 GiB body and sending without pause: answered 405, then cut off after a
+    bounded drain (what it managed to send is what the two kernels' buffers took)."""
+    announced = 1 << 30
+    chunk = b"x" * (1 << 16)
+    with connect(server.bound) as sock:
+        sock.sendall(request("POST", "/", host_of(server), fields=(f"Content-Length: {announced}",)))
+        sent = 0
+        with contextlib.suppress(OSError):  # a reset or a broken pipe once the server closes
+            while sent < announced:
+                sent += sock.send(chunk)
+        assert sent < 64 << 20, f"{sent} bytes of the body were taken"
+        answer = b""
+        with contextlib.suppress(OSError):
+            answer = read_to_end(sock)
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 405")
+    wait_until(lambda: server.open_connections == 0, "the connection is let go")
+
+
 def test_a_get_with_a_body_is_refused_and_its_body_never_read(server: ViewServer) -> None:
     smuggled = request("GET", "/j/first", host_of(server))
     sent = request("GET", "/", host_of(server), fields=(f"Content-Length: {len(smuggled)}",), body=smuggled)
@@ -208,6 +227,46 @@ def test_a_server_full_of_long_polls_answers_503(store_url: str) -> None:
                 sock.close()
 
 
+def slow_reader(server: ViewServer, target: str) -> tuple[socket.socket, int]:
+    """A connection that asks for `target`, reads its status line and nothing more (a small receive
+    buffer, so the kernel takes little of the answer off the server's hands)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(30)
+    sock.connect(server.bound)
+    sock.sendall(request("GET", target, host_of(server)))
+    status_line = b""
+    while len(status_line) < 12:
+        status_line += sock.recv(12 - len(status_line))
+    return sock, int(status_line[9:12])
+
+
+def test_clients_that_do_not_take_their_pages_hold_at_most_the_send_budget(tmp_path: Path) -> None:
+    url = f"file:{tmp_path / 'store'}"
+    with open_store(url) as store:
+        session = Session.create(store.create("big", role="session"), journal_id="big")
+        for number in range(150):
+            session.user(f"question {number} " + "x" * 4000)
+            session.assistant(f"answer {number} " + "y" * 4000)
+    budget = 3 << 20
+    with served(ViewServer(url, port=0, send_budget=budget)) as server:
+        page = len(_get(server, "/j/big")[1].encode())
+        assert page > 1 << 20
+        held = [slow_reader(server, "/j/big") for _ in range(8)]
+        try:
+            statuses = [status for _, status in held]
+            taken = statuses.count(200)
+            assert 1 <= taken <= budget // page
+            assert statuses == [200] * taken + [503] * (len(held) - taken)
+            assert server.unsent_bytes <= budget
+            assert _get(server, "/")[0] == 200  # a small page is never refused for the budget
+        finally:
+            for sock, _ in held:
+                sock.close()
+        wait_until(lambda: server.unsent_bytes == 0, "the unsent pages are let go")
+        assert _get(server, "/j/big")[0] == 200
+
+
 def _get(server: ViewServer, path: str) -> tuple[int, str]:
     connection = http.client.HTTPConnection(*server.bound, timeout=30)
     try:
@@ -311,15 +370,19 @@ def test_the_front_page_of_ten_thousand_journals_links_to_every_page(tmp_path: P
 LOAD_POLLS = 2000
 LOAD_STALLED = 2000
 LOAD_BATCH = 250
+LOAD_MEMORY_MIB = 64
+"""What holding every load connection may add to the server's resident memory."""
 
 
-def process_figures(pid: int) -> tuple[float, int, int]:
-    """CPU seconds used so far, threads, and open descriptors of the process `pid` (from /proc)."""
+def process_figures(pid: int) -> tuple[float, int, int, int]:
+    """CPU seconds used so far, threads, open descriptors and resident memory (MiB) of the process `pid`
+    (from /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     status = Path(f"/proc/{pid}/status").read_text()
-    threads = int(next(line for line in status.splitlines() if line.startswith("Threads:")).split()[1])
-    return cpu, threads, len(os.listdir(f"/proc/{pid}/fd"))
+    fields_of = dict(line.partition(":")[::2] for line in status.splitlines())
+    threads, resident = int(fields_of["Threads"]), int(fields_of["VmRSS"].split()[0]) // 1024
+    return cpu, threads, len(os.listdir(f"/proc/{pid}/fd")), resident
 
 
 @contextlib.contextmanager
@@ -363,6 +426,8 @@ def test_under_thousands_of_stalled_connections_and_long_polls_the_front_page_an
             latencies.append(time.perf_counter() - started)
             assert answer.status == 200
 
+        front_page()
+        resident_before = process_figures(process.pid)[3]
         with descriptors(2 * (LOAD_POLLS + LOAD_STALLED) + 1024):
             stalled = []
             for _ in range(0, LOAD_STALLED, LOAD_BATCH):
@@ -387,11 +452,11 @@ def test_under_thousands_of_stalled_connections_and_long_polls_the_front_page_an
             wait_until(
                 lambda: process_figures(process.pid)[2] >= len(held), "the server holds every connection"
             )
-            cpu_before, threads, _ = process_figures(process.pid)
+            cpu_before, threads, _, resident = process_figures(process.pid)
             idle_from = time.monotonic()
             for sock in stalled:  # the server drops each stalled connection by itself
                 assert read_to_end(sock) == b""
-            cpu_after, _, _ = process_figures(process.pid)
+            cpu_after, _, _, _ = process_figures(process.pid)
             idle_for = time.monotonic() - idle_from
             front_page()
             with open_store(store_url) as store:
@@ -399,15 +464,16 @@ def test_under_thousands_of_stalled_connections_and_long_polls_the_front_page_an
             answers = [responses(read_to_end(sock)) for sock in polls]
             front_page()
         assert {(a.status, json.loads(a.body)["changed"]) for (a,) in answers} == {(200, True)}
-        assert threads <= 8, f"{threads} threads for {len(held)} connections"
         print(
             f"front page: {len(latencies)} answers, slowest {max(latencies) * 1000:.0f} ms; "
             f"{threads} threads; {(cpu_after - cpu_before) / idle_for:.3f} of a core while holding "
-            f"{len(polls)} long-polls"
+            f"{len(polls)} long-polls; resident memory {resident_before} MiB idle, {resident} MiB "
+            f"holding {len(held)} connections"
         )
-        assert max(latencies) < 1.0, latencies
-        print([round(x * 1000) for x in latencies])
+        assert threads <= 8, f"{threads} threads for {len(held)} connections"
+        assert max(latencies) < 1.0, [round(x * 1000) for x in latencies]
         assert (cpu_after - cpu_before) / idle_for < 0.1
+        assert resident - resident_before < LOAD_MEMORY_MIB
     finally:
         for sock in held:
             sock.close()

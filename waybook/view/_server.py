@@ -9,7 +9,8 @@ coroutine woken by one watch on the store's feed (`FeedWatch`), so open pages co
 
 What a client can hold is bounded: a request head must arrive within `HEAD_SECONDS` (an idle or stalled
 connection is dropped), a response must be taken within `WRITE_SECONDS`, a body is never read (the
-answer closes the connection), and at `max_connections` the connection that has waited longest for a
+answer closes the connection), the responses clients have not taken yet hold at most `SEND_BUDGET`
+bytes (a large one past it is 503), and at `max_connections` the connection that has waited longest for a
 request head gives way to the new one. Requests whose Host is not the address the server was started on
 are refused, so a web page the user visits elsewhere cannot read sessions through DNS rebinding.
 """
@@ -57,6 +58,15 @@ HEAD_SECONDS: Final = 10.0
 """A request head (or, on a kept-alive connection, the next one) must arrive within this long."""
 WRITE_SECONDS: Final = 30.0
 """A client must take a response within this long, or the connection is dropped."""
+SEND_BUDGET: Final = 64 << 20
+"""The most response bytes held for clients that have not taken them yet, over all connections; a large
+response past it is answered 503 (Retry-After: 1), so slow readers cannot fill the server's memory."""
+SEND_CHUNK: Final = 1 << 16
+"""A response is handed to its connection this much at a time, the next once the last was taken; a
+small response (at most this) is never refused for the budget."""
+SEND_BUFFER: Final = 1 << 18
+"""The kernel's send buffer of each connection, fixed (not grown by autotuning up to megabytes), so a
+client that reads nothing holds this little of the system's memory as well."""
 DRAIN_SECONDS: Final = 2.0
 """After refusing a request with a body, how long its bytes are read and dropped before closing (so
 the client sees the answer instead of a reset); `DRAIN_BYTES` at most."""
@@ -187,12 +197,14 @@ class ViewServer:
         page_size: int = PAGE_SIZE,
         max_connections: int | None = None,
         head_seconds: float = HEAD_SECONDS,
+        send_budget: int = SEND_BUDGET,
     ) -> None:
         open_store(url, create=False).close()  # a bad URL, or no store there, is refused before it listens
         self.store_url = url
         self.page_size = page_size
         self.max_connections = max_connections or connection_limit()
         self.head_seconds = head_seconds
+        self.send_budget = send_budget
         self._socket = listening_socket(host, port)
         address = self._socket.getsockname()
         self.bound: tuple[str, int] = (str(address[0]), int(address[1]))
@@ -203,6 +215,7 @@ class ViewServer:
         }
         self._pool = ThreadPoolExecutor(max_workers=PAGE_WORKERS, thread_name_prefix="waybook-page")
         self._pending = 0
+        self._unsent = 0  # bytes of responses being sent (SEND_BUDGET)
         self._watch = FeedWatch(url, read=self._in_pool)
         self._waiting_for_head: dict[asyncio.StreamWriter, None] = {}  # oldest first
         self._connections: set[asyncio.StreamWriter] = set()
@@ -292,9 +305,15 @@ class ViewServer:
                 )
                 return
             self._connections.add(writer)
+            with contextlib.suppress(OSError):
+                writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
             await self._converse(reader, writer)
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError):
             pass  # the client went away, or would not take its answer
+        except asyncio.CancelledError:
+            # Only shutdown cancels a connection; ending normally keeps Python 3.11's stream callback
+            # from logging the cancelled task's CancelledError as an error.
+            pass
         finally:
             self._connections.discard(writer)
             self._waiting_for_head.pop(writer, None)
@@ -343,7 +362,23 @@ class ViewServer:
                     await _drain(reader, writer)
                 return
 
+    @property
+    def unsent_bytes(self) -> int:
+        """How many bytes of responses clients have not taken yet: at most `send_budget`, and a chunk for
+        each connection sending a small one."""
+        return self._unsent
+
     async def _send(self, writer: asyncio.StreamWriter, response: Response, *, head: bool) -> None:
+        """Send `response` a chunk at a time, within `WRITE_SECONDS`; a large one past `SEND_BUDGET` is
+        answered 503 instead."""
+        size = 0 if head else len(response.body)
+        if size > SEND_CHUNK and self._unsent + size > self.send_budget:
+            response = Response.text(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "busy: other clients have not taken their pages yet; try again in a moment",
+                headers=(("Retry-After", "1"),),
+                close=response.close,
+            )
         headers = [
             ("Content-Type", response.content_type),
             ("Content-Length", str(len(response.body))),
@@ -353,8 +388,15 @@ class ViewServer:
         ]
         if response.close:
             headers.append(("Connection", "close"))
-        writer.write(response_head(response.status, headers) + (b"" if head else response.body))
-        await asyncio.wait_for(writer.drain(), WRITE_SECONDS)
+        data = memoryview(response_head(response.status, headers) + (b"" if head else response.body))
+        self._unsent += len(data)
+        try:
+            async with asyncio.timeout(WRITE_SECONDS):
+                for start in range(0, len(data), SEND_CHUNK):
+                    writer.write(data[start : start + SEND_CHUNK])
+                    await writer.drain()
+        finally:
+            self._unsent -= len(data)
 
     # --- requests ------------------------------------------------------------------------------------
 
