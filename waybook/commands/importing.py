@@ -35,6 +35,7 @@ from waybook.formats import (
     linked_both_ways,
 )
 from waybook.formats._detect import detect_folder_format, detect_format
+from waybook.formats._source_files import check_regular, read_regular
 from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
 from waybook.formats.openai_agents._database import read_session
@@ -142,15 +143,17 @@ def _run(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     _target(args)
+    if not args.path.is_dir():
+        if not (args.path.exists() or args.path.is_symlink()):
+            msg = f"{args.path}: no such file"
+            raise UsageError(msg)
+        check_regular(args.path)  # a FIFO, device or socket is refused by name, before any format reads
     if args.source == "auto":
         args.source = _detected(args.path)
     if args.source == "opencode":
         return _opencode(args)
     if args.path.is_dir():
         return _folder(args)
-    if not args.path.is_file():
-        msg = f"{args.path}: no such file"
-        raise UsageError(msg)
     if args.output is None:
         msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
         raise UsageError(msg)
@@ -174,7 +177,7 @@ def _import(args: argparse.Namespace) -> int:
         _write_all(args, outputs)
         say(args, [Written(t, len(r), rep) for t, r, rep in outputs], "a Claude Code transcript")
         return OK
-    data = args.path.read_bytes()
+    data = read_regular(args.path)
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
         _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)

@@ -7,6 +7,8 @@ which call, what a turn cost) is made here, in Python, from the same projections
 from __future__ import annotations
 
 import base64
+import binascii
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -76,8 +78,8 @@ def block_data(block: Block) -> dict[str, Any]:
             "arguments": block.arguments,
         }
     if isinstance(block, ImageBlock):
-        inline = block.source.startswith("data:image/")
-        return {"type": "image", "media_type": block.media_type, "source": block.source if inline else ""}
+        shown = block.source if is_inline_image(block.source) else ""
+        return {"type": "image", "media_type": block.media_type, "source": shown}
     if isinstance(block, BlobBlock):
         return {
             "type": "blob",
@@ -87,6 +89,24 @@ def block_data(block: Block) -> dict[str, Any]:
             "name": block.name,
         }
     return {"type": "other", "text": repr(block)}
+
+
+_INLINE_IMAGE_HEAD = re.compile(r"data:image/[a-z0-9.+-]+(;[a-z0-9.+-]+=[a-z0-9.+-]*)*;base64", re.IGNORECASE)
+
+
+def is_inline_image(source: str) -> bool:
+    """Whether a page shows `source` as an image: a `data:image/...;base64,` URL whose payload is
+    base64 (anything else would make the browser log a failed load); the page shows a placeholder
+    otherwise. Bytes that are base64 but no image are left to the browser, where the page's script
+    swaps the image it cannot decode for the same placeholder."""
+    head, comma, payload = source.partition(",")
+    if not comma or not _INLINE_IMAGE_HEAD.fullmatch(head):
+        return False
+    try:
+        base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        return False
+    return True
 
 
 def first_text(blocks: Iterable[Block]) -> str:

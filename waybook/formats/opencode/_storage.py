@@ -90,7 +90,7 @@ class _Skips:
 def read_opencode(path: Path, session_id: str | None, *, lenient: bool = False) -> Stored:
     """One session (with its sub-agent sessions) of an OpenCode storage folder (or the `storage`
     folder's parent) or database."""
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a database (open_read_only refuses all but a regular file)
         return _from_database(path, session_id, _Skips(lenient))
     root = _storage_root(path)
     if root is None:

@@ -34,7 +34,6 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, listed, open_or_create
@@ -45,6 +44,7 @@ from waybook.integrations.langgraph._errors import (
     UnknownPruneStrategyError,
 )
 from waybook.integrations.langgraph._nodes import MESSAGES, MessagePlan, messages_of, node_body, plan
+from waybook.integrations.langgraph._serde import StrictSerializer
 from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
 from waybook.journal._protocol import SessionJournal
@@ -77,7 +77,8 @@ class WaybookSaver(BaseCheckpointSaver[str]):
     A journal read back is outside data, so the default `serde` is LangGraph's serializer in its strict
     mode: it rebuilds only LangGraph's list of safe types (plus the state types a compiled graph adds
     with `with_allowlist`) and never unpickles; any other type a value names comes back as its plain
-    payload. Pass `serde=JsonPlusSerializer(allowed_msgpack_modules=[...])` to allow more.
+    payload. A value it cannot read back (pickle, an unknown type, broken bytes) is a
+    `CheckpointValueError`. Pass `serde=JsonPlusSerializer(allowed_msgpack_modules=[...])` to allow more.
     """
 
     def __init__(
@@ -89,9 +90,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         actor: str = "langgraph",
         session_nodes: bool | None = None,
     ) -> None:
-        super().__init__(
-            serde=serde if serde is not None else JsonPlusSerializer(allowed_msgpack_modules=None)
-        )
+        super().__init__(serde=serde if serde is not None else StrictSerializer())
         self.store = store
         self.purge_on_delete = purge_on_delete
         self.actor = actor

@@ -1,10 +1,16 @@
 // The waybook session page: lays out the data Python computed. Every text goes in through textContent
 // (never innerHTML), and every link is built from an encoded journal id, so nothing in a session runs.
+// Every id (a node's, a tool call's) is a session's own string: ids are looked up in Maps only, never as
+// a plain object's keys, where `constructor` or `__proto__` would find what every object inherits.
 "use strict";
 (function () {
   let data = null;
   let byId = new Map();
+  let results = new Map(); // assistant node id -> Map(call id -> result node id)
+  let links = new Map(); // node id -> the sub-agent links made at it
+  let memory = new Map(); // node id -> the memory it used
   const FIRST_SCREEN = 200;
+  const INLINE_IMAGE = /^data:image\/[a-z0-9.+-]+(;[a-z0-9.+-]+=[a-z0-9.+-]*)*;base64,[a-z0-9+\/]*={0,2}$/i;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -12,10 +18,28 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
+  function entries(object) {
+    return new Map(object ? Object.entries(object) : []); // JSON.parse makes every key an own property
+  }
   function pathTo(id) {
     const path = [];
-    for (let n = byId.get(id); n; n = n.parent ? byId.get(n.parent) : undefined) path.push(n);
+    const seen = new Set();
+    for (let n = byId.get(id); n && !seen.has(n.id); n = n.parent ? byId.get(n.parent) : undefined) {
+      seen.add(n.id);
+      path.push(n);
+    }
     return path.reverse();
+  }
+  function imageView(block) {
+    const placeholder = () => el("div", "placeholder", "[image: " + block.media_type + "]");
+    // A data:image/ URL in base64 only (checked in Python too); CSP allows data: images only. One the
+    // browser cannot decode becomes the placeholder instead of a broken image.
+    if (!block.source || !INLINE_IMAGE.test(block.source) || block.source.split(",")[1].length % 4) return placeholder();
+    const img = el("img", "image");
+    img.alt = "image (" + block.media_type + ")";
+    img.addEventListener("error", () => img.replaceWith(placeholder()), { once: true });
+    img.src = block.source;
+    return img;
   }
   function pageLink(journal) {
     return data.link_base === "serve" ? "/j/" + encodeURIComponent(journal) : encodeURIComponent(journal) + ".html";
@@ -33,7 +57,7 @@
       d.dataset.callId = block.call_id;
       d.appendChild(el("summary", null, "tool call: " + block.name));
       d.appendChild(el("pre", "arguments", JSON.stringify(block.arguments, null, 2)));
-      const resultId = (data.results[node.id] || {})[block.call_id];
+      const resultId = (results.get(node.id) || new Map()).get(block.call_id);
       const result = resultId ? byId.get(resultId) : undefined;
       if (result) {
         used.add(result.id);
@@ -43,7 +67,7 @@
         for (const b of result.blocks) r.appendChild(blockView(b, result, used));
         d.appendChild(r);
       }
-      for (const link of data.links[node.id] || []) {
+      for (const link of links.get(node.id) || []) {
         if (link.call_id && link.call_id !== block.call_id) continue;
         const a = el("a", "subagent", "sub-agent journal: " + link.journal);
         a.href = pageLink(link.journal);
@@ -51,13 +75,7 @@
       }
       return d;
     }
-    if (block.type === "image") {
-      if (!block.source) return el("div", "placeholder", "[image: " + block.media_type + "]");
-      const img = el("img", "image");
-      img.alt = "image (" + block.media_type + ")";
-      img.src = block.source; // a data:image/ URL only (checked in Python); CSP allows data: images only
-      return img;
-    }
+    if (block.type === "image") return imageView(block);
     if (block.type === "blob" && block.missing) return el("div", "placeholder", "[blob " + block.digest.slice(0, 12) + ": not in the store]");
     if (block.type === "blob") {
       return el("div", "placeholder", "[blob " + (block.name || "") + " " + block.media_type + ", " +
@@ -81,7 +99,7 @@
     box.appendChild(head);
     for (const block of node.blocks) box.appendChild(blockView(block, node, used));
     const calls = new Set(node.blocks.filter((b) => b.type === "tool_call").map((b) => b.call_id));
-    for (const link of data.links[node.id] || []) {
+    for (const link of links.get(node.id) || []) {
       if (link.call_id && calls.has(link.call_id)) continue; // drawn at its tool call
       const a = el("a", "subagent", "sub-agent journal: " + link.journal);
       a.href = pageLink(link.journal);
@@ -93,7 +111,7 @@
       d.appendChild(el("pre", null, JSON.stringify(node.data, null, 2)));
       box.appendChild(d);
     }
-    for (const m of data.memory[node.id] || []) {
+    for (const m of memory.get(node.id) || []) {
       const line = m.pin ? "pin " + m.pin + " @ seq " + m.seq + " (receipt " + m.receipt + ")"
         : m.unavailable ? "memory unavailable: " + m.unavailable : "memory " + m.memory + " @ seq " + m.seq;
       if (!m.files) { box.appendChild(el("div", "memory", line)); continue; }
@@ -144,10 +162,17 @@
     }
     document.getElementById("hits").textContent = q ? hits + " match" + (hits === 1 ? "" : "es") : "";
   }
+  function hashId() {
+    const m = /^#n=(.+)$/s.exec(location.hash);
+    try {
+      return m ? decodeURIComponent(m[1]) : null;
+    } catch (error) {
+      return null; // not percent-encoded text (`#n=%`): no node, the default view
+    }
+  }
   function fromHash() {
-    const m = /^#n=(.+)$/.exec(location.hash);
-    const id = m ? decodeURIComponent(m[1]) : null;
-    if (id && byId.has(id)) {
+    const id = hashId();
+    if (id !== null && byId.has(id)) {
       const leaf = data.leaves.find((l) => pathTo(l.id).some((n) => n.id === id));
       show(leaf ? leaf.id : id);
       const target = document.getElementById("n-" + id);
@@ -160,6 +185,9 @@
   function load(next) {
     data = next;
     byId = new Map(data.nodes.map((n) => [n.id, n]));
+    results = new Map([...entries(data.results)].map(([id, calls]) => [id, entries(calls)]));
+    links = entries(data.links);
+    memory = entries(data.memory);
     document.title = data.title + " - waybook";
     document.getElementById("title").textContent = data.title;
     document.getElementById("journal").textContent = data.journal;
