@@ -41,7 +41,7 @@ path = tmp / "journal.jsonl"
 path.unlink(missing_ok=True)
 if kind == "session_user_jsonl":
     start = time.process_time()
-    with JsonlJournal(path, sidecar=False) as journal:
+    with JsonlJournal(path, sidecar=False, durability="flush") as journal:
         session = Session.create(journal, journal_id="bench")
         for _ in range(n):
             session.user(words)
@@ -53,7 +53,7 @@ elif kind == "journal_append_jsonl":
                                  body=UserMessage(parent=parent, content=words)))
         parent = f"n{i}"
     start = time.process_time()
-    with JsonlJournal(path, sidecar=False) as journal:
+    with JsonlJournal(path, sidecar=False, durability="flush") as journal:
         head = GENESIS
         for record in records:
             head = journal.append((record,), expected=head).head
