@@ -22,7 +22,7 @@ from waybook.commands.common import short_kind, summary
 from waybook.commands.terminal import visible
 from waybook.journal import AssistantMessage, Record, ToolCallBlock, ToolResult, UserMessage
 from waybook.model._records import Node
-from waybook.projections import BranchStats, SessionStats, Tally, TreeProjection, TreeState, fold
+from waybook.projections import BranchStats, SessionStats, Tally, TreeProjection, TreeState, fold, is_harness
 from waybook.projections._stats import _seconds
 
 
@@ -30,14 +30,17 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def reference_tally(nodes: Iterable[Record], by_id: Mapping[str, Record]) -> Tally:
-    turns = replies = errors = 0
+def reference_tally(nodes: Iterable[Record], by_id: Mapping[str, Record], *, harness: bool = False) -> Tally:
+    """Harness entries (issue 44) are left out and counted apart unless `harness`."""
+    turns = replies = errors = hidden = 0
     calls: Counter[str] = Counter()
     tokens: dict[str, Counter[str]] = {}
     waits: list[float] = []
     for record in nodes:
         body = record.body
-        if isinstance(body, UserMessage):
+        if not harness and is_harness(body):
+            hidden += 1
+        elif isinstance(body, UserMessage):
             turns += 1
         elif isinstance(body, ToolResult):
             errors += body.is_error
@@ -70,10 +73,11 @@ def reference_tally(nodes: Iterable[Record], by_id: Mapping[str, Record]) -> Tal
         tool_errors=errors,
         tokens={model: dict(sorted(c.items())) for model, c in sorted(tokens.items()) if c},
         latency=latency,
+        harness=hidden,
     )
 
 
-def reference_session_stats(records: Sequence[Record]) -> SessionStats:
+def reference_session_stats(records: Sequence[Record], *, harness: bool = False) -> SessionStats:
     """`session_stats` as it was: each branch tallied by a walk of its own path."""
     tree = fold(TreeProjection(), records)
     nodes = [r for r in records if isinstance(r.body, Node)]
@@ -82,11 +86,12 @@ def reference_session_stats(records: Sequence[Record]) -> SessionStats:
         BranchStats(
             leaf,
             leaf == tree.leaf_id,
-            reference_tally((by_id[i] for i in tree.path_to(leaf) if i in by_id), by_id),
+            reference_tally((by_id[i] for i in tree.path_to(leaf) if i in by_id), by_id, harness=harness),
         )
         for leaf in tree.leaves()
     )
-    return SessionStats(records=len(records), total=reference_tally(nodes, by_id), branches=branches)
+    total = reference_tally(nodes, by_id, harness=harness)
+    return SessionStats(records=len(records), total=total, branches=branches)
 
 
 def reference_tree_json(tree: TreeState) -> dict[str, Any]:

@@ -34,9 +34,13 @@ def test_the_stats_of_the_real_sessions_are_unchanged() -> None:
     assert files
     for path in files:
         records = list(real_session(path).read())
-        new, old = session_stats(records), reference_session_stats(records)
-        assert new == old, path
-        assert new.as_json() == old.as_json(), path
+        for harness in (False, True):
+            new, old = (
+                session_stats(records, harness=harness),
+                reference_session_stats(records, harness=harness),
+            )
+            assert new == old, path
+            assert new.as_json() == old.as_json(), path
 
 
 @settings(max_examples=150)
