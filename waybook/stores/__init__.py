@@ -30,7 +30,6 @@ from waybook.stores._protocol import (
     JournalFiles,
     JournalStore,
     NonBlockingStore,
-    tail,
 )
 from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
 from waybook.stores._sqlite import SqliteStore
@@ -41,6 +40,7 @@ from waybook.stores._subscribe import (
     DeliveryConflictError,
     Subscription,
     subscribe,
+    tail,
 )
 from waybook.stores._threaded import ThreadedJournal, ThreadedStore
 from waybook.stores._url import OPENERS, open_store

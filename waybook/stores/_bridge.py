@@ -28,6 +28,7 @@ import msgspec
 
 from waybook.codecs._wire import decode_record, encode_record, line_digest
 from waybook.model._errors import DecodeError, JournalError
+from waybook.stores._catalog import check_timeout
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._subscribe import Cursor, Delivery, Subscription, subscribe
 
@@ -202,9 +203,11 @@ class RemoteSubscription:
         self._socket.sendall(msgspec.json.encode(_Ack(position)) + b"\n")
 
     def next(self, timeout: float | None = None) -> Delivery | None:
-        """The next delivery, or None when `timeout` passes first (None: the connection's timeout)."""
+        """The next delivery, or None when `timeout` passes first (None: the connection's timeout; past
+        a year: no limit; 0 or less: a millisecond, a socket's shortest wait). NaN is refused."""
         if timeout is not None:
-            self._socket.settimeout(timeout)
+            seconds = check_timeout(timeout)
+            self._socket.settimeout(None if seconds is None else max(seconds, 0.001))
         try:
             raw = self._reader.readline(MAX_LINE)
         except TimeoutError:

@@ -23,13 +23,14 @@ import msgspec
 
 from waybook._files import create_private
 from waybook.journal._durability import Durability
+from waybook.journal._timeouts import check_seconds
 from waybook.model._errors import JournalClosedError, StorageError
 from waybook.model._head import GENESIS, Head
 from waybook.stores._base import store_clock, store_ids
 from waybook.stores._blob_tables import SqliteBlobs
 from waybook.stores._database import DatabaseStore
 from waybook.stores._engine import FeedRow, JournalRow
-from waybook.stores._errors import StoreBusyError
+from waybook.stores._errors import StoreArgumentError, StoreBusyError
 
 SCHEMA_VERSION: Final = 1
 BUSY_TIMEOUT: Final = 30.0
@@ -191,7 +192,7 @@ class SqliteEngine:
         self._path = Path(path)
         self._url = f"sqlite:{self._path}"
         self._durability = Durability(durability)
-        self._busy_timeout = busy_timeout
+        self._busy_timeout = check_seconds(busy_timeout, what="busy_timeout", error=StoreArgumentError)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_mutex = threading.Lock()
