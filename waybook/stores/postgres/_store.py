@@ -30,7 +30,6 @@ from waybook.stores._errors import (
     JournalPurgedError,
     StoreArgumentError,
 )
-from waybook.stores._url import seconds_option
 from waybook.stores.postgres._blobs import PostgresBlobs
 from waybook.stores.postgres._connection import RETRY_FOR, Backoff, public_url
 from waybook.stores.postgres._engine import PostgresEngine
@@ -233,5 +232,10 @@ def open_postgres(url: str) -> PostgresStore:
     if not 1 <= pool_size <= POOL_MAX:
         msg = f"{public_url(url)}: pool_size={text[:20]!r} must be a whole number from 1 to {POOL_MAX}"
         raise InvalidStoreUrlError(msg)
-    retry_for = seconds_option(ours.get("retry_for", str(RETRY_FOR)), name="retry_for")
+    given = ours.get("retry_for", str(RETRY_FOR))
+    try:
+        seconds: object = float(given)
+    except ValueError:
+        seconds = given
+    retry_for = check_seconds(seconds, what="retry_for", error=InvalidStoreUrlError)
     return PostgresStore(conninfo, pool_size=pool_size, retry_for=retry_for)
