@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self, runtime_checkable
 
 from waybook.codecs._wire import decode_record, line_digest
 from waybook.journal._protocol import PositionedJournal, SessionJournal
@@ -506,27 +506,26 @@ class CatalogStore(abc.ABC):
         for _, run in window:
             first, _last = spans.get(run.journal_id, (run.first, run.last))
             spans[run.journal_id] = (min(first, run.first), run.last)
-        lines: dict[str, builtins.list[bytes]] = {}
+        entries: dict[str, builtins.list[tuple[Record, bytes]]] = {}
         for journal_id, (first, last) in spans.items():
             reader = self._reader(journal_id)
             if reader is None:
                 continue  # purged: its positions stay, empty
-            got = list(reader.read_lines(after=first - 1, limit=last - first + 1))
+            got = list(_proved_pairs(reader, first - 1, last - first + 1))
             if len(got) != last - first + 1:
                 held = first - 1 + len(got)
                 raise self._lost(journal_id, f"its records end at seq {held}" if held else "it holds none")
-            lines[journal_id] = got
+            entries[journal_id] = got
         for start, run in window:
-            journal_lines = lines.get(run.journal_id)
-            if journal_lines is None:
+            journal_entries = entries.get(run.journal_id)
+            if journal_entries is None:
                 continue
             base = spans[run.journal_id][0]
-            where = f"{self._url} {run.journal_id}"
             for offset in range(run.last - run.first + 1):
                 seq = run.first + offset
-                line = journal_lines[seq - base]
-                record = decode_record(line, where=where)
+                record, line = journal_entries[seq - base]
                 if record.seq != seq:
+                    where = f"{self._url} {run.journal_id}"
                     msg = f"{where}: the feed expected seq {seq}, the journal holds seq {record.seq}"
                     raise IntegrityError(msg)
                 yield FeedEntry(start + offset, run.journal_id, seq, record, line)
@@ -578,3 +577,18 @@ def stored_digest(journal: SessionJournal, seq: int) -> str | None:
     """The digest of record `seq` as `journal` stores it (None if it holds no such record)."""
     line = next(iter(journal.read_lines(after=seq - 1, limit=1)), None)
     return None if line is None else line_digest(line)
+
+
+@runtime_checkable
+class _ProvedReading(Protocol):
+    """A journal whose reads prove what they serve and give each record with its line (JsonlJournal)."""
+
+    def read_proved(self, after: int = 0, limit: int | None = None) -> Iterator[tuple[Record, bytes]]: ...
+
+
+def _proved_pairs(journal: SessionJournal, after: int, limit: int) -> Iterator[tuple[Record, bytes]]:
+    """The records after `after` with their lines, as the journal proves them (decoded once)."""
+    if isinstance(journal, _ProvedReading):
+        return journal.read_proved(after, limit)
+    where = journal.name
+    return ((decode_record(line, where=where), line) for line in journal.read_lines(after, limit))

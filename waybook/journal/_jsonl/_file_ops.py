@@ -88,6 +88,10 @@ class KeptReads:
         del self._kept[end:]
         self._keeping = False
 
+    def holds(self, end: int) -> bool:
+        """Whether bytes [0, end) are all kept (held since the proving pass: they cannot change)."""
+        return not self._keeping and end <= len(self._kept)
+
     def open(self, path: Path, flags: int) -> int:
         fd = self._inner.open(path, flags)
         if self._fd is None:
