@@ -26,6 +26,7 @@ from waybook.journal import (
     LeafMoved,
     SubagentLink,
     ToolResult,
+    UserMessage,
     verify,
 )
 from waybook.projections import TreeProjection, context_at, fold
@@ -202,3 +203,73 @@ def test_a_damaged_line_is_reported_with_its_number_and_lenient_skips_and_counts
 def test_a_file_with_no_messages_is_not_a_transcript() -> None:
     with pytest.raises(ForeignFormatError, match="not a Claude Code transcript"):
         import_claude_code('{"type": "summary", "summary": "x"}\n')
+
+
+# --- usage (issue 47): the hour-long cache writes kept apart, each turn dated by its own lines ------------
+
+
+def streamed(t: Transcript, message_id: str, usage: dict[str, Any], *, parts: int = 2) -> None:
+    """A message streamed as Claude Code writes it: the usage on every line, the output growing."""
+    for n in range(parts):
+        message = {
+            "id": message_id,
+            "role": "assistant",
+            "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": f"part {n}"}],
+            "stop_reason": "end_turn" if n == parts - 1 else None,
+            "usage": usage | {"output_tokens": usage["output_tokens"] if n == parts - 1 else 1},
+        }
+        t.add("assistant", message=message, requestId="req_1")
+
+
+def test_a_turns_usage_is_its_last_lines_with_the_hour_long_cache_writes_kept_apart() -> None:
+    t = Transcript()
+    t.user("hi")
+    usage = {
+        "input_tokens": 3,
+        "cache_creation_input_tokens": 8_037,
+        "cache_read_input_tokens": 12_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 37, "ephemeral_1h_input_tokens": 8_000},
+        "output_tokens": 441,
+        "server_tool_use": {"web_search_requests": 0},
+        "service_tier": "standard",
+    }
+    streamed(t, "msg_1", usage, parts=3)
+    (turn,) = bodies(load(t.text()), AssistantMessage)
+    assert turn.usage == {
+        "input_tokens": 3,
+        "cache_creation_input_tokens": 8_037,
+        "cache_read_input_tokens": 12_000,
+        "cache_creation.ephemeral_5m_input_tokens": 37,
+        "cache_creation.ephemeral_1h_input_tokens": 8_000,
+        "output_tokens": 441,
+    }
+
+
+@needs_real
+def test_every_real_turn_keeps_the_split_of_its_cache_writes() -> None:
+    data = (FIXTURES / "spotter" / f"{SESSION}.jsonl").read_bytes()
+    turns = [t for t in bodies(load(data), AssistantMessage) if t.usage]
+    assert turns
+    for turn in turns:
+        usage = turn.usage
+        assert usage is not None
+        split = (
+            usage["cache_creation.ephemeral_5m_input_tokens"]
+            + usage["cache_creation.ephemeral_1h_input_tokens"]
+        )
+        assert split == usage["cache_creation_input_tokens"]
+    assert sum(t.usage["cache_creation.ephemeral_1h_input_tokens"] for t in turns if t.usage) > 0
+
+
+def test_a_turn_is_dated_by_its_own_last_line_not_by_the_line_after_it() -> None:
+    """The next prompt comes the next day; the turn stays on its own day (stats by day, ccusage's days)."""
+    t = Transcript()
+    t.user("hi")
+    streamed(t, "msg_1", {"input_tokens": 3, "output_tokens": 9})
+    t.user("again")
+    t.lines[-1]["timestamp"] = "2026-02-11T09:00:00.000Z"
+    journal = load(t.text())
+    (turn,) = [r for r in journal.read() if isinstance(r.body, AssistantMessage)]
+    assert turn.at == t.lines[2]["timestamp"] == "2026-02-10T21:00:02.000Z"
+    assert [r.at for r in journal.read() if isinstance(r.body, UserMessage)][-1] == "2026-02-11T09:00:00.000Z"

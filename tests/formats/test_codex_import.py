@@ -186,3 +186,90 @@ def test_a_file_that_is_not_a_rollout_is_refused() -> None:
         import_codex('{"type": "message"}\n')
     with pytest.raises(ForeignFormatError, match="not UTF-8"):
         import_codex(b"\xff\xfe\n")
+
+
+# --- usage (issue 47): each turn carries its request's token counts, dated by its own items ----------------
+
+
+def token_count(last: dict[str, int] | None, total: dict[str, int] | None) -> tuple[str, dict[str, Any]]:
+    info = None if last is None and total is None else {"last_token_usage": last, "total_token_usage": total}
+    return ("event_msg", {"type": "token_count", "info": info, "rate_limits": None})
+
+
+def counts(prompt: int, cached: int, output: int) -> dict[str, int]:
+    return {
+        "input_tokens": prompt,
+        "cached_input_tokens": cached,
+        "output_tokens": output,
+        "total_tokens": prompt + output,
+    }
+
+
+def test_a_turn_carries_the_token_counts_of_its_request_as_codex_wrote_them() -> None:
+    first, second = counts(18_703, 0, 167), counts(18_911, 18_304, 37)
+    total = {k: first[k] + second[k] for k in first}
+    journal = load(
+        rollout(
+            user("go"),
+            ("event_msg", {"type": "token_count", "info": None}),  # the first event carries no counts
+            call("c1"),
+            token_count(first, first),
+            output("c1", "ok"),
+            reply("done"),
+            token_count(second, total),
+        )
+    )
+    assert [a.usage for a in bodies_of(journal, AssistantMessage)] == [first, second]
+
+
+def test_a_token_count_repeated_with_unchanged_totals_is_no_new_request() -> None:
+    once = counts(100, 0, 10)
+    journal = load(rollout(user("go"), reply("done"), token_count(once, once), token_count(once, once)))
+    assert [a.usage for a in bodies_of(journal, AssistantMessage)] == [once]
+
+
+def test_token_counts_outside_a_model_turn_are_kept_and_reported_not_counted() -> None:
+    once = counts(100, 0, 10)
+    imported = import_codex(rollout(user("go"), token_count(once, once)))
+    assert any("token counts outside a model turn" in note for note in imported.report.inferred)
+    assert not bodies_of(journal_of(imported.records, "codex"), AssistantMessage)
+
+
+def test_a_turn_is_dated_by_its_last_item_not_by_the_line_that_closes_it() -> None:
+    """The prompt that closes the turn comes the next day; the turn stays on its own day (stats by day)."""
+    lines = [
+        {"timestamp": "2026-05-11T23:59:58.000Z", "type": "session_meta", "payload": {"id": "s-1"}},
+        {"timestamp": "2026-05-11T23:59:59.000Z", "type": "response_item", "payload": user("go")[1]},
+        {"timestamp": "2026-05-11T23:59:59.500Z", "type": "response_item", "payload": reply("done")[1]},
+        {"timestamp": "2026-05-11T23:59:59.700Z", "type": "event_msg", "payload": {"type": "task_complete"}},
+        {"timestamp": "2026-05-12T09:00:00.000Z", "type": "response_item", "payload": user("again")[1]},
+    ]
+    journal = load("".join(json.dumps(line) + "\n" for line in lines))
+    at = {r.kind: r.at for r in journal.read() if r.kind != "waybook.user/2"}
+    assert at["waybook.assistant/1"] == "2026-05-11T23:59:59.500Z"
+    assert (
+        at["waybook.custom/1"] == "2026-05-11T23:59:59.700Z"
+    )  # a line deferred past the turn keeps its time
+    assert [r.at for r in journal.read() if r.kind == "waybook.user/2"][-1] == "2026-05-12T09:00:00.000Z"
+
+
+@needs_real
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:40])
+def test_the_turns_usage_adds_up_to_the_rollouts_final_totals(path: Path) -> None:
+    data = path.read_bytes()
+    totals = [
+        line["payload"]["info"]["total_token_usage"]
+        for line in map(json.loads, data.splitlines())
+        if line["type"] == "event_msg"
+        and line["payload"].get("type") == "token_count"
+        and line["payload"]["info"]
+    ]
+    summed: dict[str, int] = {}
+    for message in bodies_of(load(data), AssistantMessage):
+        for key, value in (message.usage or {}).items():
+            summed[key] = summed.get(key, 0) + value
+    assert summed == totals[-1]
+
+
+def bodies_of(journal: InMemoryJournal, kind: type) -> list[Any]:
+    return [r.body for r in journal.read() if isinstance(r.body, kind)]

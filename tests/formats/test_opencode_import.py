@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.cli_runner import waybook
 from waybook.formats._detect import detect_format
 from waybook.formats._foreign import NotThisFormatError
-from waybook.formats.opencode import OpenCodeStorageError, import_opencode, read_opencode
+from waybook.formats.opencode import OpenCodeStorageError, Stored, import_opencode, read_opencode
 from waybook.journal import GENESIS, InMemoryJournal, TextBlock, ThinkingBlock, ToolResult
 from waybook.projections import TreeProjection, context_at, replay
 
@@ -236,3 +236,20 @@ def test_a_part_file_linking_outside_the_storage_folder_is_not_followed(tmp_path
     with pytest.raises(OpenCodeStorageError, match="outside the storage folder"):
         read_opencode(storage, None)
     assert "not OpenCode's" not in json.dumps(read_opencode(storage, None, lenient=True).messages)
+
+
+@pytest.mark.parametrize(
+    "kind", [["text"], {"type": "text"}, 7, None], ids=["list", "object", "number", "null"]
+)
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_a_part_whose_type_is_not_a_string_is_kept_verbatim(kind: Any, role: str) -> None:
+    # Found by the storage fuzz test (aee20c2): a part whose `type` was a list or an object raised an
+    # untyped TypeError (it was looked up in a set of part kinds).
+    info, parts = MESSAGES[0] if role == "user" else MESSAGES[3]
+    odd = {"id": "prt_99", "type": kind, "text": "not a known part"}
+    stored = Stored(session=SESSION, messages=((info, (*parts, odd)),))
+    imported = import_opencode(stored)
+    kept = [r.body.details for r in imported.records if getattr(r.body, "details", None)]
+    assert any(odd in d["opencode"]["parts"] for d in kept)
+    report = imported.report
+    assert report.mapped + report.kept_verbatim + len(report.skipped) == report.lines

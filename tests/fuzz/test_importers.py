@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz import seeds
-from tests.fuzz.garbage import dumps, hostile_lines, mutated
+from tests.fuzz.garbage import WRONG, dumps, hostile_lines, mutated
 from waybook.formats import import_claude_code, import_codex, import_openai_agents, import_pi
 from waybook.formats.openai_agents._import import Row
 from waybook.journal import GENESIS, InMemoryJournal, JournalError
@@ -214,3 +214,12 @@ def test_an_agents_database_with_wrong_column_types_is_refused_typed_or_skipped(
 
     with pytest.raises(JournalError):
         load()
+
+
+@given(data=st.data())
+def test_a_hostile_container_is_a_new_object_on_every_draw(data: st.DataObject) -> None:
+    # Found in a full run (15e23bb): `st.just` handed one dict to every example, and a test that wrote
+    # into what it drew changed the input of the test that ran after it.
+    first, second = data.draw(WRONG), data.draw(WRONG)
+    if isinstance(first, dict | list) and first == second:
+        assert first is not second

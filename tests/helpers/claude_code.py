@@ -44,3 +44,12 @@ class Transcript:
 
     def text(self) -> str:
         return "\n".join(json.dumps(line) for line in self.lines) + "\n"
+
+
+def short_transcript(session_id: str = "s-1", **fields: Any) -> str:
+    """A two-line Claude Code transcript (a prompt, its answer) of session `session_id`; `fields` are set
+    on both lines (`isSidechain=True, agentId="a1"` makes it a sub-agent's)."""
+    lines = Transcript()
+    lines.user("the secret is 1234")
+    lines.assistant("m1", {"type": "text", "text": "noted"}, stop="end_turn")
+    return "".join(json.dumps({**line, "sessionId": session_id, **fields}) + "\n" for line in lines.lines)

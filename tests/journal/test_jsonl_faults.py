@@ -252,3 +252,29 @@ def test_a_journal_replaced_again_while_its_bytes_are_cut_off_keeps_nothing_unac
         assert ops.restore()
         assert journal.head() == head
         assert journal.append([new], expected=head).head.seq == 2  # the journal is back at its path
+
+
+def test_a_file_replaced_mid_write_whose_undo_fails_names_the_records_left_in_the_displaced_file(
+    tmp_path: Path,
+) -> None:
+    # Found by the machine (issue 15, 2ca54f0): the path replaced at the write, then EIO on the
+    # truncate that would cut the written bytes off again. The records stay in the displaced file: the
+    # error names them, the object refuses further appends, and the file put back holds them.
+    path = tmp_path / "j.jsonl"
+    ops = FaultyFileOps(path)
+    with JsonlJournal(path, file_ops=ops) as journal:
+        first = header()
+        head = journal.append([first], expected=GENESIS).head
+        ops.arm(Fault("write", "replace"), Fault("truncate", "EIO"))
+        new = NewRecord(id="u", at=AT, body=UserMessage(parent=None, content=text("kept")))
+        with pytest.raises(JournalReplacedError) as refused:
+            journal.append([new], expected=head)
+        ops.disarm()
+        written = refused.value.written
+        assert written is not None, "the error says the records are in the displaced file"
+        assert [r.id for r in written.records] == ["u"]
+        with pytest.raises(JournalFailedError):
+            journal.append([new], expected=written.head)
+        assert ops.restore()
+    with JsonlJournal(path, create=False, readonly=True) as reader:
+        assert [r.id for r in reader.read()] == [first.id, "u"]

@@ -50,7 +50,8 @@ def test_home_creates_the_identity_journals_on_first_use_and_opens_them_after(
     monkeypatch.setenv("WAYBOOK_HOME", str(tmp_path / "wb"))
     with home("coder:waybook:alice") as first:
         assert first.created == ("working", "canonical", "pins")
-        assert first.memory().execute({"command": "create", "path": "/memories/a.md", "text": "x"}).ok
+        note = "---\ndescription: a note\n---\nx\n"  # a home's notes need a description
+        assert first.memory().execute({"command": "create", "path": "/memories/a.md", "text": note}).ok
         working_id = first.working.name
     assert (tmp_path / "wb" / "store").is_dir()
     with home("coder:waybook:alice") as again:
@@ -76,7 +77,9 @@ def test_home_takes_a_store_and_leaves_it_open() -> None:
             routes=[Route("shared", frozenset({"facts"}))],
             actor="host",
         )
-        authority.agent.remember("r1", {"/memories/fact.md": "the sky is blue"})
+        authority.agent.remember(
+            "r1", {"/memories/fact.md": "---\ndescription: a fact\n---\nthe sky is blue"}
+        )
         assert authority.agent.nominate(["/memories/fact.md"], "shared", "facts").records
     with home("other", store=store) as theirs:
         assert theirs.created == ("working", "canonical", "pins")

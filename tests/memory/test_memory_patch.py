@@ -189,6 +189,26 @@ def test_a_patch_evicts_the_earliest_written_untouched_files_to_fit() -> None:
     assert sorted(files(memory)) == ["/memories/big.md", "/memories/mid.md"]
 
 
+def test_a_patch_that_grows_one_file_and_shrinks_another_fits_when_its_result_fits() -> None:
+    # Found by the memory state machine (c39ca2f): the journal checks the limits after every record of a
+    # batch, so writing the growing file first failed a patch whose result fits. Shrinking goes first.
+    memory = port(limits=Limits(max_file_bytes=100, max_total_bytes=30, max_files=10))
+    assert memory.execute({"command": "create", "path": "/memories/a.md", "text": "x" * 9}).ok
+    assert memory.execute({"command": "create", "path": "/memories/b.md", "text": "y" * 14}).ok
+    result = memory.execute(
+        patch(
+            "*** Update File: /memories/a.md",
+            "-" + "x" * 9,
+            "+" + "x" * 19,
+            "*** Update File: /memories/b.md",
+            "-" + "y" * 14,
+            "+y",
+        )
+    )
+    assert result.ok, result
+    assert files(memory) == {"/memories/a.md": "x" * 19 + "\n", "/memories/b.md": "y\n"}
+
+
 def test_update_description_changes_front_matter_only() -> None:
     memory = seeded()
     result = memory.execute(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -27,20 +26,28 @@ from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
-from waybook.formats._detect import detect_format
-from waybook.formats._foreign import ImportReport, NotThisFormatError
-from waybook.formats.claude_code import Anchor, import_claude_code, journal_id_for, subagent_anchor
-from waybook.formats.codex import import_codex
+from waybook.formats import (
+    ImportedSession,
+    ImportReport,
+    RefusedFileError,
+    claude_code,
+    codex,
+    linked_both_ways,
+)
+from waybook.formats._detect import detect_folder_format, detect_format
 from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
 from waybook.formats.openai_agents._database import read_session
 from waybook.formats.openai_agents._import import import_openai_agents
-from waybook.formats.opencode import import_opencode, read_opencode
+from waybook.formats.opencode import import_opencode, is_storage_folder, read_opencode
+from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
 from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.stores._blobs import references
 
 T = TypeVar("T")
+Output = tuple[str, Sequence[NewRecord], ImportReport]
+"""A journal to write: where (a file, or an id in the store), its records, its source's report."""
 FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph", "opencode")
 
 
@@ -126,6 +133,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    try:
+        return _import(args)
+    except RefusedFileError as exc:  # the folder holds what an import never reads: the user's to fix
+        msg = f"{exc}; nothing was written"
+        raise UsageError(msg) from exc
+
+
+def _import(args: argparse.Namespace) -> int:
     _target(args)
     if args.source == "auto":
         args.source = _detected(args.path)
@@ -153,10 +168,16 @@ def _run(args: argparse.Namespace) -> int:
         what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
         say(args, [Written(out, len(graph.records), graph.report)], what)
         return OK
+    if args.source == "claude-code":
+        session = claude_code.import_session(args.path, lenient=args.lenient, name=_name(args))
+        outputs = _session_outputs(args, session)
+        _write_all(args, outputs)
+        say(args, [Written(t, len(r), rep) for t, r, rep in outputs], "a Claude Code transcript")
+        return OK
     data = args.path.read_bytes()
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
-        _write(args, args.output, imported.records, shown=imported.blobs)
+        _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)
         warnings = []
         if imported.joined:
             lines = ", ".join(str(n) for n in imported.joined[:10])
@@ -164,6 +185,7 @@ def _run(args: argparse.Namespace) -> int:
                 f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
                 f"imported both: line {lines}"
             )
+        warnings += [why for _line, why in imported.inferred if why == PI_NO_PLACES]
         report = _pi_report(data, imported.skipped, imported.inferred)
         say(
             args,
@@ -172,12 +194,10 @@ def _run(args: argparse.Namespace) -> int:
             warnings=warnings,
         )
         return OK
-    if args.source == "codex":
-        codex = import_codex(data, lenient=args.lenient)
-        _write(args, args.output, codex.records)
-        say(args, [Written(out, len(codex.records), codex.report)], "a Codex rollout")
-        return OK
-    return _claude_code(args, data)
+    rollout = codex.import_codex(data, lenient=args.lenient)
+    _write(args, args.output, rollout.records)
+    say(args, [Written(out, len(rollout.records), rollout.report)], "a Codex rollout")
+    return OK
 
 
 def _opencode(args: argparse.Namespace) -> int:
@@ -189,9 +209,7 @@ def _opencode(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     imported = import_opencode(read_opencode(args.path, args.session, lenient=args.lenient), name=_name(args))
     outputs = [(str(args.output), imported.records, imported.report)]
-    for sub in imported.subagents:
-        target = sub.journal if args.store else str(Path(args.output).parent / f"{sub.journal}.jsonl")
-        outputs.append((target, sub.records, sub.report))
+    outputs += [(_beside(args, sub.journal), sub.records, sub.report) for sub in imported.subagents]
     _write_all(args, outputs)
     what = "an OpenCode session" + (" and its sub-agent sessions" if imported.subagents else "")
     say(args, [Written(t, len(r), rep) for t, r, rep in outputs], what)
@@ -209,21 +227,12 @@ def _pi_report(
 
 
 def _detected(path: Path) -> str:
-    """`import auto`: the format of a file, or of the first session file of a folder, by content."""
-    if path.is_dir() and _opencode_folder(path):
-        return "opencode"
-    candidates = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))[:20]
-    for candidate in candidates:
-        found = detect_format(candidate)
-        if found is not None:
-            return found
-    msg = f"{path}: no format waybook imports fits its content; name one: {', '.join(FORMATS)}"
-    raise UsageError(msg)
-
-
-def _opencode_folder(path: Path) -> bool:
-    """An OpenCode storage folder (one session, with its sub-agents, imports from it)."""
-    return (path / "session").is_dir() or (path / "storage" / "session").is_dir()
+    """`import auto`: the format of a file, or of a folder, by content."""
+    found = detect_folder_format(path) if path.is_dir() else detect_format(path)
+    if found is None:
+        msg = f"{path}: no format waybook imports fits its content; name one: {', '.join(FORMATS)}"
+        raise UsageError(msg)
+    return found
 
 
 def _target(args: argparse.Namespace) -> None:
@@ -234,7 +243,7 @@ def _target(args: argparse.Namespace) -> None:
         raise UsageError(msg)
     args.store, args.journal_id = store[0], (store[1] if len(store) == 2 else None)
     if args.journal_id is not None:
-        if args.path.is_dir() and not _opencode_folder(args.path):
+        if args.path.is_dir() and not is_storage_folder(args.path):
             msg = f"{args.journal_id}: a folder imports one journal per session, named by session; drop it"
             raise UsageError(msg)
         if args.output is not None and str(args.output) != args.journal_id:
@@ -251,30 +260,16 @@ def _name(args: argparse.Namespace) -> str:
     return str(args.output) if args.store is not None else Path(args.output).name.removesuffix(".jsonl")
 
 
-def _claude_code(args: argparse.Namespace, data: bytes) -> int:
-    outputs = list(_claude_code_journals(args, args.path, data, str(args.output), name=_name(args)))
-    _write_all(args, outputs)
-    say(args, [Written(t, len(r), rep) for t, r, rep in outputs], "a Claude Code transcript")
-    return OK
+def _beside(args: argparse.Namespace, journal: str) -> str:
+    """Where a sub-agent's journal goes: in a store, its id; else `<journal id>.jsonl` next to OUT."""
+    return journal if args.store else str(Path(args.output).parent / f"{journal}.jsonl")
 
 
-def _claude_code_journals(
-    args: argparse.Namespace, path: Path, data: bytes, main_target: str, *, name: str | None = None
-) -> Iterator[tuple[str, Sequence[NewRecord], ImportReport]]:
-    """The session's journal, then one per sub-agent transcript beside it (in a store: named by id;
-    in files: `<journal id>.jsonl` next to the session's file). `name` names them all (the output's
-    name, so one session imports twice under two names); None: the session id."""
-    agents = _subagent_files(path)
-    links = _anchors(data, agents, path, name)
-    main = import_claude_code(data, lenient=args.lenient, links=links, name=name)
-    yield main_target, main.records, main.report
-    for agent_path in agents:
-        try:
-            sub = import_claude_code(agent_path.read_bytes(), lenient=args.lenient, name=name)
-        except JournalError as exc:
-            raise SourceFileError(agent_path, exc) from exc
-        target = sub.journal if args.store else str(Path(main_target).parent / f"{sub.journal}.jsonl")
-        yield target, sub.records, sub.report
+def _session_outputs(args: argparse.Namespace, session: ImportedSession) -> list[Output]:
+    """The session's journal at OUT (or the store id), then its sub-agents' beside it."""
+    outputs: list[Output] = [(str(args.output), session.journal.records, session.journal.report)]
+    outputs += [(_beside(args, sub.journal), sub.records, sub.report) for sub in session.subagents]
+    return outputs
 
 
 def _folder(args: argparse.Namespace) -> int:
@@ -282,38 +277,19 @@ def _folder(args: argparse.Namespace) -> int:
     if args.store is None or args.source not in ("claude-code", "codex"):
         msg = "a folder imports into a store: waybook import claude-code|codex FOLDER --store URL"
         raise UsageError(msg)
-    sessions = sorted(
-        p
-        for p in args.path.rglob("*.jsonl")
-        if not p.name.startswith("agent-") and "subagents" not in p.parts
-    )
-    outputs: list[tuple[str, Sequence[NewRecord], ImportReport]] = []
-    skipped_files: list[tuple[str, str]] = []
-    for session in track(sessions, description=f"reading {len(sessions)} sessions"):
-        try:
-            data = session.read_bytes()
-            if args.source == "codex":
-                codex = import_codex(data, lenient=args.lenient)
-                outputs.append((codex.records[0].id, codex.records, codex.report))
-            else:
-                journal = import_claude_code(data, lenient=args.lenient).journal
-                outputs.extend(_claude_code_journals(args, session, data, journal))
-        except NotThisFormatError as exc:
-            if not args.lenient:
-                raise SourceFileError(session, exc) from exc
-            skipped_files.append((str(session), exc.why))
-        except SourceFileError:
-            raise
-        except JournalError as exc:
-            raise SourceFileError(session, exc) from exc
+    import_folder = claude_code.import_folder if args.source == "claude-code" else codex.import_folder
+    with contextlib.ExitStack() as stack:
+        found = import_folder(args.path, lenient=args.lenient, progress=_Reading(stack))
+    outputs = [(j.journal, j.records, j.report) for j in found.journals]
     _write_all(args, outputs)
     written = [Written(t, len(r), rep) for t, r, rep in outputs]
+    skipped_files = [(str(skip.path), skip.reason) for skip in found.skipped]
     if args.json:
         say(args, written, "", skipped_files=skipped_files)
     else:
         lines = sum(report.lines for _, _, report in outputs)
         warn(
-            f"imported {len(sessions) - len(skipped_files)} sessions as {len(outputs)} journals "
+            f"imported {len(found.sessions)} sessions as {len(outputs)} journals "
             f"({lines} source lines) into {args.store}"
         )
         for file, why in skipped_files:
@@ -321,64 +297,18 @@ def _folder(args: argparse.Namespace) -> int:
     return OK
 
 
-class SourceFileError(JournalError, ValueError):
-    """One file of an import (a session of a folder, a sub-agent transcript beside a session) cannot be
-    imported; nothing of the import was written."""
+class _Reading:
+    """A folder import's progress: a bar over the session files read, from its first report on."""
 
-    def __init__(self, path: Path, cause: JournalError) -> None:
-        self.path = path
-        self.cause = cause
-        super().__init__(f"{path}: {cause} (nothing of this import was written)")
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self._stack = stack
+        self._phases: Phases | None = None
 
-
-def _subagent_files(session: Path) -> list[Path]:
-    """The sub-agent transcripts of a session: SESSION/subagents/agent-*.jsonl, then agent-*.jsonl beside
-    it that name the same session (the older layout)."""
-    found = _inside(session, sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl")))
-    if session.name.startswith("agent-"):
-        return found
-    session_id = _session_id(session.read_bytes())
-    beside = [
-        p
-        for p in _inside(session, sorted(session.parent.glob("agent-*.jsonl")))
-        if _session_id(p.read_bytes()) == session_id
-    ]
-    return found + [p for p in beside if p not in found]
-
-
-def _inside(session: Path, paths: list[Path]) -> list[Path]:
-    """`paths`, refused if a symbolic link takes one outside the session's folder."""
-    home = session.parent.resolve()
-    for path in paths:
-        real = path.resolve()
-        if not real.is_relative_to(home):
-            msg = (
-                f"{path}: a link to {real}, outside the session's folder {home}; waybook does not follow "
-                "it (copy the transcript into the folder to import it); nothing was written"
-            )
-            raise UsageError(msg)
-    return paths
-
-
-def _session_id(data: bytes) -> str | None:
-    for line in data.splitlines()[:50]:
-        with contextlib.suppress(ValueError, RecursionError):  # a hostile line is the importer's to refuse
-            value = json.loads(line)
-            if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
-                return str(value["sessionId"])
-    return None
-
-
-def _anchors(session: bytes, agents: list[Path], path: Path, name: str | None) -> dict[str, Anchor]:
-    anchors = {}
-    session_id = name or _session_id(session) or path.stem
-    for agent_path in agents:
-        agent_data = agent_path.read_bytes()
-        anchor = subagent_anchor(session, agent_data)
-        agent_id = agent_path.stem.removeprefix("agent-")
-        if anchor is not None:
-            anchors[journal_id_for(session_id, agent_id)] = anchor
-    return anchors
+    def __call__(self, done: int, total: int) -> None:
+        if self._phases is None:
+            self._phases = self._stack.enter_context(Phases(total, threshold=FOLDER_PROGRESS))
+            self._phases.start(f"reading {total} sessions", total=total)
+        self._phases.advance(done)
 
 
 FOLDER_PROGRESS: Final = 5
@@ -400,8 +330,9 @@ def _write(
     records: Sequence[NewRecord],
     *,
     shown: dict[str, tuple[bytes, str]] | None = None,
+    sizes: Sequence[tuple[int, int] | None] | None = None,
 ) -> None:
-    _write_all(args, [(str(target), records, None)], shown=shown)
+    _write_all(args, [(str(target), records, None)], shown=shown, places={str(target): sizes})
 
 
 def _write_all(
@@ -409,14 +340,22 @@ def _write_all(
     outputs: Sequence[tuple[str, Sequence[NewRecord], Any]],
     *,
     shown: dict[str, tuple[bytes, str]] | None = None,
+    places: dict[str, Sequence[tuple[int, int] | None] | None] | None = None,
 ) -> None:
     """Validate every journal in full, refuse if any target exists, then write each atomically.
 
     `shown` holds bytes the source file shows for blobs its records reference (a waybook export shows a
     text blob as its text). A store import stores them, with every image, before the journals; a plain
-    file has no blobs, so they go inline. A reference whose bytes are nowhere is reported."""
+    file has no blobs, so they go inline. A reference whose bytes are nowhere is reported. `places`
+    holds, by target, each record's batch place as a waybook export carried it: the journal is then
+    appended in those batches, so every record keeps its digest (the place is inside the bytes it
+    covers)."""
     staged = []
     blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
+    both_ways = linked_both_ways([records for _, records, _ in outputs])  # each sub-agent names its parent
+    outputs = [
+        (target, records, report) for (target, _, report), records in zip(outputs, both_ways, strict=True)
+    ]
     total = sum(len(records) for _, records, _ in outputs)
     threshold = 1 if total >= PROGRESS_RECORDS else len(outputs) + 1  # a big import shows its journals
     for target, records, _ in track(outputs, description=f"checking {total} records", threshold=threshold):
@@ -425,7 +364,7 @@ def _write_all(
             blobs.update(found)
         elif shown:
             records = inline_known(records, shown)
-        staged.append((target, stage(target, records)))
+        staged.append((target, stage(target, records, (places or {}).get(target))))
     if args.store is not None:
         _write_to_store(args.store, staged, blobs)
         return
@@ -455,12 +394,23 @@ written, and the file is still written at once; the batches are what a reader se
 record costs the batch it is in, not the whole import (one batch would read as damaged from seq 1)."""
 
 
-def stage(target: str, records: Sequence[NewRecord]) -> InMemoryJournal:
-    """`records` appended to a new in-memory journal in batches of IMPORT_BATCH, every rule checked."""
+def stage(
+    target: str, records: Sequence[NewRecord], places: Sequence[tuple[int, int] | None] | None = None
+) -> InMemoryJournal:
+    """`records` appended to a new in-memory journal, every rule checked: in the batches `places` names
+    (each record's `(index, size)`, None for one appended alone: what a waybook export carried), or in
+    batches of IMPORT_BATCH."""
     staging = InMemoryJournal(target)
     head = GENESIS
-    for start in range(0, len(records), IMPORT_BATCH):
-        head = staging.append(list(records[start : start + IMPORT_BATCH]), expected=head).head
+    at = 0
+    while at < len(records):
+        if places is None:
+            size = IMPORT_BATCH
+        else:
+            place = places[at]
+            size = 1 if place is None else place[1]
+        head = staging.append(list(records[at : at + size]), expected=head).head
+        at += size
     return staging
 
 

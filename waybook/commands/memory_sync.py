@@ -1,5 +1,7 @@
-"""`waybook memory sync --remote URL (--identity ID | MEMORY.jsonl)`: memory pushed to a git remote, and
-reviewed commits pulled back (docs/memory-git.md, "Sync with a remote").
+"""`waybook memory sync [--remote URL] (--identity ID | MEMORY.jsonl)`: memory pushed to a git remote, and
+reviewed commits pulled back (docs/memory-git.md, "Sync with a remote"). Without `--remote`, the remote
+this memory last synced with (recorded in its own sync repository, never the current directory's git
+remote); a memory that never synced is a usage error naming `--remote`.
 
 Exit codes: 0 synced, 1 a typed conflict or a refused push (nothing merged), 2 a usage error.
 """
@@ -33,7 +35,15 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
         epilog="Example: waybook memory sync --identity coder --remote git@example.com:me/memory.git",
     )
     parser.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
-    parser.add_argument("--remote", required=True, metavar="URL", help="the git remote (a URL or a path)")
+    parser.add_argument(
+        "--remote",
+        metavar="URL",
+        default=None,
+        help=(
+            "the git remote (a URL or a path); default: the remote this memory last synced with (never "
+            "the current directory's git remote)"
+        ),
+    )
     add_store_option(parser, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(parser, default=argparse.SUPPRESS)
     parser.add_argument(
@@ -43,11 +53,17 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waybook.integrations.git_sync import SyncConflictError, sync_git
+    from waybook.integrations.git_sync import NoRemoteError, SyncConflictError, sync_git
 
     with _journal(args) as journal:
         try:
             report = sync_git(journal, args.remote)
+        except NoRemoteError as exc:
+            msg = (
+                f"no remote is known for memory {exc.journal_id}: it never synced with one. Give --remote "
+                "URL (the first sync records it, and later syncs use it)"
+            )
+            raise UsageError(msg) from None
         except SyncConflictError as exc:
             if args.json:
                 emit_json({"status": "conflict", "kind": exc.kind, "remote": exc.remote, "error": str(exc)})

@@ -30,10 +30,18 @@ def memory_used(records: Iterable[Record]) -> list[tuple[int, dict[str, Any]]]:
                         "unavailable": body.unavailable,
                         "policy": body.policy,
                     }
+                    | _index(body)
                     | _block(body),
                 )
             )
     return found
+
+
+def _index(body: MemoryUsed) -> dict[str, Any]:
+    """What renders the index again (`replay_index`), where the record has it."""
+    if body.limit is None:
+        return {}
+    return {"revisions": list(body.revisions), "limit": body.limit, "pinned": body.pinned}
 
 
 def _block(body: MemoryUsed) -> dict[str, Any]:

@@ -38,6 +38,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--since", metavar="TIME", help="only records at or after this UTC time (ISO 8601)")
     parser.add_argument("--until", metavar="TIME", help="only records before this UTC time (ISO 8601)")
     parser.add_argument("--hidden", action="store_true", help="include journals the store hid")
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="memory: match every text a note ever had (deleted notes too), not only current notes",
+    )
     parser.add_argument("--limit", type=int, default=20, help="results (default 20)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index from the whole feed")
     parser.add_argument("--json", action="store_true", help="a JSON list of results")
@@ -67,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
                     since=args.since,
                     until=args.until,
                     hidden=args.hidden,
+                    history=args.history,
                     limit=args.limit,
                 )
         except SearchError as exc:

@@ -1,4 +1,5 @@
-"""`waybook stats PATH [--json]` (or `--store URL [ID]`): turns, tool calls, tokens, latency, per branch."""
+"""`waybook stats PATH [--json]` (or `--store URL [ID]`): turns, tool calls, tokens, cost, latency, per
+branch; with `--by day|model|project|session`, tokens and cost grouped so (commands.cost_report)."""
 
 from __future__ import annotations
 
@@ -11,30 +12,45 @@ from rich.table import Table
 
 from waybook import stores
 from waybook.commands.common import emit_json, open_journal, stdout
+from waybook.commands.cost_report import (
+    add_cost_options,
+    check_cost_options,
+    cost_by_model,
+    price_table,
+    run_report,
+)
 from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.projections import SessionStats, Tally, session_stats
+from waybook.projections import CostReport, SessionStats, Tally, session_stats
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "stats",
-        help="summarise a session: turns, tool calls, tokens by model, latency, per branch",
+        help="summarise a session: turns, tool calls, tokens and cost by model, latency, per branch",
         description=(
             "Summarise a session journal: user turns, assistant replies, tool calls by tool and tool errors, "
-            "tokens by model (as the assistant turns recorded them) and reply latency percentiles (from the "
-            "journal's timestamps), for the whole tree and for each branch. With --store URL and no id, "
-            "every session journal of the store, and their sum."
+            "tokens by model (as the assistant turns recorded them) and their cost, and reply latency "
+            "percentiles (from the journal's timestamps), for the whole tree and for each branch. With "
+            "--store URL and no id, every session journal of the store. With --by, a cost report instead: "
+            "input, output, cache write and cache read tokens and their cost in USD, by day, model, project "
+            "or session (each request priced at its model's rates on its day, from Pydantic's genai-prices "
+            "table: pip install 'waybook[prices]'); a model without a price is listed, never priced as zero."
         ),
-        epilog="Example: waybook stats session.jsonl --json",
+        epilog=(
+            "Example: waybook stats session.jsonl --json\n"
+            "Example: waybook stats --store file:sessions --by day --since 2026-02-01 --json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "path", nargs="?", type=Path, metavar="PATH", help="a journal file, or an id with --store"
     )
     add_store_option(parser, detail="; with no PATH, every session journal of the store")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_cost_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -42,12 +58,19 @@ def run(args: argparse.Namespace) -> int:
     if args.path is None and args.store is None:
         msg = "give a journal PATH, or --store URL (with an id, or none for every session journal)"
         raise UsageError(msg)
+    check_cost_options(args)
+    if args.by is not None:
+        return run_report(args)
+    prices = price_table()
+    costs: dict[str, CostReport] = {}
     if args.path is not None:
         journal = open_journal(args.path, args.store)
         with journal:
-            stats = session_stats(list(journal.read()))
+            records = list(journal.read())
+            stats = session_stats(records)
+            costs[str(args.path)] = cost_by_model(records, prices)
             status = damage_status(journal)
-        show({str(args.path): stats}, as_json=args.json)
+        show({str(args.path): stats}, costs, as_json=args.json)
         return status
     with connect_store(args.store) as store:
         every: dict[str, SessionStats] = {}
@@ -56,17 +79,19 @@ def run(args: argparse.Namespace) -> int:
             page = store.list(role="session", after=cursor, limit=500)
             for info in page:
                 with stores.open_journal(store, info.journal_id) as journal:
-                    every[info.journal_id] = session_stats(list(journal.read()))
+                    records = list(journal.read())
+                    every[info.journal_id] = session_stats(records)
+                    costs[info.journal_id] = cost_by_model(records, prices)
             cursor = page.cursor
             if cursor is None:
                 break
-    show(every, as_json=args.json)
+    show(every, costs, as_json=args.json)
     return OK if every else PROBLEM
 
 
-def show(every: dict[str, SessionStats], *, as_json: bool) -> None:
+def show(every: dict[str, SessionStats], costs: dict[str, CostReport], *, as_json: bool) -> None:
     if as_json:
-        emit_json({name: stats.as_json() for name, stats in every.items()})
+        emit_json({name: stats.as_json() | {"cost": costs[name].as_json()} for name, stats in every.items()})
         return
     out = stdout()
     for name, stats in every.items():
@@ -80,9 +105,12 @@ def show(every: dict[str, SessionStats], *, as_json: bool) -> None:
             label = ("* " if branch.active else "  ") + short[branch.leaf]
             table.add_row(label, *cells(branch.tally), style=None if branch.active else "dim")
         out.print(table)
+        priced = {row.key: row for row in costs[name].rows}
         for model, counts in stats.total.tokens.items():
             shown = ", ".join(f"{key} {value:,}" for key, value in counts.items())
-            out.print(f"  {escape(model)}: {escape(shown)}")
+            cost = priced[model].cost if model in priced else None
+            spent = "" if cost is None else f" (${cost.total:,.4f})"
+            out.print(f"  {escape(model)}: {escape(shown)}{spent}")
         if stats.total.tool_calls:
             shown = ", ".join(f"{tool} {n}" for tool, n in stats.total.tool_calls.items())
             out.print(f"  tools: {escape(shown)}")

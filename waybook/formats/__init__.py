@@ -1,11 +1,24 @@
 """Foreign formats: other agents' sessions imported to waybook records and exported from them.
 
-Each format is one module or sub-package. Outside data is decoded as data, never as objects."""
+Each format is one module or sub-package. Outside data is decoded as data, never as objects. A format
+that keeps sessions in folders walks them itself (`waybook.formats.claude_code.import_folder`,
+`waybook.formats.codex.import_folder`, `waybook.formats.opencode.read_opencode`), reading regular files
+only (`RefusedFileError` otherwise). An import that writes sessions with their sub-agents' sessions
+links them both ways (`linked_both_ways`: each sub-agent's header names the session that started it)."""
 
+from waybook.formats._folders import (
+    FolderImport,
+    ImportedJournal,
+    ImportedSession,
+    SkippedFile,
+    SourceFileError,
+)
 from waybook.formats._foreign import (
     ForeignFormatError,
     ImportReport,
 )
+from waybook.formats._source_files import RefusedFileError
+from waybook.formats._subagent_links import linked_both_ways
 from waybook.formats.claude_code import (
     import_claude_code,
 )
@@ -18,18 +31,29 @@ from waybook.formats.langgraph import (
 from waybook.formats.openai_agents import (
     import_openai_agents,
 )
+from waybook.formats.opencode import (
+    import_opencode,
+)
 from waybook.formats.pi import (
     export_pi,
     import_pi,
 )
 
 __all__ = [
+    "FolderImport",
     "ForeignFormatError",
     "ImportReport",
+    "ImportedJournal",
+    "ImportedSession",
+    "RefusedFileError",
+    "SkippedFile",
+    "SourceFileError",
     "export_pi",
     "import_claude_code",
     "import_codex",
     "import_langgraph",
     "import_openai_agents",
+    "import_opencode",
     "import_pi",
+    "linked_both_ways",
 ]

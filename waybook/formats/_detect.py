@@ -1,8 +1,9 @@
 """Which foreign format a file is in, from its content (its first lines, or a database's tables).
 
 `detect_format(path)` reads at most the first 64 KiB of a JSONL file, as data, and a SQLite database
-read-only; None when no format fits. Used by `waybook import auto` and by read commands to say which
-import command would read a foreign file.
+read-only; None when no format fits (or the path is not a regular file: a FIFO is never waited on).
+`detect_folder_format(path)` does the same for a folder. Used by `waybook import auto` and by read
+commands to say which import command would read a foreign file.
 """
 
 from __future__ import annotations
@@ -13,18 +14,20 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
+from waybook.formats._source_files import RefusedFileError, read_regular
 from waybook.formats._sqlite_source import open_read_only
+from waybook.formats.opencode import is_storage_folder
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _PEEK: Final = 64 << 10
+_FOLDER_CANDIDATES: Final = 20
 
 
 def detect_format(path: Path) -> str | None:
     """`pi`, `claude-code`, `codex`, `openai-agents`, `langgraph`, `opencode` (its database), or None."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(_PEEK)
-    except OSError:
+        head = read_regular(path, head=_PEEK)
+    except RefusedFileError:
         return None
     if head.startswith(SQLITE_MAGIC):
         return _database_format(path)
@@ -40,6 +43,18 @@ def detect_format(path: Path) -> str | None:
         return "codex"
     if any(isinstance(o.get("sessionId"), str) and o.get("type") in ("user", "assistant") for o in objects):
         return "claude-code"
+    return None
+
+
+def detect_folder_format(path: Path) -> str | None:
+    """`opencode` for an OpenCode storage folder; else the format of the first of the folder's first 20
+    JSONL files (in path order) that has one; None when none has."""
+    if is_storage_folder(path):
+        return "opencode"
+    for candidate in sorted(path.rglob("*.jsonl"))[:_FOLDER_CANDIDATES]:
+        found = detect_format(candidate)
+        if found is not None:
+            return found
     return None
 
 

@@ -332,6 +332,14 @@ class MemoryUsed(Body, tag_field="kind", tag="waybook.memory.used/1", frozen=Tru
     """The SHA-256 of the compiled memory block the prompt carried (`waybook.memory.compile_block`)."""
     layers: tuple[tuple[str, str, str], ...] = field(default=(), name="layers")
     """The prompt's layers in order, each (name, authority, sha256): base, orientation, memory."""
+    revisions: tuple[str, ...] = field(default=(), name="revisions")
+    """The revision (record) ids of the notes the index showed, in order: with `memory`, `seq`, `limit`,
+    what renders the same bytes again (`waybook.memory.replay_index`). Empty on older records."""
+    limit: int | None = field(default=None, name="limit")
+    """The index's entry limit (None on older records, which used the default, 50)."""
+    pinned: bool | None = field(default=None, name="pinned")
+    """True: rendered at a pin the host chose; False: live, at the memory journal's head when it was
+    loaded; None: an older record that did not say."""
 
 
 # --- reflection ---------------------------------------------------------------------------------
@@ -364,6 +372,19 @@ class ReflectionFinished(Body, tag_field="kind", tag="waybook.reflection.finishe
     detail: str = field(default="", name="detail")
 
 
+class MemorySynced(Body, tag_field="kind", tag="waybook.memory.synced/1", frozen=True):
+    """In a working-memory journal: a sync with a git remote left its `main` at `commit`, whose tree is
+    `tree` (both git object ids) and whose trailers name this journal's `seq`. The next sync finds that
+    commit in the remote's history, or refuses the remote as rewritten (a force-push). `remote` names the
+    remote as the sync was given it, its secrets masked. Changes no note."""
+
+    KIND: ClassVar[str] = "waybook.memory.synced/1"
+    remote: str = field(name="remote")
+    commit: str = field(name="commit")
+    tree: str = field(name="tree")
+    seq: int = field(name="seq")
+
+
 MemoryBody: TypeAlias = (
     MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved | MemoryUsed
 )
@@ -387,6 +408,7 @@ AnyBody: TypeAlias = (
     | ReflectionReserved
     | ReflectionStarted
     | ReflectionFinished
+    | MemorySynced
 )
 
 NODE_TYPES: Final = (
@@ -409,6 +431,7 @@ BODY_TYPES: Final = (
     Annotation,
     *MEMORY_TYPES,
     *REFLECTION_TYPES,
+    MemorySynced,
 )
 
 

@@ -1,4 +1,5 @@
-"""Projections: pure folds of session journals (tree, context, trajectories), snapshots, time travel."""
+"""Projections: pure folds of session journals (tree, context, trajectories, stats and cost), snapshots,
+time travel."""
 
 from waybook.projections._base import (
     LiveProjection,
@@ -20,6 +21,27 @@ from waybook.projections._context import (
     render_context_from,
     trajectory,
 )
+from waybook.projections._cost import (
+    CostReport,
+    CostRow,
+    ModelCost,
+    UsageEntry,
+    cost_report,
+    usage_entries,
+)
+from waybook.projections._links import (
+    SUBAGENT_OF,
+    LinkFacts,
+    LinkProblem,
+    LinkRef,
+    SubagentParent,
+    link_facts,
+    link_problems,
+    linked_journals,
+    subagent_links,
+    subagent_parent,
+)
+from waybook.projections._prices import Cost, FixedPrices, PriceTable, Rate, Rates, price
 from waybook.projections._provider_turns import NO_RESULT_RECORDED, REPAIR_KINDS, Repair, RepairKind
 from waybook.projections._providers import (
     PROVIDERS,
@@ -40,10 +62,21 @@ from waybook.projections._snapshots import (
 )
 from waybook.projections._stats import BranchStats, SessionStats, Tally, session_stats
 from waybook.projections._timeline import Timeline
+from waybook.projections._tokens import Tokens, tokens_of
 from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeState
 from waybook.projections._usage import ContextUsage, RequestContext, context_usage, usage_tokens
 
 __all__ = [
+    "SUBAGENT_OF",
+    "LinkFacts",
+    "LinkProblem",
+    "LinkRef",
+    "SubagentParent",
+    "link_facts",
+    "link_problems",
+    "linked_journals",
+    "subagent_links",
+    "subagent_parent",
     "BranchStats",
     "SessionStats",
     "Tally",
@@ -59,6 +92,20 @@ __all__ = [
     "ContextRefs",
     "ContextState",
     "ContextUsage",
+    "Cost",
+    "CostReport",
+    "CostRow",
+    "FixedPrices",
+    "ModelCost",
+    "PriceTable",
+    "Rate",
+    "Rates",
+    "Tokens",
+    "UsageEntry",
+    "cost_report",
+    "price",
+    "tokens_of",
+    "usage_entries",
     "LeafMove",
     "LiveProjection",
     "Projection",

@@ -6,6 +6,11 @@ the documents and the new position in one transaction, so an interrupted update 
 loses nothing). A journal purged from the store is purged from the index when the catalog's purge record
 comes through the feed; a hidden journal is left out of results unless asked for. Ranking is FTS5's
 BM25 (`score` is its negation: higher is better).
+
+Memory search matches current notes only unless asked for history: the `notes` table names, per memory
+journal and path, the document of the note's current text (a write replaces it, a delete drops it, a
+rename moves it to a document at the new path); superseded and deleted texts stay in the index and are
+searched with `history=True`.
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ import attrs
 
 from waybook._files import create_private
 from waybook.model._errors import JournalError
-from waybook.model._records import CustomEntry, Header
+from waybook.model._records import CustomEntry, Header, MemoryDelete, MemoryRename, MemoryWrite
 from waybook.search._documents import document_of
 from waybook.stores._catalog import HIDDEN, PURGED
 from waybook.stores._protocol import CATALOG_ID, JournalStore
 from waybook.stores._url import local_path
 
-SCHEMA: Final = "waybook.search/1"
+SCHEMA: Final = "waybook.search/2"
+"""/2 added the `notes` table (which memory documents are current); an index of /1 is rebuilt."""
+OLDER_SCHEMAS: Final = ("waybook.search/1",)
 BATCH: Final = 1_000
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 _TIME: Final = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?Z?)?")
@@ -121,9 +128,7 @@ class SearchIndex:
     def rebuild(self, store: JournalStore, *, progress: Callable[[int], None] | None = None) -> int:
         """Drop every document and index the whole feed again."""
         with self._transaction():
-            self._db.execute("DELETE FROM docs")
-            self._db.execute("DELETE FROM journals")
-            self._set_meta("position", "0")
+            self._clear()
         return self.update(store, progress=progress)
 
     # --- searching ----------------------------------------------------------------------------
@@ -139,10 +144,12 @@ class SearchIndex:
         since: str | None = None,
         until: str | None = None,
         hidden: bool = False,
+        history: bool = False,
         limit: int = 20,
     ) -> list[Hit]:
         """The best `limit` matches of every word of `query` (any order), best first. Journals the store
-        hid are left out unless `hidden` (as `store.list` does)."""
+        hid are left out unless `hidden` (as `store.list` does); memory matches only notes as they are
+        now unless `history` (then every text a note ever had, deleted notes included)."""
         words = _WORD.findall(query)
         if not words:
             msg = f"the query {query!r} has no words to search for"
@@ -162,6 +169,8 @@ class SearchIndex:
                 params.append(value)
         if not hidden:
             where.append("COALESCE(journals.hidden, 0) = 0")
+        if not history:
+            where.append("(docs.role <> 'memory' OR docs.rowid IN (SELECT doc FROM notes))")
         if journal_role is not None:
             where.append("journals.role = ?")
             params.append(journal_role)
@@ -197,10 +206,18 @@ class SearchIndex:
                 "seq UNINDEXED, id UNINDEXED, role UNINDEXED, kind UNINDEXED, at UNINDEXED, "
                 "tokenize='unicode61 remove_diacritics 2')"
             )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS notes (journal TEXT NOT NULL, path TEXT NOT NULL, "
+                "doc INTEGER NOT NULL, PRIMARY KEY (journal, path))"
+            )
+            self._db.execute("CREATE INDEX IF NOT EXISTS notes_doc ON notes (doc)")
             schema, store = self._meta("schema"), self._meta("store")
             if schema is None:
                 self._set_meta("schema", SCHEMA)
                 self._set_meta("store", self.store_url)
+            elif schema in OLDER_SCHEMAS and store == self.store_url:
+                self._clear()  # derived data: the next update indexes the whole feed again
+                self._set_meta("schema", SCHEMA)
             elif schema != SCHEMA or store != self.store_url:
                 msg = (
                     f"{self.path} is a search index of {store!r} ({schema}), not of {self.store_url!r}; "
@@ -217,6 +234,7 @@ class SearchIndex:
             if body.type == PURGED:
                 self._db.execute("DELETE FROM docs WHERE journal = ?", (named,))
                 self._db.execute("DELETE FROM journals WHERE journal = ?", (named,))
+                self._db.execute("DELETE FROM notes WHERE journal = ?", (named,))
             elif body.type == HIDDEN:
                 self._db.execute("INSERT OR IGNORE INTO journals (journal) VALUES (?)", (named,))
                 self._db.execute("UPDATE journals SET hidden = 1 WHERE journal = ?", (named,))
@@ -228,12 +246,53 @@ class SearchIndex:
                 (journal, body.role),
             )
             return
+        if isinstance(body, MemoryDelete):
+            self._db.executemany(
+                "DELETE FROM notes WHERE journal = ? AND path = ?", [(journal, path) for path in body.paths]
+            )
+            return
+        if isinstance(body, MemoryRename):
+            self._move_notes(journal, seq, record, body)
+            return
         document = document_of(body)
         if document is not None:
-            self._db.execute(
+            cursor = self._db.execute(
                 "INSERT INTO docs (text, journal, seq, id, role, kind, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (document.text, journal, seq, record.id, document.role, body.KIND, record.at),
             )
+            if isinstance(body, MemoryWrite):
+                self._current(journal, body.path, cursor.lastrowid)
+
+    def _current(self, journal: str, path: str, doc: int | None) -> None:
+        """`doc` holds the current text of the note at `path`."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO notes (journal, path, doc) VALUES (?, ?, ?)", (journal, path, doc)
+        )
+
+    def _move_notes(self, journal: str, seq: int, record: Any, body: MemoryRename) -> None:
+        """Each moved note's current text, at its new path: a document of the rename record."""
+        moved: list[tuple[str, str]] = []
+        for old, new in body.moves:
+            row = self._db.execute(
+                "SELECT docs.text FROM notes JOIN docs ON docs.rowid = notes.doc "
+                "WHERE notes.journal = ? AND notes.path = ?",
+                (journal, old),
+            ).fetchone()
+            self._db.execute("DELETE FROM notes WHERE journal = ? AND path = ?", (journal, old))
+            if row is not None:
+                moved.append((new, str(row[0]).partition("\n")[2]))
+        for new, text in moved:
+            cursor = self._db.execute(
+                "INSERT INTO docs (text, journal, seq, id, role, kind, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (f"{new}\n{text}", journal, seq, record.id, "memory", body.KIND, record.at),
+            )
+            self._current(journal, new, cursor.lastrowid)
+
+    def _clear(self) -> None:
+        self._db.execute("DELETE FROM docs")
+        self._db.execute("DELETE FROM journals")
+        self._db.execute("DELETE FROM notes")
+        self._set_meta("position", "0")
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

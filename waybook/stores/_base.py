@@ -23,7 +23,7 @@ from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.model._errors import IntegrityError, JournalClosedError
 from waybook.model._head import GENESIS, Head
 from waybook.model._records import Header, NewRecord, Record
-from waybook.stores._blobs import Blobs, BlobStore
+from waybook.stores._blobs import BlobEngine, Blobs
 from waybook.stores._catalog import (
     CREATED,
     HIDDEN,
@@ -155,7 +155,7 @@ class CatalogStore(abc.ABC):
         """The lock of feed writers (taken after `_runs_mutex`)."""
 
     @abc.abstractmethod
-    def _blob_engine(self) -> BlobStore:
+    def _blob_engine(self) -> BlobEngine:
         """The engine under `blobs`, built on first use."""
 
     @abc.abstractmethod

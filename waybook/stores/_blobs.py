@@ -121,7 +121,32 @@ class CollectReceipt:
 
 @runtime_checkable
 class BlobStore(Protocol):
-    """A store's blobs (`store.blobs`). Thread-safe; safe across processes where the engine is."""
+    """A store's blobs as a writer uses them (`store.blobs`, a `Blobs`): put, read, release."""
+
+    def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
+        """Store bytes (a bytes value, or a binary file read in chunks) and take a lease of this put's own
+        on them (the ref returned names it)."""
+        ...
+
+    def open(self, ref: BlobRef | str) -> IO[bytes]:
+        """A binary stream of the blob's bytes. Raises MissingBlobError."""
+        ...
+
+    def read(self, ref: BlobRef | str) -> bytes:
+        """The blob's bytes, checked against its digest. Raises MissingBlobError, BlobDigestError."""
+        ...
+
+    def exists(self, ref: BlobRef | str) -> bool: ...
+
+    def release(self, ref: BlobRef | str) -> None:
+        """Drop the lease that put of `ref` took now: for a blob the writer decided never to reference."""
+        ...
+
+
+@runtime_checkable
+class BlobEngine(Protocol):
+    """A store engine's blob storage, under `Blobs`: every put names its lease. Thread-safe; safe across
+    processes where the engine is."""
 
     def put(
         self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str
@@ -184,7 +209,7 @@ def references(records: Iterable[Record]) -> set[str]:
 
 
 class Collectable(Protocol):
-    """What a blob engine offers `collect`, beyond the `BlobStore` methods."""
+    """What a blob engine offers `collect`, beyond the `BlobEngine` methods."""
 
     def digests(self) -> Iterator[str]: ...
     def age(self, digest: str, now: float) -> float: ...

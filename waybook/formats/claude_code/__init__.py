@@ -1,9 +1,11 @@
-"""Claude Code transcripts: import, and the context Claude Code would send for one."""
+"""Claude Code transcripts: import (a transcript, a session with its sub-agents, a folder of sessions),
+and the context Claude Code would send for one."""
 
 from waybook.formats.claude_code._context import (
     api_messages,
     replay_context,
 )
+from waybook.formats.claude_code._folder import import_folder, import_session
 from waybook.formats.claude_code._subagents import Anchor, subagent_anchor
 from waybook.formats.claude_code._transcript import (
     ClaudeCodeImport,
@@ -16,6 +18,8 @@ __all__ = [
     "ClaudeCodeImport",
     "api_messages",
     "import_claude_code",
+    "import_folder",
+    "import_session",
     "journal_id_for",
     "replay_context",
     "subagent_anchor",

@@ -10,6 +10,9 @@ tests hold every import to it. Import maps:
 - An assistant turn, streamed as several lines that share one `message.id` (a content block each),
   becomes one terminal assistant entry. Where no line has a `stop_reason`, it is inferred (`tool_use` if
   the turn calls a tool, else `end_turn`) and the inference is recorded in `details` and the report.
+  Its usage is the last line's counts (the final ones; earlier lines repeat the input and count the output
+  so far), with the cache writes' split by lifetime flattened to `cache_creation.ephemeral_5m_input_tokens`
+  and `cache_creation.ephemeral_1h_input_tokens`: the hour-long writes cost more (docs/cost.md).
 - A user line becomes a user message, or one tool result per `tool_result` block (parallel results chain
   one after another, so they make no false branch).
 - A `compact_boundary` system line and the summary line after it become one compaction whose summary is
@@ -74,6 +77,17 @@ from waybook.model._records import (
 _STOP_REASONS: Final = frozenset(
     {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"}
 )
+
+
+def usage_counts(usage: Mapping[str, Any]) -> dict[str, int]:
+    """A turn's usage as waybook records it: the counts as Claude Code wrote them, and the split of the
+    cache writes by lifetime (`cache_creation.ephemeral_5m_input_tokens`, `..._1h_...`), flattened: the
+    hour-long writes are priced apart (docs/cost.md)."""
+    counts = {key: value for key, value in usage.items() if type(value) is int}
+    split = usage.get("cache_creation")
+    if isinstance(split, Mapping):
+        counts |= {f"cache_creation.{key}": value for key, value in split.items() if type(value) is int}
+    return counts
 
 
 @attrs.frozen
@@ -427,6 +441,10 @@ class _Builder:
         if not self.turn:
             return
         turn, self.turn = self.turn, []
+        now = (
+            self.at
+        )  # the line that closes the turn has its own time; the turn and its deferred lines theirs
+        self.at = timestamp(turn[-1][1].get("timestamp"), self.at)
         number, first = turn[0]
         uuid = first["uuid"]
         blocks: list[dict[str, Any]] = [b for _, line in turn for b in blocks_of(line)]
@@ -455,7 +473,7 @@ class _Builder:
             content=content,
             stop_reason=stop,
             model=last.get("model") if isinstance(last.get("model"), str) else None,
-            usage={k: v for k, v in usage.items() if type(v) is int} or None,
+            usage=usage_counts(usage) or None,
             details=details,
         )
         self._add(uuid, body, role="real", parent=body.parent, why="continues an earlier entry")
@@ -471,7 +489,9 @@ class _Builder:
             )
         deferred, self.deferred = self.deferred, []
         for n, line in deferred:
+            self.at = timestamp(line.get("timestamp"), self.at)
             self._line(n, line)
+        self.at = now
 
     def _select_resumed_leaf(self) -> None:
         chain = resume_chain(self.tree)

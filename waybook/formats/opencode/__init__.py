@@ -5,6 +5,7 @@ from waybook.formats.opencode._storage import (
     NotAnOpenCodeStorageError,
     OpenCodeStorageError,
     Stored,
+    is_storage_folder,
     read_opencode,
 )
 
@@ -14,5 +15,6 @@ __all__ = [
     "OpenCodeStorageError",
     "Stored",
     "import_opencode",
+    "is_storage_folder",
     "read_opencode",
 ]

@@ -16,7 +16,8 @@ them), answering the positions sent, in the order sent. `plan` says how waybook'
   summary (the pair OpenCode puts first), keeping the tail; the pair itself is kept verbatim, out of the
   context (waybook shows the compaction's summary in its place).
 - `Cut`: OpenCode's result is a plain suffix that starts elsewhere (a tail with no pair before it); each
-  message before it is excluded, so nothing is added to what OpenCode sends.
+  message before it is excluded, so nothing is added to what OpenCode sends (no compaction is reproduced
+  then: an older one would bring its summary back).
 """
 
 from __future__ import annotations
@@ -198,8 +199,15 @@ def shapes(messages: Sequence[Message]) -> tuple[tuple[Summarized, ...], Cut | N
     reproduced too (so the context right after it was OpenCode's then), unless a later context OpenCode
     sends still shows its compaction or summary message (a later tail reaching back over it): there the
     pair stays two plain messages, as OpenCode shows them.
+
+    When OpenCode's context at the end is a plain cut (`Cut`), no compaction is reproduced: every pair
+    before the cut would put its summary back in front of the messages OpenCode sends, and none after it
+    is compacted away (a newest compaction whose tail is missing, answered by an errored summary, leaves
+    the walk at an older compaction's tail). The pairs stay plain messages, excluded with the rest.
     """
     final = plan(messages)
+    if isinstance(final, Cut):
+        return (), final
     shown = set(filter_compacted(messages))
     found: list[Summarized] = [final] if isinstance(final, Summarized) else []
     last = final.summary if isinstance(final, Summarized) else len(messages)
@@ -221,4 +229,4 @@ def shapes(messages: Sequence[Message]) -> tuple[tuple[Summarized, ...], Cut | N
             continue  # it would overlap the next compaction's pair
         found.append(earlier)
         shown |= set(filter_compacted(messages[: summary + 1]))
-    return tuple(reversed(found)), final if isinstance(final, Cut) else None
+    return tuple(reversed(found)), None

@@ -28,6 +28,7 @@ from typing import Any, Final, TypeVar
 import attrs
 
 from waybook.formats._foreign import ForeignFormatError, NotThisFormatError
+from waybook.formats._source_files import RefusedFileError, read_regular
 from waybook.formats._sqlite_source import open_read_only
 
 T = TypeVar("T")
@@ -91,12 +92,11 @@ def read_opencode(path: Path, session_id: str | None, *, lenient: bool = False) 
     folder's parent) or database."""
     if path.is_file():
         return _from_database(path, session_id, _Skips(lenient))
-    root = path / "storage" if (path / "storage" / "session").is_dir() else path
-    if not (root / "session").is_dir():
+    root = _storage_root(path)
+    if root is None:
         raise NotAnOpenCodeStorageError(path, "no session/ folder: not an OpenCode storage folder")
     skips = _Skips(lenient)
-    home = root.resolve()
-    read = functools.partial(_object, home=home)
+    read = functools.partial(_object, home=root)
     sessions: dict[str, dict[str, Any]] = {}
     for file in sorted((root / "session").glob("*/*.json")):
         found = skips.read(read, file)
@@ -119,6 +119,18 @@ def read_opencode(path: Path, session_id: str | None, *, lenient: bool = False) 
         return tuple(messages)
 
     return _tree(chosen, sessions, load, skips)
+
+
+def is_storage_folder(path: Path) -> bool:
+    """Whether `path` is an OpenCode storage folder (or the folder holding its `storage` folder)."""
+    return _storage_root(path) is not None
+
+
+def _storage_root(path: Path) -> Path | None:
+    for root in (path / "storage", path):
+        if (root / "session").is_dir():
+            return root
+    return None
 
 
 def _tree(
@@ -164,14 +176,12 @@ def _choose(path: Path, sessions: dict[str, dict[str, Any]], wanted: str | None)
 
 
 def _object(path: Path, *, home: Path) -> dict[str, Any]:
-    real = path.resolve()
-    if not real.is_relative_to(home):
-        raise OpenCodeStorageError(path, f"a link outside the storage folder, not followed ({real})")
-    if not real.is_file():
-        raise OpenCodeStorageError(path, "not a file")
-    if path.stat().st_size > MAX_FILE:
-        raise OpenCodeStorageError(path, f"larger than {MAX_FILE} bytes")
-    return _decoded(path.read_bytes(), str(path))
+    """A file of the storage folder `home`, read as `read_regular` reads (a regular file inside it)."""
+    try:
+        data = read_regular(path, inside=home, where="storage folder", limit=MAX_FILE)
+    except RefusedFileError as exc:
+        raise OpenCodeStorageError(path, exc.why) from None
+    return _decoded(data, str(path))
 
 
 def _decoded(data: Any, where: str) -> dict[str, Any]:

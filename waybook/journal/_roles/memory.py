@@ -44,7 +44,13 @@ from waybook.journal._roles.memory_paths import (
     is_under,
     normalize,
 )
-from waybook.journal._roles.memory_text import byte_length, content_digest, front_matter, is_valid_unicode
+from waybook.journal._roles.memory_text import (
+    DESCRIPTION_ADVICE,
+    byte_length,
+    content_digest,
+    front_matter,
+    is_valid_unicode,
+)
 from waybook.journal._roles.reflection import ReflectionState, reflect
 from waybook.model._errors import InvalidRecordError, MemoryRuleError
 from waybook.model._records import (
@@ -54,6 +60,7 @@ from waybook.model._records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryWrite,
     NewRecord,
     Record,
@@ -219,6 +226,9 @@ class _Scratch:
             self._rename(rid, body)  # type: ignore[arg-type]
         elif kind is MemoryAdoption and self.rules.role == "canonical_memory":
             self._adoption(rid, body)  # type: ignore[arg-type]
+        elif kind is MemorySynced and self.rules.role == "working_memory":
+            self.last_request = None  # a sync's record: it changes no note
+            return
         elif kind in (ReflectionReserved, ReflectionStarted, ReflectionFinished):
             self.reflection = reflect(self.reflection, rid, body, self.rules.journal)  # type: ignore[arg-type]
             self.last_request = None
@@ -226,7 +236,8 @@ class _Scratch:
         else:
             msg = (
                 f"record {rid!r} is a {body.KIND} record; a {self.rules.role} journal holds memory records "
-                "only (writes, deletes, renames, reflection transitions, and adoptions in canonical memory)"
+                "only (writes, deletes, renames, reflection transitions, syncs with a git remote in working "
+                "memory, and adoptions in canonical memory)"
             )
             raise InvalidRecordError(msg, journal=self.rules.journal, record_id=rid)
         self._request(rid, getattr(body, "call_id", None) if kind is not MemoryAdoption else body.operation)  # type: ignore[union-attr]
@@ -252,10 +263,7 @@ class _Scratch:
         matter = front_matter(body.text)
         if self.rules.require_description and not (matter.description or "").strip():
             what = "a new note" if old is None else "an edit that would leave the note without a description"
-            msg = (
-                f"{path}: {what}, and this memory requires a front-matter description; keep the text "
-                "starting with '---', 'description: what the note is for', '---'"
-            )
+            msg = f"{path}: {what}, and this memory requires a front-matter description; {DESCRIPTION_ADVICE}"
             raise self.rules.error(msg, "INVALID_ARGUMENT", rid, path, description_required=True)
         if old is None:
             self._occupy(path)

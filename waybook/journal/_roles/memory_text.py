@@ -71,6 +71,15 @@ def front_matter(text: str) -> FrontMatter:
     return FrontMatter()  # no closing line: not front matter
 
 
+def lacks_description(text: str) -> bool:
+    """Whether a note's text has no non-empty front-matter `description` (what a memory whose profile
+    requires descriptions refuses: `metadata.require_description`, every memory `home()` makes)."""
+    return not (front_matter(text).description or "").strip()
+
+
+DESCRIPTION_ADVICE: Final = "keep the text starting with '---', 'description: what the note is for', '---'"
+
+
 def front_matter_problems(path: str, text: str) -> list[str]:
     """What makes a note's front matter unreadable: a block that never closes, YAML that is not a
     mapping, a link that is not a /memories/ path (what reflection and the git hook check)."""

@@ -30,6 +30,8 @@ NOT_DESCENDANT: Final = "The next canonical memory head is not a descendant of t
 PROOF_BOUND: Final = (
     "The canonical memory advance exceeds its total proof bound; advance in host-reviewed chunks"
 )
+MALFORMED_PAGE: Final = "The canonical change feed returned an invalid page"
+PAGE_BOUND: Final = "The canonical change-feed page exceeds its byte bound"
 
 
 def advance(core: Core, expected: Head, target: Head) -> PinReceipt:
@@ -92,13 +94,10 @@ def proven_view(core: Core, pin: Head, view: MemoryState, target: Head) -> Memor
             )
             raise CapacityError(msg)
         pages += 1
-        lines = list(core.canonical.read_lines(after=seq, limit=min(PAGE_RECORDS, target.seq - seq)))
+        lines = read_page(core, seq, min(PAGE_RECORDS, target.seq - seq))
         if not lines:
             msg = f"{name}: the feed ends at seq {seq}, before the next head {target} (a gap)"
             raise IntegrityError(msg)
-        if sum(len(line) for line in lines) > PAGE_BYTES:
-            msg = f"{name}: a page of the feed is larger than {PAGE_BYTES} bytes"
-            raise CapacityError(msg)
         for line in lines:
             try:
                 record = check_line(line, seq + 1, prev, name)
@@ -110,7 +109,7 @@ def proven_view(core: Core, pin: Head, view: MemoryState, target: Head) -> Memor
     if Head(seq, prev) != target:
         msg = f"{name}: the feed ends at {Head(seq, prev)}, not at the next head {target}"
         raise IntegrityError(msg)
-    new_view = view.copy()
+    new_view = view.copy()  # O(1): the pin's view forks (MemoryState.shared); the fold costs the records
     projection = MemoryProjection()
     for record in records:
         projection.apply(new_view, record)
@@ -122,6 +121,51 @@ def proven_view(core: Core, pin: Head, view: MemoryState, target: Head) -> Memor
         )
         raise ConflictError(msg)
     return new_view
+
+
+def read_page(core: Core, after: int, limit: int) -> list[bytes]:
+    """One page of the canonical feed: at most `limit` records after seq `after`, read one by one.
+
+    Bytes are counted as they are read: a page past PAGE_BYTES is refused (CapacityError) before the
+    rest of it is read. A page that is not iterable, an item that is not the bytes of a record (a str,
+    None, ...) or more records than asked for is an IntegrityError (the feed is malformed), never a bare
+    TypeError. Errors the store raises itself pass through unchanged.
+    """
+    name = core.canonical_id
+    try:
+        items = iter(core.canonical.read_lines(after=after, limit=limit))
+    except TypeError as exc:
+        msg = f"{MALFORMED_PAGE}: {name}: the page after seq {after} is not iterable ({exc})"
+        raise IntegrityError(msg) from None
+    page: list[bytes] = []
+    size = 0
+    try:
+        for item in items:
+            if type(item) is not bytes:
+                msg = (
+                    f"{MALFORMED_PAGE}: {name}: record {after + len(page) + 1} of the feed is "
+                    f"{type(item).__name__}, not the bytes of a record"
+                )
+                raise IntegrityError(msg)
+            if len(page) == limit:
+                msg = (
+                    f"{MALFORMED_PAGE}: {name}: the page after seq {after} holds more than the {limit} "
+                    "records asked for"
+                )
+                raise IntegrityError(msg)
+            size += len(item)
+            if size > PAGE_BYTES:
+                msg = (
+                    f"{PAGE_BOUND}: {name}: the page after seq {after} passed {PAGE_BYTES} bytes at record "
+                    f"{after + len(page) + 1}; nothing changed"
+                )
+                raise CapacityError(msg)
+            page.append(item)
+    finally:
+        close = getattr(items, "close", None)
+        if callable(close):
+            close()  # a refused page's generator stops reading now
+    return page
 
 
 def pin_record(

@@ -26,8 +26,8 @@ from waybook.memory._errors import (
 )
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination, closure, nomination_digest
 from waybook.memory.canonical._outcomes import Explanation, QueryResult, RememberReceipt, Route, binding_of
+from waybook.memory.canonical._physical import physical_identity
 from waybook.memory.canonical._pins import PinLog
-from waybook.memory.canonical._requests import keys_arg
 from waybook.memory.canonical.receipts import remember_receipt
 from waybook.memory.working._state import MemoryProjection, MemoryState
 from waybook.model._errors import ConflictError, IntegrityError, StaleWriterError
@@ -63,6 +63,13 @@ class Core:
         if working is canonical:
             msg = f"{NOT_DISTINCT}: one journal, {working.name!r}, was given as both"
             raise ProfileError(msg)
+        place = physical_identity(working)
+        if place is not None and place == physical_identity(canonical):
+            msg = (
+                f"{NOT_DISTINCT}: {working.name!r} and {canonical.name!r} are two handles on one store "
+                f"({place[0]} {' '.join(place[1:])}). Give working and canonical memory journals of their own"
+            )
+            raise ProfileError(msg)
         self.working = working
         self.canonical = canonical
         self.actor = actor
@@ -80,6 +87,7 @@ class Core:
         pin_journal = session if session is not None else pins
         assert pin_journal is not None
         self.pin_log = PinLog(pin_journal, self.canonical_id, create=session is None)
+        self.projection = MemoryProjection(shared=True)
         self.header_head = self._head_at(1)
         self.pinned: tuple[Head, MemoryState] = self._view_at(self.pin_log.last() or self.header_head)
         self.working_lock = threading.Lock()
@@ -95,7 +103,7 @@ class Core:
         """The recorded pin (another authority or a lost reply may have moved it) and its view."""
         recorded = self.pin_log.last() or self.header_head
         if recorded != self.pinned[0]:
-            self.pinned = self._view_at(recorded)
+            self.pinned = self._view_at(recorded, self.pinned)
         return self.pinned
 
     def install(self, view: MemoryState, record: MemoryPinMoved) -> None:
@@ -103,14 +111,24 @@ class Core:
         An outcome the pin journal already holds (the same receipt, the pin where it left it) is not
         recorded twice: a call that changes nothing writes nothing."""
         if not (
-            record.receipt in self.pin_log.receipts()
+            self.pin_log.has_receipt(record.receipt)
             and self.pinned[0] == Head(record.new_seq, record.new_digest)
         ):
             self.pin_log.record(record)
         self.pinned = (Head(record.new_seq, record.new_digest), view)  # one assignment
 
-    def _view_at(self, head: Head) -> tuple[Head, MemoryState]:
-        view = replay(MemoryProjection(), self.canonical, at=head.seq)
+    def _view_at(
+        self, head: Head, current: tuple[Head, MemoryState] | None = None
+    ) -> tuple[Head, MemoryState]:
+        """The canonical view at `head`: folded forward from `current` (the view at the pin) when `head`
+        is ahead of it (another authority moved the pin), else from the header. The view's containers
+        fork in O(1), so an advance folds only the records since the pin onto a fork (advancing.py)."""
+        if current is not None and current[0].seq < head.seq:
+            view = current[1].copy()
+            for record in self.canonical.read(after=current[0].seq, limit=head.seq - current[0].seq):
+                view = self.projection.apply(view, record)
+        else:
+            view = replay(self.projection, self.canonical, at=head.seq)
         if Head(view.seq, view.digest) != head:
             msg = f"{self.canonical_id}: the recorded pin {head} is not a head of the canonical journal"
             raise IntegrityError(msg)
@@ -185,12 +203,13 @@ class Core:
             raise RequestError(msg)
         return remember_receipt(self.working_id, request_id, first, Head.of(records[-1]))
 
-    def query(self, keys: Iterable[str] | None, prefix: str | None) -> QueryResult:
+    def query(self, keys: tuple[str, ...] | None, prefix: str | None) -> QueryResult:
+        """Canonical memory at the pin: `keys` (validated copies, or None for every key under `prefix`)."""
         pin, view = self.pinned  # a running query keeps the pin it began with
         if keys is None:
             chosen = sorted(k for k in view.files if prefix is None or k.startswith(prefix))
         else:
-            chosen = [k for k in keys_arg(keys) if k in view.files]
+            chosen = [k for k in keys if k in view.files]
         records = tuple(NominatedRecord(k, view.files[k].text, view.files[k].digest) for k in chosen)
         return QueryResult(self.canonical_id, pin, records)
 

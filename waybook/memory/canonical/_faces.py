@@ -32,10 +32,14 @@ from waybook.memory.canonical._outcomes import (
     RememberReceipt,
 )
 from waybook.memory.canonical._requests import (
+    VERSION,
     adoption_request,
     advance_request,
+    explain_request,
     keys_arg,
+    prefix_arg,
     remember_request,
+    version_arg,
 )
 from waybook.memory.canonical._turns import AsyncTurns, Turns
 from waybook.model._head import Head
@@ -92,16 +96,24 @@ class AgentFace:
         request_id: str,
         puts: Mapping[str, str] | Sequence[tuple[str, str]],
         tombstones: Sequence[str] = (),
+        *,
+        v: int = VERSION,
     ) -> RememberReceipt:
+        version_arg(v, "remember")
         return _core(self._token).remember(*remember_request(request_id, puts, tombstones))
 
-    def query(self, keys: Iterable[str] | None = None, *, prefix: str | None = None) -> QueryResult:
-        return _core(self._token).query(keys, prefix)
+    def query(
+        self, keys: Iterable[str] | None = None, *, prefix: str | None = None, v: int = VERSION
+    ) -> QueryResult:
+        version_arg(v, "query")
+        return _core(self._token).query(None if keys is None else keys_arg(keys), prefix_arg(prefix))
 
-    def explain(self, key: str | None = None, *, handle: int | None = None) -> Explanation:
-        return _core(self._token).explain(key, handle)
+    def explain(self, key: str | None = None, *, handle: int | None = None, v: int = VERSION) -> Explanation:
+        version_arg(v, "explain")
+        return _core(self._token).explain(*explain_request(key, handle))
 
-    def nominate(self, keys: Sequence[str], route: str, purpose: str) -> Nomination:
+    def nominate(self, keys: Sequence[str], route: str, purpose: str, *, v: int = VERSION) -> Nomination:
+        version_arg(v, "nominate")
         return _core(self._token).nominate(keys_arg(keys), route, purpose)
 
 
@@ -114,8 +126,8 @@ class HostFace:
         self._core = core
         self._turns = Turns()
 
-    def advance_canonical(self, expected_head: Head, next_head: Head) -> PinReceipt:
-        expected, target = advance_request(expected_head, next_head)
+    def advance_canonical(self, expected_head: Head, next_head: Head, *, v: int = VERSION) -> PinReceipt:
+        expected, target = advance_request(expected_head, next_head, v)
         with self._turns.turn(self._turns.take()):
             return advance(self._core, expected, target)
 
@@ -124,8 +136,10 @@ class HostFace:
         expected_canonical_head: Head,
         nomination: Nomination,
         replacements: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+        *,
+        v: int = VERSION,
     ) -> AdoptionReceipt:
-        expected, nominated, replace = adoption_request(expected_canonical_head, nomination, replacements)
+        expected, nominated, replace = adoption_request(expected_canonical_head, nomination, replacements, v)
         with self._turns.turn(self._turns.take()):
             return adopt(self._core, expected, nominated, replace)
 
@@ -158,17 +172,29 @@ class AsyncAgentFace:
         request_id: str,
         puts: Mapping[str, str] | Sequence[tuple[str, str]],
         tombstones: Sequence[str] = (),
+        *,
+        v: int = VERSION,
     ) -> RememberReceipt:
+        version_arg(v, "remember")
         request = remember_request(request_id, puts, tombstones)
         return await asyncio.to_thread(_core(self._token).remember, *request)
 
-    async def query(self, keys: Iterable[str] | None = None, *, prefix: str | None = None) -> QueryResult:
-        return _core(self._token).query(keys, prefix)
+    async def query(
+        self, keys: Iterable[str] | None = None, *, prefix: str | None = None, v: int = VERSION
+    ) -> QueryResult:
+        version_arg(v, "query")
+        return _core(self._token).query(None if keys is None else keys_arg(keys), prefix_arg(prefix))
 
-    async def explain(self, key: str | None = None, *, handle: int | None = None) -> Explanation:
-        return _core(self._token).explain(key, handle)
+    async def explain(
+        self, key: str | None = None, *, handle: int | None = None, v: int = VERSION
+    ) -> Explanation:
+        version_arg(v, "explain")
+        return _core(self._token).explain(*explain_request(key, handle))
 
-    async def nominate(self, keys: Sequence[str], route: str, purpose: str) -> Nomination:
+    async def nominate(
+        self, keys: Sequence[str], route: str, purpose: str, *, v: int = VERSION
+    ) -> Nomination:
+        version_arg(v, "nominate")
         copied = keys_arg(keys)
         return await asyncio.to_thread(_core(self._token).nominate, copied, route, purpose)
 
@@ -187,8 +213,10 @@ class AsyncHostFace:
         self._core = core
         self._turns = AsyncTurns()
 
-    def advance_canonical(self, expected_head: Head, next_head: Head) -> asyncio.Task[PinReceipt]:
-        expected, target = advance_request(expected_head, next_head)
+    def advance_canonical(
+        self, expected_head: Head, next_head: Head, *, v: int = VERSION
+    ) -> asyncio.Task[PinReceipt]:
+        expected, target = advance_request(expected_head, next_head, v)
         return self._submit(lambda: advance(self._core, expected, target))
 
     def adopt_nomination(
@@ -196,8 +224,10 @@ class AsyncHostFace:
         expected_canonical_head: Head,
         nomination: Nomination,
         replacements: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+        *,
+        v: int = VERSION,
     ) -> asyncio.Task[AdoptionReceipt]:
-        expected, nominated, replace = adoption_request(expected_canonical_head, nomination, replacements)
+        expected, nominated, replace = adoption_request(expected_canonical_head, nomination, replacements, v)
         return self._submit(lambda: adopt(self._core, expected, nominated, replace))
 
     def _submit(self, call: Callable[[], T]) -> asyncio.Task[T]:

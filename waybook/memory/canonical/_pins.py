@@ -80,6 +80,12 @@ class PinLog:
         with self._lock:
             return frozenset(self._receipts)
 
+    def has_receipt(self, receipt: str) -> bool:
+        """Whether a host call with this receipt is recorded for this canonical journal (O(1))."""
+        self.last()
+        with self._lock:
+            return receipt in self._receipts
+
     def arrived_from(self) -> Head | None:
         """The prior head of the record that moved the pin to where it is (None: never moved).
 

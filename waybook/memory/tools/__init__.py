@@ -18,6 +18,7 @@ from waybook.memory.tools._home import (
     waybook_home,
 )
 from waybook.memory.tools._layers import (
+    ContextContribution,
     PromptLayer,
     PromptLayers,
     prompt_layers,
@@ -57,6 +58,7 @@ __all__ = [
     "seed_blocks",
     "waybook_home",
     "MemoryBlock",
+    "ContextContribution",
     "PromptLayer",
     "PromptLayers",
     "compile_block",

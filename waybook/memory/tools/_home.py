@@ -8,6 +8,9 @@
     memory:<identity>:canonical      canonical_memory   what the host reviewed (the authority's)
     memory:<identity>:pins           pin                the authority's pin records
 
+The working and canonical journals' headers declare `require_description: true`: every note of a home's
+memory needs a non-empty front-matter description, whoever writes it (the port, `remember`, an import).
+
 The store is `store=` (a `JournalStore` or a store URL), else the default store: `file:$WAYBOOK_HOME/store`,
 with `WAYBOOK_HOME` defaulting to `$XDG_DATA_HOME/waybook` (`~/.local/share/waybook` where XDG_DATA_HOME
 is unset or not absolute, as the XDG base-directory specification says). Journals missing on first use
@@ -80,7 +83,12 @@ class MemoryHome:
     owns_store: bool = False
 
     def memory(self, **options: object) -> Memory:
-        """The Memory port over the working journal (scope: the identity); options go to `Memory`."""
+        """The Memory port over the working journal (scope: the identity); options go to `Memory`.
+
+        Every note needs a non-empty front-matter description (`require_description=True`): the
+        journals `home()` creates declare it in their headers, and the port holds a home made before
+        they did to it as well."""
+        options.setdefault("require_description", True)
         return Memory(self.working, scope=self.identity, **options)  # type: ignore[arg-type]
 
     def close(self) -> None:
@@ -118,7 +126,12 @@ def home(identity: str, *, store: JournalStore | str | None = None) -> MemoryHom
             metadata = (
                 {"canonical": ids["canonical"]}
                 if role == "pin"
-                else {"kind": role.replace("_", "-"), "scope": identity, "identity": identity}
+                else {
+                    "kind": role.replace("_", "-"),
+                    "scope": identity,
+                    "identity": identity,
+                    "require_description": True,
+                }
             )
             try:
                 journals[name] = opened.create(journal_id, role=role, metadata=metadata)

@@ -8,6 +8,9 @@ from typing import Any, Final
 import attrs
 import cattrs
 
+from waybook.journal._roles.memory_paths import MAX_PATH_BYTES
+from waybook.memory._copy import exact, items_of
+
 
 @attrs.frozen
 class View:
@@ -89,14 +92,16 @@ def _strict_int(value: Any, _: type) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"expected a whole number, got {type(value).__name__}"
         raise TypeError(msg)
-    return value
+    copied: int = exact(value)
+    return copied
 
 
 def _strict_str(value: Any, _: type) -> str:
     if not isinstance(value, str):
         msg = f"expected a string, got {type(value).__name__}"
         raise TypeError(msg)
-    return value
+    copied: str = exact(value)  # the characters, never a subclass whose methods could lie
+    return copied
 
 
 def _strict_bool(value: Any, _: type) -> bool:
@@ -109,10 +114,11 @@ def _strict_bool(value: Any, _: type) -> bool:
 def _view_range(value: Any, _: type) -> tuple[int, int] | None:
     if value is None:
         return None
-    if not isinstance(value, list | tuple) or len(value) != 2:
+    items = tuple(value) if isinstance(value, list | tuple) else None  # read once
+    if items is None or len(items) != 2:
         msg = "view_range must be [start, end]"
         raise TypeError(msg)
-    return (_strict_int(value[0], int), _strict_int(value[1], int))
+    return (_strict_int(items[0], int), _strict_int(items[1], int))
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
@@ -131,15 +137,16 @@ def parse(command: Mapping[str, Any] | Command) -> tuple[str, Command]:
         typed = NAMES[type(command)]
         fields = {f.name: getattr(command, f.name) for f in attrs.fields(type(command))}
         return typed, _structure(typed, fields, type(command))
-    if not isinstance(command, Mapping):
+    items = items_of(command)  # the caller's object read once; everything below reads the copy
+    if items is None:
         msg = "a memory command is an object with a `command` field"
         raise CommandError("INVALID_COMMAND", msg)
-    name = command.get("command")
+    fields = dict(items)
+    name = fields.pop("command", None)
     cls = COMMANDS.get(name) if isinstance(name, str) else None
     if cls is None or not isinstance(name, str):
         msg = f"unknown command {name!r}; use one of {', '.join(COMMANDS)}"
         raise CommandError("INVALID_COMMAND", msg)
-    fields = {k: v for k, v in command.items() if k != "command"}
     return name, _structure(name, fields, cls)
 
 
@@ -154,7 +161,11 @@ def _structure(name: str, fields: dict[str, Any], cls: type) -> Command:
 
 
 def check_call_id(call_id: object) -> None:
-    """A tool-call id is a string or None; anything else is the caller's INVALID_ARGUMENT."""
+    """A tool-call id is a string or None, at most MAX_PATH_BYTES in UTF-8 like the port's paths (a
+    1 MiB id is refused before anything is written); anything else is the caller's INVALID_ARGUMENT."""
     if call_id is not None and not isinstance(call_id, str):
         msg = f"call_id must be a string (the tool call's id) or None, not {type(call_id).__name__}"
+        raise CommandError("INVALID_ARGUMENT", msg)
+    if call_id is not None and len(call_id.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        msg = f"call_id is longer than {MAX_PATH_BYTES} bytes (the limit of the port's paths and ids)"
         raise CommandError("INVALID_ARGUMENT", msg)

@@ -9,6 +9,8 @@ writer that lost a race gets CONFLICT and nothing is half-applied.
 from __future__ import annotations
 
 import contextlib
+import random
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -18,7 +20,14 @@ import attrs
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.memory_paths import ROOT
-from waybook.journal._roles.memory_text import byte_length, content_digest, with_read_only
+from waybook.journal._roles.memory_text import (
+    DESCRIPTION_ADVICE,
+    byte_length,
+    content_digest,
+    lacks_description,
+    with_read_only,
+)
+from waybook.memory._copy import exact, items_of, sequence_of
 from waybook.memory._errors import require_role
 from waybook.memory.working._checks import HOST_DELETE, HOST_WRITE, Write
 from waybook.memory.working._commands import NAMES, Command, CommandError, Create, check_call_id, parse
@@ -62,7 +71,11 @@ class Memory:
         ids: Callable[[], str] = new_id,
         require_description: bool = False,
     ) -> None:
+        """`require_description=True`: every note needs a non-empty front-matter description. A new
+        journal's header says so (the journal then refuses such writes from any writer); on a journal
+        whose header does not, this port still refuses its own."""
         self._journal = journal
+        self._require_description = require_description
         self._scope = scope
         self._limits = limits
         self._clock = clock
@@ -129,9 +142,11 @@ class Memory:
 
         The digest is checked on the state the write is decided on, and the append is conditional on
         that state's head: a write to this note that lands in between is a CONFLICT, never overwritten."""
-        command = Create(path, text) if isinstance(path, str) and isinstance(text, str) else None
-        if command is None:
-            return failed("create", "INVALID_ARGUMENT", "supersede takes a path and a text (strings)")
+        path, text, expected_digest = exact(path), exact(text), exact(expected_digest)  # copied once
+        if not (isinstance(path, str) and isinstance(text, str) and isinstance(expected_digest, str)):
+            msg = "supersede takes a path, a text and the expected digest (strings)"
+            return failed("create", "INVALID_ARGUMENT", msg)
+        command = Create(path, text)
         try:
             check_call_id(call_id)
         except CommandError as problem:
@@ -166,8 +181,10 @@ class Memory:
         `expected` maps paths to the content digest the caller checked (None: no note there); the write
         is refused with CONFLICT unless each still holds, on the very state the batch is appended to.
         `host=True` is the host's own write (seed blocks): it may make notes read-only."""
-        checked = dict(expected or {})
-        wanted, gone, moved = dict(writes), tuple(deletes), tuple(moves)
+        copied = _changes(writes, deletes, moves, expected)  # each read once; the copies are checked
+        if isinstance(copied, Result):
+            return copied
+        wanted, gone, moved, checked = copied
 
         def decide(state: MemoryState) -> Value | Write | Failure:
             return expecting(state, checked) or decide_changes(
@@ -189,6 +206,10 @@ class Memory:
     def set_read_only(self, path: str, read_only: bool, *, call_id: str | None = None) -> Result:
         """Make a note read-only (front matter `read_only: true`) or writable again. Host power: the
         agent's commands never set or clear it, and a read-only note refuses them."""
+
+        path = exact(path)
+        if not isinstance(path, str) or not isinstance(read_only, bool):
+            return failed("set_read_only", "INVALID_ARGUMENT", "set_read_only takes a path and True or False")
 
         def decide(state: MemoryState) -> Value | Write | Failure:
             file = state.files.get(path)
@@ -214,6 +235,9 @@ class Memory:
     def remove(self, path: str, *, call_id: str | None = None) -> Result:
         """Delete a note or a directory, read-only notes included: host power (`clear_all_memory`). The
         history stays in the journal."""
+        path = exact(path)
+        if not isinstance(path, str):
+            return failed("remove", "INVALID_ARGUMENT", f"remove takes a path, not {type(path).__name__}")
 
         def decide(state: MemoryState) -> Value | Write | Failure:
             if path == ROOT:
@@ -252,8 +276,10 @@ class Memory:
     ) -> Result:
         """Decide on the current state and append conditionally on its head. A lost race whose records
         touched only other notes (or no note: reflection bookkeeping) is decided again on the new state
-        and retried, at most REBASES times; one that touched a note this write names or changes is a
-        CONFLICT. A retry of a request already written (same `call_id`, same command) gets its receipt."""
+        and retried, at most REBASES times, after a short random pause that grows with the losses (a
+        writer in a tight loop beside this one would otherwise win every race); one that touched a
+        note this write names or changes is a CONFLICT. A retry of a request already written (same
+        `call_id`, same command) gets its receipt."""
         state = self._storage_guard(name, lambda: self._refresh_state())
         if isinstance(state, Result):
             return state
@@ -265,6 +291,10 @@ class Memory:
                 return Result(False, name, error=attrs.evolve(decision, command=name))
             if not isinstance(decision, Write):
                 return Result(True, name, value=decision)
+            if self._require_description:
+                undescribed = _undescribed(decision, state)
+                if undescribed is not None:
+                    return Result(False, name, error=attrs.evolve(undescribed, command=name))
             head = Head(state.seq, state.digest)  # the state the decision was made on
             batch = [NewRecord(id=self._ids(), at=self._clock(), body=body) for body in decision.bodies]
             try:
@@ -281,6 +311,7 @@ class Memory:
                         "Read it again and retry"
                     )
                     return failed(name, "CONFLICT", msg, path=clash)
+                _back_off(_attempt)
                 continue
             except Exception as exc:  # the guard types every journal failure; anything else propagates
                 guarded: Result = self._storage_guard(name, partial(_raise, exc))
@@ -362,6 +393,45 @@ class Memory:
             return failed(name, "STORAGE_ERROR", f"the memory journal refused the write ({exc})")
 
 
+def _changes(
+    writes: Any, deletes: Any, moves: Any, expected: Any
+) -> tuple[dict[str, str], tuple[str, ...], tuple[tuple[str, str], ...], dict[str, str | None]] | Result:
+    """`write_changes`' arguments, each read once and copied (exact strings), in the shapes it takes;
+    a Result (INVALID_ARGUMENT) when one is not of that shape."""
+    wanted, checked = items_of(writes), items_of(expected if expected is not None else {})
+    gone, listed = sequence_of(deletes), sequence_of(moves)
+    moved = (
+        None
+        if listed is None
+        else tuple(sequence_of(m) if isinstance(m, tuple | list) else None for m in listed)
+    )
+    if (
+        wanted is None
+        or checked is None
+        or gone is None
+        or moved is None
+        or any(m is None or len(m) != 2 for m in moved)
+    ):
+        msg = "write_changes takes writes and expected as mappings, deletes as paths and moves as path pairs"
+        return failed("write_changes", "INVALID_ARGUMENT", msg)
+    pairs = tuple((m[0], m[1]) for m in moved if m is not None)
+    return dict(wanted), gone, pairs, dict(checked)
+
+
+def _undescribed(decision: Write, state: MemoryState) -> Failure | None:
+    """The port's own check of the description profile (`require_description=True`), for a journal whose
+    header predates it: the journal refuses the same writes where its header says so."""
+    for body in decision.bodies:
+        if isinstance(body, MemoryWrite) and lacks_description(body.text):
+            what = "a new note" if body.path not in state.files else "an edit that would leave it without one"
+            msg = (
+                f"{body.path}: {what}, and this memory requires a front-matter description; "
+                f"{DESCRIPTION_ADVICE}"
+            )
+            return Failure("INVALID_ARGUMENT", msg, body.path, {"description_required": True})
+    return None
+
+
 def top_of(path: str) -> str:
     """The top-level entry of /memories that `path` is in."""
     return ROOT + "/" + path[len(ROOT) + 1 :].split("/", 1)[0]
@@ -380,3 +450,11 @@ def _within(port: Limits, journal: Limits | None) -> Limits:
         max_total_bytes=min(port.max_total_bytes, journal.max_total_bytes),
         max_files=min(port.max_files, journal.max_files),
     )
+
+
+def _back_off(losses: int) -> None:
+    """Pause a random while before retrying after `losses` + 1 lost races: up to 0.1 ms doubled with each
+    loss past the second, capped at 20 ms. Without it a writer whose decide-and-append is slower than a
+    tight-looping neighbour's gap between appends loses in lockstep (256 times in a row, measured)."""
+    if losses >= 2:
+        time.sleep(random.uniform(0, min(0.0001 * 2 ** (losses - 2), 0.02)))

@@ -7,6 +7,7 @@ never touches it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, MutableMapping, MutableSet
 from typing import Final, Literal
 
 import attrs
@@ -14,6 +15,7 @@ import attrs
 from waybook.journal._roles.memory import MEMORY_ROLES, Limits, header_limits
 from waybook.journal._roles.memory_paths import ancestors, is_under
 from waybook.journal._roles.memory_text import byte_length, front_matter
+from waybook.memory.working._shared import SharedMap, SharedSet, fork_map, fork_set
 from waybook.model._head import GENESIS_DIGEST
 from waybook.model._records import Header, MemoryAdoption, MemoryDelete, MemoryRename, MemoryWrite, Record
 from waybook.projections._base import check_next
@@ -61,20 +63,38 @@ class MemoryState:
     open_adoption: str | None = None
     """The adoption whose writes are still to come at this seq (a head inside one operation)."""
     adoption_left: int = 0
-    files: dict[str, MemoryFile] = attrs.Factory(dict)
-    history: dict[str, list[Revision]] = attrs.Factory(dict)
+    files: MutableMapping[str, MemoryFile] = attrs.Factory(dict)
+    history: MutableMapping[str, list[Revision]] = attrs.Factory(dict)
     total_bytes: int = 0
-    directories: dict[str, int] = attrs.Factory(dict)
+    directories: MutableMapping[str, int] = attrs.Factory(dict)
     """How many files are below each directory (derived from `files`, kept so lookups are O(1))."""
-    kept: set[str] = attrs.Factory(set)
+    kept: MutableSet[str] = attrs.Factory(set)
     """Every directory that exists, the root aside: a directory exists once a file was written or moved
     below it (or a directory was moved to it) until it is itself deleted or moved, so it outlives its last
     file, as a directory on disk does."""
-    requests: dict[str, tuple[int, int]] = attrs.Factory(dict)
+    requests: MutableMapping[str, tuple[int, int]] = attrs.Factory(dict)
     """First and last seq of the records each request (or tool-call) id wrote: makes requests idempotent."""
 
+    @staticmethod
+    def shared() -> MemoryState:
+        """An empty state whose containers fork in O(1) (waybook.memory.working._shared): `copy()` of it
+        and of every state folded from it costs nothing, and each record folded onto a copy costs what it
+        changes. The canonical pin's view is one (an advance folds only the records since the pin)."""
+        return MemoryState(
+            files=SharedMap(),
+            history=SharedMap(),
+            directories=SharedMap(),
+            kept=SharedSet(),
+            requests=SharedMap(),
+        )
+
     def copy(self) -> MemoryState:
-        """An independent copy (files are immutable values; the containers are new)."""
+        """An independent copy (files are immutable values; the containers are new, or forked in O(1)
+        where they are shared ones)."""
+        if isinstance(self.history, SharedMap):
+            history: MutableMapping[str, list[Revision]] = self.history.fork()
+        else:
+            history = {path: list(revisions) for path, revisions in self.history.items()}
         return MemoryState(
             seq=self.seq,
             digest=self.digest,
@@ -84,12 +104,12 @@ class MemoryState:
             limits=self.limits,
             open_adoption=self.open_adoption,
             adoption_left=self.adoption_left,
-            files=dict(self.files),
-            history={path: list(revisions) for path, revisions in self.history.items()},
+            files=fork_map(self.files),
+            history=history,
             total_bytes=self.total_bytes,
-            directories=dict(self.directories),
-            kept=set(self.kept),
-            requests=dict(self.requests),
+            directories=fork_map(self.directories),
+            kept=fork_set(self.kept),
+            requests=fork_map(self.requests),
         )
 
     def is_file(self, path: str) -> bool:
@@ -108,7 +128,7 @@ class MemoryState:
             self.total_bytes -= old.size
         else:
             if file.path in self.kept:  # an empty directory is replaced (the journal rules allow it)
-                self.kept.difference_update([file.path, *self.directories_under(file.path)])
+                _discard_all(self.kept, [file.path, *self.directories_under(file.path)])
             for directory in ancestors(file.path):
                 self.directories[directory] = self.directories.get(directory, 0) + 1
                 self.kept.add(directory)
@@ -129,14 +149,14 @@ class MemoryState:
 
     def drop_directory(self, directory: str) -> None:
         """The directory and every directory below it stop existing (their files are already gone)."""
-        self.kept.difference_update([directory, *self.directories_under(directory)])
+        _discard_all(self.kept, [directory, *self.directories_under(directory)])
 
     def move_directory(self, old: str, new: str) -> None:
         """The directory and the directories below it move to `new` (their files move on their own)."""
         moving = [old, *self.directories_under(old)]
-        self.kept.difference_update(moving)
-        self.kept.update(new + d[len(old) :] for d in moving)
-        self.kept.update(ancestors(new))
+        _discard_all(self.kept, moving)
+        _add_all(self.kept, [new + d[len(old) :] for d in moving])
+        _add_all(self.kept, ancestors(new))
 
     def check_invariants(self) -> None:
         """Assert the derived indexes match the files; stress tests call this after every step."""
@@ -159,13 +179,28 @@ class MemoryState:
         return tuple(self.history.get(path, ()))
 
 
+def _discard_all(members: MutableSet[str], items: Iterable[str]) -> None:
+    for item in list(items):
+        members.discard(item)
+
+
+def _add_all(members: MutableSet[str], items: Iterable[str]) -> None:
+    for item in items:
+        members.add(item)
+
+
 class MemoryProjection:
     """Folds a memory journal into its files and histories."""
 
     tag: Final = "waybook.projection.memory/1"
 
+    def __init__(self, *, shared: bool = False) -> None:
+        self.shared = shared
+        """Fold into a state of O(1)-forking containers (MemoryState.shared): the same fold, the same
+        files and histories, for a state that is copied and advanced often."""
+
     def initial(self) -> MemoryState:
-        return MemoryState()
+        return MemoryState.shared() if self.shared else MemoryState()
 
     def apply(self, state: MemoryState, record: Record) -> MemoryState:
         check_next(state, record)
@@ -232,4 +267,11 @@ class MemoryProjection:
         other: str | None = None,
     ) -> None:
         revision = Revision(record.seq, record.id, event, digest, prior, command, call_id, record.at, other)
-        state.history.setdefault(path, []).append(revision)
+        history = state.history
+        revisions = history.get(path)
+        if revisions is None:
+            history[path] = [revision]
+        elif isinstance(history, SharedMap) and not history.fresh(path):
+            history[path] = [*revisions, revision]  # the list is shared with a fork: copy it once
+        else:
+            revisions.append(revision)

@@ -75,7 +75,7 @@ class PostgresBlobs:
         self.lease = lease
         self._inventory: dict[str, tuple[int, float]] = {}
 
-    # --- BlobStore ---
+    # --- BlobEngine ---
 
     def put(
         self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str

@@ -10,7 +10,9 @@ tests hold every import to it). Import maps:
 - A run of model output items (`reasoning`, assistant `message`, `function_call`, `custom_tool_call`,
   `web_search_call`, ...): one terminal assistant message of thinking, text and tool-call blocks, with
   each item's other fields in `details["codex"]["items"]`. The stop reason is inferred (`tool_use` when
-  the run ends with a call) and the inference is recorded.
+  the run ends with a call) and the inference is recorded. Its usage is the token counts of the
+  `token_count` events inside the run (each event's `last_token_usage`, as Codex wrote it: `input_tokens`
+  includes `cached_input_tokens`); an event whose cumulative counts did not grow is a repeat, not counted.
 - `function_call_output`, `custom_tool_call_output`: a tool result answering its call by `call_id`.
 - User, developer and system `message`s: user and system messages.
 - `compacted`: a reset, a `codex.compacted` entry holding the line, and the replacement history as the
@@ -30,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 import attrs
+import msgspec
 
 from waybook.formats._foreign import (
     FALLBACK_TIMESTAMP,
@@ -187,6 +190,9 @@ class _Builder:
         self.calls: dict[str, str] = {}  # call_id -> tool name
         self.history: list[tuple[dict[str, Any], str]] = []  # (item, node id) as Codex would send them
         self.turn: list[tuple[int, dict[str, Any]]] = []  # model items of the open assistant turn
+        self.usage: dict[str, int] = {}  # the token counts of the open turn's requests
+        self.turn_at = FALLBACK_TIMESTAMP  # the time of the open turn's last item
+        self.totals: Any = None  # the session's cumulative token counts, as the last token_count gave them
         self.deferred: list[tuple[int, dict[str, Any]]] = []  # lines seen inside the open turn
 
     # lines
@@ -195,8 +201,12 @@ class _Builder:
         self.at = timestamp(line.get("timestamp"), self.at)
         kind, payload = line.get("type"), line.get("payload")
         if kind == "response_item" and isinstance(payload, dict):
+            if is_model_item(payload):
+                self.turn_at = self.at  # the turn is dated by its last item, not by the line that closes it
             self._item(number, payload)
         elif self.turn and kind != "compacted" and not _is_rollback(kind, payload):
+            for key, value in self._request_usage(payload).items():
+                self.usage[key] = self.usage.get(key, 0) + value
             self.deferred.append((number, line))  # keeps the turn one record; emitted right after it
         else:
             self._other(number, line)
@@ -204,7 +214,7 @@ class _Builder:
     def finish(self) -> None:
         self._close_turn()
 
-    def _other(self, number: int, line: dict[str, Any]) -> None:
+    def _other(self, number: int, line: dict[str, Any], *, deferred: bool = False) -> None:
         kind, payload = line.get("type"), line.get("payload")
         if kind == "session_meta" and self.header is None and isinstance(payload, dict):
             self._session_meta(number, payload)
@@ -217,7 +227,33 @@ class _Builder:
         else:
             if kind == "turn_context" and isinstance(payload, dict):
                 self.model = payload.get("model", self.model)
+            if not deferred and self._request_usage(payload):
+                self.inferred.append(
+                    f"line {number}: token counts outside a model turn, kept but not as usage"
+                )
             self._keep(number, line)
+
+    def _request_usage(self, payload: Any) -> dict[str, int]:
+        """The token counts of the model request a `token_count` event reports (its `last_token_usage`,
+        else the growth of its cumulative `total_token_usage`); none for another line, or for a repeat
+        (the cumulative counts did not grow: no request was made)."""
+        if not isinstance(payload, dict) or payload.get("type") != "token_count":
+            return {}
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return {}
+        total, last = info.get("total_token_usage"), info.get("last_token_usage")
+        previous = self.totals
+        if isinstance(total, dict):
+            self.totals = total
+            if total == previous:
+                return {}
+        if isinstance(last, dict):
+            return {k: v for k, v in last.items() if type(v) is int}
+        if isinstance(total, dict):
+            before = previous if isinstance(previous, dict) else {}
+            return {k: v - _count(before.get(k)) for k, v in total.items() if type(v) is int}
+        return {}
 
     def _item(self, number: int, item: dict[str, Any]) -> None:
         if is_model_item(item):
@@ -276,9 +312,13 @@ class _Builder:
         if not self.turn:
             return
         turn, self.turn = self.turn, []
+        now, self.at = self.at, self.turn_at
         items = [item for _, item in turn]
         self.calls.update(call_names(items))
         body = turn_body(items, self.leaf, self.model, SOURCE, lines=[n for n, _ in turn])
+        if self.usage:
+            body = msgspec.structs.replace(body, usage=self.usage)
+            self.usage = {}
         first = turn[0][0]
         self.inferred.append(
             f"line {first}: stop reason {body.stop_reason!r} inferred from the turn's last item"
@@ -288,7 +328,9 @@ class _Builder:
             self.tally.mapped(number)
         deferred, self.deferred = self.deferred, []
         for number, line in deferred:
-            self._other(number, line)
+            self.at = timestamp(line.get("timestamp"), self.at)
+            self._other(number, line, deferred=True)
+        self.at = now
 
     def _compacted(self, number: int, line: dict[str, Any], payload: dict[str, Any]) -> None:
         replacement = _after_compaction([item for item, _ in self.history], payload)
@@ -323,6 +365,10 @@ class _Builder:
         self.tally.mapped(number)  # the line was kept, and the move it caused was mapped
 
 
+def _count(value: Any) -> int:
+    return value if type(value) is int else 0
+
+
 def _is_rollback(kind: Any, payload: Any) -> bool:
     return kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "thread_rolled_back"
 
@@ -337,6 +383,3 @@ def context_items(messages: Any) -> list[dict[str, Any]]:
     `instructions`, not as an item) are left out.
     """
     return items_of_context(messages, SOURCE)
-
-
-__all__ = ["CodexImport", "import_codex"]
