@@ -22,7 +22,13 @@ from pathlib import Path
 
 import msgspec
 
-from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir
+from waybook._files import (
+    FILE_MODE,
+    FileLock,
+    create_atomically,
+    fsync_dir,
+    os_reason,
+)
 from waybook.codecs._canonical import ENCODER
 from waybook.journal import JsonlJournal
 from waybook.journal._durability import DEFAULT_DURABILITY, Durability
@@ -202,7 +208,12 @@ class DirectoryStore(CatalogStore):
         return self.path_of(journal_id).is_file()
 
     def _raw_create(self, journal_id: str, line: bytes | None) -> bool:
-        return create_atomically(self.path_of(journal_id), b"" if line is None else line + b"\n")
+        path = self.path_of(journal_id)
+        try:
+            return create_atomically(path, b"" if line is None else line + b"\n")
+        except OSError as exc:
+            msg = f"{self._url} {journal_id}: cannot create the journal's file {path}: {os_reason(exc)}"
+            raise StorageError(msg) from exc
 
     def _raw_open(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
         path = self.path_of(journal_id)

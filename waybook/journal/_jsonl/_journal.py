@@ -29,7 +29,7 @@ from typing import Any, Self, Unpack
 
 import attrs
 
-from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir
+from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reason
 from waybook.codecs._wire import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability
@@ -112,7 +112,7 @@ class JsonlJournal(ProvedFile):
                 created = create_atomically(self._path, b"", durable=self._syncs_creation)
                 self._unsynced_dir = created and not self._syncs_creation
             except OSError as exc:
-                msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
+                msg = f"{self._path}: cannot create the journal: {os_reason(exc)}"
                 raise StorageError(msg) from exc
         # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
         self._group: GroupCommit | None = None
@@ -227,7 +227,7 @@ class JsonlJournal(ProvedFile):
         try:
             created = create_atomically(target, line + b"\n", durable=durable)
         except OSError as exc:
-            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            msg = f"{target}: cannot create the journal: {os_reason(exc)}"
             raise StorageError(msg) from exc
         if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
@@ -261,7 +261,7 @@ class JsonlJournal(ProvedFile):
                 target, b"".join(line + b"\n" for line in plan.lines), durable=durable
             )
         except OSError as exc:
-            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            msg = f"{target}: cannot create the journal: {os_reason(exc)}"
             raise StorageError(msg) from exc
         if not created:
             msg = (
