@@ -1,7 +1,8 @@
 """`SqliteStore` (`sqlite:FILE`): many journals in one SQLite database file.
 
 WAL mode; every write is one `BEGIN IMMEDIATE` transaction (so the head compare and the insert happen
-under the database's write lock); `synchronous=FULL` for the fsync policy (NORMAL for "flush", OFF for
+under the database's write lock), taken in turn: writers queue on a lock file beside the database first
+(`_writer_queue`: SQLite's own lock is not a queue); `synchronous=FULL` for the fsync policy (NORMAL for "flush", OFF for
 "none"); `secure_delete` so a purge overwrites what it deletes. Safe across threads (a connection per
 thread) and processes (SQLite's locks). A writer that cannot get the lock within `busy_timeout` seconds
 gets StoreBusyError: "database is locked" never reaches the caller raw.
@@ -31,6 +32,7 @@ from waybook.stores._blob_tables import SqliteBlobs
 from waybook.stores._database import DatabaseStore
 from waybook.stores._engine import FeedRow, JournalRow
 from waybook.stores._errors import StoreArgumentError, StoreBusyError
+from waybook.stores._writer_queue import WritersQueue
 
 SCHEMA_VERSION: Final = 2
 BUSY_TIMEOUT: Final = 30.0
@@ -213,6 +215,7 @@ class SqliteEngine:
         self._connections: list[sqlite3.Connection] = []
         self._connections_mutex = threading.Lock()
         self._signal = threading.Condition()
+        self._writers = WritersQueue(self._path)
         self._closed = False
         if not self._path.parent.is_dir():
             msg = f"{self._path.parent}: no such directory for the SQLite store"
@@ -261,6 +264,24 @@ class SqliteEngine:
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
+        """One transaction; a write waits its turn in the writers' queue first (`_writer_queue`)."""
+        if not write:
+            with self._transaction(write=False) as tx:
+                yield tx
+            return
+        with self._writers.turn(self._busy_timeout) as held:
+            if not held:
+                msg = (
+                    f"{self._url}: could not write: the writers before this one held the store for "
+                    f"{self._busy_timeout:g}s; nothing was written. Retry, or open the store with a "
+                    "longer ?busy_timeout="
+                )
+                raise StoreBusyError(msg)
+            with self._transaction(write=True) as tx:
+                yield tx
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
         with self._errors("write" if write else "read"):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
