@@ -43,9 +43,11 @@ def written(path: Path) -> JsonlJournal:
 def test_copy_records_to_something_that_is_not_a_journal_is_a_typed_error(
     tmp_path: Path, target: object
 ) -> None:
-    with written(tmp_path / "s.jsonl") as source:
-        with pytest.raises(InvalidArgumentError, match="copy_records appends to a journal"):
-            copy_records(source.read(), target)  # type: ignore[arg-type]
+    with (
+        written(tmp_path / "s.jsonl") as source,
+        pytest.raises(InvalidArgumentError, match="copy_records appends to a journal"),
+    ):
+        copy_records(source.read(), target)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("records", [None, 3, "abc", [object()]], ids=repr)

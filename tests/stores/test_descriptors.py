@@ -76,5 +76,6 @@ def test_a_store_at_the_descriptor_limit_raises_a_typed_error_saying_what_to_clo
         tmp_path,
     )
     assert "typed StorageError" in out
-    assert "ulimit -n" in out and "journal.close()" in out
+    assert "ulimit -n" in out
+    assert "journal.close()" in out
     assert "created after a close" in out

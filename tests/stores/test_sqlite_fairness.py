@@ -40,7 +40,8 @@ def test_eight_tight_loop_writers_each_make_progress_and_none_times_out(
     ]
     try:
         for writer in writers:
-            assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+            assert writer.stdout is not None
+            assert writer.stdout.readline() == "ready\n"
         for writer in writers:  # every writer is open and waiting: start them together
             assert writer.stdin is not None
             writer.stdin.write("go\n")

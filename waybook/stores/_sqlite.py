@@ -2,10 +2,11 @@
 
 WAL mode; every write is one `BEGIN IMMEDIATE` transaction (so the head compare and the insert happen
 under the database's write lock), taken in turn: writers queue on a lock file beside the database first
-(`_writer_queue`: SQLite's own lock is not a queue); `synchronous=FULL` for the fsync policy (NORMAL for "flush", OFF for
-"none"); `secure_delete` so a purge overwrites what it deletes. Safe across threads (a connection per
-thread) and processes (SQLite's locks). A writer that cannot get the lock within `busy_timeout` seconds
-gets StoreBusyError: "database is locked" never reaches the caller raw.
+(`_writer_queue`: SQLite's own lock is not a queue). `synchronous=FULL` for the fsync policy (NORMAL
+for "flush", OFF for "none"); `secure_delete` so a purge overwrites what it deletes. Safe across
+threads (a connection per thread) and processes (SQLite's locks). A writer that cannot get its turn or
+the lock within `busy_timeout` seconds (each) gets StoreBusyError: "database is locked" never reaches the
+caller raw.
 """
 
 from __future__ import annotations

@@ -56,12 +56,13 @@ def _take(fd: int, timeout: float) -> bool:
     caller's: it is closed now or by the thread still waiting for the lock."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
     except BlockingIOError:
         pass
     except OSError as exc:
         os.close(fd)
         raise _lock_error(exc) from exc
+    else:
+        return True
     waiter = _Waiter(fd)
     thread = threading.Thread(target=waiter.wait, name="waybook-sqlite-writers-queue", daemon=True)
     thread.start()
