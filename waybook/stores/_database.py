@@ -299,6 +299,9 @@ class DatabaseStore:
             raise JournalClosedError(msg)
 
     def _set_up_catalog(self) -> None:
+        with self._engine.transaction(write=False) as tx:  # a store that has one opens read-only too
+            if tx.journal(CATALOG_ID, lock=False) is not None:
+                return
         with self._engine.transaction(write=True) as tx:
             if tx.journal(CATALOG_ID, lock=True) is not None:
                 return
