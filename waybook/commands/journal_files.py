@@ -41,19 +41,22 @@ def starts_with_header(path: Path) -> bool:
     return record.seq == 1 and isinstance(record.body, Header)
 
 
-def open_journal_file(path: Path) -> JsonlJournal:
+def open_journal_file(path: Path, *, keep: bool = True) -> JsonlJournal:
     """Open `path` read-only, refusing a missing path, a directory and a file that is not a journal.
-    Every byte is proved once, and the journal's reads are served from the bytes the proof read."""
-    journal, _ = open_proven_file(path)
+    Every byte is proved once, and the journal's reads are served from the bytes the proof read (unless
+    `keep=False`: a check that reads nothing after it keeps nothing)."""
+    journal, _ = open_proven_file(path, keep=keep)
     return journal
 
 
-def open_proven_file(path: Path, *, prefix: bool = False) -> tuple[JsonlJournal, VerifyReport]:
+def open_proven_file(
+    path: Path, *, prefix: bool = False, keep: bool = True
+) -> tuple[JsonlJournal, VerifyReport]:
     """`open_journal_file`, with the chain report of the same pass (`waybook verify`'s). With `prefix`, a
     journal damaged before its last record opens as its proven prefix instead of raising."""
     check_journal_file(path)
     try:
-        journal, report = JsonlJournal.open_proven(path, read_prefix=prefix)  # audits prove the whole file
+        journal, report = JsonlJournal.open_proven(path, read_prefix=prefix, keep=keep)  # the whole file
     except CorruptJournalError as exc:
         if exc.seq == 1 and exc.offset == 0 and not starts_with_header(path):
             raise _not_a_journal(path, exc.reason) from None

@@ -105,17 +105,33 @@ def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
 
     A journal is proven as `waybook verify` proves it (`stores.open_proven`), so a torn tail, which an
     open leaves out of what it serves, still shows as damage; one damaged before its last record shows
-    its proven prefix, and one damaged journal never takes the whole store's front page down."""
+    its proven prefix, and one damaged journal never takes the whole store's front page down: one that
+    lost records (or cannot be read at all) is listed with what is wrong."""
+    try:
+        return _proven_row(store, journal_id)
+    except JournalError as exc:
+        return {
+            "id": journal_id,
+            "href": quote(journal_id, safe=""),
+            "title": journal_id,
+            "records": "?",
+            "last": "",
+            "status": str(exc),
+            "css": "damaged",
+        }
+
+
+def _proven_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
     journal, report = open_proven(store, journal_id)
     with journal:
         head = report.head.seq
         title = journal_id
-        for record in journal.read(limit=TITLE_SCAN):
+        for record in journal.read(limit=min(TITLE_SCAN, head)):  # the proven records only
             node = None if isinstance(record.body, Header) else node_data(record)
             if node is not None and node["role"] == "user" and not node["harness"]:
                 title = summary_of(node)
                 break
-        last = next(iter(journal.read(after=head - 1)), None) if head else None
+        last = next(iter(journal.read(after=head - 1, limit=1)), None) if head else None
     return {
         "id": journal_id,
         "href": quote(journal_id, safe=""),
