@@ -28,20 +28,27 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.measure import Row  # noqa: E402
-from bench.speed_appends import append_rows, group_rows  # noqa: E402
+from bench.speed_against import DEFAULT_REV, against_rows  # noqa: E402
+from bench.speed_appends import append_rows, durable_rows, group_rows  # noqa: E402
 from bench.speed_reads import open_rows, reopen_rows, resume_rows  # noqa: E402
 from bench.speed_sessions import many_reopens_row, many_sessions_row  # noqa: E402
 
-AREAS = ("appends", "reads", "sessions", "group")
-"""What `--only AREA` picks: appends (speed_appends.py), reads (open, verify, resume, reopen, the many
-sessions' full-proof reopen), sessions (200 x 500 against BASELINE_REV), group (group commit)."""
+AREAS = ("appends", "durable", "reads", "sessions", "group")
+"""What `--only AREA` picks: appends (speed_appends.py), durable (the default append, on disk when it
+returns, against raw write + fsync and against flush), reads (open, verify, resume, reopen, the many
+sessions' full-proof reopen), sessions (200 x 500 against BASELINE_REV), group (group commit); and, only
+when named, against (the writer's loops against another revision, `--rev REV`: speed_against.py)."""
 
 
-def bench_speed(quick: bool, only: tuple[str, ...] = AREAS, sessions: int | None = None) -> Iterator[Row]:
+def bench_speed(
+    quick: bool, only: tuple[str, ...] = AREAS, sessions: int | None = None, rev: str = DEFAULT_REV
+) -> Iterator[Row]:
     tmp = Path(tempfile.mkdtemp(prefix="waybook-speed-"))
     try:
         if "appends" in only:
             yield from append_rows(tmp, quick)
+        if "durable" in only:
+            yield from durable_rows(tmp, quick)
         if "reads" in only:
             yield from open_rows(tmp, quick)
             yield from resume_rows(tmp, quick)
@@ -51,19 +58,22 @@ def bench_speed(quick: bool, only: tuple[str, ...] = AREAS, sessions: int | None
             yield from many_sessions_row(tmp, quick)
         if "group" in only:
             yield from group_rows(tmp, quick)
+        if "against" in only:
+            yield from against_rows(tmp, quick, rev)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> int:
-    """`[--quick] [--only AREA ...] [--sessions S]`: `--sessions` sets the many-sessions reopen's S
-    (default 200; 40 with --quick)."""
+    """`[--quick] [--only AREA ...] [--sessions S] [--rev REV]`: `--sessions` sets the many-sessions
+    reopen's S (default 200; 40 with --quick); `--rev` the revision `--only against` compares with."""
     quick = "--quick" in sys.argv
     pairs = list(zip(sys.argv, sys.argv[1:], strict=False))
     only = tuple(a for flag, a in pairs if flag == "--only") or AREAS
     sessions = next((int(a) for flag, a in pairs if flag == "--sessions"), None)
+    rev = next((a for flag, a in pairs if flag == "--rev"), DEFAULT_REV)
     print(f"{'benchmark':40} {'value':>12} {'baseline':>12} {'ratio':>7}  {'target':26} ok")
-    for row in bench_speed(quick, only, sessions):
+    for row in bench_speed(quick, only, sessions, rev):
         ratio = f"{row.ratio:7.2f}" if row.ratio is not None else " " * 7
         ok = {True: "yes", False: "NO", None: ""}[row.passed]
         base = f"{row.baseline:12,.0f}" if row.baseline else " " * 12

@@ -156,6 +156,14 @@ def test_an_upward_import_planted_in_the_model_breaks_the_layers(tmp_path: Path)
     assert "waybook.model._planted -> waybook.commands" in result.stdout
 
 
+def test_a_session_writer_that_imports_an_adapter_class_breaks_its_contract(tmp_path: Path) -> None:
+    core = (ROOT / "waybook" / "_session_core.py").read_text()
+    planted = core + "\nfrom waybook.journal._in_memory import InMemoryJournal  # an isinstance fast path\n"
+    result = lint_imports(planted_copy(tmp_path, {"waybook/_session_core.py": planted}))
+    assert result.returncode != 0
+    assert "waybook._session_core -> waybook.journal._in_memory" in result.stdout
+
+
 def test_a_planted_circle_is_found(tmp_path: Path) -> None:
     house = planted_copy(
         tmp_path,

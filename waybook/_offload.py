@@ -22,7 +22,8 @@ import msgspec
 from waybook.codecs._data_urls import base64_payload, data_url
 from waybook.codecs._media_types import is_text
 from waybook.model._records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
-from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobTooLargeError, NoBlobStoreError
+from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
+from waybook.stores._proving import BlobReader
 
 R = TypeVar("R", Record, NewRecord)
 
@@ -30,7 +31,7 @@ DEFAULT_INLINE_LIMIT: Final = 256 * 1024
 """Bytes a single block may hold inline before it goes to the blobs."""
 
 
-def offload(content: Content, *, blobs: Any, limit: int) -> tuple[Content, list[BlobRef]]:
+def offload(content: Content, *, blobs: BlobStore | None, limit: int) -> tuple[Content, list[BlobRef]]:
     """`content` with every block over `limit` bytes stored in `blobs` and referenced; and the refs.
 
     Content that is not a tuple of blocks is passed on untouched, for the journal to refuse, typed.
@@ -90,7 +91,7 @@ def images_as_blobs(records: Iterable[NewRecord]) -> tuple[list[NewRecord], dict
     return [_with_images(record, referenced) for record in records], pending
 
 
-def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
+def images_from_blobs(records: Iterable[R], blobs: BlobReader | None) -> Iterator[R]:
     """`records` with every `sha256:` image read from `blobs` and inlined as a `data:` URL again. Raises
     NoBlobStoreError when an image is a blob and `blobs` is None, MissingBlobError when it is gone."""
 
@@ -111,7 +112,7 @@ def images_from_blobs(records: Iterable[R], blobs: Any) -> Iterator[R]:
         yield _with_images(record, inlined)
 
 
-def blobs_inlined(record: R, blobs: Any) -> R:
+def blobs_inlined(record: R, blobs: BlobReader | None) -> R:
     """`record` as a format that holds content inline shows it: each text blob as its text, each image
     blob as a `data:` image. Binary blobs stay references. Raises NoBlobStoreError when `record` has a
     blob to inline and `blobs` is None."""

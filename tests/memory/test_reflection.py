@@ -144,7 +144,17 @@ class SchedulerMachine(RuleBasedStateMachine):
         ids = count(1)
         self.memory = InMemoryJournal("memory")
         Memory(self.memory, scope="agent", ids=lambda: f"m{next(ids)}")
-        self.chats = [Session.create(InMemoryJournal(f"s{n}")) for n in range(3)]
+        # Ids and clocks are fixed: the read budget counts bytes, so random ids or wall-clock times would
+        # change which windows a run takes, and with them the rules hypothesis may draw (a flaky machine).
+        self.chats = [
+            Session.create(
+                InMemoryJournal(f"s{n}"),
+                journal_id=f"s{n}",
+                ids=lambda n=n: f"s{n}.{next(ids)}",
+                clock=lambda: AT,
+            )
+            for n in range(3)
+        ]
         self.scheduler = ReflectionScheduler(
             self.memory,
             [c.journal for c in self.chats],
@@ -152,6 +162,7 @@ class SchedulerMachine(RuleBasedStateMachine):
             max_conversations=2,
             max_read_bytes=4_000,
             ids=lambda: f"r{next(ids)}",
+            clock=lambda: AT,
         )
         self.seen: dict[int, ReflectionState] = {self.memory.head().seq: self.scheduler.state()}
         self.runs: list[object] = []

@@ -83,3 +83,53 @@ def test_an_unknown_torn_tail_policy_is_a_typed_error_and_opens_nothing(tmp_path
     assert not path.exists()
     with JsonlJournal(path) as journal:
         assert journal.head() == GENESIS
+
+
+class Forwarding:
+    """A journal of no waybook class: every attribute but those `hidden` is the wrapped journal's, and
+    reads are counted."""
+
+    def __init__(self, inner: object, *, hidden: frozenset[str] = frozenset()) -> None:
+        self._inner = inner
+        self._hidden = hidden
+        self.reads: list[tuple[int, int | None]] = []
+
+    def read(self, after: int = 0, limit: int | None = None) -> object:
+        self.reads.append((after, limit))
+        return self._inner.read(after, limit)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        if name in self._hidden:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def written_journal() -> tuple[InMemoryJournal, str]:
+    from waybook import Session
+
+    journal = InMemoryJournal("positioned")
+    last = Session.create(journal, journal_id="p").user("hello")
+    return journal, last.id
+
+
+def test_a_journal_of_any_class_with_position_is_joined_at_its_head_without_a_replay() -> None:
+    from waybook import Session
+
+    inner, last = written_journal()
+    journal = Forwarding(inner)
+    assert isinstance(journal, PositionedJournal)
+    session = Session(journal)  # type: ignore[arg-type]
+    assert (session.head, session.leaf) == (inner.head(), last)
+    assert journal.reads == [(1, 1)]  # only the last record, whose time the clock must not run behind
+
+
+def test_whether_a_journal_has_position_is_asked_of_the_journal_not_remembered_for_its_class() -> None:
+    from waybook import Session
+
+    inner, last = written_journal()
+    Session(Forwarding(inner))  # type: ignore[arg-type]
+    without = Forwarding(inner, hidden=frozenset({"position"}))  # the same class, without position()
+    assert not isinstance(without, PositionedJournal)
+    session = Session(without)  # type: ignore[arg-type]
+    assert (session.head, session.leaf) == (inner.head(), last)
+    assert without.reads == [(0, None)]  # replayed from the start

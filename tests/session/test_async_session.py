@@ -202,3 +202,60 @@ def test_an_async_session_keeps_an_oversized_tool_result_as_a_blob_and_refuses_i
             assert bare.head == head, "nothing was written"
 
     run(write)
+
+
+def test_an_async_compaction_records_the_revision_it_summarized_as_a_blocking_one_does() -> None:
+    from waybook.journal import Compaction
+    from waybook.projections import RequestContext
+
+    plan = RequestContext(model="m-1", system="Be brief.")
+    clock = lambda: "2026-12-01T09:00:00.000Z"  # noqa: E731
+
+    def ids_from_zero() -> Callable[[], str]:
+        counter = iter(range(1000))
+        return lambda: f"r{next(counter)}"
+
+    async def write() -> list[bytes]:
+        journal = InMemoryJournal()
+        session = await AsyncSession.create(journal, journal_id="j", clock=clock, ids=ids_from_zero())
+        await session.user("count the rows")
+        await session.assistant("3 rows", usage={"input": 900, "output": 40}, request=plan)
+        await session.compact("Counted the rows.", first_kept=None)
+        await session.compact("Again, with a revision given.", first_kept=None, revision="r-given")
+        return list(journal.read_lines())
+
+    journal = InMemoryJournal()
+    session = Session.create(journal, journal_id="j", clock=clock, ids=ids_from_zero())
+    session.user("count the rows")
+    session.assistant("3 rows", usage={"input": 900, "output": 40}, request=plan)
+    measured = session.compact("Counted the rows.", first_kept=None)
+    session.compact("Again, with a revision given.", first_kept=None, revision="r-given")
+    assert isinstance(measured.body, Compaction)
+    assert measured.body.details is not None
+    assert "summarized_revision" in measured.body.details
+    assert run(write) == list(journal.read_lines())
+
+
+def test_every_method_of_an_async_session_runs_and_checks_only_when_awaited() -> None:
+    import inspect
+
+    from waybook.codecs import UnregisteredValueError
+
+    shared = [
+        n
+        for n in dir(Session)
+        if not n.startswith("_") and callable(getattr(Session, n)) and hasattr(AsyncSession, n)
+    ]
+    assert {"create", "fork", "turn", "user", "custom", "compact", "sync"} <= set(shared)
+    assert [n for n in shared if not inspect.iscoroutinefunction(getattr(AsyncSession, n))] == []
+
+    async def write() -> int:
+        journal = InMemoryJournal()
+        session = await AsyncSession.create(journal, journal_id="j")
+        never = session.custom("ext.note", object())  # no check, no write until awaited
+        assert journal.head().seq == 1
+        with pytest.raises(UnregisteredValueError):
+            await never
+        return journal.head().seq
+
+    assert run(write) == 1

@@ -14,6 +14,7 @@ from typing import Final
 import attrs
 import msgspec
 
+from waybook.codecs import NotJsonDataError
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._wire import decode_record, decode_record_lines, line_digest, seal
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
@@ -73,7 +74,10 @@ class Ledger:
         ):
             new = batch[0]
             delta = self.rules.check_one(new)
-            record, line = seal(head.seq + 1, new, head.digest)
+            try:
+                record, line = seal(head.seq + 1, new, head.digest)
+            except NotJsonDataError as exc:
+                raise _in_journal(exc, self.name) from None
             return AppendResult(head, Head(record.seq, record.digest), (record,)), line, delta
         return None
 
@@ -105,18 +109,21 @@ class Ledger:
         if expected != head:
             return self._retry_or_refuse(tuple(batch), expected, read_range)
         checked = self.rules.check(batch)
-        if len(batch) == 1:
-            record, line = seal(head.seq + 1, batch[0], head.digest)
-            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
-        records: list[Record] = []
-        lines: list[bytes] = []
-        prev = head.digest
-        size = len(batch)
-        for index, new in enumerate(batch, start=1):
-            record, line = seal(head.seq + index, new, prev, (index, size))
-            records.append(record)
-            lines.append(line)
-            prev = record.digest
+        try:
+            if len(batch) == 1:
+                record, line = seal(head.seq + 1, batch[0], head.digest)
+                return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
+            records: list[Record] = []
+            lines: list[bytes] = []
+            prev = head.digest
+            size = len(batch)
+            for index, new in enumerate(batch, start=1):
+                record, line = seal(head.seq + index, new, prev, (index, size))
+                records.append(record)
+                lines.append(line)
+                prev = record.digest
+        except NotJsonDataError as exc:
+            raise _in_journal(exc, self.name) from None
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
         return Plan(result, tuple(lines), checked)
 
@@ -324,3 +331,8 @@ def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
         reason = "its digest does not match its bytes (altered or not canonical)"
         raise BrokenChainError(journal=journal, seq=seq, reason=reason)
     return record
+
+
+def _in_journal(exc: NotJsonDataError, name: str) -> NotJsonDataError:
+    """The codec's refusal, with the journal's name in front (the codec does not know it)."""
+    return type(exc)(exc.reason, path=exc.path, journal=name, record_id=exc.record_id)

@@ -42,6 +42,7 @@ from waybook.model._records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryUsed,
     MemoryWrite,
     NewRecord,
@@ -471,4 +472,5 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     ReflectionReserved: _no_check,
     ReflectionStarted: _no_check,
     ReflectionFinished: _no_check,
+    MemorySynced: _no_check,
 }
