@@ -77,6 +77,20 @@ def test_the_default_run_leaves_the_slow_tests_out_and_ci_runs_them_after_it() -
     )
 
 
+def test_the_readmes_two_test_commands_are_what_ci_runs_first_in_that_order() -> None:
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"^    ((?:python -m pip install .*&& )?python -m pytest.*)$", readme, flags=re.M)
+    assert commands == ["python -m pip install -e '.[test]' && python -m pytest", "python -m pytest -m slow"]
+    pytest_lines = [line for line in CI.splitlines() if "python -m pytest" in line]
+    assert pytest_lines[:2] == commands
+
+
+def test_the_testing_doc_shows_the_default_runs_options_as_pyproject_sets_them() -> None:
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    doc = (ROOT / "docs" / "testing.md").read_text()
+    assert f"\n    {options['addopts']}\n" in doc
+
+
 SKIPPED_FOR_A_RUNTIME = """
 import pytest
 

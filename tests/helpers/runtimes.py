@@ -1,11 +1,11 @@
-"""The runtimes the `test` extra leaves out, and the suite (scripts/runtime_suites/NAME.sh) whose own venv
+"""The runtimes the `test` extra leaves out, and the suite (scripts/runtime_suites/<name>.sh) whose own venv
 installs each and runs waybook's tests of it.
 
 In the default run (the README's test command) a test of one of these runtimes skips with the reason
 pytest gives (`could not import 'langgraph'`, ...). It does not vanish from CI: .ci/run runs every suite,
 tests/test_suites.py proves each file that skips for one of these modules is run by its suite, and inside
-a suite (WAYBOOK_SUITE=NAME) a skip for one of the suite's own runtimes fails the run (`pytest_sessionfinish`
-below, a plugin of tests/conftest.py).
+a suite (WAYBOOK_SUITE=<name>) a skip for one of the suite's own runtimes fails the run
+(`pytest_sessionfinish` below, a plugin of tests/conftest.py).
 """
 
 from __future__ import annotations
