@@ -10,6 +10,7 @@ uses: `utc_now()`, except that it never goes backwards (the wall clock can be st
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from time import time_ns
 from typing import Final
@@ -29,6 +30,11 @@ def utc_now() -> str:
     if second != cached[0]:
         cached = _cached = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
     return cached[1] + _MILLIS[ms % 1000]
+
+
+def new_salt() -> str:
+    """A fresh salt for sealed content: 16 bytes from `secrets` (the OS's CSPRNG) as 32 hex digits."""
+    return secrets.token_hex(16)
 
 
 def new_id() -> str:

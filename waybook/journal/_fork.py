@@ -16,7 +16,7 @@ from typing import Any, Final
 import attrs
 
 from waybook.model._errors import IntegrityError, InvalidRecordError, UnknownNodeError
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model._records import SEALED_SCHEMA, Header, NewRecord, Record
 
 FORK_KEY: Final = "forked_from"
 """The header metadata key of a fork's provenance."""
@@ -84,7 +84,13 @@ def plan_fork(source: Iterable[Record], node_id: str, *, name: str, journal_id: 
     source_header = first.body
     point = ForkPoint(journal=source_header.journal, seq=found.seq, digest=found.digest, node=node_id, at=at)
     metadata = {**source_header.metadata, FORK_KEY: point.as_metadata()}
-    header = Header(journal=journal_id, creator=source_header.creator, metadata=metadata, role="session")
+    header = Header(
+        journal=journal_id,
+        creator=source_header.creator,
+        metadata=metadata,
+        role="session",
+        schema=SEALED_SCHEMA,
+    )
     return ForkPlan(header=header, header_at=first.at, copies=tuple(copies), point=point)
 
 
