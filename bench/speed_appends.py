@@ -1,11 +1,13 @@
 """The writing speed rows (bench/speed.py): appends to a JSONL journal under `flush` (one record, a
-batch, `exclusive`, the price of the path check) against a raw write loop, and group commit (8 writer
-threads under `group` against one writer under `fsync`).
+batch, `exclusive`, the price of the path check) against a raw write loop; the default, durable append
+(`group`) against a raw write + fsync loop and against `flush`; and group commit (8 writer threads under
+`group` against one writer under `fsync`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import statistics
 import sys
 import threading
@@ -116,15 +118,25 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     def session_appends() -> None:
         path = tmp / "session.jsonl"
         path.unlink(missing_ok=True)
-        with JsonlJournal(path, sidecar=False) as journal:
+        with JsonlJournal(path, sidecar=False, durability="flush") as journal:
             session = Session.create(journal, journal_id="bench")
             for content in texts:
                 session.user(content)
 
+    def session_custom() -> None:
+        """Custom entries of nested JSON data: bodies whose bytes are decoded back and compared, the
+        price of failing closed at every depth (a C comparison; a Python walk only when it differs)."""
+        path = tmp / "custom.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, sidecar=False, durability="flush") as journal:
+            session = Session.create(journal, journal_id="bench")
+            for i in range(len(texts)):
+                session.custom("bench.step", {"step": i, "tags": ["a", "b"], "meta": {"x": 1.5, "y": None}})
+
     def batches() -> None:
         path = tmp / "batch.jsonl"
         path.unlink(missing_ok=True)
-        with JsonlJournal(path, sidecar=False) as journal:
+        with JsonlJournal(path, sidecar=False, durability="flush") as journal:
             head = GENESIS
             for start in range(0, n, 100):
                 head = journal.append(records[start : start + 100], expected=head).head
@@ -141,10 +153,21 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         note="Session.user per record (fresh id + timestamp); baseline msgspec encode + write + flush",
     )
     yield row(
+        "speed.session.custom.flush",
+        n,
+        raw_flush,
+        session_custom,
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="Session.custom of nested JSON data per record (decoded back and compared: fail closed at "
+        "every depth); baseline the raw loop",
+    )
+    yield row(
         "speed.journal.append.flush",
         n,
         raw_flush,
-        journal_appends(),
+        journal_appends(durability="flush"),
         unit="appends/s",
         goal=0.25,
         rounds=rounds,
@@ -175,7 +198,7 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         "speed.journal.append.flush_exclusive",
         n,
         raw_flush,
-        journal_appends(exclusive=True),
+        journal_appends(exclusive=True, durability="flush"),
         unit="appends/s",
         goal=None,
         rounds=rounds,
@@ -184,8 +207,8 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     yield row(
         "speed.journal.append.path_check_cost",
         n,
-        journal_appends(file_ops=WithoutPathCheck()),
-        journal_appends(),
+        journal_appends(file_ops=WithoutPathCheck(), durability="flush"),
+        journal_appends(durability="flush"),
         unit="appends/s",
         goal=None,
         rounds=rounds,
@@ -201,6 +224,112 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         goal=0.45,
         rounds=rounds,
         note="100 records per append; same baseline (per record)",
+    )
+
+
+# --- the default append: durable -------------------------------------------------------------------
+
+
+def durable_rows(tmp: Path, quick: bool) -> Iterator[Row]:
+    """An append that returns is on disk by default (`group`; a lone writer fsyncs each append). Against
+    the least a durable append can cost (encode, write, fsync per line) and against `flush` (the default
+    before issue 41, which fsyncs only at flush and close)."""
+    import os
+
+    import msgspec
+
+    from waybook import GENESIS, JsonlJournal, Session
+    from waybook.stores import open_store
+
+    n = 200 if quick else 1_000
+    records = list(session_records(n))
+    texts = [r.body.content for r in records[1:]]  # type: ignore[union-attr]
+
+    def raw_fsync() -> None:
+        encode = msgspec.json.encode
+        path = tmp / "raw-fsync.jsonl"
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            for r in records:
+                os.write(fd, encode(r) + b"\n")
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def appends(**options: object) -> Callable[[], None]:
+        def run() -> None:
+            path = tmp / "durable.jsonl"
+            path.unlink(missing_ok=True)
+            with JsonlJournal(path, sidecar=False, **options) as journal:  # type: ignore[arg-type]
+                head = GENESIS
+                for r in records:
+                    head = journal.append((r,), expected=head).head
+
+        return run
+
+    def session_default() -> None:
+        path = tmp / "durable-session.jsonl"
+        path.unlink(missing_ok=True)
+        with JsonlJournal(path, sidecar=False) as journal:
+            session = Session.create(journal, journal_id="bench")
+            for content in texts:
+                session.user(content)
+
+    def store_appends(query: str) -> Callable[[], None]:
+        def run() -> None:
+            root = tmp / f"store{query.replace('?', '-').replace('=', '-')}"
+            shutil.rmtree(root, ignore_errors=True)
+            with open_store(f"file:{root}{query}") as store:
+                session = Session(store.create("s"))
+                for content in texts:
+                    session.user(content)
+
+        return run
+
+    rounds = 3 if quick else 5
+    yield row(
+        "speed.journal.append.default_vs_raw_fsync",
+        n,
+        raw_fsync,
+        appends(),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="JsonlJournal.append of one record with no options (group: on disk when it returns); "
+        "baseline encode + write + fsync per line",
+    )
+    yield row(
+        "speed.journal.append.default_vs_flush",
+        n,
+        appends(durability="flush"),
+        appends(),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="the same default append against durability='flush' (the default before issue 41): the "
+        "price of acknowledged meaning durable",
+    )
+    yield row(
+        "speed.session.append.default_vs_raw_fsync",
+        n,
+        raw_fsync,
+        session_default,
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="Session.user per record with no options; baseline encode + write + fsync per line",
+    )
+    yield row(
+        "speed.store.file.append.default_vs_flush",
+        n,
+        store_appends("?durability=flush"),
+        store_appends(""),
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="Session.user into a file: store with no options (the journal and the feed index fsynced "
+        "per append) against ?durability=flush",
     )
 
 

@@ -89,7 +89,7 @@ root, sessions, records = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 text = "the agent read the file, ran the tests and summarised what failed " * 2
 start = time.perf_counter()
 for s in range(sessions):
-    with JsonlJournal.create(root / f"s{s}.jsonl", journal_id=f"s{s}") as journal:
+    with JsonlJournal.create(root / f"s{s}.jsonl", journal_id=f"s{s}", durability="flush") as journal:
         session = Session(journal)
         for i in range(records - 1):
             session.user(text) if i % 2 == 0 else session.assistant(text)

@@ -19,11 +19,11 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook._session_core import Batch, Entry, SessionCore, WriterOptions
+from waybook._session_core import Batch, Entry, ForkTarget, SessionCore, WriterOptions
 from waybook._session_methods import SessionMethods
-from waybook.journal import AsyncSessionJournal, SessionJournal
+from waybook.journal import AsyncSessionJournal, JsonlJournal, SessionJournal
 from waybook.journal._clock import new_id
-from waybook.model import GENESIS, AppendResult, Content, Header, Record
+from waybook.model import GENESIS, AppendResult, Content, Header, InvalidRecordError, Record
 from waybook.stores import ThreadedJournal
 
 if TYPE_CHECKING:
@@ -156,13 +156,63 @@ class AsyncSession(
 
     async def _fork(self, node_id: str, journal: Either, journal_id: str | None) -> AsyncSession:
         target = as_async(journal)
+        head = await target.head()
+        header = None
+        if head.seq == 1:  # a journal holding only its own header: the fork may keep it
+            async for record in target.read(limit=1):
+                header = record.body
         async with self._turn:
             core = self._core
-            fork = core.fork(node_id, into=target.name, into_head=await target.head(), journal_id=journal_id)
+            fork = core.fork(
+                node_id, into=target.name, into_head=head, journal_id=journal_id, into_header=header
+            )
             source = [record async for record in self._journal.read(limit=core.head.seq)]
             records = fork.records(source)
         await target.append(records, expected=fork.expected)
         return await AsyncSession._opened(target, core.fork_options())
+
+    async def _start_subagent(
+        self,
+        journal: Either,
+        journal_id: str | None,
+        at: str | None,
+        call_id: str | None,
+        agent: str | None,
+        reason: str,
+        metadata: dict[str, Any] | None,
+    ) -> AsyncSession:
+        target = as_async(journal)
+        own = None
+        async for record in self._journal.read(limit=1):
+            own = record.body
+        core = self._core
+        child_id, node, named = core.subagent(at, call_id, journal_id, own, metadata)
+        if await target.head() != GENESIS:
+            msg = f"a sub-agent's session starts in an empty journal; {target.name} has records already"
+            raise InvalidRecordError(msg, journal=target.name)
+        child = await AsyncSession._create(
+            target, core.fork_options(), lambda sub: sub.header(child_id, "waybook", named, "session")
+        )
+        await self.link_subagent(child_id, at=node, call_id=call_id, agent=agent, reason=reason)
+        return child
+
+    async def _fork_to(self, node_id: str, target: ForkTarget) -> AsyncSession:
+        async with self._turn:
+            core = self._core
+            fork = core.fork(node_id, into=target.name, into_head=GENESIS, journal_id=target.journal_id)
+            source = [record async for record in self._journal.read(limit=core.head.seq)]
+            records = fork.records(source)  # decided before anything exists
+        if target.path is not None:
+            path = target.path
+            journal: Either = await asyncio.to_thread(JsonlJournal.create_holding, path, records)
+        else:
+            store, journal_id = target.store, target.journal_id
+            if inspect.iscoroutinefunction(store.create):
+                journal = await store.create(journal_id, header=False)
+            else:
+                journal = await asyncio.to_thread(functools.partial(store.create, journal_id, header=False))
+            await as_async(journal).append(records, expected=GENESIS)
+        return await AsyncSession._opened(journal, core.fork_options())
 
     async def _offloaded(self, content: Content) -> Content:
         """`content` with its blocks over the inline limit stored as blobs, in a worker thread."""

@@ -11,13 +11,22 @@ writers (waybook._session_methods); this module is the blocking I/O around them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from waybook._offload import offload
-from waybook._session_core import Batch, Entry, SessionCore, ToolOutcome, WriterOptions, knows_position
+from waybook._session_core import (
+    Batch,
+    Entry,
+    ForkTarget,
+    SessionCore,
+    ToolOutcome,
+    WriterOptions,
+    knows_position,
+)
 from waybook._session_methods import SessionMethods
-from waybook.journal import SessionJournal
+from waybook.journal import JsonlJournal, SessionJournal
 from waybook.journal._clock import new_id, utc_now
-from waybook.model import GENESIS, AppendResult, Content, Header, Record
+from waybook.model import GENESIS, AppendResult, Content, Header, InvalidRecordError, Record
 from waybook.projections import Provider, ProviderContext, provider_context
 
 __all__ = ["Session", "ToolOutcome", "new_id", "utc_now"]
@@ -90,9 +99,47 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
 
     def _fork(self, node_id: str, journal: SessionJournal, journal_id: str | None) -> Session:
         core = self._core
-        fork = core.fork(node_id, into=journal.name, into_head=journal.head(), journal_id=journal_id)
+        head = journal.head()
+        header = next(iter(journal.read(limit=1))).body if head.seq == 1 else None
+        fork = core.fork(
+            node_id, into=journal.name, into_head=head, journal_id=journal_id, into_header=header
+        )
         source = self._journal.read(limit=core.head.seq) if core.head.seq else iter(())
         journal.append(fork.records(source), expected=fork.expected)
+        return Session._on(journal, core.fork_options())
+
+    def _start_subagent(
+        self,
+        journal: SessionJournal,
+        journal_id: str | None,
+        at: str | None,
+        call_id: str | None,
+        agent: str | None,
+        reason: str,
+        metadata: dict[str, Any] | None,
+    ) -> Session:
+        core = self._core
+        own = next(iter(self._journal.read(limit=1)), None)
+        child_id, node, named = core.subagent(at, call_id, journal_id, own.body if own else None, metadata)
+        if journal.head() != GENESIS:
+            msg = f"a sub-agent's session starts in an empty journal; {journal.name} has records already"
+            raise InvalidRecordError(msg, journal=journal.name)
+        child = Session._create(
+            journal, core.fork_options(), lambda sub: sub.header(child_id, "waybook", named, "session")
+        )
+        self.link_subagent(child_id, at=node, call_id=call_id, agent=agent, reason=reason)
+        return child
+
+    def _fork_to(self, node_id: str, target: ForkTarget) -> Session:
+        core = self._core
+        fork = core.fork(node_id, into=target.name, into_head=GENESIS, journal_id=target.journal_id)
+        source = self._journal.read(limit=core.head.seq) if core.head.seq else iter(())
+        records = fork.records(source)  # decided (the node found, every copy made) before anything exists
+        if target.path is not None:
+            journal: SessionJournal = JsonlJournal.create_holding(target.path, records)
+        else:
+            journal = target.store.create(target.journal_id, header=False)
+            journal.append(records, expected=GENESIS)
         return Session._on(journal, core.fork_options())
 
     def _offloaded(self, content: Content) -> Content:

@@ -10,16 +10,18 @@ journal (and blocks to the blobs) and feed back what they read and what committe
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import attrs
 import msgspec
 
 from waybook._offload import DEFAULT_INLINE_LIMIT
-from waybook.codecs import encode_value
+from waybook.codecs import NotJsonDataError, json_data
 from waybook.journal._clock import SessionClock, new_id
-from waybook.journal._fork import plan_fork
+from waybook.journal._fork import FORK_KEY, plan_fork, provenance
 from waybook.journal._protocol import PositionedJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model import (
@@ -51,7 +53,7 @@ from waybook.model import (
     UserMessage,
     text,
 )
-from waybook.projections import RequestContext, context_usage
+from waybook.projections import RequestContext, SubagentParent, context_usage
 
 if TYPE_CHECKING:
     from waybook.stores._blobs import BlobStore
@@ -76,9 +78,6 @@ History = Iterable[Record] | None
 Build = Callable[["SessionCore", Content, History], AnyBody]
 """How an entry's body is made when it commits: from the core (its leaf then), the content (offloaded
 if it had to be) and the history (if the entry asked for it)."""
-
-_JSON_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
-"""Custom data that is stored as given; any other object must be a registered value."""
 
 
 @attrs.frozen
@@ -367,13 +366,19 @@ class SessionCore:
         )
 
     def custom(self, type: str, data: Any, in_context: bool, content: Given) -> Entry:
-        stored = custom_data(data)  # an unregistered object is refused before anything is stored or written
-        return self._entry(
+        """A custom entry. Its data is checked at every depth when the record is sealed, before a byte is
+        written (the codec fails closed); when its content goes to the blobs first, the data is checked
+        here, so that nothing is stored for an entry that will be refused."""
+        given = [data]
+        entry = self._entry(
             content,
             lambda core, inlined, _: CustomEntry(
-                parent=core.leaf, type=type, data=stored, in_context=in_context, content=inlined
+                parent=core.leaf, type=type, data=given[0], in_context=in_context, content=inlined
             ),
         )
+        if entry.offloads:
+            given[0] = custom_data(data, self.name)
+        return entry
 
     def branch_from(self, node_id: str | None, reason: str) -> Entry:
         return Entry(
@@ -395,6 +400,27 @@ class SessionCore:
             return SubagentLink(node=node, journal=journal, call_id=call_id, agent=agent, reason=reason)
 
         return Entry((), False, build)
+
+    def subagent(
+        self,
+        at: str | None,
+        call_id: str | None,
+        journal_id: str | None,
+        own_header: AnyBody | None,
+        metadata: dict[str, Any] | None,
+    ) -> tuple[str, str, dict[str, Any]]:
+        """A sub-agent's session this session starts at the node `at` (default: the leaf): its journal
+        id, the node, and its header's metadata naming this journal, the node and `call_id`
+        (`subagent_of`). `own_header` is this journal's first record's body (its id is the parent's)."""
+        node = self.leaf if at is None else at
+        if node is None:
+            msg = "a sub-agent needs a node to hang from: append the tool call first, or pass at="
+            raise InvalidRecordError(msg, journal=self.name)
+        if not isinstance(own_header, Header):
+            msg = "a sub-agent is started from a session with a header: create this session first"
+            raise InvalidRecordError(msg, journal=self.name)
+        named = SubagentParent(own_header.journal, node, call_id).metadata()
+        return journal_id or self.ids(), node, {**(metadata or {}), **named}
 
     def reset(self, reason: str) -> Entry:
         return Entry((), False, lambda core, _, __: Reset(reason=reason, actor=core.actor))
@@ -447,29 +473,107 @@ class SessionCore:
 
         return Batch((given, *(outcome.content for outcome in results)), self.inline_limit, build)
 
-    def fork(self, node_id: str, *, into: str, into_head: Head, journal_id: str | None) -> Fork:
+    def fork(
+        self,
+        node_id: str,
+        *,
+        into: str,
+        into_head: Head,
+        journal_id: str | None,
+        into_header: AnyBody | None = None,
+    ) -> Fork:
         """A fork of this session at the node `node_id` into the journal named `into`, whose head is
-        `into_head`. Raises InvalidRecordError for a journal that has records, before anything is read.
+        `into_head` (and, when it holds one record, `into_header` that record's body).
+
+        An empty journal gets a new header naming the source (`forked_from`; its id `journal_id`, or a
+        fresh one). A journal holding only its own session header keeps it, its id is the fork's, and an
+        annotation of the node after the copies names the source (waybook.journal._fork). Anything else
+        raises InvalidRecordError before anything is read; a `journal_id` other than the header's, an
+        InvalidArgumentError.
 
         The writer reads this journal up to `head` and hands the records to `Fork.records`, which raises
         UnknownNodeError for an id that is not a node of it (waybook.journal._fork).
         """
-        if into_head != GENESIS:
-            msg = f"a fork is written into an empty journal; {into} has records already"
-            raise InvalidRecordError(msg, journal=into)
+        if into_head == GENESIS:
 
-        def records(source: Iterable[Record]) -> list[NewRecord]:
-            fork_id, at = journal_id or self.ids(), self.clock()
-            plan = plan_fork(source, node_id, name=self.name, journal_id=fork_id, at=at)
-            return [NewRecord(id=self.ids(), at=plan.header_at, body=plan.header), *plan.copies]
+            def records(source: Iterable[Record]) -> list[NewRecord]:
+                fork_id, at = journal_id or self.ids(), self.clock()
+                plan = plan_fork(source, node_id, name=self.name, journal_id=fork_id, at=at)
+                return [NewRecord(id=self.ids(), at=plan.header_at, body=plan.header), *plan.copies]
 
-        return Fork(GENESIS, records)
+            return Fork(GENESIS, records)
+        header = _own_header(into, into_head, into_header)
+        if journal_id is not None and journal_id != header.journal:
+            msg = (
+                f"{into} already names itself {header.journal!r} in its header; a fork into it takes that id "
+                f"(leave journal_id= out), not {journal_id!r}; nothing was written"
+            )
+            raise InvalidArgumentError(msg)
+
+        def after_header(source: Iterable[Record]) -> list[NewRecord]:
+            plan = plan_fork(source, node_id, name=self.name, journal_id=header.journal, at=self.clock())
+            return [*plan.copies, provenance(plan, self.ids())]
+
+        return Fork(into_head, after_header)
 
     def fork_options(self) -> WriterOptions:
         """The options of the session a fork returns: this one's, with a clock of its own unless this
         session was given one."""
         clock = None if self._session_clock is not None else self.clock
         return WriterOptions(self.actor, clock, self.ids, self.blobs, self.inline_limit)
+
+
+@attrs.frozen
+class ForkTarget:
+    """Where `fork_to` creates a fork: a new JSONL file (`path`), or a new journal of `store`; and the
+    id the fork's header takes."""
+
+    journal_id: str
+    path: Path | None = None
+    store: Any = None
+
+    @property
+    def name(self) -> str:
+        return str(self.path) if self.path is not None else self.journal_id
+
+
+def fork_target(target: object, journal_id: str | None) -> ForkTarget:
+    """`fork_to`'s target, checked before anything is read: a path (the header's id defaults to the
+    file's stem), or `(store, journal_id)` (the header's id is that id)."""
+    if isinstance(target, str | os.PathLike) and not isinstance(target, bytes):
+        path = Path(target)
+        return ForkTarget(journal_id or path.stem, path=path)
+    if (
+        isinstance(target, tuple)
+        and len(target) == 2
+        and isinstance(target[1], str)
+        and callable(getattr(target[0], "create", None))
+    ):
+        store, store_id = target
+        if journal_id is not None and journal_id != store_id:
+            msg = (
+                f"fork_to((store, {store_id!r})): the new journal's header takes its id in the store; leave "
+                f"journal_id= out (not {journal_id!r}); nothing was written"
+            )
+            raise InvalidArgumentError(msg)
+        return ForkTarget(store_id, store=store)
+    msg = (
+        "fork_to takes the path of a new JSONL file, or (store, journal_id) for a new journal of a store, "
+        f"not {type(target).__name__}; nothing was written"
+    )
+    raise InvalidArgumentError(msg)
+
+
+def _own_header(into: str, head: Head, body: AnyBody | None) -> Header:
+    """The header of a journal a fork may keep: one that holds only its own session header (no fork's)."""
+    header = body if head.seq == 1 and isinstance(body, Header) else None
+    if header is not None and header.role == "session" and FORK_KEY not in header.metadata:
+        return header
+    msg = (
+        f"a fork is written into an empty journal, or one that holds only its own session header; {into} "
+        f"has {head.seq} records; nothing was written"
+    )
+    raise InvalidRecordError(msg, journal=into)
 
 
 def _user_message(core: SessionCore, content: Content, _: History) -> AnyBody:
@@ -480,9 +584,13 @@ def _system_message(core: SessionCore, content: Content, _: History) -> AnyBody:
     return SystemMessage(parent=core.leaf, content=content)
 
 
-def custom_data(data: Any) -> Any:
-    """`data` as a custom entry stores it: JSON data as given, a registered value by its wire tag."""
-    return data if isinstance(data, _JSON_TYPES) else encode_value(data)
+def custom_data(data: Any, journal: str = "") -> Any:
+    """`data` as a custom entry stores it: JSON data as given, registered values (at any depth) by their
+    wire tags; anything else raises NotJsonDataError naming the journal and the path (`data.steps[0]`)."""
+    try:
+        return json_data(data)
+    except NotJsonDataError as exc:
+        raise type(exc)(exc.reason, path=exc.path, journal=journal) from None
 
 
 def content_of(value: Given) -> Content:

@@ -15,7 +15,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from waybook._offload import DEFAULT_INLINE_LIMIT
-from waybook._session_core import Batch, Entry, SessionCore, ToolOutcome, WriterOptions, check_journal
+from waybook._session_core import (
+    Batch,
+    Entry,
+    ForkTarget,
+    SessionCore,
+    ToolOutcome,
+    WriterOptions,
+    check_journal,
+    fork_target,
+)
 from waybook.journal._clock import new_id
 
 if TYPE_CHECKING:
@@ -183,6 +192,25 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         """
         return self._write(self._core.link_subagent(journal, at, call_id, agent, reason))
 
+    def start_subagent(
+        self,
+        journal: JournalT,
+        *,
+        journal_id: str | None = None,
+        at: str | None = None,
+        call_id: str | None = None,
+        agent: str | None = None,
+        reason: str = "",
+        metadata: dict[str, Any] | None = None,
+    ) -> MadeT:
+        """A session for a sub-agent that the node `at` (default: the leaf), at its tool call `call_id`,
+        starts, linked both ways: the empty `journal` gets a header (id `journal_id`, or a fresh one)
+        whose metadata `subagent_of` names this journal, the node and the call; then this session
+        records the link to it (`link_subagent`). Returns the sub-agent's session, with this one's
+        options. `waybook verify --store` checks both ends (docs/import.md)."""
+        check_journal(journal, f"{self._WHO}.start_subagent")
+        return self._start_subagent(journal, journal_id, at, call_id, agent, reason, metadata)
+
     def reset(self, *, reason: str = "") -> WrittenT:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
         return self._write(self._core.reset(reason))
@@ -192,13 +220,23 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
 
         The records up to and including the node are copied verbatim (same ids, timestamps and bodies, at
         the same seqs) behind a new header whose metadata `forked_from` names this journal and the node's
-        seq and digest (`waybook.journal.check_fork` proves it against this journal). The leaf of the new
-        session is the node. Everything is written in one batch; this journal is only read. Raises
-        UnknownNodeError for an id that is not a node of this journal (as of `head`), InvalidRecordError
-        for a `journal` that has records.
+        seq and digest (`waybook.journal.check_fork` proves it against this journal). A `journal` that
+        holds only its own session header (`JsonlJournal.create(path, journal_id=...)`, `store.create(id)`)
+        keeps it: the fork takes its id, and an annotation of the node after the copies names the source.
+        The leaf of the new session is the node. Everything is written in one batch; this journal is only
+        read. Raises UnknownNodeError for an id that is not a node of this journal (as of `head`),
+        InvalidRecordError for a `journal` that has more records. `fork_to` creates the journal itself.
         """
         check_journal(journal, f"{self._WHO}.fork")
         return self._fork(node_id, journal, journal_id)
+
+    def fork_to(self, node_id: str, target: object, *, journal_id: str | None = None) -> MadeT:
+        """`fork`, into a journal this call creates: `target` is the path of a new JSONL file (the
+        fork's id defaults to its stem) or `(store, journal_id)` for a new journal of a store (the fork's
+        id is that id). The fork is decided first (UnknownNodeError for an id that is not a node), then
+        the target is created with the fork in it: a file all at once (InvalidArgumentError if the path
+        exists), a store's journal in one append (JournalExistsError if the id is taken)."""
+        return self._fork_to(node_id, fork_target(target, journal_id))
 
     @classmethod
     def _on(cls, journal: JournalT, options: WriterOptions) -> Self:
@@ -236,3 +274,20 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
     @abstractmethod
     def _fork(self, node_id: str, journal: JournalT, journal_id: str | None) -> MadeT:
         """Write the core's fork into `journal` and return the writer on it."""
+
+    @abstractmethod
+    def _start_subagent(
+        self,
+        journal: JournalT,
+        journal_id: str | None,
+        at: str | None,
+        call_id: str | None,
+        agent: str | None,
+        reason: str,
+        metadata: dict[str, Any] | None,
+    ) -> MadeT:
+        """Create the sub-agent's session in `journal` (its header naming this one), then link it here."""
+
+    @abstractmethod
+    def _fork_to(self, node_id: str, target: ForkTarget) -> MadeT:
+        """Decide the core's fork, create `target` holding it, and return the writer on it."""

@@ -9,10 +9,13 @@ every adapter listed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import attrs
 
+from tests.helpers.faults import SyncTrackingFileOps
 from tests.helpers.pg_fixtures import pg_store_url
+from waybook import stores
 from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
 from waybook.stores import JournalStore, open_store
 from waybook.testing import JournalContract, StoreJournalContract
@@ -22,20 +25,34 @@ class InMemory(JournalContract):
     def make_journal(self, directory: Path) -> SessionJournal:
         return InMemoryJournal("conformance")
 
+    def acknowledged_durable(self, journal: SessionJournal) -> bool | None:
+        return None  # keeps nothing on disk
+
 
 class Jsonl(JournalContract):
+    """The default options (durability `group`), with the system calls watched for R15's evidence."""
+
+    options: ClassVar[dict[str, str]] = {}
+
     def make_journal(self, directory: Path) -> SessionJournal:
-        return JsonlJournal(directory / "journal.jsonl")
+        return JsonlJournal(directory / "journal.jsonl", file_ops=self.watched(), **self.options)
 
     def reopen_journal(self, journal: SessionJournal) -> SessionJournal:
         assert isinstance(journal, JsonlJournal)
         journal.close()
-        return JsonlJournal(journal.path, create=False)
+        return JsonlJournal(journal.path, create=False, file_ops=self.watched(), **self.options)
+
+    def watched(self) -> SyncTrackingFileOps:
+        ops: SyncTrackingFileOps = self.__dict__.setdefault("_ops", SyncTrackingFileOps())
+        return ops
+
+    def acknowledged_durable(self, journal: SessionJournal) -> bool | None:
+        assert isinstance(journal, JsonlJournal)
+        return self.watched().synced(journal.path)  # every byte written was fsynced after it
 
 
-class JsonlGroupCommit(Jsonl):
-    def make_journal(self, directory: Path) -> SessionJournal:
-        return JsonlJournal(directory / "journal.jsonl", durability="group")
+class JsonlFsync(Jsonl):
+    options: ClassVar[dict[str, str]] = {"durability": "fsync"}
 
 
 class UrlStore(StoreJournalContract):
@@ -57,20 +74,54 @@ class InProcessStore(UrlStore):
     def url(self, directory: Path) -> str:
         return "memory:"
 
+    def acknowledged_durable(self, journal: SessionJournal) -> bool | None:
+        return None  # keeps nothing on disk
 
-class DirectoryStore(PersistentUrlStore):
-    def url(self, directory: Path) -> str:
-        return f"file:{directory}/store"
+
+class DirectoryStore(StoreJournalContract):
+    """`file:DIR` with its default options, its journals' system calls watched for R15's evidence."""
+
+    def make_store(self, directory: Path) -> JournalStore:
+        return stores.DirectoryStore(directory / "store", file_ops=self.watched())
+
+    def reopen_store(self, store: JournalStore) -> JournalStore:
+        assert isinstance(store, stores.DirectoryStore)
+        return stores.DirectoryStore(store.directory, file_ops=self.watched())
+
+    def watched(self) -> SyncTrackingFileOps:
+        ops: SyncTrackingFileOps = self.__dict__.setdefault("_ops", SyncTrackingFileOps())
+        return ops
+
+    def acknowledged_durable(self, journal: SessionJournal) -> bool | None:
+        store = self.store_of(journal)
+        assert isinstance(store, stores.DirectoryStore)
+        return self.watched().synced(store.path_of(self.journal_id))
 
 
 class SqliteStore(PersistentUrlStore):
     def url(self, directory: Path) -> str:
         return f"sqlite:{directory}/store.db"
 
+    def acknowledged_durable(self, journal: SessionJournal) -> bool | None:
+        store = self.store_of(journal)
+        assert isinstance(store, stores.SqliteStore)
+        return store.synchronous in ("FULL", "EXTRA")  # each commit waits for the disk (WAL + FULL)
+
 
 class PostgresqlStore(PersistentUrlStore):
     def url(self, directory: Path) -> str:
         return pg_store_url()  # a fresh schema each time; skips (fails under CI=true) with no server
+
+    def acknowledged_durable(self, journal: SessionJournal) -> bool | None:
+        from waybook.stores.postgres import PostgresStore  # the postgresql extra
+
+        store = self.store_of(journal)
+        assert isinstance(store, PostgresStore)
+        engine = store.postgres_engine
+        (commit,) = engine.run("SHOW synchronous_commit")[0]
+        # Each commit waits for the server's WAL flush. Whether that flush reaches the platter is the
+        # server's own `fsync` setting, its operator's choice (the test cluster runs with fsync=off).
+        return commit != "off"
 
 
 @attrs.frozen
@@ -86,7 +137,7 @@ class Adapter:
 ADAPTERS: list[Adapter] = [
     Adapter("in_memory", InMemory),
     Adapter("jsonl", Jsonl),
-    Adapter("jsonl_group", JsonlGroupCommit),
+    Adapter("jsonl_fsync", JsonlFsync),
     Adapter("memory_store", InProcessStore),
     Adapter("directory_store", DirectoryStore),
     Adapter("sqlite_store", SqliteStore),

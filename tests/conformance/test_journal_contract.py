@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -25,7 +26,7 @@ class TestJsonlJournal(conftest.Jsonl):
     pass
 
 
-class TestJsonlJournalWithGroupCommit(conftest.JsonlGroupCommit):
+class TestJsonlJournalWithFsync(conftest.JsonlFsync):
     pass
 
 
@@ -71,3 +72,25 @@ def test_the_contract_fails_an_adapter_that_ignores_the_head_its_writer_presents
     with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
         kit.test_r2_a_head_with_the_right_seq_but_another_digest_is_stale(journal)
     kit.test_r1_committed_positions_are_one_based_and_gapless(kit.make_journal(tmp_path))  # what it keeps
+
+
+class FlushingJsonl(conftest.Jsonl):
+    """The JSONL adapter under `flush`: appends return before their bytes are fsynced."""
+
+    options: ClassVar[dict[str, str]] = {"durability": "flush"}
+
+
+def test_the_contract_fails_an_adapter_that_acknowledges_before_the_disk_has_it(tmp_path: Path) -> None:
+    kit = FlushingJsonl()
+    journal = kit.make_journal(tmp_path)
+    try:
+        with pytest.raises(AssertionError, match="returned before it was on disk"):
+            kit.test_r15_an_append_that_returns_is_durable_under_the_default_options(journal)
+    finally:
+        journal.close()
+
+
+def test_an_adapter_that_shows_no_durability_evidence_is_told_what_to_define(tmp_path: Path) -> None:
+    kit = Careless()
+    with pytest.raises(NotImplementedError, match=r"acknowledged_durable\(journal\) to prove R15"):
+        kit.test_r15_an_append_that_returns_is_durable_under_the_default_options(kit.make_journal(tmp_path))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_runner import waybook
-from tests.helpers.formats import journal_of
+from tests.helpers.formats import pi_journal
 from tests.helpers.paths import SHARED_FIXTURES
 from tests.helpers.pi import HEADER_V3, answer, entry, user
 from tests.helpers.sessions import branching_session
@@ -73,7 +73,7 @@ def test_a_pi_chosen_label_on_the_first_of_two_answers_gives_a_pair() -> None:
             entry("label", "l1", "a2", targetId="a1", label="chosen"),
         )
     )
-    (pair,) = TrajectoryExporter(journal_of(import_pi(data + "\n").records)).pairs()
+    (pair,) = TrajectoryExporter(pi_journal(import_pi(data + "\n"))).pairs()
     assert pair["chosen"][-1]["content"] == "the first answer"
     assert pair["rejected"][-1]["content"] == "the second answer"
 

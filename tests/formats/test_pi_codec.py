@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
+from tests.helpers.formats import SHARED_FIXTURES, needs_shared, pi_journal
 from tests.helpers.pi import HEADER_V3, answer, entry, pi_lines, user
 from waybook.export.trajectories import Selection, TrajectoryExporter
 from waybook.formats.pi._codec import (
@@ -36,7 +36,7 @@ needs_real = needs_shared(REAL.is_file())
 
 
 def load(data: bytes | str) -> InMemoryJournal:
-    return journal_of(import_pi(data).records, "pi")
+    return pi_journal(import_pi(data), "pi")
 
 
 # --- the real session --------------------------------------------------------------------------
@@ -146,8 +146,7 @@ def test_pi_labels_custom_entries_and_summaries_survive_import_and_export() -> N
         ),
     )
     first = import_pi(data)
-    journal = InMemoryJournal("pi")
-    journal.append(list(first.records), expected=GENESIS)
+    journal = pi_journal(first, "pi")
     exported = [json.loads(line) for line in export_pi(journal.read())]
     assert [e["type"] for e in exported] == [
         "session", "message", "model_change", "thinking_level_change", "label", "custom",

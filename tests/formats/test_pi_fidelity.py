@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers.formats import journal_of
+from tests.helpers.formats import journal_of, pi_journal
 from tests.helpers.paths import FIXTURES, SHARED_FIXTURES
 from tests.helpers.pi import HEADER_V3, answer, entry, pi_lines, user
 from waybook import Session
@@ -77,13 +77,13 @@ def identical(a: list[Record] | tuple[NewRecord, ...], b: list[Record] | tuple[N
 @pytest.mark.parametrize("fixture", SHARED, ids=lambda p: p.name)
 def test_every_shared_pi_fixture_round_trips_exactly_both_ways(fixture: Path) -> None:
     data = fixture.read_bytes()
-    first = journal_of(import_pi(data).records)
+    first = pi_journal(import_pi(data))
     back = exported(first)
     expected = pi_migrated(data)
     assert len(back) == len(expected)
     for ours, theirs in zip(back, expected, strict=True):
         assert same(ours, theirs), (ours, theirs)
-    again = journal_of(import_pi(b"\n".join(export_pi(first.read()))).records)
+    again = pi_journal(import_pi(b"\n".join(export_pi(first.read()))))
     assert [r.digest for r in again.read()] == [r.digest for r in first.read()]
 
 
@@ -115,7 +115,7 @@ process.stdout.write([header, ...entries].map((e) => JSON.stringify(e) + "\\n").
 
 
 def exported_bytes(data: bytes) -> bytes:
-    return b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(data).records).read()))
+    return b"".join(line + b"\n" for line in export_pi(pi_journal(import_pi(data)).read()))
 
 
 def test_a_branched_session_written_by_node_comes_back_byte_for_byte() -> None:
@@ -232,12 +232,10 @@ def test_unknown_fields_signatures_and_partial_json_survive_pi_to_waybook_to_pi(
         },
         entry("compaction", "d", "c", summary="s", firstKeptEntryId="b", tokensBefore=10, fromHook=False),
     ]
-    journal = journal_of(import_pi(pi_lines(*source)).records)
+    journal = pi_journal(import_pi(pi_lines(*source)))
     assert all(same(a, b) for a, b in zip(exported(journal), source, strict=True))
     written = compact(source)  # every key in Pi's order, objects nested in unmodelled fields included
-    assert (
-        b"".join(line + b"\n" for line in export_pi(journal_of(import_pi(written).records).read())) == written
-    )
+    assert b"".join(line + b"\n" for line in export_pi(pi_journal(import_pi(written)).read())) == written
 
 
 json_values = st.recursive(
@@ -326,7 +324,7 @@ def test_a_bash_execution_excluded_from_context_stays_out_of_context_and_every_e
         bash("c", "b", "ls", excluded=False),
         answer("d", "c", "ok"),
     )
-    journal = journal_of(import_pi(data).records)
+    journal = pi_journal(import_pi(data))
     tree = replay(TreeProjection(), journal)
     texts = [str(m.content) for m in context_at(journal, tree)]
     assert not any("credentials" in t for t in texts)
@@ -359,7 +357,7 @@ def test_custom_messages_reach_the_model_whatever_their_display_flag() -> None:
         ),
         entry("custom", "d", "c", customType="ext", data={"state": 1}),
     )
-    journal = journal_of(import_pi(data).records)
+    journal = pi_journal(import_pi(data))
     tree = replay(TreeProjection(), journal)
     texts = [m.content[0].text for m in context_at(journal, tree)]  # type: ignore[union-attr]
     assert texts == ["hi", "hidden but sent", "also sent"]

@@ -15,6 +15,7 @@ import pytest
 
 from tests.formats.test_pi_fidelity import exported, journal_of
 from tests.helpers.cli_runner import waybook
+from tests.helpers.formats import pi_journal
 from tests.helpers.paths import FIXTURES
 from tests.helpers.pi import HEADER_V3, answer, entry, user
 from waybook.export._openai_format import problems
@@ -139,7 +140,7 @@ def test_lenient_turns_an_entry_that_cannot_map_into_a_reported_skip_and_keeps_i
 
 
 def test_a_repaired_file_exports_its_own_ids_and_parents_back() -> None:
-    journal = journal_of(import_pi(JOINED_SELF_PARENT).records)
+    journal = pi_journal(import_pi(JOINED_SELF_PARENT))
     back = exported(journal)
     assert [(e.get("id"), e.get("parentId")) for e in back[1:]] == [
         ("a", None),

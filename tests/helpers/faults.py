@@ -242,3 +242,40 @@ SIDECAR_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
     "garbage": lambda data: b"garbage",
 }
 """Ways a checkpoint sidecar's bytes get damaged, by name (for `pytest.mark.parametrize`)."""
+
+
+class SyncTrackingFileOps(OsFileOps):
+    """Real system calls, watched: which files (by path) hold bytes written since their last fsync.
+
+    `synced(path)` is the durability evidence the journal contract's R15 asks a file adapter for: every
+    byte written to `path` through these calls was fsynced after it was written.
+    """
+
+    def __init__(self) -> None:
+        self._paths: dict[int, Path] = {}
+        self._unsynced: set[Path] = set()
+        self.fsyncs = 0
+
+    def open(self, path: Path, flags: int) -> int:
+        fd = super().open(path, flags)
+        self._paths[fd] = Path(path).resolve()
+        return fd
+
+    def write(self, fd: int, data: bytes) -> int:
+        written = super().write(fd, data)
+        if fd in self._paths:
+            self._unsynced.add(self._paths[fd])
+        return written
+
+    def fsync(self, fd: int) -> None:
+        super().fsync(fd)
+        self.fsyncs += 1
+        if fd in self._paths:
+            self._unsynced.discard(self._paths[fd])
+
+    def close(self, fd: int) -> None:
+        self._paths.pop(fd, None)
+        super().close(fd)
+
+    def synced(self, path: Path) -> bool:
+        return Path(path).resolve() not in self._unsynced

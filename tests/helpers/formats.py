@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from waybook.formats.pi import PiImport
 from waybook.journal import GENESIS, InMemoryJournal, NewRecord
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -23,6 +24,15 @@ def journal_of(records: Iterable[NewRecord], name: str = "imported") -> InMemory
     """An in-memory journal holding `records` (as an importer returned them), appended as one batch."""
     journal = InMemoryJournal(name)
     journal.append(list(records), expected=GENESIS)
+    return journal
+
+
+def pi_journal(imported: PiImport, name: str = "imported") -> InMemoryJournal:
+    """An in-memory journal of an imported Pi session, appended in the batches the import names (as
+    `waybook import pi` appends them): a waybook export's batches come back, Pi's entries go alone."""
+    journal = InMemoryJournal(name)
+    for batch in imported.batches():
+        journal.append(list(batch), expected=journal.head())
     return journal
 
 

@@ -28,6 +28,7 @@ from waybook.journal import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryUsed,
     MemoryWrite,
     NewRecord,
@@ -213,6 +214,9 @@ SAMPLES: dict[str, list[AnyBody]] = {
     ],
     "waybook.reflection.started/1": [
         ReflectionStarted(run="reflect_1", windows=(("session-a", 0, 40), ("session-b", 12, 30))),
+    ],
+    "waybook.memory.synced/1": [
+        MemorySynced(remote="git@example.com:me/memory.git", commit="c0" * 20, tree="7e" * 20, seq=12),
     ],
     "waybook.reflection.finished/1": [
         ReflectionFinished(run="reflect_1", outcome="merged"),

@@ -35,7 +35,7 @@ def user(i: int, parent: str | None) -> NewRecord:
 def test_closing_without_writing_pays_no_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", durability="fsync").close()
     fsyncs = FsyncCounter(monkeypatch)
-    with JsonlJournal(tmp_path / "s.jsonl", create=False) as journal:
+    with JsonlJournal(tmp_path / "s.jsonl", create=False, durability="flush") as journal:
         assert journal.head().seq == 1
         journal.flush()
     assert fsyncs.count == 0
@@ -44,7 +44,7 @@ def test_closing_without_writing_pays_no_fsync(tmp_path: Path, monkeypatch: pyte
 def test_flush_syncs_once_per_batch_of_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", durability="fsync").close()
     fsyncs = FsyncCounter(monkeypatch)
-    with JsonlJournal(tmp_path / "s.jsonl", create=False) as journal:
+    with JsonlJournal(tmp_path / "s.jsonl", create=False, durability="flush") as journal:
         journal.append([user(1, None)], expected=journal.head())
         journal.flush()
         journal.flush()
@@ -72,25 +72,26 @@ def test_create_under_flush_defers_the_file_and_directory_sync_to_the_first_flus
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fsyncs = FsyncCounter(monkeypatch)
-    journal = JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s")
+    journal = JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", durability="flush")
     assert fsyncs.count == 0
     journal.append([user(1, None)], expected=journal.head())
     journal.flush()  # the file and the directory that names it
     assert fsyncs.count == 2
     journal.close()
     assert fsyncs.count == 2
-    with JsonlJournal(tmp_path / "empty.jsonl") as empty:
+    with JsonlJournal(tmp_path / "empty.jsonl", durability="flush") as empty:
         assert fsyncs.count == 2
         assert empty.head() == GENESIS
     assert fsyncs.count == 3  # only the directory: nothing was written to the empty file
 
 
-@pytest.mark.parametrize("policy", ["fsync", "group"])
+@pytest.mark.parametrize("policy", ["fsync", "group", None])
 def test_create_under_a_durable_policy_syncs_the_file_and_directory_before_returning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str | None
 ) -> None:
     fsyncs = FsyncCounter(monkeypatch)
-    with JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", durability=policy):
+    options = {} if policy is None else {"durability": policy}  # None: the default, group
+    with JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", **options):
         assert fsyncs.count == 2
     assert fsyncs.count == 2
 
@@ -104,7 +105,7 @@ def test_a_failed_directory_sync_is_a_durability_error_and_the_journal_refuses_m
     def failing(directory: Path) -> None:
         raise OSError(5, "Input/output error (injected)")
 
-    journal = JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s")
+    journal = JsonlJournal.create(tmp_path / "s.jsonl", journal_id="s", durability="flush")
     journal.append([user(1, None)], expected=journal.head())
     monkeypatch.setattr(jsonl_module, "fsync_dir", failing)
     with pytest.raises(DurabilityError, match="fsync failed"):

@@ -210,3 +210,22 @@ def test_the_cache_keeps_at_most_its_entries_and_tells_journals_apart(tmp_path: 
     assert block_a.journal != block_b.journal
     with pytest.raises(RequestError, match="max_entries"):
         BlockCache(max_entries=0)
+
+
+def test_a_key_glued_after_an_underscore_never_reaches_the_compiled_block() -> None:
+    """Issue 43: `id_AKIA...` passed the old patterns (a word boundary was required before the key)."""
+    journal = InMemoryJournal()
+    memory = Memory(journal, scope="agent")
+    for path, text in {
+        "/memories/aws.md": "user id_AKIAIOSFODNN7EXAMPLE rotates weekly\n",
+        "/memories/ci.md": (
+            "---\ndescription: the ci_ghp_Zk3pQ9vX2mL8rT4wN6yBZk3pQ9vX2mL8rT4w token\n---\n"
+            "GITLAB_TOKEN=glpat-Zk3pQ9vX2mL8rT4wN6yB\n"
+        ),
+    }.items():
+        assert memory.execute({"command": "create", "path": path, "text": text}).ok
+    block = compile_block(journal)
+    for secret in ("AKIAIOSFODNN7EXAMPLE", "ghp_Zk3pQ9vX", "glpat-Zk3p"):
+        assert secret not in block.text
+    assert "id_[REDACTED:aws-access-key]" in block.text
+    assert block.redacted == 3

@@ -95,10 +95,10 @@ def test_a_fork_at_something_that_is_not_a_node_writes_nothing(
 def test_a_fork_is_refused_into_a_journal_that_has_records() -> None:
     _, session = source()
     target = InMemoryJournal("taken")
-    Session.create(target, journal_id="taken")
-    with pytest.raises(InvalidRecordError, match="empty journal"):
+    Session.create(target, journal_id="taken").user("already here")  # more than its own header
+    with pytest.raises(InvalidRecordError, match="only its own session header"):
         session.fork("e02", target)
-    assert target.head().seq == 1
+    assert target.head().seq == 2
 
 
 def test_check_fork_refuses_a_fork_whose_provenance_does_not_match() -> None:

@@ -121,7 +121,7 @@ def test_the_session_docs_example_runs() -> None:
     for block in re.findall(r"```python\n(.*?)```", doc, flags=re.S):
         run = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, check=True)
         outputs.append(run.stdout)
-    assert outputs == ["True 5\n", "['user', 'assistant']\n", "source 2 True\n"]
+    assert outputs == ["True 5\n", "['user', 'assistant']\n", "source 2 True\n", "True 2\nTrue 2\n"]
 
 
 def test_a_turn_whose_content_is_not_content_is_refused_typed() -> None:

@@ -4,7 +4,9 @@ Foreign formats live in `waybook.formats`.
 """
 
 from waybook.codecs._canonical import canonical_json, digest_of, sha256_hex
+from waybook.codecs._json_data import json_data
 from waybook.codecs._values import (
+    NotJsonDataError,
     OpaqueValue,
     UnknownValueTagError,
     UnregisteredValueError,
@@ -28,6 +30,7 @@ from waybook.codecs._wire import (
 __all__ = [
     "CURRENT_TAGS",
     "LEGACY_TAGS",
+    "NotJsonDataError",
     "OpaqueValue",
     "UnknownValueTagError",
     "UnregisteredValueError",
@@ -40,6 +43,7 @@ __all__ = [
     "encode_record",
     "encode_value",
     "is_value",
+    "json_data",
     "line_digest",
     "read_value",
     "register_value",

@@ -10,12 +10,17 @@ On the wire a value is a JSON object with exactly two members, inside a custom e
     {"$value":"myapp.plan/2","fields":{"goal":"ship","value":3}}
 
 Both directions fail closed: an object whose class is not registered is refused before anything is
-written (UnregisteredValueError); a tag nobody registered is a typed error where code asks for the class
-(`decode_value`, UnknownValueTagError) and a typed `OpaqueValue` where a tool only shows it (`read_value`).
+written (UnregisteredValueError), at any depth: a registered value's attribute holding an attrs class or
+dataclass that is not registered is refused too, never written from its attribute names; a tag nobody
+registered is a typed error where code asks for the class (`decode_value`, UnknownValueTagError) and a
+typed `OpaqueValue` where a tool only shows it (`read_value`). An attribute typed `object` or `Any` holds
+JSON data or registered values (stored with their tags, so they read back as their classes). Every
+error of the mapping library (cattrs) surfaces as one of these.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -25,10 +30,11 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from waybook.model._errors import InvalidRecordError, UnknownTagError, WrongTypeError
+from waybook.model._errors import InvalidRecordError, JournalError, UnknownTagError, WrongTypeError
 
 __all__ = [
     "VALUE_KEY",
+    "NotJsonDataError",
     "OpaqueValue",
     "UnknownValueTagError",
     "UnregisteredValueError",
@@ -50,7 +56,21 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 """Lifts the wire fields of version n to the wire fields of version n + 1 (pure)."""
 
 
-class UnregisteredValueError(InvalidRecordError):
+class NotJsonDataError(InvalidRecordError):
+    """A value given to be stored is not JSON data: NaN or an infinity, a dict key that is not a str, an
+    object of a class with no registered value codec (UnregisteredValueError), data nested too deeply.
+    `path` names where it sits in the record's body (`data.steps[0]`, `content[1].arguments.when`).
+    Nothing was written."""
+
+    def __init__(
+        self, message: str, *, path: str = "", journal: str = "", record_id: str | None = None
+    ) -> None:
+        super().__init__(message, journal=journal, record_id=record_id)
+        self.path = path
+        self.reason = message
+
+
+class UnregisteredValueError(NotJsonDataError):
     """An object whose class has no registered value codec was given to be stored. Nothing was written.
 
     Register the class with `waybook.codecs.register_value(cls, "myapp.name/1")`, or pass JSON data.
@@ -68,6 +88,7 @@ class UnknownValueTagError(UnregisteredValueError, UnknownTagError):
         UnknownTagError.__init__(self, reason, tag=tag, field="$.data")
         self.journal = ""
         self.record_id = None
+        self.path = "data"
 
 
 @attrs.frozen
@@ -111,7 +132,13 @@ class ValueRegistry:
         self._by_tag: dict[str, _Codec] = {}
         self._by_name: dict[str, _Codec] = {}
         self._by_cls: dict[type, _Codec] = {}
-        self._converter = cattrs.Converter(forbid_extra_keys=True)
+        self._converter = converter = cattrs.Converter(forbid_extra_keys=True)
+        # A class nested in a registered value is written by its own codec, looked up when the value is
+        # (so the classes register in any order); one with none is refused, never reflected.
+        converter.register_unstructure_hook_factory(_is_record_class, lambda _t: self._nested_to_wire)
+        converter.register_structure_hook_factory(_is_record_class, lambda t: self._nested_from_wire)
+        converter.register_unstructure_hook_func(_is_anything, self._any_to_wire)
+        converter.register_structure_hook_func(_is_anything, self._any_from_wire)
 
     def register(
         self,
@@ -158,22 +185,13 @@ class ValueRegistry:
                 )
                 raise InvalidRecordError(msg)
             if unstructure is None or structure is None:
-                overrides = {attr: override(rename=wire) for attr, wire in renames.items()}
-                to_wire: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(
-                    cls,
-                    self._converter,
-                    **overrides,  # type: ignore[arg-type]
-                )
-                from_wire: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(
-                    cls,
-                    self._converter,
-                    _cattrs_forbid_extra_keys=True,
-                    **overrides,  # type: ignore[arg-type]
-                )
+                to_wire, from_wire = _generated(self._converter, cls, tag, renames)
                 self._converter.register_unstructure_hook(cls, to_wire)
                 self._converter.register_structure_hook(cls, from_wire)
                 codec = _Codec(cls, tag, name, version, lifts, to_wire, lambda data: from_wire(data, cls))
             else:
+                self._converter.register_unstructure_hook(cls, unstructure)
+                self._converter.register_structure_hook(cls, lambda data, _t: structure(data))
                 codec = _Codec(cls, tag, name, version, lifts, unstructure, structure)
             self._by_tag[tag] = self._by_name[name] = self._by_cls[cls] = codec
 
@@ -182,7 +200,9 @@ class ValueRegistry:
         return None if codec is None else codec.tag
 
     def encode(self, value: object) -> dict[str, Any]:
-        """The wire form of a registered value; UnregisteredValueError for any other object."""
+        """The wire form of a registered value; UnregisteredValueError for any other object, and for a
+        registered value holding (at any depth) an attrs class or dataclass with no codec, naming the
+        path to it (`steps[0]`). An error of the value's codec is an InvalidRecordError."""
         codec = self._by_cls.get(type(value))
         if codec is None:
             msg = (
@@ -190,7 +210,59 @@ class ValueRegistry:
                 "waybook.codecs.register_value(cls, 'myapp.name/1') or pass JSON data; nothing was written"
             )
             raise UnregisteredValueError(msg)
-        return {VALUE_KEY: codec.tag, "fields": codec.unstructure(value)}
+        try:
+            fields = codec.unstructure(value)
+        except _NestedUnregistered as nested:
+            path = _locate(value, nested.value, "") or ""
+            name = type(nested.value).__qualname__
+            msg = (
+                f"{type(value).__qualname__} holds a {name} at {path or 'an attribute'}, and {name} has no "
+                f"registered value codec: register it too (waybook.codecs.register_value({name}, "
+                "'myapp.name/1')); a class is never stored by its attribute names; nothing was written"
+            )
+            raise UnregisteredValueError(msg, path=path) from None
+        except JournalError:
+            raise
+        except (cattrs.errors.CattrsError, AttributeError, KeyError, TypeError, ValueError) as exc:
+            msg = f"the codec of {codec.tag!r} could not encode a {type(value).__qualname__}: {exc}"
+            raise InvalidRecordError(msg + "; nothing was written") from exc
+        return {VALUE_KEY: codec.tag, "fields": fields}
+
+    def _nested_to_wire(self, value: object) -> Any:
+        """A class nested in a registered value: its codec's wire fields, or refused."""
+        codec = self._by_cls.get(type(value))
+        if codec is None:
+            raise _NestedUnregistered(value)
+        return codec.unstructure(value)
+
+    def _nested_from_wire(self, data: Any, cls: type) -> Any:
+        codec = self._by_cls.get(cls)
+        if codec is None:
+            msg = f"{cls.__qualname__} has no registered value codec; register it to read it"
+            raise UnknownValueTagError(msg)
+        return codec.structure(data)
+
+    def _any_to_wire(self, value: Any) -> Any:
+        """What an attribute typed `object` or `Any` holds: JSON data as it is, registered values as
+        their wire form (tag and fields, so they read back as their classes)."""
+        if type(value) in self._by_cls:
+            return self.encode(value)
+        if isinstance(value, dict):
+            return {key: self._any_to_wire(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._any_to_wire(item) for item in value]
+        if _is_record_class(type(value)):
+            raise _NestedUnregistered(value)
+        return value  # anything else is judged where the record is sealed (waybook.codecs._json_data)
+
+    def _any_from_wire(self, data: Any, _cls: object) -> Any:
+        if is_value(data):
+            return self.decode(data)
+        if isinstance(data, dict):
+            return {key: self._any_from_wire(item, None) for key, item in data.items()}
+        if isinstance(data, list):
+            return [self._any_from_wire(item, None) for item in data]
+        return data
 
     def decode(self, data: object) -> Any:
         """The value `data` holds, as an instance of its class today; UnknownValueTagError for a tag no
@@ -211,7 +283,9 @@ class ValueRegistry:
             fields = lift(fields)
         try:
             return codec.structure(fields)
-        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        except JournalError:
+            raise
+        except (cattrs.errors.CattrsError, AttributeError, KeyError, TypeError, ValueError) as exc:
             reason = _structure_reason(exc)
             msg = f"value {tag!r} does not fit {codec.cls.__qualname__}: {reason}"
             raise WrongTypeError(msg, tag=tag, field="$.data.fields") from None
@@ -223,6 +297,96 @@ class ValueRegistry:
         except UnknownValueTagError:
             tag, wire = _envelope(data)
             return OpaqueValue(tag, dict(wire))
+
+
+class _NestedUnregistered(Exception):  # noqa: N818 (internal: becomes UnregisteredValueError)
+    """Raised from inside cattrs for a nested object with no codec; `encode` names the path to it."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__(type(value).__qualname__)
+        self.value = value
+
+
+def _is_record_class(cls: Any) -> bool:
+    """Classes cattrs would otherwise reflect onto the wire by their attribute names."""
+    return isinstance(cls, type) and (attrs.has(cls) or dataclasses.is_dataclass(cls))
+
+
+def _is_anything(cls: Any) -> bool:
+    return cls is Any or cls is object
+
+
+def _generated(
+    converter: cattrs.Converter, cls: type, tag: str, renames: Mapping[str, str]
+) -> tuple[Callable[[Any], dict[str, Any]], Callable[[Mapping[str, Any], Any], Any]]:
+    """cattrs' hook pair for an attrs class, or InvalidRecordError naming the attribute it cannot map."""
+    overrides = {attr: override(rename=wire) for attr, wire in renames.items()}
+    try:
+        to_wire: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(
+            cls,
+            converter,
+            **overrides,  # type: ignore[arg-type]
+        )
+        from_wire: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(
+            cls,
+            converter,
+            _cattrs_forbid_extra_keys=True,
+            **overrides,  # type: ignore[arg-type]
+        )
+    except (cattrs.errors.CattrsError, TypeError, ValueError, AttributeError, NameError) as exc:
+        unmapped = getattr(exc, "type_", None)
+        where = ""
+        named = [a.name for a in attrs.fields(cls) if a.type is unmapped or unmapped in _args(a.type)]
+        if unmapped is not None and named:
+            where = f" attribute {named[0]!r} has type {getattr(unmapped, '__qualname__', unmapped)},"
+        msg = (
+            f"value tag {tag!r}: {cls.__qualname__} cannot be mapped:{where} which no codec maps "
+            f"({exc}); register a codec for that type first (register_value with unstructure= and "
+            "structure=), or store it as JSON data (a str, a number)"
+        )
+        raise InvalidRecordError(msg) from exc
+    return to_wire, from_wire
+
+
+def _args(annotation: object) -> tuple[object, ...]:
+    """Every type an annotation names, at any depth (`list[dict[str, datetime]]` names datetime)."""
+    found: list[object] = []
+    stack = [annotation]
+    while stack:
+        item = stack.pop()
+        for arg in getattr(item, "__args__", ()) or ():
+            found.append(arg)
+            stack.append(arg)
+    return tuple(found)
+
+
+def _locate(value: object, target: object, path: str, depth: int = 0) -> str | None:
+    """The path from `value` to the object `target` (attributes, keys, indexes), if it is inside it."""
+    if value is target and path:
+        return path
+    if depth > 100:
+        return None
+    if _is_record_class(type(value)):
+        kind: Any = type(value)
+        names = (
+            [a.name for a in attrs.fields(kind)]
+            if attrs.has(kind)
+            else [f.name for f in dataclasses.fields(kind)]
+        )
+        items: list[tuple[str, object]] = [
+            (f"{path}.{name}" if path else name, getattr(value, name, None)) for name in names
+        ]
+    elif isinstance(value, Mapping):
+        items = [(f"{path}[{key!r}]", item) for key, item in value.items()]
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+    else:
+        return None
+    for where, item in items:
+        found = _locate(item, target, where, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def _renames(cls: type, tag: str, fields: Mapping[str, str] | None) -> dict[str, str]:

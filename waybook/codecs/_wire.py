@@ -28,6 +28,7 @@ import msgspec
 
 from waybook.codecs import _commitments as commitments
 from waybook.codecs._canonical import ENCODER
+from waybook.codecs._json_data import plain_body
 from waybook.codecs._legacy import UserMessageV1, upcast_user_v1
 from waybook.model._errors import (
     DecodeError,
@@ -57,6 +58,7 @@ from waybook.model._records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryUsed,
     MemoryWrite,
     NewRecord,
@@ -97,6 +99,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.reflection.reserved/1": ReflectionReserved,
     "waybook.reflection.started/1": ReflectionStarted,
     "waybook.reflection.finished/1": ReflectionFinished,
+    "waybook.memory.synced/1": MemorySynced,
 }
 """Every body type written today, by its stable wire tag. A tag is never reused for another meaning."""
 
@@ -207,10 +210,15 @@ def seal(
     Where `round_trips` proves by construction that decoding the body would give the same value back
     (the common message of plain text), the record is sealed in one pass: its bytes encoded in one C
     call, hashed once, never decoded. Any other body is decoded back from its bytes, so a writer holds
-    exactly what a later replay will read (a NaN written becomes null in both, a list becomes a tuple
-    in both) and a body that does not decode as its own type is refused (InvalidRecordError) before
-    anything is written. The envelope's strings are the writer's own (and `prev` is the previous
-    record's digest), so they are not copied.
+    exactly what a later replay will read (a tuple becomes a list in both), and a body that does not
+    decode as its own type is refused (InvalidRecordError) before anything is written.
+
+    Encoding fails closed at every depth: a body whose bytes do not decode back equal to it (msgspec
+    writes attrs classes, dataclasses, datetimes, sets and NaN as something else) has its free-form
+    fields walked (waybook.codecs._json_data): registered values are written by their codecs, and
+    anything that is not JSON data is refused (NotJsonDataError, naming the path to it). Plain data
+    pays one C comparison, never a Python walk. The envelope's strings are the writer's own (and
+    `prev` is the previous record's digest), so they are not copied.
     """
     rid, at, body = new.id, new.at, new.body
     if salt is not None and type(body) in commitments.SEALED_FIELDS and commitments.sealed_content(body):
@@ -226,23 +234,22 @@ def seal(
             digest = hashlib.sha256(covered).hexdigest()
             line = b"".join((covered[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
             return Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body, digest=digest), line
-        try:
-            head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))
-            body_bytes = ENCODER.encode(body)
-        except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
-            raise _not_encodable(rid, exc) from exc
-        if len(body_bytes) > MAX_RECORD_BYTES:
-            raise _too_large(rid, len(body_bytes))
-        covered = head[:-1] + b',"body":' + body_bytes + b"}"
-        digest = hashlib.sha256(covered).hexdigest()
-        line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
-        try:
-            decoded = _BODY_DECODER.decode(body_bytes)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-            pass  # decode the whole line below, for the typed error naming the field
-        else:
+        body, body_bytes, decoded = _encoded_body(rid, body)
+        if decoded is not None:
+            try:
+                head = ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))
+            except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
+                raise _not_encodable(rid, exc) from exc
+            if len(body_bytes) > MAX_RECORD_BYTES:
+                raise _too_large(rid, len(body_bytes))
+            covered = head[:-1] + b',"body":' + body_bytes + b"}"
+            digest = hashlib.sha256(covered).hexdigest()
+            line = covered[:-1] + _DIGEST_PREFIX + digest.encode() + b'"}'
             record = Record(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=decoded, digest=digest)
             return record, line
+        # the body does not decode as its own type: decode the whole line below, for the typed error
+    elif type(body) in CURRENT_TAGS.values():
+        body = _encoded_body(str(rid), body)[0]
     try:
         covered = ENCODER.encode(_Unsealed(seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body))
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
@@ -269,6 +276,9 @@ def seal_content(
     if not commitments.is_salt(salt):
         msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
         raise InvalidRecordError(msg, record_id=str(rid))
+    proved = round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str
+    if not proved:  # fail closed at every depth, registered values written by their codecs (as `seal`)
+        body = _encoded_body(str(rid), body)[0]
     try:
         covered, _ = commitments.sealed_covered(salt, body, seq, rid, at, prev, batch)
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
@@ -277,7 +287,7 @@ def seal_content(
         _check_body_size(str(rid), body)
     digest = hashlib.sha256(covered).hexdigest()
     line = b"".join((covered[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
-    if round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str:
+    if proved:
         record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body, digest=digest)
         return record, line
     try:
@@ -286,6 +296,43 @@ def seal_content(
         msg = f"record {rid!r} does not match its wire type: {exc.reason}"
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
     return record, line
+
+
+_ENCODE_ERRORS: Final = (TypeError, ValueError, msgspec.EncodeError, UnicodeEncodeError)
+
+
+def _encoded_body(rid: str, body: Any, checked: bool = False) -> tuple[Any, bytes, Any]:
+    """`(body, bytes, decoded)`: the body to seal (with registered values at any depth written by their
+    codecs), its canonical bytes and the body they decode to (None when they do not decode as the
+    body's type: the caller then names the field). Raises NotJsonDataError for a body that holds
+    anything but JSON data and registered values, InvalidRecordError for one msgspec cannot encode."""
+    try:
+        body_bytes = ENCODER.encode(body)
+    except RecursionError as exc:
+        raise _not_encodable(rid, exc) from exc
+    except _ENCODE_ERRORS as exc:
+        plain = body if checked else plain_body(body, rid)
+        if plain is body:
+            raise _not_encodable(rid, exc) from exc
+        return _encoded_body(rid, plain, checked=True)
+    try:
+        decoded = _BODY_DECODER.decode(body_bytes)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return body, body_bytes, None
+    if not checked and not _same(decoded, body):  # something became something else: find it
+        plain = plain_body(body, rid)
+        if plain is not body:
+            return _encoded_body(rid, plain, checked=True)
+    return body, body_bytes, decoded
+
+
+def _same(decoded: object, body: object) -> bool:
+    """Whether `body` decoded back as itself (a C comparison). Tuples in free-form data read back as
+    lists and so compare unequal: the walk then finds nothing to refuse."""
+    try:
+        return bool(decoded == body)
+    except Exception:  # an object's own __eq__ may raise anything: walk the body to name it
+        return False
 
 
 def _not_encodable(rid: str, exc: BaseException) -> InvalidRecordError:

@@ -29,6 +29,15 @@ TOOLS = [
 ]
 
 
+DURABILITY_MEANS = {
+    "group": "every append was on disk (fsynced) before it returned, the default",
+    "fsync": "every append was fsynced before it returned",
+    "flush": "appends were fsynced when the journal was flushed or closed",
+    "none": "the operating system wrote the appends when it chose to",
+}
+"""What each durability policy promised, for the line the demo prints (docs/jsonl.md, "Durability")."""
+
+
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "demo",
@@ -60,11 +69,13 @@ def run(args: argparse.Namespace) -> int:
         JsonlJournal(memory_path) as memory_journal,
     ):
         write_demo_session(Session(journal, actor="demo"), Memory(memory_journal, scope="demo-agent"))
+        durability = journal.durability
     from waybook.commands import tree
 
     tree.run(argparse.Namespace(path=path, store=None, at=None, json=False))
     report = verify_file(path)
     print(report)
+    print(f"durability: {durability}: {DURABILITY_MEANS.get(durability, durability)}")
     print(
         f"\nnext: waybook show {path} --context\n"
         f"      waybook memory {memory_path} --history /memories/payments.md\n"

@@ -26,13 +26,21 @@ from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
 from waybook.commands.terminal import plural
-from waybook.formats import ImportedSession, ImportReport, RefusedFileError, claude_code, codex
+from waybook.formats import (
+    ImportedSession,
+    ImportReport,
+    RefusedFileError,
+    claude_code,
+    codex,
+    linked_both_ways,
+)
 from waybook.formats._detect import detect_folder_format, detect_format
 from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
 from waybook.formats.openai_agents._database import read_session
 from waybook.formats.openai_agents._import import import_openai_agents
 from waybook.formats.opencode import import_opencode, is_storage_folder, read_opencode
+from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
 from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.stores._blobs import references
@@ -169,7 +177,7 @@ def _import(args: argparse.Namespace) -> int:
     data = args.path.read_bytes()
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
-        _write(args, args.output, imported.records, shown=imported.blobs)
+        _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)
         warnings = []
         if imported.joined:
             lines = ", ".join(str(n) for n in imported.joined[:10])
@@ -177,6 +185,7 @@ def _import(args: argparse.Namespace) -> int:
                 f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
                 f"imported both: line {lines}"
             )
+        warnings += [why for _line, why in imported.inferred if why == PI_NO_PLACES]
         report = _pi_report(data, imported.skipped, imported.inferred)
         say(
             args,
@@ -321,8 +330,9 @@ def _write(
     records: Sequence[NewRecord],
     *,
     shown: dict[str, tuple[bytes, str]] | None = None,
+    sizes: Sequence[tuple[int, int] | None] | None = None,
 ) -> None:
-    _write_all(args, [(str(target), records, None)], shown=shown)
+    _write_all(args, [(str(target), records, None)], shown=shown, places={str(target): sizes})
 
 
 def _write_all(
@@ -330,14 +340,22 @@ def _write_all(
     outputs: Sequence[tuple[str, Sequence[NewRecord], Any]],
     *,
     shown: dict[str, tuple[bytes, str]] | None = None,
+    places: dict[str, Sequence[tuple[int, int] | None] | None] | None = None,
 ) -> None:
     """Validate every journal in full, refuse if any target exists, then write each atomically.
 
     `shown` holds bytes the source file shows for blobs its records reference (a waybook export shows a
     text blob as its text). A store import stores them, with every image, before the journals; a plain
-    file has no blobs, so they go inline. A reference whose bytes are nowhere is reported."""
+    file has no blobs, so they go inline. A reference whose bytes are nowhere is reported. `places`
+    holds, by target, each record's batch place as a waybook export carried it: the journal is then
+    appended in those batches, so every record keeps its digest (the place is inside the bytes it
+    covers)."""
     staged = []
     blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
+    both_ways = linked_both_ways([records for _, records, _ in outputs])  # each sub-agent names its parent
+    outputs = [
+        (target, records, report) for (target, _, report), records in zip(outputs, both_ways, strict=True)
+    ]
     total = sum(len(records) for _, records, _ in outputs)
     threshold = 1 if total >= PROGRESS_RECORDS else len(outputs) + 1  # a big import shows its journals
     for target, records, _ in track(outputs, description=f"checking {total} records", threshold=threshold):
@@ -346,7 +364,7 @@ def _write_all(
             blobs.update(found)
         elif shown:
             records = inline_known(records, shown)
-        staged.append((target, stage(target, records)))
+        staged.append((target, stage(target, records, (places or {}).get(target))))
     if args.store is not None:
         _write_to_store(args.store, staged, blobs)
         return
@@ -376,12 +394,23 @@ written, and the file is still written at once; the batches are what a reader se
 record costs the batch it is in, not the whole import (one batch would read as damaged from seq 1)."""
 
 
-def stage(target: str, records: Sequence[NewRecord]) -> InMemoryJournal:
-    """`records` appended to a new in-memory journal in batches of IMPORT_BATCH, every rule checked."""
+def stage(
+    target: str, records: Sequence[NewRecord], places: Sequence[tuple[int, int] | None] | None = None
+) -> InMemoryJournal:
+    """`records` appended to a new in-memory journal, every rule checked: in the batches `places` names
+    (each record's `(index, size)`, None for one appended alone: what a waybook export carried), or in
+    batches of IMPORT_BATCH."""
     staging = InMemoryJournal(target)
     head = GENESIS
-    for start in range(0, len(records), IMPORT_BATCH):
-        head = staging.append(list(records[start : start + IMPORT_BATCH]), expected=head).head
+    at = 0
+    while at < len(records):
+        if places is None:
+            size = IMPORT_BATCH
+        else:
+            place = places[at]
+            size = 1 if place is None else place[1]
+        head = staging.append(list(records[at : at + size]), expected=head).head
+        at += size
     return staging
 
 

@@ -13,8 +13,10 @@ from waybook.commands.journal_files import starts_with_header
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.terminal import visible
+from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
 from waybook.journal import JournalError, JsonlJournal, NotAJournalError, SessionJournal, VerifyReport
+from waybook.projections import LinkProblem
 from waybook.stores import CATALOG_ID, JournalStore, open_proven, prove
 
 
@@ -27,7 +29,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "whether a damaged tail is torn (what `waybook repair` would remove). Memory receipts in the "
             "session and pin journals given are re-derived from the memory journals given with them. "
             "With --store URL and no PATH, every journal of the store is verified (hidden ones too), and "
-            f"its catalog journal {CATALOG_ID} with them. Exit 1 on any problem."
+            f"its catalog journal {CATALOG_ID} with them; with --store, each journal's sub-agent links are "
+            "checked both ways (a link whose journal is missing or names another parent, a sub-agent whose "
+            "parent is missing or does not link back). Exit 1 on any problem."
         ),
         epilog="Example: waybook verify sessions/*.jsonl --json; waybook verify --store file:sessions",
     )
@@ -63,6 +67,7 @@ def _verify(args: argparse.Namespace, store: JournalStore | None) -> int:
     """Prove each journal once; the journals a receipt check needs stay open (their bytes in memory)
     until the receipts are checked, so no journal is read twice."""
     paths = args.paths if args.paths or store is None else every_journal(store)
+    links = None if store is None else LinkCheck(store)
     status = OK
     reports: list[dict[str, Any]] = []
     with contextlib.ExitStack() as kept:
@@ -70,7 +75,7 @@ def _verify(args: argparse.Namespace, store: JournalStore | None) -> int:
         with Phases(len(paths), threshold=2 if not args.paths else PROGRESS_PATHS) as phases:
             phases.start("verifying", total=len(paths))
             for done, path in enumerate(paths):
-                journal, found = _verify_one(args, store, path, reports)
+                journal, found = _verify_one(args, store, path, reports, links)
                 status = max(status, found)
                 if journal is not None:
                     receipts.append(kept.enter_context(journal))
@@ -105,7 +110,11 @@ def _proof(store: JournalStore | None, path: Path) -> tuple[SessionJournal | Non
 
 
 def _verify_one(
-    args: argparse.Namespace, store: JournalStore | None, path: Path, reports: list[dict[str, Any]]
+    args: argparse.Namespace,
+    store: JournalStore | None,
+    path: Path,
+    reports: list[dict[str, Any]],
+    links: LinkCheck | None = None,
 ) -> tuple[SessionJournal | None, int]:
     """Verify one journal, print (or add to `reports`) what was found; the journal if the receipt check
     needs it (else it is closed), and the exit status."""
@@ -128,10 +137,10 @@ def _verify_one(
         warn(f"{exc.filename or path}: {exc.strerror or exc}")
         return None, USAGE
     if journal is None:
-        return None, _say(args, store, path, report, journal, reports)
+        return None, _say(args, store, path, report, journal, reports, links)
     with contextlib.ExitStack() as closing:
         closing.callback(journal.close)
-        status = _say(args, store, path, report, journal, reports)
+        status = _say(args, store, path, report, journal, reports, links)
         if (report.ok or report.torn_tail) and needs_receipt_check(journal):
             closing.pop_all()  # the receipt check reads it: it stays open until then
             return journal, status
@@ -145,8 +154,10 @@ def _say(
     report: VerifyReport,
     journal: SessionJournal | None,
     reports: list[dict[str, Any]],
+    links: LinkCheck | None = None,
 ) -> int:
-    """Print (or add to `reports`) what was found of one journal, its blobs too with --blobs."""
+    """Print (or add to `reports`) what was found of one journal, its blobs too with --blobs, and (with
+    --store) its sub-agent links checked both ways."""
     status = OK
     entry: dict[str, Any] = {
         "path": str(path),
@@ -168,6 +179,12 @@ def _say(
         entry["blobs"] = blobs
         if blobs["missing"] or blobs["damaged"]:
             status = max(status, PROBLEM)
+    problems: tuple[LinkProblem, ...] = ()
+    if report.ok and links is not None and journal is not None:
+        facts, problems = links.check(str(path), journal)
+        entry["links"] = links_entry(facts, problems)
+        if any(problem.is_problem for problem in problems):
+            status = max(status, PROBLEM)
     reports.append(entry)
     if not report.ok:
         status = max(status, PROBLEM)
@@ -187,6 +204,8 @@ def _say(
                 print(f"  missing blob {digest}")
             for digest in found["damaged"]:
                 print(f"  damaged blob {digest} (its bytes do not hash to its digest)")
+        for problem in problems:
+            print(visible(f"  {'link' if problem.is_problem else 'note'}: {problem.message}"))
         if str(path) == CATALOG_ID and not report.ok:
             print("  the store's catalog is damaged: restore it from a copy; no command repairs it")
         elif entry["torn_tail"]:

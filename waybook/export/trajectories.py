@@ -34,7 +34,15 @@ from waybook.export._rows import encode_row, openai_messages, openai_row
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._reading import read_seqs
 from waybook.model._head import Head
-from waybook.model._records import Annotation, AssistantMessage, Compaction, CustomEntry, Header, Record
+from waybook.model._records import (
+    Annotation,
+    AssistantMessage,
+    Compaction,
+    CustomEntry,
+    Header,
+    Record,
+    ToolCallBlock,
+)
 from waybook.projections import COMPACTION_PREAMBLE
 from waybook.projections._base import replay
 from waybook.projections._context import context_at
@@ -124,6 +132,7 @@ class TrajectoryExporter:
         self._excluded = {self.tree.ids[p] for p in self.tree.exclusions.values()}
         self._tools: Any = _UNSET
         self._labels: dict[str, str] | None = None
+        self._masked_ids: dict[str, str] = {}
         """Every record an exclusion anywhere in the journal took back (per-turn samples leave them out)."""
 
     @property
@@ -132,10 +141,14 @@ class TrajectoryExporter:
 
     def provenance(self, leaf: str) -> dict[str, Any]:
         return {
-            "journal": self.journal_id,
-            "leaf": leaf,
+            "journal": self._id(self.journal_id),
+            "leaf": self._id(leaf),
             "head": {"seq": self.head.seq, "digest": self.head.digest},
         }
+
+    def _id(self, value: str) -> str:
+        """A journal or node id as a redacted export writes it (an id can spell a secret too)."""
+        return value if self.redactor is None else self.redactor.text(value)
 
     def messages(self, leaf: str, options: TrainingOptions | None = None) -> list[Message]:
         options = options or self.options
@@ -249,8 +262,8 @@ class TrajectoryExporter:
             return row
         digests = [shown.record.digest for shown in context]
         row["metadata"] = {
-            "journal": self.journal_id,
-            "turn": {"seq": record.seq, "id": record.id, "digest": record.digest},
+            "journal": self._id(self.journal_id),
+            "turn": {"seq": record.seq, "id": self._id(record.id), "digest": record.digest},
             "context": {
                 "seqs": [shown.record.seq for shown in context],
                 "digest": hashlib.sha256("\n".join(digests).encode()).hexdigest(),
@@ -330,8 +343,8 @@ class TrajectoryExporter:
                             if self.provenance_rows:
                                 row["metadata"] = {
                                     **self.provenance(tree.ids[chosen_end]),
-                                    "rejected_leaf": tree.ids[end],
-                                    "fork": tree.ids[fork],
+                                    "rejected_leaf": self._id(tree.ids[end]),
+                                    "fork": self._id(tree.ids[fork]),
                                 }
                             yield row
 
@@ -370,7 +383,7 @@ class TrajectoryExporter:
             "tools": tools_for([*prompt, *completion], self.tools()),
         }
         if self.provenance_rows:
-            row["metadata"] = {**self.provenance(self.tree.ids[end]), "fork": self.tree.ids[fork]}
+            row["metadata"] = {**self.provenance(self.tree.ids[end]), "fork": self._id(self.tree.ids[fork])}
         return row
 
     def no_pairs_reason(self) -> str:
@@ -503,11 +516,12 @@ class TrajectoryExporter:
         return redacted
 
     def _redacted(self, messages: list[Message]) -> list[Message]:
-        """Secrets masked in every text, tool argument, tool result and image URL on the web (never in
-        provenance, and never inside a `data:` image's bytes)."""
+        """Secrets masked in every text, thinking, tool argument (keys and values), tool name, tool call
+        id, tool result and image URL on the web (never inside a `data:` image's bytes)."""
         redactor = self.redactor
         if redactor is None:
             return messages
+        redactor.prepare(_strings(messages))
 
         def part(piece: str | ImagePart) -> str | ImagePart:
             if isinstance(piece, str):
@@ -516,18 +530,66 @@ class TrajectoryExporter:
                 return piece
             return attrs.evolve(piece, url=redactor.text(piece.url))
 
+        def call(c: ToolCallBlock) -> ToolCallBlock:
+            arguments = redactor.value(c.arguments)
+            call_id, name = self._masked_id(c.call_id), redactor.text(c.name)
+            if arguments is c.arguments and call_id is c.call_id and name is c.name:
+                return c
+            return msgspec.structs.replace(c, arguments=arguments, call_id=call_id, name=name)
+
         def message(m: Message) -> Message:
-            text = redactor.text(m.text)
-            calls = tuple(
-                c
-                if (a := redactor.value(c.arguments)) is c.arguments
-                else msgspec.structs.replace(c, arguments=a)
-                for c in m.tool_calls
-            )
+            text, thinking = redactor.text(m.text), redactor.text(m.thinking)
+            calls = tuple(call(c) for c in m.tool_calls)
+            answered = self._masked_id(m.tool_call_id) if m.tool_call_id is not None else None
             parts = tuple(part(piece) for piece in m.parts)
-            same = text is m.text and all(a is b for a, b in zip(calls, m.tool_calls, strict=True))
+            same = text is m.text and thinking is m.thinking and answered is m.tool_call_id
+            same = same and all(a is b for a, b in zip(calls, m.tool_calls, strict=True))
             if same and all(a is b for a, b in zip(parts, m.parts, strict=True)):
                 return m
-            return attrs.evolve(m, text=text, tool_calls=calls, parts=parts)
+            return attrs.evolve(
+                m, text=text, thinking=thinking, tool_calls=calls, tool_call_id=answered, parts=parts
+            )
 
         return [message(m) for m in messages]
+
+    def _masked_id(self, call_id: str) -> str:
+        """A tool call id with its secrets masked, made unique again with a number (two ids holding
+        secrets would otherwise both be `call_[REDACTED:...]`, and a row needs its call ids unique);
+        the same id is masked the same way throughout the export, so calls still pair with results."""
+        assert self.redactor is not None
+        masked = self.redactor.text(call_id)
+        if masked is call_id or masked == call_id:
+            return call_id
+        known = self._masked_ids.get(call_id)
+        if known is None:
+            known = self._masked_ids[call_id] = f"{masked}#{len(self._masked_ids) + 1}"
+        return known
+
+
+def _strings(messages: list[Message]) -> Iterator[str]:
+    """Every string of `messages` redaction reads (so one detection pass can mask them together)."""
+    for m in messages:
+        yield m.text
+        if m.thinking:
+            yield m.thinking
+        if m.tool_call_id is not None:
+            yield m.tool_call_id
+        for piece in m.parts:
+            yield piece if isinstance(piece, str) else piece.url
+        for call in m.tool_calls:
+            yield call.call_id
+            yield call.name
+            yield from _nested_strings(call.arguments)
+
+
+def _nested_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from _nested_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _nested_strings(item)

@@ -3,7 +3,8 @@
 Each format is one module or sub-package. Outside data is decoded as data, never as objects. A format
 that keeps sessions in folders walks them itself (`waybook.formats.claude_code.import_folder`,
 `waybook.formats.codex.import_folder`, `waybook.formats.opencode.read_opencode`), reading regular files
-only (`RefusedFileError` otherwise)."""
+only (`RefusedFileError` otherwise). An import that writes sessions with their sub-agents' sessions
+links them both ways (`linked_both_ways`: each sub-agent's header names the session that started it)."""
 
 from waybook.formats._folders import (
     FolderImport,
@@ -17,6 +18,7 @@ from waybook.formats._foreign import (
     ImportReport,
 )
 from waybook.formats._source_files import RefusedFileError
+from waybook.formats._subagent_links import linked_both_ways
 from waybook.formats.claude_code import (
     import_claude_code,
 )
@@ -53,4 +55,5 @@ __all__ = [
     "import_openai_agents",
     "import_opencode",
     "import_pi",
+    "linked_both_ways",
 ]

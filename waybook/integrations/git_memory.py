@@ -81,9 +81,15 @@ def _git(directory: Path, *args: str, stdin: bytes | None = None) -> bytes:
         ["git", "-C", str(directory), *args], input=stdin, capture_output=True, env=env, check=False
     )
     if done.returncode != 0:
-        msg = f"git {args[0]} failed in {directory}: {done.stderr.decode(errors='replace').strip()}"
+        msg = f"git {args[0]} failed in {directory}: {one_line(done.stderr)}"
         raise GitMemoryError(msg)
     return done.stdout
+
+
+def one_line(stderr: bytes, limit: int = 400) -> str:
+    """git's error text on one line (it writes several: `fatal: ...`, hints, a remote's hook output)."""
+    text = " ".join(stderr.decode(errors="replace").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- export -----------------------------------------------------------------------------------------
@@ -410,7 +416,7 @@ def _history(source: Path) -> list[tuple[str, dict[str, str]]]:
     fields = "%x1f".join(f"%(trailers:key={key},valueonly,separator=%x2C)" for key in TRAILERS)
     raw = _git(source, "log", "--first-parent", "--reverse", f"--format=%H%x1f{fields}%x1e", "HEAD")
     commits = []
-    for entry in raw.decode().split("\x1e"):
+    for entry in raw.decode("utf-8", errors="replace").split("\x1e"):
         parts = entry.strip("\n").split("\x1f")
         if len(parts) != 1 + len(TRAILERS):
             continue

@@ -48,6 +48,20 @@ class MemoryToolServer:
         returns its typed error to the client (`CODE: message`) and the server prints nothing more."""
         from mcp.server.mcpserver import MCPServer  # the `mcp` extra, imported only when serving
         from mcp.server.mcpserver.exceptions import ToolError
+        from pydantic import ValidationError
+
+        class Server(MCPServer):
+            """Arguments of the wrong type answered in one line (`InvalidArgument: request_id: ...`), as
+            waybook's own errors are, instead of pydantic's text of several lines."""
+
+            async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+                try:
+                    return await super().call_tool(name, arguments, context)
+                except ToolError as exc:
+                    if not isinstance(exc.__cause__, ValidationError):
+                        raise
+                    msg = f"Error executing tool {name}: InvalidArgument: {_wrong_arguments(exc.__cause__)}"
+                    raise ToolError(msg) from exc.__cause__
 
         self.nominations: dict[str, Nomination] = {}
 
@@ -69,8 +83,11 @@ class MemoryToolServer:
                 msg = f"InternalError: {type(exc).__name__} (run the server with --debug for its traceback)"
                 raise ToolError(msg) from None
 
-        server = MCPServer(
+        server = Server(
             name,
+            # The library logs every failed call at INFO on stderr; a refusal is the client's answer,
+            # not the host's news: quiet unless --debug.
+            log_level="INFO" if debug else "WARNING",
             instructions=(
                 "Working memory under /memories (the `memory` tool: view, create, str_replace, insert, "
                 "delete, rename, apply_patch, update_description) and canonical memory the host "
@@ -147,6 +164,16 @@ class MemoryToolServer:
 
     def run_stdio(self) -> None:
         self.server.run("stdio")
+
+
+def _wrong_arguments(error: Any) -> str:
+    """pydantic's validation errors in one line: `request_id: Input should be a valid string (got int)`."""
+    parts = []
+    for problem in error.errors(include_url=False)[:5]:
+        where = ".".join(str(p) for p in problem.get("loc", ())) or "arguments"
+        given = type(problem.get("input")).__name__
+        parts.append(f"{where}: {' '.join(str(problem.get('msg', 'invalid')).split())} (got {given})")
+    return "; ".join(parts)
 
 
 def _scope(journal: SessionJournal) -> str:

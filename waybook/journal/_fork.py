@@ -2,10 +2,12 @@
 
 A fork copies the source's records 2..k verbatim (ids, timestamps, bodies), where record k is the node
 forked from, behind a new header whose metadata names the source: `forked_from` = {journal, seq,
-digest, node, at}. The copies sit at the same seqs as in the source, so a reader holding both proves the
-fork with `check_fork`: the source's record k has the digest the header names (and the source's chain
-proves every record before it), and each copy equals the source record at its seq. The source is only
-read.
+digest, node, at}. A fork into a journal that holds only its own header keeps that header (its id is
+the fork's) and names the source in an annotation of the node instead, right after the copies (type
+`waybook.fork`, the same data). The copies sit at the same seqs as in the source, so a reader holding
+both proves the fork with `check_fork`: the source's record k has the digest the fork names (and the
+source's chain proves every record before it), and each copy equals the source record at its seq. The
+source is only read.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from typing import Any, Final
 import attrs
 
 from waybook.model._errors import IntegrityError, InvalidRecordError, UnknownNodeError
-from waybook.model._records import SEALED_SCHEMA, Header, NewRecord, Record
+from waybook.model._records import SEALED_SCHEMA, Annotation, Header, NewRecord, Record
 
 FORK_KEY: Final = "forked_from"
 """The header metadata key of a fork's provenance."""
+
+FORK_TYPE: Final = "waybook.fork"
+"""The annotation type naming a fork's provenance when the fork kept the header its journal had."""
 
 
 class ForkProvenanceError(IntegrityError):
@@ -94,9 +99,20 @@ def plan_fork(source: Iterable[Record], node_id: str, *, name: str, journal_id: 
     return ForkPlan(header=header, header_at=first.at, copies=tuple(copies), point=point)
 
 
-def fork_point(header: Header) -> ForkPoint | None:
-    """The provenance a fork's header names (None for a journal that is not a fork)."""
-    given = header.metadata.get(FORK_KEY)
+def provenance(plan: ForkPlan, annotation_id: str) -> NewRecord:
+    """The record naming `plan`'s source when the fork keeps its journal's own header: an annotation of
+    the node, right after the copies (it does not move the leaf)."""
+    body = Annotation(target=plan.point.node, type=FORK_TYPE, data=plan.point.as_metadata())
+    return NewRecord(id=annotation_id, at=plan.point.at, body=body)
+
+
+def fork_point(header: Header | Annotation) -> ForkPoint | None:
+    """The provenance a fork's header (or its `waybook.fork` annotation) names (None for a journal that
+    is not a fork)."""
+    if isinstance(header, Annotation):
+        given = header.data if header.type == FORK_TYPE else None
+    else:
+        given = header.metadata.get(FORK_KEY)
     if not isinstance(given, Mapping):
         return None
     try:
@@ -118,8 +134,22 @@ def check_fork(fork: Iterable[Record], source: Iterable[Record], *, name: str = 
     records = iter(fork)
     first = next(records, None)
     point = fork_point(first.body) if first is not None and isinstance(first.body, Header) else None
+    if point is None:  # a fork that kept its journal's header: the annotation after the copies names it
+        copies: list[Record] = []
+        for record in records:
+            if isinstance(record.body, Annotation) and record.body.type == FORK_TYPE:
+                point = fork_point(record.body)
+                if point is not None and record.seq != point.seq + 1:
+                    msg = f"{name}: the fork's annotation at seq {record.seq} does not follow the copies"
+                    raise ForkProvenanceError(msg)
+                break
+            copies.append(record)
+        records = iter(copies)
     if point is None:
-        msg = f"{name}: the header names no fork provenance ({FORK_KEY!r} in its metadata)"
+        msg = (
+            f"{name}: names no fork provenance ({FORK_KEY!r} in its header's metadata, or a {FORK_TYPE!r} "
+            "annotation)"
+        )
         raise ForkProvenanceError(msg)
     originals = iter(source)
     source_header = next(originals, None)

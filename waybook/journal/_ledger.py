@@ -15,6 +15,7 @@ from typing import Final
 import attrs
 import msgspec
 
+from waybook.codecs import NotJsonDataError
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._commitments import SEALED_FIELDS
 from waybook.codecs._wire import decode_record, decode_record_lines, erased_line_digest, line_digest, seal
@@ -102,7 +103,10 @@ class Ledger:
             delta = self.rules.check_one(new)
             salts = self.salts
             salt = salts() if salts is not None and type(new.body) in SEALED_FIELDS else None
-            record, line = seal(head.seq + 1, new, head.digest, None, salt)
+            try:
+                record, line = seal(head.seq + 1, new, head.digest, None, salt)
+            except NotJsonDataError as exc:
+                raise _in_journal(exc, self.name) from None
             return AppendResult(head, Head(record.seq, record.digest), (record,)), line, delta
         return None
 
@@ -137,18 +141,21 @@ class Ledger:
             return self._retry_or_refuse(tuple(batch), expected, read_range)
         checked = self.rules.check(batch)
         salts = self.salts if head.seq else salts_for(batch[0].body)
-        if len(batch) == 1:
-            record, line = seal(head.seq + 1, batch[0], head.digest, None, salts() if salts else None)
-            return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
-        records: list[Record] = []
-        lines: list[bytes] = []
-        prev = head.digest
-        size = len(batch)
-        for index, new in enumerate(batch, start=1):
-            record, line = seal(head.seq + index, new, prev, (index, size), salts() if salts else None)
-            records.append(record)
-            lines.append(line)
-            prev = record.digest
+        try:
+            if len(batch) == 1:
+                record, line = seal(head.seq + 1, batch[0], head.digest, None, salts() if salts else None)
+                return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
+            records: list[Record] = []
+            lines: list[bytes] = []
+            prev = head.digest
+            size = len(batch)
+            for index, new in enumerate(batch, start=1):
+                record, line = seal(head.seq + index, new, prev, (index, size), salts() if salts else None)
+                records.append(record)
+                lines.append(line)
+                prev = record.digest
+        except NotJsonDataError as exc:
+            raise _in_journal(exc, self.name) from None
         result = AppendResult(head, Head(record.seq, record.digest), tuple(records))
         return Plan(result, tuple(lines), checked)
 
@@ -370,3 +377,8 @@ def check_line(line: bytes, seq: int, prev: str, journal: str = "") -> Record:
         reason = "its digest does not match its bytes (altered or not canonical)"
         raise BrokenChainError(journal=journal, seq=seq, reason=reason)
     return record
+
+
+def _in_journal(exc: NotJsonDataError, name: str) -> NotJsonDataError:
+    """The codec's refusal, with the journal's name in front (the codec does not know it)."""
+    return type(exc)(exc.reason, path=exc.path, journal=name, record_id=exc.record_id)

@@ -414,6 +414,19 @@ class ReflectionFinished(Body, tag_field="kind", tag="waybook.reflection.finishe
     detail: str = field(default="", name="detail")
 
 
+class MemorySynced(Body, tag_field="kind", tag="waybook.memory.synced/1", frozen=True):
+    """In a working-memory journal: a sync with a git remote left its `main` at `commit`, whose tree is
+    `tree` (both git object ids) and whose trailers name this journal's `seq`. The next sync finds that
+    commit in the remote's history, or refuses the remote as rewritten (a force-push). `remote` names the
+    remote as the sync was given it, its secrets masked. Changes no note."""
+
+    KIND: ClassVar[str] = "waybook.memory.synced/1"
+    remote: str = field(name="remote")
+    commit: str = field(name="commit")
+    tree: str = field(name="tree")
+    seq: int = field(name="seq")
+
+
 MemoryBody: TypeAlias = (
     MemoryWrite | MemoryDelete | MemoryRename | MemoryAdoption | MemoryPinMoved | MemoryUsed
 )
@@ -438,6 +451,7 @@ AnyBody: TypeAlias = (
     | ReflectionReserved
     | ReflectionStarted
     | ReflectionFinished
+    | MemorySynced
 )
 
 NODE_TYPES: Final = (
@@ -461,6 +475,7 @@ BODY_TYPES: Final = (
     Erasure,
     *MEMORY_TYPES,
     *REFLECTION_TYPES,
+    MemorySynced,
 )
 
 

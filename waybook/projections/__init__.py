@@ -29,6 +29,18 @@ from waybook.projections._cost import (
     cost_report,
     usage_entries,
 )
+from waybook.projections._links import (
+    SUBAGENT_OF,
+    LinkFacts,
+    LinkProblem,
+    LinkRef,
+    SubagentParent,
+    link_facts,
+    link_problems,
+    linked_journals,
+    subagent_links,
+    subagent_parent,
+)
 from waybook.projections._prices import Cost, FixedPrices, PriceTable, Rate, Rates, price
 from waybook.projections._provider_turns import NO_RESULT_RECORDED, REPAIR_KINDS, Repair, RepairKind
 from waybook.projections._providers import (
@@ -55,6 +67,16 @@ from waybook.projections._tree import Branch, LeafMove, TreeProjection, TreeStat
 from waybook.projections._usage import ContextUsage, RequestContext, context_usage, usage_tokens
 
 __all__ = [
+    "SUBAGENT_OF",
+    "LinkFacts",
+    "LinkProblem",
+    "LinkRef",
+    "SubagentParent",
+    "link_facts",
+    "link_problems",
+    "linked_journals",
+    "subagent_links",
+    "subagent_parent",
     "BranchStats",
     "SessionStats",
     "Tally",

@@ -16,9 +16,12 @@ hand it anything but a proved record.
 
 from __future__ import annotations
 
+import contextlib
+import selectors
 import socket
 import socketserver
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from types import TracebackType
@@ -28,6 +31,7 @@ import msgspec
 
 from waybook.codecs._wire import decode_record, encode_record, line_digest
 from waybook.model._errors import DecodeError, JournalError
+from waybook.stores._catalog import check_timeout
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._subscribe import Cursor, Delivery, Subscription, subscribe
 
@@ -39,7 +43,8 @@ MAX_LINE: Final = 16 * 1024 * 1024
 
 
 class BridgeError(JournalError):
-    """The feed bridge's peer broke the protocol or went away."""
+    """The feed bridge's connection failed: the server went away or reset it, could not be reached, or
+    sent something that is not a delivery. Subscribe again with `after=cursor`."""
 
 
 class _Hello(msgspec.Struct, forbid_unknown_fields=True):
@@ -176,7 +181,19 @@ class FeedServer:
 
 
 class RemoteSubscription:
-    """The subscriber side of a `FeedServer`: deliveries after `after`, acknowledged over the socket."""
+    """The subscriber side of a `FeedServer`: deliveries after `after`, acknowledged over the socket.
+
+    Like a local `Subscription`: `next(timeout)` waits up to `timeout` seconds (None: until a delivery
+    comes or `close`) and a timed-out `next` leaves the subscription as it was (a message half received
+    stays buffered for the next call); iteration waits for deliveries as long as it takes and ends on
+    `close` (also from another thread). `timeout` bounds connecting and each send, never a wait for a
+    delivery.
+
+    Every transport failure is a BridgeError (the server gone, a reset, a refused connection, a
+    message that is not a delivery); after one, every call raises it again. Subscribe again with
+    `after=subscription.cursor` (the last acknowledged position: an `ack` counts there even when the
+    server is gone) and nothing is missed.
+    """
 
     def __init__(
         self,
@@ -186,53 +203,108 @@ class RemoteSubscription:
         journals: list[str] | None = None,
         timeout: float = 10.0,
     ) -> None:
-        self._state = Cursor(after)
-        self._socket = socket.create_connection(address, timeout=timeout)
-        self._reader = self._socket.makefile("rb")
-        hello = _Hello(after=after, journals=journals)
-        self._socket.sendall(msgspec.json.encode(hello) + b"\n")
+        self._state = Cursor(_check_after(after))
+        seconds = check_timeout(timeout)
+        self._address = _check_address(address)
+        self._pending = bytearray()
+        self._failure: str | None = None
+        self._closed = False
+        self._busy = False  # a `next` is running: `close` leaves releasing the sockets to it
+        self._released = False
+        self._lock = threading.Lock()
         self._decoder = msgspec.json.Decoder(_Message)
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        try:
+            self._socket = socket.create_connection(self._address, timeout=seconds)
+        except OSError as exc:
+            self._close_wake()
+            msg = f"cannot reach the feed server at {self._where}: {_reason(exc)}; is it running?"
+            raise BridgeError(msg) from exc
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._socket, selectors.EVENT_READ)
+        self._selector.register(self._wake_reader, selectors.EVENT_READ)
+        self._send(msgspec.json.encode(_Hello(after=after, journals=journals)) + b"\n")
+
+    @property
+    def _where(self) -> str:
+        return f"{self._address[0]}:{self._address[1]}"
 
     @property
     def cursor(self) -> int:
+        """Where to subscribe again (`after=`) to miss nothing: the last acknowledged position."""
         return self._state.acked
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def ack(self, position: int) -> None:
+        """Acknowledge every delivery up to `position` as processed. The cursor moves at once; sending
+        the ack to a server that is gone raises BridgeError."""
         self._state.ack(position)
-        self._socket.sendall(msgspec.json.encode(_Ack(position)) + b"\n")
+        if self._closed:
+            return
+        self._raise_if_failed()
+        self._send(msgspec.json.encode(_Ack(position)) + b"\n")
 
     def next(self, timeout: float | None = None) -> Delivery | None:
-        """The next delivery, or None when `timeout` passes first (None: the connection's timeout)."""
-        if timeout is not None:
-            self._socket.settimeout(timeout)
+        """The next delivery, waiting up to `timeout` seconds (None: until one comes or `close`); None
+        when the time passes first or the subscription is closed. BridgeError when the connection fails."""
+        seconds = check_timeout(timeout)
+        deadline = None if seconds is None else time.monotonic() + seconds
+        with self._lock:
+            if self._closed:
+                return None
+            self._busy = True
         try:
-            raw = self._reader.readline(MAX_LINE)
-        except TimeoutError:
+            while not self._closed:
+                line = self._take_line()
+                if line is not None:
+                    return self._delivery(line)
+                self._raise_if_failed()
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return None
+                if self._readable(left):
+                    self._receive()
             return None
-        if not raw:
-            msg = "the feed server closed the connection; subscribe again with after=cursor"
-            raise BridgeError(msg)
-        try:
-            message = self._decoder.decode(raw)
-            line = message.line.encode()
-            record = decode_record(line, where="feed bridge")
-        except (msgspec.DecodeError, msgspec.ValidationError, DecodeError) as exc:
-            msg = f"the feed server sent something that is not a delivery: {exc}"
-            raise BridgeError(msg) from None
-        if line_digest(line) != record.digest or record.seq != message.seq:
-            msg = f"the feed server sent position {message.position} whose record does not prove itself"
-            raise BridgeError(msg)
-        delivery = Delivery(message.journal_id, message.seq, message.position, record)
-        self._state.delivering(delivery.position)
-        return delivery
+        finally:
+            with self._lock:
+                self._busy = False
+                release = self._closed
+            if release:
+                self._release()
 
     def __iter__(self) -> Iterator[Delivery]:
         while (delivery := self.next()) is not None:
             yield delivery
 
     def close(self) -> None:
-        self._reader.close()
+        """End the subscription; a `next` waiting in another thread returns None."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            busy = self._busy
+        with contextlib.suppress(OSError):
+            self._wake_writer.send(b"x")
+        if not busy:
+            self._release()
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
+        self._selector.close()
         self._socket.close()
+        self._close_wake()
+
+    def _close_wake(self) -> None:
+        self._wake_reader.close()
+        self._wake_writer.close()
 
     def __enter__(self) -> Self:
         return self
@@ -241,3 +313,102 @@ class RemoteSubscription:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    # --- the transport: every failure becomes a BridgeError ---------------------------------------
+
+    def _readable(self, timeout: float | None) -> bool:
+        try:
+            events = self._selector.select(timeout)
+        except (OSError, ValueError) as exc:  # the socket closed under a waiting call
+            if not self._closed:
+                self._fail(f"waiting for a delivery failed: {_reason(exc)}")
+            return False
+        return any(key.fileobj is self._socket for key, _mask in events)
+
+    def _receive(self) -> None:
+        try:
+            data = self._socket.recv(RECEIVE_BYTES)
+        except (BlockingIOError, InterruptedError, TimeoutError):
+            return
+        except OSError as exc:
+            if not self._closed:
+                self._fail(f"the connection failed: {_reason(exc)}")
+            return
+        if not data:
+            if not self._closed:
+                self._fail("the feed server closed the connection")
+            return
+        self._pending += data
+        if len(self._pending) > MAX_LINE and b"\n" not in self._pending:
+            self._fail(f"the feed server sent a message over {MAX_LINE:,} bytes")
+
+    def _take_line(self) -> bytes | None:
+        end = self._pending.find(b"\n")
+        if end < 0:
+            return None
+        line = bytes(self._pending[:end])
+        del self._pending[: end + 1]
+        return line
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self._socket.sendall(data)
+        except OSError as exc:  # BrokenPipeError, ConnectionResetError, TimeoutError, ...
+            self._fail(f"sending to the feed server failed: {_reason(exc)}")
+            self._raise_if_failed()
+
+    def _fail(self, reason: str) -> None:
+        if self._failure is None:
+            self._failure = reason
+            self._pending.clear()
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None:
+            msg = (
+                f"feed server {self._where}: {self._failure}; subscribe again with "
+                f"after={self.cursor} (the cursor) and nothing is missed"
+            )
+            raise BridgeError(msg)
+
+    def _delivery(self, raw: bytes) -> Delivery:
+        try:
+            message = self._decoder.decode(raw)
+            line = message.line.encode()
+            record = decode_record(line, where="feed bridge")
+        except (msgspec.DecodeError, msgspec.ValidationError, DecodeError) as exc:
+            self._fail(f"it sent something that is not a delivery ({exc})")
+            self._raise_if_failed()
+            raise AssertionError from None  # unreachable: _raise_if_failed raised
+        if line_digest(line) != record.digest or record.seq != message.seq:
+            self._fail(f"it sent position {message.position}, whose record does not prove itself")
+            self._raise_if_failed()
+        delivery = Delivery(message.journal_id, message.seq, message.position, record)
+        self._state.delivering(delivery.position)
+        return delivery
+
+
+RECEIVE_BYTES: Final = 256 * 1024
+"""The most one read from the socket takes."""
+
+
+def _check_address(address: object) -> tuple[str, int]:
+    if (
+        not isinstance(address, tuple)
+        or len(address) != 2
+        or not isinstance(address[0], str)
+        or type(address[1]) is not int
+    ):
+        msg = f"address= is a feed server's (host, port), as FeedServer.address gives it, not {address!r:.60}"
+        raise StoreArgumentError(msg)
+    return address[0], address[1]
+
+
+def _check_after(after: object) -> int:
+    if type(after) is not int or after < 0:
+        msg = f"after= is a feed position (an int >= 0, a subscription's cursor), not {after!r:.40}"
+        raise StoreArgumentError(msg)
+    return after
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -23,8 +23,8 @@ import msgspec
 from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir
 from waybook.codecs._canonical import ENCODER
 from waybook.journal import JsonlJournal
-from waybook.journal._durability import Durability
-from waybook.journal._jsonl import checkpoint_path, erasure_marker_path
+from waybook.journal._durability import DEFAULT_DURABILITY, Durability
+from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
 from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.journal._verify import VerifyReport
 from waybook.model._errors import StorageError
@@ -56,7 +56,9 @@ def directory_store_of(journal_file: Path) -> Path | None:
 
 
 class DirectoryStore(CatalogStore):
-    """Journals as JSONL files in a directory. `durability` applies to every journal and the catalog."""
+    """Journals as JSONL files in a directory. `durability` (default `group`: an append that returns is
+    on disk) applies to every journal and the catalog; `file_ops` are their system calls (tests count
+    or fault them)."""
 
     def _blob_engine(self) -> FileBlobs:
         return FileBlobs(self._dir)
@@ -67,14 +69,16 @@ class DirectoryStore(CatalogStore):
         self,
         directory: str | os.PathLike[str],
         *,
-        durability: Durability | str = Durability.FLUSH,
+        durability: Durability | str = DEFAULT_DURABILITY,
         create: bool = True,
+        file_ops: FileOps = OS_FILE_OPS,
         clock: Callable[[], str] = store_clock,
         ids: Callable[[], str] = store_ids,
     ) -> None:
         self._dir = Path(directory)
         super().__init__(f"file:{self._dir}", clock=clock, ids=ids)
         self._durability = Durability(durability)
+        self._file_ops = file_ops
         self._journals = self._dir / JOURNALS
         if not self._dir.is_dir() and not create:
             msg = f"{self._dir}: no such store directory; pass create=True to create an empty store"
@@ -101,6 +105,11 @@ class DirectoryStore(CatalogStore):
     @property
     def directory(self) -> Path:
         return self._dir
+
+    @property
+    def durability(self) -> Durability:
+        """What every journal of this store promises when an append returns (docs/stores.md)."""
+        return self._durability
 
     def path_of(self, journal_id: str) -> Path:
         """The file of a journal (whether or not it exists). The id must be valid (check_journal_id)."""
@@ -162,7 +171,9 @@ class DirectoryStore(CatalogStore):
         path = self.path_of(journal_id)
         if not path.is_file():
             raise UnknownJournalError(store=self._url, journal_id=journal_id)
-        return JsonlJournal(path, create=False, durability=self._durability, readonly=readonly)
+        return JsonlJournal(
+            path, create=False, durability=self._durability, readonly=readonly, file_ops=self._file_ops
+        )
 
     def _raw_erase(self, journal_id: str) -> None:
         path = self.path_of(journal_id)
@@ -205,7 +216,7 @@ class DirectoryStore(CatalogStore):
     def _open_catalog(self) -> PositionedJournal:
         path = self._dir / CATALOG_FILE
         create_atomically(path, b"")  # False when it exists: then it is simply opened
-        return JsonlJournal(path, create=False, durability=self._durability)
+        return JsonlJournal(path, create=False, durability=self._durability, file_ops=self._file_ops)
 
     def _release(self) -> None:
         for fd in (self._feed_fd, self._lock_fd):

@@ -279,6 +279,11 @@ class SqliteEngine:
                 self._signal.wait(pause if left is None else min(pause, left))
             pause = min(pause * 2, self.poll_interval)
 
+    def synchronous(self) -> str:
+        with self._errors("read its settings"):
+            (level,) = self._connection().execute("PRAGMA synchronous").fetchone()
+        return {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, str(level))
+
     def checkpoint(self) -> bool:
         """Copy the WAL into the database and truncate it, so erased pages leave the log too. False when
         another connection's reads kept the checkpoint from completing (the WAL then keeps frames)."""
@@ -374,6 +379,12 @@ class SqliteStore(DatabaseStore):
     @property
     def path(self) -> Path:
         return self._sqlite.path
+
+    @property
+    def synchronous(self) -> str:
+        """SQLite's `synchronous` setting as this thread's connection reports it: FULL (the default,
+        durability `fsync`: a commit that returns is on disk), NORMAL (`flush`) or OFF (`none`)."""
+        return self._sqlite.synchronous()
 
     def _blob_engine(self) -> SqliteBlobs:
         return SqliteBlobs(self._sqlite.path)

@@ -32,7 +32,7 @@ def _open_directory(location: str, options: dict[str, str]) -> JournalStore:
     from waybook.stores._directory import DirectoryStore
 
     _no_options("file:", options, allowed=("durability",))
-    durability = _durability_option("file:", options.get("durability", "flush"))
+    durability = _durability_option("file:", options.get("durability", "group"))
     return DirectoryStore(_local_path("file:", location), durability=durability)
 
 

@@ -1,10 +1,14 @@
 """The journal contract kit (docs/journal-contract.md, "Prove your adapter").
 
-Subclass `JournalContract` in a pytest module named `test_*.py` and define `make_journal`:
+Subclass `JournalContract` in a pytest module named `test_*.py` and define `make_journal` and
+`acknowledged_durable`:
 
     class TestMyJournal(JournalContract):
         def make_journal(self, directory: Path) -> SessionJournal:
             return MyJournal(directory / "journal.db")
+
+        def acknowledged_durable(self, journal: SessionJournal) -> bool | None:  # R15
+            return journal.synchronous() == "FULL"  # your adapter's own evidence
 
         def reopen_journal(self, journal: SessionJournal) -> SessionJournal:  # optional
             journal.close()
@@ -23,8 +27,10 @@ from typing import ClassVar
 from waybook.journal import SessionJournal
 from waybook.stores import JournalStore
 from waybook.testing._journal_base import JournalFactory
+from waybook.testing._journal_durability import DurabilityContract
 from waybook.testing._journal_log import LogContract
 from waybook.testing._journal_rules import SessionRulesContract
+from waybook.testing._journal_values import FailClosedContract
 
 
 class ModelContract(JournalFactory):
@@ -54,15 +60,18 @@ class ModelContract(JournalFactory):
         machine.TestCase().runTest()
 
 
-class JournalContract(LogContract, SessionRulesContract, ModelContract):
-    """Every requirement of docs/journal-contract.md as a test. Define `make_journal(directory)`, and
-    `reopen_journal(journal)` where the adapter persists; `close_journal` if closing the journal is
-    not enough to release what `make_journal` opened."""
+class JournalContract(
+    LogContract, SessionRulesContract, FailClosedContract, DurabilityContract, ModelContract
+):
+    """Every requirement of docs/journal-contract.md as a test. Define `make_journal(directory)` and
+    `acknowledged_durable(journal)` (R15), and `reopen_journal(journal)` where the adapter persists;
+    `close_journal` if closing the journal is not enough to release what `make_journal` opened."""
 
 
 class StoreJournalContract(JournalContract):
-    """The journal contract for the journals of a `JournalStore`. Define `make_store(directory)`, and
-    `reopen_store(store)` where the store persists. Each test runs on journal `journal_id` of a fresh
+    """The journal contract for the journals of a `JournalStore`. Define `make_store(directory)` and
+    `acknowledged_durable(journal)` (`store_of(journal)` gives its store), and `reopen_store(store)`
+    where the store persists. Each test runs on journal `journal_id` of a fresh
     store, created without a header (the contract writes its own); the store closes with the journal."""
 
     journal_id: ClassVar[str] = "conformance"
@@ -98,6 +107,10 @@ class StoreJournalContract(JournalContract):
             raise
         self._open().append((journal, store))
         return journal
+
+    def store_of(self, journal: SessionJournal) -> JournalStore:
+        """The store `journal` came from (for `acknowledged_durable`: a store shows its evidence)."""
+        return next(store for opened, store in self._open() if opened is journal)
 
     def _release(self, journal: SessionJournal) -> JournalStore:
         """Close `journal` and the store it came from; return that store."""

@@ -68,6 +68,7 @@ from waybook.formats.pi._map import bash_text
 from waybook.model._errors import DecodeError
 from waybook.model._records import (
     AssistantMessage,
+    BatchPlace,
     BlobBlock,
     Compaction,
     CustomEntry,
@@ -131,6 +132,23 @@ class PiImport:
     """Bytes the file shows for blobs its carried records reference (a waybook export shows a text blob
     as its text): digest -> (bytes, media type). A store import stores them before the journal; a plain
     file import inlines them (waybook._offload.inline_known)."""
+    places: tuple[BatchPlace | None, ...] = ()
+    """Each record's place in the batch to append it in, `(index, size)`, or None to append it alone:
+    the places a waybook export carried (a record's place is inside the bytes its digest covers, so
+    appending in these batches gives every record its digest back); None for the entries Pi wrote."""
+
+    def batches(self) -> list[tuple[NewRecord, ...]]:
+        """The records in the batches to append them in (`places`): a waybook export's batches come
+        back as they were; every entry Pi wrote is appended alone."""
+        records, places = self.records, self.places or (None,) * len(self.records)
+        batches: list[tuple[NewRecord, ...]] = []
+        at = 0
+        while at < len(records):
+            place = places[at]
+            width = 1 if place is None else place[1]
+            batches.append(records[at : at + width])
+            at += width
+        return batches
 
 
 # --- import ---------------------------------------------------------------------------------------
@@ -149,8 +167,10 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
         raise PiFormatError([(header_line, f"unknown Pi session version {version!r}")])
     problems: list[tuple[int, str]] = []
     records: list[NewRecord] = []
+    places: list[BatchPlace | None] = []
     try:
         records.extend(_header_records(header))
+        places.append(_place(_carrier(header).get("batch")))
     except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError) as exc:
         problems.append((header_line, _why(exc)))
     reserved = {records[0].id} if records else set()
@@ -164,8 +184,9 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
         while parent in gone:
             parent = gone[parent]
         try:
-            new, leaf = _entry_records(placed, parent, leaf, known, taken)
+            new, new_places, leaf = _entry_records(placed, parent, leaf, known, taken)
             records.extend(new)
+            places.extend(new_places)
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError) as exc:
             if not lenient:
                 problems.append((placed.line, _why(exc)))
@@ -182,9 +203,13 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     if placement.last is not None and last != leaf and records:
         move = LeafMoved(from_leaf=leaf, to_leaf=last, reason=pi_tree.RESUME, actor="pi")
         records.append(NewRecord(id=pi_tree.fresh("move:resume", taken), at=records[-1].at, body=move))
+        places.append(None)
         notes.append(
             (placement.entries[-1].line, "Pi resumes at the file's last entry; the leaf moves there")
         )
+    if not whole_batches(places):
+        notes.append((header_line, NO_PLACES))
+        places = [None] * len(places)
     return PiImport(
         records=tuple(records),
         version=version,
@@ -192,7 +217,48 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
         joined=tuple(joined),
         inferred=tuple(notes),
         blobs=known,
+        places=tuple(places),
     )
+
+
+NO_PLACES = (
+    "the batch places the waybook export carried do not fit the entries (the file was edited); every "
+    "record is appended alone, so the digests of the records that were in batches differ from the export's"
+)
+
+
+def whole_batches(places: list[BatchPlace | None]) -> bool:
+    """Whether `places` (one per record, in order) are whole batches: (1, n), (2, n), ..., (n, n)."""
+    at = 0
+    while at < len(places):
+        place = places[at]
+        if place is not None:
+            size = place[1]
+            if place != (1, size) or places[at : at + size] != [(i, size) for i in range(1, size + 1)]:
+                return False
+            at += size
+        else:
+            at += 1
+    return True
+
+
+def _carrier(entry: dict[str, Any]) -> dict[str, Any]:
+    carried = entry.get(CARRIER)
+    return carried if isinstance(carried, dict) else {}
+
+
+def _place(value: object) -> BatchPlace | None:
+    """A carried batch place, `[index, size]`, checked: anything else is no place (the check of the
+    whole sequence then finds the batches do not fit)."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(n) is int for n in value)
+        and 1 <= value[0] <= value[1]
+        and value[1] >= 2
+    ):
+        return (value[0], value[1])
+    return None
 
 
 def _migrate(
@@ -231,7 +297,7 @@ def _header_records(header: dict[str, Any]) -> list[NewRecord]:
     carried = header.get(CARRIER)
     if isinstance(carried, dict) and "record" in carried:
         return [_carried(carried["record"], parent=None, node=False)]
-    migrated = {**header, "version": PI_VERSION}
+    migrated = {k: v for k, v in header.items() if k != CARRIER} | {"version": PI_VERSION}
     session_id = pi_map.record_id(migrated.get("id"))
     at = pi_map.timestamp(migrated.get("timestamp"))
     body = Header(journal=session_id, creator="pi", metadata={})
@@ -250,20 +316,22 @@ def _entry_records(
     leaf: str | None,
     known: dict[str, tuple[bytes, str]],
     taken: set[str],
-) -> tuple[list[NewRecord], str | None]:
-    """The records one Pi entry stands for, and the leaf after them; `known` gains the bytes the entry
-    shows for blobs its carried record references; a derived id avoids `taken` (and joins it)."""
+) -> tuple[list[NewRecord], list[BatchPlace | None], str | None]:
+    """The records one Pi entry stands for, each one's carried batch place, and the leaf after them;
+    `known` gains the bytes the entry shows for blobs its carried record references; a derived id avoids
+    `taken` (and joins it)."""
     entry = placed.entry
-    carried = entry.get(CARRIER)
-    carried = carried if isinstance(carried, dict) else {}
-    records = [_carried(r, parent=None, node=False) for r in carried.get("before", ())]
+    carried = _carrier(entry)
+    before = carried.get("before", ())
+    records = [_carried(r, parent=None, node=False) for r in before]
+    places = [_place(r.get("batch")) for r in before]
     for record in records:
         if isinstance(record.body, LeafMoved):
             leaf = record.body.to_leaf
         elif isinstance(record.body, Reset):
             leaf = None
     if placed.record_id is None:
-        return records, leaf
+        return records, places, leaf
     if "record" in carried:
         node = _carried(carried["record"], parent=parent, node=True)
         known.update(_shown_blobs(node, entry, parent))
@@ -275,8 +343,10 @@ def _entry_records(
         move_id = move_id if move_id not in taken else pi_tree.fresh(move_id, taken)
         taken.add(move_id)
         records.append(NewRecord(id=move_id, at=node.at, body=move))
+        places.append(None)
     records.append(node)
-    return records, node.id
+    places.append(_place(carried.get("batch")))
+    return records, places, node.id
 
 
 def _shown_blobs(node: NewRecord, entry: dict[str, Any], parent: str | None) -> dict[str, tuple[bytes, str]]:
@@ -382,13 +452,14 @@ def export_pi(
     for record in records:
         body = record.body
         if isinstance(body, Header):
-            yield _json(_exact(record, pi_form.header_entry(record), header=True))
+            carried = _batch(record)  # a record's batch place travels with it (a fork's header has one)
+            yield _json(_exact(record, pi_form.header_entry(record), header=True, carried=carried))
         elif body.IS_NODE:
-            if pending and _inferred_move(pending[-1], record, before_last):
+            if pending and pending[-1].batch is None and _inferred_move(pending[-1], record, before_last):
                 pending.pop()  # import infers it again from the entry's parentId
             entry = pi_form.node_entry(shown(record) if shown is not None else record)
             carried = {"before": [_wire(r) for r in pending]} if pending else {}
-            entry = _exact(record, entry, header=False, carried=carried)
+            entry = _exact(record, entry, header=False, carried=carried | _batch(record))
             pending = []
             leaf = record.id
             yield _json(entry)
@@ -450,7 +521,13 @@ def _exact(
 def _wire(record: Record | NewRecord) -> dict[str, Any]:
     body = json.loads(canonical_json(record.body))
     body.pop("parent", None)
-    return {"id": record.id, "at": record.at, "body": body}
+    return {"id": record.id, "at": record.at, "body": body} | _batch(record)
+
+
+def _batch(record: Record | NewRecord) -> dict[str, Any]:
+    """A record's batch place as its entry carries it (`{"batch": [index, size]}`; none when alone)."""
+    place = getattr(record, "batch", None)
+    return {} if place is None else {"batch": list(place)}
 
 
 def _json(value: dict[str, Any]) -> bytes:

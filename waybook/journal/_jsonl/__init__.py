@@ -18,11 +18,14 @@ import-linter `protected` contract in pyproject.toml (the journal package's face
 
 from waybook.journal._jsonl._checkpoint import checkpoint_path
 from waybook.journal._jsonl._erase import marker_path as erasure_marker_path
+from waybook.journal._jsonl._file_ops import OS_FILE_OPS, FileOps
 from waybook.journal._jsonl._journal import JsonlJournal, verify_file
 from waybook.journal._jsonl._options import JsonlOptions
 from waybook.journal._jsonl._quarantine import RepairReceipt
 
 __all__ = [
+    "OS_FILE_OPS",
+    "FileOps",
     "JsonlJournal",
     "JsonlOptions",
     "RepairReceipt",

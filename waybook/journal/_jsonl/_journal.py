@@ -242,6 +242,42 @@ class JsonlJournal(ProvedFile):
         journal._unsynced = journal._unsynced_dir = not durable
         return journal
 
+    @classmethod
+    def create_holding(
+        cls,
+        path: str | os.PathLike[str],
+        records: Sequence[NewRecord],
+        *,
+        options: JsonlOptions | None = None,
+        **keywords: Unpack[JsonlKeywords],
+    ) -> JsonlJournal:
+        """Create a new journal file holding `records` (a header first) as its first batch, atomically:
+        every rule is checked and the bytes sealed before the file exists, and the file appears whole or
+        not at all. Refuses an existing file (StorageError). Options as for `JsonlJournal(path)`."""
+        from waybook.model._head import GENESIS
+
+        opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
+        target = Path(path)
+        plan = Ledger.empty(str(target)).plan(records, GENESIS, lambda _after, _limit: ())
+        if not isinstance(plan, Plan):  # (a retry of a committed batch: an empty ledger has none)
+            raise TypeError(plan)
+        durable = opened.durability in (Durability.FSYNC, Durability.GROUP)
+        try:
+            created = create_atomically(
+                target, b"".join(line + b"\n" for line in plan.lines), durable=durable
+            )
+        except OSError as exc:
+            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            raise StorageError(msg) from exc
+        if not created:
+            msg = (
+                f"{target}: a file already exists there; give a new path, or open it with JsonlJournal(path)"
+            )
+            raise StorageError(msg)
+        journal = cls(target, options=opened)
+        journal._unsynced = journal._unsynced_dir = not durable
+        return journal
+
     # --- the SessionJournal protocol ----------------------------------------------------------------
 
     @property

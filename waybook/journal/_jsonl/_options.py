@@ -12,7 +12,7 @@ from typing import Final, TypedDict
 
 import attrs
 
-from waybook.journal._durability import Durability
+from waybook.journal._durability import DEFAULT_DURABILITY, Durability
 from waybook.journal._jsonl._file_ops import OS_FILE_OPS, FileOps
 from waybook.model._errors import InvalidArgumentError
 
@@ -36,9 +36,11 @@ class JsonlOptions:
     another.
     """
 
-    durability: Durability = attrs.field(default=Durability.FLUSH, converter=_durability)
-    """When an append is durable: `none`, `flush` (flush()/close() fsync what was written), `fsync`
-    (every append), `group` (appends from many threads share fsyncs; see `group_window`)."""
+    durability: Durability = attrs.field(default=DEFAULT_DURABILITY, converter=_durability)
+    """When an append is durable. `group`, the default: every append is on disk when it returns, and
+    appends from many threads share fsyncs (see `group_window`; a lone writer fsyncs each append).
+    `fsync`: every append fsyncs alone. Named, weaker options: `flush` (flush()/close() fsync what was
+    written; a power loss may take what came after the last flush) and `none` (the OS decides)."""
     on_torn_tail: str = "refuse"
     """What an open does with a torn final record: `refuse` (open, report `damage`, refuse appends) or
     `repair` (quarantine it)."""

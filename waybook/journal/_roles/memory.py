@@ -60,6 +60,7 @@ from waybook.model._records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryWrite,
     NewRecord,
     Record,
@@ -225,6 +226,9 @@ class _Scratch:
             self._rename(rid, body)  # type: ignore[arg-type]
         elif kind is MemoryAdoption and self.rules.role == "canonical_memory":
             self._adoption(rid, body)  # type: ignore[arg-type]
+        elif kind is MemorySynced and self.rules.role == "working_memory":
+            self.last_request = None  # a sync's record: it changes no note
+            return
         elif kind in (ReflectionReserved, ReflectionStarted, ReflectionFinished):
             self.reflection = reflect(self.reflection, rid, body, self.rules.journal)  # type: ignore[arg-type]
             self.last_request = None
@@ -232,7 +236,8 @@ class _Scratch:
         else:
             msg = (
                 f"record {rid!r} is a {body.KIND} record; a {self.rules.role} journal holds memory records "
-                "only (writes, deletes, renames, reflection transitions, and adoptions in canonical memory)"
+                "only (writes, deletes, renames, reflection transitions, syncs with a git remote in working "
+                "memory, and adoptions in canonical memory)"
             )
             raise InvalidRecordError(msg, journal=self.rules.journal, record_id=rid)
         self._request(rid, getattr(body, "call_id", None) if kind is not MemoryAdoption else body.operation)  # type: ignore[union-attr]

@@ -45,6 +45,7 @@ from waybook.model._records import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemorySynced,
     MemoryUsed,
     MemoryWrite,
     NewRecord,
@@ -523,4 +524,5 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     ReflectionReserved: _no_check,
     ReflectionStarted: _no_check,
     ReflectionFinished: _no_check,
+    MemorySynced: _no_check,
 }

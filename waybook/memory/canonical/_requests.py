@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from waybook.journal._roles.memory_paths import PathError, check_extension, normalize
+from waybook.journal._roles.memory_paths import MAX_PATH_BYTES, PathError, check_extension, normalize
 from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory._copy import exact, items_of, sequence_of
 from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
@@ -91,6 +91,9 @@ def remember_request(
     request_id = exact(request_id)
     if not isinstance(request_id, str) or not request_id:
         msg = "remember needs a request_id (a non-empty string) so a retry is idempotent"
+        raise RequestError(msg)
+    if len(request_id.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        msg = f"request_id is longer than {MAX_PATH_BYTES} bytes (the limit of memory's paths and ids)"
         raise RequestError(msg)
     if isinstance(tombstones, str):
         msg = "tombstones is a list of keys, not one string"

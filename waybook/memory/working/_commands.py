@@ -8,6 +8,7 @@ from typing import Any, Final
 import attrs
 import cattrs
 
+from waybook.journal._roles.memory_paths import MAX_PATH_BYTES
 from waybook.memory._copy import exact, items_of
 
 
@@ -160,7 +161,11 @@ def _structure(name: str, fields: dict[str, Any], cls: type) -> Command:
 
 
 def check_call_id(call_id: object) -> None:
-    """A tool-call id is a string or None; anything else is the caller's INVALID_ARGUMENT."""
+    """A tool-call id is a string or None, at most MAX_PATH_BYTES in UTF-8 like the port's paths (a
+    1 MiB id is refused before anything is written); anything else is the caller's INVALID_ARGUMENT."""
     if call_id is not None and not isinstance(call_id, str):
         msg = f"call_id must be a string (the tool call's id) or None, not {type(call_id).__name__}"
+        raise CommandError("INVALID_ARGUMENT", msg)
+    if call_id is not None and len(call_id.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        msg = f"call_id is longer than {MAX_PATH_BYTES} bytes (the limit of the port's paths and ids)"
         raise CommandError("INVALID_ARGUMENT", msg)

@@ -30,7 +30,7 @@ from waybook.memory.working._results import Failure
 from waybook.memory.working._state import MemoryState
 from waybook.model._records import AnyBody, MemoryDelete, MemoryRename, MemoryWrite
 
-REBASES: Final = 16
+REBASES: Final = 64
 """How many times a write that lost only to writers of other notes is decided again and retried."""
 
 

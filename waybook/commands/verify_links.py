@@ -1,0 +1,57 @@
+"""`waybook verify --store`: each journal's sub-agent links, both ends, against the journals they name.
+
+A link whose target journal is missing, or whose target's header names another parent, and a sub-agent
+session whose parent is missing or records no link back are problems (exit 1); a link to a session that
+names no parent (written before links were two-way) is a note. The check itself is the pure
+`waybook.projections.link_problems`; this module reads the facts from the store, each journal once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from waybook.journal import JournalError, SessionJournal
+from waybook.projections import LinkFacts, LinkProblem, link_facts, link_problems, linked_journals
+from waybook.stores import JournalStore
+
+
+class LinkCheck:
+    """Checks journals of one store, keeping the link facts of every journal it read."""
+
+    def __init__(self, store: JournalStore) -> None:
+        self._store = store
+        self._facts: dict[str, LinkFacts | None] = {}
+
+    def check(self, journal_id: str, journal: SessionJournal) -> tuple[LinkFacts, tuple[LinkProblem, ...]]:
+        facts = link_facts(journal_id, journal.read())
+        self._facts[journal_id] = facts
+        others = {name: self._facts_of(name) for name in linked_journals(facts)}
+        return facts, link_problems(facts, others)
+
+    def _facts_of(self, journal_id: str) -> LinkFacts | None:
+        if journal_id not in self._facts:
+            self._facts[journal_id] = self._read(journal_id)
+        return self._facts[journal_id]
+
+    def _read(self, journal_id: str) -> LinkFacts | None:
+        try:
+            if not self._store.exists(journal_id):
+                return None
+            with self._store.open(journal_id) as journal:
+                return link_facts(journal_id, journal.read())
+        except JournalError:  # an id that is no journal id, or a journal that cannot be read: not there
+            return None
+
+
+def links_entry(facts: LinkFacts, problems: tuple[LinkProblem, ...]) -> dict[str, Any]:
+    """The `links` member of a journal's `--json` object."""
+    return {
+        "links": len(facts.links),
+        "parent": None if facts.parent is None else facts.parent.journal,
+        "problems": [_as_json(p) for p in problems if p.is_problem],
+        "notes": [_as_json(p) for p in problems if not p.is_problem],
+    }
+
+
+def _as_json(problem: LinkProblem) -> dict[str, Any]:
+    return {"seq": problem.seq, "kind": problem.kind, "message": problem.message}
