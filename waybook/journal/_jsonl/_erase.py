@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 import msgspec
 
@@ -42,12 +43,36 @@ from waybook.journal._erasure import (
     records_at,
 )
 from waybook.journal._jsonl._checkpoint import checkpoint_path
-from waybook.journal._ledger import Plan
+from waybook.journal._jsonl._file import JournalFile
+from waybook.journal._ledger import Ledger, Plan
 from waybook.model._errors import ErasureInterruptedError, IntegrityError, StorageError
-from waybook.model._records import Header
+from waybook.model._head import AppendResult, Head
+from waybook.model._records import Header, NewRecord, Record
 
-if TYPE_CHECKING:
-    from waybook.journal._jsonl._journal import JsonlJournal
+
+class JsonlJournal(Protocol):
+    """What erasing needs of `waybook.journal._jsonl._journal.JsonlJournal` (a protocol, so that this
+    module, which the journal imports, does not import it back)."""
+
+    _path: Path
+    _file: JournalFile
+    _ledger: Ledger
+    _offsets: array[int]
+    _end: int
+
+    @property
+    def name(self) -> str: ...
+
+    def _lines_in(self, after: int, count: int) -> list[bytes]: ...
+
+    def _forget_prefix(self) -> None: ...
+
+    def _records_range(self, after: int, limit: int) -> list[Record]: ...
+
+    def _append_planned(
+        self, records: Sequence[NewRecord], expected: Head
+    ) -> tuple[AppendResult, int | None]: ...
+
 
 MARKER_SUFFIX: Final = ".erasing"
 
