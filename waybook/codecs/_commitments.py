@@ -168,11 +168,19 @@ def sealed_prefix(salt: str, content: dict[str, Any]) -> bytes:
 
 
 def sealed_covered(
-    salt: str, body: Body, seq: int, rid: str, at: str, prev: str, batch: BatchPlace | None
+    salt: str,
+    body: Body,
+    seq: int,
+    rid: str,
+    at: str,
+    prev: str,
+    batch: BatchPlace | None,
+    content: dict[str, Any] | None = None,
 ) -> tuple[bytes, int]:
     """The bytes a sealed record's digest covers (its line without the digest member) and the length
-    of its sealed prefix. Raises what msgspec raises for a value it cannot encode."""
-    prefix = sealed_prefix(salt, sealed_content(body))
+    of its sealed prefix (`content` is `sealed_content(body)`, if the caller has it). Raises what
+    msgspec raises for a value it cannot encode."""
+    prefix = sealed_prefix(salt, sealed_content(body) if content is None else content)
     rest = b"".join((_kept_bytes(body), b"},", _envelope_bytes(seq, rid, at, prev, batch), b"}"))
     return prefix + rest, len(prefix)
 

@@ -221,8 +221,10 @@ def seal(
     `prev` is the previous record's digest), so they are not copied.
     """
     rid, at, body = new.id, new.at, new.body
-    if salt is not None and type(body) in commitments.SEALED_FIELDS and commitments.sealed_content(body):
-        return seal_content(seq, new, prev, batch, salt)
+    if salt is not None and type(body) in commitments.SEALED_FIELDS:
+        content = commitments.sealed_content(body)
+        if content:
+            return seal_content(seq, new, prev, batch, salt, content)
     if type(rid) is str and type(at) is str and type(prev) is str:
         if round_trips(body):  # proved by construction: the writer's body is what a replay reads
             try:
@@ -266,29 +268,40 @@ def seal(
 
 
 def seal_content(
-    seq: int, new: NewRecord, prev: str, batch: BatchPlace | None, salt: str
+    seq: int,
+    new: NewRecord,
+    prev: str,
+    batch: BatchPlace | None,
+    salt: str,
+    content: dict[str, Any] | None = None,
 ) -> tuple[Record, bytes]:
     """`seal` for a body that holds content, in a journal of schema 2: the sealed line (salt and content
     first, padded to whole SHA-256 blocks; `waybook.codecs._commitments`). Like `seal`, the writer gets
-    back exactly what a replay reads: unless `round_trips` proves it, the line is decoded again, and a
-    body that does not decode as its own type is refused before anything is written."""
+    back exactly what a replay reads: unless `round_trips` proves it, the body is decoded back from its
+    canonical bytes (the same fields, in another order, as the sealed line holds), and a body that does
+    not decode as its own type is refused before anything is written. `content` is
+    `sealed_content(body)`, if the caller has it."""
     rid, at, body = new.id, new.at, new.body
     if not commitments.is_salt(salt):
         msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
         raise InvalidRecordError(msg, record_id=str(rid))
     proved = round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str
+    decoded = None
     if not proved:  # fail closed at every depth, registered values written by their codecs (as `seal`)
-        body = _encoded_body(str(rid), body)[0]
+        encoded, _, decoded = _encoded_body(str(rid), body)
+        if encoded is not body:
+            body, content = encoded, None
     try:
-        covered, _ = commitments.sealed_covered(salt, body, seq, rid, at, prev, batch)
+        covered, _ = commitments.sealed_covered(salt, body, seq, rid, at, prev, batch, content)
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
         raise _not_encodable(str(rid), exc) from exc
     if len(covered) > MAX_RECORD_BYTES:
         _check_body_size(str(rid), body)
     digest = hashlib.sha256(covered).hexdigest()
     line = b"".join((covered[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
-    if proved:
-        record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=body, digest=digest)
+    if proved or (decoded is not None and type(rid) is str and type(at) is str and type(prev) is str):
+        kept: Any = body if proved else decoded
+        record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=kept, digest=digest)
         return record, line
     try:
         record = decode_record(line)

@@ -10,7 +10,6 @@ uses: `utc_now()`, except that it never goes backwards (the wall clock can be st
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from time import time_ns
 from typing import Final
@@ -18,6 +17,7 @@ from typing import Final
 _POOL_IDS: Final = 512
 _MILLIS: Final = [f"{milli:03d}Z" for milli in range(1000)]
 _ids: list[str] = []
+_salts: list[str] = []
 _cached: tuple[int, str] = (-1, "")  # (second, its formatted prefix): one tuple, so threads see a pair
 
 
@@ -33,8 +33,14 @@ def utc_now() -> str:
 
 
 def new_salt() -> str:
-    """A fresh salt for sealed content: 16 bytes from `secrets` (the OS's CSPRNG) as 32 hex digits."""
-    return secrets.token_hex(16)
+    """A fresh salt for sealed content: 16 bytes from the OS's CSPRNG (`os.urandom`, as `secrets` reads
+    it) as 32 hex digits, drawn from a pool like `new_id`'s (forgotten in a forked child)."""
+    try:
+        return _salts.pop()
+    except IndexError:
+        pool = os.urandom(16 * _POOL_IDS).hex()
+        _salts.extend([pool[i : i + 32] for i in range(0, len(pool), 32)])
+        return _salts.pop()
 
 
 def new_id() -> str:
@@ -53,6 +59,7 @@ def _refill() -> str:
 
 def _forget_pool() -> None:
     _ids.clear()
+    _salts.clear()
 
 
 os.register_at_fork(after_in_child=_forget_pool)
