@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.paths import ROOT
 from waybook import JsonlJournal, Session
 from waybook.codecs._commitments import erase_line
-from waybook.codecs._wire import decode_record
+from waybook.codecs._wire import decode_record, encode_record
 from waybook.journal import (
     CONTENT_PARTS,
     ErasedRecord,
@@ -159,3 +159,33 @@ def test_a_sigkill_at_any_step_of_an_erase_leaves_a_journal_that_opens_and_finis
         assert verify_file(path).records == len(before) + 1
     else:
         assert data == old
+
+
+OLD_JOURNALS = [
+    ROOT / "fixtures" / "values" / "plan-v1.jsonl",
+    ROOT / "fixtures" / "wire" / "batches" / "batches-v1.jsonl",
+]
+
+
+@pytest.mark.parametrize("path", OLD_JOURNALS, ids=lambda p: p.name)
+def test_a_journal_written_before_sealing_opens_and_verifies_byte_for_byte_unchanged(
+    tmp_path: Path, path: Path
+) -> None:
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    assert verify_file(copy).ok
+    with JsonlJournal(copy, readonly=True) as journal:
+        lines = list(journal.read_lines())
+        records = list(journal.read())
+    assert b"".join(line + b"\n" for line in lines) == path.read_bytes()
+    assert all(record.salt is None and record.erased is None for record in records)
+    assert [encode_record(record) for record in records] == lines
+    with JsonlJournal(copy, create=False) as journal:  # a writer's open and append keep the old bytes
+        header = next(journal.read(0, 1)).body
+        assert isinstance(header, Header)
+        if header.role == "session" and journal.head().seq == len(lines):
+            Session(journal).user("one more")
+    data = copy.read_bytes()
+    assert data.startswith(path.read_bytes())
+    added = data[len(path.read_bytes()) :]
+    assert not added or added.startswith(b'{"seq":')  # a schema 1 journal goes on in its own shape
