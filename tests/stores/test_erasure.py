@@ -4,10 +4,13 @@ position is unchanged, and the receipt recomputes from the journal alone."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import ROOT
 from tests.stores.conftest import StoreKind
 from waybook import Session
 from waybook.codecs._commitments import guess_state
@@ -111,3 +114,28 @@ def test_a_request_past_the_head_or_without_a_reason_writes_nothing(url: str) ->
         assert [r.digest for r in journal.read()] == before
         journal.close()
         session.journal.close()
+
+
+def test_a_sqlite_eraser_killed_before_it_scrubs_the_log_leaves_the_next_open_to_scrub_it(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:{tmp_path}/store.db"
+    with open_store(url) as store:
+        session, before = written(store)
+        session.journal.close()
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.killed_sqlite_eraser", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == -9, run.stderr
+    with open_store(url) as store, store.open("chat") as journal:  # the open scrubs what the eraser left
+        assert verify(journal).ok
+        assert [r.digest for r in journal.read()][: len(before)] == before
+        assert journal.read(3, 1).__next__().erased is not None
+        assert SECRET.encode() in b"".join(journal.read_lines())  # seq 5 still says it: only seq 4 was erased
+        raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+        assert SECRET.encode() not in raw.replace(b"noted: " + SECRET.encode(), b"")
