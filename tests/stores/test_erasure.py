@@ -16,6 +16,7 @@ from waybook import Session
 from waybook.codecs._commitments import guess_state
 from waybook.journal import (
     Erasure,
+    InvalidArgumentError,
     InvalidErasureError,
     TextBlock,
     UserMessage,
@@ -23,7 +24,7 @@ from waybook.journal import (
     erasure_receipt,
     verify,
 )
-from waybook.stores import JournalStore, open_store
+from waybook.stores import JournalStore, copy_records, open_store
 
 SECRET = "the patient's diagnosis is 7f3a-confidential"
 GUESS = "the patient's diagnosis is 0000-confidential"
@@ -139,3 +140,18 @@ def test_a_sqlite_eraser_killed_before_it_scrubs_the_log_leaves_the_next_open_to
         assert SECRET.encode() in b"".join(journal.read_lines())  # seq 5 still says it: only seq 4 was erased
         raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
         assert SECRET.encode() not in raw.replace(b"noted: " + SECRET.encode(), b"")
+
+
+def test_a_sealed_journal_copies_verbatim_and_one_with_erased_records_is_refused_by_name(url: str) -> None:
+    with open_store(url) as store:
+        session, _ = written(store)
+        journal = store.open("chat")
+        copy = store.create("copy", header=False)
+        copy_records(journal.read(), copy)
+        assert list(copy.read_lines()) == list(journal.read_lines())  # salts kept: the same bytes
+        erase(journal, 4, reason="asked")
+        other = store.create("other", header=False)
+        with pytest.raises(InvalidArgumentError, match="copy its file"):
+            copy_records(journal.read(), other)
+        for opened in (journal, copy, other, session.journal):
+            opened.close()

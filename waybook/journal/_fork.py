@@ -78,7 +78,7 @@ def plan_fork(source: Iterable[Record], node_id: str, *, name: str, journal_id: 
     copies: list[NewRecord] = []
     found: Record | None = None
     for record in records:
-        copies.append(NewRecord(id=record.id, at=record.at, body=record.body))
+        copies.append(NewRecord(id=record.id, at=record.at, body=record.body, salt=record.salt))
         if record.id == node_id:
             found = record
             break

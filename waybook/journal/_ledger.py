@@ -55,6 +55,15 @@ Salts = Callable[[], str]
 """Where a journal that seals content takes each record's salt (`new_salt`: 16 bytes from `secrets`)."""
 
 
+def _salt(new: NewRecord | Record, salts: Salts | None) -> str | None:
+    """The salt `new` is sealed with in a journal that seals (`salts` set): the one a verbatim copy
+    carries, else a fresh one; None in a journal that does not seal."""
+    if salts is None:
+        return None
+    given = getattr(new, "salt", None)
+    return given if given is not None else salts()
+
+
 def salts_for(header: object) -> Salts | None:
     """The salts a journal with this first record's body seals content with: `new_salt` for a header of
     schema 2 (`SEALED_SCHEMA`), None (content not sealed) for any other."""
@@ -102,7 +111,7 @@ class Ledger:
             new = batch[0]
             delta = self.rules.check_one(new)
             salts = self.salts
-            salt = salts() if salts is not None and type(new.body) in SEALED_FIELDS else None
+            salt = (new.salt or salts()) if salts is not None and type(new.body) in SEALED_FIELDS else None
             try:
                 record, line = seal(head.seq + 1, new, head.digest, None, salt)
             except NotJsonDataError as exc:
@@ -143,14 +152,14 @@ class Ledger:
         salts = self.salts if head.seq else salts_for(batch[0].body)
         try:
             if len(batch) == 1:
-                record, line = seal(head.seq + 1, batch[0], head.digest, None, salts() if salts else None)
+                record, line = seal(head.seq + 1, batch[0], head.digest, None, _salt(batch[0], salts))
                 return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
             records: list[Record] = []
             lines: list[bytes] = []
             prev = head.digest
             size = len(batch)
             for index, new in enumerate(batch, start=1):
-                record, line = seal(head.seq + index, new, prev, (index, size), salts() if salts else None)
+                record, line = seal(head.seq + index, new, prev, (index, size), _salt(new, salts))
                 records.append(record)
                 lines.append(line)
                 prev = record.digest

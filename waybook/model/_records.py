@@ -482,12 +482,17 @@ BODY_TYPES: Final = (
 # --- envelopes ------------------------------------------------------------------------------------
 
 
-class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
-    """A record a writer offers to a journal: its id, its UTC timestamp and its body."""
+class NewRecord(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False, omit_defaults=True
+):
+    """A record a writer offers to a journal: its id, its UTC timestamp and its body. `salt` is for a
+    verbatim copy of a sealed record (docs/erasure.md): the salt it was sealed with, so the copy's bytes
+    and digest are the source's; None (every writer's case) draws a fresh one in a sealed journal."""
 
     id: str = field(name="id")
     at: str = field(name="at")
     body: AnyBody = field(name="body")
+    salt: str | None = field(default=None, name="salt")
 
 
 BatchPlace: TypeAlias = tuple[Annotated[int, msgspec.Meta(ge=1)], Annotated[int, msgspec.Meta(ge=2)]]
