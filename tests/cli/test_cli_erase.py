@@ -110,3 +110,20 @@ def test_migrate_writes_a_sealed_copy_of_a_real_session_naming_the_old_head_and_
     assert ran.returncode == 0, ran.stderr
     assert verify_file(new).ok
     assert waybook("migrate", old, "-o", new).returncode == 2  # never over an existing file
+
+
+def test_reading_commands_over_erased_records_run_and_show_no_erased_text(tmp_path: Path) -> None:
+    """Until the placeholders (issue 46, part b), an erased record reads as its kind with empty content."""
+    path = tmp_path / "s.jsonl"
+    chat(path)
+    assert waybook("erase", path, "--seq", "3..4", "--reason", "asked").returncode == 0
+    for args in (["show", path], ["log", path], ["tree", path], ["view", path, "-o", tmp_path / "v.html"]):
+        ran = waybook(*args)
+        assert ran.returncode == 0, (args, ran.stderr)
+        assert SECRET not in ran.stdout
+    for fmt in ("openai", "archival", "sharegpt"):
+        out = tmp_path / f"{fmt}.jsonl"
+        ran = waybook("export", path, "--format", fmt, "-o", out)
+        assert ran.returncode == 0, (fmt, ran.stderr)
+        assert SECRET.encode() not in out.read_bytes()
+    assert SECRET.encode() not in (tmp_path / "v.html").read_bytes()
