@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.ids import stable_id
 from waybook import JsonlJournal, Session, resume
 from waybook.journal import InvalidArgumentError, StorageError
 from waybook.model import Head
@@ -26,7 +27,7 @@ def test_resume_with_create_true_starts_an_empty_session(tmp_path: Path) -> None
     assert (tmp_path / "new.jsonl").exists()
 
 
-@pytest.mark.parametrize("thing", [None, object(), "s.jsonl", 3], ids=repr)
+@pytest.mark.parametrize("thing", [None, object(), "s.jsonl", 3], ids=stable_id)
 def test_tail_of_something_that_is_not_a_store_is_a_typed_error(thing: object) -> None:
     with pytest.raises(StoreArgumentError, match="tail takes a JournalStore"):
         tail(thing)  # type: ignore[arg-type]
@@ -39,7 +40,7 @@ def written(path: Path) -> JsonlJournal:
     return journal
 
 
-@pytest.mark.parametrize("target", [None, object(), "t.jsonl", [1, 2]], ids=repr)
+@pytest.mark.parametrize("target", [None, object(), "t.jsonl", [1, 2]], ids=stable_id)
 def test_copy_records_to_something_that_is_not_a_journal_is_a_typed_error(
     tmp_path: Path, target: object
 ) -> None:
@@ -50,7 +51,7 @@ def test_copy_records_to_something_that_is_not_a_journal_is_a_typed_error(
         copy_records(source.read(), target)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("records", [None, 3, "abc", [object()]], ids=repr)
+@pytest.mark.parametrize("records", [None, 3, "abc", [object()]], ids=stable_id)
 def test_copy_records_of_something_that_is_not_records_is_a_typed_error_and_writes_nothing(
     tmp_path: Path, records: object
 ) -> None:
