@@ -35,7 +35,10 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
-from waybook.projections import TreeProjection, fold
+from waybook.projections import PriceTable, TreeProjection, fold
+from waybook.view._conversation import mark_conversation
+from waybook.view._graph import branch_graph
+from waybook.view._usage import usage_data
 
 TITLE_CHARS = 120
 """How much of the first user message a page or a journal list shows as the session's title."""
@@ -145,10 +148,16 @@ def summary_of(node: dict[str, Any]) -> str:
 
 
 def page_data(
-    records: Sequence[Record], report: VerifyReport, *, journal_id: str, sources: Sources | None = None
+    records: Sequence[Record],
+    report: VerifyReport,
+    *,
+    journal_id: str,
+    sources: Sources | None = None,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """Everything a session page shows, from `records` (the proven prefix) and the chain's `report`;
-    with `sources`, also the blobs' contents and the memory files each turn used."""
+    with `sources`, also the blobs' contents and the memory files each turn used; with `prices`, what
+    each turn cost (`view._usage.installed_prices()` is genai-prices' table)."""
     tree = fold(TreeProjection(), records)
     nodes: list[dict[str, Any]] = []
     moves: list[dict[str, Any]] = []
@@ -199,6 +208,7 @@ def page_data(
                     "receipt": body.receipt,
                 }
             )
+    mark_conversation(records, nodes)
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
     results = answered_calls(nodes, by_id)
@@ -208,11 +218,11 @@ def page_data(
         if sources is not None:
             node["blocks"] = [with_blob_contents(block, sources) for block in node["blocks"]]
     leaves = [
-        {"id": leaf, "summary": summary_of(by_id[leaf]), "active": leaf == active}
+        {"id": leaf, "summary": summary_of(labelled(by_id[leaf], by_id)), "active": leaf == active}
         for leaf in tree.leaves()
         if leaf in by_id
     ]
-    first_user = next((n for n in nodes if n["role"] == "user"), None)
+    first_user = next((n for n in nodes if n["role"] == "user" and not n["harness"]), None)
     return {
         "journal": journal_id,
         "title": summary_of(first_user) if first_user else journal_id,
@@ -233,7 +243,18 @@ def page_data(
         "results": results,
         "memory": memory,
         "usage": usage_totals(nodes),
+        "harness": sum(1 for n in nodes if n["harness"]),
+        **usage_data(records, nodes, prices=prices),
+        "graph": branch_graph(nodes, leaves, active_leaf=active, moves=moves),
     }
+
+
+def labelled(node: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The node a branch is labelled by: its leaf, or the nearest entry above it that is not harness."""
+    current: dict[str, Any] | None = node
+    while current is not None and current["harness"]:
+        current = by_id.get(current["parent"]) if current["parent"] else None
+    return current if current is not None else node
 
 
 def seconds_between(start: str, end: str) -> float | None:

@@ -18,6 +18,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from waybook.view._markdown import code_css
+
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -31,16 +33,19 @@ def csp_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
 
 
+SCRIPTS = ("markdown.js", "graph.js", "usage.js", "viewer.js")
+"""The page's script, in this order: the parts first (each adds itself to `Waybook`), the page last."""
+STYLES = ("viewer.css", "conversation.css")
+
+
 @cache
 def _assets() -> tuple[jinja2.Template, str, str]:
     static = resources.files("waybook.view") / "static"
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = environment.from_string((static / "page.html").read_text(encoding="utf-8"))
-    return (
-        template,
-        (static / "viewer.js").read_text(encoding="utf-8"),
-        (static / "viewer.css").read_text(encoding="utf-8"),
-    )
+    script = "".join((static / name).read_text(encoding="utf-8") for name in SCRIPTS)
+    style = "".join((static / name).read_text(encoding="utf-8") for name in STYLES) + code_css()
+    return template, script, style
 
 
 def render_page(data: dict[str, Any], *, live: bool = False) -> str:

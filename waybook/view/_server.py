@@ -20,6 +20,7 @@ import jinja2
 
 from waybook.journal import JournalError
 from waybook.model._records import Header
+from waybook.projections import PriceTable
 from waybook.stores import JournalStore, StoreError, open_proven, open_store
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._page import render_page
@@ -76,12 +77,14 @@ def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
     }
 
 
-def journal_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
+def journal_page_data(
+    store: JournalStore, journal_id: str, *, prices: PriceTable | None = None
+) -> dict[str, Any]:
     """The page of one journal of the store: its proven records and the report, from one pass."""
     journal, report = open_proven(store, journal_id)
     with journal:
         records = list(journal.read(limit=report.head.seq))
-    data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store))
+    data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store), prices=prices)
     return {**data, "feed_position": store.feed_head()}
 
 

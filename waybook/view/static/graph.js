@@ -1,0 +1,89 @@
+// The branch graph: every branch of the session as a tree (laid out in Python, waybook/view/_graph.py),
+// the active path drawn strong, each leaf a button that opens its branch, each leaf move a dashed arrow
+// numbered as in the list of moves. Built with createElementNS and textContent only: a summary is text.
+"use strict";
+var Waybook = window.Waybook || (window.Waybook = {});
+(function () {
+  const SVG = "http://www.w3.org/2000/svg";
+  const LANE = 22;
+  const ROW = 30;
+  const PAD = 12;
+  const LABEL = 34; // characters of a leaf's summary drawn beside it (the whole one is its tooltip)
+
+  function svg(tag, attributes, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attributes || {})) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = String(text);
+    return e;
+  }
+  function at(segment) {
+    return [PAD + segment.lane * LANE, PAD + segment.row * ROW + ROW / 2];
+  }
+  // Draws `graph` into `container`. `moves` is the page's list of leaf moves (for their reasons);
+  // `open(nodeId)` shows a branch; `viewed` is the leaf shown now.
+  Waybook.drawGraph = function (container, graph, moves, open, viewed) {
+    container.replaceChildren();
+    const segments = graph.segments;
+    if (!segments.length) return;
+    const width = PAD * 2 + graph.lanes * LANE + 7 * LABEL;
+    const height = PAD * 2 + graph.rows * ROW;
+    const root = svg("svg", { width, height, viewBox: "0 0 " + width + " " + height, role: "img", class: "graph" });
+    root.appendChild(svg("title", {}, segments.filter((s) => s.leaf).length + " branches"));
+    const defs = svg("defs");
+    const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" });
+    marker.appendChild(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }));
+    defs.appendChild(marker);
+    root.appendChild(defs);
+    for (const segment of segments) {
+      const [x, y] = at(segment);
+      const top = segment.parent === null ? [x, PAD] : at(segments[segment.parent]);
+      const edge = svg("path", {
+        d: "M " + top[0] + " " + top[1] + " L " + x + " " + (top[1] + ROW / 2) + " L " + x + " " + y,
+        class: "edge" + (segment.active ? " active" : ""),
+      });
+      edge.appendChild(svg("title", {}, segment.count + (segment.count === 1 ? " entry" : " entries")));
+      root.appendChild(edge);
+      if (segment.count > 1) root.appendChild(svg("text", { x: x + 5, y: y - ROW / 2 + 4, class: "count" }, segment.count));
+    }
+    for (const [n, move] of graph.moves.entries()) {
+      if (move.from === null || move.to === null || move.from === move.to) continue;
+      const [x1, y1] = at(segments[move.from]);
+      const [x2, y2] = at(segments[move.to]);
+      const bend = Math.max(x1, x2) + LANE * 0.8 + (n % 3) * 4;
+      const path = svg("path", {
+        d: "M " + x1 + " " + y1 + " C " + bend + " " + y1 + " " + bend + " " + y2 + " " + (x2 + 6) + " " + y2,
+        class: "move", "marker-end": "url(#arrow)",
+      });
+      const reason = (moves[move.index] || {}).reason || "(no reason)";
+      path.appendChild(svg("title", {}, "leaf move " + (move.index + 1) + ": " + reason));
+      root.appendChild(path);
+      root.appendChild(svg("text", { x: bend + 2, y: (y1 + y2) / 2, class: "move-label" }, move.index + 1));
+    }
+    for (const segment of segments) {
+      const [x, y] = at(segment);
+      const dot = svg("circle", {
+        cx: x, cy: y, r: segment.leaf ? 6 : 4,
+        class: "vertex" + (segment.leaf ? " leaf" : "") + (segment.active ? " active" : "") + (segment.last === viewed ? " viewed" : ""),
+        tabindex: 0,
+      });
+      dot.dataset.node = segment.last;
+      dot.appendChild(svg("title", {}, (segment.leaf ? (segment.active ? "active leaf: " : "leaf: ") : "branch point: ") + (segment.summary || segment.last)));
+      dot.addEventListener("click", () => open(segment.last));
+      dot.addEventListener("keydown", (event) => { if (event.key === "Enter") open(segment.last); });
+      root.appendChild(dot);
+      if (segment.leaf) {
+        const text = segment.summary.length > LABEL ? segment.summary.slice(0, LABEL - 1) + "…" : segment.summary;
+        root.appendChild(svg("text", { x: x + 10, y: y + 4, class: "leaf-label" + (segment.active ? " active" : "") }, text));
+      }
+    }
+    container.appendChild(root);
+    if (graph.truncated) container.appendChild(Object.assign(document.createElement("p"), { className: "placeholder", textContent: "the graph shows the first " + segments.length + " segments" }));
+  };
+
+  // Where two root-to-leaf paths part: how many nodes they share from the root.
+  Waybook.commonPrefix = function (a, b) {
+    let k = 0;
+    while (k < a.length && k < b.length && a[k].id === b[k].id) k++;
+    return k;
+  };
+})();
