@@ -77,7 +77,9 @@ def file_subagent_page(path: Path, journal_id: str, prices: PriceTable | None) -
     return page_data(records, report, journal_id=linked_id, prices=prices)
 
 
-def store_subagent_page(store: JournalStore, journal_id: str, prices: PriceTable | None) -> dict[str, Any] | None:
+def store_subagent_page(
+    store: JournalStore, journal_id: str, prices: PriceTable | None
+) -> dict[str, Any] | None:
     try:
         return journal_page_data(store, journal_id, prices=prices)
     except (JournalError, StoreError) as exc:

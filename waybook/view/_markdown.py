@@ -66,7 +66,7 @@ def _formatter() -> HtmlFormatter[str]:
 
 def code_css() -> str:
     """The style sheet of highlighted code (`hl-` classes inside `pre code`)."""
-    rules = str(_formatter().get_style_defs("pre code")).splitlines()
+    rules = str(_formatter().get_style_defs("pre code")).splitlines()  # type: ignore[no-untyped-call]
     return "\n".join(rule for rule in rules if ".hl-" in rule) + "\n"
 
 
@@ -81,9 +81,7 @@ def _cell(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, en
 
 @cache
 def _renderer(breaks: bool) -> MarkdownIt:
-    md = MarkdownIt(
-        "commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": breaks}
-    )
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": breaks})
     md.options["highlight"] = _highlight
     md.enable(["table", "strikethrough"])
     md.disable(["image", "entity"])
@@ -95,4 +93,4 @@ def _renderer(breaks: bool) -> MarkdownIt:
 
 def render_markdown(text: str, *, breaks: bool = False) -> str:
     """`text` as HTML. `breaks`: a single newline is a line break (how people type a prompt)."""
-    return _renderer(breaks).render(text)
+    return str(_renderer(breaks).render(text))

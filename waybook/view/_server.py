@@ -25,6 +25,7 @@ from waybook.stores import JournalStore, StoreError, open_proven, open_store
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._page import render_page
 from waybook.view._sources import StoreSources
+from waybook.view._store_search import search_page
 
 WAIT_SECONDS = 20.0
 """How long one `/api/wait` holds its request open before answering "nothing new"."""
@@ -41,7 +42,9 @@ _LIST_PAGE = jinja2.Environment(autoescape=True).from_string(
 <style>body{font:14px system-ui,sans-serif;margin:20px}
 td,th{padding:4px 10px;text-align:left;border-bottom:1px solid #eee}
 .damaged{color:#b42318}.ok{color:#1a7f37}</style></head><body>
-<h1>{{ url }}</h1><p>{{ rows|length }} journals{% if more %} (the first {{ rows|length }}){% endif %}</p>
+<h1>{{ url }}</h1>
+<form action="/search" method="get"><input type="search" name="q" placeholder="search every session"></form>
+<p>{{ rows|length }} journals{% if more %} (the first {{ rows|length }}){% endif %}</p>
 <table id="journals"><tr><th>id</th><th>title</th><th>records</th><th>last activity</th><th>chain</th></tr>
 {% for row in rows %}<tr><td><a href="/j/{{ row.href }}">{{ row.id }}</a></td><td>{{ row.title }}</td>
 <td>{{ row.records }}</td><td>{{ row.last }}</td><td class="{{ row.css }}">{{ row.status }}</td></tr>
@@ -110,6 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._html(self.server.session_page(unquote(parts.path[3:])))
             elif parts.path == "/api/journal" and "id" in query:
                 self._json(self.server.with_store(lambda s: journal_page_data(s, query["id"])))
+            elif parts.path == "/search":
+                self._html(search_page(self.server.store_url, query.get("q", "")))
             elif parts.path == "/api/wait":
                 self._json(self.server.wait(query.get("after", "0"), query.get("journal")))
             else:

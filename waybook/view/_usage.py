@@ -55,10 +55,10 @@ def usage_data(
     for node in nodes:
         if node["role"] != "assistant":
             continue
-        entry = by_record.get(node["id"])
+        turn = by_record.get(node["id"])
         tokens = tokens_of(node.get("usage") or {})
-        if entry is not None and entry.cost is not None:
-            node["cost"] = float(entry.cost.total)
+        if turn is not None and turn.cost is not None:
+            node["cost"] = float(turn.cost.total)
         if tokens is not None:
             node["tokens"] = tokens.as_json()
         if tokens is None and node.get("latency") is None:
