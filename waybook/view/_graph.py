@@ -2,9 +2,9 @@
 
 A tree of thousands of nodes has few branch points, so the graph is drawn by segments: a segment is a
 run of nodes each the only child of the one before (a root, or a child of a branch point, up to the
-next branch point or a leaf). Segments are laid out as `git log --graph` lays out commits: a segment's
-first child continues its lane downward, each other child opens a lane to the right; the child on the
-active path comes first, so the active path is the straight line on the left. Leaf moves are drawn
+next branch point or a leaf). Segments are laid out as `git log --graph` lays out commits: one row each, in
+depth-first order, a segment's first child continuing its lane, each other child opening a lane to the
+right; the child on the active path comes first, so the active path is the straight line on the left. Leaf moves are drawn
 between the segments of the nodes they moved from and to. Pure: node entries in, plain data out.
 """
 
@@ -44,12 +44,12 @@ def branch_graph(
     segments: list[dict[str, Any]] = []
     segment_of: dict[str, int] = {}
     lanes = 0
-    stack: list[tuple[str, int | None, int, int]] = []
+    stack: list[tuple[str, int | None, int]] = []
     for root in reversed(ordered(children.get(None, []))):
-        stack.append((root, None, 0, -1))
+        stack.append((root, None, -1))
     truncated = False
     while stack:
-        start, parent, row, lane = stack.pop()
+        start, parent, lane = stack.pop()
         if len(segments) >= GRAPH_SEGMENTS:
             truncated = True
             break
@@ -69,14 +69,14 @@ def branch_graph(
                 "count": count,
                 "parent": parent,
                 "lane": lane,
-                "row": row,
+                "row": index,
                 "leaf": not below,
                 "active": start in on_active,
                 "summary": summaries.get(last, ""),
             }
         )
         for position, child in reversed(list(enumerate(ordered(below)))):
-            stack.append((child, index, row + 1, lane if position == 0 else -1))
+            stack.append((child, index, lane if position == 0 else -1))
     drawn = [
         {"index": i, "from": segment_of.get(m["from"] or ""), "to": segment_of.get(m["to"] or "")}
         for i, m in enumerate(moves)
@@ -86,6 +86,6 @@ def branch_graph(
         "segments": segments,
         "moves": drawn,
         "lanes": lanes,
-        "rows": 1 + max((s["row"] for s in segments), default=-1),
+        "rows": len(segments),
         "truncated": truncated,
     }

@@ -8,7 +8,7 @@ var Waybook = window.Waybook || (window.Waybook = {});
   const LANE = 22;
   const ROW = 30;
   const PAD = 12;
-  const LABEL = 34; // characters of a leaf's summary drawn beside it (the whole one is its tooltip)
+  const LABEL = 24; // the fewest characters of a segment's label (the whole summary is its tooltip)
 
   function svg(tag, attributes, text) {
     const e = document.createElementNS(SVG, tag);
@@ -17,7 +17,7 @@ var Waybook = window.Waybook || (window.Waybook = {});
     return e;
   }
   function at(segment) {
-    return [PAD + segment.lane * LANE, PAD + segment.row * ROW + ROW / 2];
+    return [PAD + segment.lane * LANE, segment.row * ROW + ROW / 2 + 4];
   }
   // Draws `graph` into `container`. `moves` is the page's list of leaf moves (for their reasons);
   // `open(nodeId)` shows a branch; `viewed` is the leaf shown now.
@@ -25,8 +25,11 @@ var Waybook = window.Waybook || (window.Waybook = {});
     container.replaceChildren();
     const segments = graph.segments;
     if (!segments.length) return;
-    const width = PAD * 2 + graph.lanes * LANE + 7 * LABEL;
-    const height = PAD * 2 + graph.rows * ROW;
+    const gutter = PAD + graph.lanes * LANE; // where leaf moves arc, between the lanes and the labels
+    const lanes = gutter + (graph.moves.length ? 26 : PAD);
+    const chars = Math.max(LABEL, Math.floor((container.clientWidth - lanes - 8) / 6.4));
+    const width = Math.max(container.clientWidth, lanes + 8 + chars * 6.4);
+    const height = PAD + graph.rows * ROW;
     const root = svg("svg", { width, height, viewBox: "0 0 " + width + " " + height, role: "img", class: "graph" });
     root.appendChild(svg("title", {}, segments.filter((s) => s.leaf).length + " branches"));
     const defs = svg("defs");
@@ -36,20 +39,21 @@ var Waybook = window.Waybook || (window.Waybook = {});
     root.appendChild(defs);
     for (const segment of segments) {
       const [x, y] = at(segment);
-      const top = segment.parent === null ? [x, PAD] : at(segments[segment.parent]);
+      const top = segment.parent === null ? [x, y - ROW / 2] : at(segments[segment.parent]);
+      const turn = Math.min(y, top[1] + ROW / 2);
       const edge = svg("path", {
-        d: "M " + top[0] + " " + top[1] + " L " + x + " " + (top[1] + ROW / 2) + " L " + x + " " + y,
+        d: "M " + top[0] + " " + top[1] + " Q " + x + " " + top[1] + " " + x + " " + turn + " L " + x + " " + y,
         class: "edge" + (segment.active ? " active" : ""),
       });
       edge.appendChild(svg("title", {}, segment.count + (segment.count === 1 ? " entry" : " entries")));
       root.appendChild(edge);
-      if (segment.count > 1) root.appendChild(svg("text", { x: x + 5, y: y - ROW / 2 + 4, class: "count" }, segment.count));
+
     }
     for (const [n, move] of graph.moves.entries()) {
       if (move.from === null || move.to === null || move.from === move.to) continue;
       const [x1, y1] = at(segments[move.from]);
       const [x2, y2] = at(segments[move.to]);
-      const bend = Math.max(x1, x2) + LANE * 0.8 + (n % 3) * 4;
+      const bend = gutter + 2 + (n % 3) * 6;
       const path = svg("path", {
         d: "M " + x1 + " " + y1 + " C " + bend + " " + y1 + " " + bend + " " + y2 + " " + (x2 + 6) + " " + y2,
         class: "move", "marker-end": "url(#arrow)",
@@ -57,7 +61,7 @@ var Waybook = window.Waybook || (window.Waybook = {});
       const reason = (moves[move.index] || {}).reason || "(no reason)";
       path.appendChild(svg("title", {}, "leaf move " + (move.index + 1) + ": " + reason));
       root.appendChild(path);
-      root.appendChild(svg("text", { x: bend + 2, y: (y1 + y2) / 2, class: "move-label" }, move.index + 1));
+      root.appendChild(svg("text", { x: bend + 1, y: (y1 + y2) / 2 + 3, class: "move-label" }, move.index + 1));
     }
     for (const segment of segments) {
       const [x, y] = at(segment);
@@ -71,10 +75,10 @@ var Waybook = window.Waybook || (window.Waybook = {});
       dot.addEventListener("click", () => open(segment.last));
       dot.addEventListener("keydown", (event) => { if (event.key === "Enter") open(segment.last); });
       root.appendChild(dot);
-      if (segment.leaf) {
-        const text = segment.summary.length > LABEL ? segment.summary.slice(0, LABEL - 1) + "…" : segment.summary;
-        root.appendChild(svg("text", { x: x + 10, y: y + 4, class: "leaf-label" + (segment.active ? " active" : "") }, text));
-      }
+      const entries = segment.count + (segment.count === 1 ? " entry" : " entries");
+      const words = segment.leaf ? segment.summary + " (" + entries + ")" : entries + " to a branch point";
+      const text = words.length > chars ? words.slice(0, chars - 1) + "…" : words;
+      root.appendChild(svg("text", { x: lanes + 4, y: y + 4, class: (segment.leaf ? "leaf-label" : "count") + (segment.active ? " active" : "") }, text));
     }
     container.appendChild(root);
     if (graph.truncated) container.appendChild(Object.assign(document.createElement("p"), { className: "placeholder", textContent: "the graph shows the first " + segments.length + " segments" }));
