@@ -34,3 +34,28 @@ def in_view(driver: Any, element: Any) -> bool:
             element,
         )
     )
+
+
+def long_session(path: Any, records: int) -> dict[str, str]:
+    """A coding session of about `records` records (questions, tool calls, results, answers), written
+    fast (durability "none"); the ids of its last node and of a tool result halfway."""
+    from waybook import JsonlJournal, Session, ToolOutcome
+    from waybook.journal import ToolCallBlock
+
+    session = Session.create(JsonlJournal(path, durability="none"), journal_id=path.stem)
+    written, turn, middle, last = 1, 0, "", ""
+    while written < records:
+        turn += 1
+        session.user(f"Step {turn}: look at module {turn % 40} and say what it does.")
+        batch = session.turn(
+            [ToolCallBlock(call_id=f"c{turn}", name="read", arguments={"path": f"src/m{turn % 40}.py"})],
+            [ToolOutcome(f"c{turn}", "def f(x):\n    return x * 2\n" * 20)],
+            usage={"input_tokens": 1200 + turn, "output_tokens": 40},
+            model="bench-model",
+        )
+        if not middle and written >= records // 2:
+            middle = batch.records[-1].id
+        last = session.assistant(f"Module {turn % 40} doubles its input.", model="bench-model").id
+        written += 4
+    session.journal.close()
+    return {"last": last, "middle_result": middle}

@@ -63,9 +63,9 @@ def test_in_a_browser_the_graph_opens_a_branch_and_two_leaves_compare_with_their
     graph = browser.find_element(By.CSS_SELECTOR, "#graph svg.graph")
     leaves = graph.find_elements(By.CSS_SELECTOR, "circle.vertex.leaf")
     assert len(leaves) == 3
-    assert [c.get_attribute("data-node") for c in graph.find_elements(By.CSS_SELECTOR, "circle.leaf.active")] == [
-        ids["second"]
-    ]
+    assert [
+        c.get_attribute("data-node") for c in graph.find_elements(By.CSS_SELECTOR, "circle.leaf.active")
+    ] == [ids["second"]]
     assert len(graph.find_elements(By.CSS_SELECTOR, "path.edge.active")) == 2  # the trunk and the active leaf
     moves = graph.find_elements(By.CSS_SELECTOR, "path.move")
     assert len(moves) == 3
@@ -95,11 +95,15 @@ def test_in_a_browser_the_graph_opens_a_branch_and_two_leaves_compare_with_their
     fork = conversation.find_element(By.CSS_SELECTOR, ".diff-fork")
     assert "Step one: back up the database." in fork.text
     left, right = conversation.find_elements(By.CSS_SELECTOR, ".diff-side")
-    assert [a.find_element(By.CSS_SELECTOR, ".md").text for a in left.find_elements(By.TAG_NAME, "article")] == [
+    assert [
+        a.find_element(By.CSS_SELECTOR, ".md").text for a in left.find_elements(By.TAG_NAME, "article")
+    ] == [
         "And then?",
         "Then run the first migration.",
     ]
-    assert [a.find_element(By.CSS_SELECTOR, ".md").text for a in right.find_elements(By.TAG_NAME, "article")] == [
+    assert [
+        a.find_element(By.CSS_SELECTOR, ".md").text for a in right.find_elements(By.TAG_NAME, "article")
+    ] == [
         "What about the replicas?",
         "Pause replication first.",
         "Then resume it after the last migration.",

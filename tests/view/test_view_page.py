@@ -47,11 +47,13 @@ def test_the_page_is_one_file_that_names_no_network_resource(tmp_path: Path) -> 
     page = (tmp_path / "s.html").read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
     assert "default-src 'none'" in page
-    assert page.count("<script") == 2  # the data element and the page's own script, nothing from the session
-    data = re.search(r'<script type="application/json" id="waybook-data">(.*?)</script>', page, re.DOTALL)
-    assert data
-    assert "<" not in data.group(1)
-    shell = page.replace(data.group(1), "")
+    assert page.count("<script") == 3  # the first screen's data, the page's script, the whole session's data
+    shell = page
+    for element in ("waybook-first", "waybook-data"):
+        data = re.search(rf'<script type="application/json" id="{element}">(.*?)</script>', page, re.DOTALL)
+        assert data
+        assert "<" not in data.group(1)
+        shell = shell.replace(data.group(1), "")
     assert "<svg" not in shell
     assert "<img" not in shell
     assert "javascript:" not in shell

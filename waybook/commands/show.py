@@ -14,6 +14,7 @@ from waybook.commands.common import emit_json, open_journal, replay_with_progres
 from waybook.commands.context_text import ARGUMENT_CHARS, block_text, write_context
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
+from waybook.commands.pager import paged
 from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.store_option import add_store_option
@@ -52,13 +53,19 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--no-pager",
+        action="store_true",
+        help="write to the terminal directly (on a terminal the output goes through $PAGER, else less)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
-        _show(args, journal)
+        with paged(enabled=not args.no_pager):
+            _show(args, journal)
     return damage_status(journal)
 
 

@@ -3,14 +3,17 @@
 A page hides harness entries (a real Claude Code session is mostly progress lines) until the reader
 asks, counting them; each node says its kind of harness entry, or None. The words of users, assistants
 and compaction summaries are rendered as Markdown (`_markdown.render_markdown`); a user's single
-newlines are kept as line breaks, as they were typed. Tool output stays the exact text it was (the page
-folds it by size), since a shell's output is not Markdown.
+newlines are kept as line breaks, as they were typed. A block whose Markdown is one plain paragraph
+carries no HTML: the page draws it from its text (`markdown` says it is such a block). Tool output
+stays the exact text it was (the page folds it by size), since a shell's output is not Markdown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
+
+from markdown_it.common.utils import escapeHtml
 
 from waybook.model._records import Record
 from waybook.view._harness import harness_kind
@@ -35,5 +38,8 @@ def mark_conversation(records: Sequence[Record], nodes: Iterable[dict[str, Any]]
             continue
         for block in node["blocks"]:
             if block["type"] == "text" and not block.get("blob") and len(block["text"]) <= MARKDOWN_LIMIT:
-                block["html"] = render_markdown(block["text"], breaks=node["role"] == "user")
+                html = render_markdown(block["text"], breaks=node["role"] == "user")
+                block["markdown"] = True
+                if html != f"<p>{escapeHtml(block['text'].strip())}</p>\n":
+                    block["html"] = html  # a plain paragraph is drawn from its text: half the page's bytes
     return hidden

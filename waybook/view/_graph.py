@@ -2,10 +2,11 @@
 
 A tree of thousands of nodes has few branch points, so the graph is drawn by segments: a segment is a
 run of nodes each the only child of the one before (a root, or a child of a branch point, up to the
-next branch point or a leaf). Segments are laid out as `git log --graph` lays out commits: one row each, in
-depth-first order, a segment's first child continuing its lane, each other child opening a lane to the
-right; the child on the active path comes first, so the active path is the straight line on the left. Leaf moves are drawn
-between the segments of the nodes they moved from and to. Pure: node entries in, plain data out.
+next branch point or a leaf). Segments are laid out as `git log --graph` lays out commits: one row
+each, in depth-first order, a segment's first child continuing its lane, each other child opening a
+lane to the right; the child on the active path comes first, so the active path is the straight line
+on the left. Leaf moves are drawn between the segments of the nodes they moved from and to. Pure:
+node entries in, plain data out.
 """
 
 from __future__ import annotations

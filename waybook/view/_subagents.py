@@ -27,8 +27,9 @@ def linked_journals(data: dict[str, Any]) -> list[str]:
 def with_subagents(
     data: dict[str, Any], load: Callable[[str], dict[str, Any] | None], *, limit: int = SUBAGENT_PAGES
 ) -> dict[str, Any]:
-    """`data` with `subagents` (journal id -> page data) and `subagents_missing` (ids `load` did not
-    find, or left out past `limit`)."""
+    """`data` with `subagents` (journal id -> page data), `subagent_order` (their ids in the order the
+    links were found: a page's keys are sorted) and `subagents_missing` (ids `load` did not find, or
+    left out past `limit`)."""
     pages: dict[str, dict[str, Any]] = {}
     missing: list[str] = []
     queue = linked_journals(data)
@@ -44,4 +45,4 @@ def with_subagents(
             if more not in seen:
                 seen.add(more)
                 queue.append(more)
-    return {**data, "subagents": pages, "subagents_missing": missing}
+    return {**data, "subagents": pages, "subagent_order": list(pages), "subagents_missing": missing}

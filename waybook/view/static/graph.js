@@ -8,6 +8,7 @@ var Waybook = window.Waybook || (window.Waybook = {});
   const LANE = 22;
   const ROW = 30;
   const PAD = 12;
+  const SIDEBAR = 300; // the sidebar's width (viewer.css): read from the CSS, it would cost a layout
   const LABEL = 24; // the fewest characters of a segment's label (the whole summary is its tooltip)
 
   function svg(tag, attributes, text) {
@@ -20,15 +21,15 @@ var Waybook = window.Waybook || (window.Waybook = {});
     return [PAD + segment.lane * LANE, segment.row * ROW + ROW / 2 + 4];
   }
   // Draws `graph` into `container`. `moves` is the page's list of leaf moves (for their reasons);
-  // `open(nodeId)` shows a branch; `viewed` is the leaf shown now.
-  Waybook.drawGraph = function (container, graph, moves, open, viewed) {
+  // `open(nodeId)` shows a branch. Waybook.markViewed(container, leaf) marks the leaf shown now.
+  Waybook.drawGraph = function (container, graph, moves, open) {
     container.replaceChildren();
     const segments = graph.segments;
     if (!segments.length) return;
     const gutter = PAD + graph.lanes * LANE; // where leaf moves arc, between the lanes and the labels
     const lanes = gutter + (graph.moves.length ? 26 : PAD);
-    const chars = Math.max(LABEL, Math.floor((container.clientWidth - lanes - 8) / 6.4));
-    const width = Math.max(container.clientWidth, lanes + 8 + chars * 6.4);
+    const chars = Math.max(LABEL, Math.floor((SIDEBAR - lanes - 8) / 6.4));
+    const width = Math.max(SIDEBAR, lanes + 8 + chars * 6.4);
     const height = PAD + graph.rows * ROW;
     const root = svg("svg", { width, height, viewBox: "0 0 " + width + " " + height, role: "img", class: "graph" });
     root.appendChild(svg("title", {}, segments.filter((s) => s.leaf).length + " branches"));
@@ -67,7 +68,7 @@ var Waybook = window.Waybook || (window.Waybook = {});
       const [x, y] = at(segment);
       const dot = svg("circle", {
         cx: x, cy: y, r: segment.leaf ? 6 : 4,
-        class: "vertex" + (segment.leaf ? " leaf" : "") + (segment.active ? " active" : "") + (segment.last === viewed ? " viewed" : ""),
+        class: "vertex" + (segment.leaf ? " leaf" : "") + (segment.active ? " active" : ""),
         tabindex: 0,
       });
       dot.dataset.node = segment.last;
@@ -82,6 +83,10 @@ var Waybook = window.Waybook || (window.Waybook = {});
     }
     container.appendChild(root);
     if (graph.truncated) container.appendChild(Object.assign(document.createElement("p"), { className: "placeholder", textContent: "the graph shows the first " + segments.length + " segments" }));
+  };
+
+  Waybook.markViewed = function (container, leaf) {
+    for (const dot of container.querySelectorAll("circle.vertex")) dot.classList.toggle("viewed", dot.dataset.node === leaf);
   };
 
   // Where two root-to-leaf paths part: how many nodes they share from the root.

@@ -56,6 +56,16 @@ var Waybook = window.Waybook || (window.Waybook = {});
     return box;
   };
 
+  // A message whose Markdown is one plain paragraph (Python sent its text only), drawn as that paragraph.
+  Waybook.paragraph = function (text) {
+    const box = document.createElement("div");
+    box.className = "md";
+    const p = document.createElement("p");
+    p.textContent = text.trim();
+    box.appendChild(p);
+    return box;
+  };
+
   function lineCount(text) {
     let lines = 1;
     for (let i = text.indexOf("\n"); i !== -1 && i < text.length - 1; i = text.indexOf("\n", i + 1)) lines++;

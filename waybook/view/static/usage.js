@@ -57,42 +57,60 @@ var Waybook = window.Waybook || (window.Waybook = {});
       list.appendChild(li);
     }
   };
-  // The timeline above the conversation; `open(nodeId)` shows a turn.
+  // The timeline above the conversation: one bar per assistant turn (or, in a long session, per run of
+  // turns: waybook/view/_usage.py decides, so a long session draws as many bars as a short one). Each
+  // series is one SVG path, so the timeline costs a handful of elements however many bars it has; the
+  // pointer's position says which bar a tooltip or a click is about. `open(nodeId)` shows a bar's turn.
   Waybook.drawTimeline = function (box, data, open) {
     box.replaceChildren();
-    const points = data.timeline || [];
-    if (!points.length) { box.hidden = true; return; }
+    const bars = data.timeline || [];
+    if (!bars.length) { box.hidden = true; return; }
     box.hidden = false;
-    const tokens = (p) => p.tokens ? p.tokens.input + p.tokens.cache_read + p.tokens.cache_write : 0;
-    const most = Math.max(1, ...points.map(tokens));
-    const mostOut = Math.max(1, ...points.map((p) => p.tokens ? p.tokens.output : 0));
-    const slowest = Math.max(0.001, ...points.map((p) => p.latency || 0));
-    const step = Math.max(3, Math.min(24, 900 / points.length));
-    const width = Math.ceil(points.length * step) + 4;
-    const root = svg("svg", { width, height: HEIGHT + 4, class: "timeline", role: "img" });
-    root.appendChild(svg("title", {}, points.length + " turns: input tokens (bars up), output tokens (bars down), latency (dots)"));
-    let spent = 0;
-    points.forEach((p, i) => {
-      const x = 2 + i * step;
-      const g = svg("g", { class: "turn", tabindex: 0 });
-      g.dataset.node = p.id;
-      const up = (tokens(p) / most) * (HEIGHT / 2 - 4);
-      const down = ((p.tokens ? p.tokens.output : 0) / mostOut) * (HEIGHT / 2 - 8);
-      g.appendChild(svg("rect", { x, y: HEIGHT / 2 - up, width: Math.max(1, step - 1), height: Math.max(0.5, up), class: "input" }));
-      g.appendChild(svg("rect", { x, y: HEIGHT / 2 + 1, width: Math.max(1, step - 1), height: Math.max(0.5, down), class: "output" }));
-      if (typeof p.latency === "number") {
-        g.appendChild(svg("circle", { cx: x + step / 2, cy: HEIGHT - 2 - (p.latency / slowest) * (HEIGHT - 6), r: 1.6, class: "latency" }));
+    const turns = bars.reduce((sum, bar) => sum + bar.turns, 0);
+    let most = 1, mostOut = 1, slowest = 0.001;
+    for (const b of bars) { most = Math.max(most, b.input); mostOut = Math.max(mostOut, b.output); slowest = Math.max(slowest, b.latency || 0); }
+    const step = Math.max(2, Math.min(24, 900 / bars.length));
+    const wide = Math.max(1, step - 1);
+    const up = [], down = [], dots = [];
+    bars.forEach((bar, i) => {
+      const x = (2 + i * step).toFixed(1);
+      const h = Math.max(0.5, (bar.input / most) * (HEIGHT / 2 - 4)).toFixed(1);
+      const d = Math.max(0.5, (bar.output / mostOut) * (HEIGHT / 2 - 8)).toFixed(1);
+      up.push("M" + x + " " + HEIGHT / 2 + "v-" + h + "h" + wide + "v" + h + "z");
+      down.push("M" + x + " " + (HEIGHT / 2 + 1) + "v" + d + "h" + wide + "v-" + d + "z");
+      if (bar.latency !== null) {
+        const cy = HEIGHT - 2 - (bar.latency / slowest) * (HEIGHT - 6);
+        dots.push("M" + (2 + i * step + step / 2 - 1.5).toFixed(1) + " " + cy.toFixed(1) + "h3v3h-3z");
       }
-      if (typeof p.cost === "number") spent += p.cost;
-      const words = ["seq " + p.seq, p.at];
-      if (p.model) words.push(p.model);
-      if (p.tokens) words.push("input " + count(tokens(p)) + " (cache read " + count(p.tokens.cache_read) + ")", "output " + count(p.tokens.output));
-      if (typeof p.latency === "number") words.push(p.latency.toFixed(1) + " s");
-      if (typeof p.cost === "number") words.push(Waybook.money(p.cost) + ", " + Waybook.money(spent) + " so far");
-      g.appendChild(svg("title", {}, words.join(" · ")));
-      g.addEventListener("click", () => open(p.id));
-      root.appendChild(g);
     });
-    box.appendChild(root);
+    const width = Math.ceil(bars.length * step) + 4;
+    const root = svg("svg", { width, height: HEIGHT + 4, class: "timeline", role: "img" });
+    root.dataset.step = String(step);
+    root.dataset.bars = String(bars.length);
+    root.appendChild(svg("title", {}, turns + " turns" + (turns > bars.length ? " in " + bars.length + " bars" : "") +
+      ": input tokens (bars up), output tokens (bars down), latency (dots); point at a bar for its figures"));
+    root.appendChild(svg("path", { d: up.join(""), class: "input" }));
+    root.appendChild(svg("path", { d: down.join(""), class: "output" }));
+    root.appendChild(svg("path", { d: dots.join(""), class: "latency" }));
+    const tip = el("div", "timeline-tip");
+    tip.id = "timeline-tip";
+    const at = (event) => {
+      const i = Math.floor((event.clientX - root.getBoundingClientRect().left - 2) / step);
+      return i >= 0 && i < bars.length ? bars[i] : null;
+    };
+    root.addEventListener("mousemove", (event) => {
+      const bar = at(event);
+      tip.textContent = bar ? describe(bar) : "";
+    });
+    root.addEventListener("click", (event) => { const bar = at(event); if (bar) open(bar.first); });
+    box.append(root, tip);
   };
+  function describe(bar) {
+    const words = [bar.turns === 1 ? "seq " + bar.seq[0] : bar.turns + " turns, seq " + bar.seq[0] + "-" + bar.seq[1], bar.at];
+    if (bar.model) words.push(bar.model);
+    words.push("input " + count(bar.input) + " (cache read " + count(bar.cache_read) + ")", "output " + count(bar.output));
+    if (bar.latency !== null) words.push((bar.turns === 1 ? "" : "slowest ") + bar.latency.toFixed(1) + " s");
+    if (bar.cost !== null) words.push(Waybook.money(bar.cost) + ", " + Waybook.money(bar.spent) + " so far");
+    return words.join(" · ");
+  }
 })();

@@ -11,7 +11,7 @@
   let links = new Map(); // node id -> the sub-agent links made at it
   let memory = new Map(); // node id -> the memory it used
   let callOf = new Map(); // a paired tool result's id -> the id of the assistant turn that made its call
-  const FIRST_SCREEN = 200; // entries laid out before the page is shown; the rest follows in chunks
+  const FIRST_SCREEN = 60; // entries laid out before the page is shown (a window holds fewer); the rest in chunks
   const BEFORE_TARGET = 20; // entries laid out above a permalink's target on the first screen
   const CHUNK = 500;
 
@@ -58,6 +58,7 @@
   }
   function blockView(block, node, used) {
     if (block.type === "text" && typeof block.html === "string") return Waybook.markdown(block.html);
+    if (block.type === "text" && block.markdown) return Waybook.paragraph(block.text);
     if (block.type === "text") return Waybook.folded(block.text, "text");
     if (block.type === "thinking") {
       const d = el("details", "thinking");
@@ -157,10 +158,12 @@
     b.addEventListener("click", () => reveal(b));
     return b;
   }
-  function show(leafId, targetId) {
+  // Lays out the branch ending at `leafId` around `targetId` (or from its top). `first`: the first
+  // screen's nodes, before the whole session is parsed: laid out, and nothing more until it is.
+  function show(leafId, targetId, first) {
     viewed = leafId;
     const run = ++rendering;
-    const path = pathTo(leafId);
+    const path = first || pathTo(leafId);
     const main = document.getElementById("conversation");
     main.replaceChildren();
     document.body.dataset.complete = "";
@@ -211,7 +214,7 @@
       if (count) views.push(hiddenRun(count, kinds, reveal));
       if (lo === stopAt) return;
       const anchor = main.firstElementChild;
-      const before = anchor ? anchor.getBoundingClientRect().top : 0;
+      const before = anchor && host ? anchor.getBoundingClientRect().top : 0;
       const frag = document.createDocumentFragment();
       for (const v of views.reverse()) frag.appendChild(v);
       main.prepend(frag);
@@ -229,6 +232,7 @@
         target.scrollIntoView({ block: "center" });
       }
     }
+    if (first) return;
     function more() {
       if (run !== rendering) return;
       forward(CHUNK);
@@ -241,7 +245,7 @@
     for (const b of document.querySelectorAll("#branches li")) {
       b.classList.toggle("viewed", b.dataset.leaf === leafId);
     }
-    Waybook.drawGraph(document.getElementById("graph"), data.graph, data.moves, openNode, leafId);
+    Waybook.markViewed(document.getElementById("graph"), leafId);
   }
 
   // --- two branches side by side -----------------------------------------------------------------------
@@ -354,7 +358,8 @@
     tabs.replaceChildren();
     const pages = subagents();
     tabs.hidden = pages.size === 0;
-    for (const [journal, page] of [[root.journal, root], ...pages.entries()]) {
+    const order = (root.subagent_order || []).filter((journal) => pages.has(journal));
+    for (const [journal, page] of [[root.journal, root], ...order.map((j) => [j, pages.get(j)])]) {
       const a = el("a", "tab" + (page === data ? " current" : ""), (page === root ? "session: " : "sub-agent: ") + page.title);
       a.href = nodeHash(journal);
       a.dataset.journal = journal;
@@ -406,6 +411,7 @@
     const moves = document.getElementById("moves");
     moves.replaceChildren();
     data.moves.forEach((m, i) => moves.appendChild(el("li", null, (i + 1) + ". seq " + m.seq + ": " + (m.reason || "(no reason)"))));
+    Waybook.drawGraph(document.getElementById("graph"), data.graph, data.moves, openNode);
     Waybook.drawUsage(document.getElementById("usage"), data);
     Waybook.drawTimeline(document.getElementById("timeline"), data, openNode);
   }
@@ -442,30 +448,50 @@
       }
     }
   }
-  document.getElementById("search").addEventListener("input", applySearch);
-  document.getElementById("harness-toggle").addEventListener("click", () => {
-    showHarness = !showHarness;
-    updateHarness();
-    if (viewed) show(viewed);
-  });
-  document.getElementById("compare").addEventListener("click", () => {
-    const [a, b] = picked();
-    if (a && b) compare(a, b);
-  });
-  window.addEventListener("hashchange", () => { if (!fromHash()) showDefault(false); });
-  root = JSON.parse(document.getElementById("waybook-data").textContent);
-  load(root);
-  drawTabs();
-  showDefault();
-  document.body.dataset.ready = "1";
-  performance.mark("waybook-first-screen"); // what bench/view.py times
-  if (root.link_base === "serve") {
-    document.getElementById("live").textContent = "live";
-    const box = document.getElementById("store-search");
-    box.hidden = false;
-    box.querySelector("input").addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && event.target.value.trim()) location.href = "/search?q=" + encodeURIComponent(event.target.value.trim());
-    });
-    follow(root.feed_position || 0);
+  // The first screen from its own small data (waybook/view/_first_screen.py), laid out before the
+  // browser has read the whole session; then the whole session, and the page goes on from there. A
+  // permalink waits for the whole session: its target may be anywhere in it.
+  function ready() {
+    if (document.body.dataset.ready) return;
+    document.body.dataset.ready = "1";
+    performance.mark("waybook-first-screen"); // what bench/view.py times
   }
+  root = JSON.parse(document.getElementById("waybook-first").textContent);
+  load(root);
+  const permalink = parseHash().has("n") || parseHash().has("j");
+  if (!permalink && root.first_path.length) {
+    show(root.active_leaf || root.leaves[0].id, null, root.first_path.map((id) => byId.get(id)));
+    ready();
+  }
+  function whole() {
+    const keep = window.scrollY;
+    root = JSON.parse(document.getElementById("waybook-data").textContent);
+    load(root);
+    drawTabs();
+    showDefault();
+    if (!permalink) window.scrollTo(0, keep); // the reader may have scrolled the first screen already
+    ready();
+    document.getElementById("search").addEventListener("input", applySearch);
+    document.getElementById("harness-toggle").addEventListener("click", () => {
+      showHarness = !showHarness;
+      updateHarness();
+      if (viewed) show(viewed);
+    });
+    document.getElementById("compare").addEventListener("click", () => {
+      const [a, b] = picked();
+      if (a && b) compare(a, b);
+    });
+    window.addEventListener("hashchange", () => { if (!fromHash()) showDefault(false); });
+    if (root.link_base === "serve") {
+      document.getElementById("live").textContent = "live";
+      const box = document.getElementById("store-search");
+      box.hidden = false;
+      box.querySelector("input").addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && event.target.value.trim()) location.href = "/search?q=" + encodeURIComponent(event.target.value.trim());
+      });
+      follow(root.feed_position || 0);
+    }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", whole);
+  else whole();
 })();

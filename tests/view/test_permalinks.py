@@ -1,0 +1,54 @@
+"""A permalink opens its node in a session of any size: the page lays out the target's neighbourhood
+first and the rest around it (issue 48: `#n=` past the first 200 rendered entries stayed at the top)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.viewer import in_view, long_session, open_page, severe, wait_for
+from waybook.cli import main
+
+
+@pytest.fixture(scope="module")
+def long_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    folder = tmp_path_factory.mktemp("long")
+    ids = long_session(folder / "long.jsonl", 10_000)
+    assert main(["view", str(folder / "long.jsonl"), "-o", str(folder / "long.html")]) == 0
+    return folder / "long.html", ids
+
+
+def test_in_a_browser_a_permalink_to_the_last_node_of_ten_thousand_records_shows_it_on_the_first_screen(
+    long_page: tuple[Path, dict[str, str]], browser: object
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page, ids = long_page
+    browser.get("about:blank")
+    browser.get(page.as_uri() + "#n=" + ids["last"])
+    wait_for(browser, "return document.body.dataset.ready === '1'")
+    target = browser.find_element(By.ID, f"n-{ids['last']}")  # laid out before the page said it was ready
+    assert "target" in target.get_attribute("class")
+    assert in_view(browser, target)
+    wait_for(browser, "return document.body.dataset.complete === '1'")
+    assert in_view(browser, target)  # what was laid out above it afterwards did not push it away
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#conversation > article")) == 3 * 2500  # every turn
+    assert severe(browser) == []
+
+
+def test_in_a_browser_a_permalink_to_a_tool_result_opens_its_call(
+    long_page: tuple[Path, dict[str, str]], browser: object
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page, ids = long_page
+    open_page(browser, page.as_uri() + "#n=" + ids["middle_result"])
+    result = browser.find_element(By.ID, f"n-{ids['middle_result']}")
+    assert result.get_attribute("class") == "tool-result target"
+    assert result.is_displayed()  # its tool call is open
+    assert in_view(browser, result)
+
+    browser.execute_script("location.hash = '#n=' + arguments[0]", ids["last"])  # a link within the page
+    wait_for(browser, "return document.body.dataset.complete === '1'")
+    assert in_view(browser, browser.find_element(By.ID, f"n-{ids['last']}"))
