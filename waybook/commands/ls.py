@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from waybook.commands.common import emit_json
@@ -129,33 +130,43 @@ def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:
     sys.stdout.write("".join(line.rstrip() + "\n" for line in lines))
 
 
-VALUE_WIDTH = 40
+VALUE_WIDTH = 32
 """The most columns one metadata value takes in `ls --long` (the whole value: --json)."""
 
 
 def _print_long(page: JournalPage) -> None:
     """id, role, creation time and metadata, one line per journal, fitted to the width (layout.width).
 
-    Each metadata value is cut to VALUE_WIDTH columns and the line to the width, so a header that holds
-    a whole system prompt (Codex's) stays one line; `--json` gives every value whole."""
+    Nested metadata shows as `key.inner=value`, each value cut to VALUE_WIDTH columns and the line to
+    the width, so a header that holds a whole system prompt (Codex's) stays one line; `--json` gives
+    every value whole."""
     rows = []
     for info in page:
         name = visible(info.journal_id, one_line=True) + (" (hidden)" if info.hidden else "")
         meta = "  ".join(
             f"{visible(key, one_line=True)}={cut(visible(_value(value), one_line=True), VALUE_WIDTH)}"
-            for key, value in sorted(info.metadata.items())
+            for key, value in _flat(info.metadata)
         )
-        rows.append((name, visible(info.role, one_line=True), info.created_at[:19].replace("T", " "), meta))
+        rows.append((name, visible(info.role, one_line=True), info.created_at[:16].replace("T", " "), meta))
     terminal = sys.stdout.isatty()
     id_width = max([len(row[0]) for row in rows] + [2])
     role_width = max([len(row[1]) for row in rows] + [4])
     bold, plain = ("\x1b[1m", "\x1b[0m") if terminal else ("", "")
-    lead = id_width + 2 + role_width + 2 + 19 + 2
-    lines = [f"{bold}{'ID':<{id_width}}  {'ROLE':<{role_width}}  {'CREATED':<19}  METADATA{plain}"]
+    lead = id_width + 2 + role_width + 2 + 16 + 2
+    lines = [f"{bold}{'ID':<{id_width}}  {'ROLE':<{role_width}}  {'CREATED':<16}  METADATA{plain}"]
     for name, role, created, meta in rows:
-        line = f"{name:<{id_width}}  {role:<{role_width}}  {created:<19}  "
+        line = f"{name:<{id_width}}  {role:<{role_width}}  {created:<16}  "
         lines.append(line + fit(meta, max(width() - lead, MIN_TITLE)))
     sys.stdout.write("".join(line.rstrip() + "\n" for line in lines))
+
+
+def _flat(metadata: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Metadata as `key.inner=value` pairs, in key order: a nested object's values each cut on its own."""
+    for key, value in sorted(metadata.items()):
+        if isinstance(value, dict) and value:
+            yield from _flat(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def _value(value: Any) -> str:

@@ -471,6 +471,7 @@
     showDefault();
     if (!permalink) window.scrollTo(0, keep); // the reader may have scrolled the first screen already
     ready();
+    performance.mark("waybook-whole-session"); // bench/view.py times this too
     document.getElementById("search").addEventListener("input", applySearch);
     document.getElementById("harness-toggle").addEventListener("click", () => {
       showHarness = !showHarness;
