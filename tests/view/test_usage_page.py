@@ -99,12 +99,11 @@ def test_in_a_browser_the_cost_of_each_turn_the_total_and_the_timeline_are_shown
     timeline = browser.find_element(By.CSS_SELECTOR, "#timeline svg.timeline")
     assert timeline.get_attribute("data-bars") == "3"
     step = float(timeline.get_attribute("data-step"))
-    width = timeline.size["width"]
+    stretch = timeline.size["width"] / float(timeline.get_attribute("data-width"))  # drawn to fit its box
 
     def point_at(bar: int) -> ActionChains:  # offsets count from the element's centre
-        return ActionChains(browser).move_to_element_with_offset(
-            timeline, int(2 + (bar + 0.5) * step - width / 2), 0
-        )
+        x = (2 + (bar + 0.5) * step) * stretch - timeline.size["width"] / 2
+        return ActionChains(browser).move_to_element_with_offset(timeline, int(x), 0)
 
     point_at(1).perform()
     tip = browser.find_element(By.ID, "timeline-tip").text

@@ -84,8 +84,13 @@ var Waybook = window.Waybook || (window.Waybook = {});
       }
     });
     const width = Math.ceil(bars.length * step) + 4;
-    const root = svg("svg", { width, height: HEIGHT + 4, class: "timeline", role: "img" });
+    const root = svg("svg", {
+      width: "100%", height: HEIGHT + 4, viewBox: "0 0 " + width + " " + (HEIGHT + 4),
+      preserveAspectRatio: "none", class: "timeline", role: "img",
+    });
+    root.style.maxWidth = width * 2 + "px"; // a few bars stay bars, not slabs
     root.dataset.step = String(step);
+    root.dataset.width = String(width);
     root.dataset.bars = String(bars.length);
     root.appendChild(svg("title", {}, turns + " turns" + (turns > bars.length ? " in " + bars.length + " bars" : "") +
       ": input tokens (bars up), output tokens (bars down), latency (dots); point at a bar for its figures"));
@@ -95,7 +100,8 @@ var Waybook = window.Waybook || (window.Waybook = {});
     const tip = el("div", "timeline-tip");
     tip.id = "timeline-tip";
     const at = (event) => {
-      const i = Math.floor((event.clientX - root.getBoundingClientRect().left - 2) / step);
+      const box = root.getBoundingClientRect(); // the drawing is stretched to the box's width
+      const i = Math.floor(((event.clientX - box.left) * width / box.width - 2) / step);
       return i >= 0 && i < bars.length ? bars[i] : null;
     };
     root.addEventListener("mousemove", (event) => {
