@@ -153,3 +153,31 @@ def test_in_a_browser_a_long_tool_output_is_folded_with_its_size(tmp_path: Path,
     unfold.click()
     assert output.text.splitlines()[-1] == "line 500"
     assert unfold.text == "fold (500 lines)"
+
+
+def test_in_a_browser_the_page_keeps_only_the_markup_markdown_makes_whatever_html_it_is_given(
+    tmp_path: Path, browser: object
+) -> None:
+    """Defence in depth: were the Python renderer to let HTML through, the page's allowlist drops it."""
+    harnessed_session(tmp_path / "s.jsonl")
+    main(["view", str(tmp_path / "s.jsonl"), "-o", str(tmp_path / "s.html")])
+    open_page(browser, (tmp_path / "s.html").as_uri())
+    cleaned = browser.execute_script(
+        "return Waybook.markdown(arguments[0]).innerHTML",
+        '<p onclick="window.pwned=1" style="color:red">hi <a href="javascript:window.pwned=1">js</a>'
+        ' <a href="https://example.com" onmouseover="window.pwned=1">ok</a> <a href="data:text/html,x">d</a>'
+        '<img src=x onerror="window.pwned=1"><svg onload="window.pwned=1"><circle/></svg>'
+        '<iframe src="https://example.com"></iframe><script>window.pwned=1</script><style>*{}</style>'
+        '<!-- a comment --><code class="language-py evil">c</code><span class="hl-k">k</span>'
+        '<span class="x">s</span><form action="https://example.com"><input name=q></form></p>',
+    )
+    assert cleaned == (
+        '<p>hi <a rel="noopener noreferrer nofollow">js</a>'
+        ' <a href="https://example.com" rel="noopener noreferrer nofollow" target="_blank">ok</a>'
+        ' <a rel="noopener noreferrer nofollow">d</a>'
+        "window.pwned=1*{}<code>c</code>"
+        '<span class="hl-k">k</span><span>s</span></p><p></p>'  # the parser closed the <p> at the <form>
+    )
+    assert browser.execute_script("return window.pwned") is None
+    # The page's CSP refused the handlers and the style even in the inert template, as it says:
+    assert all(e["source"] == "security" and "blocked" in e["message"] for e in severe(browser))

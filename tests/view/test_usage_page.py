@@ -133,3 +133,38 @@ def test_in_a_browser_a_real_claude_code_session_shows_genai_prices_cost(
     shown = browser.find_element(By.ID, "cost-total").text
     assert shown == f"total ${total:.2f} ({GenaiPrices().name})"
     assert len(browser.find_elements(By.CSS_SELECTOR, "article.role-assistant .cost")) == len(entries)
+
+
+def test_a_served_page_is_priced_by_the_installed_table(tmp_path: Path) -> None:
+    import http.client
+    import json
+    import re
+    import threading
+
+    from waybook.prices import GenaiPrices
+    from waybook.stores import open_store
+    from waybook.view import ViewServer
+
+    url = f"file:{tmp_path / 'store'}"
+    with open_store(url) as store:
+        session = Session.create(store.create("s", role="session"), journal_id="s")
+        session.user("hi")
+        session.assistant(
+            "hello", model="claude-sonnet-4-5-20250929", usage={"input_tokens": 1000, "output_tokens": 100}
+        )
+    server = ViewServer(url, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        connection = http.client.HTTPConnection(*server.bound, timeout=30)
+        connection.request("GET", "/j/s")
+        page = connection.getresponse().read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    found = re.search(r'id="waybook-data">(.*?)</script>', page, re.DOTALL)
+    assert found is not None
+    cost = json.loads(found.group(1))["cost"]
+    assert cost["prices"] == GenaiPrices().name
+    assert cost["total"] == pytest.approx(0.0045)  # $3 and $15 a million tokens

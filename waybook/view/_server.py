@@ -26,6 +26,7 @@ from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._page import render_page
 from waybook.view._sources import StoreSources
 from waybook.view._store_search import search_page
+from waybook.view._usage import shared_prices
 
 WAIT_SECONDS = 20.0
 """How long one `/api/wait` holds its request open before answering "nothing new"."""
@@ -91,6 +92,11 @@ def journal_page_data(
     return {**data, "feed_position": store.feed_head()}
 
 
+def served_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
+    """A served page's data: `journal_page_data` priced by the installed price table (read once)."""
+    return journal_page_data(store, journal_id, prices=shared_prices())
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
     protocol_version = "HTTP/1.1"
@@ -112,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif parts.path.startswith("/j/") and len(parts.path) > 3:
                 self._html(self.server.session_page(unquote(parts.path[3:])))
             elif parts.path == "/api/journal" and "id" in query:
-                self._json(self.server.with_store(lambda s: journal_page_data(s, query["id"])))
+                self._json(self.server.with_store(lambda s: served_page_data(s, query["id"])))
             elif parts.path == "/search":
                 self._html(search_page(self.server.store_url, query.get("q", "")))
             elif parts.path == "/api/wait":
@@ -187,7 +193,7 @@ class ViewServer(ThreadingHTTPServer):
         return _LIST_PAGE.render(url=self.store_url, rows=listed, more=more)
 
     def session_page(self, journal_id: str) -> str:
-        return render_page(self.with_store(lambda s: journal_page_data(s, journal_id)), live=True)
+        return render_page(self.with_store(lambda s: served_page_data(s, journal_id)), live=True)
 
     def wait(self, after: str, journal_id: str | None) -> dict[str, Any]:
         """Wait up to WAIT_SECONDS for the feed to pass `after`; say whether `journal_id` changed."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 from waybook.model._records import Record
@@ -31,6 +32,13 @@ def installed_prices() -> PriceTable | None:
         return GenaiPrices()
     except PricesMissingError:
         return None
+
+
+@cache
+def shared_prices() -> PriceTable | None:
+    """`installed_prices()`, read once for a process that makes many pages (`waybook serve`): the table
+    is the installed package's, the same for every page."""
+    return installed_prices()
 
 
 def usage_data(

@@ -40,7 +40,8 @@ var Waybook = window.Waybook || (window.Waybook = {});
       }
       if (child.tagName === "A") {
         child.rel = "noopener noreferrer nofollow";
-        if (!(child.getAttribute("href") || "").startsWith("#")) child.target = "_blank";
+        const href = child.getAttribute("href");
+        if (href && !href.startsWith("#")) child.target = "_blank";
       }
       clean(child);
     }
