@@ -52,3 +52,18 @@ def test_in_a_browser_a_permalink_to_a_tool_result_opens_its_call(
     browser.execute_script("location.hash = '#n=' + arguments[0]", ids["last"])  # a link within the page
     wait_for(browser, "return document.body.dataset.complete === '1'")
     assert in_view(browser, browser.find_element(By.ID, f"n-{ids['last']}"))
+
+
+def test_the_first_screen_carries_a_bounded_slice_of_a_session_of_harness_entries() -> None:
+    from waybook.view._first_screen import FIRST_NODES, FIRST_SCREEN, first_screen
+
+    nodes = [
+        {"id": f"n{i}", "parent": f"n{i - 1}" if i else None, "harness": "progress" if i % 100 else None}
+        for i in range(20_000)
+    ]
+    data = {"nodes": nodes, "active_leaf": "n19999", "leaves": [], "results": {}, "links": {}, "memory": {}}
+    first = first_screen(data)
+    assert len(first["first_path"]) == FIRST_NODES  # 20 conversation entries in 2,000: not 60 of them
+    assert [n["id"] for n in first["nodes"]] == first["first_path"]
+    few = first_screen({**data, "nodes": [{**n, "harness": None} for n in nodes]})
+    assert few["first_path"] == [f"n{i}" for i in range(FIRST_SCREEN)]

@@ -15,6 +15,8 @@ from typing import Any, Final
 
 FIRST_SCREEN: Final = 60
 """Entries a reader sees on the first screen (viewer.js lays out as many before the page is ready)."""
+FIRST_NODES: Final = 2000
+"""The most nodes the first screen carries, whatever they are (a run of harness entries counts too)."""
 LARGE: Final = ("nodes", "results", "links", "memory", "subagents", "subagent_order", "subagents_missing")
 """The parts of page data that grow with the session; the first screen carries its own slice of them."""
 
@@ -43,7 +45,7 @@ def first_screen(data: dict[str, Any], *, entries: int = FIRST_SCREEN) -> dict[s
     shown: list[str] = []
     visible = 0
     for node in path:
-        if visible >= entries:
+        if visible >= entries or len(shown) >= FIRST_NODES:
             break
         shown.append(node["id"])
         if node["id"] not in in_call and not node["harness"]:
