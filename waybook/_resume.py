@@ -44,11 +44,13 @@ def resume(path: str | os.PathLike[str], *, actor: str | None = None, **options:
 
     Holds every record in memory while it folds them (they are let go after, apart from those the
     context shows): meant for sessions, not for million-record files (use `replay` and `context_at`).
-    Close the journal (`resumed.journal.close()`) when done.
+    Close the journal (`resumed.journal.close()`) when done. A path with no journal is an error (a
+    resume of a typo never creates an empty session) unless `create=True` is passed.
     """
     if not isinstance(path, (str, os.PathLike)):
         msg = f"resume takes the path of a session's .jsonl file, not {type(path).__name__}"
         raise InvalidArgumentError(msg)
+    options.setdefault("create", False)
     try:
         journal, records, proved = JsonlJournal.open_decoded_proved(path, **options)
     except JournalError:

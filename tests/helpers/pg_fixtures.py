@@ -80,7 +80,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def pg_bouncer(pg_server: Server) -> Iterator[Bouncer]:
-    """A real PgBouncer in transaction mode in front of the session's server (tests/pg_server.py)."""
+    """A real PgBouncer in transaction mode in front of the session's server (tests/helpers/pg_server.py)."""
     try:
         bouncer = Bouncer.start(pg_server.url)
     except NoServerError as exc:

@@ -231,6 +231,32 @@ def owned_cluster() -> Iterator[Cluster]:
         cluster.stop()
 
 
+@contextlib.contextmanager
+def standby_of(primary: Cluster) -> Iterator[Cluster]:
+    """A hot standby of `primary`, made as an operator makes one: `pg_basebackup -R` (which writes
+    `standby.signal` and the primary's conninfo) into a directory of its own, started on a free port.
+    Holds everything the primary committed before it was made; stopped and removed at the end."""
+    root = Path(tempfile.mkdtemp(prefix="waybook-pg-standby-"))
+    if primary.run_as is not None:
+        shutil.chown(root, primary.run_as, primary.run_as)
+    standby = Cluster(
+        bindir=primary.bindir, root=root, port=free_port(), run_as=primary.run_as, settings=primary.settings
+    )
+    try:
+        standby._run(
+            "pg_basebackup",
+            *("-D", str(standby.datadir), "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres"),
+            *("-R", "-X", "stream", "--no-sync"),
+        )
+        if not (standby.datadir / "standby.signal").exists():
+            msg = "pg_basebackup -R wrote no standby.signal"
+            raise NoServerError(msg)
+        standby.start()
+        yield standby
+    finally:
+        standby.stop()
+
+
 def with_schema(url: str, schema: str) -> str:
     """`url` with the libpq option that makes `schema` the connection's current schema."""
     parts = urllib.parse.urlsplit(url)

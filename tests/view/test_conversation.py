@@ -55,6 +55,13 @@ def test_a_link_is_kept_only_to_http_https_or_an_anchor() -> None:
         assert not safe_link(url), url
 
 
+def test_underscores_stay_as_typed_and_asterisks_emphasise() -> None:
+    html = render_markdown("call __init__ on my_var_name, not _this_; **this** and *that*")
+    assert html == (
+        "<p>call __init__ on my_var_name, not _this_; <strong>this</strong> and <em>that</em></p>\n"
+    )
+
+
 def test_a_code_block_in_an_unknown_language_is_shown_plain() -> None:
     html = render_markdown("```no-such-language\n<b>x</b>\n```\n")
     assert html == '<pre><code class="language-no-such-language">&lt;b&gt;x&lt;/b&gt;\n</code></pre>\n'

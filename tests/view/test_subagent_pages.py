@@ -120,3 +120,17 @@ def test_in_a_browser_a_real_claude_code_sub_agent_opens_from_its_task_call(
     wait_for(browser, "return document.body.dataset.complete === '1'")
     assert "SessionStart" in browser.find_element(By.ID, "conversation").text
     assert severe(browser) == []
+
+
+def test_the_command_names_the_linked_journals_it_did_not_find_once(tmp_path: Path, capsys: object) -> None:
+    session = Session.create(JsonlJournal(tmp_path / "s.jsonl"), journal_id="s")
+    session.user("hello")
+    for name in ("gone-1", "gone-2", "../escape"):
+        session.link_subagent(name, reason="lost")
+    session.journal.close()
+    assert main(["view", str(tmp_path / "s.jsonl"), "-o", str(tmp_path / "s.html")]) == 0
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert err.count("not found") == 1
+    assert "3 linked sub-agent journal(s) not found beside" in err
+    assert "'gone-1', 'gone-2', '../escape'; their links say so" in err
+    assert page_data_of(tmp_path / "s.html")["subagents_missing"] == ["gone-1", "gone-2", "../escape"]

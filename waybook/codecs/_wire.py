@@ -182,6 +182,11 @@ MAX_RECORD_BYTES: Final = 8 * 1024 * 1024
 no line is huge; large outputs go to a store's blobs (`store.blobs.put`) and records reference them."""
 
 
+MAX_LINE_BYTES: Final = 2 * MAX_RECORD_BYTES
+"""The longest line a reader decodes: a record's body at the limit and its envelope fit with room to
+spare. A longer line was never written by a waybook writer; it is damage, found without holding it."""
+
+
 def _too_large(record_id: str, size: int) -> RecordTooLargeError:
     msg = (
         f"record {record_id!r} is {size:,} bytes, over the {MAX_RECORD_BYTES:,}-byte limit of a journal "

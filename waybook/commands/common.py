@@ -47,6 +47,33 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, sort_keys=True, ensure_ascii=sys.stdout.isatty()) + "\n")
 
 
+def emit_json_streamed(value: dict[str, Any]) -> None:
+    """`emit_json(value)`'s exact bytes, where each value of `value` that is an iterator is written as a
+    JSON array item by item, never held whole: a document larger than memory (a tree's every branch
+    path) costs the memory of one item at a time."""
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=sys.stdout.isatty()).encode
+    write = sys.stdout.write
+    write("{")
+    for n, key in enumerate(sorted(value)):
+        write(f"{', ' if n else ''}{encode(key)}: ")
+        item = value[key]
+        if not isinstance(item, Iterator):
+            write(encode(item))
+            continue
+        write("[")
+        chunk: list[str] = []
+        written = False
+        for element in item:
+            chunk.append(encode(element))
+            if len(chunk) == 1024:
+                write((", " if written else "") + ", ".join(chunk))
+                chunk, written = [], True
+        if chunk:
+            write((", " if written else "") + ", ".join(chunk))
+        write("]")
+    write("}\n")
+
+
 PIPE_WIDTH = 1 << 20
 """The width Rich lays out for when stdout is not a terminal: lines are never wrapped into a pipe."""
 

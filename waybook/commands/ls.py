@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, UsageError
+from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.layout import cut, width
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
+from waybook.journal import JournalError
 from waybook.stores import open_journal
 
 if TYPE_CHECKING:
@@ -58,14 +59,22 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """List one page; a journal that cannot be read (lost records, corruption) is listed as damaged,
+    named on stderr, and makes the exit status 1, while the others list as usual."""
     metadata = dict(_pair(item) for item in args.meta)
+    damage: dict[str, str] = {}
     with connect_store(args.store) as store:
         with store_errors():
             page = store.list(
                 role=args.role, metadata=metadata, hidden=args.hidden, after=args.after, limit=args.limit
             )
         looked = args.json or not args.long
-        glances = {info.journal_id: _glance(store, info.journal_id) for info in page} if looked else {}
+        glances = (
+            {info.journal_id: _glance(store, info.journal_id, damage) for info in page} if looked else {}
+        )
+    for journal_id, problem in damage.items():
+        warn(f"journal {journal_id!r} is damaged: {problem}")
+    status = PROBLEM if damage else OK
     if args.json:
         journals = [
             {
@@ -78,27 +87,33 @@ def run(args: argparse.Namespace) -> int:
                 "records": glances[info.journal_id].records,
                 "last_activity": glances[info.journal_id].last_activity,
                 "title": glances[info.journal_id].title,
+                "damage": damage.get(info.journal_id),
             }
             for info in page
         ]
         emit_json({"journals": journals, "cursor": page.cursor})
-        return OK
+        return status
     if args.long:
         _print_long(page)
     else:
         _print_short(page, glances)
     if page.cursor is not None:
         sys.stderr.write(f"waybook: more journals; next page: --after {page.cursor}\n")
-    return OK
+    return status
 
 
 MIN_TITLE = 20
 """The fewest characters of a title a list shows."""
 
 
-def _glance(store: JournalStore, journal_id: str) -> Glance:
-    with open_journal(store, journal_id) as journal:
-        return glance(journal)
+def _glance(store: JournalStore, journal_id: str, damage: dict[str, str]) -> Glance:
+    """The journal's glance, or, if it cannot be read, a row saying so (its damage goes to `damage`)."""
+    try:
+        with open_journal(store, journal_id) as journal:
+            return glance(journal)
+    except JournalError as exc:
+        damage[journal_id] = str(exc)
+        return Glance(records=0, last_activity=None, title="(damaged: see `waybook verify --store`)")
 
 
 def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:

@@ -63,11 +63,10 @@ def subagent_file(path: Path, journal_id: str) -> Path | None:
 
 
 def file_subagent_page(path: Path, journal_id: str, prices: PriceTable | None) -> dict[str, Any] | None:
-    """The page data of a sub-agent journal beside `path`, or None (said on stderr) when it is missing
-    or is not a journal."""
+    """The page data of a sub-agent journal beside `path`, or None when it is missing (the command says
+    so once for all of them) or is not a journal (said on stderr)."""
     found = subagent_file(path, journal_id)
     if found is None:
-        warn(f"sub-agent journal {journal_id!r}: no {journal_id}.jsonl beside {path}; its link says so")
         return None
     try:
         records, report, linked_id = proven_records(found)
@@ -82,9 +81,8 @@ def store_subagent_page(
 ) -> dict[str, Any] | None:
     try:
         return journal_page_data(store, journal_id, prices=prices)
-    except (JournalError, StoreError) as exc:
-        warn(f"sub-agent journal {journal_id!r}: {exc}; its link says it is missing")
-        return None
+    except (JournalError, StoreError):
+        return None  # the command says so once for all of them
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
     held = len(data["subagents"])
     subagents = f" and {held} sub-agent session{'s' if held != 1 else ''}" if held else ""
     print(f"wrote {out} ({records_shown} records{subagents})", file=sys.stderr)
+    if missing := data["subagents_missing"]:
+        where = "in the store" if args.store is not None else f"beside {args.path} (<journal id>.jsonl)"
+        names = ", ".join(repr(name) for name in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        warn(f"{len(missing)} linked sub-agent journal(s) not found {where}: {names}; their links say so")
     if not ok:
         warn(f"{status['text']}; the page shows the {status['proven']} proven records before the damage")
         return PROBLEM

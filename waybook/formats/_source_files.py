@@ -47,6 +47,18 @@ def read_regular(
     there is followed. `limit`: refuse a file larger than this many bytes. `head`: read only the first
     `head` bytes.
     """
+    with os.fdopen(_open_regular(path, inside=inside, where=where, limit=limit), "rb") as file:
+        return file.read(-1 if head is None else head)
+
+
+def check_regular(path: Path, *, inside: Path | None = None, where: str = "folder") -> None:
+    """Refuse `path` (a `RefusedFileError`) unless it is a regular file, by `read_regular`'s rules, for
+    a reader that opens the file itself afterwards (SQLite). Nothing is read, and nothing waits."""
+    os.close(_open_regular(path, inside=inside, where=where, limit=None))
+
+
+def _open_regular(path: Path, *, inside: Path | None, where: str, limit: int | None) -> int:
+    """A descriptor open on the regular file `path`, by `read_regular`'s rules."""
     target, flags = path, _FLAGS
     if inside is not None:
         home, target = inside.resolve(), path.resolve()
@@ -60,13 +72,12 @@ def read_regular(
     try:
         fd = os.open(target, flags)
     except OSError as exc:
-        raise RefusedFileError(path, f"cannot be opened ({exc.strerror})") from None
+        raise RefusedFileError(path, _unopened(target, exc)) from None
     why = _refusal(fd, limit)
     if why is not None:
         os.close(fd)
         raise RefusedFileError(path, why)
-    with os.fdopen(fd, "rb") as file:
-        return file.read(-1 if head is None else head)
+    return fd
 
 
 def _refusal(fd: int, limit: int | None) -> str | None:
@@ -80,6 +91,18 @@ def _refusal(fd: int, limit: int | None) -> str | None:
     if limit is not None and status.st_size > limit:
         return f"larger than {limit} bytes"
     return None
+
+
+def _unopened(target: Path, error: OSError) -> str:
+    """Why `target` could not be opened: what it is when that is not a regular file (a socket cannot be
+    opened at all), else the system's reason."""
+    try:
+        mode = os.stat(target, follow_symlinks=False).st_mode
+    except OSError:
+        mode = stat.S_IFREG
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        return f"{_kind(mode)}, not a regular file; waybook imports regular files only"
+    return f"cannot be opened ({error.strerror})"
 
 
 def _kind(mode: int) -> str:

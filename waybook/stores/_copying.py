@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from waybook.journal._protocol import SessionJournal
+from waybook.model._errors import InvalidArgumentError
 from waybook.model._head import GENESIS, Head
 from waybook.model._records import NewRecord, Record
 
@@ -14,6 +15,9 @@ def batches_of(records: Iterable[Record]) -> Iterator[list[NewRecord]]:
     or alone), as NewRecords ready to append again."""
     batch: list[NewRecord] = []
     for record in records:
+        if not isinstance(record, Record):
+            msg = f"copy_records copies Records (journal.read()), not {type(record).__name__}"
+            raise InvalidArgumentError(msg)
         batch.append(NewRecord(id=record.id, at=record.at, body=record.body))
         place = record.batch
         if place is None or place[0] == place[1]:
@@ -26,7 +30,18 @@ def batches_of(records: Iterable[Record]) -> Iterator[list[NewRecord]]:
 def copy_records(records: Iterable[Record], target: SessionJournal, *, expected: Head = GENESIS) -> Head:
     """Append `records` to `target` after `expected`, batch by batch as they were committed; the copy's
     lines equal the source's. Returns the new head. Each batch is compare-and-appended, so a copy that
-    meets another writer stops with StaleWriterError."""
+    meets another writer stops with StaleWriterError; a target that is not a journal, or an `expected`
+    that is not a Head, is an InvalidArgumentError before anything is read or written."""
+    if not isinstance(target, SessionJournal):
+        shown = type(target).__name__
+        msg = f"copy_records appends to a journal (store.create(id), JsonlJournal(path)), not {shown}"
+        raise InvalidArgumentError(msg)
+    if not isinstance(expected, Head):
+        msg = f"copy_records' expected is the target's Head (target.head()), not {type(expected).__name__}"
+        raise InvalidArgumentError(msg)
+    if isinstance(records, str | bytes) or not isinstance(records, Iterable):
+        msg = f"copy_records copies an iterable of Records (journal.read()), not {type(records).__name__}"
+        raise InvalidArgumentError(msg)
     head = expected
     for batch in batches_of(records):
         head = target.append(batch, expected=head).head

@@ -43,6 +43,7 @@ from waybook.stores._creation import checked_creation, store_clock, store_ids
 from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
+from waybook.stores._holding import Committed, checked_report
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._read_only import ReadOnlyJournal, catalog_refusal, reader_refusal
 from waybook.stores._subscribe import Filter, Subscription
@@ -135,13 +136,17 @@ class DatabaseStore:
         Reading the journal proves its lines again (`keep` changes nothing: a database is read again)."""
         if journal_id != CATALOG_ID:
             check_journal_id(journal_id)
-            with self._engine.transaction(write=False) as tx:
+        with self._engine.transaction(write=False) as tx:
+            if journal_id != CATALOG_ID:
                 self._live(tx, journal_id, lock=False)
+            committed = tx.head(journal_id)
         stored = self.journal_type(self._engine, journal_id)
         refusal = catalog_refusal if journal_id == CATALOG_ID else reader_refusal
         journal = ReadOnlyJournal(stored, refusal=refusal)
         try:
-            return journal, verify(_AsStored(stored))
+            report = verify(_AsStored(stored))
+            held = Committed(committed.seq, committed.digest)
+            return journal, checked_report(report, held, lambda seq: _stored_digest(stored, seq))
         except BaseException:
             journal.close()
             raise
@@ -294,6 +299,9 @@ class DatabaseStore:
             raise JournalClosedError(msg)
 
     def _set_up_catalog(self) -> None:
+        with self._engine.transaction(write=False) as tx:  # a store that has one opens read-only too
+            if tx.journal(CATALOG_ID, lock=False) is not None:
+                return
         with self._engine.transaction(write=True) as tx:
             if tx.journal(CATALOG_ID, lock=True) is not None:
                 return
@@ -348,3 +356,9 @@ class _AsStored(ReadOnlyJournal):
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
         return self._stored.stored_lines(after, limit)
+
+
+def _stored_digest(journal: DatabaseJournal, seq: int) -> str | None:
+    """The digest of record `seq` as its line is stored (None if there is no such line)."""
+    line = next(iter(journal.stored_lines(seq - 1, 1)), None)
+    return None if line is None else line_digest(line)

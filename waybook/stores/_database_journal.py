@@ -20,7 +20,7 @@ from waybook.model._errors import BrokenChainError, JournalClosedError
 from waybook.model._head import GENESIS, GENESIS_DIGEST, AppendResult, Head
 from waybook.model._records import NewRecord, Record
 from waybook.stores._engine import PAGE, Engine, Transaction
-from waybook.stores._errors import JournalPurgedError, UnknownJournalError
+from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
 
 
 class DatabaseJournal:
@@ -168,6 +168,8 @@ class DatabaseJournal:
         known = self._ledger.head
         while head.seq > known.seq:
             lines = tx.lines(self._id, known.seq, PAGE)
+            if not lines:  # the head row says more than the rows hold: never wait for rows that are gone
+                raise self._lost(head, known.seq)
             records, error = prove_lines(lines, known, self._name)
             self._ledger.advance(records)
             if error is not None:
@@ -176,6 +178,10 @@ class DatabaseJournal:
         if head != known:
             reason = f"the database's head is {head} but this journal committed through {known}"
             raise BrokenChainError(journal=self._name, seq=head.seq, reason=reason)
+
+    def _lost(self, committed: Head, held: int) -> LostRecordsError:
+        found = f"its records end at seq {held}" if held else "it holds no records"
+        return LostRecordsError(store=self._engine.url, journal_id=self._id, committed=committed, found=found)
 
     def _committed(self, tx: Transaction, after: int, limit: int) -> list[Record]:
         return [decode_record(line, where=self._name) for line in tx.lines(self._id, after, limit)]
@@ -188,6 +194,7 @@ class DatabaseJournal:
         after = max(after, 0)
         remaining = limit
         start: Head | None = None
+        committed = GENESIS
         while remaining is None or remaining > 0:
             size = PAGE if remaining is None else min(PAGE, remaining)
             with self._engine.transaction(write=False) as tx:
@@ -197,6 +204,7 @@ class DatabaseJournal:
                         raise UnknownJournalError(store=self._engine.url, journal_id=self._id)
                     if row.purged is not None:
                         raise JournalPurgedError(store=self._engine.url, journal_id=self._id)
+                    committed = tx.head(self._id)
                     start = self._anchor(tx, after)
                 lines = tx.lines(self._id, after, size)
             records, error = prove_lines(lines, start, self._name)
@@ -204,6 +212,9 @@ class DatabaseJournal:
             if error is not None:
                 raise error
             if len(lines) < size:
+                held = after + len(lines)
+                if held < committed.seq:  # the rows end before the head the store committed
+                    raise self._lost(committed, held)
                 return
             after += len(lines)
             start = Head.of(records[-1])

@@ -3,8 +3,10 @@
 `Transaction` and `Engine` are the whole contract between the engine-neutral database store
 (database.py, database_journal.py) and an engine (sqlite.py; PostgreSQL). Tables an engine keeps (names
 and types are the engine's own):
-    journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged)
-        a projection of the catalog journal, kept in the same transactions, for listing by SQL
+    journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged, head)
+        a projection of the catalog journal, kept in the same transactions, for listing by SQL; and
+        each journal's committed head, moved by the transaction that inserts its records, so a record
+        deleted behind the store's back is found missing (LostRecordsError), never a shorter journal
     records(journal_id, seq, position UNIQUE, digest, line; unique (journal_id, seq))
     whatever the engine needs so that a feed position is never reused, even after a purge
 """
@@ -63,7 +65,8 @@ class Transaction(Protocol):
         ...
 
     def head(self, journal_id: str) -> Head:
-        """(seq, digest) of the journal's last record; GENESIS when it has none."""
+        """(seq, digest) of the journal's last committed record, as its row keeps it (not as its records
+        say: rows deleted behind the store's back do not move it); GENESIS when it has none."""
         ...
 
     def lines(self, journal_id: str, after: int, limit: int) -> builtins.list[bytes]:
@@ -76,7 +79,7 @@ class Transaction(Protocol):
         ...
 
     def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
-        """Insert records `(seq, position, digest, line)`."""
+        """Insert records `(seq, position, digest, line)` and move the journal's head to the last."""
         ...
 
     def add_journal(self, row: JournalRow) -> None: ...

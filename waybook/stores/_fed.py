@@ -12,14 +12,14 @@ from waybook.model._records import NewRecord, Record
 
 
 class FedJournal:
-    """Wraps the adapter's journal; after each append, `on_commit(journal_id, head seq)` feeds it.
+    """Wraps the adapter's journal; after each append, `on_commit(journal_id, new head)` feeds it.
 
     If the process dies between the two, the records are committed but not yet fed; the next commit
     or open of the journal feeds them (see runs.py), so the feed never loses a record for good.
     """
 
     def __init__(
-        self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, int], None]
+        self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, Head], None]
     ) -> None:
         self.journal_id = journal_id
         self._inner = inner
@@ -53,7 +53,7 @@ class FedJournal:
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         result = self._inner.append(records, expected=expected)
-        self._on_commit(self.journal_id, result.head.seq)
+        self._on_commit(self.journal_id, result.head)
         return result
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:

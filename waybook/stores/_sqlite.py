@@ -1,10 +1,12 @@
 """`SqliteStore` (`sqlite:FILE`): many journals in one SQLite database file.
 
 WAL mode; every write is one `BEGIN IMMEDIATE` transaction (so the head compare and the insert happen
-under the database's write lock); `synchronous=FULL` for the fsync policy (NORMAL for "flush", OFF for
-"none"); `secure_delete` so a purge overwrites what it deletes. Safe across threads (a connection per
-thread) and processes (SQLite's locks). A writer that cannot get the lock within `busy_timeout` seconds
-gets StoreBusyError: "database is locked" never reaches the caller raw.
+under the database's write lock), taken in turn: writers queue on a lock file beside the database first
+(`_writer_queue`: SQLite's own lock is not a queue). `synchronous=FULL` for the fsync policy (NORMAL
+for "flush", OFF for "none"); `secure_delete` so a purge overwrites what it deletes. Safe across
+threads (a connection per thread) and processes (SQLite's locks). A writer that cannot get its turn or
+the lock within `busy_timeout` seconds (each) gets StoreBusyError: "database is locked" never reaches the
+caller raw.
 """
 
 from __future__ import annotations
@@ -23,15 +25,17 @@ import msgspec
 
 from waybook._files import create_private
 from waybook.journal._durability import Durability
+from waybook.journal._timeouts import check_seconds
 from waybook.model._errors import JournalClosedError, StorageError
-from waybook.model._head import GENESIS, Head
+from waybook.model._head import GENESIS, GENESIS_DIGEST, Head
 from waybook.stores._base import store_clock, store_ids
 from waybook.stores._blob_tables import SqliteBlobs
 from waybook.stores._database import DatabaseStore
 from waybook.stores._engine import FeedRow, JournalRow
-from waybook.stores._errors import StoreBusyError
+from waybook.stores._errors import StoreArgumentError, StoreBusyError
+from waybook.stores._writer_queue import WritersQueue
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 BUSY_TIMEOUT: Final = 30.0
 """Seconds a writer waits for the database lock before StoreBusyError."""
 
@@ -58,6 +62,17 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 INSERT OR IGNORE INTO counters (name, value) VALUES ('purged_through', 0);
 """
 
+_HEADS: Final = f"""
+ALTER TABLE journals ADD COLUMN head_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE journals ADD COLUMN head_digest TEXT NOT NULL DEFAULT '{GENESIS_DIGEST}';
+UPDATE journals SET
+    head_seq = coalesce((SELECT max(r.seq) FROM records AS r WHERE r.journal_id = journals.journal_id), 0),
+    head_digest = coalesce((SELECT r.digest FROM records AS r WHERE r.journal_id = journals.journal_id
+                            ORDER BY r.seq DESC LIMIT 1), '{GENESIS_DIGEST}');
+"""
+"""Version 2: each journal's committed head in its row, moved by every insert (what the store knows it
+holds); a version 1 file takes its heads from its records once."""
+
 _SYNCHRONOUS: Final = {
     Durability.NONE: "OFF",
     Durability.FLUSH: "NORMAL",
@@ -83,7 +98,7 @@ class SqliteTransaction:
 
     def head(self, journal_id: str) -> Head:
         row = self._conn.execute(
-            "SELECT seq, digest FROM records WHERE journal_id = ? ORDER BY seq DESC LIMIT 1", (journal_id,)
+            "SELECT head_seq, head_digest FROM journals WHERE journal_id = ?", (journal_id,)
         ).fetchone()
         return GENESIS if row is None else Head(row[0], row[1])
 
@@ -104,6 +119,11 @@ class SqliteTransaction:
         self._conn.executemany(
             "INSERT INTO records (seq, position, digest, line, journal_id) VALUES (?, ?, ?, ?, ?)",
             [(*row, journal_id) for row in rows],
+        )
+        seq, _, digest, _ = rows[-1]
+        self._conn.execute(
+            "UPDATE journals SET head_seq = ?, head_digest = ? WHERE journal_id = ?",
+            (seq, digest, journal_id),
         )
 
     def add_journal(self, row: JournalRow) -> None:
@@ -191,11 +211,12 @@ class SqliteEngine:
         self._path = Path(path)
         self._url = f"sqlite:{self._path}"
         self._durability = Durability(durability)
-        self._busy_timeout = busy_timeout
+        self._busy_timeout = check_seconds(busy_timeout, what="busy_timeout", error=StoreArgumentError)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_mutex = threading.Lock()
         self._signal = threading.Condition()
+        self._writers = WritersQueue(self._path)
         self._closed = False
         if not self._path.parent.is_dir():
             msg = f"{self._path.parent}: no such directory for the SQLite store"
@@ -214,14 +235,25 @@ class SqliteEngine:
                     f"({SCHEMA_VERSION}); upgrade waybook to open it"
                 )
                 raise StorageError(msg)
-            if version < SCHEMA_VERSION:  # one transaction; a racing creator's tables are kept as they are
-                script = f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                try:
-                    conn.executescript(script)
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
+            if version < SCHEMA_VERSION:
+                self._upgrade(conn)
+
+    def _upgrade(self, conn: sqlite3.Connection) -> None:
+        """Bring the file to SCHEMA_VERSION in one write transaction, from the version it holds once the
+        lock is taken (a racing opener may have upgraded it meanwhile)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            steps = (_SCHEMA if version < 1 else "") + (_HEADS if version < 2 else "")
+            for statement in steps.split(";"):  # (executescript would commit first)
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     @property
     def url(self) -> str:
@@ -233,6 +265,24 @@ class SqliteEngine:
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
+        """One transaction; a write waits its turn in the writers' queue first (`_writer_queue`)."""
+        if not write:
+            with self._transaction(write=False) as tx:
+                yield tx
+            return
+        with self._writers.turn(self._busy_timeout) as held:
+            if not held:
+                msg = (
+                    f"{self._url}: could not write: the writers before this one held the store for "
+                    f"{self._busy_timeout:g}s; nothing was written. Retry, or open the store with a "
+                    "longer ?busy_timeout="
+                )
+                raise StoreBusyError(msg)
+            with self._transaction(write=True) as tx:
+                yield tx
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
         with self._errors("write" if write else "read"):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -7,10 +7,13 @@ which call, what a turn cost) is made here, in Python, from the same projections
 from __future__ import annotations
 
 import base64
+import binascii
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from waybook._langgraph import shown_checkpoint
 from waybook.journal import VerifyReport
 from waybook.model._records import (
     AssistantMessage,
@@ -35,7 +38,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
-from waybook.projections import PriceTable, TreeProjection, fold
+from waybook.projections import PriceTable, TreeProjection, fold, harness_kind
 from waybook.view._conversation import mark_conversation
 from waybook.view._graph import branch_graph
 from waybook.view._usage import usage_data
@@ -47,6 +50,8 @@ INLINE_IMAGE_BYTES = 2 << 20
 INLINE_TEXT_BYTES = 256 << 10
 """Text kept as a blob (a large tool output) up to this size is shown in the page; larger is named."""
 SHOWN_MEMORY_FILES = 200
+LANGGRAPH_CHECKPOINT = "langgraph.checkpoint"
+"""A `WaybookSaver` checkpoint: its stored values are shown decoded (waybook._langgraph), never as base64."""
 
 
 class Sources(Protocol):
@@ -76,8 +81,8 @@ def block_data(block: Block) -> dict[str, Any]:
             "arguments": block.arguments,
         }
     if isinstance(block, ImageBlock):
-        inline = block.source.startswith("data:image/")
-        return {"type": "image", "media_type": block.media_type, "source": block.source if inline else ""}
+        shown = block.source if is_inline_image(block.source) else ""
+        return {"type": "image", "media_type": block.media_type, "source": shown}
     if isinstance(block, BlobBlock):
         return {
             "type": "blob",
@@ -89,6 +94,24 @@ def block_data(block: Block) -> dict[str, Any]:
     return {"type": "other", "text": repr(block)}
 
 
+_INLINE_IMAGE_HEAD = re.compile(r"data:image/[a-z0-9.+-]+(;[a-z0-9.+-]+=[a-z0-9.+-]*)*;base64", re.IGNORECASE)
+
+
+def is_inline_image(source: str) -> bool:
+    """Whether a page shows `source` as an image: a `data:image/...;base64,` URL whose payload is
+    base64 (anything else would make the browser log a failed load); the page shows a placeholder
+    otherwise. Bytes that are base64 but no image are left to the browser, where the page's script
+    swaps the image it cannot decode for the same placeholder."""
+    head, comma, payload = source.partition(",")
+    if not comma or not _INLINE_IMAGE_HEAD.fullmatch(head):
+        return False
+    try:
+        base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        return False
+    return True
+
+
 def first_text(blocks: Iterable[Block]) -> str:
     for block in blocks:
         if isinstance(block, TextBlock) and block.text.strip():
@@ -97,11 +120,18 @@ def first_text(blocks: Iterable[Block]) -> str:
 
 
 def node_data(record: Record) -> dict[str, Any] | None:
-    """A tree node's page entry, or None for a record that is not a node."""
+    """A tree node's page entry, or None for a record that is not a node. `harness` names the kind of a
+    harness entry (`projections.harness_kind`), which the page hides until asked, and None otherwise."""
     body = record.body
     if not isinstance(body, Node):
         return None
-    base: dict[str, Any] = {"id": record.id, "seq": record.seq, "at": record.at, "parent": body.parent}
+    base: dict[str, Any] = {
+        "id": record.id,
+        "seq": record.seq,
+        "at": record.at,
+        "parent": body.parent,
+        "harness": harness_kind(body),
+    }
     if isinstance(body, UserMessage):
         return {**base, "role": "user", "blocks": [block_data(b) for b in body.content]}
     if isinstance(body, AssistantMessage):
@@ -134,7 +164,8 @@ def node_data(record: Record) -> dict[str, Any] | None:
         }
     if isinstance(body, CustomEntry):
         blocks = [block_data(b) for b in body.content]
-        return {**base, "role": "custom", "type": body.type, "data": body.data, "blocks": blocks}
+        data = shown_checkpoint(body.data) if body.type == LANGGRAPH_CHECKPOINT else body.data
+        return {**base, "role": "custom", "type": body.type, "data": data, "blocks": blocks}
     return None
 
 
@@ -180,11 +211,28 @@ def page_data(
             nodes.append(node)
             last_node = record.id
         elif isinstance(body, LeafMoved):
-            moves.append(
-                {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
-            )
+            last = moves[-1] if moves else None
+            if (  # a run of moves of one action (a rewind popping item by item) is shown as one
+                last is not None
+                and last["last_seq"] == record.seq - 1
+                and last["to"] == body.from_leaf
+                and last["reason"] == body.reason
+            ):
+                last.update(to=body.to_leaf, last_seq=record.seq, count=last["count"] + 1)
+            else:
+                move = {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
+                moves.append({**move, "last_seq": record.seq, "count": 1})
         elif isinstance(body, Reset):
-            moves.append({"seq": record.seq, "from": None, "to": None, "reason": f"reset: {body.reason}"})
+            moves.append(
+                {
+                    "seq": record.seq,
+                    "from": None,
+                    "to": None,
+                    "reason": f"reset: {body.reason}",
+                    "last_seq": record.seq,
+                    "count": 1,
+                }
+            )
         elif isinstance(body, SubagentLink):
             links.setdefault(body.node, []).append(
                 {"journal": body.journal, "call_id": body.call_id, "agent": body.agent, "reason": body.reason}
@@ -208,7 +256,10 @@ def page_data(
                     "receipt": body.receipt,
                 }
             )
-    mark_conversation(records, nodes)
+    for run in moves:
+        if run["count"] > 1:
+            run["reason"] = f"{run['reason']} ({run['count']} moves, seq {run['seq']}-{run['last_seq']})"
+    mark_conversation(nodes)
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
     results = answered_calls(nodes, by_id)

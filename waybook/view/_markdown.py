@@ -5,7 +5,8 @@ HTML disabled: a `<script>` or `<img onerror>` in a message is escaped and shows
 Links are kept only when they go to `http(s)://` or an in-page `#anchor`; any other link (`javascript:`,
 `data:`, `file:`, a relative path) stays the text that was typed. Images are not links to load: the
 image rule is off, so `![x](https://...)` shows as text and a link. Entities are left as typed (`&lt;`
-shows as `&lt;`): a session's text is shown as written, not decoded. Table alignment becomes a class,
+shows as `&lt;`): a session's text is shown as written, not decoded. Underscores never emphasise
+(`__init__` stays `__init__`); asterisks do. Table alignment becomes a class,
 since the page's Content Security Policy allows no inline style.
 
 Fenced code blocks are highlighted by Pygments into `hl-` classes (the style sheet is `code_css()`):
@@ -27,6 +28,7 @@ from functools import cache
 from typing import Any, Final
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from pygments import highlight
@@ -70,6 +72,21 @@ def code_css() -> str:
     return "\n".join(rule for rule in rules if ".hl-" in rule) + "\n"
 
 
+def _underscores(state: StateInline, silent: bool) -> bool:
+    """A run of `_` is text: `__init__` in a coding session's prose is an identifier far more often than
+    emphasis, and `*`/`**` still emphasise."""
+    start = state.pos
+    if state.src[start] != "_":
+        return False
+    end = start
+    while end < state.posMax and state.src[end] == "_":
+        end += 1
+    if not silent:
+        state.pending += state.src[start:end]
+    state.pos = end
+    return True
+
+
 def _cell(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     """A table cell's alignment as a class (`align-right`), not an inline style the page would refuse."""
     token = tokens[idx]
@@ -86,6 +103,7 @@ def _renderer(breaks: bool) -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.disable(["image", "entity"])
     md.validateLink = safe_link  # type: ignore[method-assign]
+    md.inline.ruler.before("emphasis", "underscores", _underscores)
     for rule in ("th_open", "td_open"):
         md.add_render_rule(rule, _cell)
     return md

@@ -15,6 +15,11 @@ tests hold every import to it). Import maps:
   includes `cached_input_tokens`); an event whose cumulative counts did not grow is a repeat, not counted.
 - `function_call_output`, `custom_tool_call_output`: a tool result answering its call by `call_id`.
 - User, developer and system `message`s: user and system messages.
+- `event_msg` `user_message` (the prompt as Codex's interface shows it): a user message when no user
+  `response_item` of its turn carries the same text (rollouts that record the prompt only as an event),
+  closing the turn before it; else kept as below, so a prompt is never imported twice. Codex itself
+  rebuilds its history from response items only (`replay_history`); such a prompt is the one node the
+  import adds to it.
 - `compacted`: a reset, a `codex.compacted` entry holding the line, and the replacement history as the
   new root path, since Codex sends exactly that history afterwards. (Not a waybook compaction record:
   that one always renders its summary first, which is not what Codex sends.)
@@ -66,6 +71,8 @@ from waybook.model._records import (
 )
 
 SOURCE: Final = "codex"
+PROMPT_EVENT: Final = "codex_event"
+"""The details key of a user message made from an `event_msg` `user_message`: its line and payload."""
 _CONTEXTUAL_USER_PREFIXES: Final = (
     "<environment_context>",
     "<user_instructions>",
@@ -86,7 +93,7 @@ def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
     lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
     if not any(line.get("type") == "session_meta" for _, line in lines):
         raise NotThisFormatError(SOURCE, _not_a_rollout(lines))
-    builder = _Builder()
+    builder = _Builder(prompts=event_prompts(lines))
     problems: list[tuple[int, str]] = []
     for number, line in lines:
         try:
@@ -175,11 +182,55 @@ def _rollback_cut(history: list[dict[str, Any]], turns: Any) -> int:
     return users[0] if turns >= len(users) else users[len(users) - turns]
 
 
+# --- prompts recorded only as events ----------------------------------------------------------------
+
+
+def event_prompts(lines: list[tuple[int, dict[str, Any]]]) -> set[int]:
+    """The lines of `event_msg` `user_message`s that no user `response_item` of their turn (the lines
+    between the model items before and after the event) carries: prompts recorded only as events."""
+    found: set[int] = set()
+    turn: list[str] = []  # the texts of the user response items since the last model item
+    waiting: list[tuple[int, str]] = []  # events of this turn not matched yet
+    for number, line in lines:
+        kind, payload = line.get("type"), line.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if kind == "response_item" and is_model_item(payload):
+            found.update(n for n, _ in waiting)
+            turn, waiting = [], []
+        elif kind == "response_item" and is_user_turn_boundary(payload):
+            turn.append(_spaced("\n".join(text_of(payload.get("content")))))
+            waiting = [(n, text) for n, text in waiting if not _carries(turn[-1], text)]
+        elif _is_prompt_event(kind, payload):
+            text = _spaced(str(payload.get("message", "")))
+            if not any(_carries(item, text) for item in turn):
+                waiting.append((number, text))
+    found.update(n for n, _ in waiting)
+    return found
+
+
+def _is_prompt_event(kind: Any, payload: dict[str, Any]) -> bool:
+    return (
+        kind == "event_msg"
+        and payload.get("type") == "user_message"
+        and isinstance(payload.get("message"), str)
+    )
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _carries(item_text: str, prompt: str) -> bool:
+    return bool(prompt) and (item_text == prompt or prompt in item_text)
+
+
 # --- mapping -------------------------------------------------------------------------------------------
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, *, prompts: set[int]) -> None:
+        self.prompts = prompts  # the event_msg user_message lines that become user messages
         self.header: NewRecord | None = None
         self.records: list[NewRecord] = []
         self.tally = LineTally()
@@ -204,6 +255,9 @@ class _Builder:
             if is_model_item(payload):
                 self.turn_at = self.at  # the turn is dated by its last item, not by the line that closes it
             self._item(number, payload)
+        elif number in self.prompts:
+            self._close_turn()
+            self._prompt(number, line)
         elif self.turn and kind != "compacted" and not _is_rollback(kind, payload):
             for key, value in self._request_usage(payload).items():
                 self.usage[key] = self.usage.get(key, 0) + value
@@ -286,6 +340,15 @@ class _Builder:
         self.records.append(NewRecord(id=node_id, at=self.at, body=body))
         self.leaf = node_id
         self.tally.kept(number)
+
+    def _prompt(self, number: int, line: dict[str, Any]) -> None:
+        """A prompt Codex recorded only as an `event_msg`: the user message of its turn."""
+        payload = line["payload"]
+        item = _user_message(str(payload["message"]))
+        body = message_body(item, self.leaf, SOURCE)
+        event = {"line": number, "payload": payload}
+        body = msgspec.structs.replace(body, details={**(body.details or {}), PROMPT_EVENT: event})
+        self._node(number, body, [item])
 
     def _session_meta(self, number: int, payload: dict[str, Any]) -> None:
         session = payload.get("id")

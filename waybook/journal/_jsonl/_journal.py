@@ -29,8 +29,8 @@ from typing import Any, Self, Unpack
 
 import attrs
 
-from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir
-from waybook.codecs._wire import decode_record
+from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reason
+from waybook.codecs._wire import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
@@ -42,11 +42,12 @@ from waybook.journal._jsonl._open import ProvedFile
 from waybook.journal._jsonl._options import JsonlKeywords, JsonlOptions
 from waybook.journal._jsonl._quarantine import RepairReceipt
 from waybook.journal._jsonl._scan import read_exactly
-from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain
+from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain, prove_lines
 from waybook.journal._protocol import Damage
 from waybook.journal._reading import check_cursor
 from waybook.journal._verify import VerifyReport
 from waybook.model._errors import (
+    BrokenChainError,
     CorruptJournalError,
     DurabilityError,
     StorageError,
@@ -111,7 +112,7 @@ class JsonlJournal(ProvedFile):
                 created = create_atomically(self._path, b"", durable=self._syncs_creation)
                 self._unsynced_dir = created and not self._syncs_creation
             except OSError as exc:
-                msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
+                msg = f"{self._path}: cannot create the journal: {os_reason(exc)}"
                 raise StorageError(msg) from exc
         # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
         self._group: GroupCommit | None = None
@@ -226,7 +227,7 @@ class JsonlJournal(ProvedFile):
         try:
             created = create_atomically(target, line + b"\n", durable=durable)
         except OSError as exc:
-            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            msg = f"{target}: cannot create the journal: {os_reason(exc)}"
             raise StorageError(msg) from exc
         if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
@@ -260,7 +261,7 @@ class JsonlJournal(ProvedFile):
                 target, b"".join(line + b"\n" for line in plan.lines), durable=durable
             )
         except OSError as exc:
-            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            msg = f"{target}: cannot create the journal: {os_reason(exc)}"
             raise StorageError(msg) from exc
         if not created:
             msg = (
@@ -400,17 +401,32 @@ class JsonlJournal(ProvedFile):
         return result, end
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""
-        where = self._name
-        chunks = self._file.line_chunks(*self._byte_range(after, limit))  # the range is fixed now
-        return (record for lines in chunks for record in decode_records(lines, where))
+        """Committed records after `after`, a chunk of lines (up to 1 MiB) at a time, each chunk proved
+        as it is read (see `read_proved`)."""
+        chunks = self._proved_chunks(self._read_range(after, limit))  # the range is fixed now
+        return (record for records, _ in chunks for record in records)
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        chunks = self._file.line_chunks(*self._byte_range(after, limit))
-        return (line for lines in chunks for line in lines)
+        """The stored lines of the committed records after `after`, proved as `read` proves them."""
+        chunks = self._proved_chunks(self._read_range(after, limit))
+        return (line for _, lines in chunks for line in lines)
 
-    def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
-        """The bytes [start, end) of the committed records after `after`, at most `limit` of them."""
+    def read_proved(self, after: int = 0, limit: int | None = None) -> Iterator[tuple[Record, bytes]]:
+        """Each committed record after `after` with its stored line, proved on the way.
+
+        A reader serves only bytes it proved, for its whole life: the bytes read from the file now are
+        proved again (every line's digest covers its bytes and follows the one before, from the stored
+        record `after`, whose digest must cover its bytes too; a range that reaches the committed end
+        must end at the head this journal proved). A record changed after the open proved it (or after
+        this object wrote it) raises BrokenChainError naming its seq, after the records before it.
+        Bytes kept in memory from the proving pass (`open_proven`) cannot change and are not proved
+        again. Cost: one SHA-256 of every line read, and one line more read when `after` > 0."""
+        chunks = self._proved_chunks(self._read_range(after, limit))
+        return (pair for records, lines in chunks for pair in zip(records, lines, strict=False))
+
+    def _read_range(self, after: int, limit: int | None) -> _ReadRange:
+        """What a read will read: records [first, stop) as bytes [start, end), with the bytes of the
+        record before them (the anchor) and the head that ends them if they reach the committed end."""
         check_cursor(self._name, after, limit)
         self._check_open()
         self._refresh()
@@ -419,8 +435,43 @@ class JsonlJournal(ProvedFile):
             first = min(max(after, 0), count)
             stop = count if limit is None else min(count, first + max(limit, 0))
             if first >= stop:
-                return 0, 0
-            return self._offsets[first], self._offsets[stop] if stop < count else self._end
+                return _ReadRange(first, 0, 0, 0, None)
+            offsets = self._offsets
+            end = offsets[stop] if stop < count else self._end
+            anchor = offsets[first - 1] if first else offsets[0]
+            return _ReadRange(
+                first, anchor, offsets[first], end, self._ledger.head if stop == count else None
+            )
+
+    def _proved_chunks(self, span: _ReadRange) -> Iterator[tuple[list[Record], list[bytes]]]:
+        """The records of `span` with their lines, a chunk at a time, each chunk proved (read_proved)."""
+        if span.start == span.end:
+            return
+        name, file = self._name, self._file
+        ops = self._ops
+        if isinstance(ops, KeptReads) and ops.holds(span.end):  # proved bytes, in memory since
+            for lines in file.line_chunks(span.start, span.end):
+                yield decode_records(lines, name), lines
+            return
+        chain = GENESIS
+        anchored = span.first == 0
+        for lines in file.line_chunks(span.anchor if not anchored else span.start, span.end):
+            if not anchored:
+                anchored, digest = True, line_digest(lines[0])
+                if digest is None:
+                    reason = "its bytes changed after they were proved: its digest no longer covers them"
+                    raise BrokenChainError(journal=name, seq=span.first, reason=reason)
+                chain = Head(span.first, digest)
+                del lines[0]
+            records, error = prove_lines(lines, chain, name)
+            yield records, lines[: len(records)]
+            if error is not None:
+                raise error
+            if records:
+                chain = Head.of(records[-1])
+        if span.head is not None and chain != span.head:
+            reason = f"the file's records end at {chain}, not at the head {span.head} this journal proved"
+            raise BrokenChainError(journal=name, seq=span.head.seq, reason=reason)
 
     def flush(self) -> None:
         self._check_open()
@@ -527,6 +578,19 @@ class JsonlJournal(ProvedFile):
 
     def _release_files(self) -> None:
         self._file.close()
+
+
+@attrs.frozen
+class _ReadRange:
+    """The records [first, stop) a read serves: their bytes [start, end), where the line of record
+    `first` (the anchor, whose digest the first line's prev must be) starts, and the head they must end
+    at (None unless they reach the committed end)."""
+
+    first: int
+    anchor: int
+    start: int
+    end: int
+    head: Head | None
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:

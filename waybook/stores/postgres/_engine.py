@@ -238,8 +238,20 @@ class PostgresEngine:
             if exc.sqlstate in ("WB409", "WB400"):
                 msg = f"{self._url}: could not {doing}: {exc.diag.message_primary}; nothing was written"
                 raise IntegrityError(msg) from exc
+            if exc.sqlstate in _READ_ONLY_STATES:
+                msg = (
+                    f"{self._url}: could not {doing}: {' '.join(str(exc).split())}. This connection can only "
+                    "read (a hot standby, a read-only transaction, or a role without write privileges): "
+                    "journals, the catalog and their proofs read here, but appends, creations and the feed "
+                    "(which numbers new records as it reads them) need a writer on the primary"
+                )
+                raise StorageError(msg) from exc
             msg = f"{self._url}: could not {doing}: {' '.join(str(exc).split())}"
             raise StorageError(msg) from exc
+
+
+_READ_ONLY_STATES: Final = frozenset({"25006", "42501"})
+"""read_only_sql_transaction (a hot standby, default_transaction_read_only) and insufficient_privilege."""
 
 
 @functools.cache

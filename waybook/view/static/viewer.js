@@ -33,6 +33,18 @@
     }
     return path.reverse();
   }
+  const INLINE_IMAGE = /^data:image\/[a-z0-9.+-]+(;[a-z0-9.+-]+=[a-z0-9.+-]*)*;base64,[a-z0-9+\/]*={0,2}$/i;
+  function imageView(block) {
+    const placeholder = () => el("div", "placeholder", "[image: " + block.media_type + "]");
+    // A data:image/ URL in base64 only (checked in Python too); CSP allows data: images only. One the
+    // browser cannot decode becomes the placeholder instead of a broken image.
+    if (!block.source || !INLINE_IMAGE.test(block.source) || block.source.split(",")[1].length % 4) return placeholder();
+    const img = el("img", "image");
+    img.alt = "image (" + block.media_type + ")";
+    img.addEventListener("error", () => img.replaceWith(placeholder()), { once: true });
+    img.src = block.source;
+    return img;
+  }
   function subagents() {
     return entries(root.subagents);
   }
@@ -87,13 +99,7 @@
       }
       return d;
     }
-    if (block.type === "image") {
-      if (!block.source) return el("div", "placeholder", "[image: " + block.media_type + "]");
-      const img = el("img", "image");
-      img.alt = "image (" + block.media_type + ")";
-      img.src = block.source; // a data:image/ URL only (checked in Python); CSP allows data: images only
-      return img;
-    }
+    if (block.type === "image") return imageView(block);
     if (block.type === "blob" && block.missing) return el("div", "placeholder", "[blob " + block.digest.slice(0, 12) + ": not in the store]");
     if (block.type === "blob") {
       return el("div", "placeholder", "[blob " + (block.name || "") + " " + block.media_type + ", " +

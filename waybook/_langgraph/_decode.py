@@ -1,4 +1,4 @@
-"""LangGraph's checkpoint serialization, decoded as data.
+"""LangGraph's checkpoint serialization, decoded as data (shared by the import, the saver and the viewer).
 
 LangGraph's own serializer (`JsonPlusSerializer`) rebuilds Python objects from what a checkpoint names:
 a msgpack extension value holds a module, a name and arguments, and loading it imports the module and
