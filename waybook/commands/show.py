@@ -80,6 +80,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
+        hidden: Counter[str] = Counter()  # stays empty when the reader quits the pager before the end
         with paged(enabled=not args.no_pager):
             hidden = _show(args, journal)
         _say_hidden(hidden)  # after the pager: on the terminal under the output, not under the pager's screen
