@@ -30,3 +30,10 @@ from tests.helpers.pg_fixtures import (  # noqa: E402, F401
     pg_url,
     pytest_collection_modifyitems,
 )
+
+# In a runtime suite (scripts/runtime_suites/, WAYBOOK_SUITE=NAME), a skip for the suite's own runtime fails.
+from tests.helpers.runtimes import (  # noqa: E402, F401
+    pytest_collectreport,
+    pytest_runtest_logreport,
+    pytest_sessionfinish,
+)

@@ -200,7 +200,10 @@ class BlobModel(RuleBasedStateMachine):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+# On PostgreSQL every step is round trips (7 s): slow. The other stores run the same model by default.
+@pytest.mark.parametrize(
+    "kind", [pytest.param(k, marks=pytest.mark.slow) if k == "postgres" else k for k in KINDS]
+)
 def test_blobs_keep_and_collect_exactly_what_a_model_says(kind: str) -> None:
     if kind == "postgres":
         store_url(kind, Path())  # skips (or fails under CI=true) without a server, before hypothesis runs

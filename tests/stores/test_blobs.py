@@ -215,6 +215,7 @@ def short_leased(store: object, kind: str, tmp_path: Path) -> Blobs:
     return Blobs(PostgresBlobs(store.postgres_engine, lease=LEASE), store)  # type: ignore[attr-defined,arg-type]
 
 
+@pytest.mark.slow  # collections race readers until the orphans' leases (LEASE) run out: 6 s a store
 @pytest.mark.parametrize("kind", ["file", "sqlite", "postgres"])
 def test_readers_never_miss_a_referenced_blob_while_collections_run(tmp_path: Path, kind: str) -> None:
     url = store_url(kind, tmp_path)

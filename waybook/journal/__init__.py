@@ -2,6 +2,7 @@
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._durability import Durability
+from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase, erasure_receipt
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
@@ -17,8 +18,11 @@ from waybook.model._errors import (
     DuplicateIdError,
     DurabilityError,
     EmptyBatchError,
+    ErasureError,
+    ErasureInterruptedError,
     IntegrityError,
     InvalidArgumentError,
+    InvalidErasureError,
     InvalidLeafMoveError,
     InvalidRecordError,
     InvalidUtf8Error,
@@ -33,6 +37,7 @@ from waybook.model._errors import (
     MissingFieldError,
     NotAJournalError,
     NotAJournalFileError,
+    NotSealedError,
     OverlappingBatchError,
     ParentMismatchError,
     PartialAssistantError,
@@ -51,7 +56,9 @@ from waybook.model._errors import (
 )
 from waybook.model._head import GENESIS, GENESIS_DIGEST, AppendResult, Head
 from waybook.model._records import (
+    CONTENT_PARTS,
     JOURNAL_ROLES,
+    SEALED_SCHEMA,
     TERMINAL_STOP_REASONS,
     Annotation,
     AnyBody,
@@ -62,6 +69,9 @@ from waybook.model._records import (
     Content,
     ContextExclusion,
     CustomEntry,
+    Erased,
+    ErasedRecord,
+    Erasure,
     Header,
     ImageBlock,
     LeafMoved,
@@ -124,6 +134,7 @@ __all__ = [
     "CustomEntry",
     "Header",
     "JOURNAL_ROLES",
+    "SEALED_SCHEMA",
     "ImageBlock",
     "LeafMoved",
     "MemoryAdoption",
@@ -149,6 +160,16 @@ __all__ = [
     "UserMessage",
     "plain_text",
     "text",
+    # erasure (docs/erasure.md)
+    "CONTENT_PARTS",
+    "ErasedEntry",
+    "Erased",
+    "ErasedRecord",
+    "Erasure",
+    "ErasureReceipt",
+    "Skipped",
+    "erase",
+    "erasure_receipt",
     # errors
     "BrokenBatchError",
     "BrokenChainError",
@@ -159,8 +180,11 @@ __all__ = [
     "DuplicateIdError",
     "DurabilityError",
     "EmptyBatchError",
+    "ErasureError",
+    "ErasureInterruptedError",
     "IntegrityError",
     "InvalidArgumentError",
+    "InvalidErasureError",
     "InvalidLeafMoveError",
     "InvalidRecordError",
     "InvalidUtf8Error",
@@ -175,6 +199,7 @@ __all__ = [
     "MissingFieldError",
     "NotAJournalError",
     "NotAJournalFileError",
+    "NotSealedError",
     "OverlappingBatchError",
     "ParentMismatchError",
     "PartialAssistantError",

@@ -15,7 +15,7 @@ import attrs
 from waybook.journal import _timeouts as timeouts
 from waybook.journal._roles.session import ID_PATTERN
 from waybook.model._head import Head
-from waybook.model._records import JOURNAL_ROLES, CustomEntry, Header, NewRecord, Record
+from waybook.model._records import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, NewRecord, Record
 from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._values import JournalInfo, JournalPage, PurgeReceipt
@@ -50,7 +50,9 @@ def check_role(role: object) -> str:
 def header_record(
     journal_id: str, role: str, metadata: Mapping[str, Any], *, record_id: str, at: str
 ) -> NewRecord:
-    body = Header(journal=journal_id, creator="waybook", metadata=dict(metadata), role=role)
+    body = Header(
+        journal=journal_id, creator="waybook", metadata=dict(metadata), role=role, schema=SEALED_SCHEMA
+    )
     return NewRecord(id=record_id, at=at, body=body)
 
 

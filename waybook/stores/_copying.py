@@ -12,13 +12,20 @@ from waybook.model._records import NewRecord, Record
 
 def batches_of(records: Iterable[Record]) -> Iterator[list[NewRecord]]:
     """Committed records regrouped into the batches they were appended in (a record's `batch` place,
-    or alone), as NewRecords ready to append again."""
+    or alone), as NewRecords ready to append again (a sealed record with its salt, so its bytes stay).
+    A record whose content was erased cannot be appended again with its digest: InvalidArgumentError."""
     batch: list[NewRecord] = []
     for record in records:
         if not isinstance(record, Record):
             msg = f"copy_records copies Records (journal.read()), not {type(record).__name__}"
             raise InvalidArgumentError(msg)
-        batch.append(NewRecord(id=record.id, at=record.at, body=record.body))
+        if record.erased is not None:
+            msg = (
+                f"record {record.seq} ({record.id}) had its content erased (by erasure {record.erased.by}); "
+                "a journal with erased records cannot be copied record by record: copy its file instead"
+            )
+            raise InvalidArgumentError(msg)
+        batch.append(NewRecord(id=record.id, at=record.at, body=record.body, salt=record.salt))
         place = record.batch
         if place is None or place[0] == place[1]:
             yield batch

@@ -9,16 +9,26 @@ read: each line's digest must cover its bytes and chain to the one before.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
 from waybook.codecs._wire import decode_record, line_digest
+from waybook.journal._clock import new_id, utc_now
+from waybook.journal._erasure import (
+    ErasureReceipt,
+    check_request,
+    erasure_check,
+    pending_lines,
+    plan_erasure,
+    receipt_of,
+    records_at,
+)
 from waybook.journal._ledger import Ledger, Plan, prove_lines
 from waybook.journal._reading import check_cursor
 from waybook.model._errors import BrokenChainError, JournalClosedError
 from waybook.model._head import GENESIS, GENESIS_DIGEST, AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model._records import Header, NewRecord, Record
 from waybook.stores._engine import PAGE, Engine, Transaction
 from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
 
@@ -94,6 +104,77 @@ class DatabaseJournal:
                 self._ledger.commit(plan)
 
         tx.after_commit(take)
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """Erase the content of records `seqs` (docs/erasure.md) in one write transaction: the erasure
+        records inserted, the taken records' lines rewritten (same digest, same feed position). Then the
+        engine scrubs what its log kept (SQLite: the WAL checkpointed and truncated)."""
+        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        self._check_open()
+        with self._mutex:
+            with self._engine.transaction(write=True) as tx:
+                self._sync(tx, lock=True)
+                head = self._ledger.head
+                found = records_at(
+                    lambda after, count: tx.lines(self._id, after, count),
+                    request.seqs,
+                    lambda line: decode_record(line, where=self._name),
+                )
+                plan = plan_erasure(self._name, request, found, head, ids=new_id, clock=utc_now)
+                journal_id = self._journal_id(tx)
+                if not plan.targets:
+                    return receipt_of(journal_id, (), (), plan.skipped)
+                appended = self.append_in(tx, plan.erasures, head)
+                assert isinstance(appended, Plan)
+                erased = plan.erased_lines(appended.result.first_seq)
+                digests = {target.record.seq: target.record.digest for target in plan.targets}
+                tx.replace_lines(self._id, [(seq, digests[seq], line) for seq, line in erased])
+                tx.note_erasure()
+            self._ledger.commit(appended)
+        self._engine.committed()
+        self._scrub()
+        records = [decode_record(line, where=self._name) for _, line in erased]
+        return receipt_of(journal_id, appended.result.records, records, plan.skipped)
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """Scrub what the engine's log kept of an erasure (SQLite's WAL), and erase the records erasure
+        records name whose content is still there (none, unless lines were restored by hand)."""
+        self._check_open()
+        with self._mutex, self._engine.transaction(write=True) as tx:
+            self._sync(tx, lock=True)
+            head = self._ledger.head
+            check = erasure_check(tx.lines(self._id, 0, head.seq) if head.seq else [])
+            seqs = sorted(check.pending)
+            if seqs:
+                found = records_at(
+                    lambda after, count: tx.lines(self._id, after, count),
+                    seqs,
+                    lambda line: decode_record(line, where=self._name),
+                )
+                erased = pending_lines(self._name, check, found)
+                rows = [(seq, decode_record(line, where=self._name).digest, line) for seq, line in erased]
+                tx.replace_lines(self._id, rows)
+                tx.note_erasure()
+        self._scrub()
+        return tuple(seqs)
+
+    def _scrub(self) -> None:
+        scrub = getattr(self._engine, "scrub", None)
+        if callable(scrub):
+            scrub()
+
+    def _journal_id(self, tx: Transaction) -> str:
+        lines = tx.lines(self._id, 0, 1)
+        header = decode_record(lines[0], where=self._name).body if lines else None
+        return header.journal if isinstance(header, Header) else self._id
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         self._check_open()

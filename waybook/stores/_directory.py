@@ -32,7 +32,7 @@ from waybook._files import (
 from waybook.codecs._canonical import ENCODER
 from waybook.journal import JsonlJournal
 from waybook.journal._durability import DEFAULT_DURABILITY, Durability
-from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path
+from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
 from waybook.journal._protocol import PositionedJournal, SessionJournal
 from waybook.journal._verify import VerifyReport
 from waybook.model._errors import StorageError
@@ -227,7 +227,7 @@ class DirectoryStore(CatalogStore):
         path = self.path_of(journal_id)
         torn = re.compile(re.escape(path.name) + r"\.torn-[0-9]+-[0-9a-f]+\.quarantine")
         # the lock file older versions kept, and the reopen checkpoint: no trace of the journal is left
-        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path)]
+        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path), erasure_marker_path(path)]
         doomed += [p for p in self._journals.iterdir() if torn.fullmatch(p.name)]
         for victim in doomed:
             with contextlib.suppress(FileNotFoundError):

@@ -104,6 +104,16 @@ class Transaction(Protocol):
         """The last position handed out and committed (0 when none)."""
         ...
 
+    def replace_lines(self, journal_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """Replace the stored lines of records `(seq, digest, line)` whose digest stays the same (an
+        erasure overwrites their content: docs/erasure.md)."""
+        ...
+
+    def note_erasure(self) -> None:
+        """Remember, in this transaction, that erased bytes may linger in the engine's log until it is
+        scrubbed (`Engine.scrub`); an engine with nothing to scrub does nothing."""
+        ...
+
     def after_commit(self, action: Callable[[], None]) -> None:
         """Run `action` once the transaction has committed (never if it rolls back)."""
         ...

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
+from waybook.journal._erasure import ErasureReceipt, erase
 from waybook.journal._protocol import Damage, DamageReporting, PositionedJournal, SelfChecking
 from waybook.model._head import AppendResult, Head
 from waybook.model._records import NewRecord, Record
@@ -55,6 +56,26 @@ class FedJournal:
         result = self._inner.append(records, expected=expected)
         self._on_commit(self.journal_id, result.head)
         return result
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """The adapter's erase (docs/erasure.md), then the erasure records fed like any commit."""
+        receipt = erase(self._inner, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        if receipt.erasures:
+            self._on_commit(self.journal_id, self._inner.head())  # the last erasure record is the head
+        return receipt
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """The adapter's `finish_erasures`: what an interrupted erasure left, finished."""
+        finish = getattr(self._inner, "finish_erasures", None)
+        return finish() if callable(finish) else ()
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         return self._inner.read(after, limit)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
+from waybook.journal._erasure import ErasureReceipt
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._protocol import PositionedJournal
 from waybook.model._errors import JournalClosedError
@@ -42,6 +43,22 @@ class _Handle:
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         self._check_open()
         return self._journal.append(records, expected=expected)
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        self._check_open()
+        return self._journal.erase(seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        self._check_open()
+        return self._journal.finish_erasures()
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         self._check_open()

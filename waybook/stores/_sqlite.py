@@ -178,6 +178,18 @@ class SqliteTransaction:
         ).fetchone()
         return int(value)
 
+    def replace_lines(self, journal_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """Rewrite erased records' lines in place (`secure_delete` zeroes the bytes they free)."""
+        self._conn.executemany(
+            "UPDATE records SET line = ? WHERE journal_id = ? AND seq = ? AND digest = ?",
+            [(line, journal_id, seq, digest) for seq, digest, line in rows],
+        )
+
+    def note_erasure(self) -> None:
+        """Until the WAL is checkpointed and truncated, its old frames still hold the erased pages: the
+        flag makes the next open (or `erase --resume`) scrub it if this process cannot."""
+        self._conn.execute("INSERT OR REPLACE INTO counters (name, value) VALUES ('scrub_pending', 1)")
+
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
 
@@ -237,6 +249,8 @@ class SqliteEngine:
                 raise StorageError(msg)
             if version < SCHEMA_VERSION:
                 self._upgrade(conn)
+        if self.scrub_pending():  # an erasure's process died before it scrubbed the WAL (docs/erasure.md)
+            self.scrub()
 
     def _upgrade(self, conn: sqlite3.Connection) -> None:
         """Bring the file to SCHEMA_VERSION in one write transaction, from the version it holds once the
@@ -320,10 +334,31 @@ class SqliteEngine:
             (level,) = self._connection().execute("PRAGMA synchronous").fetchone()
         return {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, str(level))
 
-    def checkpoint(self) -> None:
-        """Copy the WAL into the database and truncate it, so erased pages leave the log too."""
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it, so erased pages leave the log too. False when
+        another connection's reads kept the checkpoint from completing (the WAL then keeps frames)."""
         with self._errors("checkpoint"):
-            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            rows = self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return not rows or rows[0][0] == 0
+
+    def scrub(self) -> bool:
+        """After an erasure (or at open, when one left the flag): checkpoint and truncate the WAL, then
+        clear the flag. True when the log no longer holds the erased pages."""
+        if not self.checkpoint():
+            return False
+        with self._errors("scrub"):
+            conn = self._connection()
+            conn.execute("UPDATE counters SET value = 0 WHERE name = 'scrub_pending' AND value != 0")
+        return self.checkpoint()
+
+    def scrub_pending(self) -> bool:
+        with self._errors("read"):
+            row = (
+                self._connection()
+                .execute("SELECT value FROM counters WHERE name = 'scrub_pending'")
+                .fetchone()
+            )
+        return row is not None and row[0] != 0
 
     def close(self) -> None:
         with self._connections_mutex:

@@ -51,6 +51,7 @@ import attrs
 import msgspec
 
 from waybook.codecs._canonical import canonical_json
+from waybook.codecs._commitments import is_salt
 from waybook.codecs._data_urls import base64_payload
 from waybook.codecs._wire import decode_body
 from waybook.formats import _js_json as js_json
@@ -394,7 +395,7 @@ def _entry_records(
         node = _carried(carried["record"], parent=parent, node=True)
         known.update(_shown_blobs(node, entry, parent))
     else:
-        node = _mapped(entry, parent, record_id=placed.record_id, nodes=nodes)
+        node = _salted(_mapped(entry, parent, record_id=placed.record_id, nodes=nodes), carried)
     if parent != leaf:
         move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
         move_id = f"move:{node.id}"
@@ -488,7 +489,17 @@ def _carried(wire: Any, *, parent: str | None, node: bool) -> NewRecord:
     if node != body.IS_NODE:
         msg = f"the {CARRIER!r} field carries a {'non-' if node else ''}node record where it cannot"
         raise ValueError(msg)
-    return NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
+    record = NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
+    return _salted(record, wire)
+
+
+def _salted(record: NewRecord, carried: dict[str, Any]) -> NewRecord:
+    """`record` with the salt an export carried for it (a sealed record's, docs/erasure.md), so that
+    appending it again gives its digest back; a carried value that is not a salt is ignored."""
+    salt = carried.get("salt")
+    if type(salt) is not str or not is_salt(salt):
+        return record
+    return msgspec.structs.replace(record, salt=salt)
 
 
 def _why(exc: Exception) -> str:
@@ -593,9 +604,11 @@ def _wire(record: Record | NewRecord) -> dict[str, Any]:
 
 
 def _batch(record: Record | NewRecord) -> dict[str, Any]:
-    """A record's batch place as its entry carries it (`{"batch": [index, size]}`; none when alone)."""
+    """A record's batch place as its entry carries it (`{"batch": [index, size]}`; none when alone), and
+    a sealed record's salt (`{"salt": "…"}`), so an import seals it again to the same digest."""
     place = getattr(record, "batch", None)
-    return {} if place is None else {"batch": list(place)}
+    salt = getattr(record, "salt", None)
+    return ({} if place is None else {"batch": list(place)}) | ({} if salt is None else {"salt": salt})
 
 
 def _json(value: dict[str, Any]) -> bytes:

@@ -21,11 +21,11 @@ import hashlib
 import os
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 import attrs
 
@@ -33,8 +33,11 @@ from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reaso
 from waybook.codecs._wire import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability
+from waybook.journal._erasure import ErasureReceipt, check_request
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl._checkpoint import Hasher, Mark
+from waybook.journal._jsonl._erase import erase as erase_in_place
+from waybook.journal._jsonl._erase import finish_marker, finish_pending
 from waybook.journal._jsonl._file import JournalFile
 from waybook.journal._jsonl._file_ops import KeptReads
 from waybook.journal._jsonl._group_commit import GroupCommit
@@ -45,7 +48,7 @@ from waybook.journal._jsonl._scan import read_exactly
 from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain, prove_lines
 from waybook.journal._protocol import Damage
 from waybook.journal._reading import check_cursor
-from waybook.journal._verify import VerifyReport
+from waybook.journal._verify import VerifyReport, erasure_report
 from waybook.model._errors import (
     BrokenChainError,
     CorruptJournalError,
@@ -53,7 +56,9 @@ from waybook.model._errors import (
     StorageError,
 )
 from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model._records import SEALED_SCHEMA, Header, NewRecord, Record
+
+_T = TypeVar("_T")
 
 
 class JsonlJournal(ProvedFile):
@@ -216,7 +221,9 @@ class JsonlJournal(ProvedFile):
         from waybook.model._head import GENESIS_DIGEST
 
         opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
-        header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
+        header = Header(
+            journal=journal_id, creator=creator, metadata=dict(metadata or {}), schema=SEALED_SCHEMA
+        )
         new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)
         Ledger.empty(str(path)).rules.check((new,))
         _, line = seal(1, new, GENESIS_DIGEST)
@@ -399,6 +406,60 @@ class JsonlJournal(ProvedFile):
         if self._fsync_each:
             self._file.fsync(ledger.head, result)
         return result, end
+
+    # --- erasure (docs/erasure.md) -------------------------------------------------------------------
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """Erase the content of records `seqs` (sealed, content still there, holding one of `parts` if
+        given): append the erasure record, then overwrite each record's content in place under the
+        exclusive lock. Returns the receipt; `waybook.journal.erase` is the same for any journal."""
+        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        return self._erasing(lambda: erase_in_place(self, request))
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """Finish what an interrupted erasure left: the marker's regions, and any record an erasure record
+        names whose content is still there (a pending erasure). Returns the seqs it erased."""
+        return self._erasing(lambda: finish_pending(self))
+
+    def _erasing(self, work: Callable[[], _T]) -> _T:
+        with self._mutex:
+            self._check_writable()
+            self._lock.acquire(exclusive=True)
+            try:
+                self._file.check_identity()
+                finish_marker(self)
+                self._refresh_locked()
+                self._refuse_damage()
+                return work()
+            finally:
+                self._lock.release()
+
+    def _lines_in(self, after: int, count: int) -> list[bytes]:
+        """The committed lines of seqs after+1 .. after+count (the caller holds the mutex)."""
+        stop = min(len(self._offsets), after + count)
+        if after >= stop:
+            return []
+        end = self._offsets[stop] if stop < len(self._offsets) else self._end
+        return [line for lines in self._file.line_chunks(self._offsets[after], end) for line in lines]
+
+    def _forget_prefix(self) -> None:
+        """Bytes of the committed prefix changed (an erasure): no checkpoint this object saved or loaded
+        vouches for them any more, and none is saved from what it hashed before."""
+        self._prefix = None
+        self._checkpointed = 0
+        self._mark = None
+        self._id_log = None
+        ids = self._ledger.rules.ids
+        if isinstance(ids, CompactIdIndex):
+            ids.log = None
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         """Committed records after `after`, a chunk of lines (up to 1 MiB) at a time, each chunk proved
@@ -605,7 +666,7 @@ def proof_report(journal: JsonlJournal) -> VerifyReport:
     head = journal.head()
     damage = journal.damage
     if damage is None:
-        return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
+        return erasure_report(journal, journal._ledger, journal.name)
     kind = "torn tail" if damage.torn else "corruption"
     bad = damage.bad_record or damage.seq
     batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"

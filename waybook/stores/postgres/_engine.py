@@ -62,7 +62,9 @@ class PostgresEngine:
             # transaction to any server connection, where a statement prepared on another is unknown.
             kwargs={"autocommit": True, "prepare_threshold": None},
             configure=configure,
-            timeout=max(retry_for, 0.1),
+            # At least a second to get a connection, even with retry_for=0: recognising a lost reply
+            # needs one new connection, which a loaded machine made in 0.1 s only sometimes (a CI flake).
+            timeout=max(retry_for, 1.0),
             reconnect_timeout=max(retry_for, 1.0),
             num_workers=1,
             open=False,
