@@ -36,9 +36,9 @@ def in_view(driver: Any, element: Any) -> bool:
     )
 
 
-def long_session(path: Any, records: int) -> dict[str, str]:
+def long_session(path: Any, records: int) -> dict[str, Any]:
     """A coding session of about `records` records (questions, tool calls, results, answers), written
-    fast (durability "none"); the ids of its last node and of a tool result halfway."""
+    fast (durability "none"): the ids of its last node and of a tool result halfway, and its turns."""
     from waybook import JsonlJournal, Session, ToolOutcome
     from waybook.journal import ToolCallBlock
 
@@ -58,4 +58,4 @@ def long_session(path: Any, records: int) -> dict[str, str]:
         last = session.assistant(f"Module {turn % 40} doubles its input.", model="bench-model").id
         written += 4
     session.journal.close()
-    return {"last": last, "middle_result": middle}
+    return {"last": last, "middle_result": middle, "turns": turn}
