@@ -20,7 +20,7 @@ from rich.console import Console
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.progress import PROGRESS_THRESHOLD
 from waybook.commands.store_option import open_in_store
-from waybook.commands.terminal import visible
+from waybook.commands.terminal import fit, visible
 from waybook.journal import Record, SessionJournal, plain_text
 from waybook.model._records import (
     AssistantMessage,
@@ -131,8 +131,7 @@ def summary(record: Record, width: int = 60) -> str:
         text = f"journal {body.journal} by {body.creator}"
     else:
         text = ""
-    text = visible(" ".join(text.split()), one_line=True)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return fit(visible(" ".join(text.split()), one_line=True), width)
 
 
 def replay_with_progress(

@@ -16,6 +16,7 @@ from waybook.commands.context_text import ARGUMENT_CHARS, block_text, write_cont
 from waybook.commands.exits import warn
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
+from waybook.commands.pager import paged
 from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.store_option import add_store_option
@@ -62,6 +63,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument(
+        "--no-pager",
+        action="store_true",
+        help="write to the terminal directly (on a terminal the output goes through $PAGER, else less)",
+    )
+    parser.add_argument(
         "--harness",
         action="store_true",
         help="also show harness entries (Claude Code's progress lines, hooks and caveats, Codex's events, "
@@ -74,11 +80,15 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
-        _show(args, journal)
+        hidden: Counter[str] = Counter()  # stays empty when the reader quits the pager before the end
+        with paged(enabled=not args.no_pager):
+            hidden = _show(args, journal)
+        _say_hidden(hidden)  # after the pager: on the terminal under the output, not under the pager's screen
     return damage_status(journal)
 
 
-def _show(args: argparse.Namespace, journal: Any) -> None:
+def _show(args: argparse.Namespace, journal: Any) -> Counter[str]:
+    """Writes the path or the context; returns the harness entries it left out, by kind."""
     with Phases(journal.head().seq if args.at is None else args.at) as phases:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at, phases=phases)
         leaf = None if args.leaf is None else resolve_id(tree, args.leaf, what="--leaf", path=args.path)
@@ -91,11 +101,10 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
                         for m in messages
                     ]
                 )
-                return
+                return Counter()
             shown = messages if args.harness else [m for m in messages if not is_harness(m.record.body)]
             write_context(shown)
-            _say_hidden(harness_counts(m.record.body for m in messages if m not in shown))
-            return
+            return harness_counts(m.record.body for m in messages if m not in shown)
         phases.start("reading the path")
         path = trajectory(journal, tree, leaf)
         noted = [  # one more pass over the journal for what `show` prints beside the path
@@ -137,13 +146,13 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
                     ],
                 }
             )
-            return
+            return Counter()
         records = path.records
         if not args.harness:
             records = tuple(r for r in path.records if not is_harness(r.body))
         phases.start("writing", total=len(records))
         _write_text(records, pins, used, links, phases)
-        _say_hidden(harness_counts(r.body for r in path.records if is_harness(r.body) and not args.harness))
+        return harness_counts(r.body for r in path.records if is_harness(r.body) and not args.harness)
 
 
 def _say_hidden(hidden: Counter[str]) -> None:

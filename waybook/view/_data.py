@@ -38,7 +38,10 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
-from waybook.projections import TreeProjection, fold, harness_kind
+from waybook.projections import PriceTable, TreeProjection, fold, harness_kind
+from waybook.view._conversation import mark_conversation
+from waybook.view._graph import branch_graph
+from waybook.view._usage import usage_data
 
 TITLE_CHARS = 120
 """How much of the first user message a page or a journal list shows as the session's title."""
@@ -176,10 +179,16 @@ def summary_of(node: dict[str, Any]) -> str:
 
 
 def page_data(
-    records: Sequence[Record], report: VerifyReport, *, journal_id: str, sources: Sources | None = None
+    records: Sequence[Record],
+    report: VerifyReport,
+    *,
+    journal_id: str,
+    sources: Sources | None = None,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """Everything a session page shows, from `records` (the proven prefix) and the chain's `report`;
-    with `sources`, also the blobs' contents and the memory files each turn used."""
+    with `sources`, also the blobs' contents and the memory files each turn used; with `prices`, what
+    each turn cost (`view._usage.installed_prices()` is genai-prices' table)."""
     tree = fold(TreeProjection(), records)
     nodes: list[dict[str, Any]] = []
     moves: list[dict[str, Any]] = []
@@ -250,6 +259,7 @@ def page_data(
     for run in moves:
         if run["count"] > 1:
             run["reason"] = f"{run['reason']} ({run['count']} moves, seq {run['seq']}-{run['last_seq']})"
+    mark_conversation(nodes)
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
     results = answered_calls(nodes, by_id)
@@ -285,6 +295,8 @@ def page_data(
         "memory": memory,
         "usage": usage_totals(nodes),
         "harness": sum(1 for n in nodes if n["harness"]),
+        **usage_data(records, nodes, prices=prices),
+        "graph": branch_graph(nodes, leaves, active_leaf=active, moves=moves),
     }
 
 

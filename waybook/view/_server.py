@@ -37,12 +37,15 @@ import jinja2
 
 from waybook.journal import JournalError
 from waybook.model._records import Header
+from waybook.projections import PriceTable
 from waybook.stores import JournalStore, StoreError, open_proven, open_store
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._feed_watch import FeedWatch
 from waybook.view._http import HEAD_END, MAX_HEAD, BadRequestError, Request, parse_head, response_head
 from waybook.view._page import render_page
 from waybook.view._sources import StoreSources
+from waybook.view._store_search import search_page
+from waybook.view._usage import shared_prices
 
 T = TypeVar("T")
 
@@ -85,7 +88,9 @@ _LIST_PAGE = jinja2.Environment(autoescape=True).from_string(
 <style>body{font:14px system-ui,sans-serif;margin:20px}
 td,th{padding:4px 10px;text-align:left;border-bottom:1px solid #eee}
 .damaged{color:#b42318}.ok{color:#1a7f37}nav a,nav b{margin-right:8px}</style></head><body>
-<h1>{{ url }}</h1><p id="count">{{ total }} journals
+<h1>{{ url }}</h1>
+<form action="/search" method="get"><input type="search" name="q" placeholder="search every session"></form>
+<p id="count">{{ total }} journals
 {%- if pages > 1 %}: {{ first }}-{{ last }} on page {{ page }} of {{ pages }}{% endif %}</p>
 {% if pages > 1 %}<nav id="pages">{% for number in shown %}{% if number is none %}...
 {% elif number == page %}<b>{{ number }}</b>
@@ -143,13 +148,20 @@ def _proven_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
     }
 
 
-def journal_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
+def journal_page_data(
+    store: JournalStore, journal_id: str, *, prices: PriceTable | None = None
+) -> dict[str, Any]:
     """The page of one journal of the store: its proven records and the report, from one pass."""
     journal, report = open_proven(store, journal_id)
     with journal:
         records = list(journal.read(limit=report.head.seq))
-    data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store))
+    data = page_data(records, report, journal_id=journal_id, sources=StoreSources(store), prices=prices)
     return {**data, "feed_position": store.feed_head()}
+
+
+def served_page_data(store: JournalStore, journal_id: str) -> dict[str, Any]:
+    """A served page's data: `journal_page_data` priced by the installed price table (read once)."""
+    return journal_page_data(store, journal_id, prices=shared_prices())
 
 
 def page_numbers(page: int, pages: int, *, around: int = 3) -> list[int | None]:
@@ -456,8 +468,10 @@ class ViewServer:
             journal_id = unquote(parts.path[3:])
             return _html(await self._in_pool(lambda: self.session_page(journal_id)))
         if parts.path == "/api/journal" and "id" in query:
-            data = await self._in_pool(lambda: self._with_store(lambda s: journal_page_data(s, query["id"])))
+            data = await self._in_pool(lambda: self._with_store(lambda s: served_page_data(s, query["id"])))
             return _json(data)
+        if parts.path == "/search":
+            return _html(await self._in_pool(lambda: search_page(self.store_url, query.get("q", ""))))
         if parts.path == "/api/wait":
             after = _whole_number("after", query.get("after", "0"), least=0)
             return _json(await self._watch.wait(after, query.get("journal")))
@@ -504,7 +518,7 @@ class ViewServer:
         return self._with_store(build)
 
     def session_page(self, journal_id: str) -> str:
-        return render_page(self._with_store(lambda s: journal_page_data(s, journal_id)), live=True)
+        return render_page(self._with_store(lambda s: served_page_data(s, journal_id)), live=True)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
