@@ -14,7 +14,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers.ids import stable_id
+from tests.helpers.ids import without_addresses
 
 settings.register_profile(
     "waybook",
@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test id is the same in every process: pytest-xdist's workers must collect the same tests,
     and an id holding an object's address (`ids=repr` of `object()`) differs per process, which stopped
     a whole run once. Such an id fails collection here, in any run, naming the test."""
-    moving = [item.nodeid for item in items if stable_id(item.nodeid) != item.nodeid]
+    moving = [item.nodeid for item in items if without_addresses(item.nodeid) != item.nodeid]
     if moving:
         msg = "test ids must not hold object addresses (give the parametrize a stable id):\n" + "\n".join(
             moving

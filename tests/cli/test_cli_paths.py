@@ -21,6 +21,7 @@ from tests.helpers.blocking import finishes
 from tests.helpers.cli_runner import Ran, waybook
 from tests.helpers.paths import ROOT
 from waybook import JsonlJournal, Session
+from waybook.journal import JournalError
 from waybook.memory import Create, Memory
 
 READ_COMMANDS = [
@@ -229,3 +230,22 @@ def test_a_memory_command_appends_nothing_to_a_file_that_is_not_a_memory_journal
     assert ran.returncode == 1, ran.stderr
     assert f"{name} is not a working-memory journal" in ran.stderr
     assert (here / name).read_bytes() == before
+
+
+@pytest.mark.parametrize("hostile", ["../outside", "/tmp/abs", ".."])
+def test_tree_never_follows_a_subagent_link_out_of_the_folder(tmp_path: Path, hostile: str) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    with JsonlJournal(tmp_path / "outside.jsonl") as outside:  # a journal out there, which tree never opens
+        Session.create(outside).user("not yours")
+    with JsonlJournal(folder / "s.jsonl") as journal:
+        session = Session.create(journal)
+        asked = session.user("research this")
+        try:
+            session.link_subagent(hostile, at=asked.id, call_id="task-1")
+        except JournalError:
+            pytest.skip(f"the writer itself refuses the link id {hostile!r}")
+    ran = waybook("tree", folder / "s.jsonl", "--json")
+    assert ran.returncode == 0, ran.stderr
+    (link,) = json.loads(ran.stdout)["subagents"]
+    assert link["file"] is None

@@ -7,6 +7,11 @@ import re
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
+def without_addresses(text: str) -> str:
+    """`text` with every object address (` at 0x7f...`) taken out."""
+    return _ADDRESS.sub("", text)
+
+
 def stable_id(value: object) -> str:
     """`repr(value)` without object addresses (`<object object>` for `object()`)."""
-    return _ADDRESS.sub("", repr(value))
+    return without_addresses(repr(value))

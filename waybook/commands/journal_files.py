@@ -121,3 +121,14 @@ def damage_status(journal: Any) -> int:
         f"`waybook repair {journal.name}` quarantines the torn bytes"
     )
     return PROBLEM
+
+
+def subagent_file(path: Path, journal_id: str) -> Path | None:
+    """Where the sub-agent journal `journal_id` of the session file `path` is: `<journal id>.jsonl` beside
+    it, as `waybook import` writes it. None for an id that is not one plain file name (a link's journal
+    id is the session's own text: it never leads out of the folder) or a file that is not there."""
+    name = f"{journal_id}.jsonl"
+    if journal_id in ("", ".", "..") or Path(name).name != name or "\\" in name or "\x00" in name:
+        return None
+    beside = path.parent / name
+    return beside if beside.is_file() else None

@@ -21,7 +21,7 @@ from waybook.commands.common import (
     summary,
 )
 from waybook.commands.ids import check_at, short_ids
-from waybook.commands.journal_files import damage_status
+from waybook.commands.journal_files import damage_status, subagent_file
 from waybook.commands.layout import fitted
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
@@ -121,8 +121,8 @@ def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
                 with stores.open_journal(opened, link.journal) as linked:
                     where, records = f"{store} {link.journal}", linked.head().seq
     else:
-        beside = path.parent / f"{link.journal}.jsonl"
-        if beside.is_file():
+        beside = subagent_file(path, link.journal)  # None for an id that would lead out of the folder
+        if beside is not None:
             with JsonlJournal(beside, readonly=True) as linked:
                 where, records = str(beside), linked.head().seq
     return {

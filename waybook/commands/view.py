@@ -9,7 +9,7 @@ from typing import Any
 
 from waybook._files import replace_private
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
-from waybook.commands.journal_files import open_proven_file
+from waybook.commands.journal_files import open_proven_file, subagent_file
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.journal import JournalError, Record, VerifyReport
 from waybook.projections import PriceTable
@@ -49,17 +49,6 @@ def proven_records(path: Path) -> tuple[list[Record], VerifyReport, str]:
         records = list(journal.read(limit=report.head.seq))
     header = records[0].body if records else None
     return records, report, getattr(header, "journal", path.stem)
-
-
-def subagent_file(path: Path, journal_id: str) -> Path | None:
-    """Where the sub-agent journal `journal_id` of the session file `path` is: `<journal id>.jsonl` beside
-    it, as `waybook import` writes it. None for an id that is not one plain file name (a link's journal
-    id is the session's own text: it never leads out of the folder) or a file that is not there."""
-    name = f"{journal_id}.jsonl"
-    if journal_id in ("", ".", "..") or Path(name).name != name or "\\" in name or "\x00" in name:
-        return None
-    beside = path.parent / name
-    return beside if beside.is_file() else None
 
 
 def file_subagent_page(path: Path, journal_id: str, prices: PriceTable | None) -> dict[str, Any] | None:
