@@ -8,22 +8,29 @@ from collections.abc import Callable
 from typing import Any
 
 
-def finishes(run: Callable[[], Any], *, within: float = 30.0) -> Any:
-    """`run()`'s result, or its exception; a run still blocked after `within` seconds fails the test
-    (it is left waiting on a daemon thread) instead of hanging the suite."""
-    outcome: list[Any] = []
+def outcome(run: Callable[[], Any], *, within: float = 30.0) -> Any:
+    """`run()`'s result, or the exception it raised (returned, not raised); a run still blocked after
+    `within` seconds fails the test (it is left waiting on a daemon thread) instead of hanging the suite."""
+    got: list[Any] = []
 
     def target() -> None:
         try:
-            outcome.append(run())
+            got.append(run())
         except BaseException as exc:
-            outcome.append(exc)
+            got.append(exc)
 
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     thread.join(within)
     assert not thread.is_alive(), f"still blocked after {within:.0f} s"
-    (result,) = outcome
+    (result,) = got
+    return result
+
+
+def finishes(run: Callable[[], Any], *, within: float = 30.0) -> Any:
+    """`run()`'s result, or its exception raised; a run still blocked after `within` seconds fails the
+    test (it is left waiting on a daemon thread) instead of hanging the suite."""
+    result = outcome(run, within=within)
     if isinstance(result, BaseException):
         raise result
     return result

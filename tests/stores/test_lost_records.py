@@ -10,7 +10,6 @@ ever on a journal whose last rows were gone.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import store_damage
+from tests.helpers.blocking import outcome
 from tests.helpers.cli_runner import waybook
 from tests.stores.conftest import STORES, StoreKind
 from waybook import Session
@@ -36,19 +36,7 @@ BOUND = 60.0
 
 def answer(call: Callable[[], Any]) -> object:
     """`call`'s result or exception, from a daemon thread given BOUND seconds (a hang fails the test)."""
-    got: list[object] = []
-
-    def run() -> None:
-        try:
-            got.append(call())
-        except BaseException as exc:
-            got.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(BOUND)
-    assert got, "the call never answered (a loop, or a wait without end)"
-    return got[0]
+    return outcome(call, within=BOUND)
 
 
 def two_journals(url: str) -> None:

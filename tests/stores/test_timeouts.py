@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.blocking import outcome
 from tests.helpers.pg_fixtures import pg_store_url
 from waybook import Session
 from waybook.stores import (
@@ -32,19 +33,7 @@ HUGE = [math.inf, 1e300, 10**400]
 
 def outcome_in_thread(call: Callable[[], Any]) -> list[object]:
     """Run `call` in a daemon thread; its result or exception, once it ends (within BOUND seconds)."""
-    got: list[object] = []
-
-    def run() -> None:
-        try:
-            got.append(call())
-        except BaseException as exc:
-            got.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(BOUND)
-    assert not thread.is_alive(), "the call blocked instead of answering"
-    return got
+    return [outcome(call, within=BOUND)]
 
 
 @pytest.mark.parametrize("bad", [math.nan, -math.nan, "5", True, [1]])
