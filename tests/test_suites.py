@@ -45,7 +45,9 @@ def test_every_module_a_test_skips_without_is_the_test_extras_or_has_a_suite() -
         f"{path}: {module}"
         for path, modules in runtime_needs().items()
         for module in sorted(modules)
-        if suite_of(module) is None and module.partition(".")[0] not in FROM_THE_TEST_EXTRA
+        if suite_of(module) is None
+        and module.partition(".")[0] not in FROM_THE_TEST_EXTRA
+        and module not in sys.stdlib_module_names  # `resource`: POSIX only, never a runtime
     ]
     assert unknown == [], "add the module to tests/helpers/runtimes.py's SUITES (or to the test extra)"
 

@@ -29,10 +29,13 @@ FILES=(
   tests/integrations/test_langgraph_conformance.py
   tests/integrations/test_langgraph_hostile_state.py
   tests/integrations/test_langgraph_saver.py
+  tests/integrations/test_langgraph_sessions.py
   tests/integrations/test_missing_extras.py
+  tests/integrations/test_openai_agents_crash.py
   tests/integrations/test_openai_agents_session.py
   tests/integrations/test_provider_contexts.py
   tests/integrations/test_runtime_docs.py
+  tests/formats/test_every_fixture_gives_a_row.py
   tests/formats/test_langgraph_hostile.py
   tests/formats/test_openai_agents_import.py
   tests/fuzz/test_langgraph_databases.py
