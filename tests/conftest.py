@@ -45,10 +45,10 @@ from tests.helpers.runtimes import (  # noqa: E402, F401
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test id is the same in every process: pytest-xdist's workers must collect the same tests,
     and an id holding an object's address (`ids=repr` of `object()`) differs per process, which stopped
-    a whole run once. Such an id fails collection here, in any run, naming the test."""
+    a whole run once. Such an id fails collection here, in any run, naming the test. (And the PostgreSQL
+    runs of the state machines are marked slow: tests/helpers/pg_fixtures.py.)"""
+    mark_postgres_machines_slow(items)
     moving = [item.nodeid for item in items if without_addresses(item.nodeid) != item.nodeid]
     if moving:
-        msg = "test ids must not hold object addresses (give the parametrize a stable id):\n" + "\n".join(
-            moving
-        )
-        raise pytest.UsageError(msg)
+        msg = "test ids must not hold object addresses (give the parametrize a stable id):\n"
+        raise pytest.UsageError(msg + "\n".join(moving))
