@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, TypeVar
 
-from waybook.model._errors import JournalBusyError, LockUnsupportedError, StorageError
+from waybook.model import JournalBusyError, LockUnsupportedError, StorageError
 
 _T = TypeVar("_T")
 

@@ -15,9 +15,16 @@ import attrs
 
 from waybook._session import Session
 from waybook.journal import JsonlJournal
-from waybook.model._errors import InvalidArgumentError, JournalError, StorageError
-from waybook.projections import Provider, ProviderContext, for_provider
-from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from
+from waybook.model import InvalidArgumentError, JournalError, StorageError
+from waybook.projections import (
+    ContextMessage,
+    ContextProjection,
+    ContextState,
+    Provider,
+    ProviderContext,
+    for_provider,
+    render_context_from,
+)
 
 
 @attrs.frozen

@@ -24,7 +24,7 @@ import json
 import math
 from typing import Any, Final
 
-from waybook.model._errors import JournalError
+from waybook.model import JournalError
 
 MAX_DEPTH: Final = 200
 """Deepest nesting of arrays and maps a checkpoint value may have (LangGraph state is a few levels)."""

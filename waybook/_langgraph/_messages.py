@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from waybook.model._records import (
+from waybook.model import (
     AnyBody,
     AssistantMessage,
     Block,

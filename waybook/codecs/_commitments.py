@@ -30,11 +30,9 @@ import msgspec
 
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._sha256 import BLOCK, resume, state_after
-from waybook.model._records import (
+from waybook.model import (
     Annotation,
     AssistantMessage,
-    BatchPlace,
-    Body,
     Compaction,
     CustomEntry,
     Erased,
@@ -43,6 +41,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
+from waybook.model._records import BatchPlace, Body
 
 SEALED_FIELDS: Final[Mapping[type[Body], tuple[str, ...]]] = {
     UserMessage: ("content", "details"),

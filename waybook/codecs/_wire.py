@@ -30,30 +30,20 @@ from waybook.codecs import _commitments as commitments
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._json_data import plain_body
 from waybook.codecs._legacy import UserMessageV1, upcast_user_v1
-from waybook.model._errors import (
-    DecodeError,
-    InvalidRecordError,
-    InvalidUtf8Error,
-    MalformedJsonError,
-    MissingFieldError,
-    RecordTooLargeError,
-    UnknownFieldError,
-    UnknownTagError,
-    WrongTypeError,
-)
-from waybook.model._records import (
-    BODY_TYPES,
+from waybook.model import (
     Annotation,
     AnyBody,
     AssistantMessage,
-    BatchPlace,
-    Body,
     Compaction,
     ContextExclusion,
     CustomEntry,
+    DecodeError,
     Erasure,
     Header,
+    InvalidRecordError,
+    InvalidUtf8Error,
     LeafMoved,
+    MalformedJsonError,
     MemoryAdoption,
     MemoryDelete,
     MemoryPinMoved,
@@ -61,8 +51,10 @@ from waybook.model._records import (
     MemorySynced,
     MemoryUsed,
     MemoryWrite,
+    MissingFieldError,
     NewRecord,
     Record,
+    RecordTooLargeError,
     ReflectionFinished,
     ReflectionReserved,
     ReflectionStarted,
@@ -71,8 +63,12 @@ from waybook.model._records import (
     SystemMessage,
     TextBlock,
     ToolResult,
+    UnknownFieldError,
+    UnknownTagError,
     UserMessage,
+    WrongTypeError,
 )
+from waybook.model._records import BODY_TYPES, BatchPlace, Body
 
 # --- the registry ---------------------------------------------------------------------------------
 

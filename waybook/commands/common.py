@@ -22,7 +22,7 @@ from waybook.commands.progress import PROGRESS_THRESHOLD
 from waybook.commands.store_option import open_in_store
 from waybook.commands.terminal import fit, visible
 from waybook.journal import Record, SessionJournal, plain_text
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Compaction,
     ContextExclusion,

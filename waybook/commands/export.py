@@ -23,7 +23,7 @@ from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
-from waybook.formats.pi._codec import export_pi
+from waybook.formats.pi import export_pi
 from waybook.projections import TreeProjection
 from waybook.stores import blobs_for
 from waybook.stores._url import local_path

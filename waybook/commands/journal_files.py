@@ -11,12 +11,13 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs._wire import FIRST_LINE_START, decode_record
+from waybook.codecs import decode_record
+from waybook.codecs._wire import FIRST_LINE_START
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError, VerifyReport
 from waybook.journal._protocol import DamageReporting
-from waybook.model._records import Header
+from waybook.model import Header
 
 HEADER_SNIFF = 1 << 20
 """How much of a file is read to see whether its first line is a waybook header."""

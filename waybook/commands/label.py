@@ -20,7 +20,7 @@ from waybook.commands.journal_files import EMPTY, check_journal_file, starts_wit
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.export.trajectories import PREFERENCE
 from waybook.journal import JsonlJournal, NotAJournalError
-from waybook.model._records import Annotation
+from waybook.model import Annotation
 from waybook.projections import TreeProjection, replay
 
 

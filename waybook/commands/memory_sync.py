@@ -19,7 +19,7 @@ from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 
 
 def register(actions: argparse._SubParsersAction[Any]) -> None:

@@ -22,7 +22,7 @@ from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Compaction,
     ContextExclusion,
@@ -32,14 +32,15 @@ from waybook.model._records import (
     SubagentLink,
 )
 from waybook.projections import (
+    LinkRef,
     TreeProjection,
     context_at,
     harness_counts,
     harness_kind,
     is_harness,
+    subagent_links,
     trajectory,
 )
-from waybook.projections._links import LinkRef, subagent_links
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

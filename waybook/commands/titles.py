@@ -10,7 +10,7 @@ import msgspec
 
 from waybook.commands.terminal import visible
 from waybook.journal import SessionJournal, plain_text
-from waybook.model._records import UserMessage
+from waybook.model import UserMessage
 from waybook.projections import is_harness
 
 TITLE_SEARCH: Final = 2000

@@ -27,8 +27,7 @@ from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal, SessionJournal
 from waybook.journal._reading import read_seqs
-from waybook.projections import TreeProjection, TreeState, is_harness, move_runs
-from waybook.projections._links import LinkRef, subagent_links
+from waybook.projections import LinkRef, TreeProjection, TreeState, is_harness, move_runs, subagent_links
 from waybook.projections._tree import NONE
 
 LABEL_CHARS = 200

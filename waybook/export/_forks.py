@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from waybook.projections._tree import NONE, TreeState
+from waybook.projections import TreeState
+from waybook.projections._tree import NONE
 
 CHOSEN: Final = 1
 REJECTED: Final = 2

@@ -32,22 +32,19 @@ from waybook.export._forks import ForkEnds
 from waybook.export._formats import openai_dpo_row, sharegpt_row, tools_for, trl_messages
 from waybook.export._messages import BlobReader, to_message
 from waybook.export._rows import encode_row, openai_messages, openai_row
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._reading import read_seqs
-from waybook.model._head import Head
-from waybook.model._records import (
+from waybook.model import (
     Annotation,
     AssistantMessage,
     Compaction,
     CustomEntry,
+    Head,
     Header,
     Record,
     ToolCallBlock,
 )
-from waybook.projections import COMPACTION_PREAMBLE
-from waybook.projections._base import replay
-from waybook.projections._context import context_at
-from waybook.projections._tree import TreeProjection, TreeState
+from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, TreeState, context_at, replay
 
 __all__ = ["Message", "Selection", "TrainingOptions", "TrajectoryExporter", "encode_row", "to_message"]
 

@@ -21,29 +21,27 @@ from waybook.codecs._canonical import ENCODER
 from waybook.codecs._commitments import SEALED_FIELDS, content_state, erase_line, sealed_content
 from waybook.journal._ledger import decode_records
 from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import (
-    IntegrityError,
-    InvalidArgumentError,
-    InvalidErasureError,
-    NotSealedError,
-)
-from waybook.model._head import Head
-from waybook.model._records import (
+from waybook.model import (
     CONTENT_PARTS,
     BlobBlock,
-    Body,
     Erased,
     ErasedRecord,
     Erasure,
+    Head,
     Header,
     ImageBlock,
+    IntegrityError,
+    InvalidArgumentError,
+    InvalidErasureError,
     NewRecord,
+    NotSealedError,
     Record,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     ToolResult,
 )
+from waybook.model._records import Body
 
 ENTRIES_PER_RECORD: Final = 20_000
 """Records one erasure record names at most (about 3 MB of JSON, far under a record's limit); a larger

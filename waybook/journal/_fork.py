@@ -17,8 +17,16 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.model._errors import IntegrityError, InvalidRecordError, UnknownNodeError
-from waybook.model._records import SEALED_SCHEMA, Annotation, Header, NewRecord, Record
+from waybook.model import (
+    SEALED_SCHEMA,
+    Annotation,
+    Header,
+    IntegrityError,
+    InvalidRecordError,
+    NewRecord,
+    Record,
+    UnknownNodeError,
+)
 
 FORK_KEY: Final = "forked_from"
 """The header metadata key of a fork's provenance."""

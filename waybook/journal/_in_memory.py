@@ -7,15 +7,22 @@ from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.codecs._wire import decode_record
+from waybook.codecs import decode_record
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._erasure import ErasureReceipt, check_request, plan_erasure, receipt_of, records_at
 from waybook.journal._ledger import Ledger, Plan, iter_chain
 from waybook.journal._reading import check_cursor
-from waybook.model._errors import BrokenBatchError, JournalClosedError
-from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model import (
+    GENESIS,
+    AppendResult,
+    BrokenBatchError,
+    Head,
+    Header,
+    JournalClosedError,
+    NewRecord,
+    Record,
+)
 
 
 class InMemoryJournal:

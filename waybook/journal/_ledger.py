@@ -15,22 +15,27 @@ from typing import Final
 import attrs
 import msgspec
 
-from waybook.codecs import NotJsonDataError
+from waybook.codecs import NotJsonDataError, decode_record, line_digest, seal
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._commitments import SEALED_FIELDS
-from waybook.codecs._wire import decode_record, decode_record_lines, erased_line_digest, line_digest, seal
+from waybook.codecs._wire import decode_record_lines, erased_line_digest
 from waybook.journal._clock import new_salt
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._roles.session import RulesDelta, SessionRules
-from waybook.model._errors import (
+from waybook.model import (
+    GENESIS,
+    SEALED_SCHEMA,
+    AppendResult,
     BrokenChainError,
+    Head,
+    Header,
     InvalidArgumentError,
     JournalError,
+    NewRecord,
     OverlappingBatchError,
+    Record,
     StaleWriterError,
 )
-from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import SEALED_SCHEMA, Header, NewRecord, Record
 
 _SEQUENCES: Final = (list, tuple)
 _ERASED: Final = attrgetter("erased")

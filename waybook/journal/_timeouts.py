@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from waybook.model._errors import InvalidArgumentError
+from waybook.model import InvalidArgumentError
 
 WAIT_MAX: Final = 86_400.0 * 365
 """A wait longer than a year waits as `timeout=None` (without limit)."""

@@ -10,8 +10,7 @@ from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._erasure import erasure_finding
 from waybook.journal._ledger import Ledger, prove_lines
 from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import BrokenBatchError, InvalidArgumentError, JournalError
-from waybook.model._head import GENESIS, Head
+from waybook.model import GENESIS, BrokenBatchError, Head, InvalidArgumentError, JournalError
 
 
 @attrs.frozen

@@ -24,9 +24,9 @@ from typing import Final, Literal
 import attrs
 import msgspec
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._reading import read_seqs
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Compaction,
     Content,

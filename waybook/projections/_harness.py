@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Final
 
-from waybook.model._records import AnyBody, CustomEntry, Node, TextBlock, UserMessage
+from waybook.model import AnyBody, CustomEntry, TextBlock, UserMessage
+from waybook.model._records import Node
 
 HARNESS_TAGS: Final = (
     "local-command-caveat",

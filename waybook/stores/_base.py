@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
-from waybook.codecs._wire import decode_record, line_digest
-from waybook.journal._protocol import PositionedJournal, SessionJournal
-from waybook.model._errors import IntegrityError, JournalClosedError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import Header, NewRecord, Record
+from waybook.codecs import decode_record, line_digest
+from waybook.journal import SessionJournal
+from waybook.journal._protocol import PositionedJournal
+from waybook.model import GENESIS, Head, Header, IntegrityError, JournalClosedError, NewRecord, Record
 from waybook.stores._blobs import BlobEngine, Blobs
 from waybook.stores._catalog import (
     CREATED,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from waybook._files import FILE_MODE, fsync_dir
-from waybook.model._errors import StorageError
+from waybook.model import StorageError
 from waybook.stores._blobs import (
     DEFAULT_LEASE,
     BlobDigestError,

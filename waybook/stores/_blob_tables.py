@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from waybook.model._errors import StorageError
+from waybook.model import StorageError
 from waybook.stores._blobs import (
     CHUNK,
     DEFAULT_LEASE,

@@ -14,8 +14,7 @@ import attrs
 
 from waybook.journal import _timeouts as timeouts
 from waybook.journal._roles.session import ID_PATTERN
-from waybook.model._head import Head
-from waybook.model._records import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, NewRecord, Record
+from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Head, Header, NewRecord, Record
 from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._values import JournalInfo, JournalPage, PurgeReceipt

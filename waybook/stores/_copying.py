@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import InvalidArgumentError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import NewRecord, Record
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS, Head, InvalidArgumentError, NewRecord, Record
 
 
 def batches_of(records: Iterable[Record]) -> Iterator[list[NewRecord]]:

@@ -16,13 +16,18 @@ from typing import Any, Self
 
 import msgspec
 
-from waybook.codecs._wire import decode_record, line_digest, seal
+from waybook.codecs import decode_record, line_digest, seal
+from waybook.journal import SessionJournal, VerifyReport, verify
 from waybook.journal._ledger import Plan
-from waybook.journal._protocol import SessionJournal
-from waybook.journal._verify import VerifyReport, verify
-from waybook.model._errors import IntegrityError, JournalClosedError
-from waybook.model._head import GENESIS_DIGEST, AppendResult
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model import (
+    GENESIS_DIGEST,
+    AppendResult,
+    Header,
+    IntegrityError,
+    JournalClosedError,
+    NewRecord,
+    Record,
+)
 from waybook.stores._blobs import Blobs
 from waybook.stores._catalog import (
     CREATED,

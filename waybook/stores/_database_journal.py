@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.codecs._wire import decode_record, line_digest
+from waybook.codecs import decode_record, line_digest
+from waybook.journal import ErasureReceipt
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._erasure import (
-    ErasureReceipt,
     check_request,
     erasure_check,
     pending_lines,
@@ -26,9 +26,17 @@ from waybook.journal._erasure import (
 )
 from waybook.journal._ledger import Ledger, Plan, prove_lines
 from waybook.journal._reading import check_cursor
-from waybook.model._errors import BrokenChainError, JournalClosedError
-from waybook.model._head import GENESIS, GENESIS_DIGEST, AppendResult, Head
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model import (
+    GENESIS,
+    GENESIS_DIGEST,
+    AppendResult,
+    BrokenChainError,
+    Head,
+    Header,
+    JournalClosedError,
+    NewRecord,
+    Record,
+)
 from waybook.stores._engine import PAGE, Engine, Transaction
 from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
 

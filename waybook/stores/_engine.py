@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
-from waybook.model._head import Head
+from waybook.model import Head
 from waybook.stores._values import JournalInfo
 
 PAGE = 1024

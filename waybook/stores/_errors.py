@@ -5,8 +5,7 @@ Each carries the journal id or the store it concerns, and says what to do next.
 
 from __future__ import annotations
 
-from waybook.model._errors import ConflictError, IntegrityError, JournalError, StorageError
-from waybook.model._head import Head
+from waybook.model import ConflictError, Head, IntegrityError, JournalError, StorageError
 
 
 class StoreError(JournalError):

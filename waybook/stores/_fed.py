@@ -6,10 +6,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal._erasure import ErasureReceipt, erase
+from waybook.journal import ErasureReceipt, erase
 from waybook.journal._protocol import Damage, DamageReporting, PositionedJournal, SelfChecking
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import AppendResult, Head, NewRecord, Record
 
 
 class FedJournal:

@@ -12,10 +12,8 @@ from collections.abc import Callable
 
 import attrs
 
-from waybook.journal._in_memory import InMemoryJournal
-from waybook.journal._protocol import SessionJournal
-from waybook.journal._verify import VerifyReport
-from waybook.model._head import GENESIS, Head
+from waybook.journal import InMemoryJournal, SessionJournal, VerifyReport
+from waybook.model import GENESIS, Head
 from waybook.stores._errors import LostRecordsError
 from waybook.stores._read_only import ReadOnlyJournal
 

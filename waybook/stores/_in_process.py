@@ -12,12 +12,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal._erasure import ErasureReceipt
-from waybook.journal._in_memory import InMemoryJournal
+from waybook.journal import ErasureReceipt, InMemoryJournal
 from waybook.journal._protocol import PositionedJournal
-from waybook.model._errors import JournalClosedError
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import AppendResult, Head, JournalClosedError, NewRecord, Record
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_tables import MemoryBlobs
 from waybook.stores._errors import UnknownJournalError

@@ -12,10 +12,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
-from waybook.journal._async_protocol import AsyncSessionJournal
-from waybook.journal._protocol import SessionJournal
-from waybook.journal._verify import VerifyReport
-from waybook.model._records import Record
+from waybook.journal import AsyncSessionJournal, SessionJournal, VerifyReport
+from waybook.model import Record
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import bisect
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from waybook.model._head import Head
+from waybook.model import Head
 from waybook.stores._holding import Committed
 
 

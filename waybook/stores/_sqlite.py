@@ -24,10 +24,9 @@ from typing import Any, Final
 import msgspec
 
 from waybook._files import create_private
-from waybook.journal._durability import Durability
+from waybook.journal import Durability
 from waybook.journal._timeouts import check_seconds
-from waybook.model._errors import JournalClosedError, StorageError
-from waybook.model._head import GENESIS, GENESIS_DIGEST, Head
+from waybook.model import GENESIS, GENESIS_DIGEST, Head, JournalClosedError, StorageError
 from waybook.stores._base import store_clock, store_ids
 from waybook.stores._blob_tables import SqliteBlobs
 from waybook.stores._database import DatabaseStore

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Final, Self
 
 import attrs
 
-from waybook.model._errors import IntegrityError
-from waybook.model._records import Record
+from waybook.model import IntegrityError, Record
 from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._protocol import JournalStore

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from waybook._files import FILE_MODE, os_reason
-from waybook.model._errors import StorageError
+from waybook.model import StorageError
 
 
 class WritersQueue:

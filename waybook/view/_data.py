@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from waybook._langgraph import shown_checkpoint
 from waybook.journal import VerifyReport
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     BlobBlock,
     Block,
@@ -27,7 +27,6 @@ from waybook.model._records import (
     LeafMoved,
     MemoryPinMoved,
     MemoryUsed,
-    Node,
     Record,
     Reset,
     SubagentLink,
@@ -38,6 +37,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
+from waybook.model._records import Node
 from waybook.projections import PriceTable, TreeProjection, fold, harness_kind
 from waybook.view._conversation import mark_conversation
 from waybook.view._graph import branch_graph

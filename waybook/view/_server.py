@@ -36,7 +36,7 @@ import attrs
 import jinja2
 
 from waybook.journal import JournalError
-from waybook.model._records import Header
+from waybook.model import Header
 from waybook.projections import PriceTable
 from waybook.stores import JournalStore, StoreError, open_proven, open_store
 from waybook.view._data import node_data, page_data, summary_of

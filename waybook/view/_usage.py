@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from waybook.model._records import Record
+from waybook.model import Record
 from waybook.projections import Cost, PriceTable, Tokens, tokens_of, usage_entries
 
 TURN_TOKENS = ("input", "output", "cache_read", "cache_write")

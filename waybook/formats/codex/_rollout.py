@@ -59,16 +59,7 @@ from waybook.formats._responses import (
     message_body,
     turn_body,
 )
-from waybook.model._records import (
-    AnyBody,
-    CustomEntry,
-    Header,
-    LeafMoved,
-    NewRecord,
-    Reset,
-    SystemMessage,
-    TextBlock,
-)
+from waybook.model import AnyBody, CustomEntry, Header, LeafMoved, NewRecord, Reset, SystemMessage, TextBlock
 
 SOURCE: Final = "codex"
 PROMPT_EVENT: Final = "codex_event"

@@ -17,7 +17,7 @@ from waybook._langgraph import LangGraphDecodeError, decode_json, decode_typed, 
 from waybook.formats._source_files import RefusedFileError
 from waybook.formats._sqlite_source import open_read_only
 from waybook.formats.langgraph._import import Checkpoint
-from waybook.model._errors import JournalError
+from waybook.model import JournalError
 
 
 class LangGraphDatabaseError(JournalError, ValueError):

@@ -25,7 +25,7 @@ import attrs
 
 from waybook._langgraph import SOURCE, message_body
 from waybook.formats._foreign import FALLBACK_TIMESTAMP, ImportReport, LineTally, stable_id
-from waybook.model._records import CustomEntry, Header, LeafMoved, NewRecord
+from waybook.model import CustomEntry, Header, LeafMoved, NewRecord
 
 
 @attrs.frozen

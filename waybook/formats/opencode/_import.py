@@ -38,7 +38,7 @@ import msgspec
 from waybook.formats._foreign import ImportReport, stable_id
 from waybook.formats.opencode._compaction import Message, Summarized, shapes
 from waybook.formats.opencode._storage import SOURCE, OpenCodeStorageError, Stored
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Block,
     Compaction,

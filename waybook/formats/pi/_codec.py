@@ -50,10 +50,9 @@ from typing import Any
 import attrs
 import msgspec
 
-from waybook.codecs._canonical import canonical_json
+from waybook.codecs import canonical_json, decode_body
 from waybook.codecs._commitments import is_salt
 from waybook.codecs._data_urls import base64_payload
-from waybook.codecs._wire import decode_body
 from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
 from waybook.formats.pi import _form as pi_form
@@ -71,15 +70,15 @@ from waybook.formats.pi._form import (
 )
 from waybook.formats.pi._map import bash_text
 from waybook.journal._roles.session import SessionRules
-from waybook.model._errors import DecodeError, JournalError
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
-    BatchPlace,
     BlobBlock,
     Compaction,
     CustomEntry,
+    DecodeError,
     Header,
     ImageBlock,
+    JournalError,
     LeafMoved,
     NewRecord,
     Record,
@@ -88,6 +87,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
+from waybook.model._records import BatchPlace
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",

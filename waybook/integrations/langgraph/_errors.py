@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from waybook.model._errors import JournalError, StaleWriterError
-from waybook.model._head import Head
+from waybook.model import Head, JournalError, StaleWriterError
 
 
 class StaleThreadError(StaleWriterError):

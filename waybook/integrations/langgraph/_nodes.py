@@ -21,7 +21,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from waybook._langgraph import LangGraphDecodeError, decode_typed, message_body
 from waybook.integrations.langgraph._state import Entry, ThreadState
-from waybook.model._records import AnyBody, CustomEntry
+from waybook.model import AnyBody, CustomEntry
 
 MESSAGES: Final = "messages"
 """The channel whose LangChain messages become session nodes (LangGraph's `MessagesState`)."""

@@ -47,9 +47,17 @@ from waybook.integrations.langgraph._nodes import MESSAGES, MessagePlan, message
 from waybook.integrations.langgraph._serde import StrictSerializer
 from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import StaleWriterError
-from waybook.model._records import Annotation, AnyBody, CustomEntry, LeafMoved, NewRecord, Reset, text
+from waybook.journal import SessionJournal
+from waybook.model import (
+    Annotation,
+    AnyBody,
+    CustomEntry,
+    LeafMoved,
+    NewRecord,
+    Reset,
+    StaleWriterError,
+    text,
+)
 
 RUNTIME: Final = "langgraph"
 

@@ -25,8 +25,8 @@ from typing import Any, Final
 import attrs
 
 from waybook.journal._roles.session import next_leaf
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import Annotation, CustomEntry, Header, Node, Record, Reset
+from waybook.model import GENESIS, Annotation, CustomEntry, Head, Header, Record, Reset
+from waybook.model._records import Node
 
 CHECKPOINT: Final = "langgraph.checkpoint"
 DERIVED: Final = "langgraph.derived"

@@ -19,9 +19,7 @@ from typing import Final
 
 from waybook.codecs._wire import decode_record_lines, erased_line_digest
 from waybook.journal._ledger import prove_lines
-from waybook.model._errors import JournalError
-from waybook.model._head import Head
-from waybook.model._records import Record
+from waybook.model import Head, JournalError, Record
 
 _SEQ: Final = attrgetter("seq")
 _PREV: Final = attrgetter("prev")

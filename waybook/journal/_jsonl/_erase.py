@@ -31,7 +31,7 @@ from typing import Final, Protocol
 import msgspec
 
 from waybook._files import fsync_dir, replace_private
-from waybook.codecs._wire import decode_record, line_digest
+from waybook.codecs import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._erasure import (
     ErasureReceipt,
@@ -45,9 +45,16 @@ from waybook.journal._erasure import (
 from waybook.journal._jsonl._checkpoint import checkpoint_path
 from waybook.journal._jsonl._file import JournalFile
 from waybook.journal._ledger import Ledger, Plan
-from waybook.model._errors import ErasureInterruptedError, IntegrityError, StorageError
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model import (
+    AppendResult,
+    ErasureInterruptedError,
+    Head,
+    Header,
+    IntegrityError,
+    NewRecord,
+    Record,
+    StorageError,
+)
 
 
 class JsonlJournal(Protocol):

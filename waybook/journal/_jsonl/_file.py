@@ -21,15 +21,16 @@ from pathlib import Path
 from waybook._files import FileLock, fsync_dir
 from waybook.journal._jsonl._file_ops import FileIdentity, FileOps, OsFileOps, open_regular
 from waybook.journal._jsonl._scan import CHUNK
-from waybook.model._errors import (
+from waybook.model import (
+    AppendResult,
     CorruptJournalError,
     DurabilityError,
+    Head,
     JournalFailedError,
     JournalReplacedError,
     StorageError,
     WriteFailedError,
 )
-from waybook.model._head import AppendResult, Head
 
 
 class JournalFile:

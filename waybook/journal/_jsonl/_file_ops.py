@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from waybook._files import FILE_MODE, os_reason, reclaiming_descriptors
-from waybook.model._errors import NotAJournalFileError, StorageError
+from waybook.model import NotAJournalFileError, StorageError
 
 FileIdentity = tuple[int, int]
 """`(st_dev, st_ino)`: which file a path or a descriptor names."""

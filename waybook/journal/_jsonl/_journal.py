@@ -30,7 +30,7 @@ from typing import Any, Self, TypeVar, Unpack
 import attrs
 
 from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reason
-from waybook.codecs._wire import decode_record, line_digest
+from waybook.codecs import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability
 from waybook.journal._erasure import ErasureReceipt, check_request
@@ -49,14 +49,19 @@ from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain, pr
 from waybook.journal._protocol import Damage
 from waybook.journal._reading import check_cursor
 from waybook.journal._verify import VerifyReport, erasure_report
-from waybook.model._errors import (
+from waybook.model import (
+    GENESIS,
+    SEALED_SCHEMA,
+    AppendResult,
     BrokenChainError,
     CorruptJournalError,
     DurabilityError,
+    Head,
+    Header,
+    NewRecord,
+    Record,
     StorageError,
 )
-from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import SEALED_SCHEMA, Header, NewRecord, Record
 
 _T = TypeVar("_T")
 

@@ -31,8 +31,7 @@ from waybook.journal._jsonl._scan import ReadAt, scan
 from waybook.journal._ledger import Ledger
 from waybook.journal._protocol import Damage
 from waybook.journal._roles.memory import role_rules
-from waybook.model._errors import JournalClosedError, StorageError, TornTailError
-from waybook.model._records import Record
+from waybook.model import JournalClosedError, Record, StorageError, TornTailError
 
 
 class ProvedFile:

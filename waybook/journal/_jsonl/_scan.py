@@ -30,9 +30,7 @@ from waybook.journal._jsonl._checkpoint import Hasher
 from waybook.journal._jsonl._chunk_proof import prove_chunk
 from waybook.journal._ledger import Ledger
 from waybook.journal._protocol import Damage
-from waybook.model._errors import BrokenBatchError, JournalError
-from waybook.model._head import Head
-from waybook.model._records import Record
+from waybook.model import BrokenBatchError, Head, JournalError, Record
 
 CHUNK = 1 << 20
 PROOF_CHUNK = 1 << 17

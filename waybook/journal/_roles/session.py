@@ -17,17 +17,7 @@ import msgspec
 
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
 from waybook.journal._roles.memory import RoleRules, role_rules
-from waybook.model._errors import (
-    DuplicateIdError,
-    EmptyBatchError,
-    InvalidLeafMoveError,
-    InvalidRecordError,
-    MisplacedHeaderError,
-    ParentMismatchError,
-    PartialAssistantError,
-    UnknownNodeError,
-)
-from waybook.model._records import (
+from waybook.model import (
     CONTENT_PARTS,
     JOURNAL_ROLES,
     SEALED_SCHEMA,
@@ -38,8 +28,12 @@ from waybook.model._records import (
     Compaction,
     ContextExclusion,
     CustomEntry,
+    DuplicateIdError,
+    EmptyBatchError,
     Erasure,
     Header,
+    InvalidLeafMoveError,
+    InvalidRecordError,
     LeafMoved,
     MemoryAdoption,
     MemoryDelete,
@@ -48,7 +42,10 @@ from waybook.model._records import (
     MemorySynced,
     MemoryUsed,
     MemoryWrite,
+    MisplacedHeaderError,
     NewRecord,
+    ParentMismatchError,
+    PartialAssistantError,
     Record,
     ReflectionFinished,
     ReflectionReserved,
@@ -57,6 +54,7 @@ from waybook.model._records import (
     SubagentLink,
     SystemMessage,
     ToolResult,
+    UnknownNodeError,
     UserMessage,
 )
 

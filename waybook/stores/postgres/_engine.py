@@ -23,7 +23,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from waybook.journal._ledger import Plan
-from waybook.model._errors import IntegrityError, JournalClosedError, StorageError
+from waybook.model import IntegrityError, JournalClosedError, StorageError
 from waybook.stores._engine import JournalRow
 from waybook.stores.postgres._connection import (
     RETRY_FOR,

@@ -18,8 +18,7 @@ from typing import Any, Final
 import attrs
 import psycopg
 
-from waybook.model._errors import StorageError
-from waybook.model._head import GENESIS_DIGEST
+from waybook.model import GENESIS_DIGEST, StorageError
 from waybook.stores.postgres._errors import SchemaTooNewError
 
 

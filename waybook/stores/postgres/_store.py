@@ -13,12 +13,10 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from waybook.codecs._wire import decode_record, line_digest
+from waybook.codecs import decode_record, line_digest
 from waybook.journal._ledger import prove_lines
 from waybook.journal._timeouts import check_seconds
-from waybook.model._errors import RecordValidationError
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import AppendResult, Head, NewRecord, Record, RecordValidationError
 from waybook.stores._base import checked_creation, store_clock, store_ids
 from waybook.stores._catalog import CREATED, catalog_entry, check_position, check_timeout
 from waybook.stores._database import DatabaseStore

@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol
 import msgspec
 import psycopg
 
-from waybook.model._head import GENESIS, Head
+from waybook.model import GENESIS, Head
 from waybook.stores._engine import FeedRow, JournalRow
 from waybook.stores._errors import JournalExistsError, JournalPurgedError
 from waybook.stores.postgres._connection import Backoff, Connection, Statement, transient
