@@ -23,6 +23,7 @@ from tests.helpers.paths import ROOT
 from waybook import JsonlJournal, Session
 from waybook.journal import JournalError
 from waybook.memory import Create, Memory
+from waybook.stores import open_store
 
 READ_COMMANDS = [
     ["verify", "{}"],
@@ -249,3 +250,15 @@ def test_tree_never_follows_a_subagent_link_out_of_the_folder(tmp_path: Path, ho
     assert ran.returncode == 0, ran.stderr
     (link,) = json.loads(ran.stdout)["subagents"]
     assert link["file"] is None
+
+
+def test_tree_of_a_store_journal_names_a_hostile_subagent_link_as_not_in_the_store(tmp_path: Path) -> None:
+    url = f"file:{tmp_path}/store"
+    with open_store(url) as store:
+        session = Session(store.create("parent"))
+        asked = session.user("research this")
+        session.link_subagent("../outside", at=asked.id, call_id="task-1")
+    ran = waybook("tree", "--store", url, "parent", "--json")
+    assert ran.returncode == 0, ran.stderr
+    (link,) = json.loads(ran.stdout)["subagents"]
+    assert (link["journal"], link["file"]) == ("../outside", None)

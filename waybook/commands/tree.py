@@ -110,13 +110,22 @@ def run(args: argparse.Namespace) -> int:
     return damage_status(journal)
 
 
+def _in_store(store: stores.JournalStore, journal_id: str) -> bool:
+    """Whether the store holds `journal_id`, a link's text: an id the store refuses names none of its
+    journals, and never stops the command."""
+    try:
+        return store.exists(journal_id)
+    except stores.InvalidJournalIdError:
+        return False
+
+
 def _link_json(link: LinkRef, path: Path, store: str | None) -> dict[str, Any]:
     """A link, and where its journal is: in the same store, or beside `path` (`<journal id>.jsonl`)."""
     where: str | None = None
     records = None
     if store is not None:
         with connect_store(store) as opened:
-            if opened.exists(link.journal):
+            if _in_store(opened, link.journal):
                 with stores.open_journal(opened, link.journal) as linked:
                     where, records = f"{store} {link.journal}", linked.head().seq
     else:
