@@ -29,6 +29,7 @@ another names it in `session_meta.forked_from_id`; the header's metadata keeps i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
@@ -45,6 +46,7 @@ from waybook.formats._foreign import (
     text_of,
     timestamp,
 )
+from waybook.formats._growing import JsonLines, feed_all
 from waybook.formats._responses import (
     call_names,
     is_model_item,
@@ -83,37 +85,101 @@ class CodexImport:
 
 def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
     """Map a Codex rollout file's content to the records of a new journal, with a report of every line."""
-    lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
-    if not any(line.get("type") == "session_meta" for _, line in lines):
-        raise NotThisFormatError(SOURCE, _not_a_rollout(lines))
-    builder = _Builder()
-    problems: list[tuple[int, str]] = []
-    for number, line in lines:
+    rollout = GrowingRollout(lenient=lenient)
+    feed_all(rollout, data)
+    rollout.raise_problems()
+    return CodexImport(records=tuple(rollout.records), report=rollout.report())
+
+
+class GrowingRollout:
+    """A Codex rollout imported a line at a time (`waybook.formats._growing.GrowingImport`): the records
+    wait for the `session_meta` line (the header); a run of model output items waits for the item that
+    ends it, as the whole-file import writes it as one assistant entry."""
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lines = JsonLines(source=SOURCE, lenient=lenient)
+        self._builder = _Builder()
+        self._token_counts = 0  # lines read that hold only token counts
+        self._other = False  # whether a line read holds anything else
+        self._meta = False  # whether a session_meta line was read
+        self._mapping: list[tuple[int, str]] = []
+        self._finished = False
+
+    def feed(self, number: int, line: bytes | str) -> None:
+        if self._finished:
+            msg = "the rollout was finished: nothing more can be fed"
+            raise ValueError(msg)
+        value = self.lines.take(number, line)
+        if value is None:
+            return
+        payload = value.get("payload")
+        if value.get("type") == "session_meta":
+            self._meta = True
+        if (
+            value.get("type") == "event_msg"
+            and isinstance(payload, dict)
+            and payload.get("type") == "token_count"
+        ):
+            self._token_counts += 1
+        else:
+            self._other = True
         try:
-            builder.take(number, line)
-        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-            problems.append((number, f"{type(exc).__name__}: {exc}"))
-    if problems:
-        raise ForeignFormatError(SOURCE, problems)
-    try:
-        builder.finish()
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-        raise ForeignFormatError(SOURCE, [(total, f"{type(exc).__name__}: {exc}")]) from None
-    if builder.header is None:
-        raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
-    report = builder.tally.report(SOURCE, total, skipped, builder.inferred)
-    return CodexImport(records=(builder.header, *builder.records), report=report)
+            self._builder.take(number, value)
+        except _MAPPING_ERRORS as exc:
+            self._mapping.append((number, f"{type(exc).__name__}: {exc}"))
+
+    @property
+    def records(self) -> Sequence[NewRecord]:
+        header = self._builder.header
+        return () if header is None else [header, *self._builder.records]
+
+    @property
+    def problems(self) -> Sequence[tuple[int, str]]:
+        return [*self.lines.problems, *self._mapping]
+
+    def pending(self) -> tuple[NewRecord, ...]:
+        if self._finished or self._builder.header is None:
+            return ()
+        clone = self._builder.fork()
+        clone.finish()
+        return tuple(clone.records[len(self._builder.records) :])
+
+    def finish(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        try:
+            self._builder.finish()
+        except _MAPPING_ERRORS as exc:
+            self._mapping.append((self.lines.total, f"{type(exc).__name__}: {exc}"))
+
+    def report(self) -> ImportReport:
+        builder = self._builder
+        if not self._finished:
+            builder = builder.fork()
+            builder.finish()
+        return self.lines.report(builder.tally, builder.inferred)
+
+    def raise_problems(self) -> None:
+        """Raise what an import of the whole file raises: lines that are not JSON objects, a file with no
+        session_meta line, lines that could not be mapped."""
+        self.lines.raise_problems()
+        if not self._meta:
+            raise NotThisFormatError(SOURCE, _not_a_rollout(self._token_counts, other=self._other))
+        if self._mapping:
+            raise ForeignFormatError(SOURCE, list(self._mapping))
+        if self._builder.header is None:
+            raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
 
 
-def _not_a_rollout(lines: list[tuple[int, dict[str, Any]]]) -> str:
+_MAPPING_ERRORS: Final = (KeyError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def _not_a_rollout(token_counts: int, *, other: bool) -> str:
     """What a file without a session_meta header holds instead."""
-    payloads = [line.get("payload") for _, line in lines]
-    if lines and all(
-        line.get("type") == "event_msg" and isinstance(p, dict) and p.get("type") == "token_count"
-        for (_, line), p in zip(lines, payloads, strict=True)
-    ):
+    if token_counts and not other:
         return (
-            f"holds only token counts ({len(lines)} event_msg token_count lines) and no session_meta "
+            f"holds only token counts ({token_counts} event_msg token_count lines) and no session_meta "
             "header: there is no session in it to import"
         )
     return "no session_meta line: this is not a Codex rollout"
@@ -213,6 +279,17 @@ class _Builder:
 
     def finish(self) -> None:
         self._close_turn()
+
+    def fork(self) -> _Builder:
+        """A copy that can be finished without changing this one (lines and items are shared: no one
+        changes them once read)."""
+        clone = _Builder.__new__(_Builder)
+        clone.__dict__.update(self.__dict__)
+        for key, value in self.__dict__.items():
+            if isinstance(value, list | dict | set):
+                setattr(clone, key, type(value)(value))
+        clone.tally = self.tally.fork()
+        return clone
 
     def _other(self, number: int, line: dict[str, Any], *, deferred: bool = False) -> None:
         kind, payload = line.get("type"), line.get("payload")
