@@ -25,6 +25,7 @@ from waybook.commands import (
     tree,
     verify,
     view,
+    watch,
 )
 
 
@@ -49,5 +50,6 @@ def register_all(commands: argparse._SubParsersAction[Any]) -> None:
         serve,
         stats,
         otel,
+        watch,
     ):
         module.register(commands)

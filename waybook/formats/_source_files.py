@@ -47,6 +47,21 @@ def read_regular(
     there is followed. `limit`: refuse a file larger than this many bytes. `head`: read only the first
     `head` bytes.
     """
+    data, _ = read_regular_from(path, inside=inside, where=where, limit=limit, head=head)
+    return data
+
+
+def read_regular_from(
+    path: Path,
+    *,
+    start: int = 0,
+    inside: Path | None = None,
+    where: str = "folder",
+    limit: int | None = None,
+    head: int | None = None,
+) -> tuple[bytes, os.stat_result]:
+    """`read_regular` from byte `start` on, with the file's status as it was opened (its device and
+    inode say which file it is; a watcher reads a growing file this way, a piece at a time)."""
     target, flags = path, _FLAGS
     if inside is not None:
         home, target = inside.resolve(), path.resolve()
@@ -66,7 +81,10 @@ def read_regular(
         os.close(fd)
         raise RefusedFileError(path, why)
     with os.fdopen(fd, "rb") as file:
-        return file.read(-1 if head is None else head)
+        status = os.fstat(file.fileno())
+        if start:
+            file.seek(start)
+        return file.read(-1 if head is None else head), status
 
 
 def _refusal(fd: int, limit: int | None) -> str | None:
