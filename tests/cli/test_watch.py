@@ -42,10 +42,10 @@ class Watched:
         self.tmp = tmp_path
         self.shots = 0
 
-    def once(self, *, settle: float = 3600, expect: int = 0) -> list[dict[str, object]]:
+    def once(self, *more: str, settle: float = 3600, expect: int = 0) -> list[dict[str, object]]:
         run = waybook(
             "watch", self.folder, "--store", self.url, "--state", self.state, "--once",
-            "--settle", str(settle), "--json",
+            "--settle", str(settle), "--json", *more,
         )  # fmt: skip
         assert run.returncode == expect, run.stderr
         return [json.loads(line) for line in run.stdout.splitlines()]
@@ -288,3 +288,33 @@ def test_one_watcher_a_store_and_where_it_looks_by_default(
     assert run.returncode == 0, run.stderr
     assert [json.loads(line)["journal"] for line in run.stdout.splitlines()] == ["c-1"]
     assert "c-1" in journal_lines(f"file:{tmp_path / 'waybook' / 'store'}")
+
+
+def test_each_newly_imported_span_is_sent_to_the_otel_endpoint(tmp_path: Path) -> None:
+    """Issue 49: `waybook watch --otel-endpoint` sends, after each import, the spans its new records
+    complete. Over two imports of a growing session the endpoint gets every span of the journal as `waybook
+    otel send` maps it; a span goes again only when the second import completed it further (a tool call
+    whose result came), with the same ids, and its last version is the journal's."""
+    from tests.helpers.otel import otlp_receiver
+    from waybook.export import otel
+    from waybook.stores import open_store
+
+    watched = Watched(tmp_path)
+    lines = REAL["claude-code"].read_bytes().splitlines(keepends=True)
+    source = watched.folder / "s.jsonl"
+    with otlp_receiver() as (endpoint, received):
+        write_lines(source, lines[:21])
+        watched.once("--otel-endpoint", endpoint, settle=0)
+        first = {(s.trace_id, s.span_id) for s in received.spans()}
+        write_lines(source, lines[21:])
+        watched.once("--otel-endpoint", endpoint, settle=0)
+        sent = received.spans()
+    with open_store(watched.url) as store, store.open("d6e0bada-1959-4eec-a9d2-0bfade768d8f") as journal:
+        (mapped,) = otel.spans_of(journal, store=store)
+    every = {(s.trace_id.to_bytes(16, "big"), s.span_id.to_bytes(8, "big")): s for s in mapped.spans}
+    last = {(s.trace_id, s.span_id): s for s in sent}
+    assert set(last) == set(every)
+    assert first < set(every)
+    assert all(last[key].end_time_unix_nano == span.end_ns for key, span in every.items())
+    twice = [key for key in last if sum((s.trace_id, s.span_id) == key for s in sent) > 1]
+    assert all(key in first for key in twice)  # sent again only what the first import left open

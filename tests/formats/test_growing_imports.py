@@ -48,9 +48,7 @@ def whole_pi(data: bytes) -> tuple[NewRecord, ...]:
     return import_pi(data).records
 
 
-def cut_by_cut(
-    data: bytes, growing: GrowingImport, whole: Whole, *, every: int = 1, step: int = 1
-) -> int:
+def cut_by_cut(data: bytes, growing: GrowingImport, whole: Whole, *, every: int = 1, step: int = 1) -> int:
     """Feed `data` a line at a time; check the growing import against the whole file every `step` lines
     and, every `every` lines, against the one-shot import of the file cut there. Returns the cuts checked
     against a one-shot import."""

@@ -138,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             watcher.run(poll=args.poll)
         watcher.close()
+        if otel is not None:
+            otel.close()
     return PROBLEM if watcher.failed() else OK
 
 
@@ -207,8 +209,10 @@ class Watcher:
         if follower.failed is not None and events == [] and not getattr(follower, "_said", False):
             warn(follower.failed)
             follower._said = True  # type: ignore[attr-defined]
-        if self.otel is not None and any(e.appended for e in events) and follower.journal is not None:
-            self.otel.send(follower.journal)
+        if self.otel is not None and follower.journal is not None:
+            fresh = {e.journal: e.head - e.appended for e in events if e.appended}
+            if fresh:
+                self.otel.send(follower.journal, fresh)
 
     def _follower(self, path: Path, root: Path) -> Follower | None:
         follower = self.followers.get(path)
@@ -389,50 +393,50 @@ def _width() -> int:
 
 
 class _OtelFeed:
-    """Sends the spans of each journal the watcher appended to, the ones not sent before (a turn's span
-    again when it grew). Span ids are derived from the journal, so a span sent twice is one span."""
+    """Sends, after each import, the spans its new records complete (a span is sent once, with the record
+    that completes it; ids are derived from the journal, so a span sent again is one span). Spans the
+    endpoint did not take are sent again with the next import."""
 
     def __init__(self, otel: Any, exporter: Any, endpoint: str) -> None:
         self.otel = otel
         self.exporter = exporter
-        self.store: JournalStore | None = None
         self.endpoint = endpoint
-        self.sent: set[tuple[int, int, int | None, int]] = set()
+        self.store: JournalStore | None = None
+        self.unsent: list[Any] = []
 
-    def send(self, journal_id: str) -> None:
-        feed = self
-
-        class _New:
-            def export(self, spans: Any) -> Any:
-                fresh = [s for s in spans if _key(s) not in feed.sent]
-                if not fresh:
-                    return feed.otel_success()
-                result = feed.exporter.export(fresh)
-                if result == feed.otel_success():
-                    feed.sent.update(_key(s) for s in fresh)
-                return result
-
-            def shutdown(self) -> None:
-                return None
-
+    def send(self, journal_id: str, fresh: dict[str, int]) -> None:
+        """Send the spans of `journal_id` (with its sub-agents) whose record is after `fresh[journal]`,
+        for each journal just appended to."""
         if self.store is None:
             return
         try:
             with self.store.open(journal_id) as journal:
-                self.otel.send(journal, store=self.store, exporter=_New())
-        except self.otel.OtelSendError as exc:
-            warn(f"{journal_id}: spans not sent ({exc}); they go with the next import")
+                built = self.otel.spans_of(journal, store=self.store)
         except self.otel.OtelOptionError:
             return  # not a session journal
-
-    def otel_success(self) -> Any:
+        spans = self.unsent + [
+            span for each in built for span in each.spans if span.seq > fresh.get(span.journal, span.seq)
+        ]
+        self.unsent = []
+        if not spans:
+            return
         from opentelemetry.sdk.trace.export import SpanExportResult
 
-        return SpanExportResult.SUCCESS
+        try:
+            result = self.exporter.export(self.otel.readable_spans(spans))
+        except Exception as exc:  # the exporter reports a failure, never a bug of ours: keep the spans
+            result, why = None, str(exc)
+        else:
+            why = "the endpoint did not take them"
+        if result is not SpanExportResult.SUCCESS:
+            self.unsent = spans
+            lost = plural(len(spans), "span")
+            warn(f"{journal_id}: {lost} not sent to {self.endpoint} ({why}); sent again with the next import")
 
-
-def _key(span: Any) -> tuple[int, int, int | None, int]:
-    return (span.context.trace_id, span.context.span_id, span.end_time, len(span.attributes or {}))
+    def close(self) -> None:
+        if self.unsent:
+            warn(f"{plural(len(self.unsent), 'span')} could not be sent to {self.endpoint}")
+        self.exporter.shutdown()
 
 
 def _otel_feed(args: argparse.Namespace, url: str) -> _OtelFeed:

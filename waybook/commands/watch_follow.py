@@ -51,6 +51,8 @@ class Event:
     source: str
     journal: str
     appended: int
+    head: int = 0
+    """The journal's head seq after the append."""
     created: bool = False
     replaces: str | None = None
     why: str | None = None
@@ -494,7 +496,7 @@ class _Child:
         appended = self.lane.write(importer.records, pending)
         if not appended:
             return []
-        return [Event(str(self.path), self.journal, appended, created=created)]
+        return [Event(str(self.path), self.journal, appended, self.lane.head.seq, created=created)]
 
 
 def _parent_of(session: Follower, journal: str) -> SubagentParent | bool | None:
