@@ -318,3 +318,33 @@ def test_each_newly_imported_span_is_sent_to_the_otel_endpoint(tmp_path: Path) -
     assert all(last[key].end_time_unix_nano == span.end_ns for key, span in every.items())
     twice = [key for key in last if sum((s.trace_id, s.span_id) == key for s in sent) > 1]
     assert all(key in first for key in twice)  # sent again only what the first import left open
+
+
+def test_a_second_watcher_on_one_store_is_refused_and_polling_follows_a_growing_file(tmp_path: Path) -> None:
+    """Without notifications (`--poll`), the watcher looks every few tenths of a second; a second watcher
+    of the same store is refused while the first runs."""
+    from tests.helpers.watching import WatchProcess, await_until
+
+    watched = Watched(tmp_path)
+    t = Transcript()
+    t.user("q1")
+    t.assistant("m1", {"type": "text", "text": "a1"}, stop="end_turn")
+    source = watched.folder / "s.jsonl"
+    source.write_text(t.text())
+    running = WatchProcess(
+        [str(watched.folder), "--store", watched.url, "--state", str(watched.state), "--poll", "0.2",
+         "--settle", "0.5"], cwd=tmp_path,
+    )  # fmt: skip
+    running.start()
+    try:
+        running.await_event(journal="s-1")
+        second = waybook("watch", watched.folder, "--store", watched.url, "--state", watched.state, "--once")
+        assert second.returncode == 2
+        assert "another waybook watch" in second.stderr
+        t.user("q2")
+        t.assistant("m2", {"type": "text", "text": "a2"}, stop="end_turn")
+        source.write_text(t.text())
+        whole = watched.one_shot("claude-code", source, "s-1")
+        await_until(lambda: journal_lines(watched.url) == whole, what="the journal equal to one import")
+    finally:
+        assert running.stop() == 0
