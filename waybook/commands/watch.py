@@ -58,7 +58,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "again as a new journal (<id>.v2, ...) naming the one it replaces. See docs/watch.md."
         ),
         epilog=(
-            "Example: waybook watch\nExample: waybook watch ~/.claude/projects --store file:audit --once"
+            "Example: waybook watch --once\nExample: waybook watch ~/.claude/projects --store file:audit"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
