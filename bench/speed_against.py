@@ -78,6 +78,20 @@ elif kind == "async_user_memory":
             await session.user(words)
     start = time.process_time()
     asyncio.run(write())
+elif kind in ("journal_open_read_jsonl", "journal_verify_jsonl"):
+    with JsonlJournal(path, sidecar=False, durability="none") as journal:
+        session = Session.create(journal, journal_id="bench")
+        for _ in range(n):
+            session.user(words)
+    from waybook.journal import verify_file
+    start = time.process_time()
+    for _ in range(5):
+        if kind == "journal_verify_jsonl":
+            verify_file(path)
+        else:
+            with JsonlJournal(path, create=False, readonly=True, sidecar=False) as journal:
+                for _record in journal.read():
+                    pass
 else:
     raise SystemExit(f"unknown loop {kind}")
 print(time.process_time() - start)
@@ -94,6 +108,18 @@ LOOPS: tuple[tuple[str, str, int, str], ...] = (
         "Session(journal) joining a 100-record InMemoryJournal at its position (the fast path)",
     ),
     ("async_user_memory", "speed.async_session.user.memory", 5_000, "AsyncSession.user, InMemoryJournal"),
+    (
+        "journal_open_read_jsonl",
+        "speed.journal.open_read.jsonl",
+        5_000,
+        "open a 5,000-record JSONL journal (no sidecar) and read every record, 5 times",
+    ),
+    (
+        "journal_verify_jsonl",
+        "speed.journal.verify.jsonl",
+        5_000,
+        "verify_file of a 5,000-record journal, 5 times",
+    ),
 )
 """(loop, row name, operations, what it times)."""
 

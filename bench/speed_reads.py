@@ -123,6 +123,41 @@ def open_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         note="trust_checkpoint=True: the prefix is not proved (head line and header only); same "
         f"baseline{missing}",
     )
+    yield from read_rows(path, n, rounds)
+
+
+def read_rows(path: Path, n: int, rounds: int) -> Iterator[Row]:
+    """`read()` of an open, proved journal: every chunk proved again as it is read (issue 42.2), against
+    the read before that change (the same chunks decoded, nothing proved), on the same open journal."""
+    from waybook import JsonlJournal
+    from waybook.journal._ledger import decode_records
+
+    journal = JsonlJournal(path, create=False, readonly=True)
+    end = path.stat().st_size
+
+    def unproved() -> None:
+        for lines in journal._file.line_chunks(0, end):  # the read as it was: decode, no proof
+            decode_records(lines, "bench")
+
+    def proved() -> None:
+        for _ in journal.read():
+            pass
+
+    try:
+        yield row(
+            f"speed.read.{n}.proved",
+            n,
+            unproved,
+            proved,
+            unit="records/s",
+            goal=None,
+            rounds=rounds,
+            note="read() of an open, proved journal: each chunk's lines hashed (SHA-256) and chained again "
+            "as they are read, so bytes changed after the open's proof are refused; baseline the read "
+            "before (the same chunks decoded, nothing proved), on the same journal",
+        )
+    finally:
+        journal.close()
 
 
 # --- resume and reopen ------------------------------------------------------------------------------

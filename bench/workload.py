@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from waybook.journal import AssistantMessage, Header, NewRecord, UserMessage, text
 
@@ -94,3 +95,67 @@ def proof_floor(path: Path) -> int:
         msg = f"{path}: the last line has no newline"
         raise ValueError(msg)
     return count
+
+
+def shape_records(n: int, *, branchy: bool) -> Iterator[NewRecord]:
+    """A header and n-1 records of a chat session of one of two shapes, each record about 300 bytes.
+
+    `branchy`: the deep branchy shape (issue 50): each level a user question, an assistant answer, a
+    leaf move back to the question and a second answer, and the next level's question under the second
+    answer, so every level leaves a branch and the tree is as deep as it is long. Otherwise a linear
+    session: user and assistant turns alternating, each the child of the one before. Ids are 16 hex
+    digits like a Session's; timestamps a second apart (replies have a latency); assistant turns
+    record a model and usage.
+    """
+    import hashlib
+    from datetime import datetime, timedelta
+
+    from waybook.journal import LeafMoved
+
+    start = datetime(2026, 12, 1, 9, 0, 0)
+
+    def at(i: int) -> str:
+        return (start + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    def rid(i: int) -> str:
+        return hashlib.sha256(i.to_bytes(8, "big")).hexdigest()[:16]
+
+    def answer(i: int, parent: str) -> AssistantMessage:
+        words = text(f"{i}: {WORDS * 2}"[:150])
+        usage = {"input_tokens": 1000 + i % 97, "output_tokens": 40 + i % 13}
+        return AssistantMessage(
+            parent=parent, content=words, stop_reason="end_turn", model="m-1", usage=usage
+        )
+
+    yield NewRecord(id=rid(0), at=at(0), body=Header(journal="bench", creator="bench"))
+    parent: str | None = None
+    i = 1
+    while i < n:
+        question = rid(i)
+        asked = UserMessage(parent=parent, content=text(f"{i}? {WORDS}"[:150]))
+        yield NewRecord(id=question, at=at(i), body=asked)
+        i += 1
+        for step in ("answer",) if not branchy else ("answer", "move", "answer"):
+            if i >= n:
+                return
+            body: Any = (
+                answer(i, question)
+                if step == "answer"
+                else LeafMoved(from_leaf=rid(i - 1), to_leaf=question, reason="try again")
+            )
+            yield NewRecord(id=rid(i), at=at(i), body=body)
+            parent = rid(i)
+            i += 1
+
+
+def write_shape_file(path: Path, n: int, *, branchy: bool) -> None:
+    """A valid n-record journal file of `shape_records`, sealed directly (fast)."""
+    from waybook.codecs._wire import seal
+    from waybook.model._head import GENESIS_DIGEST
+
+    prev = GENESIS_DIGEST
+    with path.open("wb") as out:
+        for seq, new in enumerate(shape_records(n, branchy=branchy), start=1):
+            record, line = seal(seq, new, prev)
+            prev = record.digest
+            out.write(line + b"\n")

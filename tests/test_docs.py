@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -10,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.runtimes import installed
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -44,12 +45,16 @@ def test_the_projections_worked_example_prints_what_the_doc_says() -> None:
 
 DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 SUITE_ONLY_RUNTIMES = {
+    "adk.md": "google.adk",
     "agent-framework.md": "agent_framework",
+    "claude-agent-sdk.md": "claude_agent_sdk",
+    "langgraph.md": "langgraph",
     "llama-index.md": "llama_index",
+    "openai-agents.md": "agents",
     "pydantic-ai.md": "pydantic_ai",
     "strands.md": "strands",
 }
-"""Pages of runtimes whose packages pin versions the test extra cannot take (README, "Longer suites")."""
+"""Pages of runtimes the test extra leaves out: each runs in its suite's venv (tests/helpers/runtimes.py)."""
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", flags=re.S | re.M)
 BLOCKS = [
     (doc, number, language, code)
@@ -65,16 +70,25 @@ def test_every_fenced_block_says_what_it_is() -> None:
     assert untagged == [], "tag each block python, sh (both run in the tests) or text (output, diagrams)"
 
 
+SLOW_BLOCKS = {("journal-contract.md", 1)}
+"""Blocks run only with `-m slow`: journal-contract.md's runs the whole contract kit at full size on two
+adapters (9 s; tests/conformance runs the kit on every adapter in the default run)."""
+
+
 @pytest.mark.parametrize(
     ("doc", "number", "language", "code"),
-    [b for b in BLOCKS if b[2] in ("python", "sh")],
+    [
+        pytest.param(*b, marks=pytest.mark.slow) if (b[0].name, b[1]) in SLOW_BLOCKS else b
+        for b in BLOCKS
+        if b[2] in ("python", "sh")
+    ],
     ids=[f"{b[0].name}-{b[1]}" for b in BLOCKS if b[2] in ("python", "sh")],
 )
 def test_every_code_block_in_the_docs_runs(
     doc: Path, number: int, language: str, code: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     runtime = SUITE_ONLY_RUNTIMES.get(doc.name)
-    if runtime is not None and importlib.util.find_spec(runtime) is None:
+    if runtime is not None and not installed(runtime):
         pytest.skip(
             f"{runtime} is installed only in its suite's venv (scripts/runtime_suites/), which runs this"
         )

@@ -134,7 +134,11 @@ def test_the_contracts_list_the_layers_the_architecture_page_draws() -> None:
     drawn = re.search(r"## The layers, top to bottom\n\n```text\n(.*?)```", page, re.DOTALL)
     assert drawn, "docs/architecture.md has no block of layers under 'The layers, top to bottom'"
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    layers = next(c for c in config if c["id"] == "layers")["layers"]
+    contract = next(c for c in config if c["id"] == "layers")
+    assert contract["containers"] == ["waybook"]
+    layers = [
+        " | ".join(f"waybook.{room.strip()}" for room in layer.split("|")) for layer in contract["layers"]
+    ]
     assert drawn.group(1).split("\n")[:-1] == layers
 
 
@@ -156,6 +160,18 @@ def test_an_upward_import_planted_in_the_model_breaks_the_layers(tmp_path: Path)
     assert "waybook.model._planted -> waybook.commands" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("planted", "container"),
+    [("waybook/_planted.py", "waybook"), ("waybook/memory/_planted.py", "waybook.memory")],
+)
+def test_a_room_with_no_layer_breaks_the_exhaustive_layers(
+    tmp_path: Path, planted: str, container: str
+) -> None:
+    result = lint_imports(planted_copy(tmp_path, {planted: '"""A new room nobody placed."""\n'}))
+    assert result.returncode != 0
+    assert f"{container}._planted" in result.stdout
+
+
 def test_a_session_writer_that_imports_an_adapter_class_breaks_its_contract(tmp_path: Path) -> None:
     core = (ROOT / "waybook" / "_session_core.py").read_text()
     planted = core + "\nfrom waybook.journal._in_memory import InMemoryJournal  # an isinstance fast path\n"
@@ -175,6 +191,22 @@ def test_a_planted_circle_is_found(tmp_path: Path) -> None:
     assert ["waybook.projections._planted_a", "waybook.projections._planted_b"] in circles(
         package_imports(house)
     )
+
+
+def test_two_sibling_packages_importing_each_other_break_the_acyclic_siblings_contract(
+    tmp_path: Path,
+) -> None:
+    # memory and search sit on one layer, so the layers contract allows either direction; not both
+    house = planted_copy(
+        tmp_path,
+        {
+            "waybook/memory/_planted.py": "import waybook.search\n",
+            "waybook/search/_planted.py": "import waybook.memory\n",
+        },
+    )
+    result = lint_imports(house)
+    assert result.returncode != 0
+    assert "no two sibling packages import each other, at any depth BROKEN" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -13,16 +13,44 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import gc
 import os
 import struct
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
-from waybook.model._errors import JournalBusyError, LockUnsupportedError, StorageError
+from waybook.model import JournalBusyError, LockUnsupportedError, StorageError
+
+_T = TypeVar("_T")
 
 FILE_MODE = 0o600
 _UNSUPPORTED_LOCK_ERRNOS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
+
+
+def os_reason(exc: OSError) -> str:
+    """What a failed system call says, in a journal user's terms: running out of descriptors says what
+    to close (journals dropped without `close()` hold one each) or which limit to raise."""
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        return (
+            f"{exc.strerror or exc}: the process holds too many open files; close the journals and stores "
+            "you no longer use (journal.close(), or `with store.create(id) as journal:`) or raise the "
+            "limit (ulimit -n)"
+        )
+    return str(exc.strerror or exc)
+
+
+def reclaiming_descriptors(call: Callable[[], _T]) -> _T:
+    """`call()`; if the process is out of descriptors, once more after a garbage collection (journals
+    dropped without `close()` inside a reference cycle give their descriptors back when collected)."""
+    try:
+        return call()
+    except OSError as exc:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+    gc.collect()
+    return call()
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -79,7 +107,9 @@ def create_atomically(path: Path, content: bytes, *, durable: bool = True) -> bo
     or not at all to other processes, but a power loss may undo its creation (the caller syncs later).
     """
     directory = path.parent
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    fd, temp_name = reclaiming_descriptors(
+        lambda: tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    )
     temp = Path(temp_name)
     try:
         os.fchmod(fd, FILE_MODE)

@@ -21,7 +21,7 @@ import msgspec
 
 from waybook.codecs._data_urls import base64_payload, data_url
 from waybook.codecs._media_types import is_text
-from waybook.model._records import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
+from waybook.model import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
 from waybook.stores._blobs import IMAGE_PREFIX, BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
 from waybook.stores._proving import BlobReader
 

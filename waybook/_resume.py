@@ -15,9 +15,16 @@ import attrs
 
 from waybook._session import Session
 from waybook.journal import JsonlJournal
-from waybook.model._errors import InvalidArgumentError, JournalError, StorageError
-from waybook.projections import Provider, ProviderContext, for_provider
-from waybook.projections._context import ContextMessage, ContextProjection, ContextState, render_context_from
+from waybook.model import InvalidArgumentError, JournalError, StorageError
+from waybook.projections import (
+    ContextMessage,
+    ContextProjection,
+    ContextState,
+    Provider,
+    ProviderContext,
+    for_provider,
+    render_context_from,
+)
 
 
 @attrs.frozen
@@ -44,11 +51,13 @@ def resume(path: str | os.PathLike[str], *, actor: str | None = None, **options:
 
     Holds every record in memory while it folds them (they are let go after, apart from those the
     context shows): meant for sessions, not for million-record files (use `replay` and `context_at`).
-    Close the journal (`resumed.journal.close()`) when done.
+    Close the journal (`resumed.journal.close()`) when done. A path with no journal is an error (a
+    resume of a typo never creates an empty session) unless `create=True` is passed.
     """
     if not isinstance(path, (str, os.PathLike)):
         msg = f"resume takes the path of a session's .jsonl file, not {type(path).__name__}"
         raise InvalidArgumentError(msg)
+    options.setdefault("create", False)
     try:
         journal, records, proved = JsonlJournal.open_decoded_proved(path, **options)
     except JournalError:

@@ -26,6 +26,7 @@ from waybook.journal._protocol import PositionedJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model import (
     GENESIS,
+    SEALED_SCHEMA,
     AnyBody,
     AppendResult,
     AssistantMessage,
@@ -275,7 +276,11 @@ class SessionCore:
     ) -> Header:
         """The header a new journal starts with (`create`): `journal_id`, or a fresh id."""
         return Header(
-            journal=journal_id or self.ids(), creator=creator, metadata=dict(metadata or {}), role=role
+            journal=journal_id or self.ids(),
+            creator=creator,
+            metadata=dict(metadata or {}),
+            role=role,
+            schema=SEALED_SCHEMA,
         )
 
     def bodies(self, bodies: Sequence[AnyBody]) -> Batch:

@@ -3,20 +3,24 @@
 #
 #   bash scripts/runtime_suites/claude_agent_sdk.sh            # memory store, then the directory store
 #
-# Runs from a clean checkout: installs waybook with the claude-agent-sdk extra and the SDK's test needs,
-# downloads the sdist of exactly the installed SDK version, and runs its store tests with
+# Runs from a clean checkout, in its own venv: installs waybook with the claude-agent-sdk extra and the
+# SDK's test needs, downloads the sdist of exactly the installed SDK version, and runs its store tests with
 # waybook_claude_store_plugin.py, which puts a WaybookSessionStore under the name of the SDK's
-# InMemorySessionStore. Set PYTHON to choose the interpreter (default: python).
+# InMemorySessionStore. waybook's own tests of the SDK run in waybook_integrations.sh.
+# Environment: PYTHON (default python3), WORK (default ${TMPDIR:-/tmp}/waybook-suites/claude-agent-sdk).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT="$PWD"
-PYTHON="${PYTHON:-python}"
+WORK="${WORK:-${TMPDIR:-/tmp}/waybook-suites/claude-agent-sdk}"
+PYTHON="${PYTHON:-python3}"
+rm -rf "$WORK" && mkdir -p "$WORK"
+"$PYTHON" -m venv "$WORK/venv"
+PYTHON="$WORK/venv/bin/python"
 
-"$PYTHON" -m pip install -q -e '.[test,claude-agent-sdk]' 'anyio[trio]>=4'
+"$PYTHON" -m pip install -q --disable-pip-version-check -e '.[test,claude-agent-sdk]' 'anyio[trio]>=4'
 VERSION="$("$PYTHON" -c 'import importlib.metadata as m; print(m.version("claude-agent-sdk"))')"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-"$PYTHON" -m pip download -q --no-deps --no-binary :all: "claude-agent-sdk==$VERSION" -d "$WORK"
+"$PYTHON" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+    "claude-agent-sdk==$VERSION" -d "$WORK"
 tar -xzf "$WORK"/claude_agent_sdk-"$VERSION".tar.gz -C "$WORK"
 cd "$WORK/claude_agent_sdk-$VERSION"
 

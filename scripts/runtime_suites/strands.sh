@@ -24,7 +24,7 @@ SDK="strands-agents${STRANDS_VERSION:+==$STRANDS_VERSION}"
 VERSION="$(venv/bin/python -c 'import importlib.metadata as m; print(m.version("strands-agents"))')"
 # What the SDK's dev dependencies provide to these tests (pytest-timeout: a hung test fails, not the run),
 # and hypothesis for waybook's test configuration.
-"${PIP[@]}" "pytest>=9,<10" "pytest-asyncio>=1.0,<1.5" "pytest-timeout>=2,<3" moto hypothesis
+"${PIP[@]}" "pytest>=9,<10" "pytest-asyncio>=1.0,<1.5" "pytest-timeout>=2,<3" moto hypothesis pytest-xdist
 
 venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
     "strands-agents==$VERSION" -d sdist
@@ -32,10 +32,12 @@ tar -xzf "sdist/strands_agents-$VERSION.tar.gz"
 export TMPDIR="$WORK/tmp"  # the stores the swapped-in repository opens go with the suite's work directory
 venv() { "$WORK/venv/bin/python" "$@"; }
 
-echo "Strands Agents $VERSION: waybook's own tests and example"
-(cd "$ROOT" && venv -m pytest -q -p no:cacheprovider tests/integrations/test_strands.py \
-    tests/integrations/test_runtime_examples_34.py tests/integrations/test_missing_extras.py \
-    -k "strands or not example")
+echo "Strands Agents $VERSION: waybook's own tests, example, doc page and waybook.integrations.strands' names"
+# A test skipped for want of Strands fails the run (tests/helpers/runtimes.py).
+(cd "$ROOT" && WAYBOOK_SUITE=strands venv -m pytest -q -p no:cacheprovider -m "slow or not slow" \
+    tests/integrations/test_strands.py tests/integrations/test_runtime_examples_34.py \
+    tests/integrations/test_missing_extras.py tests/test_docs.py tests/test_public_api.py \
+    -k "not (test_docs.py or test_public_api.py or example) or strands")
 
 cd "strands_agents-$VERSION"
 echo "Strands Agents $VERSION: its own session tests, without and with waybook"

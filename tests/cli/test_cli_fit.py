@@ -178,7 +178,7 @@ def test_show_context_shows_tool_calls_their_results_and_thinking_markers(tooled
 
 
 def test_show_context_of_a_langgraph_turn_shows_its_call(tmp_path: Path) -> None:
-    pytest.importorskip("langgraph.checkpoint.sqlite", reason="reading LangGraph needs waybook[langgraph]")
+    pytest.importorskip("ormsgpack", reason="reading LangGraph needs ormsgpack (waybook[langgraph])")
     db = ROOT / "fixtures/langgraph/checkpoints.db"
     out = tmp_path / "lg.jsonl"
     assert waybook("import", "langgraph", db, "--thread", "thread-1", "-o", out).returncode == 0

@@ -141,10 +141,10 @@ def test_inferred_notes_are_counted_and_listed_only_with_verbose(tmp_path: Path)
     source = pi_file(tmp_path)
     quiet = waybook("import", "pi", source, "-o", tmp_path / "a.jsonl")
     assert "inferred" in quiet.stderr
-    assert "names the entry itself" not in quiet.stderr
+    assert "names no entry" not in quiet.stderr
     loud = waybook("import", "pi", source, "-o", tmp_path / "b.jsonl", "--json", "--verbose")
     notes = json.loads(loud.stdout)["journals"][0]["inferred_notes"]
-    assert any("names the entry itself" in note for note in notes)
+    assert any("names no entry" in note for note in notes)
 
 
 def test_with_json_a_failure_is_json_on_stdout_too(tmp_path: Path) -> None:

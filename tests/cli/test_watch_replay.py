@@ -74,7 +74,7 @@ def one_shot(tmp_path: Path, fmt: str, path: Path, journal: str) -> dict[str, li
 
 
 @needs_shared(CODEX and PI.is_file())
-@pytest.mark.parametrize("seed", [4747, 2])
+@pytest.mark.parametrize("seed", [4747, pytest.param(2, marks=pytest.mark.slow)])
 def test_sessions_replayed_through_kills_a_truncation_and_a_replacement_equal_one_import_each(
     tmp_path: Path, seed: int
 ) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ from waybook.codecs import (
     UnknownValueTagError,
     UnregisteredValueError,
     ValueRegistry,
+    decode_record,
     decode_value,
     register_value,
 )
@@ -42,7 +44,13 @@ def stored_values(path: Path = PLAN_V1) -> list[Any]:
 
 
 def test_todays_writer_still_writes_the_golden_value_bytes() -> None:
-    assert plan_v1_lines() == PLAN_V1.read_bytes().splitlines()
+    """The values' bytes: today's journals seal them after a fresh salt (docs/erasure.md), so the lines
+    differ from the golden schema-1 journal's, but each value is the same JSON member, byte for byte."""
+    written = [decode_record(line).body for line in plan_v1_lines()]
+    golden = [decode_record(line).body for line in PLAN_V1.read_bytes().splitlines()]
+    values = [msgspec.json.encode(b.data) for b in written[1:]]  # type: ignore[union-attr]
+    assert values == [msgspec.json.encode(b.data) for b in golden[1:]]  # type: ignore[union-attr]
+    assert written[1:] == golden[1:]
 
 
 def test_a_wire_field_decodes_into_its_renamed_attribute_without_a_migration() -> None:

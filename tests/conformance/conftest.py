@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import attrs
 
+from tests.helpers import store_damage
 from tests.helpers.faults import SyncTrackingFileOps
 from tests.helpers.pg_fixtures import pg_store_url
 from waybook import stores
@@ -55,6 +56,19 @@ class JsonlFsync(Jsonl):
     options: ClassVar[dict[str, str]] = {"durability": "fsync"}
 
 
+class Damageable(StoreJournalContract):
+    """The store checks' damage hooks, done on the store's own storage (tests/helpers/store_damage.py)."""
+
+    def lose_tail(self, store: JournalStore, journal_id: str, keep: int) -> None:
+        store_damage.lose_tail(store.url, journal_id, keep)
+
+    def lose_storage(self, store: JournalStore, journal_id: str) -> None:
+        store_damage.lose_storage(store.url, journal_id)
+
+    def alter_record(self, store: JournalStore, journal_id: str, seq: int) -> None:
+        store_damage.alter_record(store.url, journal_id, seq)
+
+
 class UrlStore(StoreJournalContract):
     """A store opened by URL; persistent stores reopen from the same URL."""
 
@@ -78,7 +92,7 @@ class InProcessStore(UrlStore):
         return None  # keeps nothing on disk
 
 
-class DirectoryStore(StoreJournalContract):
+class DirectoryStore(Damageable):
     """`file:DIR` with its default options, its journals' system calls watched for R15's evidence."""
 
     def make_store(self, directory: Path) -> JournalStore:
@@ -98,7 +112,7 @@ class DirectoryStore(StoreJournalContract):
         return self.watched().synced(store.path_of(self.journal_id))
 
 
-class SqliteStore(PersistentUrlStore):
+class SqliteStore(PersistentUrlStore, Damageable):
     def url(self, directory: Path) -> str:
         return f"sqlite:{directory}/store.db"
 
@@ -108,7 +122,7 @@ class SqliteStore(PersistentUrlStore):
         return store.synchronous in ("FULL", "EXTRA")  # each commit waits for the disk (WAL + FULL)
 
 
-class PostgresqlStore(PersistentUrlStore):
+class PostgresqlStore(PersistentUrlStore, Damageable):
     def url(self, directory: Path) -> str:
         return pg_store_url()  # a fresh schema each time; skips (fails under CI=true) with no server
 

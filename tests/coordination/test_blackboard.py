@@ -192,3 +192,36 @@ def test_the_diamond_runs_across_processes_on_a_shared_board(engine: str, tmp_pa
         assert replayed == board.notes()
         assert check_receipts(replayed) == []
         assert next(note.key for note in replayed.values()) == "A"
+
+
+@pytest.mark.parametrize("where", ["memory", "sqlite"])
+def test_a_wait_timeout_is_checked_nan_refused_and_infinity_waits_for_the_publish(
+    tmp_path: Path, where: str
+) -> None:
+    """Issue 42.4: `Blackboard.wait(timeout=nan)` hung; infinity and a huge number must wait (never an
+    OverflowError), NaN and non-numbers are refused before anything waits, 0 or less looks once."""
+    board = Blackboard() if where == "memory" else open_blackboard(f"sqlite:{tmp_path}/b.db")
+    with board:
+        outcome: list[object] = []
+
+        def wait(timeout: object) -> None:
+            try:
+                outcome.append(board.wait(["A"], timeout=timeout))  # type: ignore[arg-type]
+            except Exception as exc:
+                outcome.append(exc)
+
+        for bad in (float("nan"), "1", True):
+            thread = threading.Thread(target=wait, args=(bad,), daemon=True)
+            thread.start()
+            thread.join(TIMEOUT)
+            assert not thread.is_alive(), f"wait(timeout={bad!r}) blocked"
+            assert isinstance(outcome.pop(), InvalidNoteError)
+        with pytest.raises(WaitTimeoutError):
+            board.wait(["A"], timeout=-1)
+        waiters = [threading.Thread(target=wait, args=(huge,)) for huge in (float("inf"), 1e300, 10**400)]
+        for thread in waiters:
+            thread.start()
+        board.publish("A", 1, writer="a")
+        for thread in waiters:
+            thread.join(TIMEOUT)
+        assert [got["A"].value for got in outcome] == [1, 1, 1]  # type: ignore[index]

@@ -52,8 +52,9 @@ def test_an_endpoint_nobody_listens_on_is_a_typed_error_after_the_timeout() -> N
 
 def test_sending_twice_sends_the_same_ids() -> None:
     with otlp_receiver() as (url, received):
-        otel.send(_session(), endpoint=url)
-        otel.send(_session(), endpoint=url)
+        journal = _session()  # one journal: its sealed records' salts are its own (docs/erasure.md)
+        otel.send(journal, endpoint=url)
+        otel.send(journal, endpoint=url)
     first, second = received.requests
     ids = [
         [(s.trace_id, s.span_id) for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]

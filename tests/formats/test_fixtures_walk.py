@@ -40,7 +40,18 @@ def texts(row: object) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("session", SESSIONS, ids=lambda p: str(p.relative_to(SHARED_FIXTURES)))
+FULL_SIZE = {"pi/before-compaction.jsonl"}
+"""Slow (13 s: every branch exported twice); test_pi_fidelity and test_training_exports read it by default."""
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if str(p.relative_to(SHARED_FIXTURES)) in FULL_SIZE else p
+        for p in SESSIONS
+    ],
+    ids=lambda p: str(p.relative_to(SHARED_FIXTURES)),
+)
 def test_every_fixture_imports_verifies_and_exports_clean_valid_rows(session: Path, tmp_path: Path) -> None:
     imported = waybook("import", "auto", session, "-o", tmp_path / "s.jsonl", "--json")
     assert imported.returncode == 0, imported.stdout

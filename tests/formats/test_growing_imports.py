@@ -74,8 +74,15 @@ def cut_by_cut(data: bytes, growing: GrowingImport, whole: Whole, *, every: int 
     return checked
 
 
+def sized(paths: list[Path], *, small: int = 500_000) -> list[Any]:
+    """The files as parameters, the large ones marked slow (their guarantee is held by the small ones)."""
+    return [
+        pytest.param(path, marks=pytest.mark.slow) if path.stat().st_size >= small else path for path in paths
+    ]
+
+
 @needs_shared(CLAUDE)
-@pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name[:24])
+@pytest.mark.parametrize("path", sized(CLAUDE), ids=lambda p: p.name[:24])
 def test_a_claude_code_transcript_cut_anywhere_imports_as_the_start_of_the_whole(path: Path) -> None:
     data = path.read_bytes()
     every = 1 if len(data) < 500_000 else 97  # the long session: every 97th cut against a one-shot
@@ -83,12 +90,27 @@ def test_a_claude_code_transcript_cut_anywhere_imports_as_the_start_of_the_whole
 
 
 @needs_shared(CODEX)
+@pytest.mark.parametrize("lines", [120, pytest.param(None, marks=pytest.mark.slow)], ids=["120-lines", "all"])
 @pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name[:24])
-def test_a_codex_rollout_cut_anywhere_imports_as_the_start_of_the_whole(path: Path) -> None:
-    assert cut_by_cut(path.read_bytes(), GrowingRollout(), whole_codex, every=3)
+def test_a_codex_rollout_cut_anywhere_imports_as_the_start_of_the_whole(
+    path: Path, lines: int | None
+) -> None:
+    data = b"".join(path.read_bytes().splitlines(keepends=True)[:lines])
+    assert cut_by_cut(data, GrowingRollout(), whole_codex, every=3)
+
+
+def test_a_prompt_recorded_only_as_an_event_is_decided_as_the_whole_file_decides_it() -> None:
+    """Issue 44.2's rule (`event_prompts`: a user_message event is the prompt unless a user item of its
+    turn carries its text) looks at the lines after the event; the growing import holds the event, and
+    the lines after it, until its turn decides: cut anywhere, it gives the whole file's records."""
+    from tests.helpers.paths import FIXTURES
+
+    data = (FIXTURES / "codex" / "event-prompts.jsonl").read_bytes()
+    assert cut_by_cut(data, GrowingRollout(), whole_codex, every=7)
 
 
 @needs_shared(PI)
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PI, ids=lambda p: p.name[:24])
 def test_a_pi_session_cut_anywhere_imports_as_the_start_of_the_whole(path: Path) -> None:
     # Pi's import is done again whole as the file grows (its loader reads the whole file first)
@@ -96,6 +118,7 @@ def test_a_pi_session_cut_anywhere_imports_as_the_start_of_the_whole(path: Path)
 
 
 @needs_shared(CLAUDE)
+@pytest.mark.slow
 def test_a_session_with_its_sub_agents_cut_anywhere_links_them_where_the_whole_file_does() -> None:
     """The sub-agents found beside the session are known from the start (as a folder import knows them),
     and the session is cut line by line: every link is where the whole file puts it."""

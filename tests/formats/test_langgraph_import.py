@@ -15,9 +15,7 @@ from waybook.formats.langgraph._import import Checkpoint, import_langgraph
 from waybook.journal import GENESIS, InMemoryJournal, LeafMoved, plain_text, verify
 from waybook.projections import TreeProjection, context_at, fold
 
-pytest.importorskip(
-    "langgraph.checkpoint.sqlite", reason="reading LangGraph checkpoints needs waybook[langgraph]"
-)
+pytest.importorskip("ormsgpack", reason="reading LangGraph checkpoints needs ormsgpack (waybook[langgraph])")
 
 DB = FIXTURES / "langgraph" / "checkpoints.db"
 

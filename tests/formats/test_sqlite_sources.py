@@ -4,16 +4,24 @@ are still only in its write-ahead log."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.helpers.blocking import finishes
 from tests.helpers.paths import FIXTURES
 from waybook import JsonlJournal
 from waybook.cli import main
+from waybook.formats import RefusedFileError
 from waybook.formats._sqlite_source import open_read_only
+from waybook.formats.langgraph._database import read_thread
+from waybook.formats.openai_agents._database import read_session
+from waybook.formats.opencode import read_opencode
 
 DATABASES = {  # each database, and the options that choose one of its sessions
     FIXTURES / "openai-agents" / "sqlite-session.db": ["--session", "support-1"],
@@ -70,3 +78,25 @@ def test_the_imported_journal_from_a_live_database_matches_the_quiet_one(tmp_pat
         holder.close()
     with JsonlJournal(quiet, readonly=True) as a, JsonlJournal(live, readonly=True) as b:
         assert [r.body for r in a.read()][1:] == [r.body for r in b.read()][1:]
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "session.db"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda path: read_thread(path, None),
+        lambda path: read_session(path, None),
+        lambda path: read_opencode(path, None),
+    ],
+    ids=["langgraph", "openai-agents", "opencode"],
+)
+def test_a_database_reader_refuses_a_fifo_without_waiting(read: Callable[[Path], Any], fifo: Path) -> None:
+    with pytest.raises(RefusedFileError, match="a FIFO, not a regular file") as error:
+        finishes(lambda: read(fifo))
+    assert error.value.path == fifo

@@ -198,7 +198,9 @@ def test_a_read_past_any_seq_reads_nothing(store: JournalStore, after: int) -> N
 NOT_JOURNALS: list[Any] = ["session.jsonl", Path("x.jsonl"), 1, None, b"x", object(), {}]
 
 
-@pytest.mark.parametrize("thing", NOT_JOURNALS, ids=repr)
+# Ids the same in every process (pytest-xdist's workers must collect the same tests): a repr of object()
+# holds its address.
+@pytest.mark.parametrize("thing", NOT_JOURNALS, ids=lambda t: "object()" if type(t) is object else repr(t))
 def test_a_session_of_something_that_is_not_a_journal_is_a_typed_error(thing: Any) -> None:
     with pytest.raises(JournalError, match="takes a journal"):
         Session(thing)

@@ -70,7 +70,7 @@ def pg_cluster(pg_server: Server) -> Iterator[Cluster]:
         context.__exit__(None, None, None)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def mark_postgres_machines_slow(items: list[pytest.Item]) -> None:
     """The journal and store state machines are hundreds of round trips per example on PostgreSQL:
     mark their PostgreSQL runs slow (CI runs them; `-m "not slow"` leaves them out locally)."""
     for item in items:
@@ -80,7 +80,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def pg_bouncer(pg_server: Server) -> Iterator[Bouncer]:
-    """A real PgBouncer in transaction mode in front of the session's server (tests/pg_server.py)."""
+    """A real PgBouncer in transaction mode in front of the session's server (tests/helpers/pg_server.py)."""
     try:
         bouncer = Bouncer.start(pg_server.url)
     except NoServerError as exc:

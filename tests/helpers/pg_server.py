@@ -135,8 +135,25 @@ class Cluster:
             "--no-sync",
             "--no-instructions",
         )
-        cluster.start()
+        try:
+            cluster._start_on_a_free_port()
+        except NoServerError:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
         return cluster
+
+    def _start_on_a_free_port(self, attempts: int = 5) -> None:
+        """Start; if another process took the port between `free_port()` and the server's bind (test
+        processes run side by side under pytest-xdist, each starting its own cluster), take a new one."""
+        for attempt in range(attempts):
+            try:
+                self.start()
+            except NoServerError as exc:
+                if "could not create any TCP/IP sockets" not in str(exc) or attempt == attempts - 1:
+                    raise
+                self.port = free_port()
+            else:
+                return
 
     def start(self) -> None:
         options = " ".join(
@@ -231,6 +248,32 @@ def owned_cluster() -> Iterator[Cluster]:
         cluster.stop()
 
 
+@contextlib.contextmanager
+def standby_of(primary: Cluster) -> Iterator[Cluster]:
+    """A hot standby of `primary`, made as an operator makes one: `pg_basebackup -R` (which writes
+    `standby.signal` and the primary's conninfo) into a directory of its own, started on a free port.
+    Holds everything the primary committed before it was made; stopped and removed at the end."""
+    root = Path(tempfile.mkdtemp(prefix="waybook-pg-standby-"))
+    if primary.run_as is not None:
+        shutil.chown(root, primary.run_as, primary.run_as)
+    standby = Cluster(
+        bindir=primary.bindir, root=root, port=free_port(), run_as=primary.run_as, settings=primary.settings
+    )
+    try:
+        standby._run(
+            "pg_basebackup",
+            *("-D", str(standby.datadir), "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres"),
+            *("-R", "-X", "stream", "--no-sync"),
+        )
+        if not (standby.datadir / "standby.signal").exists():
+            msg = "pg_basebackup -R wrote no standby.signal"
+            raise NoServerError(msg)
+        standby.start()
+        yield standby
+    finally:
+        standby.stop()
+
+
 def with_schema(url: str, schema: str) -> str:
     """`url` with the libpq option that makes `schema` the connection's current schema."""
     parts = urllib.parse.urlsplit(url)
@@ -314,14 +357,24 @@ class Bouncer:
     process: subprocess.Popen[bytes]
 
     @classmethod
-    def start(cls, server_url: str) -> Bouncer:
+    def start(cls, server_url: str, attempts: int = 5) -> Bouncer:
         program = find_pgbouncer()
         if program is None:
             msg = "PgBouncer is not installed; apt-get install -y pgbouncer"
             raise NoServerError(msg)
+        for attempt in range(attempts):
+            try:
+                return cls._start_on(program, server_url, free_port())
+            except NoServerError as exc:
+                # Another test process (pytest-xdist) took the port between free_port() and the bind.
+                if "already in use" not in str(exc) or attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _start_on(cls, program: Path, server_url: str, port: int) -> Bouncer:
         parts = urllib.parse.urlsplit(server_url)
         root = Path(tempfile.mkdtemp(prefix="waybook-pgbouncer-"))
-        port = free_port()
         user = parts.username or "postgres"  # auth_type=any: the server is logged into as this user
         (root / "pgbouncer.ini").write_text(
             "[databases]\n"
@@ -361,19 +414,27 @@ class Bouncer:
         return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
 
     def _await_listening(self) -> None:
+        """Wait until PgBouncer's log says it is up, then require that it listens on its TCP port: a
+        PgBouncer that cannot bind the port stays up on its Unix socket alone (and a port that answers
+        may be another process's)."""
         import time
 
+        log_path = self.root / "log"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
+            log = log_path.read_text(errors="replace") if log_path.exists() else ""
             if self.process.poll() is not None:
-                log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
                 msg = f"pgbouncer exited with {self.process.returncode}: {' '.join(log.split()[-30:])}"
                 raise NoServerError(msg)
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+            if "process up" in log:
+                if f"listening on 127.0.0.1:{self.port}" in log:
                     return
-            time.sleep(0.05)  # polling a port that is not open yet; bounded by the deadline
-        msg = "pgbouncer did not listen within 30 s"
+                self.stop()
+                refused = next((line for line in log.splitlines() if "cannot listen" in line), log)
+                msg = f"pgbouncer did not listen on 127.0.0.1:{self.port}: {' '.join(refused.split())}"
+                raise NoServerError(msg)
+            time.sleep(0.05)  # polling a log that is not written yet; bounded by the deadline
+        msg = "pgbouncer did not start within 30 s"
         raise NoServerError(msg)
 
     def stop(self) -> None:

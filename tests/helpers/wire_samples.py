@@ -19,6 +19,8 @@ from waybook.journal import (
     Compaction,
     ContextExclusion,
     CustomEntry,
+    ErasedRecord,
+    Erasure,
     Header,
     ImageBlock,
     LeafMoved,
@@ -116,6 +118,22 @@ SAMPLES: dict[str, list[AnyBody]] = {
             data={"task_id": "t-1", "writes": [["messages", 0, ["msgpack", "kaFh"]]]},
         ),
         Annotation(target="c8", type="langgraph.hidden"),
+    ],
+    "waybook.erasure/1": [
+        Erasure(
+            records=(
+                ErasedRecord(seq=4, state="5d" * 32, blocks=3, parts=("text", "data")),
+                ErasedRecord(seq=9, state="e1" * 32, blocks=2, parts=("tool_output",)),
+            ),
+            reason="the user asked to forget this conversation",
+            actor="host:privacy-desk",
+            policy="retain-90d",
+        ),
+        Erasure(
+            records=(ErasedRecord(seq=12, state="07" * 32, blocks=2, parts=("tool_arguments",)),),
+            reason="a secret in a tool call",
+            parts=("tool_arguments",),
+        ),
     ],
     "waybook.subagent_link/1": [
         SubagentLink(node="a3", journal="agent-a881341", call_id="toolu_7", agent="Explore", reason="Task"),

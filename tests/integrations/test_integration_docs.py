@@ -37,7 +37,7 @@ def test_every_code_block_runs_and_prints_what_its_comments_say(
 def run_example(
     name: str, directory: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> str:
-    """Run examples/NAME as a script (in this process; its `waybook` commands run as subprocesses)."""
+    """Run examples/<name> as a script (in this process; its `waybook` commands run as subprocesses)."""
     monkeypatch.setattr(sys, "argv", [name, str(directory)])
     runpy.run_path(str(ROOT / "examples" / name), run_name="__main__")
     return capfd.readouterr().out

@@ -73,6 +73,7 @@ def outcome(ledger: Ledger, new: Any, *, flat: bool) -> tuple[Any, ...]:
     return (line, ledger.head, rules.count, rules.leaf, rules.has_header, dict(rules.ids))
 
 
+@pytest.mark.slow  # 150 random journals (6 s); the default run draws 25 (the test after this one)
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_flat_path_decides_every_record_as_plan_does(data: st.DataObject) -> None:
@@ -84,6 +85,13 @@ def test_the_flat_path_decides_every_record_as_plan_does(data: st.DataObject) ->
         new = data.draw(candidates(known, flat.rules.leaf))
         assert outcome(flat, new, flat=True) == outcome(planned, new, flat=False)
         known = list(dict(flat.rules.ids))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_the_flat_path_decides_a_few_random_journals_as_plan_does(data: st.DataObject) -> None:
+    """The property above at a sixth of its size, for the default run (`-m slow` runs it whole)."""
+    test_the_flat_path_decides_every_record_as_plan_does.hypothesis.inner_test(data)
 
 
 def test_a_refused_record_leaves_the_ledger_as_it_was() -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from waybook import InMemoryJournal, Session, StaleWriterError, utc_now, verify
 from waybook.journal import (
+    SEALED_SCHEMA,
     AssistantMessage,
     Header,
     InvalidRecordError,
@@ -25,7 +26,7 @@ def test_create_writes_the_header_once() -> None:
     Session.create(journal, journal_id="s1", metadata={"cwd": "/w"})
     Session.create(journal, journal_id="ignored")
     (only,) = list(journal.read())
-    assert only.body == Header(journal="s1", creator="waybook", metadata={"cwd": "/w"})
+    assert only.body == Header(journal="s1", creator="waybook", metadata={"cwd": "/w"}, schema=SEALED_SCHEMA)
 
 
 def test_each_entry_extends_the_leaf_and_becomes_it() -> None:

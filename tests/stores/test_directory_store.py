@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def test_a_torn_feed_line_is_not_a_run_and_the_next_writer_replaces_it(tmp_path:
         assert [(e.journal_id, e.seq) for e in store.feed()] == before
         Session(store.open("s1")).assistant("two")
         assert [(e.journal_id, e.seq) for e in store.feed()] == [*before, ("s1", 3)]
-    assert feed.read_bytes().endswith(b'["s1",3,3]\n')
+    assert re.search(rb'\n\["s1",3,3,"[0-9a-f]{64}"\]\n\Z', feed.read_bytes())  # the run and its last digest
 
 
 def test_purge_removes_the_journal_file_and_its_quarantined_bytes(tmp_path: Path) -> None:

@@ -116,6 +116,7 @@ def check_reader(got: list[tuple[int, str, int]], final: list[tuple[int, str, in
     }
 
 
+@pytest.mark.slow  # a stress test of writers, readers, kills and restarts (6 s a seed)
 @pytest.mark.parametrize("seed", [28, 2028])
 def test_concurrent_writers_and_tailing_readers_see_one_gapless_order_across_kills_and_a_restart(
     pg_cluster: Cluster, seed: int

@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from tests.helpers.pg_server import Cluster, fresh_schema, with_schema
 from waybook.journal import verify
@@ -138,6 +139,7 @@ def run_faults(
         wait_for_progress(live, 30)
 
 
+@pytest.mark.slow  # a stress test of kills and server restarts (5 s)
 def test_kills_terminations_and_restarts_lose_no_acknowledged_append(pg_cluster: Cluster) -> None:
     base = pg_cluster.url
     url = with_schema(base, fresh_schema(base)) + "&retry_for=60"

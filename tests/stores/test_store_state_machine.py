@@ -1,7 +1,8 @@
 """A hypothesis state machine drives each store and a small model side by side.
 
-Rules create, write, hide and purge journals, reopen the store, and list and read the feed; after every
-step the store's listing, feed and journals must be what the model says.
+Rules create, write, erase, hide and purge journals, reopen the store, and list and read the feed; after
+every step the store's listing, feed and journals must be what the model says (an erased record keeps its
+digest and feed position, its content is gone, and the journal verifies).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from tests.stores.conftest import STORES, StoreKind
 from waybook import Session
-from waybook.journal import InvalidRecordError
+from waybook.journal import InvalidRecordError, erase, verify
 from waybook.stores import (
     CATALOG_ID,
     JournalExistsError,
@@ -39,6 +40,9 @@ class StoreModel:
     live: dict[str, tuple[str, int, bool]] = attrs.Factory(dict)  # id -> (role, records, hidden)
     purged: set[str] = attrs.Factory(set)
     feed: list[tuple[str, int]] = attrs.Factory(list)
+    texts: dict[str, dict[int, str]] = attrs.Factory(dict)  # id -> seq -> the text a user record holds
+    digests: dict[str, dict[int, str]] = attrs.Factory(dict)  # id -> seq -> digest, as first written
+    erased: dict[str, set[int]] = attrs.Factory(dict)  # id -> the seqs whose content was erased
 
     def commit(self, journal_id: str, count: int = 1) -> None:
         role, records, hidden = self.live[journal_id]
@@ -87,8 +91,29 @@ def machine_for(kind: StoreKind) -> type[RuleBasedStateMachine]:
                         session.user("not a memory record")
                     return
                 for i in range(count):
-                    session.user(f"message {i}")
+                    text = f"message {journal_id} {len(self.model.feed)} {i}"
+                    record = session.user(text)
+                    self.model.texts.setdefault(journal_id, {})[record.seq] = text
+                    self.model.digests.setdefault(journal_id, {})[record.seq] = record.digest
             self.model.commit(journal_id, count)
+
+        @rule(journal_id=IDS, pick=st.integers(0, 20))
+        def erase_a_record(self, journal_id: str, pick: int) -> None:
+            if journal_id not in self.model.live or self.model.live[journal_id][0] != "session":
+                return
+            records = self.model.live[journal_id][1]
+            if records < 2:
+                return
+            seq = 2 + pick % (records - 1)
+            erased = self.model.erased.setdefault(journal_id, set())
+            with self.store.open(journal_id) as journal:
+                receipt = erase(journal, seq, reason="asked")
+            if seq in self.model.texts.get(journal_id, {}) and seq not in erased:
+                assert [entry.seq for entry in receipt.erased] == [seq]
+                erased.add(seq)
+                self.model.commit(journal_id)
+            else:  # an erasure record, or content already erased: nothing to take
+                assert receipt.erased == ()
 
         @rule(journal_id=IDS)
         def hide(self, journal_id: str) -> None:
@@ -108,6 +133,8 @@ def machine_for(kind: StoreKind) -> type[RuleBasedStateMachine]:
             receipt = self.store.purge(journal_id, reason="erase")
             assert receipt.records == self.model.live[journal_id][1]
             del self.model.live[journal_id]
+            for kept in (self.model.texts, self.model.digests, self.model.erased):
+                kept.pop(journal_id, None)
             self.model.purged.add(journal_id)
             self.model.feed = [(j, s) for j, s in self.model.feed if j != journal_id]
 
@@ -148,6 +175,21 @@ def machine_for(kind: StoreKind) -> type[RuleBasedStateMachine]:
             assert listed == {j: (role, hidden) for j, (role, _, hidden) in self.model.live.items()}
             visible = [i.journal_id for i in self.store.list()]
             assert visible == [j for j, (_, _, hidden) in self.model.live.items() if not hidden]
+
+        @invariant()
+        def erased_content_is_gone_and_every_digest_stays(self) -> None:
+            for journal_id, erased in self.model.erased.items():
+                if not erased:
+                    continue
+                with self.store.open(journal_id) as journal:
+                    assert verify(journal).ok
+                    records = list(journal.read())
+                    lines = b"".join(journal.read_lines())
+                for seq, digest in self.model.digests[journal_id].items():
+                    assert records[seq - 1].digest == digest
+                    assert (records[seq - 1].erased is not None) == (seq in erased)
+                for seq in erased:
+                    assert self.model.texts[journal_id][seq].encode() not in lines
 
     StoreMachine.__name__ = f"StoreMachine_{kind.name}"
     return StoreMachine

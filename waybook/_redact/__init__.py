@@ -5,7 +5,7 @@ Each secret found is replaced by `[REDACTED:<kind>]`. The detector (`find_secret
 from) and the keyword detector (waybook._redact._keywords: `password=...`, `"token": "..."`). Its three
 promises, each measured by `python -m bench.redact` and tested by tests/export/test_redaction_corpus.py:
 
-- recall: every example of every kind in tests/export/secret_corpus.py is masked, in every field of a
+- recall: every example of every kind in tests/helpers/secret_corpus.py is masked, in every field of a
   record and every export shape;
 - precision: at most 1 false positive per 10,000 lines of real code, prose and tool output;
 - idempotence: masking masked text changes nothing. The masks already in a text are never matched

@@ -8,7 +8,7 @@ have to be a look-behind at the start (which turns that search off) is checked i
 
 Sources: `detect-secrets` is Yelp/detect-secrets `detect_secrets/plugins/*.py` (the plugin named);
 `gitleaks` is gitleaks/gitleaks `config/gitleaks.toml` (the rule id named); `waybook` is ours (issue 27
-and 43, docs/export.md). tests/export/secret_corpus.py holds an example of every kind.
+and 43, docs/export.md). tests/helpers/secret_corpus.py holds an example of every kind.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from typing import Any, Final
 import msgspec
 
 from waybook.codecs._values import DEFAULT_REGISTRY, NotJsonDataError, UnregisteredValueError
-from waybook.model._records import (
+from waybook.model import (
     Annotation,
     AssistantMessage,
     Compaction,

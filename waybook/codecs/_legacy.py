@@ -11,7 +11,8 @@ from typing import ClassVar
 
 from msgspec import field
 
-from waybook.model._records import Body, TextBlock, UserMessage
+from waybook.model import TextBlock, UserMessage
+from waybook.model._records import Body
 
 
 class UserMessageV1(Body, tag_field="kind", tag="waybook.user/1", frozen=True):

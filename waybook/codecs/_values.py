@@ -30,7 +30,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from waybook.model._errors import InvalidRecordError, JournalError, UnknownTagError, WrongTypeError
+from waybook.model import InvalidRecordError, JournalError, UnknownTagError, WrongTypeError
 
 __all__ = [
     "VALUE_KEY",

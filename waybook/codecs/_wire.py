@@ -9,6 +9,10 @@ A record of a multi-record batch also carries `"batch":[index,size]` between `pr
 `digest` is SHA-256 over the same bytes without the `,"digest":"…"` member, so a reader verifies a line
 by hashing a slice of it, without re-encoding anything.
 
+In a journal whose header has schema 2, a record whose body holds content is sealed instead (its line
+starts with a salt and the content, so the content can be erased later with the digest intact; an
+erased record starts with `"erased"`): `waybook.codecs._commitments` and docs/erasure.md.
+
 Decoding fails closed: an unknown tag, a missing or unknown field, a wrong type, invalid UTF-8 or
 malformed JSON raises a typed DecodeError naming the tag, the field and where the line was found.
 """
@@ -22,32 +26,24 @@ from typing import Any, Final, Union
 
 import msgspec
 
+from waybook.codecs import _commitments as commitments
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._json_data import plain_body
 from waybook.codecs._legacy import UserMessageV1, upcast_user_v1
-from waybook.model._errors import (
-    DecodeError,
-    InvalidRecordError,
-    InvalidUtf8Error,
-    MalformedJsonError,
-    MissingFieldError,
-    RecordTooLargeError,
-    UnknownFieldError,
-    UnknownTagError,
-    WrongTypeError,
-)
-from waybook.model._records import (
-    BODY_TYPES,
+from waybook.model import (
     Annotation,
     AnyBody,
     AssistantMessage,
-    BatchPlace,
-    Body,
     Compaction,
     ContextExclusion,
     CustomEntry,
+    DecodeError,
+    Erasure,
     Header,
+    InvalidRecordError,
+    InvalidUtf8Error,
     LeafMoved,
+    MalformedJsonError,
     MemoryAdoption,
     MemoryDelete,
     MemoryPinMoved,
@@ -55,8 +51,10 @@ from waybook.model._records import (
     MemorySynced,
     MemoryUsed,
     MemoryWrite,
+    MissingFieldError,
     NewRecord,
     Record,
+    RecordTooLargeError,
     ReflectionFinished,
     ReflectionReserved,
     ReflectionStarted,
@@ -65,8 +63,12 @@ from waybook.model._records import (
     SystemMessage,
     TextBlock,
     ToolResult,
+    UnknownFieldError,
+    UnknownTagError,
     UserMessage,
+    WrongTypeError,
 )
+from waybook.model._records import BODY_TYPES, BatchPlace, Body
 
 # --- the registry ---------------------------------------------------------------------------------
 
@@ -82,6 +84,7 @@ CURRENT_TAGS: Final[Mapping[str, type[Body]]] = {
     "waybook.leaf_moved/1": LeafMoved,
     "waybook.reset/1": Reset,
     "waybook.annotation/1": Annotation,
+    "waybook.erasure/1": Erasure,
     "waybook.subagent_link/1": SubagentLink,
     "waybook.memory.write/1": MemoryWrite,
     "waybook.memory.delete/1": MemoryDelete,
@@ -182,6 +185,11 @@ MAX_RECORD_BYTES: Final = 8 * 1024 * 1024
 no line is huge; large outputs go to a store's blobs (`store.blobs.put`) and records reference them."""
 
 
+MAX_LINE_BYTES: Final = 2 * MAX_RECORD_BYTES
+"""The longest line a reader decodes: a record's body at the limit and its envelope fit with room to
+spare. A longer line was never written by a waybook writer; it is damage, found without holding it."""
+
+
 def _too_large(record_id: str, size: int) -> RecordTooLargeError:
     msg = (
         f"record {record_id!r} is {size:,} bytes, over the {MAX_RECORD_BYTES:,}-byte limit of a journal "
@@ -191,11 +199,14 @@ def _too_large(record_id: str, size: int) -> RecordTooLargeError:
     return RecordTooLargeError(msg)
 
 
-def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -> tuple[Record, bytes]:
+def seal(
+    seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None, salt: str | None = None
+) -> tuple[Record, bytes]:
     """Give `new` its position and digest. Returns the committed Record and its canonical line.
 
     `batch` is the record's `(index, size)` in a multi-record batch (None for a record appended alone);
-    it is part of the bytes the digest covers.
+    it is part of the bytes the digest covers. `salt` (32 lowercase hex digits, 16 random bytes), given
+    by a journal of schema 2, seals a body that holds content (`seal_content`); other bodies ignore it.
 
     Where `round_trips` proves by construction that decoding the body would give the same value back
     (the common message of plain text), the record is sealed in one pass: its bytes encoded in one C
@@ -211,6 +222,10 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
     `prev` is the previous record's digest), so they are not copied.
     """
     rid, at, body = new.id, new.at, new.body
+    if salt is not None and type(body) in commitments.SEALED_FIELDS:
+        content = commitments.sealed_content(body)
+        if content:
+            return seal_content(seq, new, prev, batch, salt, content)
     if type(rid) is str and type(at) is str and type(prev) is str:
         if round_trips(body):  # proved by construction: the writer's body is what a replay reads
             try:
@@ -245,6 +260,50 @@ def seal(seq: int, new: NewRecord, prev: str, batch: BatchPlace | None = None) -
     if len(covered) > MAX_RECORD_BYTES:
         raise _too_large(str(rid), len(covered))
     line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
+    try:
+        record = decode_record(line)
+    except DecodeError as exc:
+        msg = f"record {rid!r} does not match its wire type: {exc.reason}"
+        raise InvalidRecordError(msg, record_id=str(rid)) from exc
+    return record, line
+
+
+def seal_content(
+    seq: int,
+    new: NewRecord,
+    prev: str,
+    batch: BatchPlace | None,
+    salt: str,
+    content: dict[str, Any] | None = None,
+) -> tuple[Record, bytes]:
+    """`seal` for a body that holds content, in a journal of schema 2: the sealed line (salt and content
+    first, padded to whole SHA-256 blocks; `waybook.codecs._commitments`). Like `seal`, the writer gets
+    back exactly what a replay reads: unless `round_trips` proves it, the body is decoded back from its
+    canonical bytes (the same fields, in another order, as the sealed line holds), and a body that does
+    not decode as its own type is refused before anything is written. `content` is
+    `sealed_content(body)`, if the caller has it."""
+    rid, at, body = new.id, new.at, new.body
+    if not commitments.is_salt(salt):
+        msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
+        raise InvalidRecordError(msg, record_id=str(rid))
+    proved = round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str
+    decoded = None
+    if not proved:  # fail closed at every depth, registered values written by their codecs (as `seal`)
+        encoded, _, decoded = _encoded_body(str(rid), body)
+        if encoded is not body:
+            body, content = encoded, None
+    try:
+        covered, _ = commitments.sealed_covered(salt, body, seq, rid, at, prev, batch, content)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError) as exc:
+        raise _not_encodable(str(rid), exc) from exc
+    if len(covered) > MAX_RECORD_BYTES:
+        _check_body_size(str(rid), body)
+    digest = hashlib.sha256(covered).hexdigest()
+    line = b"".join((covered[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
+    if proved or (decoded is not None and type(rid) is str and type(at) is str and type(prev) is str):
+        kept: Any = body if proved else decoded
+        record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=kept, digest=digest)
+        return record, line
     try:
         record = decode_record(line)
     except DecodeError as exc:
@@ -335,7 +394,10 @@ def round_trips(body: object) -> bool:
 
 
 def line_digest(line: bytes) -> str | None:
-    """The digest a line claims, if it is well placed and covers the line's other bytes; else None."""
+    """The digest a line claims, if it is well placed and covers the line's other bytes; else None.
+
+    An erased line (its content taken by an erasure) proves its digest from the SHA-256 state its
+    content left, over the bytes that stay (`erased_line_digest`)."""
     if len(line) <= _DIGEST_SUFFIX_LEN or not line.endswith(b'"}'):
         return None
     cut = len(line) - _DIGEST_SUFFIX_LEN
@@ -344,11 +406,29 @@ def line_digest(line: bytes) -> str | None:
     hasher = hashlib.sha256(memoryview(line)[:cut])
     hasher.update(b"}")
     claimed = line[-66:-2].decode("ascii", "replace")
-    return claimed if hasher.hexdigest() == claimed else None
+    if hasher.hexdigest() == claimed:
+        return claimed
+    return erased_line_digest(line) if line.startswith(b'{"erased":') else None
+
+
+def erased_line_digest(line: bytes, record: Record | None = None) -> str | None:
+    """The digest an erased line proves (`waybook.codecs._commitments.erased_digest`), or None: also
+    None for a line that does not decode, or is not erased. `record` is the line decoded, if in hand."""
+    if record is None:
+        try:
+            record = _RECORD_DECODER.decode(line)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None
+    return commitments.erased_digest(line, record)
 
 
 def encode_record(record: Record) -> bytes:
-    """The canonical line of a committed record (without a trailing newline)."""
+    """The canonical line of a committed record (without a trailing newline): a sealed or erased
+    record's in its own layout (docs/erasure.md)."""
+    if record.erased is not None:
+        return commitments.erased_line_of(record)
+    if record.salt is not None:
+        return commitments.sealed_line_of(record)
     return ENCODER.encode(record)
 
 

@@ -20,9 +20,9 @@ from rich.console import Console
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.progress import PROGRESS_THRESHOLD
 from waybook.commands.store_option import open_in_store
-from waybook.commands.terminal import visible
+from waybook.commands.terminal import fit, visible
 from waybook.journal import Record, SessionJournal, plain_text
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Compaction,
     ContextExclusion,
@@ -45,6 +45,33 @@ def emit_json(value: Any) -> None:
     controls, bidirectional overrides) reaches it raw; JSON escapes C0 controls anyway.
     """
     sys.stdout.write(json.dumps(value, sort_keys=True, ensure_ascii=sys.stdout.isatty()) + "\n")
+
+
+def emit_json_streamed(value: dict[str, Any]) -> None:
+    """`emit_json(value)`'s exact bytes, where each value of `value` that is an iterator is written as a
+    JSON array item by item, never held whole: a document larger than memory (a tree's every branch
+    path) costs the memory of one item at a time."""
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=sys.stdout.isatty()).encode
+    write = sys.stdout.write
+    write("{")
+    for n, key in enumerate(sorted(value)):
+        write(f"{', ' if n else ''}{encode(key)}: ")
+        item = value[key]
+        if not isinstance(item, Iterator):
+            write(encode(item))
+            continue
+        write("[")
+        chunk: list[str] = []
+        written = False
+        for element in item:
+            chunk.append(encode(element))
+            if len(chunk) == 1024:
+                write((", " if written else "") + ", ".join(chunk))
+                chunk, written = [], True
+        if chunk:
+            write((", " if written else "") + ", ".join(chunk))
+        write("]")
+    write("}\n")
 
 
 PIPE_WIDTH = 1 << 20
@@ -104,8 +131,7 @@ def summary(record: Record, width: int = 60) -> str:
         text = f"journal {body.journal} by {body.creator}"
     else:
         text = ""
-    text = visible(" ".join(text.split()), one_line=True)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return fit(visible(" ".join(text.split()), one_line=True), width)
 
 
 def replay_with_progress(

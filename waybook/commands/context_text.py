@@ -16,7 +16,7 @@ from typing import Final
 
 from waybook.commands.layout import cut, width
 from waybook.commands.terminal import visible
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     BlobBlock,
     Block,

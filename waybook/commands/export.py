@@ -16,13 +16,14 @@ from waybook.commands.common import open_journal, replay_with_progress, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.export_rows import PROGRESS_RECORDS, RowShaper, emit_stats
 from waybook.commands.ids import check_at, resolve_id
-from waybook.commands.journal_files import damage_status
+from waybook.commands.input_files import read_text_file
+from waybook.commands.journal_files import check_journal_file, damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
-from waybook.formats.pi._codec import export_pi
+from waybook.formats.pi import export_pi
 from waybook.projections import TreeProjection
 from waybook.stores import blobs_for
 from waybook.stores._url import local_path
@@ -163,6 +164,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
+    if args.store is None:
+        check_journal_file(Path(args.path))  # the input first: `export / -o OUT` names no journal
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
     if args.output != "-":
         _outside_store(args)
@@ -366,11 +369,7 @@ def _patterns(args: argparse.Namespace) -> list[str]:
     """The user's redaction patterns (--redact-pattern, then --redact-patterns FILE), each checked."""
     given: list[tuple[str, list[str]]] = [("--redact-pattern", list(args.redact_pattern))]
     if args.redact_patterns is not None:
-        try:
-            text = args.redact_patterns.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            msg = f"--redact-patterns {args.redact_patterns}: cannot read it ({exc})"
-            raise UsageError(msg) from None
+        text = read_text_file(args.redact_patterns, flag="--redact-patterns")
         given.append((f"--redact-patterns {args.redact_patterns}", read_patterns(text)))
     for flag, patterns in given:
         try:

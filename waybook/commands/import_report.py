@@ -29,7 +29,7 @@ import attrs
 from waybook.commands.common import emit_json
 from waybook.commands.exits import warn
 from waybook.commands.terminal import plural
-from waybook.formats._foreign import ImportReport
+from waybook.formats import ImportReport
 
 
 @attrs.frozen

@@ -36,13 +36,14 @@ from waybook.formats import (
     linked_both_ways,
 )
 from waybook.formats._detect import detect_folder_format, detect_format
+from waybook.formats._source_files import check_regular, read_regular
+from waybook.formats.langgraph import import_langgraph
 from waybook.formats.langgraph._database import read_thread
-from waybook.formats.langgraph._import import import_langgraph
+from waybook.formats.openai_agents import import_openai_agents
 from waybook.formats.openai_agents._database import read_session
-from waybook.formats.openai_agents._import import import_openai_agents
 from waybook.formats.opencode import import_opencode, is_storage_folder, read_opencode
+from waybook.formats.pi import import_pi
 from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
-from waybook.formats.pi._codec import import_pi
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
 from waybook.stores import JournalStore, copy_records
 from waybook.stores._blobs import references
@@ -144,15 +145,17 @@ def _run(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     _target(args)
+    if not args.path.is_dir():
+        if not (args.path.exists() or args.path.is_symlink()):
+            msg = f"{args.path}: no such file"
+            raise UsageError(msg)
+        check_regular(args.path)  # a FIFO, device or socket is refused by name, before any format reads
     if args.source == "auto":
         args.source = _detected(args.path)
     if args.source == "opencode":
         return _opencode(args)
     if args.path.is_dir():
         return _folder(args)
-    if not args.path.is_file():
-        msg = f"{args.path}: no such file"
-        raise UsageError(msg)
     if args.output is None:
         msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
         raise UsageError(msg)
@@ -180,7 +183,7 @@ def _import(args: argparse.Namespace) -> int:
         held_by = _write_all(args, outputs)
         say(args, _written(outputs, held_by), "a Claude Code transcript")
         return OK
-    data = args.path.read_bytes()
+    data = read_regular(args.path)
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
         held = _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)
@@ -188,11 +191,11 @@ def _import(args: argparse.Namespace) -> int:
         if imported.joined:
             lines = ", ".join(str(n) for n in imported.joined[:10])
             warnings.append(
-                f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write); "
-                f"imported both: line {lines}"
+                f"{plural(len(imported.joined), 'line')} held two entries (a concurrent write), which Pi's "
+                f"loader skips: kept verbatim out of the session (a pi.joined_line entry): line {lines}"
             )
         warnings += [why for _line, why in imported.inferred if why == PI_NO_PLACES]
-        report = _pi_report(data, imported.skipped, imported.inferred)
+        report = _pi_report(data, imported.skipped, imported.inferred, joined=len(imported.joined))
         say(
             args,
             [Written(out, len(imported.records), report, held)],
@@ -227,13 +230,14 @@ def _opencode(args: argparse.Namespace) -> int:
 
 
 def _pi_report(
-    data: bytes, skipped: Sequence[tuple[int, str]], inferred: Sequence[tuple[int, str]]
+    data: bytes, skipped: Sequence[tuple[int, str]], inferred: Sequence[tuple[int, str]], *, joined: int
 ) -> ImportReport:
-    """A Pi import in the report every format gives: every entry maps to a record (lossless)."""
+    """A Pi import in the report every format gives: every entry maps to a record (lossless); a joined
+    line, which Pi's loader skips, is kept verbatim."""
     lines = sum(1 for line in data.split(b"\n") if line.strip())
     bad = len({n for n, _ in skipped})
     notes = tuple(f"line {n}: {why}" for n, why in inferred)
-    return ImportReport("pi", lines, max(lines - bad, 0), 0, tuple(skipped), notes)
+    return ImportReport("pi", lines, max(lines - bad - joined, 0), joined, tuple(skipped), notes)
 
 
 def _detected(path: Path) -> str:

@@ -7,15 +7,17 @@ shown: detection is not repair.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs._wire import FIRST_LINE_START, decode_record
+from waybook.codecs import decode_record
+from waybook.codecs._wire import FIRST_LINE_START
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError, VerifyReport
 from waybook.journal._protocol import DamageReporting
-from waybook.model._records import Header
+from waybook.model import Header
 
 HEADER_SNIFF = 1 << 20
 """How much of a file is read to see whether its first line is a waybook header."""
@@ -40,24 +42,22 @@ def starts_with_header(path: Path) -> bool:
     return record.seq == 1 and isinstance(record.body, Header)
 
 
-def open_journal_file(path: Path) -> JsonlJournal:
+def open_journal_file(path: Path, *, keep: bool = True) -> JsonlJournal:
     """Open `path` read-only, refusing a missing path, a directory and a file that is not a journal.
-    Every byte is proved once, and the journal's reads are served from the bytes the proof read."""
-    journal, _ = open_proven_file(path)
+    Every byte is proved once, and the journal's reads are served from the bytes the proof read (unless
+    `keep=False`: a check that reads nothing after it keeps nothing)."""
+    journal, _ = open_proven_file(path, keep=keep)
     return journal
 
 
-def open_proven_file(path: Path, *, prefix: bool = False) -> tuple[JsonlJournal, VerifyReport]:
+def open_proven_file(
+    path: Path, *, prefix: bool = False, keep: bool = True
+) -> tuple[JsonlJournal, VerifyReport]:
     """`open_journal_file`, with the chain report of the same pass (`waybook verify`'s). With `prefix`, a
     journal damaged before its last record opens as its proven prefix instead of raising."""
-    if path.is_dir():
-        msg = f"{path}: is a directory, not a journal file"
-        raise UsageError(msg)
-    if not path.is_file():
-        msg = f"{path}: no such journal file"
-        raise UsageError(msg)
+    check_journal_file(path)
     try:
-        journal, report = JsonlJournal.open_proven(path, read_prefix=prefix)  # audits prove the whole file
+        journal, report = JsonlJournal.open_proven(path, read_prefix=prefix, keep=keep)  # the whole file
     except CorruptJournalError as exc:
         if exc.seq == 1 and exc.offset == 0 and not starts_with_header(path):
             raise _not_a_journal(path, exc.reason) from None
@@ -66,7 +66,34 @@ def open_proven_file(path: Path, *, prefix: bool = False) -> tuple[JsonlJournal,
     if damage is not None and damage.seq == 1 and damage.offset == 0 and not starts_with_header(path):
         journal.close()
         raise _not_a_journal(path, damage.reason)
+    if report.head.seq == 0 and damage is None:
+        journal.close()
+        raise _not_a_journal(path, EMPTY)
     return journal, report
+
+
+EMPTY = "the file is empty"
+"""Why a 0-byte file is not a journal: every journal starts with its header record."""
+
+
+def check_journal_file(path: Path) -> None:
+    """Refuse (a UsageError naming `path`) what cannot be a journal file: nothing there, a folder, a
+    FIFO, a device or a socket (read, it would block or never end), or a path the system cannot follow."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        msg = f"{path}: no such journal file" + (" (a link to nothing)" if path.is_symlink() else "")
+        raise UsageError(msg) from None
+    except OSError as exc:
+        msg = f"{path}: cannot be read ({exc.strerror or exc})"
+        raise UsageError(msg) from None
+    if stat.S_ISDIR(mode):
+        msg = f"{path}: is a directory, not a journal file"
+        raise UsageError(msg)
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        msg = f"{path}: is {kind}, not a journal file"
+        raise UsageError(msg)
 
 
 def _not_a_journal(path: Path, reason: str) -> NotAJournalError:
@@ -95,3 +122,14 @@ def damage_status(journal: Any) -> int:
         f"`waybook repair {journal.name}` quarantines the torn bytes"
     )
     return PROBLEM
+
+
+def subagent_file(path: Path, journal_id: str) -> Path | None:
+    """Where the sub-agent journal `journal_id` of the session file `path` is: `<journal id>.jsonl` beside
+    it, as `waybook import` writes it. None for an id that is not one plain file name (a link's journal
+    id is the session's own text: it never leads out of the folder) or a file that is not there."""
+    name = f"{journal_id}.jsonl"
+    if journal_id in ("", ".", "..") or Path(name).name != name or "\\" in name or "\x00" in name:
+        return None
+    beside = path.parent / name
+    return beside if beside.is_file() else None

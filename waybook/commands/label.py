@@ -14,12 +14,13 @@ from typing import Any
 
 from waybook._session import Session
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, UsageError, warn
+from waybook.commands.exits import OK, warn
 from waybook.commands.ids import resolve_id
+from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.export.trajectories import PREFERENCE
-from waybook.journal import JsonlJournal
-from waybook.model._records import Annotation
+from waybook.journal import JsonlJournal, NotAJournalError
+from waybook.model import Annotation
 from waybook.projections import TreeProjection, replay
 
 
@@ -46,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
             return _label(args, store.open(str(args.path)))
         finally:
             store.close()
-    if not args.path.is_file():
-        msg = f"{args.path}: no such journal file"
-        raise UsageError(msg)
+    check_journal_file(args.path)
+    if not starts_with_header(args.path):  # a label is appended: never to a file that is not a journal
+        why = EMPTY if args.path.stat().st_size == 0 else "not a waybook header record"
+        raise NotAJournalError(path=str(args.path), reason=why)
     journal = JsonlJournal(args.path)
     try:
         return _label(args, journal)

@@ -13,6 +13,7 @@ from typing import Final
 from rich.console import Console
 
 from waybook.commands.common import stdout
+from waybook.commands.terminal import fit
 
 PIPED_WIDTH: Final = 120
 """The width of a line written into a pipe or a file."""
@@ -34,8 +35,5 @@ def fitted() -> Console:
 
 
 def cut(text: str, size: int) -> str:
-    """`text` on one line of at most `size` characters, cut with `…`."""
-    one = " ".join(text.split())
-    if size <= 0:
-        return ""
-    return one if len(one) <= size else one[: size - 1] + "…"
+    """`text` on one line of at most `size` terminal columns, cut with `…`."""
+    return fit(" ".join(text.split()), size)

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs import canonical_json
-from waybook.codecs._wire import CURRENT_TAGS, LEGACY_TAGS
+from waybook.codecs import CURRENT_TAGS, LEGACY_TAGS, canonical_json
 from waybook.commands.common import open_journal, seq_arg, short_kind, summary
 from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status

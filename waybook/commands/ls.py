@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-from rich.table import Table
-
-from waybook.commands.common import emit_json, stdout
-from waybook.commands.exits import OK, UsageError
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.layout import cut, width
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.commands.terminal import visible
+from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
+from waybook.journal import JournalError
 from waybook.stores import open_journal
 
 if TYPE_CHECKING:
@@ -28,7 +27,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="list the journals of a store",
         description=(
             "List a store's journals in creation order: id, records, last activity and title (the first "
-            "user message), fitted to the terminal; --long lists role, creation time and metadata instead. "
+            "user message), fitted to the terminal; --long lists role, creation time and metadata instead, "
+            "each value cut to fit (the whole values: --json). "
             "Filter by role and by metadata (every --meta must match); hidden journals are listed with "
             "--hidden. "
             "Purged journals are never listed. Prints the cursor for the next page when there is one."
@@ -48,7 +48,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--limit", type=int, default=100, help="journals per page (default 100)")
     parser.add_argument("--after", metavar="CURSOR", help="the cursor a previous page printed")
     parser.add_argument(
-        "--long", action="store_true", help="id, role, creation time and full metadata of each journal"
+        "--long",
+        action="store_true",
+        help="id, role, creation time and metadata of each journal, values cut to the width (--json: whole)",
     )
     parser.add_argument(
         "--json", action="store_true", help="one JSON object: journals (every field) and cursor"
@@ -57,14 +59,22 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """List one page; a journal that cannot be read (lost records, corruption) is listed as damaged,
+    named on stderr, and makes the exit status 1, while the others list as usual."""
     metadata = dict(_pair(item) for item in args.meta)
+    damage: dict[str, str] = {}
     with connect_store(args.store) as store:
         with store_errors():
             page = store.list(
                 role=args.role, metadata=metadata, hidden=args.hidden, after=args.after, limit=args.limit
             )
         looked = args.json or not args.long
-        glances = {info.journal_id: _glance(store, info.journal_id) for info in page} if looked else {}
+        glances = (
+            {info.journal_id: _glance(store, info.journal_id, damage) for info in page} if looked else {}
+        )
+    for journal_id, problem in damage.items():
+        warn(f"journal {journal_id!r} is damaged: {problem}")
+    status = PROBLEM if damage else OK
     if args.json:
         journals = [
             {
@@ -77,27 +87,33 @@ def run(args: argparse.Namespace) -> int:
                 "records": glances[info.journal_id].records,
                 "last_activity": glances[info.journal_id].last_activity,
                 "title": glances[info.journal_id].title,
+                "damage": damage.get(info.journal_id),
             }
             for info in page
         ]
         emit_json({"journals": journals, "cursor": page.cursor})
-        return OK
+        return status
     if args.long:
         _print_long(page)
     else:
         _print_short(page, glances)
     if page.cursor is not None:
         sys.stderr.write(f"waybook: more journals; next page: --after {page.cursor}\n")
-    return OK
+    return status
 
 
 MIN_TITLE = 20
 """The fewest characters of a title a list shows."""
 
 
-def _glance(store: JournalStore, journal_id: str) -> Glance:
-    with open_journal(store, journal_id) as journal:
-        return glance(journal)
+def _glance(store: JournalStore, journal_id: str, damage: dict[str, str]) -> Glance:
+    """The journal's glance, or, if it cannot be read, a row saying so (its damage goes to `damage`)."""
+    try:
+        with open_journal(store, journal_id) as journal:
+            return glance(journal)
+    except JournalError as exc:
+        damage[journal_id] = str(exc)
+        return Glance(records=0, last_activity=None, title="(damaged: see `waybook verify --store`)")
 
 
 def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:
@@ -129,15 +145,50 @@ def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:
     sys.stdout.write("".join(line.rstrip() + "\n" for line in lines))
 
 
+VALUE_WIDTH = 32
+"""The most columns one metadata value takes in `ls --long` (the whole value: --json)."""
+
+
 def _print_long(page: JournalPage) -> None:
-    table = Table(box=None, show_edge=False, pad_edge=False)
-    for column in ("ID", "ROLE", "CREATED", "METADATA"):
-        table.add_column(column)
+    """id, role, creation time and metadata, one line per journal, fitted to the width (layout.width).
+
+    Nested metadata shows as `key.inner=value`, each value cut to VALUE_WIDTH columns and the line to
+    the width, so a header that holds a whole system prompt (Codex's) stays one line; `--json` gives
+    every value whole."""
+    rows = []
     for info in page:
-        name = escape(info.journal_id) + (" (hidden)" if info.hidden else "")
-        meta = escape(json.dumps(info.metadata, sort_keys=True, ensure_ascii=False)) if info.metadata else ""
-        table.add_row(name, info.role, info.created_at, meta)
-    stdout().print(table)
+        name = visible(info.journal_id, one_line=True) + (" (hidden)" if info.hidden else "")
+        meta = "  ".join(
+            f"{visible(key, one_line=True)}={cut(visible(_value(value), one_line=True), VALUE_WIDTH)}"
+            for key, value in _flat(info.metadata)
+        )
+        rows.append((name, visible(info.role, one_line=True), info.created_at[:16].replace("T", " "), meta))
+    terminal = sys.stdout.isatty()
+    id_width = max([len(row[0]) for row in rows] + [2])
+    role_width = max([len(row[1]) for row in rows] + [4])
+    bold, plain = ("\x1b[1m", "\x1b[0m") if terminal else ("", "")
+    lead = id_width + 2 + role_width + 2 + 16 + 2
+    lines = [f"{bold}{'ID':<{id_width}}  {'ROLE':<{role_width}}  {'CREATED':<16}  METADATA{plain}"]
+    for name, role, created, meta in rows:
+        line = f"{name:<{id_width}}  {role:<{role_width}}  {created:<16}  "
+        lines.append(line + fit(meta, max(width() - lead, MIN_TITLE)))
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in lines))
+
+
+def _flat(metadata: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Metadata as `key.inner=value` pairs, in key order: a nested object's values each cut on its own."""
+    for key, value in sorted(metadata.items()):
+        if isinstance(value, dict) and value:
+            yield from _flat(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _value(value: Any) -> str:
+    """A metadata value as `ls --long` shows it: text as it is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _pair(item: str) -> tuple[str, Any]:

@@ -27,7 +27,7 @@ from waybook.commands.memory_identity import resolve as resolve_identity
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
-from waybook.memory.working._state import MemoryProjection
+from waybook.memory.working import MemoryProjection
 from waybook.projections import replay
 
 SHOW: Final = "show"

@@ -15,6 +15,7 @@ from typing import Any
 
 from waybook.commands.common import emit_json, open_journal, stdout
 from waybook.commands.exits import OK, UsageError
+from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option, resolve
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 
@@ -94,6 +95,8 @@ def _import(args: argparse.Namespace) -> int:
             with store.open(str(args.journal)) as journal:
                 report = import_git(args.directory, journal)
     elif not args.journal.is_file():
+        if args.journal.exists():
+            check_journal_file(args.journal)  # a folder, a FIFO or a device: say which
         msg = f"{args.journal}: no such memory journal"
         raise UsageError(msg)
     else:

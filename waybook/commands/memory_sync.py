@@ -16,9 +16,10 @@ from typing import Any
 
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
+from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 
 
 def register(actions: argparse._SubParsersAction[Any]) -> None:
@@ -114,6 +115,8 @@ def _journal(args: argparse.Namespace) -> Iterator[SessionJournal]:
                 yield journal
         return
     if not args.journal.is_file():
+        if args.journal.exists():
+            check_journal_file(args.journal)  # a folder, a FIFO or a device: say which
         msg = f"{args.journal}: no such memory journal"
         raise UsageError(msg)
     from waybook.journal import JsonlJournal

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from waybook._redact import RedactPatternError, compile_patterns, read_patterns
 from waybook.commands.common import emit_json, open_journal, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
+from waybook.commands.input_files import read_text_file
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store
 from waybook.commands.terminal import plural
 from waybook.journal import SessionJournal
@@ -264,11 +265,7 @@ def _patterns(args: argparse.Namespace) -> list[str]:
     them)."""
     given: list[tuple[str, list[str]]] = [("--redact-pattern", list(args.redact_pattern))]
     if args.redact_patterns is not None:
-        try:
-            text = args.redact_patterns.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            msg = f"--redact-patterns {args.redact_patterns}: cannot read it ({exc})"
-            raise UsageError(msg) from None
+        text = read_text_file(args.redact_patterns, flag="--redact-patterns")
         given.append((f"--redact-patterns {args.redact_patterns}", read_patterns(text)))
     for flag, patterns in given:
         try:

@@ -22,7 +22,7 @@ from waybook.commands.journal_files import starts_with_header
 def check_output(output: Path, *, inputs: Iterable[Path], force: bool) -> None:
     """Refuse an output that is an input (or its lock file), a journal, or (without force) any file."""
     for source in inputs:
-        for protected in (source, source.with_name(source.name + ".lock")):
+        for protected in (source, source.parent / f"{source.name}.lock"):
             if _same_file(output, protected):
                 msg = f"{output}: that is the input {source}; write the output to another file"
                 raise UsageError(msg)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from waybook.model._records import MemoryUsed, Record
+from waybook.model import MemoryUsed, Record
 
 
 def memory_used(records: Iterable[Record]) -> list[tuple[int, dict[str, Any]]]:

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     # Refuse a directory, a missing file and anything that is not a waybook journal before opening it
     # for writing: repair must never truncate a file that has no valid header to keep.
     try:
-        open_journal_file(args.path).close()
+        open_journal_file(args.path, keep=False).close()  # a check: keeping its bytes would cost memory
     except CorruptJournalError as exc:
         warn(
             f"{args.path}: corrupt record at seq {exc.seq} (byte {exc.offset}): {exc.reason}. Nothing was "

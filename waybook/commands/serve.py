@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import Any
 
@@ -45,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
     if args.host not in LOOPBACK:
         print(f"waybook: --host {args.host} makes the sessions readable from other machines", file=sys.stderr)
     print(f"serving {args.store} at {server.url_for()} (read-only; Ctrl-C stops)", flush=True)
+    # What the process holds now (modules, classes, the store's code) lives as long as it does: kept
+    # out of the cyclic collector, a full collection scans only what connections made, and pauses the
+    # one serving thread for milliseconds instead of the 0.3-0.5 s measured with 4,000 connections.
+    gc.freeze()
     try:
         server.serve_forever()
     except KeyboardInterrupt:

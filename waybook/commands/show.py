@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -12,14 +13,16 @@ from typing import Any
 from waybook.codecs import canonical_json
 from waybook.commands.common import emit_json, open_journal, replay_with_progress, seq_arg, short_kind
 from waybook.commands.context_text import ARGUMENT_CHARS, block_text, write_context
+from waybook.commands.exits import warn
 from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import damage_status
+from waybook.commands.pager import paged
 from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Compaction,
     ContextExclusion,
@@ -28,8 +31,16 @@ from waybook.model._records import (
     MemoryUsed,
     SubagentLink,
 )
-from waybook.projections import TreeProjection, context_at, trajectory
-from waybook.projections._links import LinkRef, subagent_links
+from waybook.projections import (
+    LinkRef,
+    TreeProjection,
+    context_at,
+    harness_counts,
+    harness_kind,
+    is_harness,
+    subagent_links,
+    trajectory,
+)
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -52,27 +63,49 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--no-pager",
+        action="store_true",
+        help="write to the terminal directly (on a terminal the output goes through $PAGER, else less)",
+    )
+    parser.add_argument(
+        "--harness",
+        action="store_true",
+        help="also show harness entries (Claude Code's progress lines, hooks and caveats, Codex's events, "
+        "LangGraph's checkpoints, ...); by default they are hidden and counted. --json shows every entry, "
+        "each marked with its harness kind",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
-        _show(args, journal)
+        hidden: Counter[str] = Counter()  # stays empty when the reader quits the pager before the end
+        with paged(enabled=not args.no_pager):
+            hidden = _show(args, journal)
+        _say_hidden(hidden)  # after the pager: on the terminal under the output, not under the pager's screen
     return damage_status(journal)
 
 
-def _show(args: argparse.Namespace, journal: Any) -> None:
+def _show(args: argparse.Namespace, journal: Any) -> Counter[str]:
+    """Writes the path or the context; returns the harness entries it left out, by kind."""
     with Phases(journal.head().seq if args.at is None else args.at) as phases:
         tree = replay_with_progress(TreeProjection(), journal, at=args.at, phases=phases)
         leaf = None if args.leaf is None else resolve_id(tree, args.leaf, what="--leaf", path=args.path)
         if args.context:
             messages = context_at(journal, tree, leaf)
             if args.json:
-                emit_json([_message_json(m.role, m.source, m.content) for m in messages])
-                return
-            write_context(messages)
-            return
+                emit_json(
+                    [
+                        _message_json(m.role, m.source, m.content) | {"harness": harness_kind(m.record.body)}
+                        for m in messages
+                    ]
+                )
+                return Counter()
+            shown = messages if args.harness else [m for m in messages if not is_harness(m.record.body)]
+            write_context(shown)
+            return harness_counts(m.record.body for m in messages if m not in shown)
         phases.start("reading the path")
         path = trajectory(journal, tree, leaf)
         noted = [  # one more pass over the journal for what `show` prints beside the path
@@ -95,6 +128,7 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
                             "seq": r.seq,
                             "id": r.id,
                             "kind": r.kind,
+                            "harness": harness_kind(r.body),
                             "at": r.at,
                             "body": json.loads(canonical_json(r.body)),
                             "canonical_pin": pin_at(pins, r.seq),
@@ -113,9 +147,20 @@ def _show(args: argparse.Namespace, journal: Any) -> None:
                     ],
                 }
             )
-            return
-        phases.start("writing", total=len(path.records))
-        _write_text(path.records, pins, used, links, phases)
+            return Counter()
+        records = path.records
+        if not args.harness:
+            records = tuple(r for r in path.records if not is_harness(r.body))
+        phases.start("writing", total=len(records))
+        _write_text(records, pins, used, links, phases)
+        return harness_counts(r.body for r in path.records if is_harness(r.body) and not args.harness)
+
+
+def _say_hidden(hidden: Counter[str]) -> None:
+    """The note under a listing that left harness entries out: how many, of which kinds, and the flag."""
+    if hidden:
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in hidden.most_common())
+        warn(f"{sum(hidden.values()):,} harness entries hidden ({kinds}); --harness shows them")
 
 
 BOLD, DIM, PLAIN = "\x1b[1m", "\x1b[2m", "\x1b[0m"

@@ -50,6 +50,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     add_store_option(parser, detail="; with no PATH, every session journal of the store")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument(
+        "--harness",
+        action="store_true",
+        help="count harness entries (Claude Code's caveats and command wrappers, ...) as turns too; "
+        "by default they are left out and counted apart (harness_entries)",
+    )
     add_cost_options(parser)
     parser.set_defaults(run=run)
 
@@ -67,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         journal = open_journal(args.path, args.store)
         with journal:
             records = list(journal.read())
-            stats = session_stats(records)
+            stats = session_stats(records, harness=args.harness)
             costs[str(args.path)] = cost_by_model(records, prices)
             status = damage_status(journal)
         show({str(args.path): stats}, costs, as_json=args.json)
@@ -80,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             for info in page:
                 with stores.open_journal(store, info.journal_id) as journal:
                     records = list(journal.read())
-                    every[info.journal_id] = session_stats(records)
+                    every[info.journal_id] = session_stats(records, harness=args.harness)
                     costs[info.journal_id] = cost_by_model(records, prices)
             cursor = page.cursor
             if cursor is None:
@@ -114,6 +120,8 @@ def show(every: dict[str, SessionStats], costs: dict[str, CostReport], *, as_jso
         if stats.total.tool_calls:
             shown = ", ".join(f"{tool} {n}" for tool, n in stats.total.tool_calls.items())
             out.print(f"  tools: {escape(shown)}")
+        if stats.total.harness:
+            out.print(f"  harness entries (not counted; --harness counts them): {stats.total.harness:,}")
 
 
 def cells(tally: Tally) -> list[str]:

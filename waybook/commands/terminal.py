@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from rich.cells import cell_len
+
 _HIDDEN: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )
@@ -33,3 +35,21 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     """`1 record`, `2 records`; `plural_form` for irregular words (`1 entry`, `2 entries`)."""
     word = singular if count == 1 else (plural_form or singular + "s")
     return f"{count} {word}"
+
+
+def fit(line: str, size: int) -> str:
+    """`line` in at most `size` terminal columns, cut with `…`. Columns, not characters: an emoji or a
+    CJK character takes two (rich's cell widths, Unicode's East Asian Width), so a line of them cut by
+    characters ran past the terminal's edge and wrapped."""
+    if size <= 0:
+        return ""
+    if line.isascii():  # one column a character (control characters are escaped by `visible` first)
+        return line if len(line) <= size else line[: size - 1] + "…"
+    used, cut_at = 0, 0
+    for at, char in enumerate(line):
+        used += cell_len(char)
+        if used <= size - 1:
+            cut_at = at + 1
+        if used > size:
+            return line[:cut_at] + "…"
+    return line

@@ -1,4 +1,5 @@
-"""A journal in one line: how many records, when it last changed, and its title (the first user message)."""
+"""A journal in one line: how many records, when it last changed, and its title (the first user message
+that is not a harness entry: a Claude Code caveat or the context Codex injects is no title)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import msgspec
 
 from waybook.commands.terminal import visible
 from waybook.journal import SessionJournal, plain_text
-from waybook.model._records import UserMessage
+from waybook.model import UserMessage
+from waybook.projections import is_harness
 
 TITLE_SEARCH: Final = 2000
 """How many records are read looking for the first user message before the journal is called untitled."""
@@ -31,8 +33,8 @@ def glance(journal: SessionJournal) -> Glance:
     head = journal.head()
     title = ""
     for record in islice(journal.read(), TITLE_SEARCH):
-        if not isinstance(record.body, UserMessage):
-            continue
+        if not isinstance(record.body, UserMessage) or is_harness(record.body):
+            continue  # a caveat or injected context is no title
         if text := " ".join(plain_text(record.body.content).split()):
             title = visible(text[:TITLE_CHARS], one_line=True)
             break

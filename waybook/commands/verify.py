@@ -9,7 +9,7 @@ from typing import Any
 
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
-from waybook.commands.journal_files import starts_with_header
+from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.terminal import visible
@@ -118,14 +118,9 @@ def _verify_one(
 ) -> tuple[SessionJournal | None, int]:
     """Verify one journal, print (or add to `reports`) what was found; the journal if the receipt check
     needs it (else it is closed), and the exit status."""
-    if store is None and not path.is_file():
-        warn(
-            f"{path}: is a directory, not a journal file"
-            if path.is_dir()
-            else f"{path}: no such journal file"
-        )
-        return None, USAGE
     try:
+        if store is None:
+            check_journal_file(path)
         journal, report = _proof(store, path)
     except JournalError as exc:
         warn(str(exc))
@@ -169,7 +164,10 @@ def _say(
         "reason": report.reason,
         "torn_tail": report.torn_tail,
     }
-    entry["journal"] = store is not None or report.bad_seq != 1 or starts_with_header(path)
+    empty = store is None and report.ok and report.records == 0  # a 0-byte file: no header, no journal
+    entry["journal"] = not empty and (store is not None or report.bad_seq != 1 or starts_with_header(path))
+    if empty:
+        entry.update(ok=False, reason=EMPTY)
     if str(path) == CATALOG_ID:
         entry["torn_tail"] = False  # only the store writes its catalog: nothing for `repair` to do
     blobs = None
@@ -186,11 +184,11 @@ def _say(
         if any(problem.is_problem for problem in problems):
             status = max(status, PROBLEM)
     reports.append(entry)
-    if not report.ok:
+    if not entry["ok"]:
         status = max(status, PROBLEM)
     if not entry["journal"]:
         entry["torn_tail"] = False  # nothing to repair: there is no header to keep
-        warn(str(NotAJournalError(path=str(path), reason=report.reason or "")))
+        warn(str(NotAJournalError(path=str(path), reason=entry["reason"] or "")))
         return status
     if not args.json:
         print(visible(str(report)))  # a reason can quote the file's bytes

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.journal import JournalError, SessionJournal
 from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts
-from waybook.model._records import Header
+from waybook.model import Header
 from waybook.stores import JournalStore, open_journal
 
 

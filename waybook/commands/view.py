@@ -9,10 +9,12 @@ from typing import Any
 
 from waybook._files import replace_private
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
-from waybook.commands.journal_files import open_proven_file
+from waybook.commands.journal_files import open_proven_file, subagent_file
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.journal import Record, VerifyReport
-from waybook.view import journal_page_data, page_data, render_page
+from waybook.journal import JournalError, Record, VerifyReport
+from waybook.projections import PriceTable
+from waybook.stores import JournalStore, StoreError
+from waybook.view import installed_prices, journal_page_data, page_data, render_page, with_subagents
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -21,9 +23,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="write a session as one self-contained HTML page",
         description=(
             "Write one HTML file that shows the session: its branches (abandoned ones greyed, never hidden), "
-            "every leaf move and its reason, tool calls paired with their results, sub-agent links, memory "
-            "used per turn, usage and the chain's proof. The page loads nothing from the network and runs "
-            "nothing from the session. A damaged journal shows its proven prefix and where the damage starts."
+            "every leaf move and its reason, tool calls paired with their results, memory used per turn, "
+            "usage and cost per turn, and the chain's proof. The sub-agent sessions it links are in the same "
+            "page (the <journal>.jsonl files beside PATH, or the store's journals), opened at the call that "
+            "started them. Harness entries (progress lines, hooks) are hidden behind a count until asked. "
+            "The page loads nothing from the network and runs nothing from the session. A damaged journal "
+            "shows its proven prefix and where the damage starts."
         ),
         epilog="Example: waybook view session.jsonl -o session.html",
     )
@@ -46,22 +51,54 @@ def proven_records(path: Path) -> tuple[list[Record], VerifyReport, str]:
     return records, report, getattr(header, "journal", path.stem)
 
 
+def file_subagent_page(path: Path, journal_id: str, prices: PriceTable | None) -> dict[str, Any] | None:
+    """The page data of a sub-agent journal beside `path`, or None when it is missing (the command says
+    so once for all of them) or is not a journal (said on stderr)."""
+    found = subagent_file(path, journal_id)
+    if found is None:
+        return None
+    try:
+        records, report, linked_id = proven_records(found)
+    except (JournalError, UsageError) as exc:
+        warn(f"sub-agent journal {found}: {exc}; its link says it is missing")
+        return None
+    return page_data(records, report, journal_id=linked_id, prices=prices)
+
+
+def store_subagent_page(
+    store: JournalStore, journal_id: str, prices: PriceTable | None
+) -> dict[str, Any] | None:
+    try:
+        return journal_page_data(store, journal_id, prices=prices)
+    except (JournalError, StoreError):
+        return None  # the command says so once for all of them
+
+
 def run(args: argparse.Namespace) -> int:
     out: Path = args.output
     if out.exists() and not args.force:
         msg = f"{out}: exists; pass --force to replace it"
         raise UsageError(msg)
+    prices = installed_prices()
     if args.store is not None:  # a store's page also shows its blobs and the memory files turns used
         with connect_store(args.store) as store, store_errors():
-            data = journal_page_data(store, str(args.path))
+            data = journal_page_data(store, str(args.path), prices=prices)
+            data = with_subagents(data, lambda j: store_subagent_page(store, j, prices))
         records_shown, ok, status = data["records"], data["status"]["ok"], data["status"]
     else:
         records, report, journal_id = proven_records(args.path)
-        data = page_data(records, report, journal_id=journal_id)
+        data = page_data(records, report, journal_id=journal_id, prices=prices)
+        data = with_subagents(data, lambda j: file_subagent_page(args.path, j, prices))
         records_shown, ok, status = len(records), report.ok, data["status"]
     page = render_page(data)
     replace_private(out, page.encode("utf-8"))  # the page holds the session's text: 0600
-    print(f"wrote {out} ({records_shown} records)", file=sys.stderr)
+    held = len(data["subagents"])
+    subagents = f" and {held} sub-agent session{'s' if held != 1 else ''}" if held else ""
+    print(f"wrote {out} ({records_shown} records{subagents})", file=sys.stderr)
+    if missing := data["subagents_missing"]:
+        where = "in the store" if args.store is not None else f"beside {args.path} (<journal id>.jsonl)"
+        names = ", ".join(repr(name) for name in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        warn(f"{len(missing)} linked sub-agent journal(s) not found {where}: {names}; their links say so")
     if not ok:
         warn(f"{status['text']}; the page shows the {status['proven']} proven records before the damage")
         return PROBLEM

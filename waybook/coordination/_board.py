@@ -39,6 +39,7 @@ from waybook.journal import (
     StaleWriterError,
 )
 from waybook.journal._clock import new_id, utc_now
+from waybook.journal._timeouts import check_timeout
 
 if TYPE_CHECKING:
     from waybook.stores import JournalStore
@@ -133,7 +134,9 @@ class _Board:
     def wait(self, keys: Sequence[str], timeout: float | None = None) -> dict[str, Note]:
         """Block until every key in `keys` is published; returns exactly those notes. Raises
         DependencyFailedError as soon as one of them failed or was cancelled, WaitTimeoutError after
-        `timeout` seconds."""
+        `timeout` seconds (None, or past a year: no limit; 0 or less: look once). A NaN or non-number
+        timeout is refused (InvalidNoteError) before anything waits."""
+        timeout = check_timeout(timeout, what="wait timeout", error=InvalidNoteError)
         wanted = list(dict.fromkeys(keys))
         if not all(isinstance(key, str) for key in wanted):
             msg = f"wait() takes note keys (strings), not {keys!r}"

@@ -13,8 +13,7 @@ from typing import Final, Literal
 import attrs
 
 from waybook.export._harness import scrub_text
-from waybook.model._errors import JournalError
-from waybook.model._records import ToolCallBlock
+from waybook.model import JournalError, ToolCallBlock
 
 Role = Literal["system", "user", "assistant", "tool"]
 ABORTED_STOPS: Final = frozenset({"aborted", "error"})

@@ -14,53 +14,9 @@ import re
 from collections import Counter
 from typing import Final
 
-_TAGS: Final = (
-    "local-command-caveat",
-    "command-name",
-    "command-message",
-    "command-args",
-    "command-contents",
-    "local-command-stdout",
-    "local-command-stderr",
-)
-_TAG_BLOCK: Final = re.compile(r"<(" + "|".join(_TAGS) + r")>.*?</\1>\s*", re.DOTALL)
-SLASH_COMMANDS: Final = (
-    "add-dir",
-    "agents",
-    "bug",
-    "clear",
-    "compact",
-    "config",
-    "context",
-    "cost",
-    "doctor",
-    "exit",
-    "export",
-    "help",
-    "hooks",
-    "ide",
-    "init",
-    "login",
-    "logout",
-    "mcp",
-    "memory",
-    "model",
-    "output-style",
-    "permissions",
-    "pr-comments",
-    "release-notes",
-    "resume",
-    "review",
-    "rewind",
-    "security-review",
-    "status",
-    "statusline",
-    "terminal-setup",
-    "todos",
-    "upgrade",
-    "usage",
-    "vim",
-)
+from waybook.projections import HARNESS_TAGS, SLASH_COMMANDS
+
+_TAG_BLOCK: Final = re.compile(r"<(" + "|".join(HARNESS_TAGS) + r")>.*?</\1>\s*", re.DOTALL)
 _SLASH_LINE: Final = re.compile(
     r"^[ \t]*/(?:" + "|".join(map(re.escape, SLASH_COMMANDS)) + r")(?:[ \t].*)?$\n?", re.MULTILINE
 )

@@ -22,7 +22,7 @@ from waybook.codecs._data_urls import base64_payload, data_url
 from waybook.codecs._media_types import is_text
 from waybook.export._cleaning import ImagePart, Message, Role, TrainingOptions
 from waybook.export._openai_format import MAX_IMAGE_BYTES
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     BlobBlock,
     Content,

@@ -28,25 +28,23 @@ import msgspec
 
 from waybook._redact import Redactor, compile_patterns
 from waybook.export._cleaning import ImagePart, Message, TrainingOptions, clean
+from waybook.export._forks import ForkEnds
 from waybook.export._formats import openai_dpo_row, sharegpt_row, tools_for, trl_messages
 from waybook.export._messages import BlobReader, to_message
 from waybook.export._rows import encode_row, openai_messages, openai_row
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._reading import read_seqs
-from waybook.model._head import Head
-from waybook.model._records import (
+from waybook.model import (
     Annotation,
     AssistantMessage,
     Compaction,
     CustomEntry,
+    Head,
     Header,
     Record,
     ToolCallBlock,
 )
-from waybook.projections import COMPACTION_PREAMBLE
-from waybook.projections._base import replay
-from waybook.projections._context import context_at
-from waybook.projections._tree import TreeProjection, TreeState
+from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, TreeState, context_at, replay
 
 __all__ = ["Message", "Selection", "TrainingOptions", "TrajectoryExporter", "encode_row", "to_message"]
 
@@ -164,6 +162,11 @@ class TrajectoryExporter:
             messages = self.messages(leaf, options)
             if not any(m.role == "assistant" for m in messages):
                 self.dropped["rows without an assistant turn"] += 1
+                continue
+            if messages[-1].role == "user" and leaf != self.tree.leaf_id:
+                # an abandoned branch whose last turn was never answered (a run that crashed after its
+                # input was saved, then rewound): the session went on elsewhere, so it teaches nothing
+                self.dropped["abandoned branches that end on a user message (never answered)"] += 1
                 continue
             tools = tools_for(messages, self.tools())
             row: dict[str, Any] | None
@@ -295,28 +298,29 @@ class TrajectoryExporter:
         branch end of a pair, each once).
         """
         labels = self.labels()
+        if "chosen" not in labels.values():
+            return  # no end is chosen anywhere: no fork makes a pair
         tree = self.tree
-        branch_ends = {tree.position(end) for end in tree.leaves()}
+        found = ForkEnds(tree, labels)
         kto_done: set[tuple[int, int]] = set()
         for fork in range(tree.node_count):
             children = list(tree.children_positions(fork))
-            if len(children) < 2:
+            if len(children) < 2 or not any(found.holds_chosen(child) for child in children):
                 continue
-            ends = {child: self._ends_below(child, branch_ends) for child in children}
-            verdicts = {end: self._verdict(end, fork, labels) for es in ends.values() for end in es}
-            if "chosen" not in verdicts.values():
-                continue
-            prompt = self._prompt(fork, [end for es in ends.values() for end in es])
+            prompt = self._prompt(fork, found)
             tails: dict[int, list[Message] | None] = {}
-            for chosen_child, chosen_ends in ends.items():
-                for chosen_end in (e for e in chosen_ends if verdicts[e] == "chosen"):
+            others: dict[int, list[int]] = {}  # each child's ends not chosen, found when first paired
+            for chosen_child in children:
+                for chosen_end in found.chosen_ends(chosen_child):
                     chosen = self._completion(chosen_end, fork, tails, prompt)
                     if chosen is None:
                         continue
-                    for child, child_ends in ends.items():
+                    for child in children:
                         if child == chosen_child:
                             continue
-                        for end in (e for e in child_ends if verdicts[e] != "chosen"):
+                        if child not in others:
+                            others[child] = found.other_ends(child)
+                        for end in others[child]:
                             rejected = self._completion(end, fork, tails, prompt)
                             if rejected is None:
                                 continue
@@ -427,36 +431,11 @@ class TrajectoryExporter:
                     labels.pop(target, None)
         return labels
 
-    def _verdict(self, end: int, fork: int, labels: dict[str, str]) -> str:
-        positions = self.tree.path_positions(end)
-        after = positions[positions.index(fork) + 1 :]
-        found = {labels.get(self.tree.ids[p]) for p in after}
-        if "rejected" in found:
-            return "rejected"
-        if "chosen" in found:
-            return "chosen"
-        return "unlabelled"
-
-    def _ends_below(self, start: int, branch_ends: set[int]) -> list[int]:
-        """Branch ends in the subtree of `start`, in append order."""
-        found, stack = [], [start]
-        while stack:
-            node = stack.pop()
-            if node in branch_ends:
-                found.append(node)
-            stack.extend(self.tree.children_positions(node))
-        return sorted(found)
-
-    def _prompt(self, fork: int, ends: list[int]) -> list[Message]:
-        """The history up to `fork`, shared by every pair at it: the exclusions on any of `ends`' paths
-        that take back an entry of it are applied."""
+    def _prompt(self, fork: int, found: ForkEnds) -> list[Message]:
+        """The history up to `fork`, shared by every pair at it: the exclusions on any branch through
+        the fork that take back an entry of it are applied."""
         positions = self.tree.path_positions(fork)
-        excluded = {
-            self.tree.exclusions[p]
-            for end in ends
-            for p in self.tree.path_positions(end)
-            if p in self.tree.exclusions
-        }
+        excluded = found.prompt_exclusions(fork, positions)
         records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions if p not in excluded])
         return self._messages_of(records, open_end=True)
 

@@ -71,7 +71,7 @@ def _objects(head: bytes) -> list[dict[str, Any]]:
 def _database_format(path: Path) -> str | None:
     try:
         connection = open_read_only(path)
-    except sqlite3.Error:
+    except (sqlite3.Error, RefusedFileError):  # a file beside it SQLite must not open: no format here
         return None
     try:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from waybook.model._records import (
+from waybook.model import (
     AnyBody,
     AssistantMessage,
     Block,

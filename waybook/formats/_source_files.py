@@ -47,8 +47,8 @@ def read_regular(
     there is followed. `limit`: refuse a file larger than this many bytes. `head`: read only the first
     `head` bytes.
     """
-    data, _ = read_regular_from(path, inside=inside, where=where, limit=limit, head=head)
-    return data
+    with os.fdopen(_open_regular(path, inside=inside, where=where, limit=limit), "rb") as file:
+        return file.read(-1 if head is None else head)
 
 
 def read_regular_from(
@@ -62,6 +62,21 @@ def read_regular_from(
 ) -> tuple[bytes, os.stat_result]:
     """`read_regular` from byte `start` on, with the file's status as it was opened (its device and
     inode say which file it is; a watcher reads a growing file this way, a piece at a time)."""
+    with os.fdopen(_open_regular(path, inside=inside, where=where, limit=limit), "rb") as file:
+        status = os.fstat(file.fileno())
+        if start:
+            file.seek(start)
+        return file.read(-1 if head is None else head), status
+
+
+def check_regular(path: Path, *, inside: Path | None = None, where: str = "folder") -> None:
+    """Refuse `path` (a `RefusedFileError`) unless it is a regular file, by `read_regular`'s rules, for
+    a reader that opens the file itself afterwards (SQLite). Nothing is read, and nothing waits."""
+    os.close(_open_regular(path, inside=inside, where=where, limit=None))
+
+
+def _open_regular(path: Path, *, inside: Path | None, where: str, limit: int | None) -> int:
+    """A descriptor open on the regular file `path`, by `read_regular`'s rules."""
     target, flags = path, _FLAGS
     if inside is not None:
         home, target = inside.resolve(), path.resolve()
@@ -75,16 +90,12 @@ def read_regular_from(
     try:
         fd = os.open(target, flags)
     except OSError as exc:
-        raise RefusedFileError(path, f"cannot be opened ({exc.strerror})") from None
+        raise RefusedFileError(path, _unopened(target, exc)) from None
     why = _refusal(fd, limit)
     if why is not None:
         os.close(fd)
         raise RefusedFileError(path, why)
-    with os.fdopen(fd, "rb") as file:
-        status = os.fstat(file.fileno())
-        if start:
-            file.seek(start)
-        return file.read(-1 if head is None else head), status
+    return fd
 
 
 def _refusal(fd: int, limit: int | None) -> str | None:
@@ -98,6 +109,18 @@ def _refusal(fd: int, limit: int | None) -> str | None:
     if limit is not None and status.st_size > limit:
         return f"larger than {limit} bytes"
     return None
+
+
+def _unopened(target: Path, error: OSError) -> str:
+    """Why `target` could not be opened: what it is when that is not a regular file (a socket cannot be
+    opened at all), else the system's reason."""
+    try:
+        mode = os.stat(target, follow_symlinks=False).st_mode
+    except OSError:
+        mode = stat.S_IFREG
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        return f"{_kind(mode)}, not a regular file; waybook imports regular files only"
+    return f"cannot be opened ({error.strerror})"
 
 
 def _kind(mode: int) -> str:

@@ -14,12 +14,26 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Final
+
+from waybook.formats._source_files import check_regular
+
+SIDE_FILES: Final = ("-wal", "-journal", "-shm")
+"""The files SQLite keeps beside a database, which it opens by their names."""
 
 
 def open_read_only(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
-    """A read-only connection to `path` that creates no file beside it when the database is quiet."""
-    busy = any(path.with_name(path.name + suffix).exists() for suffix in ("-wal", "-journal"))
+    """A read-only connection to `path` that creates no file beside it when the database is quiet.
+
+    The database must be a regular file (a link the caller names is followed), and each file SQLite
+    would open beside it a regular file in the same folder: a FIFO would block the read, and a link
+    elsewhere would bring another database's log into this one (`RefusedFileError`, naming the file)."""
+    check_regular(path)
+    database = path.resolve()
+    beside = [database.with_name(database.name + suffix) for suffix in SIDE_FILES]
+    present = [side for side in beside if side.exists() or side.is_symlink()]
+    for side in present:
+        check_regular(side, inside=database.parent, where="database's folder")
+    busy = any(side.name.endswith(("-wal", "-journal")) for side in present)
     flags = "mode=ro" if busy else "mode=ro&immutable=1"
-    return sqlite3.connect(
-        f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=check_same_thread
-    )
+    return sqlite3.connect(f"{database.as_uri()}?{flags}", uri=True, check_same_thread=check_same_thread)

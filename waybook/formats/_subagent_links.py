@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from waybook.model._records import Header, NewRecord, SubagentLink
+from waybook.model import Header, NewRecord, SubagentLink
 from waybook.projections import SUBAGENT_OF, SubagentParent
 
 __all__ = ["linked_both_ways", "naming_parent"]

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, normalize
 from waybook.journal._roles.memory_text import logical_lines
-from waybook.memory.working._state import MemoryState
+from waybook.memory.working import MemoryState
 
 LINE_NUMBER_WIDTH: Final = 6
 MAX_LINES: Final = 999_999

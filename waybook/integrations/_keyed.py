@@ -17,15 +17,19 @@ from datetime import UTC, datetime
 from typing import Any, Final, Generic, TypeVar
 
 from waybook._session import new_id
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.session import next_leaf
-from waybook.model._errors import ConflictError, StaleWriterError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import AnyBody, CustomEntry, NewRecord, Record
-from waybook.stores import NonBlockingStore
-from waybook.stores._errors import JournalExistsError, JournalPurgedError
-from waybook.stores._protocol import JournalStore
-from waybook.stores._values import JournalInfo
+from waybook.model import (
+    GENESIS,
+    AnyBody,
+    ConflictError,
+    CustomEntry,
+    Head,
+    NewRecord,
+    Record,
+    StaleWriterError,
+)
+from waybook.stores import JournalExistsError, JournalInfo, JournalPurgedError, JournalStore, NonBlockingStore
 
 MAX_RETRIES: Final = 16
 S = TypeVar("S")

@@ -11,9 +11,8 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import ConflictError
-from waybook.model._head import GENESIS
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS, ConflictError
 
 
 class StoreLike(Protocol):

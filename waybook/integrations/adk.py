@@ -22,11 +22,8 @@ import attrs
 
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying, run_inline
-from waybook.model._errors import StaleWriterError
-from waybook.model._head import Head
-from waybook.model._records import AnyBody, CustomEntry, Record, Reset
-from waybook.stores._errors import StoreArgumentError
-from waybook.stores._protocol import JournalStore
+from waybook.model import AnyBody, CustomEntry, Head, Record, Reset, StaleWriterError
+from waybook.stores import JournalStore, StoreArgumentError
 
 with needs_extra("waybook.integrations.adk", runtime="Google ADK", extra="adk", modules=("google",)):
     from google.adk.errors.already_exists_error import AlreadyExistsError

@@ -42,8 +42,7 @@ with needs_extra(
 from waybook.integrations import _anthropic_rules as rules
 from waybook.integrations._anthropic_rules import Refusal
 from waybook.journal._roles.memory_paths import ROOT, is_under
-from waybook.memory.working._port import Memory
-from waybook.memory.working._results import Receipt, Result
+from waybook.memory.working import Memory, Receipt, Result
 
 
 @attrs.frozen

@@ -18,9 +18,8 @@ import attrs
 
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
-from waybook.model._records import AnyBody, CustomEntry, Record, Reset
-from waybook.stores._errors import StoreArgumentError
-from waybook.stores._protocol import JournalStore
+from waybook.model import AnyBody, CustomEntry, Record, Reset
+from waybook.stores import JournalStore, StoreArgumentError
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (

@@ -28,21 +28,20 @@ from typing import Final
 import attrs
 
 from waybook._redact import Redactor
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory_paths import PathError, check_extension, normalize
 from waybook.journal._roles.memory_text import front_matter, front_matter_problems
-from waybook.memory.working._port import Memory
-from waybook.memory.working._state import MemoryProjection
-from waybook.model._errors import JournalError
-from waybook.model._records import (
+from waybook.memory.working import Memory, MemoryProjection
+from waybook.model import (
     Header,
+    JournalError,
     MemoryAdoption,
     MemoryDelete,
     MemoryRename,
     MemoryWrite,
     Record,
 )
-from waybook.projections._base import replay
+from waybook.projections import replay
 
 BRANCH: Final = "main"
 PREFIX: Final = "memories/"

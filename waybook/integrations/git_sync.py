@@ -53,13 +53,12 @@ from waybook.integrations.git_memory import (
     is_memory_operation,
     one_line,
 )
+from waybook.journal import SessionJournal
 from waybook.journal._clock import new_id, utc_now
-from waybook.journal._protocol import SessionJournal
 from waybook.memory.tools import waybook_home
-from waybook.memory.working._state import MemoryProjection, MemoryState
-from waybook.model._errors import StaleWriterError
-from waybook.model._records import MemorySynced, NewRecord
-from waybook.projections._base import replay
+from waybook.memory.working import MemoryProjection, MemoryState
+from waybook.model import MemorySynced, NewRecord, StaleWriterError
+from waybook.projections import replay
 
 IDENTITY_NAME: Final = "waybook"
 IDENTITY_EMAIL: Final = "waybook@localhost"

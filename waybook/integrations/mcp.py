@@ -22,13 +22,12 @@ from typing import Any
 
 import msgspec
 
-from waybook.journal import JournalError, JsonlJournal
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import JournalError, JsonlJournal, SessionJournal
 from waybook.memory import Memory, Route, create_authority
+from waybook.memory.canonical import Nomination
 from waybook.memory.canonical._faces import AgentFace
-from waybook.memory.canonical._nominations import Nomination
-from waybook.memory.working._state import MemoryProjection
-from waybook.projections._base import replay
+from waybook.memory.working import MemoryProjection
+from waybook.projections import replay
 
 AGENT_TOOLS = ("remember", "query", "explain", "nominate")
 

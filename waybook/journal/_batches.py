@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Final
 
-from waybook.model._errors import BrokenBatchError
-from waybook.model._records import Record
+from waybook.model import BrokenBatchError, Record
 
 CLOSED: Final = (0, 0)
 """The batch state between batches: `(index of the last record read, size)` of the open batch."""

@@ -17,6 +17,7 @@ from typing import Final
 _POOL_IDS: Final = 512
 _MILLIS: Final = [f"{milli:03d}Z" for milli in range(1000)]
 _ids: list[str] = []
+_salts: list[str] = []
 _cached: tuple[int, str] = (-1, "")  # (second, its formatted prefix): one tuple, so threads see a pair
 
 
@@ -29,6 +30,17 @@ def utc_now() -> str:
     if second != cached[0]:
         cached = _cached = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
     return cached[1] + _MILLIS[ms % 1000]
+
+
+def new_salt() -> str:
+    """A fresh salt for sealed content: 16 bytes from the OS's CSPRNG (`os.urandom`, as `secrets` reads
+    it) as 32 hex digits, drawn from a pool like `new_id`'s (forgotten in a forked child)."""
+    try:
+        return _salts.pop()
+    except IndexError:
+        pool = os.urandom(16 * _POOL_IDS).hex()
+        _salts.extend([pool[i : i + 32] for i in range(0, len(pool), 32)])
+        return _salts.pop()
 
 
 def new_id() -> str:
@@ -47,6 +59,7 @@ def _refill() -> str:
 
 def _forget_pool() -> None:
     _ids.clear()
+    _salts.clear()
 
 
 os.register_at_fork(after_in_child=_forget_pool)

@@ -17,8 +17,16 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.model._errors import IntegrityError, InvalidRecordError, UnknownNodeError
-from waybook.model._records import Annotation, Header, NewRecord, Record
+from waybook.model import (
+    SEALED_SCHEMA,
+    Annotation,
+    Header,
+    IntegrityError,
+    InvalidRecordError,
+    NewRecord,
+    Record,
+    UnknownNodeError,
+)
 
 FORK_KEY: Final = "forked_from"
 """The header metadata key of a fork's provenance."""
@@ -78,7 +86,7 @@ def plan_fork(source: Iterable[Record], node_id: str, *, name: str, journal_id: 
     copies: list[NewRecord] = []
     found: Record | None = None
     for record in records:
-        copies.append(NewRecord(id=record.id, at=record.at, body=record.body))
+        copies.append(NewRecord(id=record.id, at=record.at, body=record.body, salt=record.salt))
         if record.id == node_id:
             found = record
             break
@@ -89,7 +97,13 @@ def plan_fork(source: Iterable[Record], node_id: str, *, name: str, journal_id: 
     source_header = first.body
     point = ForkPoint(journal=source_header.journal, seq=found.seq, digest=found.digest, node=node_id, at=at)
     metadata = {**source_header.metadata, FORK_KEY: point.as_metadata()}
-    header = Header(journal=journal_id, creator=source_header.creator, metadata=metadata, role="session")
+    header = Header(
+        journal=journal_id,
+        creator=source_header.creator,
+        metadata=metadata,
+        role="session",
+        schema=SEALED_SCHEMA,
+    )
     return ForkPlan(header=header, header_at=first.at, copies=tuple(copies), point=point)
 
 

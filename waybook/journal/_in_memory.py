@@ -7,12 +7,22 @@ from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
+from waybook.codecs import decode_record
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
-from waybook.journal._ledger import Ledger, iter_chain
+from waybook.journal._clock import new_id, utc_now
+from waybook.journal._erasure import ErasureReceipt, check_request, plan_erasure, receipt_of, records_at
+from waybook.journal._ledger import Ledger, Plan, iter_chain
 from waybook.journal._reading import check_cursor
-from waybook.model._errors import BrokenBatchError, JournalClosedError
-from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import (
+    GENESIS,
+    AppendResult,
+    BrokenBatchError,
+    Head,
+    Header,
+    JournalClosedError,
+    NewRecord,
+    Record,
+)
 
 
 class InMemoryJournal:
@@ -69,6 +79,60 @@ class InMemoryJournal:
             self._lines.extend(plan.lines)
             ledger.commit(plan)
             return plan.result
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """Erase the content of records `seqs` as every adapter does (docs/erasure.md): append the
+        erasure record, then replace each taken record's line and record by its erased one."""
+        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        with self._lock:
+            self._check_open()
+            ledger = self._ledger
+            found = records_at(self._pairs, request.seqs, lambda pair: pair[0])
+            plan = plan_erasure(
+                self._name,
+                request,
+                ((r, line) for r, (_, line) in found),
+                ledger.head,
+                ids=new_id,
+                clock=utc_now,
+            )
+            journal_id = self._journal_id()
+            if not plan.targets:
+                return receipt_of(journal_id, (), (), plan.skipped)
+            appended = ledger.plan(plan.erasures, ledger.head, self._range)
+            assert isinstance(appended, Plan)
+            self._records.extend(appended.result.records)
+            self._lines.extend(appended.lines)
+            ledger.commit(appended)
+            erased = []
+            for seq, line in plan.erased_lines(appended.result.first_seq):
+                record = decode_record(line, where=self._name)
+                self._records[seq - 1] = record
+                self._lines[seq - 1] = line
+                erased.append(record)
+            return receipt_of(journal_id, appended.result.records, erased, plan.skipped)
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """Nothing is ever left half done in memory: returns () (the same call as a file journal's)."""
+        self._check_open()
+        return ()
+
+    def _pairs(self, after: int, count: int) -> list[tuple[Record, bytes]]:
+        return list(
+            zip(self._records[after : after + count], self._lines[after : after + count], strict=True)
+        )
+
+    def _journal_id(self) -> str:
+        header = self._records[0].body if self._records else None
+        return header.journal if isinstance(header, Header) else self._name
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         check_cursor(self._name, after, limit)

@@ -9,27 +9,36 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import attrgetter
 from typing import Final
 
 import attrs
 import msgspec
 
-from waybook.codecs import NotJsonDataError
+from waybook.codecs import NotJsonDataError, decode_record, line_digest, seal
 from waybook.codecs._canonical import ENCODER
-from waybook.codecs._wire import decode_record, decode_record_lines, line_digest, seal
+from waybook.codecs._commitments import SEALED_FIELDS
+from waybook.codecs._wire import decode_record_lines, erased_line_digest
+from waybook.journal._clock import new_salt
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._roles.session import RulesDelta, SessionRules
-from waybook.model._errors import (
+from waybook.model import (
+    GENESIS,
+    SEALED_SCHEMA,
+    AppendResult,
     BrokenChainError,
+    Head,
+    Header,
     InvalidArgumentError,
     JournalError,
+    NewRecord,
     OverlappingBatchError,
+    Record,
     StaleWriterError,
 )
-from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import NewRecord, Record
 
 _SEQUENCES: Final = (list, tuple)
+_ERASED: Final = attrgetter("erased")
 
 ReadRange = Callable[[int, int], Sequence[Record]]
 """`(after, limit) -> records`: committed records of the adapter's storage, for retry detection."""
@@ -47,11 +56,43 @@ class Plan(msgspec.Struct, frozen=True, gc=False):
     delta: RulesDelta | None
 
 
+Salts = Callable[[], str]
+"""Where a journal that seals content takes each record's salt (`new_salt`: 16 bytes from `secrets`)."""
+
+
+def _salt(new: NewRecord | Record, salts: Salts | None) -> str | None:
+    """The salt `new` is sealed with in a journal that seals (`salts` set): the one a verbatim copy
+    carries, else a fresh one; None in a journal that does not seal."""
+    if salts is None:
+        return None
+    given = getattr(new, "salt", None)
+    return given if given is not None else salts()
+
+
+def salts_for(header: object) -> Salts | None:
+    """The salts a journal with this first record's body seals content with: `new_salt` for a header of
+    schema 2 (`SEALED_SCHEMA`), None (content not sealed) for any other."""
+    if type(header) is Header and header.schema >= SEALED_SCHEMA:
+        return new_salt
+    return None
+
+
 @attrs.define
 class Ledger:
     name: str
     rules: SessionRules
     head: Head = GENESIS
+    salts: Salts | None = None
+    """Set once the header says the journal seals its content (schema 2): a salt for each record that
+    holds content (docs/erasure.md). None: every record is written whole, as before schema 2."""
+    erased_seen: bool = False
+    """Whether a record taken in (`advance`) had its content erased."""
+
+    @property
+    def erasures(self) -> bool:
+        """Whether the journal has an erasure record or an erased record among those taken in: then
+        `verify` proves its erasures too (`waybook.journal._erasure.ErasureCheck`)."""
+        return self.erased_seen or self.rules.erasures
 
     @classmethod
     def empty(cls, name: str, compact_ids: Callable[[], CompactIdIndex] | None = None) -> Ledger:
@@ -74,8 +115,10 @@ class Ledger:
         ):
             new = batch[0]
             delta = self.rules.check_one(new)
+            salts = self.salts
+            salt = (new.salt or salts()) if salts is not None and type(new.body) in SEALED_FIELDS else None
             try:
-                record, line = seal(head.seq + 1, new, head.digest)
+                record, line = seal(head.seq + 1, new, head.digest, None, salt)
             except NotJsonDataError as exc:
                 raise _in_journal(exc, self.name) from None
             return AppendResult(head, Head(record.seq, record.digest), (record,)), line, delta
@@ -84,6 +127,8 @@ class Ledger:
     def commit_one(self, result: AppendResult, delta: RulesDelta | None) -> None:
         """`commit` for what `plan_one` returned, once its line is written."""
         self.rules.commit_one(result.records[0].id, delta)
+        if self.head.seq == 0:
+            self.salts = salts_for(result.records[0].body)
         self.head = result.head
 
     def plan(self, batch: Sequence[NewRecord], expected: Head, read_range: ReadRange) -> Plan | AppendResult:
@@ -109,16 +154,17 @@ class Ledger:
         if expected != head:
             return self._retry_or_refuse(tuple(batch), expected, read_range)
         checked = self.rules.check(batch)
+        salts = self.salts if head.seq else salts_for(batch[0].body)
         try:
             if len(batch) == 1:
-                record, line = seal(head.seq + 1, batch[0], head.digest)
+                record, line = seal(head.seq + 1, batch[0], head.digest, None, _salt(batch[0], salts))
                 return Plan(AppendResult(head, Head(record.seq, record.digest), (record,)), (line,), checked)
             records: list[Record] = []
             lines: list[bytes] = []
             prev = head.digest
             size = len(batch)
             for index, new in enumerate(batch, start=1):
-                record, line = seal(head.seq + index, new, prev, (index, size))
+                record, line = seal(head.seq + index, new, prev, (index, size), _salt(new, salts))
                 records.append(record)
                 lines.append(line)
                 prev = record.digest
@@ -144,11 +190,16 @@ class Ledger:
             self.rules.commit_one(result.records[0].id, None)
         else:
             self.rules.commit(delta)
+        if self.head.seq == 0:
+            self.salts = salts_for(result.records[0].body)
         self.head = result.head
 
-    def restore(self, head: Head, ids: dict[str, bool], leaf: str | None) -> None:
+    def restore(
+        self, head: Head, ids: dict[str, bool], leaf: str | None, header: Header | None = None
+    ) -> None:
         """Take a proved prefix's state (a checkpoint: its head, every id in commit order with whether it
-        is a node, the leaf) as this empty ledger's own."""
+        is a node, the leaf, and the header, which says whether the journal seals content) as this empty
+        ledger's own."""
         if self.head != GENESIS:
             msg = f"{self.name}: only an empty ledger can take a checkpoint's state"
             raise ValueError(msg)
@@ -158,6 +209,7 @@ class Ledger:
         rules.has_header = head.seq > 0
         rules.leaf = leaf
         rules.compact_if_large()
+        self.salts = salts_for(header)
         self.head = head
 
     def advance(self, records: Iterable[Record]) -> None:
@@ -176,6 +228,10 @@ class Ledger:
             self.advance(records[:1])
             records = records[1:]
         self.rules.replay(records)
+        if self.head.seq == 0:
+            self.salts = salts_for(records[0].body)
+        if not self.erased_seen and any(map(_ERASED, records)):
+            self.erased_seen = True
         self.head = Head.of(records[-1])
 
     def _retry_or_refuse(
@@ -238,8 +294,8 @@ def iter_chain(lines: Iterable[bytes], *, start: Head = GENESIS, journal: str = 
 
 
 _SUFFIX: Final = len(b',"digest":"') + 64 + 2
-_LINE_START: Final = b'{"seq":'
-_AFTER_LINE_START: Final = b'{"seq";'  # the least bytes greater than every line starting with _LINE_START
+_LINE_START: Final = b'{"'  # a record's line (plain, sealed or erased) starts with an object's first key
+_AFTER_LINE_START: Final = b"{#"  # the least bytes greater than every line starting with _LINE_START
 
 
 def prove_lines(
@@ -271,7 +327,8 @@ def prove_lines(
 
 def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev: str) -> int:
     """How many of `records` (decoded from `lines`) follow each other from (`seq`, `prev`) and match
-    their bytes: each check is one pass in C over the batch; only a batch with a bad line is walked."""
+    their bytes: each check is one pass in C over the batch; only a batch with a bad line (or an erased
+    record, whose digest is finished from its content's state: docs/erasure.md) is walked."""
     if not records:
         return 0
     digests = [record.digest for record in records]
@@ -289,7 +346,10 @@ def _proved_prefix(lines: Sequence[bytes], records: list[Record], seq: int, prev
         if (
             record.seq != seq + 1
             or record.prev != prev
-            or sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() != record.digest
+            or (
+                sha256(line[: len(line) - _SUFFIX] + b"}").hexdigest() != record.digest
+                and (record.erased is None or erased_line_digest(line, record) != record.digest)
+            )
         ):
             break
         seq, prev = seq + 1, record.digest

@@ -10,8 +10,7 @@ from typing import Protocol, Self, runtime_checkable
 
 import attrs
 
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import AppendResult, Head, NewRecord, Record
 
 
 @runtime_checkable

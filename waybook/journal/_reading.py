@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import IntegrityError, InvalidArgumentError
-from waybook.model._records import Record
+from waybook.model import IntegrityError, InvalidArgumentError, Record
 
 
 def check_cursor(journal: str, after: object, limit: object) -> None:

@@ -7,10 +7,10 @@ from itertools import islice
 import attrs
 
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
+from waybook.journal._erasure import erasure_finding
 from waybook.journal._ledger import Ledger, prove_lines
 from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import BrokenBatchError, InvalidArgumentError, JournalError
-from waybook.model._head import GENESIS, Head
+from waybook.model import GENESIS, BrokenBatchError, Head, InvalidArgumentError, JournalError
 
 
 @attrs.frozen
@@ -26,17 +26,30 @@ class VerifyReport:
     offset: int | None = None
     torn_tail: bool = False
     """The damage is a torn final record, which `repair` can quarantine; else it is corruption."""
+    pending_erasures: tuple[int, ...] = ()
+    """Records that an erasure record names but that still hold their content: the erasure was
+    interrupted before it removed them (`waybook erase --resume` finishes it; docs/erasure.md)."""
 
     def __str__(self) -> str:
         if self.ok:
             records = "1 record" if self.records == 1 else f"{self.records} records"
-            return f"{self.journal}: ok, {records}, head {self.head}"
+            pending = ""
+            if self.pending_erasures:
+                seqs = ", ".join(map(str, self.pending_erasures[:10]))
+                more = ", ..." if len(self.pending_erasures) > 10 else ""
+                pending = (
+                    f"; erasure pending: records {seqs}{more} still hold content an erasure took "
+                    "(run `waybook erase --resume`)"
+                )
+            return f"{self.journal}: ok, {records}, head {self.head}{pending}"
         where = f" (byte {self.offset})" if self.offset is not None else ""
         return f"{self.journal}: FAILED at seq {self.bad_seq}{where}: {self.reason}"
 
 
 def verify(journal: SessionJournal) -> VerifyReport:
-    """Prove `journal`'s digest chain, batches and session rules from seq 1. Never raises for bad data.
+    """Prove `journal`'s digest chain, batches and session rules from seq 1, and its erasures: every erased
+    record named by its erasure record, every erasure's records erased or reported pending
+    (docs/erasure.md). Never raises for bad data.
 
     Reads the stored canonical bytes, so the check covers exactly what a later reader will see. Lines
     are proven and rule-checked in chunks; a chunk that breaks a rule is rechecked record by record to
@@ -86,7 +99,29 @@ def verify(journal: SessionJournal) -> VerifyReport:
             journal=name, seq=boundary.seq + 1, reason=cut_batch_reason(boundary.seq + 1, state)
         )
         return _failed(name, boundary, cut)
-    return VerifyReport(name, ok=True, records=ledger.head.seq, head=ledger.head)
+    return erasure_report(journal, ledger, name)
+
+
+def erasure_report(journal: SessionJournal, ledger: Ledger, name: str) -> VerifyReport:
+    """The report of a journal whose chain `ledger` has proved: ok, unless its erasures (which only a
+    journal with an erasure or an erased record has, so only such a journal is read again) are not
+    all explained (docs/erasure.md)."""
+    if not ledger.erasures:
+        return VerifyReport(name, ok=True, records=ledger.head.seq, head=ledger.head)
+    finding = erasure_finding(journal.read_lines(limit=ledger.head.seq))
+    if finding.damage is not None:
+        assert finding.damage_seq is not None
+        return VerifyReport(
+            name,
+            ok=False,
+            records=ledger.head.seq,
+            head=ledger.head,
+            bad_seq=finding.damage_seq,
+            reason=f"erasure: {finding.damage}",
+        )
+    return VerifyReport(
+        name, ok=True, records=ledger.head.seq, head=ledger.head, pending_erasures=finding.pending
+    )
 
 
 def _failed(name: str, head: Head, exc: JournalError) -> VerifyReport:

@@ -8,8 +8,7 @@ from typing import Final
 
 import attrs
 
-from waybook.model._errors import ConflictError, JournalError
-from waybook.model._head import Head
+from waybook.model import ConflictError, Head, JournalError
 
 ADOPTION_CONFLICT: Final = "The nominated records conflict with the current canonical memory head"
 

@@ -348,3 +348,36 @@ class NotAJournalFileError(StorageError):
 
 class JournalClosedError(StorageError):
     """The journal was closed."""
+
+
+# --- erasure (docs/erasure.md) ----------------------------------------------------------------------
+
+
+class ErasureError(JournalError):
+    """An erasure could not be done as asked: see the subclasses. Nothing was erased."""
+
+
+class InvalidErasureError(ErasureError, ValueError):
+    """An erasure request names no record, a seq the journal does not have, an unknown part, or gives no
+    reason. Nothing was written or erased."""
+
+
+class NotSealedError(ErasureError, ValueError):
+    """A record holds content that was not sealed when it was written (a journal of schema 1, written
+    before erasable content): its digest covers the content's bytes, which therefore cannot be removed.
+    `waybook migrate` writes a sealed copy. Nothing was written or erased."""
+
+    def __init__(self, message: str, *, journal: str, seq: int) -> None:
+        self.journal = journal
+        self.seq = seq
+        super().__init__(message)
+
+
+class ErasureInterruptedError(ErasureError, IntegrityError):
+    """An erasure of this journal was interrupted (its marker is beside the journal): some records may be
+    half overwritten until it is finished. A writer's open finishes it; from a read-only open, run
+    `waybook erase --resume PATH` (or open the journal for writing)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)

@@ -90,8 +90,14 @@ JOURNAL_ROLES: Final = ("session", "working_memory", "canonical_memory", "pin", 
 """What a journal holds, declared in its header. Readers refuse a journal of the wrong role."""
 
 
+SEALED_SCHEMA: Final = 2
+"""The header schema from which a journal seals its records' content so that it can be erased without
+breaking the digest chain (docs/erasure.md). Schema 1 (the default, absent on the wire) is every journal
+written before: each record's digest covers its content's bytes, which therefore stay."""
+
+
 class Header(Body, tag_field="kind", tag="waybook.header/1", frozen=True):
-    """The first record of every journal."""
+    """The first record of every journal. `schema` 2 (`SEALED_SCHEMA`) seals content; 1 does not."""
 
     KIND: ClassVar[str] = "waybook.header/1"
     journal: str = field(name="journal")
@@ -226,6 +232,42 @@ class Annotation(Body, tag_field="kind", tag="waybook.annotation/1", frozen=True
     target: str = field(name="target")
     type: str = field(name="type")
     data: Any = field(default=None, name="data")
+
+
+CONTENT_PARTS: Final = ("text", "thinking", "tool_arguments", "tool_output", "images", "files", "data")
+"""The kinds of content a record may hold, as an erasure names them: message text and summaries, thinking,
+tool calls (their arguments), tool results' output, images, other blobs, custom data and details."""
+
+
+class ErasedRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
+    """One record an `Erasure` took the content of (docs/erasure.md).
+
+    `state` is the SHA-256 state after the record's sealed content (64 hex digits): its salted
+    commitment, from which the record's digest is finished over the bytes that stay. `blocks` is how
+    many 64-byte blocks the sealed content took; `parts` what kinds of content it held (text,
+    thinking, tool_arguments, tool_output, images, files, data).
+    """
+
+    seq: int = field(name="seq")
+    state: str = field(name="state")
+    blocks: int = field(name="blocks")
+    parts: tuple[str, ...] = field(default=(), name="parts")
+
+
+class Erasure(Body, tag_field="kind", tag="waybook.erasure/1", frozen=True):
+    """The content of earlier records of this journal was erased: which records, why, by whom, and under
+    which retention policy if one decided it. Not a node: the leaf does not move.
+
+    Appended before any byte is removed; each record it names keeps its envelope, kind, tree links and
+    usage, and its digest (docs/erasure.md). `parts` is what chose the records (empty: all content).
+    """
+
+    KIND: ClassVar[str] = "waybook.erasure/1"
+    records: tuple[ErasedRecord, ...] = field(name="records")
+    reason: str = field(name="reason")
+    actor: str | None = field(default=None, name="actor")
+    policy: str | None = field(default=None, name="policy")
+    parts: tuple[str, ...] = field(default=(), name="parts")
 
 
 # --- memory -----------------------------------------------------------------------------------------
@@ -399,6 +441,7 @@ AnyBody: TypeAlias = (
     | SubagentLink
     | Reset
     | Annotation
+    | Erasure
     | MemoryWrite
     | MemoryDelete
     | MemoryRename
@@ -429,6 +472,7 @@ BODY_TYPES: Final = (
     SubagentLink,
     Reset,
     Annotation,
+    Erasure,
     *MEMORY_TYPES,
     *REFLECTION_TYPES,
     MemorySynced,
@@ -438,16 +482,30 @@ BODY_TYPES: Final = (
 # --- envelopes ------------------------------------------------------------------------------------
 
 
-class NewRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
-    """A record a writer offers to a journal: its id, its UTC timestamp and its body."""
+class NewRecord(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False, omit_defaults=True
+):
+    """A record a writer offers to a journal: its id, its UTC timestamp and its body. `salt` is for a
+    verbatim copy of a sealed record (docs/erasure.md): the salt it was sealed with, so the copy's bytes
+    and digest are the source's; None (every writer's case) draws a fresh one in a sealed journal."""
 
     id: str = field(name="id")
     at: str = field(name="at")
     body: AnyBody = field(name="body")
+    salt: str | None = field(default=None, name="salt")
 
 
 BatchPlace: TypeAlias = tuple[Annotated[int, msgspec.Meta(ge=1)], Annotated[int, msgspec.Meta(ge=2)]]
 """`(index, size)` of a record in a batch of `size` >= 2 records, `index` counting from 1."""
+
+
+class Erased(msgspec.Struct, frozen=True, forbid_unknown_fields=True, array_like=True, gc=False):
+    """Marks a record whose content was erased: the erasure record's seq (`by`), and the SHA-256 state
+    and block count its sealed content left, from which its digest is finished (docs/erasure.md)."""
+
+    by: int
+    state: str
+    blocks: int
 
 
 class Record(
@@ -459,8 +517,15 @@ class Record(
     its own field cut off (see waybook.codecs._wire). `batch` is the record's place in a multi-record
     batch, `(index, size)`; a record appended alone has none (and no `batch` on the wire), so a reader
     can tell a whole batch from one cut short by a crash (see waybook.journal._batches).
+
+    In a journal whose header has schema 2, a record whose body holds content is *sealed*: its line
+    starts with its `salt` and its content, so that the content can later be erased without changing
+    the digest; an erased record has `erased` instead and its body's content is empty. Both are None on
+    every other record (docs/erasure.md).
     """
 
+    erased: Erased | None = field(default=None, name="erased")
+    salt: str | None = field(default=None, name="salt")
     seq: int = field(name="seq")
     id: str = field(name="id")
     at: str = field(name="at")

@@ -29,6 +29,13 @@ from waybook.projections._cost import (
     cost_report,
     usage_entries,
 )
+from waybook.projections._harness import (
+    HARNESS_TAGS,
+    SLASH_COMMANDS,
+    harness_counts,
+    harness_kind,
+    is_harness,
+)
 from waybook.projections._links import (
     SUBAGENT_OF,
     LinkFacts,
@@ -41,6 +48,7 @@ from waybook.projections._links import (
     subagent_links,
     subagent_parent,
 )
+from waybook.projections._moves import MoveRun, move_runs
 from waybook.projections._prices import Cost, FixedPrices, PriceTable, Rate, Rates, price
 from waybook.projections._provider_turns import NO_RESULT_RECORDED, REPAIR_KINDS, Repair, RepairKind
 from waybook.projections._providers import (
@@ -106,7 +114,10 @@ __all__ = [
     "price",
     "tokens_of",
     "usage_entries",
+    "HARNESS_TAGS",
+    "SLASH_COMMANDS",
     "LeafMove",
+    "MoveRun",
     "LiveProjection",
     "Projection",
     "ProjectionOrderError",
@@ -129,6 +140,10 @@ __all__ = [
     "decode_snapshot",
     "encode_snapshot",
     "fold",
+    "harness_counts",
+    "harness_kind",
+    "is_harness",
+    "move_runs",
     "for_provider",
     "provider_context",
     "render_context",

@@ -11,10 +11,8 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Generic, Protocol, TypeVar
 
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import JournalError
-from waybook.model._head import Head
-from waybook.model._records import Record
+from waybook.journal import SessionJournal
+from waybook.model import Head, JournalError, Record
 
 
 class ProjectionState(Protocol):

@@ -10,7 +10,10 @@ one):
 4. Leaf moves and resets are not nodes and never appear.
 
 `ContextProjection` keeps the context of the active leaf current: an append at the leaf is O(1); a
-compaction, exclusion or leaf move recomputes it from the tree in O(path length).
+compaction, exclusion or leaf move marks it stale, and it is recomputed from the tree (O(path length))
+when it is next read. So a fold costs O(records) whatever the tree's shape (a session that moves its
+leaf back at every level would otherwise walk its whole path at every move), and a context read after
+any number of moves costs one walk of the path it returns.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from typing import Final, Literal
 import attrs
 import msgspec
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._reading import read_seqs
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Compaction,
     Content,
@@ -94,13 +97,55 @@ def _shown(tree: TreeState, position: int) -> bool:
     return tree.kinds[position] in _SHOWN_KINDS or position in tree.in_context
 
 
-@attrs.define
+@attrs.define(eq=False, repr=False)
 class ContextState:
-    """The tree, plus the context of its active leaf."""
+    """The tree, plus the context of its active leaf (`summary` and `entries`, as in `ContextRefs`).
+
+    After a leaf move, a compaction or an exclusion the context is stale: it is recomputed from the tree
+    the first time `summary`, `entries` or `refs` is read, never at the move itself.
+    """
 
     tree: TreeState = attrs.Factory(TreeState)
-    summary: int = NONE
-    entries: list[int] = attrs.Factory(list)
+    _summary: int = NONE
+    _entries: list[int] = attrs.Factory(list)
+    _stale: bool = attrs.field(default=False, init=False)
+
+    @property
+    def summary(self) -> int:
+        if self._stale:
+            self._settle()
+        return self._summary
+
+    @summary.setter
+    def summary(self, value: int) -> None:
+        self._settle()
+        self._summary = value
+
+    @property
+    def entries(self) -> list[int]:
+        if self._stale:
+            self._settle()
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: list[int]) -> None:
+        self._settle()
+        self._entries = value
+
+    @property
+    def stale(self) -> bool:
+        """Whether the context waits to be recomputed from the tree (at the next read)."""
+        return self._stale
+
+    def mark_stale(self) -> None:
+        """The leaf moved, or a compaction or exclusion changed what the leaf sees: recompute at the
+        next read."""
+        self._stale = True
+
+    def _settle(self) -> None:
+        if self._stale:
+            refs = context_refs(self.tree, self.tree.leaf)
+            self._summary, self._entries, self._stale = refs.summary, list(refs.entries), False
 
     @property
     def seq(self) -> int:
@@ -113,6 +158,16 @@ class ContextState:
     @property
     def refs(self) -> ContextRefs:
         return ContextRefs(self.tree.leaf, self.summary, tuple(self.entries))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContextState):
+            return NotImplemented
+        return (self.tree, self.summary, self.entries) == (other.tree, other.summary, other.entries)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ContextState(tree={self.tree!r}, summary={self.summary!r}, entries={self.entries!r})"
 
 
 class ContextProjection:
@@ -133,10 +188,10 @@ class ContextProjection:
         self._tree.apply(tree, record)
         body = record.body
         if body.KIND in _SHOWN_KINDS or (isinstance(body, CustomEntry) and body.in_context):
-            state.entries.append(tree.leaf)  # a node always extends the leaf it was appended at
+            if not state.stale:  # a node always extends the leaf it was appended at
+                state.entries.append(tree.leaf)
         elif isinstance(body, Compaction | ContextExclusion) or (not body.IS_NODE and tree.leaf != before):
-            refs = context_refs(tree, tree.leaf)
-            state.summary, state.entries = refs.summary, list(refs.entries)
+            state.mark_stale()
         return state
 
     def apply_many(
@@ -151,7 +206,8 @@ class ContextProjection:
         if count > 1 and _MESSAGE_TYPES.issuperset(kinds):  # all messages: one run, no list of flags
             tree = state.tree
             if self._tree.extend_chain(tree, records, kinds, chained=chained):
-                state.entries.extend(range(tree.leaf - count + 1, tree.leaf + 1))
+                if not state.stale:
+                    state.entries.extend(range(tree.leaf - count + 1, tree.leaf + 1))
                 return state
         plain = list(map(_MESSAGE_TYPES.__contains__, kinds))
         start = 0
@@ -164,7 +220,8 @@ class ContextProjection:
                 run = records if stop - start == count else records[start:stop]
                 tree = state.tree
                 if self._tree.extend_chain(tree, run, kinds[start:stop], chained=chained):
-                    state.entries.extend(range(tree.leaf - (stop - start) + 1, tree.leaf + 1))
+                    if not state.stale:
+                        state.entries.extend(range(tree.leaf - (stop - start) + 1, tree.leaf + 1))
                 else:
                     for record in run:
                         self.apply(state, record)

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from waybook.model._records import AssistantMessage, Header, Record
+from waybook.model import AssistantMessage, Header, Record
 from waybook.projections._prices import Cost, PriceTable, price
 from waybook.projections._tokens import Tokens, sum_tokens, tokens_of
 

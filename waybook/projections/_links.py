@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from waybook.model._records import Header, Record, SubagentLink
+from waybook.model import Header, Record, SubagentLink
 
 SUBAGENT_OF: Final = "subagent_of"
 """The key of a sub-agent session's header metadata naming where it was started:

@@ -24,7 +24,7 @@ from typing import Final, Literal
 
 import attrs
 
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     BlobBlock,
     Block,

@@ -36,16 +36,8 @@ import attrs
 
 from waybook.codecs._data_urls import base64_payload
 from waybook.codecs._media_types import is_text
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import JournalError
-from waybook.model._records import (
-    BlobBlock,
-    Block,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
-)
+from waybook.journal import SessionJournal
+from waybook.model import BlobBlock, Block, ImageBlock, JournalError, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections._base import replay
 from waybook.projections._context import ContextMessage, ContextProjection, context_at, render_context
 from waybook.projections._provider_turns import Repair, RepairKind, ToolAnswer, Turn, turns

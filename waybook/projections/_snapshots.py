@@ -18,10 +18,9 @@ import msgspec
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from sortedcontainers import SortedDict
 
-from waybook.codecs._canonical import canonical_json
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import DecodeError, SnapshotMismatchError
-from waybook.model._head import GENESIS_DIGEST, Head
+from waybook.codecs import canonical_json
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS_DIGEST, DecodeError, Head, SnapshotMismatchError
 from waybook.projections._base import Projection, ProjectionState, fold
 from waybook.projections._context import ContextProjection, ContextState
 from waybook.projections._tree import LeafMove, TreeProjection, TreeState

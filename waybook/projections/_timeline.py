@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.projections._base import fold
 from waybook.projections._tree import NONE, TreeProjection, TreeState
 

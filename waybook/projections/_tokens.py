@@ -13,6 +13,9 @@ Recorded usage keeps each source's own names and meanings (docs/cost.md has the 
 - OpenAI's Chat Completions API: `prompt_tokens` (cached ones included, `cached_tokens`) and
   `completion_tokens`.
 - Pi: `input` (uncached), `output`, `cacheRead`, `cacheWrite`.
+- LangChain's `usage_metadata` (LangGraph threads), flattened: `input_tokens` sums every input token,
+  of which `input_token_details.cache_read` were read from and `input_token_details.cache_creation`
+  written to the cache.
 
 `tokens_of` reads any of them into one `Tokens`; a pure function.
 """
@@ -41,6 +44,9 @@ _CACHE_READ: Final = (
 _CACHE_WRITE: Final = ("cache_creation_input_tokens", "cacheWrite", "cache_write")
 _INPUT_HOLDS_CACHE: Final = ("cached_input_tokens", "cached_tokens")
 """Where the cache read is named so, the input count already includes it (OpenAI's APIs)."""
+LANGCHAIN_CACHE_READ: Final = "input_token_details.cache_read"
+LANGCHAIN_CACHE_WRITE: Final = "input_token_details.cache_creation"
+"""LangChain's cache counts, parts of its `input_tokens`."""
 
 
 @attrs.frozen
@@ -100,6 +106,14 @@ def tokens_of(usage: Mapping[str, Any] | None) -> Tokens | None:
     def first(keys: tuple[str, ...]) -> int | None:
         return next((counts[key] for key in keys if key in counts), None)
 
+    if LANGCHAIN_CACHE_READ in counts or LANGCHAIN_CACHE_WRITE in counts:
+        read, write = counts.get(LANGCHAIN_CACHE_READ, 0), counts.get(LANGCHAIN_CACHE_WRITE, 0)
+        return Tokens(
+            input=max(0, counts.get("input_tokens", 0) - read - write),
+            output=counts.get("output_tokens", 0),
+            cache_read=read,
+            cache_write=write,
+        )
     found = [first(keys) for keys in (_INPUT, _OUTPUT, _CACHE_READ, _CACHE_WRITE)]
     if all(value is None for value in found) and CACHE_WRITE_1H not in counts:
         return None

@@ -12,15 +12,7 @@ from typing import Final
 
 import attrs
 
-from waybook.model._head import GENESIS_DIGEST
-from waybook.model._records import (
-    Compaction,
-    ContextExclusion,
-    CustomEntry,
-    LeafMoved,
-    Record,
-    Reset,
-)
+from waybook.model import GENESIS_DIGEST, Compaction, ContextExclusion, CustomEntry, LeafMoved, Record, Reset
 from waybook.projections._base import check_next
 
 NONE: Final = -1

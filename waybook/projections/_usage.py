@@ -25,18 +25,18 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.codecs._canonical import digest_of
-from waybook.model._errors import UnknownNodeError
-from waybook.model._records import (
+from waybook.codecs import digest_of
+from waybook.model import (
     AssistantMessage,
     Compaction,
     ContextExclusion,
     LeafMoved,
     MemoryUsed,
-    Node,
     Record,
     Reset,
+    UnknownNodeError,
 )
+from waybook.model._records import Node
 
 REQUEST_KEY: Final = "request"
 """The `details` key of an assistant message holding the request context its usage measured."""

@@ -5,9 +5,8 @@ from __future__ import annotations
 import attrs
 import msgspec
 
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
-    Body,
     Compaction,
     Content,
     CustomEntry,
@@ -19,6 +18,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
+from waybook.model._records import Body
 
 
 @attrs.frozen

@@ -25,11 +25,10 @@ from typing import Any, Final
 import attrs
 
 from waybook._files import create_private
-from waybook.model._errors import JournalError
-from waybook.model._records import CustomEntry, Header, MemoryDelete, MemoryRename, MemoryWrite
+from waybook.model import CustomEntry, Header, JournalError, MemoryDelete, MemoryRename, MemoryWrite
 from waybook.search._documents import document_of
+from waybook.stores import CATALOG_ID, JournalStore
 from waybook.stores._catalog import HIDDEN, PURGED
-from waybook.stores._protocol import CATALOG_ID, JournalStore
 from waybook.stores._url import local_path
 
 SCHEMA: Final = "waybook.search/2"

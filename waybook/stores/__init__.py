@@ -16,6 +16,7 @@ from waybook.stores._errors import (
     InvalidStoreUrlError,
     JournalExistsError,
     JournalPurgedError,
+    LostRecordsError,
     ReservedJournalError,
     StoreArgumentError,
     StoreBusyError,
@@ -30,7 +31,6 @@ from waybook.stores._protocol import (
     JournalFiles,
     JournalStore,
     NonBlockingStore,
-    tail,
 )
 from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
 from waybook.stores._sqlite import SqliteStore
@@ -41,6 +41,7 @@ from waybook.stores._subscribe import (
     DeliveryConflictError,
     Subscription,
     subscribe,
+    tail,
 )
 from waybook.stores._threaded import ThreadedJournal, ThreadedStore
 from waybook.stores._url import OPENERS, open_store
@@ -92,6 +93,7 @@ __all__ = [
     "InvalidStoreUrlError",
     "JournalExistsError",
     "JournalPurgedError",
+    "LostRecordsError",
     "ReservedJournalError",
     "StoreArgumentError",
     "StoreBusyError",

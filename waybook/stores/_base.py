@@ -16,14 +16,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self, runtime_checkable
 
-from waybook.codecs._wire import decode_record
-from waybook.journal._protocol import PositionedJournal, SessionJournal
-from waybook.model._errors import IntegrityError, JournalClosedError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import Header, NewRecord, Record
-from waybook.stores._blobs import Blobs, BlobStore
+from waybook.codecs import decode_record, line_digest
+from waybook.journal import SessionJournal
+from waybook.journal._protocol import PositionedJournal
+from waybook.model import GENESIS, Head, Header, IntegrityError, JournalClosedError, NewRecord, Record
+from waybook.stores._blobs import BlobEngine, Blobs
 from waybook.stores._catalog import (
     CREATED,
     HIDDEN,
@@ -43,8 +42,14 @@ from waybook.stores._creation import (
     store_clock,
     store_ids,
 )
-from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
+from waybook.stores._errors import (
+    JournalExistsError,
+    JournalPurgedError,
+    LostRecordsError,
+    UnknownJournalError,
+)
 from waybook.stores._fed import FedJournal
+from waybook.stores._holding import Committed, missing
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._read_only import ReadOnlyJournal
 from waybook.stores._runs import Run, Runs
@@ -119,6 +124,8 @@ class CatalogStore(abc.ABC):
         self._catalog_raw: SessionJournal | None = None
         self._catalog_fed: FedJournal | None = None
         self._blobs: Blobs | None = None
+        self._catalog_lost: LostRecordsError | None = None
+        """Set when the catalog holds less than the store committed to it: catalog writes are refused."""
 
     # --- hooks ------------------------------------------------------------------------------------
 
@@ -147,7 +154,7 @@ class CatalogStore(abc.ABC):
         """The lock of feed writers (taken after `_runs_mutex`)."""
 
     @abc.abstractmethod
-    def _blob_engine(self) -> BlobStore:
+    def _blob_engine(self) -> BlobEngine:
         """The engine under `blobs`, built on first use."""
 
     @abc.abstractmethod
@@ -165,12 +172,18 @@ class CatalogStore(abc.ABC):
         self._catalog_raw = catalog
         self._catalog_fed = FedJournal(CATALOG_ID, catalog, self._fed)
         with self._store_lock():
+            try:
+                self._check_holds(CATALOG_ID, catalog)
+            except LostRecordsError as lost:
+                if catalog.head() == GENESIS:
+                    raise  # an emptied catalog is lost: never started again as a new, empty store
+                self._catalog_lost = lost  # read and verify it; write nothing after what it lost
             if catalog.head() == GENESIS:
                 body = Header(journal=CATALOG_ID, creator="waybook", role="catalog")
                 new = NewRecord(id=self._ids(), at=self._clock(), body=body)
                 self._catalog_fed.append([new], expected=GENESIS)
             self._sync_catalog()
-            self._fed(CATALOG_ID, self._cat.seq)
+            self._fed(CATALOG_ID, catalog.head())
 
     # --- the JournalStore protocol ------------------------------------------------------------------
 
@@ -192,16 +205,20 @@ class CatalogStore(abc.ABC):
         with self._store_lock():
             self._sync_catalog()
             self._refuse_taken(journal_id)
+            if self._catalog_lost is not None:
+                raise self._catalog_lost  # before any file is made
             if not self._raw_create(journal_id, line):
                 self._adopt_orphan(journal_id)
                 raise JournalExistsError(store=self._url, journal_id=journal_id)
             self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
         journal = FedJournal(journal_id, self._raw_open(journal_id), self._fed)
-        if header:
-            self._fed(journal_id, 1)
+        if line is not None:
+            self._fed(journal_id, Head(1, line_digest(line) or ""))
         return journal
 
     def open(self, journal_id: str) -> SessionJournal:
+        """The journal, to read and append. A journal that holds less than the store committed to it
+        (LostRecordsError) is refused: appending would write new records where committed ones were."""
         check_journal_id(journal_id)
         self._sync_catalog()
         if journal_id in self._cat.purged:
@@ -211,9 +228,45 @@ class CatalogStore(abc.ABC):
                 raise UnknownJournalError(store=self._url, journal_id=journal_id)
             with self._store_lock():
                 self._adopt_orphan(journal_id)
-        raw = self._raw_open(journal_id)
-        self._fed(journal_id, raw.head().seq)  # feeds what a crashed writer committed but never fed
+        raw = self._opened(journal_id)
+        self._fed(journal_id, raw.head())  # feeds what a crashed writer committed but never fed
         return FedJournal(journal_id, raw, self._fed)
+
+    def _opened(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
+        """The catalogued journal's adapter, once it is shown to hold what the store committed to it;
+        LostRecordsError (naming what is there instead) when it does not, or its storage is gone."""
+        if not self._raw_exists(journal_id):
+            raise self._lost(journal_id, self._raw_missing(journal_id))
+        raw = self._raw_open(journal_id, readonly=readonly)
+        try:
+            self._check_holds(journal_id, raw)
+        except BaseException:
+            raw.close()
+            raise
+        return raw
+
+    def committed(self, journal_id: str) -> Committed:
+        """The head the store committed to `journal_id` (what its feed holds of it)."""
+        with self._runs_mutex:
+            self._feed_sync()
+            return self._runs.committed(journal_id)
+
+    def _check_holds(self, journal_id: str, raw: PositionedJournal) -> None:
+        """LostRecordsError if `raw` holds less than the store committed to `journal_id`."""
+        committed = self.committed(journal_id)
+        if committed.seq == 0:
+            return
+        problem = missing(committed, raw.head(), lambda seq: stored_digest(raw, seq))
+        if problem is not None:
+            raise self._lost(journal_id, problem)
+
+    def _lost(self, journal_id: str, found: str) -> LostRecordsError:
+        committed = self.committed(journal_id)
+        return LostRecordsError(store=self._url, journal_id=journal_id, committed=committed.head, found=found)
+
+    def _raw_missing(self, journal_id: str) -> str:
+        """What is where a catalogued journal's storage should be (hook: the directory store says)."""
+        return "its storage is gone"
 
     def open_catalog(self) -> SessionJournal:
         """The store's catalog journal (creations, hidings, purge and collection receipts), read-only, to
@@ -224,18 +277,24 @@ class CatalogStore(abc.ABC):
 
     def _existing(self, journal_id: str) -> None:
         """Raise what `open` raises for a journal that is not the store's now (an invalid id, unknown,
-        purged), without opening, adopting or feeding anything."""
+        purged, lost), without opening, adopting or feeding anything."""
         check_journal_id(journal_id)
         self._sync_catalog()
         if journal_id in self._cat.purged:
             raise JournalPurgedError(store=self._url, journal_id=journal_id)
         if not self._raw_exists(journal_id):
+            if journal_id in self._cat.journals:
+                raise self._lost(journal_id, self._raw_missing(journal_id))
             raise UnknownJournalError(store=self._url, journal_id=journal_id)
 
     def exists(self, journal_id: str) -> bool:
+        """Whether `journal_id` is a journal of the store (catalogued, or an orphan a crashed creator
+        left), lost ones included: their id is taken."""
         check_journal_id(journal_id)
         self._sync_catalog()
-        return journal_id not in self._cat.purged and self._raw_exists(journal_id)
+        if journal_id in self._cat.purged:
+            return False
+        return journal_id in self._cat.journals or self._raw_exists(journal_id)
 
     def list(
         self,
@@ -269,11 +328,13 @@ class CatalogStore(abc.ABC):
             receipt = self._cat.purged.get(journal_id)
             if receipt is None:
                 info = self._known(journal_id)
-                raw = self._raw_open(journal_id, readonly=True)
-                try:
-                    head = raw.head()
-                finally:
-                    raw.close()
+                head = self.committed(journal_id).head  # a lost journal's purge names what was committed
+                if self._raw_exists(journal_id):
+                    raw = self._raw_open(journal_id, readonly=True)
+                    try:
+                        head = max(head, raw.head(), key=lambda h: h.seq)
+                    finally:
+                        raw.close()
                 self._append_catalog(PURGED, purge_data(journal_id, info.role, head, reason, actor))
                 assert self._catalog_fed is not None
                 self._catalog_fed.flush()  # the receipt is on disk before any byte is erased
@@ -404,6 +465,8 @@ class CatalogStore(abc.ABC):
 
     def _append_catalog(self, kind: str, data: dict[str, Any]) -> Record:
         """Append one catalog entry (store lock held, catalog synced)."""
+        if self._catalog_lost is not None:
+            raise self._catalog_lost
         assert self._catalog_fed is not None
         cat = self._cat
         expected = Head.of(cat.last) if cat.last is not None else GENESIS
@@ -413,16 +476,16 @@ class CatalogStore(abc.ABC):
             cat.apply(result.records)
         return result.records[0]
 
-    def _fed(self, journal_id: str, head_seq: int) -> None:
-        """Feed `journal_id` through `head_seq` (a head it has committed), then wake waiting readers."""
+    def _fed(self, journal_id: str, head: Head) -> None:
+        """Feed `journal_id` through `head` (a head it has committed), then wake waiting readers."""
         with self._runs_mutex:
-            if self._runs.fed.get(journal_id, 0) >= head_seq:
+            if self._runs.fed.get(journal_id, 0) >= head.seq:
                 self._feed_sync()
-                if self._runs.fed.get(journal_id, 0) >= head_seq:
+                if self._runs.fed.get(journal_id, 0) >= head.seq:
                     return
             with self._feed_lock():
                 self._feed_sync()
-                run = self._runs.catch_up(journal_id, head_seq)
+                run = self._runs.catch_up(journal_id, head)
                 if run is None:
                     return
                 self._feed_write(run)
@@ -442,35 +505,33 @@ class CatalogStore(abc.ABC):
         for _, run in window:
             first, _last = spans.get(run.journal_id, (run.first, run.last))
             spans[run.journal_id] = (min(first, run.first), run.last)
-        lines: dict[str, builtins.list[bytes]] = {}
+        entries: dict[str, builtins.list[tuple[Record, bytes]]] = {}
         for journal_id, (first, last) in spans.items():
             reader = self._reader(journal_id)
             if reader is None:
                 continue  # purged: its positions stay, empty
-            got = list(reader.read_lines(after=first - 1, limit=last - first + 1))
+            got = list(_proved_pairs(reader, first - 1, last - first + 1))
             if len(got) != last - first + 1:
-                msg = (
-                    f"{self._url}: the feed says journal {journal_id!r} has records {first}..{last} but it "
-                    f"holds {first - 1 + len(got)}; the store was altered outside waybook"
-                )
-                raise IntegrityError(msg)
-            lines[journal_id] = got
+                held = first - 1 + len(got)
+                raise self._lost(journal_id, f"its records end at seq {held}" if held else "it holds none")
+            entries[journal_id] = got
         for start, run in window:
-            journal_lines = lines.get(run.journal_id)
-            if journal_lines is None:
+            journal_entries = entries.get(run.journal_id)
+            if journal_entries is None:
                 continue
             base = spans[run.journal_id][0]
-            where = f"{self._url} {run.journal_id}"
             for offset in range(run.last - run.first + 1):
                 seq = run.first + offset
-                line = journal_lines[seq - base]
-                record = decode_record(line, where=where)
+                record, line = journal_entries[seq - base]
                 if record.seq != seq:
+                    where = f"{self._url} {run.journal_id}"
                     msg = f"{where}: the feed expected seq {seq}, the journal holds seq {record.seq}"
                     raise IntegrityError(msg)
                 yield FeedEntry(start + offset, run.journal_id, seq, record, line)
 
     def _reader(self, journal_id: str) -> SessionJournal | None:
+        """A reader of the journal for the feed; None for a purged one (its positions stay, empty). A
+        journal whose storage is gone is not skipped: its loss is raised (LostRecordsError)."""
         if journal_id == CATALOG_ID:
             return self._catalog_raw
         if journal_id in self._cat.purged:
@@ -482,10 +543,12 @@ class CatalogStore(abc.ABC):
                 self._readers.move_to_end(journal_id)
                 return reader
         if not self._raw_exists(journal_id):
+            self._gone(journal_id)
             return None
         try:
             reader = self._raw_open(journal_id, readonly=True)
         except (UnknownJournalError, FileNotFoundError):
+            self._gone(journal_id)
             return None
         with self._readers_mutex:
             self._readers[journal_id] = reader
@@ -494,8 +557,37 @@ class CatalogStore(abc.ABC):
                 old.close()
         return reader
 
+    def _gone(self, journal_id: str) -> None:
+        """For a journal whose storage is not there: None if another process purged it meanwhile (the
+        receipt is committed before the bytes go), else its loss."""
+        self._sync_catalog()
+        if journal_id in self._cat.purged:
+            return
+        raise self._lost(journal_id, self._raw_missing(journal_id))
+
     def _drop_reader(self, journal_id: str) -> None:
         with self._readers_mutex:
             reader = self._readers.pop(journal_id, None)
         if reader is not None:
             reader.close()
+
+
+def stored_digest(journal: SessionJournal, seq: int) -> str | None:
+    """The digest of record `seq` as `journal` stores it (None if it holds no such record)."""
+    line = next(iter(journal.read_lines(after=seq - 1, limit=1)), None)
+    return None if line is None else line_digest(line)
+
+
+@runtime_checkable
+class _ProvedReading(Protocol):
+    """A journal whose reads prove what they serve and give each record with its line (JsonlJournal)."""
+
+    def read_proved(self, after: int = 0, limit: int | None = None) -> Iterator[tuple[Record, bytes]]: ...
+
+
+def _proved_pairs(journal: SessionJournal, after: int, limit: int) -> Iterator[tuple[Record, bytes]]:
+    """The records after `after` with their lines, as the journal proves them (decoded once)."""
+    if isinstance(journal, _ProvedReading):
+        return journal.read_proved(after, limit)
+    where = journal.name
+    return ((decode_record(line, where=where), line) for line in journal.read_lines(after, limit))

@@ -2,7 +2,8 @@
 
 A blob is written to a temporary file, fsynced and renamed into place, so a reader sees all of it or
 none. Storing bytes that are already there refreshes the file's age (its mtime) instead. Leases are files
-`DIR/blobs/leases/<hex>.<pid>` whose mtime says when they were taken. Writers (`put`) hold a shared
+`DIR/blobs/leases/<hex>.<lease>`, one per put (`<lease>` names it: the process, the store object and the
+put), whose mtime says when they were taken. Writers (`put`) hold a shared
 lock on `DIR/blobs/gc.lock` and a collection's delete phase an exclusive one, so a blob is never removed
 while a writer is storing or refreshing it.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from waybook._files import FILE_MODE, fsync_dir
-from waybook.model._errors import StorageError
+from waybook.model import StorageError
 from waybook.stores._blobs import (
     DEFAULT_LEASE,
     BlobDigestError,
@@ -51,7 +52,9 @@ class FileBlobs:
         digest = digest_of(ref)
         return self._objects / digest[:2] / digest
 
-    def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
+    def put(
+        self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str
+    ) -> BlobRef:
         fd, temp_name = tempfile.mkstemp(dir=self._tmp, prefix="put.")
         temp = Path(temp_name)
         try:
@@ -68,7 +71,7 @@ class FileBlobs:
             ref = BlobRef(digest=sha.hexdigest(), size=size, media_type=media_type)
             target = self.path(ref)
             with _flock(self._gc_lock, exclusive=False):
-                self._take_lease(ref.digest)
+                self._take_lease(ref.digest, lease)
                 if target.exists():
                     os.utime(target)  # already stored: refresh its age, keep the first copy
                 else:
@@ -104,9 +107,9 @@ class FileBlobs:
             for blob in sorted(shard.iterdir()):
                 yield blob.name
 
-    def release(self, ref: BlobRef | str) -> None:
+    def release(self, ref: BlobRef | str, *, lease: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            (self._leases / f"{digest_of(ref)}.{os.getpid()}").unlink()
+            (self._leases / f"{digest_of(ref)}.{_lease_name(lease)}").unlink()
 
     # --- what collect needs ---
 
@@ -158,9 +161,9 @@ class FileBlobs:
                 removed.append(digest)
         return removed
 
-    def _take_lease(self, digest: str) -> None:
-        """One lease file per blob and process; taking it again refreshes its time."""
-        (self._leases / f"{digest}.{os.getpid()}").touch(mode=FILE_MODE)
+    def _take_lease(self, digest: str, lease: str) -> None:
+        """One lease file per blob and put (`lease` names the put)."""
+        (self._leases / f"{digest}.{_lease_name(lease)}").touch(mode=FILE_MODE)
 
 
 @contextlib.contextmanager
@@ -180,3 +183,11 @@ def _flock(path: Path, *, exclusive: bool) -> Iterator[None]:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _lease_name(lease: str) -> str:
+    """`lease` as part of a file name: letters, digits, '.', '-' and '_' only."""
+    if not lease or not all(c.isascii() and (c.isalnum() or c in "._-") for c in lease):
+        msg = f"a lease name is letters, digits, '.', '-' and '_', not {lease!r:.40}"
+        raise StorageError(msg)
+    return lease

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import os
 import sqlite3
 import tempfile
 import threading
@@ -20,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from waybook.model._errors import StorageError
+from waybook.model import StorageError
 from waybook.stores._blobs import (
     CHUNK,
     DEFAULT_LEASE,
@@ -57,13 +56,14 @@ class SqliteBlobs:
         self._lease = lease
         self.lease = lease
         self._timeout = busy_timeout
-        self._holder = f"{os.getpid()}.{id(self)}"
         self._local = threading.local()
         self._inventory: dict[str, tuple[int, float]] = {}
         with contextlib.closing(self._connect()) as conn:
             conn.executescript(_SCHEMA)  # idempotent; executescript commits on its own
 
-    def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
+    def put(
+        self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str
+    ) -> BlobRef:
         with tempfile.TemporaryFile() as spool:
             size = 0
             sha = hashlib.sha256()
@@ -76,7 +76,7 @@ class SqliteBlobs:
             with self._write() as conn:
                 conn.execute(
                     "INSERT INTO blob_leases (digest, holder, taken) VALUES (?, ?, ?)",
-                    (ref.digest, self._holder, now),
+                    (ref.digest, lease, now),
                 )
                 row = conn.execute("SELECT id FROM blobs WHERE digest = ?", (ref.digest,)).fetchone()
                 if row is not None:
@@ -127,11 +127,9 @@ class SqliteBlobs:
         self._inventory = {digest: (int(size), float(stored)) for digest, size, stored in rows}
         return iter([digest for digest, _, _ in rows])
 
-    def release(self, ref: BlobRef | str) -> None:
+    def release(self, ref: BlobRef | str, *, lease: str) -> None:
         with self._write() as conn:
-            conn.execute(
-                "DELETE FROM blob_leases WHERE digest = ? AND holder = ?", (digest_of(ref), self._holder)
-            )
+            conn.execute("DELETE FROM blob_leases WHERE digest = ? AND holder = ?", (digest_of(ref), lease))
 
     # --- what collect needs ---
 
@@ -231,19 +229,22 @@ class MemoryBlobs:
 
     def __init__(self, *, lease: float = DEFAULT_LEASE) -> None:
         self._blobs: dict[str, tuple[bytes, float]] = {}
-        self._leases: dict[str, float] = {}
+        self._leases: dict[str, dict[str, float]] = {}
+        """digest -> {lease name: when it was taken}: one lease per put."""
         self._lease = lease
         self.lease = lease
         self._mutex = threading.Lock()
 
-    def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
+    def put(
+        self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str
+    ) -> BlobRef:
         value = b"".join(chunks_of(data))
         ref = BlobRef(digest=hashlib.sha256(value).hexdigest(), size=len(value), media_type=media_type)
         with self._mutex:
             now = time.time()
             stored = self._blobs.get(ref.digest)
             self._blobs[ref.digest] = (stored[0] if stored else value, now)
-            self._leases[ref.digest] = now
+            self._leases.setdefault(ref.digest, {})[lease] = now
         return ref
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
@@ -266,9 +267,10 @@ class MemoryBlobs:
         with self._mutex:
             return iter(sorted(self._blobs))
 
-    def release(self, ref: BlobRef | str) -> None:
+    def release(self, ref: BlobRef | str, *, lease: str) -> None:
         with self._mutex:
-            self._leases.pop(digest_of(ref), None)
+            held = self._leases.get(digest_of(ref), {})
+            held.pop(lease, None)
 
     def age(self, digest: str, now: float) -> float:
         with self._mutex:
@@ -277,7 +279,10 @@ class MemoryBlobs:
 
     def leased(self, now: float) -> set[str]:
         with self._mutex:
-            return {d for d, taken in self._leases.items() if now - taken < self._lease}
+            return {d for d, held in self._leases.items() if self._live(held, now)}
+
+    def _live(self, held: dict[str, float], now: float) -> bool:
+        return any(now - taken < self._lease for taken in held.values())
 
     def size(self, digest: str) -> int:
         with self._mutex:
@@ -290,10 +295,9 @@ class MemoryBlobs:
             now = time.time()
             for digest in digests:
                 stored = self._blobs.get(digest)
-                taken = self._leases.get(digest)
                 if stored is None or now - stored[1] < grace:
                     continue
-                if taken is not None and now - taken < self._lease:
+                if self._live(self._leases.get(digest, {}), now):
                     continue
                 del self._blobs[digest]
                 removed.append(digest)

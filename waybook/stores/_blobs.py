@@ -4,10 +4,12 @@ A blob is addressed by the SHA-256 of its bytes and written before any record th
 Records hold a typed reference (`BlobRef`; in content, a `BlobBlock`, or an `ImageBlock` whose source is
 `sha256:<hex>`). Garbage collection (`collect`) removes a blob only when all of these hold:
 1. no record of any journal of the store references it (every journal is a root, hidden ones too);
-2. no writer holds a live lease on it (`put` takes one; it lasts `lease` seconds, an hour by default, so
-   a writer that commits the referencing record within half the lease is safe: leases expire rather
-   than being dropped after the append, and a collection looks at the feed again at least every half
-   lease, so a record committed during a collection is seen before its blob's lease runs out);
+2. no writer holds a live lease on it (each `put` takes a lease of its own; it lasts `lease` seconds, an
+   hour by default, so a writer that commits the referencing record within half the lease is safe:
+   leases expire rather than being dropped after the append, and a collection looks at the feed again
+   at least every half lease, so a record committed during a collection is seen before its blob's lease
+   runs out). A lease is the writer's: `release` drops the one lease a put took, never another
+   writer's lease on the same bytes (two writers of one process share the store object, not a lease);
 3. it was stored (or stored again) longer than `grace` seconds ago.
 A purge of a journal removes its records, and with them its references. Every collection leaves a
 receipt in the store's catalog journal listing what it removed.
@@ -21,17 +23,19 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
+import os
 import re
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
 import attrs
 
 from waybook.journal._clock import utc_now
-from waybook.model._errors import CapacityError, JournalError
-from waybook.model._records import BlobBlock, ImageBlock, Record
+from waybook.model import BlobBlock, CapacityError, ImageBlock, JournalError, Record
 
 DIGEST_PATTERN: Final = re.compile(r"[0-9a-f]{64}")
 IMAGE_PREFIX: Final = "sha256:"
@@ -73,11 +77,15 @@ class BlobTooLargeError(BlobError, CapacityError):
 
 @attrs.frozen
 class BlobRef:
-    """A typed reference to a blob: its SHA-256 digest (64 lowercase hex), size in bytes, media type."""
+    """A typed reference to a blob: its SHA-256 digest (64 lowercase hex), size in bytes, media type.
+
+    A ref `put` returns also names the lease that put took (`lease`, not part of its value: two refs to
+    the same bytes are equal), so `release(ref)` drops exactly that lease."""
 
     digest: str
     size: int
     media_type: str
+    lease: str | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     def block(self, name: str | None = None) -> BlobBlock:
         """The content block that references this blob."""
@@ -112,10 +120,38 @@ class CollectReceipt:
 
 @runtime_checkable
 class BlobStore(Protocol):
-    """A store's blobs (`store.blobs`). Thread-safe; safe across processes where the engine is."""
+    """A store's blobs as a writer uses them (`store.blobs`, a `Blobs`): put, read, release."""
 
     def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
-        """Store bytes (a bytes value, or a binary file read in chunks) and take a lease on them."""
+        """Store bytes (a bytes value, or a binary file read in chunks) and take a lease of this put's own
+        on them (the ref returned names it)."""
+        ...
+
+    def open(self, ref: BlobRef | str) -> IO[bytes]:
+        """A binary stream of the blob's bytes. Raises MissingBlobError."""
+        ...
+
+    def read(self, ref: BlobRef | str) -> bytes:
+        """The blob's bytes, checked against its digest. Raises MissingBlobError, BlobDigestError."""
+        ...
+
+    def exists(self, ref: BlobRef | str) -> bool: ...
+
+    def release(self, ref: BlobRef | str) -> None:
+        """Drop the lease that put of `ref` took now: for a blob the writer decided never to reference."""
+        ...
+
+
+@runtime_checkable
+class BlobEngine(Protocol):
+    """A store engine's blob storage, under `Blobs`: every put names its lease. Thread-safe; safe across
+    processes where the engine is."""
+
+    def put(
+        self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str
+    ) -> BlobRef:
+        """Store bytes (a bytes value, or a binary file read in chunks) and take the lease `lease` (a
+        name no other put uses) on them."""
         ...
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
@@ -132,8 +168,9 @@ class BlobStore(Protocol):
         """Every stored digest, in no particular order."""
         ...
 
-    def release(self, ref: BlobRef | str) -> None:
-        """Drop this process's lease now: for a blob the writer decided never to reference."""
+    def release(self, ref: BlobRef | str, *, lease: str) -> None:
+        """Drop the lease named `lease` (one put's) now: for a blob its writer decided never to reference.
+        Other leases on the same bytes stay."""
         ...
 
 
@@ -171,7 +208,7 @@ def references(records: Iterable[Record]) -> set[str]:
 
 
 class Collectable(Protocol):
-    """What a blob engine offers `collect`, beyond the `BlobStore` methods."""
+    """What a blob engine offers `collect`, beyond the `BlobEngine` methods."""
 
     def digests(self) -> Iterator[str]: ...
     def age(self, digest: str, now: float) -> float: ...
@@ -264,16 +301,32 @@ def collect(store: StoreView, blobs: Collectable, *, grace: float, clock: Any = 
     return attrs.evolve(receipt, catalog_seq=entry.seq)
 
 
+@attrs.frozen
+class _Lease:
+    """One put's lease, as the store object that took it remembers it."""
+
+    name: str
+    since: int
+    """The feed head before the put: where `release` looks for records that reference the blob."""
+    taken: float
+    """When, on the monotonic clock (whether it can still be live)."""
+
+
 class Blobs:
-    """A store's blobs (`store.blobs`): an engine's put/open/read, and `collect` over the store's journals."""
+    """A store's blobs (`store.blobs`): an engine's put/open/read, and `collect` over the store's journals.
+
+    Every `put` takes a lease of its own, named uniquely (this object's holder name and a counter); the
+    object remembers its live leases per digest, so `release` drops one writer's lease and no other."""
 
     def __init__(self, engine: Any, store: StoreView) -> None:
         self._engine = engine
         self._store = store
-        self._put_at: dict[str, tuple[int, float]] = {}
-        """digest -> (the feed head before this process's first put of it since a release, when its last
-        put was, on the monotonic clock): where `release` looks for references, and whether its lease
-        can still be live. Entries whose lease ran out are dropped as the map grows."""
+        self._holder = f"{os.getpid()}.{uuid.uuid4().hex[:12]}"
+        self._puts = itertools.count(1)
+        self._leases: dict[str, list[_Lease]] = {}
+        """digest -> the leases this object's puts took on it that it has not released, oldest first.
+        Leases that ran out are dropped as the map grows."""
+        self._kept = 0
         self._put_mutex = threading.Lock()
 
     @property
@@ -290,13 +343,14 @@ class Blobs:
             msg = f"put takes bytes or a binary file, not {type(data).__name__}"
             raise BlobError(msg)
         head = self._store.feed_head()
-        ref: BlobRef = self._engine.put(data, media_type=media_type)
+        name = f"{self._holder}.{next(self._puts)}"
+        stored: BlobRef = self._engine.put(data, media_type=media_type, lease=name)
         with self._put_mutex:
-            since = self._put_at.get(ref.digest, (head, 0.0))[0]
-            self._put_at[ref.digest] = (min(head, since), time.monotonic())
-            if len(self._put_at) > _PUTS_KEPT:
+            self._leases.setdefault(stored.digest, []).append(_Lease(name, head, time.monotonic()))
+            self._kept += 1
+            if self._kept > _PUTS_KEPT:
                 self._forget_expired()
-        return ref
+        return attrs.evolve(stored, lease=name)
 
     def open(self, ref: BlobRef | str) -> IO[bytes]:
         """A binary stream of the blob (for large blobs: read it in chunks). The bytes are hashed as they
@@ -317,37 +371,53 @@ class Blobs:
         return iter(self._engine.digests())
 
     def release(self, ref: BlobRef | str) -> None:
-        """Drop this process's lease now: only for a blob the writer decided never to reference.
+        """Drop a lease now: only for a blob the writer decided never to reference. Given the ref its
+        `put` returned, that put's lease; given a digest (or a ref made elsewhere), the oldest lease this
+        store object holds on the blob. Other writers' leases on the same bytes are never dropped, so a
+        writer about to reference them is still protected. Nothing to drop (no live lease of this
+        object's) does nothing.
 
-        Refused (BlobReferencedError, the lease kept) when a record committed since this process stored
-        the blob references it: dropping that lease would let a collection running meanwhile, whose scan
-        of the journals began before the record was committed, delete a referenced blob. A referenced
-        blob needs no release; its lease runs out by itself."""
+        Refused (BlobReferencedError, the lease kept) when a record committed since that put references
+        the blob: dropping its lease would let a collection running meanwhile, whose scan of the
+        journals began before the record was committed, delete a referenced blob. A referenced blob
+        needs no release; its lease runs out by itself."""
         digest = digest_of(ref)
+        wanted = ref.lease if isinstance(ref, BlobRef) else None
         with self._put_mutex:
-            since, put_at = self._put_at.get(digest, (0, time.monotonic()))
-        if time.monotonic() - put_at >= self._lease():
-            self._engine.release(ref)  # the lease already ran out: dropping it changes nothing
+            held = self._leases.get(digest, [])
+            lease = next((x for x in held if x.name == wanted), held[0] if held else None)
+        if lease is None:
             return
-        for entry in self._store.feed(since):
-            if digest in references((entry.record,)):
-                msg = (
-                    f"blob {digest[:12]}... is referenced by record {entry.seq} of journal "
-                    f"{entry.journal_id!r}; a referenced blob keeps its lease until it runs out (nothing "
-                    "to release)"
-                )
-                raise BlobReferencedError(msg)
-        self._engine.release(ref)
+        if time.monotonic() - lease.taken < self._lease():  # (a lease that ran out protects nothing)
+            for entry in self._store.feed(lease.since):
+                if digest in references((entry.record,)):
+                    msg = (
+                        f"blob {digest[:12]}... is referenced by record {entry.seq} of journal "
+                        f"{entry.journal_id!r}; a referenced blob keeps its lease until it runs out "
+                        "(nothing to release)"
+                    )
+                    raise BlobReferencedError(msg)
+        self._engine.release(digest, lease=lease.name)
         with self._put_mutex:
-            self._put_at.pop(digest, None)
+            left = [x for x in self._leases.get(digest, []) if x is not lease]
+            if left:
+                self._leases[digest] = left
+            else:
+                self._leases.pop(digest, None)
+            self._kept -= 1
 
     def _lease(self) -> float:
         return float(getattr(self._engine, "lease", DEFAULT_LEASE))
 
     def _forget_expired(self) -> None:
         horizon = time.monotonic() - self._lease()
-        for digest in [d for d, (_, at) in self._put_at.items() if at < horizon]:
-            del self._put_at[digest]
+        for digest, held in list(self._leases.items()):
+            live = [x for x in held if x.taken >= horizon]
+            if live:
+                self._leases[digest] = live
+            else:
+                del self._leases[digest]
+        self._kept = sum(map(len, self._leases.values()))
 
     def verify(self, ref: BlobRef | str) -> None:
         """Raise MissingBlobError or BlobDigestError unless the blob is there and whole."""

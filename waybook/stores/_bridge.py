@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Final, Self
 
 import msgspec
 
-from waybook.codecs._wire import decode_record, encode_record, line_digest
-from waybook.model._errors import DecodeError, JournalError
+from waybook.codecs import decode_record, encode_record, line_digest
+from waybook.model import DecodeError, JournalError
 from waybook.stores._catalog import check_timeout
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._subscribe import Cursor, Delivery, Subscription, subscribe

@@ -7,15 +7,14 @@ hiding and the purge trail are therefore records, replayable like everything els
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
 
+from waybook.journal import _timeouts as timeouts
 from waybook.journal._roles.session import ID_PATTERN
-from waybook.model._head import Head
-from waybook.model._records import JOURNAL_ROLES, CustomEntry, Header, NewRecord, Record
+from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Head, Header, NewRecord, Record
 from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._values import JournalInfo, JournalPage, PurgeReceipt
@@ -50,7 +49,9 @@ def check_role(role: object) -> str:
 def header_record(
     journal_id: str, role: str, metadata: Mapping[str, Any], *, record_id: str, at: str
 ) -> NewRecord:
-    body = Header(journal=journal_id, creator="waybook", metadata=dict(metadata), role=role)
+    body = Header(
+        journal=journal_id, creator="waybook", metadata=dict(metadata), role=role, schema=SEALED_SCHEMA
+    )
     return NewRecord(id=record_id, at=at, body=body)
 
 
@@ -216,19 +217,10 @@ def check_position(after: object, limit: object = None) -> int:
     return after
 
 
-WAIT_MAX = 86_400.0 * 365
-"""A wait longer than a year waits as `timeout=None` (forever): the clocks cannot count further."""
-
-
 def check_timeout(timeout: object) -> float | None:
-    """A wait's timeout in seconds (None: no limit; at most 0: do not block), checked: NaN is refused."""
-    if timeout is None:
-        return None
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or math.isnan(timeout):
-        msg = f"wait timeout {timeout!r:.40} must be a number of seconds, or None to wait without limit"
-        raise StoreArgumentError(msg)
-    seconds = float(timeout)
-    return None if seconds > WAIT_MAX else max(seconds, 0.0)
+    """A wait's timeout in seconds (None: no limit, as is anything past a year, infinity included; at
+    most 0: do not block), checked: NaN and anything that is not a number are refused."""
+    return timeouts.check_timeout(timeout, what="wait timeout", error=StoreArgumentError)
 
 
 def check_reason(reason: object) -> str:

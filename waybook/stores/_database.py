@@ -16,13 +16,18 @@ from typing import Any, Self
 
 import msgspec
 
-from waybook.codecs._wire import decode_record, line_digest, seal
+from waybook.codecs import decode_record, line_digest, seal
+from waybook.journal import SessionJournal, VerifyReport, verify
 from waybook.journal._ledger import Plan
-from waybook.journal._protocol import SessionJournal
-from waybook.journal._verify import VerifyReport, verify
-from waybook.model._errors import IntegrityError, JournalClosedError
-from waybook.model._head import GENESIS_DIGEST, AppendResult
-from waybook.model._records import Header, NewRecord, Record
+from waybook.model import (
+    GENESIS_DIGEST,
+    AppendResult,
+    Header,
+    IntegrityError,
+    JournalClosedError,
+    NewRecord,
+    Record,
+)
 from waybook.stores._blobs import Blobs
 from waybook.stores._catalog import (
     CREATED,
@@ -43,6 +48,7 @@ from waybook.stores._creation import checked_creation, store_clock, store_ids
 from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
+from waybook.stores._holding import Committed, checked_report
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._read_only import ReadOnlyJournal, catalog_refusal, reader_refusal
 from waybook.stores._subscribe import Filter, Subscription
@@ -135,13 +141,17 @@ class DatabaseStore:
         Reading the journal proves its lines again (`keep` changes nothing: a database is read again)."""
         if journal_id != CATALOG_ID:
             check_journal_id(journal_id)
-            with self._engine.transaction(write=False) as tx:
+        with self._engine.transaction(write=False) as tx:
+            if journal_id != CATALOG_ID:
                 self._live(tx, journal_id, lock=False)
+            committed = tx.head(journal_id)
         stored = self.journal_type(self._engine, journal_id)
         refusal = catalog_refusal if journal_id == CATALOG_ID else reader_refusal
         journal = ReadOnlyJournal(stored, refusal=refusal)
         try:
-            return journal, verify(_AsStored(stored))
+            report = verify(_AsStored(stored))
+            held = Committed(committed.seq, committed.digest)
+            return journal, checked_report(report, held, lambda seq: _stored_digest(stored, seq))
         except BaseException:
             journal.close()
             raise
@@ -294,6 +304,9 @@ class DatabaseStore:
             raise JournalClosedError(msg)
 
     def _set_up_catalog(self) -> None:
+        with self._engine.transaction(write=False) as tx:  # a store that has one opens read-only too
+            if tx.journal(CATALOG_ID, lock=False) is not None:
+                return
         with self._engine.transaction(write=True) as tx:
             if tx.journal(CATALOG_ID, lock=True) is not None:
                 return
@@ -348,3 +361,9 @@ class _AsStored(ReadOnlyJournal):
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
         return self._stored.stored_lines(after, limit)
+
+
+def _stored_digest(journal: DatabaseJournal, seq: int) -> str | None:
+    """The digest of record `seq` as its line is stored (None if there is no such line)."""
+    line = next(iter(journal.stored_lines(seq - 1, 1)), None)
+    return None if line is None else line_digest(line)

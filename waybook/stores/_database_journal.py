@@ -9,18 +9,36 @@ read: each line's digest must cover its bytes and chain to the one before.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.codecs._wire import decode_record, line_digest
+from waybook.codecs import decode_record, line_digest
+from waybook.journal import ErasureReceipt
+from waybook.journal._clock import new_id, utc_now
+from waybook.journal._erasure import (
+    check_request,
+    erasure_check,
+    pending_lines,
+    plan_erasure,
+    receipt_of,
+    records_at,
+)
 from waybook.journal._ledger import Ledger, Plan, prove_lines
 from waybook.journal._reading import check_cursor
-from waybook.model._errors import BrokenChainError, JournalClosedError
-from waybook.model._head import GENESIS, GENESIS_DIGEST, AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import (
+    GENESIS,
+    GENESIS_DIGEST,
+    AppendResult,
+    BrokenChainError,
+    Head,
+    Header,
+    JournalClosedError,
+    NewRecord,
+    Record,
+)
 from waybook.stores._engine import PAGE, Engine, Transaction
-from waybook.stores._errors import JournalPurgedError, UnknownJournalError
+from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
 
 
 class DatabaseJournal:
@@ -95,6 +113,77 @@ class DatabaseJournal:
 
         tx.after_commit(take)
 
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """Erase the content of records `seqs` (docs/erasure.md) in one write transaction: the erasure
+        records inserted, the taken records' lines rewritten (same digest, same feed position). Then the
+        engine scrubs what its log kept (SQLite: the WAL checkpointed and truncated)."""
+        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        self._check_open()
+        with self._mutex:
+            with self._engine.transaction(write=True) as tx:
+                self._sync(tx, lock=True)
+                head = self._ledger.head
+                found = records_at(
+                    lambda after, count: tx.lines(self._id, after, count),
+                    request.seqs,
+                    lambda line: decode_record(line, where=self._name),
+                )
+                plan = plan_erasure(self._name, request, found, head, ids=new_id, clock=utc_now)
+                journal_id = self._journal_id(tx)
+                if not plan.targets:
+                    return receipt_of(journal_id, (), (), plan.skipped)
+                appended = self.append_in(tx, plan.erasures, head)
+                assert isinstance(appended, Plan)
+                erased = plan.erased_lines(appended.result.first_seq)
+                digests = {target.record.seq: target.record.digest for target in plan.targets}
+                tx.replace_lines(self._id, [(seq, digests[seq], line) for seq, line in erased])
+                tx.note_erasure()
+            self._ledger.commit(appended)
+        self._engine.committed()
+        self._scrub()
+        records = [decode_record(line, where=self._name) for _, line in erased]
+        return receipt_of(journal_id, appended.result.records, records, plan.skipped)
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """Scrub what the engine's log kept of an erasure (SQLite's WAL), and erase the records erasure
+        records name whose content is still there (none, unless lines were restored by hand)."""
+        self._check_open()
+        with self._mutex, self._engine.transaction(write=True) as tx:
+            self._sync(tx, lock=True)
+            head = self._ledger.head
+            check = erasure_check(tx.lines(self._id, 0, head.seq) if head.seq else [])
+            seqs = sorted(check.pending)
+            if seqs:
+                found = records_at(
+                    lambda after, count: tx.lines(self._id, after, count),
+                    seqs,
+                    lambda line: decode_record(line, where=self._name),
+                )
+                erased = pending_lines(self._name, check, found)
+                rows = [(seq, decode_record(line, where=self._name).digest, line) for seq, line in erased]
+                tx.replace_lines(self._id, rows)
+                tx.note_erasure()
+        self._scrub()
+        return tuple(seqs)
+
+    def _scrub(self) -> None:
+        scrub = getattr(self._engine, "scrub", None)
+        if callable(scrub):
+            scrub()
+
+    def _journal_id(self, tx: Transaction) -> str:
+        lines = tx.lines(self._id, 0, 1)
+        header = decode_record(lines[0], where=self._name).body if lines else None
+        return header.journal if isinstance(header, Header) else self._id
+
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         self._check_open()
         check_cursor(self._name, after, limit)
@@ -168,6 +257,8 @@ class DatabaseJournal:
         known = self._ledger.head
         while head.seq > known.seq:
             lines = tx.lines(self._id, known.seq, PAGE)
+            if not lines:  # the head row says more than the rows hold: never wait for rows that are gone
+                raise self._lost(head, known.seq)
             records, error = prove_lines(lines, known, self._name)
             self._ledger.advance(records)
             if error is not None:
@@ -176,6 +267,10 @@ class DatabaseJournal:
         if head != known:
             reason = f"the database's head is {head} but this journal committed through {known}"
             raise BrokenChainError(journal=self._name, seq=head.seq, reason=reason)
+
+    def _lost(self, committed: Head, held: int) -> LostRecordsError:
+        found = f"its records end at seq {held}" if held else "it holds no records"
+        return LostRecordsError(store=self._engine.url, journal_id=self._id, committed=committed, found=found)
 
     def _committed(self, tx: Transaction, after: int, limit: int) -> list[Record]:
         return [decode_record(line, where=self._name) for line in tx.lines(self._id, after, limit)]
@@ -188,6 +283,7 @@ class DatabaseJournal:
         after = max(after, 0)
         remaining = limit
         start: Head | None = None
+        committed = GENESIS
         while remaining is None or remaining > 0:
             size = PAGE if remaining is None else min(PAGE, remaining)
             with self._engine.transaction(write=False) as tx:
@@ -197,6 +293,7 @@ class DatabaseJournal:
                         raise UnknownJournalError(store=self._engine.url, journal_id=self._id)
                     if row.purged is not None:
                         raise JournalPurgedError(store=self._engine.url, journal_id=self._id)
+                    committed = tx.head(self._id)
                     start = self._anchor(tx, after)
                 lines = tx.lines(self._id, after, size)
             records, error = prove_lines(lines, start, self._name)
@@ -204,6 +301,9 @@ class DatabaseJournal:
             if error is not None:
                 raise error
             if len(lines) < size:
+                held = after + len(lines)
+                if held < committed.seq:  # the rows end before the head the store committed
+                    raise self._lost(committed, held)
                 return
             after += len(lines)
             start = Head.of(records[-1])

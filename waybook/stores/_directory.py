@@ -3,7 +3,9 @@
 Layout of DIR (this module alone names its files):
     catalog.jsonl           the catalog journal (role "catalog"): creations, hidings, purge receipts
     journals/ID.jsonl       one JsonlJournal per journal (with its `.lock` sidecar)
-    feed.runs               the feed: one line `["ID",first,last]` per run of records fed together
+    feed.runs               the feed: one line `["ID",first,last,"DIGEST"]` per run of records fed
+                            together (DIGEST: record last's); each journal's last run is the head the
+                            store committed to it, so a file that holds less is lost records
     store.lock              flocked while creating, hiding or purging (feed.runs is flocked itself)
 Cross-process safe on a local filesystem (the JSONL caveats apply, docs/jsonl.md). The journal files are
 the truth; `feed.runs` is an index over them that the next commit or open of a journal catches up.
@@ -20,21 +22,38 @@ from pathlib import Path
 
 import msgspec
 
-from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir
+from waybook._files import (
+    FILE_MODE,
+    FileLock,
+    create_atomically,
+    fsync_dir,
+    os_reason,
+)
 from waybook.codecs._canonical import ENCODER
-from waybook.journal import JsonlJournal
-from waybook.journal._durability import DEFAULT_DURABILITY, Durability
-from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path
-from waybook.journal._protocol import PositionedJournal, SessionJournal
-from waybook.journal._verify import VerifyReport
-from waybook.model._errors import StorageError
-from waybook.stores._base import CatalogStore, store_clock, store_ids
+from waybook.journal import Durability, JsonlJournal, SessionJournal, VerifyReport
+from waybook.journal._durability import DEFAULT_DURABILITY
+from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
+from waybook.journal._protocol import PositionedJournal
+from waybook.model import StorageError
+from waybook.stores._base import CatalogStore, store_clock, store_ids, stored_digest
 from waybook.stores._blob_files import FileBlobs
-from waybook.stores._errors import UnknownJournalError
+from waybook.stores._catalog import check_journal_id
+from waybook.stores._errors import LostRecordsError, UnknownJournalError
+from waybook.stores._holding import checked_report, lost_journal
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run
 
-_RUN_DECODER = msgspec.json.Decoder(tuple[str, int, int])
+
+class _RunLine(msgspec.Struct, array_like=True):
+    """A line of `feed.runs`; lines an older waybook wrote have no digest."""
+
+    journal_id: str
+    first: int
+    last: int
+    digest: str | None = None
+
+
+_RUN_DECODER = msgspec.json.Decoder(_RunLine)
 CATALOG_FILE = "catalog.jsonl"
 JOURNALS = "journals"
 BLOBS = "blobs"
@@ -124,15 +143,38 @@ class DirectoryStore(CatalogStore):
 
     def open_to_read(self, journal_id: str) -> SessionJournal:
         """The journal's file, read-only, proven as a default open proves it (from its checkpoint), its
-        reads served from the bytes the open read. Nothing is adopted or fed: nothing is written."""
+        reads served from the bytes the open read. Nothing is adopted or fed: nothing is written. A file
+        that holds less than the store committed raises LostRecordsError."""
         journal, _ = JsonlJournal.open_proven(self.file_of(journal_id), sidecar=True)
+        try:
+            self._check_holds(journal_id, journal)
+        except BaseException:
+            journal.close()
+            raise
         return journal
 
     def open_proven(self, journal_id: str, *, keep: bool) -> tuple[SessionJournal, VerifyReport]:
         """The journal's file (or the catalog's), every byte proved as `verify_file` proves it, the proven
-        prefix of a damaged one; with `keep`, its reads are served from the bytes the proof read."""
-        path = self._dir / CATALOG_FILE if journal_id == CATALOG_ID else self.file_of(journal_id)
-        return JsonlJournal.open_proven(path, read_prefix=True, keep=keep)
+        prefix of a damaged one; with `keep`, its reads are served from the bytes the proof read. A file
+        that holds less than the store committed (or none at all) is reported as lost records."""
+        if journal_id == CATALOG_ID:
+            path = self._dir / CATALOG_FILE  # (it exists: the store opened it)
+        else:
+            check_journal_id(journal_id)
+            try:
+                path = self.file_of(journal_id)
+            except LostRecordsError as lost:
+                return lost_journal(self.path_of(journal_id), lost)
+        journal, report = JsonlJournal.open_proven(path, read_prefix=True, keep=keep)
+        committed = self.committed(journal_id)
+        return journal, checked_report(report, committed, lambda seq: stored_digest(journal, seq))
+
+    def _raw_missing(self, journal_id: str) -> str:
+        path = self.path_of(journal_id)
+        if not path.exists() and not path.is_symlink():
+            return f"its file {path.name} is gone"
+        what = "a directory" if path.is_dir() else "something that is not a regular file"
+        return f"{what} is where its file {path.name} was"
 
     def close(self) -> None:
         if self._closed:
@@ -165,7 +207,12 @@ class DirectoryStore(CatalogStore):
         return self.path_of(journal_id).is_file()
 
     def _raw_create(self, journal_id: str, line: bytes | None) -> bool:
-        return create_atomically(self.path_of(journal_id), b"" if line is None else line + b"\n")
+        path = self.path_of(journal_id)
+        try:
+            return create_atomically(path, b"" if line is None else line + b"\n")
+        except OSError as exc:
+            msg = f"{self._url} {journal_id}: cannot create the journal's file {path}: {os_reason(exc)}"
+            raise StorageError(msg) from exc
 
     def _raw_open(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
         path = self.path_of(journal_id)
@@ -179,7 +226,7 @@ class DirectoryStore(CatalogStore):
         path = self.path_of(journal_id)
         torn = re.compile(re.escape(path.name) + r"\.torn-[0-9]+-[0-9a-f]+\.quarantine")
         # the lock file older versions kept, and the reopen checkpoint: no trace of the journal is left
-        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path)]
+        doomed = [path, path.with_name(path.name + ".lock"), checkpoint_path(path), erasure_marker_path(path)]
         doomed += [p for p in self._journals.iterdir() if torn.fullmatch(p.name)]
         for victim in doomed:
             with contextlib.suppress(FileNotFoundError):
@@ -194,14 +241,15 @@ class DirectoryStore(CatalogStore):
         end = data.rfind(b"\n") + 1  # a line being written, or torn by a crash, is not a run yet
         for line in data[:end].splitlines():
             if line:
-                self._runs.add(Run(*_RUN_DECODER.decode(line)))
+                run = _RUN_DECODER.decode(line)
+                self._runs.add(Run(run.journal_id, run.first, run.last, run.digest))
         self._feed_seen += end
 
     def _feed_write(self, run: Run) -> None:
         size = os.fstat(self._feed_fd).st_size
         if size > self._feed_seen:  # a writer died mid-line: drop its partial line (the run is re-fed)
             os.ftruncate(self._feed_fd, self._feed_seen)
-        line = ENCODER.encode(tuple(run)) + b"\n"
+        line = ENCODER.encode(_RunLine(*run)) + b"\n"
         written = os.write(self._feed_fd, line)
         if written != len(line):
             os.ftruncate(self._feed_fd, self._feed_seen)

@@ -3,8 +3,10 @@
 `Transaction` and `Engine` are the whole contract between the engine-neutral database store
 (database.py, database_journal.py) and an engine (sqlite.py; PostgreSQL). Tables an engine keeps (names
 and types are the engine's own):
-    journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged)
-        a projection of the catalog journal, kept in the same transactions, for listing by SQL
+    journals(journal_id PK, role, metadata JSON, created, created_at, hidden, purged, head)
+        a projection of the catalog journal, kept in the same transactions, for listing by SQL; and
+        each journal's committed head, moved by the transaction that inserts its records, so a record
+        deleted behind the store's back is found missing (LostRecordsError), never a shorter journal
     records(journal_id, seq, position UNIQUE, digest, line; unique (journal_id, seq))
     whatever the engine needs so that a feed position is never reused, even after a purge
 """
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
-from waybook.model._head import Head
+from waybook.model import Head
 from waybook.stores._values import JournalInfo
 
 PAGE = 1024
@@ -63,7 +65,8 @@ class Transaction(Protocol):
         ...
 
     def head(self, journal_id: str) -> Head:
-        """(seq, digest) of the journal's last record; GENESIS when it has none."""
+        """(seq, digest) of the journal's last committed record, as its row keeps it (not as its records
+        say: rows deleted behind the store's back do not move it); GENESIS when it has none."""
         ...
 
     def lines(self, journal_id: str, after: int, limit: int) -> builtins.list[bytes]:
@@ -76,7 +79,7 @@ class Transaction(Protocol):
         ...
 
     def insert(self, journal_id: str, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
-        """Insert records `(seq, position, digest, line)`."""
+        """Insert records `(seq, position, digest, line)` and move the journal's head to the last."""
         ...
 
     def add_journal(self, row: JournalRow) -> None: ...
@@ -99,6 +102,16 @@ class Transaction(Protocol):
 
     def feed_head(self) -> int:
         """The last position handed out and committed (0 when none)."""
+        ...
+
+    def replace_lines(self, journal_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """Replace the stored lines of records `(seq, digest, line)` whose digest stays the same (an
+        erasure overwrites their content: docs/erasure.md)."""
+        ...
+
+    def note_erasure(self) -> None:
+        """Remember, in this transaction, that erased bytes may linger in the engine's log until it is
+        scrubbed (`Engine.scrub`); an engine with nothing to scrub does nothing."""
         ...
 
     def after_commit(self, action: Callable[[], None]) -> None:

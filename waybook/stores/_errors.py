@@ -5,7 +5,7 @@ Each carries the journal id or the store it concerns, and says what to do next.
 
 from __future__ import annotations
 
-from waybook.model._errors import ConflictError, JournalError, StorageError
+from waybook.model import ConflictError, Head, IntegrityError, JournalError, StorageError
 
 
 class StoreError(JournalError):
@@ -79,3 +79,22 @@ class StoreBusyError(StorageError, TimeoutError):
 
 class ReservedJournalError(StoreArgumentError):
     """The catalog journal is the store's own: it is read through the store, never written by callers."""
+
+
+class LostRecordsError(IntegrityError, StoreError):
+    """A journal holds less than the store committed to it: records (or its whole file) were removed
+    behind the store's back: a file truncated, emptied, deleted or replaced, rows deleted. The store
+    knows each journal's committed head (`committed`); `found` says what is there instead. Nothing is
+    served from it and nothing is written to it: restore it from a copy."""
+
+    def __init__(self, *, store: str, journal_id: str, committed: Head, found: str) -> None:
+        self.store = store
+        self.journal_id = journal_id
+        self.committed = committed
+        self.found = found
+        msg = (
+            f"{store}: journal {journal_id!r} lost records: the store committed it through seq "
+            f"{committed.seq} (digest {committed.digest[:12]}...), but {found}. It was changed outside "
+            "waybook; restore it from a copy (`waybook verify --store URL` names every damaged journal)"
+        )
+        super().__init__(msg)

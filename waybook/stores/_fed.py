@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
+from waybook.journal import ErasureReceipt, erase
 from waybook.journal._protocol import Damage, DamageReporting, PositionedJournal, SelfChecking
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import AppendResult, Head, NewRecord, Record
 
 
 class FedJournal:
-    """Wraps the adapter's journal; after each append, `on_commit(journal_id, head seq)` feeds it.
+    """Wraps the adapter's journal; after each append, `on_commit(journal_id, new head)` feeds it.
 
     If the process dies between the two, the records are committed but not yet fed; the next commit
     or open of the journal feeds them (see runs.py), so the feed never loses a record for good.
     """
 
     def __init__(
-        self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, int], None]
+        self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, Head], None]
     ) -> None:
         self.journal_id = journal_id
         self._inner = inner
@@ -53,8 +53,28 @@ class FedJournal:
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         result = self._inner.append(records, expected=expected)
-        self._on_commit(self.journal_id, result.head.seq)
+        self._on_commit(self.journal_id, result.head)
         return result
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """The adapter's erase (docs/erasure.md), then the erasure records fed like any commit."""
+        receipt = erase(self._inner, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        if receipt.erasures:
+            self._on_commit(self.journal_id, self._inner.head())  # the last erasure record is the head
+        return receipt
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """The adapter's `finish_erasures`: what an interrupted erasure left, finished."""
+        finish = getattr(self._inner, "finish_erasures", None)
+        return finish() if callable(finish) else ()
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         return self._inner.read(after, limit)

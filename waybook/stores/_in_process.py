@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal._in_memory import InMemoryJournal
+from waybook.journal import ErasureReceipt, InMemoryJournal
 from waybook.journal._protocol import PositionedJournal
-from waybook.model._errors import JournalClosedError
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.model import AppendResult, Head, JournalClosedError, NewRecord, Record
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_tables import MemoryBlobs
 from waybook.stores._errors import UnknownJournalError
@@ -42,6 +40,22 @@ class _Handle:
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         self._check_open()
         return self._journal.append(records, expected=expected)
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        self._check_open()
+        return self._journal.erase(seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        self._check_open()
+        return self._journal.finish_erasures()
 
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
         self._check_open()

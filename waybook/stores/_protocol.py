@@ -12,10 +12,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
-from waybook.journal._async_protocol import AsyncSessionJournal
-from waybook.journal._protocol import SessionJournal
-from waybook.journal._verify import VerifyReport
-from waybook.model._records import Record
+from waybook.journal import AsyncSessionJournal, SessionJournal, VerifyReport
+from waybook.model import Record
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
 if TYPE_CHECKING:
@@ -213,18 +211,3 @@ class ProvingStore(Protocol):
         """The journal read-only (the proven prefix of a damaged one) and the report of its proof, from
         one pass over its bytes; with `keep`, the journal's reads do not read the storage again."""
         ...
-
-
-def tail(store: JournalStore, after: int = 0, *, poll: float | None = None) -> Iterator[FeedEntry]:
-    """Every feed entry after `after`, then each new one as it commits (blocking); never ends by itself.
-
-    Waits with `store.wait`, so it sleeps until a writer commits wherever the engine can signal it.
-    """
-    position = after
-    while True:
-        head = store.feed_head()  # every position up to here is readable now
-        for entry in store.feed(position):
-            position = entry.position
-            yield entry
-        position = max(position, head)  # skips positions of purged journals
-        store.wait(position, poll)

@@ -18,10 +18,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from waybook.journal._protocol import Damage, DamageReporting, SessionJournal
-from waybook.journal._verify import VerifyReport, verify
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.journal import SessionJournal, VerifyReport, verify
+from waybook.journal._protocol import Damage, DamageReporting
+from waybook.model import AppendResult, Head, NewRecord, Record
 from waybook.stores._blobs import BlobRef, NoBlobStoreError
 from waybook.stores._errors import InvalidJournalIdError
 from waybook.stores._protocol import (

@@ -7,10 +7,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import JournalError, StorageError
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.journal import SessionJournal
+from waybook.model import AppendResult, Head, JournalError, NewRecord, Record, StorageError
 from waybook.stores._errors import ReservedJournalError
 
 

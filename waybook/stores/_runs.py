@@ -1,7 +1,9 @@
 """The feed of a store whose journals are separate adapters: an ordered list of runs.
 
-A run is `(journal id, first seq, last seq)`: consecutive records of one journal, fed together. The
-feed is the runs in order; a record's position is its index in that flattening, from 1. After a commit,
+A run is `(journal id, first seq, last seq, digest of record last)`: consecutive records of one journal,
+fed together. The feed is the runs in order; a record's position is its index in that flattening, from 1.
+The last run of each journal is also what the store knows it committed to it (`committed`): a journal
+whose storage holds less has lost records. After a commit,
 the writer feeds every record of the journal from the last fed seq through its new head ("catch up"),
 so a journal's records enter the feed in seq order even when two writers of one journal finish their
 commits in the other order, and a record a crashed writer never fed is fed by the next commit.
@@ -13,11 +15,16 @@ import bisect
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from waybook.model import Head
+from waybook.stores._holding import Committed
+
 
 class Run(NamedTuple):
     journal_id: str
     first: int
     last: int
+    digest: str | None = None
+    """The digest of record `last` (None in a run an older waybook fed)."""
 
 
 class Runs:
@@ -27,6 +34,7 @@ class Runs:
         self.runs: list[Run] = []
         self.ends: list[int] = []
         self.fed: dict[str, int] = {}
+        self._digests: dict[str, str] = {}
 
     @property
     def head(self) -> int:
@@ -36,12 +44,21 @@ class Runs:
         """Take in a run read from storage or about to be written (it must follow what was fed)."""
         self.runs.append(run)
         self.ends.append(self.head + run.last - run.first + 1)
-        self.fed[run.journal_id] = max(self.fed.get(run.journal_id, 0), run.last)
+        if run.last >= self.fed.get(run.journal_id, 0):
+            self.fed[run.journal_id] = run.last
+            if run.digest is None:
+                self._digests.pop(run.journal_id, None)
+            else:
+                self._digests[run.journal_id] = run.digest
 
-    def catch_up(self, journal_id: str, head_seq: int) -> Run | None:
-        """The run that feeds `journal_id` through `head_seq`, or None when it is fed already."""
+    def catch_up(self, journal_id: str, head: Head) -> Run | None:
+        """The run that feeds `journal_id` through `head`, or None when it is fed already."""
         fed = self.fed.get(journal_id, 0)
-        return Run(journal_id, fed + 1, head_seq) if head_seq > fed else None
+        return Run(journal_id, fed + 1, head.seq, head.digest) if head.seq > fed else None
+
+    def committed(self, journal_id: str) -> Committed:
+        """What was fed of `journal_id`: the head the store knows it committed."""
+        return Committed(self.fed.get(journal_id, 0), self._digests.get(journal_id))
 
     def after(self, position: int) -> Iterator[tuple[int, Run]]:
         """(position of the run's first record, run) for every run holding a position > `position`,

@@ -1,10 +1,12 @@
 """`SqliteStore` (`sqlite:FILE`): many journals in one SQLite database file.
 
 WAL mode; every write is one `BEGIN IMMEDIATE` transaction (so the head compare and the insert happen
-under the database's write lock); `synchronous=FULL` for the fsync policy (NORMAL for "flush", OFF for
-"none"); `secure_delete` so a purge overwrites what it deletes. Safe across threads (a connection per
-thread) and processes (SQLite's locks). A writer that cannot get the lock within `busy_timeout` seconds
-gets StoreBusyError: "database is locked" never reaches the caller raw.
+under the database's write lock), taken in turn: writers queue on a lock file beside the database first
+(`_writer_queue`: SQLite's own lock is not a queue). `synchronous=FULL` for the fsync policy (NORMAL
+for "flush", OFF for "none"); `secure_delete` so a purge overwrites what it deletes. Safe across
+threads (a connection per thread) and processes (SQLite's locks). A writer that cannot get its turn or
+the lock within `busy_timeout` seconds (each) gets StoreBusyError: "database is locked" never reaches the
+caller raw.
 """
 
 from __future__ import annotations
@@ -22,16 +24,17 @@ from typing import Any, Final
 import msgspec
 
 from waybook._files import create_private
-from waybook.journal._durability import Durability
-from waybook.model._errors import JournalClosedError, StorageError
-from waybook.model._head import GENESIS, Head
+from waybook.journal import Durability
+from waybook.journal._timeouts import check_seconds
+from waybook.model import GENESIS, GENESIS_DIGEST, Head, JournalClosedError, StorageError
 from waybook.stores._base import store_clock, store_ids
 from waybook.stores._blob_tables import SqliteBlobs
 from waybook.stores._database import DatabaseStore
 from waybook.stores._engine import FeedRow, JournalRow
-from waybook.stores._errors import StoreBusyError
+from waybook.stores._errors import StoreArgumentError, StoreBusyError
+from waybook.stores._writer_queue import WritersQueue
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 BUSY_TIMEOUT: Final = 30.0
 """Seconds a writer waits for the database lock before StoreBusyError."""
 
@@ -58,6 +61,17 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 INSERT OR IGNORE INTO counters (name, value) VALUES ('purged_through', 0);
 """
 
+_HEADS: Final = f"""
+ALTER TABLE journals ADD COLUMN head_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE journals ADD COLUMN head_digest TEXT NOT NULL DEFAULT '{GENESIS_DIGEST}';
+UPDATE journals SET
+    head_seq = coalesce((SELECT max(r.seq) FROM records AS r WHERE r.journal_id = journals.journal_id), 0),
+    head_digest = coalesce((SELECT r.digest FROM records AS r WHERE r.journal_id = journals.journal_id
+                            ORDER BY r.seq DESC LIMIT 1), '{GENESIS_DIGEST}');
+"""
+"""Version 2: each journal's committed head in its row, moved by every insert (what the store knows it
+holds); a version 1 file takes its heads from its records once."""
+
 _SYNCHRONOUS: Final = {
     Durability.NONE: "OFF",
     Durability.FLUSH: "NORMAL",
@@ -83,7 +97,7 @@ class SqliteTransaction:
 
     def head(self, journal_id: str) -> Head:
         row = self._conn.execute(
-            "SELECT seq, digest FROM records WHERE journal_id = ? ORDER BY seq DESC LIMIT 1", (journal_id,)
+            "SELECT head_seq, head_digest FROM journals WHERE journal_id = ?", (journal_id,)
         ).fetchone()
         return GENESIS if row is None else Head(row[0], row[1])
 
@@ -104,6 +118,11 @@ class SqliteTransaction:
         self._conn.executemany(
             "INSERT INTO records (seq, position, digest, line, journal_id) VALUES (?, ?, ?, ?, ?)",
             [(*row, journal_id) for row in rows],
+        )
+        seq, _, digest, _ = rows[-1]
+        self._conn.execute(
+            "UPDATE journals SET head_seq = ?, head_digest = ? WHERE journal_id = ?",
+            (seq, digest, journal_id),
         )
 
     def add_journal(self, row: JournalRow) -> None:
@@ -158,6 +177,18 @@ class SqliteTransaction:
         ).fetchone()
         return int(value)
 
+    def replace_lines(self, journal_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """Rewrite erased records' lines in place (`secure_delete` zeroes the bytes they free)."""
+        self._conn.executemany(
+            "UPDATE records SET line = ? WHERE journal_id = ? AND seq = ? AND digest = ?",
+            [(line, journal_id, seq, digest) for seq, digest, line in rows],
+        )
+
+    def note_erasure(self) -> None:
+        """Until the WAL is checkpointed and truncated, its old frames still hold the erased pages: the
+        flag makes the next open (or `erase --resume`) scrub it if this process cannot."""
+        self._conn.execute("INSERT OR REPLACE INTO counters (name, value) VALUES ('scrub_pending', 1)")
+
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
 
@@ -191,11 +222,12 @@ class SqliteEngine:
         self._path = Path(path)
         self._url = f"sqlite:{self._path}"
         self._durability = Durability(durability)
-        self._busy_timeout = busy_timeout
+        self._busy_timeout = check_seconds(busy_timeout, what="busy_timeout", error=StoreArgumentError)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_mutex = threading.Lock()
         self._signal = threading.Condition()
+        self._writers = WritersQueue(self._path)
         self._closed = False
         if not self._path.parent.is_dir():
             msg = f"{self._path.parent}: no such directory for the SQLite store"
@@ -214,14 +246,27 @@ class SqliteEngine:
                     f"({SCHEMA_VERSION}); upgrade waybook to open it"
                 )
                 raise StorageError(msg)
-            if version < SCHEMA_VERSION:  # one transaction; a racing creator's tables are kept as they are
-                script = f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                try:
-                    conn.executescript(script)
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
+            if version < SCHEMA_VERSION:
+                self._upgrade(conn)
+        if self.scrub_pending():  # an erasure's process died before it scrubbed the WAL (docs/erasure.md)
+            self.scrub()
+
+    def _upgrade(self, conn: sqlite3.Connection) -> None:
+        """Bring the file to SCHEMA_VERSION in one write transaction, from the version it holds once the
+        lock is taken (a racing opener may have upgraded it meanwhile)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            steps = (_SCHEMA if version < 1 else "") + (_HEADS if version < 2 else "")
+            for statement in steps.split(";"):  # (executescript would commit first)
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     @property
     def url(self) -> str:
@@ -233,6 +278,24 @@ class SqliteEngine:
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
+        """One transaction; a write waits its turn in the writers' queue first (`_writer_queue`)."""
+        if not write:
+            with self._transaction(write=False) as tx:
+                yield tx
+            return
+        with self._writers.turn(self._busy_timeout) as held:
+            if not held:
+                msg = (
+                    f"{self._url}: could not write: the writers before this one held the store for "
+                    f"{self._busy_timeout:g}s; nothing was written. Retry, or open the store with a "
+                    "longer ?busy_timeout="
+                )
+                raise StoreBusyError(msg)
+            with self._transaction(write=True) as tx:
+                yield tx
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[SqliteTransaction]:
         with self._errors("write" if write else "read"):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -270,10 +333,31 @@ class SqliteEngine:
             (level,) = self._connection().execute("PRAGMA synchronous").fetchone()
         return {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, str(level))
 
-    def checkpoint(self) -> None:
-        """Copy the WAL into the database and truncate it, so erased pages leave the log too."""
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it, so erased pages leave the log too. False when
+        another connection's reads kept the checkpoint from completing (the WAL then keeps frames)."""
         with self._errors("checkpoint"):
-            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            rows = self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return not rows or rows[0][0] == 0
+
+    def scrub(self) -> bool:
+        """After an erasure (or at open, when one left the flag): checkpoint and truncate the WAL, then
+        clear the flag. True when the log no longer holds the erased pages."""
+        if not self.checkpoint():
+            return False
+        with self._errors("scrub"):
+            conn = self._connection()
+            conn.execute("UPDATE counters SET value = 0 WHERE name = 'scrub_pending' AND value != 0")
+        return self.checkpoint()
+
+    def scrub_pending(self) -> bool:
+        with self._errors("read"):
+            row = (
+                self._connection()
+                .execute("SELECT value FROM counters WHERE name = 'scrub_pending'")
+                .fetchone()
+            )
+        return row is not None and row[0] != 0
 
     def close(self) -> None:
         with self._connections_mutex:

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Final, Self
 
 import attrs
 
-from waybook.model._errors import IntegrityError
-from waybook.model._records import Record
+from waybook.model import IntegrityError, Record
+from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._errors import StoreArgumentError
+from waybook.stores._protocol import JournalStore
 from waybook.stores._values import FeedEntry
 
 if TYPE_CHECKING:
-    from waybook.stores._protocol import AsyncJournalStore, JournalStore
+    from waybook.stores._protocol import AsyncJournalStore
 
 READ_BATCH: Final = 256
 """Feed entries read at a time: a subscriber far behind never holds the whole feed."""
@@ -153,7 +154,9 @@ class Subscription:
         self._state.ack(position)
 
     def next(self, timeout: float | None = None) -> Delivery | None:
-        """The next delivery, waiting up to `timeout` seconds (None: until one comes or `close`)."""
+        """The next delivery, waiting up to `timeout` seconds (None, or past a year: until one comes or
+        `close`; 0 or less: not at all). NaN is refused (StoreArgumentError)."""
+        timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._closed.is_set():
             if self._buffer or self._fill():
@@ -221,6 +224,7 @@ class AsyncSubscription:
         self._state.ack(position)
 
     async def next(self, timeout: float | None = None) -> Delivery | None:
+        timeout = check_timeout(timeout)
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while not self._closed:
@@ -301,3 +305,27 @@ def subscribe(store: JournalStore, after: int = 0, *, filter: Filter = None) -> 
 
 def subscribe_async(store: AsyncJournalStore, after: int = 0, *, filter: Filter = None) -> AsyncSubscription:
     return AsyncSubscription(store, after, filter=filter)
+
+
+def tail(store: JournalStore, after: int = 0, *, poll: float | None = None) -> Iterator[FeedEntry]:
+    """Every feed entry after `after`, then each new one as it commits (blocking); never ends by itself.
+
+    Waits with `store.wait` (at most `poll` seconds at a time), so it sleeps until a writer commits
+    wherever the engine can signal it. The store, the position and `poll` are checked here, before
+    anything is read (StoreArgumentError)."""
+    if not isinstance(store, JournalStore):
+        msg = f"tail takes a JournalStore (open_store(url)), not {type(store).__name__}"
+        raise StoreArgumentError(msg)
+    check_position(after)
+    return _following(store, after, check_timeout(poll))
+
+
+def _following(store: JournalStore, after: int, poll: float | None) -> Iterator[FeedEntry]:
+    position = after
+    while True:
+        head = store.feed_head()  # every position up to here is readable now
+        for entry in store.feed(position):
+            position = entry.position
+            yield entry
+        position = max(position, head)  # skips positions of purged journals
+        store.wait(position, poll)

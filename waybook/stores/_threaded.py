@@ -15,9 +15,8 @@ from itertools import islice
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from waybook.journal._protocol import SessionJournal
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.journal import SessionJournal
+from waybook.model import AppendResult, Head, NewRecord, Record
 from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._protocol import JournalStore
 from waybook.stores._subscribe import AsyncSubscription, Filter

@@ -182,12 +182,12 @@ def _durability_option(scheme: str, value: str) -> str:
     return value
 
 
-def seconds_option(value: str) -> float:
+def seconds_option(value: str, *, name: str = "busy_timeout") -> float:
+    """A URL option in seconds, from 0 to a day (InvalidStoreUrlError naming it otherwise)."""
+    from waybook.journal._timeouts import check_seconds
+
     try:
-        seconds = float(value)
+        seconds: object = float(value)
     except ValueError:
-        seconds = -1.0
-    if not seconds >= 0:
-        msg = f"busy_timeout={value!r} must be a number of seconds"
-        raise InvalidStoreUrlError(msg)
-    return seconds
+        seconds = value
+    return check_seconds(seconds, what=name, error=InvalidStoreUrlError)

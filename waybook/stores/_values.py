@@ -8,9 +8,8 @@ from typing import Any
 import attrs
 import msgspec
 
-from waybook.codecs._canonical import sha256_hex
-from waybook.model._head import Head
-from waybook.model._records import Record
+from waybook.codecs import sha256_hex
+from waybook.model import Head, Record
 
 
 class FeedEntry(msgspec.Struct, frozen=True, gc=False):

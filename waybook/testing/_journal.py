@@ -31,6 +31,7 @@ from waybook.testing._journal_durability import DurabilityContract
 from waybook.testing._journal_log import LogContract
 from waybook.testing._journal_rules import SessionRulesContract
 from waybook.testing._journal_values import FailClosedContract
+from waybook.testing._store_faults import StoreFaultsContract
 
 
 class ModelContract(JournalFactory):
@@ -68,11 +69,13 @@ class JournalContract(
     `close_journal` if closing the journal is not enough to release what `make_journal` opened."""
 
 
-class StoreJournalContract(JournalContract):
+class StoreJournalContract(StoreFaultsContract, JournalContract):
     """The journal contract for the journals of a `JournalStore`. Define `make_store(directory)` and
     `acknowledged_durable(journal)` (`store_of(journal)` gives its store), and `reopen_store(store)`
     where the store persists. Each test runs on journal `journal_id` of a fresh
-    store, created without a header (the contract writes its own); the store closes with the journal."""
+    store, created without a header (the contract writes its own); the store closes with the journal.
+    The store checks (`StoreFaultsContract`: lost records, changed bytes, timeouts, competing writers)
+    run on stores of their own; define `lose_tail`, `lose_storage` and `alter_record` to run them all."""
 
     journal_id: ClassVar[str] = "conformance"
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from waybook.memory.working._decide import DEFAULT_LIMITS, Limits
-from waybook.memory.working._port import Memory
-from waybook.memory.working._results import DirectoryView, FileView, Result
+from waybook.memory.working import DEFAULT_LIMITS, DirectoryView, FileView, Limits, Memory, Result
 
 
 class MemoryPortConformance:

@@ -7,12 +7,15 @@ which call, what a turn cost) is made here, in Python, from the same projections
 from __future__ import annotations
 
 import base64
+import binascii
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from waybook._langgraph import shown_checkpoint
 from waybook.journal import VerifyReport
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     BlobBlock,
     Block,
@@ -24,7 +27,6 @@ from waybook.model._records import (
     LeafMoved,
     MemoryPinMoved,
     MemoryUsed,
-    Node,
     Record,
     Reset,
     SubagentLink,
@@ -35,7 +37,11 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
-from waybook.projections import TreeProjection, fold
+from waybook.model._records import Node
+from waybook.projections import PriceTable, TreeProjection, fold, harness_kind
+from waybook.view._conversation import mark_conversation
+from waybook.view._graph import branch_graph
+from waybook.view._usage import usage_data
 
 TITLE_CHARS = 120
 """How much of the first user message a page or a journal list shows as the session's title."""
@@ -44,6 +50,8 @@ INLINE_IMAGE_BYTES = 2 << 20
 INLINE_TEXT_BYTES = 256 << 10
 """Text kept as a blob (a large tool output) up to this size is shown in the page; larger is named."""
 SHOWN_MEMORY_FILES = 200
+LANGGRAPH_CHECKPOINT = "langgraph.checkpoint"
+"""A `WaybookSaver` checkpoint: its stored values are shown decoded (waybook._langgraph), never as base64."""
 
 
 class Sources(Protocol):
@@ -73,8 +81,8 @@ def block_data(block: Block) -> dict[str, Any]:
             "arguments": block.arguments,
         }
     if isinstance(block, ImageBlock):
-        inline = block.source.startswith("data:image/")
-        return {"type": "image", "media_type": block.media_type, "source": block.source if inline else ""}
+        shown = block.source if is_inline_image(block.source) else ""
+        return {"type": "image", "media_type": block.media_type, "source": shown}
     if isinstance(block, BlobBlock):
         return {
             "type": "blob",
@@ -86,6 +94,24 @@ def block_data(block: Block) -> dict[str, Any]:
     return {"type": "other", "text": repr(block)}
 
 
+_INLINE_IMAGE_HEAD = re.compile(r"data:image/[a-z0-9.+-]+(;[a-z0-9.+-]+=[a-z0-9.+-]*)*;base64", re.IGNORECASE)
+
+
+def is_inline_image(source: str) -> bool:
+    """Whether a page shows `source` as an image: a `data:image/...;base64,` URL whose payload is
+    base64 (anything else would make the browser log a failed load); the page shows a placeholder
+    otherwise. Bytes that are base64 but no image are left to the browser, where the page's script
+    swaps the image it cannot decode for the same placeholder."""
+    head, comma, payload = source.partition(",")
+    if not comma or not _INLINE_IMAGE_HEAD.fullmatch(head):
+        return False
+    try:
+        base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        return False
+    return True
+
+
 def first_text(blocks: Iterable[Block]) -> str:
     for block in blocks:
         if isinstance(block, TextBlock) and block.text.strip():
@@ -94,11 +120,18 @@ def first_text(blocks: Iterable[Block]) -> str:
 
 
 def node_data(record: Record) -> dict[str, Any] | None:
-    """A tree node's page entry, or None for a record that is not a node."""
+    """A tree node's page entry, or None for a record that is not a node. `harness` names the kind of a
+    harness entry (`projections.harness_kind`), which the page hides until asked, and None otherwise."""
     body = record.body
     if not isinstance(body, Node):
         return None
-    base: dict[str, Any] = {"id": record.id, "seq": record.seq, "at": record.at, "parent": body.parent}
+    base: dict[str, Any] = {
+        "id": record.id,
+        "seq": record.seq,
+        "at": record.at,
+        "parent": body.parent,
+        "harness": harness_kind(body),
+    }
     if isinstance(body, UserMessage):
         return {**base, "role": "user", "blocks": [block_data(b) for b in body.content]}
     if isinstance(body, AssistantMessage):
@@ -131,7 +164,8 @@ def node_data(record: Record) -> dict[str, Any] | None:
         }
     if isinstance(body, CustomEntry):
         blocks = [block_data(b) for b in body.content]
-        return {**base, "role": "custom", "type": body.type, "data": body.data, "blocks": blocks}
+        data = shown_checkpoint(body.data) if body.type == LANGGRAPH_CHECKPOINT else body.data
+        return {**base, "role": "custom", "type": body.type, "data": data, "blocks": blocks}
     return None
 
 
@@ -145,10 +179,16 @@ def summary_of(node: dict[str, Any]) -> str:
 
 
 def page_data(
-    records: Sequence[Record], report: VerifyReport, *, journal_id: str, sources: Sources | None = None
+    records: Sequence[Record],
+    report: VerifyReport,
+    *,
+    journal_id: str,
+    sources: Sources | None = None,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """Everything a session page shows, from `records` (the proven prefix) and the chain's `report`;
-    with `sources`, also the blobs' contents and the memory files each turn used."""
+    with `sources`, also the blobs' contents and the memory files each turn used; with `prices`, what
+    each turn cost (`view._usage.installed_prices()` is genai-prices' table)."""
     tree = fold(TreeProjection(), records)
     nodes: list[dict[str, Any]] = []
     moves: list[dict[str, Any]] = []
@@ -171,11 +211,28 @@ def page_data(
             nodes.append(node)
             last_node = record.id
         elif isinstance(body, LeafMoved):
-            moves.append(
-                {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
-            )
+            last = moves[-1] if moves else None
+            if (  # a run of moves of one action (a rewind popping item by item) is shown as one
+                last is not None
+                and last["last_seq"] == record.seq - 1
+                and last["to"] == body.from_leaf
+                and last["reason"] == body.reason
+            ):
+                last.update(to=body.to_leaf, last_seq=record.seq, count=last["count"] + 1)
+            else:
+                move = {"seq": record.seq, "from": body.from_leaf, "to": body.to_leaf, "reason": body.reason}
+                moves.append({**move, "last_seq": record.seq, "count": 1})
         elif isinstance(body, Reset):
-            moves.append({"seq": record.seq, "from": None, "to": None, "reason": f"reset: {body.reason}"})
+            moves.append(
+                {
+                    "seq": record.seq,
+                    "from": None,
+                    "to": None,
+                    "reason": f"reset: {body.reason}",
+                    "last_seq": record.seq,
+                    "count": 1,
+                }
+            )
         elif isinstance(body, SubagentLink):
             links.setdefault(body.node, []).append(
                 {"journal": body.journal, "call_id": body.call_id, "agent": body.agent, "reason": body.reason}
@@ -199,6 +256,10 @@ def page_data(
                     "receipt": body.receipt,
                 }
             )
+    for run in moves:
+        if run["count"] > 1:
+            run["reason"] = f"{run['reason']} ({run['count']} moves, seq {run['seq']}-{run['last_seq']})"
+    mark_conversation(nodes)
     by_id = {n["id"]: n for n in nodes}
     active = tree.leaf_id
     results = answered_calls(nodes, by_id)
@@ -208,11 +269,11 @@ def page_data(
         if sources is not None:
             node["blocks"] = [with_blob_contents(block, sources) for block in node["blocks"]]
     leaves = [
-        {"id": leaf, "summary": summary_of(by_id[leaf]), "active": leaf == active}
+        {"id": leaf, "summary": summary_of(labelled(by_id[leaf], by_id)), "active": leaf == active}
         for leaf in tree.leaves()
         if leaf in by_id
     ]
-    first_user = next((n for n in nodes if n["role"] == "user"), None)
+    first_user = next((n for n in nodes if n["role"] == "user" and not n["harness"]), None)
     return {
         "journal": journal_id,
         "title": summary_of(first_user) if first_user else journal_id,
@@ -233,7 +294,18 @@ def page_data(
         "results": results,
         "memory": memory,
         "usage": usage_totals(nodes),
+        "harness": sum(1 for n in nodes if n["harness"]),
+        **usage_data(records, nodes, prices=prices),
+        "graph": branch_graph(nodes, leaves, active_leaf=active, moves=moves),
     }
+
+
+def labelled(node: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The node a branch is labelled by: its leaf, or the nearest entry above it that is not harness."""
+    current: dict[str, Any] | None = node
+    while current is not None and current["harness"]:
+        current = by_id.get(current["parent"]) if current["parent"] else None
+    return current if current is not None else node
 
 
 def seconds_between(start: str, end: str) -> float | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from waybook.model._records import AnyBody, Block, ImageBlock, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.model import AnyBody, Block, ImageBlock, TextBlock, ThinkingBlock, ToolCallBlock
 
 
 def with_parent(body: AnyBody, parent: str | None) -> AnyBody:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from waybook.formats._foreign import read_json_lines
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Block,
     ImageBlock,

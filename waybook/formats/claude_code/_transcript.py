@@ -65,7 +65,7 @@ from waybook.formats.claude_code._context import (
     resume_chain,
 )
 from waybook.formats.claude_code._subagents import Anchor, AnchorIndex, SubagentStart
-from waybook.model._records import (
+from waybook.model import (
     AnyBody,
     AssistantMessage,
     Compaction,

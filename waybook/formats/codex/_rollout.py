@@ -15,6 +15,11 @@ tests hold every import to it). Import maps:
   includes `cached_input_tokens`); an event whose cumulative counts did not grow is a repeat, not counted.
 - `function_call_output`, `custom_tool_call_output`: a tool result answering its call by `call_id`.
 - User, developer and system `message`s: user and system messages.
+- `event_msg` `user_message` (the prompt as Codex's interface shows it): a user message when no user
+  `response_item` of its turn carries the same text (rollouts that record the prompt only as an event),
+  closing the turn before it; else kept as below, so a prompt is never imported twice. Codex itself
+  rebuilds its history from response items only (`replay_history`); such a prompt is the one node the
+  import adds to it.
 - `compacted`: a reset, a `codex.compacted` entry holding the line, and the replacement history as the
   new root path, since Codex sends exactly that history afterwards. (Not a waybook compaction record:
   that one always renders its summary first, which is not what Codex sends.)
@@ -56,18 +61,11 @@ from waybook.formats._responses import (
     message_body,
     turn_body,
 )
-from waybook.model._records import (
-    AnyBody,
-    CustomEntry,
-    Header,
-    LeafMoved,
-    NewRecord,
-    Reset,
-    SystemMessage,
-    TextBlock,
-)
+from waybook.model import AnyBody, CustomEntry, Header, LeafMoved, NewRecord, Reset, SystemMessage, TextBlock
 
 SOURCE: Final = "codex"
+PROMPT_EVENT: Final = "codex_event"
+"""The details key of a user message made from an `event_msg` `user_message`: its line and payload."""
 _CONTEXTUAL_USER_PREFIXES: Final = (
     "<environment_context>",
     "<user_instructions>",
@@ -123,10 +121,7 @@ class GrowingRollout:
             self._token_counts += 1
         else:
             self._other = True
-        try:
-            self._builder.take(number, value)
-        except _MAPPING_ERRORS as exc:
-            self._mapping.append((number, f"{type(exc).__name__}: {exc}"))
+        self._builder.take(number, value)
 
     @property
     def records(self) -> Sequence[NewRecord]:
@@ -135,7 +130,7 @@ class GrowingRollout:
 
     @property
     def problems(self) -> Sequence[tuple[int, str]]:
-        return [*self.lines.problems, *self._mapping]
+        return [*self.lines.problems, *self._builder.problems, *self._mapping]
 
     def pending(self) -> tuple[NewRecord, ...]:
         if self._finished or self._builder.header is None:
@@ -166,8 +161,8 @@ class GrowingRollout:
         self.lines.raise_problems()
         if not self._meta:
             raise NotThisFormatError(SOURCE, _not_a_rollout(self._token_counts, other=self._other))
-        if self._mapping:
-            raise ForeignFormatError(SOURCE, list(self._mapping))
+        if self._builder.problems or self._mapping:
+            raise ForeignFormatError(SOURCE, sorted([*self._builder.problems, *self._mapping]))
         if self._builder.header is None:
             raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
 
@@ -241,11 +236,59 @@ def _rollback_cut(history: list[dict[str, Any]], turns: Any) -> int:
     return users[0] if turns >= len(users) else users[len(users) - turns]
 
 
+# --- prompts recorded only as events ----------------------------------------------------------------
+
+
+def event_prompts(lines: list[tuple[int, dict[str, Any]]]) -> set[int]:
+    """The lines of `event_msg` `user_message`s that no user `response_item` of their turn (the lines
+    between the model items before and after the event) carries: prompts recorded only as events."""
+    found: set[int] = set()
+    turn: list[str] = []  # the texts of the user response items since the last model item
+    waiting: list[tuple[int, str]] = []  # events of this turn not matched yet
+    for number, line in lines:
+        kind, payload = line.get("type"), line.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if kind == "response_item" and is_model_item(payload):
+            found.update(n for n, _ in waiting)
+            turn, waiting = [], []
+        elif kind == "response_item" and is_user_turn_boundary(payload):
+            turn.append(_spaced("\n".join(text_of(payload.get("content")))))
+            waiting = [(n, text) for n, text in waiting if not _carries(turn[-1], text)]
+        elif _is_prompt_event(kind, payload):
+            text = _spaced(str(payload.get("message", "")))
+            if not any(_carries(item, text) for item in turn):
+                waiting.append((number, text))
+    found.update(n for n, _ in waiting)
+    return found
+
+
+def _is_prompt_event(kind: Any, payload: dict[str, Any]) -> bool:
+    return (
+        kind == "event_msg"
+        and payload.get("type") == "user_message"
+        and isinstance(payload.get("message"), str)
+    )
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _carries(item_text: str, prompt: str) -> bool:
+    return bool(prompt) and (item_text == prompt or prompt in item_text)
+
+
 # --- mapping -------------------------------------------------------------------------------------------
 
 
 class _Builder:
     def __init__(self) -> None:
+        self.prompts: set[int] = set()  # the event_msg user_message lines that become user messages
+        self.turn_texts: list[str] = []  # the texts of the user response items since the last model item
+        self.waiting: list[tuple[int, str]] = []  # prompt events of this turn no user item carried yet
+        self.held: list[tuple[int, dict[str, Any]]] = []  # lines read while a prompt event waits
+        self.problems: list[tuple[int, str]] = []  # lines that could not be mapped
         self.header: NewRecord | None = None
         self.records: list[NewRecord] = []
         self.tally = LineTally()
@@ -264,12 +307,45 @@ class _Builder:
     # lines
 
     def take(self, number: int, line: dict[str, Any]) -> None:
+        """Read one line. A prompt recorded only as an event (`event_prompts`' rule) is decided when its
+        turn shows whether a user response item carries it: it waits, with every line after it, until a
+        model item (a prompt) or a user item carrying its text (not one) comes, or the file ends."""
+        kind, payload = line.get("type"), line.get("payload")
+        if isinstance(payload, dict):
+            if kind == "response_item" and is_model_item(payload):
+                self.prompts.update(n for n, _ in self.waiting)
+                self.turn_texts, self.waiting = [], []
+            elif kind == "response_item" and is_user_turn_boundary(payload):
+                self.turn_texts.append(_spaced("\n".join(text_of(payload.get("content")))))
+                self.waiting = [
+                    (n, text) for n, text in self.waiting if not _carries(self.turn_texts[-1], text)
+                ]
+            elif _is_prompt_event(kind, payload):
+                text = _spaced(str(payload.get("message", "")))
+                if not any(_carries(item, text) for item in self.turn_texts):
+                    self.waiting.append((number, text))
+        self.held.append((number, line))
+        if not self.waiting:
+            self._run_held()
+
+    def _run_held(self) -> None:
+        held, self.held = self.held, []
+        for number, line in held:
+            try:
+                self._take(number, line)
+            except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+                self.problems.append((number, f"{type(exc).__name__}: {exc}"))
+
+    def _take(self, number: int, line: dict[str, Any]) -> None:
         self.at = timestamp(line.get("timestamp"), self.at)
         kind, payload = line.get("type"), line.get("payload")
         if kind == "response_item" and isinstance(payload, dict):
             if is_model_item(payload):
                 self.turn_at = self.at  # the turn is dated by its last item, not by the line that closes it
             self._item(number, payload)
+        elif number in self.prompts:
+            self._close_turn()
+            self._prompt(number, line)
         elif self.turn and kind != "compacted" and not _is_rollback(kind, payload):
             for key, value in self._request_usage(payload).items():
                 self.usage[key] = self.usage.get(key, 0) + value
@@ -278,6 +354,9 @@ class _Builder:
             self._other(number, line)
 
     def finish(self) -> None:
+        self.prompts.update(n for n, _ in self.waiting)  # the file ends: what waits is a prompt
+        self.waiting = []
+        self._run_held()
         self._close_turn()
 
     def fork(self) -> _Builder:
@@ -363,6 +442,15 @@ class _Builder:
         self.records.append(NewRecord(id=node_id, at=self.at, body=body))
         self.leaf = node_id
         self.tally.kept(number)
+
+    def _prompt(self, number: int, line: dict[str, Any]) -> None:
+        """A prompt Codex recorded only as an `event_msg`: the user message of its turn."""
+        payload = line["payload"]
+        item = _user_message(str(payload["message"]))
+        body = message_body(item, self.leaf, SOURCE)
+        event = {"line": number, "payload": payload}
+        body = msgspec.structs.replace(body, details={**(body.details or {}), PROMPT_EVENT: event})
+        self._node(number, body, [item])
 
     def _session_meta(self, number: int, payload: dict[str, Any]) -> None:
         session = payload.get("id")

@@ -1,7 +1,7 @@
 """Reading LangGraph checkpoint threads from a `SqliteSaver` database, as data.
 
 The database is opened read-only and read with SQL; each checkpoint is decoded by
-`waybook.formats.langgraph._decode`, which returns plain data and LangChain messages only and refuses
+`waybook._langgraph` (the safe decoder), which returns plain data and LangChain messages only and refuses
 anything else. LangGraph's own serializer is never used: it imports and calls what a checkpoint names.
 Decoding msgpack needs `ormsgpack` (installed with `waybook[langgraph]`); LangGraph itself is not needed.
 """
@@ -13,10 +13,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from waybook._langgraph import LangGraphDecodeError, decode_json, decode_typed, plain
+from waybook.formats._source_files import RefusedFileError
 from waybook.formats._sqlite_source import open_read_only
-from waybook.formats.langgraph._decode import LangGraphDecodeError, decode_json, decode_typed, plain
 from waybook.formats.langgraph._import import Checkpoint
-from waybook.model._errors import JournalError
+from waybook.model import JournalError
 
 
 class LangGraphDatabaseError(JournalError, ValueError):
@@ -38,6 +39,8 @@ def read_thread(path: Path, thread_id: str | None) -> tuple[str, list[Checkpoint
     """
     try:
         connection = open_read_only(path, check_same_thread=False)
+    except RefusedFileError:
+        raise  # not a regular file: it says which, and is no question of format
     except (sqlite3.Error, OSError, ValueError) as exc:
         msg = f"{path}: {exc}; is this a LangGraph SqliteSaver database?"
         raise LangGraphDatabaseError(msg) from None

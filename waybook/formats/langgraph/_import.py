@@ -19,27 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 import attrs
 
+from waybook._langgraph import SOURCE, message_body
 from waybook.formats._foreign import FALLBACK_TIMESTAMP, ImportReport, LineTally, stable_id
-from waybook.model._records import (
-    AnyBody,
-    AssistantMessage,
-    Block,
-    CustomEntry,
-    Header,
-    LeafMoved,
-    NewRecord,
-    SystemMessage,
-    TextBlock,
-    ToolCallBlock,
-    ToolResult,
-    UserMessage,
-)
-
-SOURCE: Final = "langgraph"
+from waybook.model import CustomEntry, Header, LeafMoved, NewRecord
 
 
 @attrs.frozen
@@ -117,7 +103,7 @@ class _Builder:
         path = list(parent[:shared])
         for index, message in enumerate(checkpoint.messages[shared:], start=shared):
             node = stable_id("lg", checkpoint.id, str(index))
-            self.records.append(NewRecord(id=node, at=checkpoint.at, body=_message_body(message, self.leaf)))
+            self.records.append(NewRecord(id=node, at=checkpoint.at, body=message_body(message, self.leaf)))
             self.leaf = node
             path.append((keys[index], node))
         kept = stable_id("lg", checkpoint.id)
@@ -144,63 +130,3 @@ class _Builder:
             move = LeafMoved(from_leaf=self.leaf, to_leaf=newest, reason=reason, actor="langgraph")
             self.records.append(NewRecord(id="move:newest", at=ordered[-1].at, body=move))
             self.leaf = newest
-
-
-def _message_body(message: dict[str, Any], parent: str | None) -> AnyBody:
-    kind = message.get("type")
-    data = dict(message.get("data") or {})
-    content = _content(data.pop("content", ""))
-    details = {SOURCE: {"type": kind, **data}}
-    if kind == "human":
-        return UserMessage(parent=parent, content=content, details=details)
-    if kind == "system":
-        return SystemMessage(parent=parent, content=content, details=details)
-    if kind == "tool":
-        return ToolResult(
-            parent=parent,
-            call_id=str(data.get("tool_call_id")),
-            content=content,
-            tool_name=data.get("name") if isinstance(data.get("name"), str) else None,
-            is_error=data.get("status") == "error",
-            details=details,
-        )
-    if kind in ("ai", "AIMessageChunk"):
-        listed = data.get("tool_calls")
-        calls = tuple(
-            ToolCallBlock(
-                call_id=str(c.get("id")), name=str(c.get("name")), arguments=_arguments(c.get("args"))
-            )
-            for c in (listed if isinstance(listed, list) else [])
-            if isinstance(c, dict)
-        )
-        metadata = data.get("response_metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        model = metadata.get("model_name") or metadata.get("model")
-        return AssistantMessage(
-            parent=parent,
-            content=(*content, *calls),
-            stop_reason="tool_use" if calls else "end_turn",
-            model=model if isinstance(model, str) else None,
-            details={SOURCE: {**details[SOURCE], "stop_reason": "inferred"}},
-        )
-    return CustomEntry(parent=parent, type=stable_id(f"langgraph.message.{kind}"), data=message)
-
-
-def _arguments(args: Any) -> dict[str, Any]:
-    if isinstance(args, dict):
-        return args
-    return {} if args is None else {"value": args}
-
-
-def _content(content: Any) -> tuple[Block, ...]:
-    if isinstance(content, str):
-        return (TextBlock(text=content),) if content else ()
-    blocks: list[Block] = []
-    for part in content if isinstance(content, list) else [content]:
-        if isinstance(part, str):
-            blocks.append(TextBlock(text=part))
-        elif isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
-            blocks.append(TextBlock(text=part["text"]))
-        else:
-            blocks.append(TextBlock(text=json.dumps(part, sort_keys=True, default=str)))
-    return tuple(blocks)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from waybook.formats._sqlite_source import open_read_only
 from waybook.formats.openai_agents._import import Row
-from waybook.model._errors import JournalError
+from waybook.model import JournalError
 
 SESSIONS = "agent_sessions"
 MESSAGES = "agent_messages"

@@ -30,7 +30,7 @@ from waybook.formats._foreign import (
     stable_id,
 )
 from waybook.formats._responses import call_names, is_model_item, item_body, turn_body
-from waybook.model._records import Header, LeafMoved, NewRecord
+from waybook.model import Header, LeafMoved, NewRecord
 
 SOURCE: Final = "openai_agents"
 MAIN: Final = "main"

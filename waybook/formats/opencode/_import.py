@@ -27,6 +27,7 @@ kept verbatim, never interpreted.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -37,7 +38,7 @@ import msgspec
 from waybook.formats._foreign import ImportReport, stable_id
 from waybook.formats.opencode._compaction import Message, Summarized, shapes
 from waybook.formats.opencode._storage import SOURCE, OpenCodeStorageError, Stored
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     Block,
     Compaction,
@@ -89,8 +90,8 @@ def import_opencode(stored: Stored, *, name: str | None = None) -> OpenCodeImpor
     each linked from the task tool call that started it."""
     journal = stable_id("oc", stored.id)
     imported = _session(stored, journal, name or journal, stored.skipped)
-    names = [imported.journal, *(sub.journal for sub in imported.subagents)]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    names = Counter([imported.journal, *(sub.journal for sub in imported.subagents)])
+    twice = sorted(n for n, count in names.items() if count > 1)
     if twice:
         why = f"two sessions would both be journal {twice[0]!r} (their ids differ only in unsafe characters)"
         raise OpenCodeStorageError(stored.id, why)
@@ -167,13 +168,9 @@ def _links(
     task tool records `metadata.sessionId`; a resumed task passes `task_id`), else (inferred) the last
     message before the session was created."""
     found: dict[int, list[tuple[str | None, Stored, str | None]]] = {}
+    naming = _calls_naming(stored)
     for child in stored.children:
-        calls = [
-            (position, part)
-            for position, (_, parts) in enumerate(stored.messages)
-            for part in parts
-            if part.get("type") == "tool" and _names(part, child.id)
-        ]
+        calls = naming.get(child.id, [])
         for position, part in calls:
             state = part["state"] if isinstance(part.get("state"), dict) else {}
             inputs = state["input"] if isinstance(state.get("input"), dict) else {}
@@ -196,15 +193,31 @@ def _links(
     return found
 
 
-def _names(part: dict[str, Any], session_id: str) -> bool:
+def _calls_naming(stored: Stored) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The tool calls (message position, part) that name each session id, in message order: found in
+    one pass over the messages, so linking many sub-agent sessions is linear in them."""
+    naming: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for position, (_, parts) in enumerate(stored.messages):
+        for part in parts:
+            if part.get("type") == "tool":
+                for session_id in _named(part):
+                    naming.setdefault(session_id, []).append((position, part))
+    return naming
+
+
+def _named(part: dict[str, Any]) -> list[str]:
+    """The session ids a tool part names: its `metadata.sessionId` and its `input.task_id` (each once)."""
     state = part.get("state")
     if not isinstance(state, dict):
-        return False
+        return []
     metadata = state.get("metadata")
     inputs = state.get("input")
-    return (isinstance(metadata, dict) and metadata.get("sessionId") == session_id) or (
-        isinstance(inputs, dict) and inputs.get("task_id") == session_id
-    )
+    named = []
+    if isinstance(metadata, dict) and isinstance(metadata.get("sessionId"), str):
+        named.append(metadata["sessionId"])
+    if isinstance(inputs, dict) and isinstance(inputs.get("task_id"), str) and inputs["task_id"] not in named:
+        named.append(inputs["task_id"])
+    return named
 
 
 def _number(value: Any) -> float:

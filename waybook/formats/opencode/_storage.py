@@ -90,7 +90,7 @@ class _Skips:
 def read_opencode(path: Path, session_id: str | None, *, lenient: bool = False) -> Stored:
     """One session (with its sub-agent sessions) of an OpenCode storage folder (or the `storage`
     folder's parent) or database."""
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a database (open_read_only refuses all but a regular file)
         return _from_database(path, session_id, _Skips(lenient))
     root = _storage_root(path)
     if root is None:
@@ -140,10 +140,13 @@ def _tree(
     skips: _Skips,
 ) -> Stored:
     seen: set[str] = set()
+    by_parent: dict[str | None, list[str]] = {}  # each session's children in id order, found once
+    for sid in sorted(sessions):
+        by_parent.setdefault(_parent(sessions[sid]), []).append(sid)
 
     def build(sid: str, depth: int) -> Stored:
         seen.add(sid)
-        kids = [k for k in sorted(sessions) if _parent(sessions[k]) == sid and k not in seen]
+        kids = [k for k in by_parent.get(sid, ()) if k not in seen]
         children = tuple(build(k, depth + 1) for k in kids if depth < MAX_DEPTH and k not in seen)
         return Stored(session=sessions[sid], messages=load(sid), children=children)
 

@@ -32,23 +32,27 @@ Ids are deterministic (Pi's own ids; `l<line>` for version-1 entries; `move:<ent
 moves; a derived id never collides with one in the file), so importing the same file twice gives the
 same records. Ids and parents follow Pi's loader (see `_tree`): the later of two entries with one id
 keeps it, a parentId naming the entry itself or no entry makes a root, and the leaf ends at the file's
-last entry. Two JSON objects on one line (a known
-artefact of concurrent writers) are both imported, in order, and reported in `PiImport.joined`.
+last entry. A line holding two JSON objects (a known artefact of concurrent writers) is no entry for Pi,
+whose loader skips a line `JSON.parse` refuses: it is kept verbatim as a `pi.joined_line` entry after the
+session, out of the context, and reported in `PiImport.joined`; version-1 indexes do not count it. A
+compaction whose first kept entry is not an entry before it (its own, as a version-1 index counting
+itself gives) keeps nothing, as in Pi's context. Each record is checked against the session rules as it is
+made: a problem names its source line, and `lenient` skips the entry instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
 import attrs
 import msgspec
 
-from waybook.codecs._canonical import canonical_json
+from waybook.codecs import canonical_json, decode_body
+from waybook.codecs._commitments import is_salt
 from waybook.codecs._data_urls import base64_payload
-from waybook.codecs._wire import decode_body
 from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
 from waybook.formats.pi import _form as pi_form
@@ -65,15 +69,16 @@ from waybook.formats.pi._form import (
     WRAPPED,
 )
 from waybook.formats.pi._map import bash_text
-from waybook.model._errors import DecodeError
-from waybook.model._records import (
+from waybook.journal._roles.session import SessionRules
+from waybook.model import (
     AssistantMessage,
-    BatchPlace,
     BlobBlock,
     Compaction,
     CustomEntry,
+    DecodeError,
     Header,
     ImageBlock,
+    JournalError,
     LeafMoved,
     NewRecord,
     Record,
@@ -82,6 +87,7 @@ from waybook.model._records import (
     ToolResult,
     UserMessage,
 )
+from waybook.model._records import BatchPlace
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -98,6 +104,12 @@ __all__ = [
 
 
 LONE_SURROGATE = pi_lines.LONE_SURROGATE
+JOINED = "pi.joined_line"
+"""The custom entry keeping a line that held two entries joined (Pi's loader skips it): its number, text."""
+JOINED_NOTE = (
+    "the line holds two entries joined by concurrent writers; Pi's loader skips it (JSON.parse fails), "
+    "so they are not in the session: kept verbatim as a pi.joined_line entry after it, out of the context"
+)
 INFERRED_MOVE = "pi: continues an earlier entry"
 """The reason of the leaf move import infers when an entry's parentId is not the entry before it."""
 
@@ -111,7 +123,7 @@ class PiFormatError(DecodeError):
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         super().__init__(
             f"{len(problems)} line(s) cannot be imported: {shown}{more}. Fix them, or import with "
-            "--lenient to skip the lines that are not Pi entries",
+            "--lenient to skip them (each is reported)",
             where="pi session",
         )
 
@@ -155,7 +167,11 @@ class PiImport:
 
 
 def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
-    """Parse, migrate and map a Pi session file's content to records (a new journal's first records)."""
+    """Parse, migrate and map a Pi session file's content to records (a new journal's first records).
+
+    Every record is checked against the session rules as it is made, so what import returns appends;
+    a problem names its source line, and with `lenient` a per-entry problem skips that entry.
+    """
     entries, skipped, joined = pi_lines.parse(data)
     if skipped and not lenient:
         raise PiFormatError(skipped)
@@ -168,10 +184,13 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     problems: list[tuple[int, str]] = []
     records: list[NewRecord] = []
     places: list[BatchPlace | None] = []
+    rules = SessionRules()
     try:
-        records.extend(_header_records(header))
+        header_records = _header_records(header)
+        rules.commit(rules.check(header_records))
+        records.extend(header_records)
         places.append(_place(_carrier(header).get("batch")))
-    except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError, OSError, DecodeError, JournalError) as exc:
         problems.append((header_line, _why(exc)))
     reserved = {records[0].id} if records else set()
     placement = pi_tree.place(_migrate(entries[1:], version, reserved), reserved=reserved)
@@ -179,34 +198,60 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     leaf: str | None = None
     known: dict[str, tuple[bytes, str]] = {}
     gone: dict[str, str | None] = {}  # a skipped entry's record id -> the parent its children get
+    notes = list(placement.notes)
     for placed in placement.entries:
         parent = placed.parent
         while parent in gone:
             parent = gone[parent]
         try:
-            new, new_places, leaf = _entry_records(placed, parent, leaf, known, taken)
-            records.extend(new)
-            places.extend(new_places)
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError, DecodeError) as exc:
+            note = _keeps_nothing(placed.entry, rules)
+            new, new_places, after = _entry_records(placed, parent, leaf, known, taken, nodes=rules.ids)
+            if new:
+                rules.commit(rules.check(new))
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            OverflowError,
+            OSError,
+            DecodeError,
+            JournalError,
+        ) as exc:
             if not lenient:
                 problems.append((placed.line, _why(exc)))
             else:
                 skipped.append((placed.line, _why(exc)))
                 if placed.record_id is not None:
                     gone[placed.record_id] = parent
+            continue
+        records.extend(new)
+        places.extend(new_places)
+        leaf = after
+        if note:
+            notes.append((placed.line, note))
     if problems:
         raise PiFormatError(problems)
     last = placement.last
     while last in gone:
         last = gone[last]
-    notes = list(placement.notes)
+    tail: list[NewRecord] = []
     if placement.last is not None and last != leaf and records:
         move = LeafMoved(from_leaf=leaf, to_leaf=last, reason=pi_tree.RESUME, actor="pi")
-        records.append(NewRecord(id=pi_tree.fresh("move:resume", taken), at=records[-1].at, body=move))
-        places.append(None)
+        tail.append(NewRecord(id=pi_tree.fresh("move:resume", taken), at=records[-1].at, body=move))
         notes.append(
             (placement.entries[-1].line, "Pi resumes at the file's last entry; the leaf moves there")
         )
+        leaf = last
+    for number, text in joined:
+        entry = CustomEntry(parent=leaf, type=JOINED, data={"line": number, "text": text})
+        tail.append(NewRecord(id=pi_tree.fresh(f"joined-l{number}", taken), at=records[-1].at, body=entry))
+        leaf = tail[-1].id
+        notes.append((number, JOINED_NOTE))
+    if tail:
+        rules.commit(rules.check(tail))  # a move to a placed node and entries after it: always valid
+        records.extend(tail)
+        places.extend([None] * len(tail))
     if not whole_batches(places):
         notes.append((header_line, NO_PLACES))
         places = [None] * len(places)
@@ -214,10 +259,22 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
         records=tuple(records),
         version=version,
         skipped=tuple(skipped),
-        joined=tuple(joined),
+        joined=tuple(number for number, _ in joined),
         inferred=tuple(notes),
         blobs=known,
         places=tuple(places),
+    )
+
+
+def _keeps_nothing(entry: dict[str, Any], rules: SessionRules) -> str:
+    """Why a compaction keeps nothing before its summary, when its first kept entry is not an entry
+    before it (its own id, as a version-1 `firstKeptEntryIndex` counting itself gives): Pi's
+    `buildSessionContext` never meets that id before the compaction, so it keeps nothing. "" otherwise."""
+    kept = entry.get("firstKeptEntryId")
+    if entry.get("type") != "compaction" or not isinstance(kept, str) or kept in rules.ids:
+        return ""
+    return (
+        f"the compaction keeps entry {kept!r}, which is no entry before it; as Pi reads it, it keeps nothing"
     )
 
 
@@ -316,6 +373,8 @@ def _entry_records(
     leaf: str | None,
     known: dict[str, tuple[bytes, str]],
     taken: set[str],
+    *,
+    nodes: Container[str] = (),
 ) -> tuple[list[NewRecord], list[BatchPlace | None], str | None]:
     """The records one Pi entry stands for, each one's carried batch place, and the leaf after them;
     `known` gains the bytes the entry shows for blobs its carried record references; a derived id avoids
@@ -336,7 +395,7 @@ def _entry_records(
         node = _carried(carried["record"], parent=parent, node=True)
         known.update(_shown_blobs(node, entry, parent))
     else:
-        node = _mapped(entry, parent, record_id=placed.record_id)
+        node = _salted(_mapped(entry, parent, record_id=placed.record_id, nodes=nodes), carried)
     if parent != leaf:
         move = LeafMoved(from_leaf=leaf, to_leaf=parent, reason=INFERRED_MOVE, actor="pi")
         move_id = f"move:{node.id}"
@@ -374,13 +433,23 @@ def _image_bytes(block: Any) -> bytes | None:
     return base64_payload(block.source) if isinstance(block, ImageBlock) else None
 
 
-def _mapped(entry: dict[str, Any], parent: str | None, *, record_id: str | None = None) -> NewRecord:
+def _mapped(
+    entry: dict[str, Any],
+    parent: str | None,
+    *,
+    record_id: str | None = None,
+    nodes: Container[str] | None = None,
+) -> NewRecord:
     """A Pi entry as a record (`record_id`: the id import gave it, when not the entry's own); what the
-    record cannot hold, the entry's own id and parentId included, is kept as a patch inside it."""
+    record cannot hold, the entry's own id and parentId included, is kept as a patch inside it. With
+    `nodes` (the records before it), a compaction whose first kept entry is none of them keeps nothing."""
     entry = {k: v for k, v in entry.items() if k != CARRIER}
     entry_id = pi_map.record_id(entry.get("id") if record_id is None else record_id)
     at = pi_map.timestamp(entry.get("timestamp"))
-    record = NewRecord(id=entry_id, at=at, body=pi_map.body_of(entry, parent))
+    body = pi_map.body_of(entry, parent)
+    if isinstance(body, Compaction) and nodes is not None and body.first_kept not in nodes:
+        body = msgspec.structs.replace(body, first_kept=None)  # the patch keeps Pi's firstKeptEntryId
+    record = NewRecord(id=entry_id, at=at, body=body)
     patch = json_patch.diff(pi_form.node_entry(record), entry)
     patched = _with_patch(record, patch)
     # Key order: what export will write once the record is stored (canonical JSON sorts every object)
@@ -420,7 +489,17 @@ def _carried(wire: Any, *, parent: str | None, node: bool) -> NewRecord:
     if node != body.IS_NODE:
         msg = f"the {CARRIER!r} field carries a {'non-' if node else ''}node record where it cannot"
         raise ValueError(msg)
-    return NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
+    record = NewRecord(id=pi_map.record_id(wire.get("id")), at=pi_map.timestamp(wire.get("at")), body=body)
+    return _salted(record, wire)
+
+
+def _salted(record: NewRecord, carried: dict[str, Any]) -> NewRecord:
+    """`record` with the salt an export carried for it (a sealed record's, docs/erasure.md), so that
+    appending it again gives its digest back; a carried value that is not a salt is ignored."""
+    salt = carried.get("salt")
+    if type(salt) is not str or not is_salt(salt):
+        return record
+    return msgspec.structs.replace(record, salt=salt)
 
 
 def _why(exc: Exception) -> str:
@@ -525,9 +604,11 @@ def _wire(record: Record | NewRecord) -> dict[str, Any]:
 
 
 def _batch(record: Record | NewRecord) -> dict[str, Any]:
-    """A record's batch place as its entry carries it (`{"batch": [index, size]}`; none when alone)."""
+    """A record's batch place as its entry carries it (`{"batch": [index, size]}`; none when alone), and
+    a sealed record's salt (`{"salt": "…"}`), so an import seals it again to the same digest."""
     place = getattr(record, "batch", None)
-    return {} if place is None else {"batch": list(place)}
+    salt = getattr(record, "salt", None)
+    return ({} if place is None else {"batch": list(place)}) | ({} if salt is None else {"salt": salt})
 
 
 def _json(value: dict[str, Any]) -> bytes:

@@ -12,9 +12,9 @@ from typing import Any, Final
 
 import msgspec
 
-from waybook.codecs._canonical import canonical_json
+from waybook.codecs import canonical_json
 from waybook.formats import _json_patch as json_patch
-from waybook.model._records import (
+from waybook.model import (
     AnyBody,
     AssistantMessage,
     Compaction,

@@ -1,5 +1,9 @@
-"""A Pi session file's lines as JSON objects, as data: every object of a line (two when concurrent
-writers joined them), refusing what a journal cannot hold."""
+"""A Pi session file's lines as JSON objects, as data, refusing what a journal cannot hold.
+
+A line holding two JSON values (concurrent writers joined them) is no entry for Pi: its loader parses
+each line with `JSON.parse`, which fails on it, and skips the line. So it is returned apart, as its text,
+never among the entries (whose order gives version-1 entries their index).
+"""
 
 from __future__ import annotations
 
@@ -15,12 +19,13 @@ LONE_SURROGATE = "a string holds a lone surrogate (half of a UTF-16 pair), which
 
 def parse(
     data: bytes | str,
-) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]], list[int]]:
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]], list[tuple[int, str]]]:
+    """(entries, bad lines, joined lines): each with its line number; a joined line with its text."""
     raw = data.encode() if isinstance(data, str) else data
     decoder = json.JSONDecoder()
     entries: list[tuple[int, dict[str, Any]]] = []
     bad: list[tuple[int, str]] = []
-    joined: list[int] = []
+    joined: list[tuple[int, str]] = []
     for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
         if not line_bytes.strip():
             continue
@@ -30,7 +35,11 @@ def parse(
             bad.append((number, str(exc)))
             continue
         if len(values) > 1:
-            joined.append(number)
+            if _SURROGATE_ESCAPE.search(line_bytes) and _has_lone_surrogate(values):
+                bad.append((number, LONE_SURROGATE))
+            else:
+                joined.append((number, line_bytes.decode("utf-8")))
+            continue
         for value in values:
             if not isinstance(value, dict) or not isinstance(value.get("type"), str):
                 bad.append((number, "not a Pi entry (an object with a type)"))

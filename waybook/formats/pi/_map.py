@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from waybook.codecs._canonical import canonical_json
-from waybook.codecs._wire import decode_body
+from waybook.codecs import canonical_json, decode_body
 from waybook.formats.pi._form import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
@@ -15,7 +14,7 @@ from waybook.formats.pi._form import (
     WRAPPED,
 )
 from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
-from waybook.model._records import (
+from waybook.model import (
     AnyBody,
     AssistantMessage,
     Block,

@@ -12,10 +12,17 @@ with needs_extra(
     modules=("langgraph", "langchain_core"),
 ):
     from waybook.integrations.langgraph._errors import (
+        CheckpointValueError,
         StaleThreadError,
         ThreadExistsError,
         UnknownPruneStrategyError,
     )
     from waybook.integrations.langgraph._saver import WaybookSaver
 
-__all__ = ["StaleThreadError", "ThreadExistsError", "UnknownPruneStrategyError", "WaybookSaver"]
+__all__ = [
+    "CheckpointValueError",
+    "StaleThreadError",
+    "ThreadExistsError",
+    "UnknownPruneStrategyError",
+    "WaybookSaver",
+]

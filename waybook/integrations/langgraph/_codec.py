@@ -12,6 +12,7 @@ import base64
 import math
 from typing import Any, Protocol
 
+from waybook.integrations.langgraph._errors import CheckpointValueError
 from waybook.integrations.langgraph._state import Blob
 
 _INT_MIN = -(2**63)
@@ -30,8 +31,15 @@ def dump(serde: TypedSerde, value: Any) -> Blob:
 
 
 def load(serde: TypedSerde, blob: Any) -> Any:
+    """The value `dump` stored as `blob`; a blob that is not `[type, base64]` is a CheckpointValueError."""
+    if not (type(blob) is list and len(blob) == 2 and type(blob[0]) is str and type(blob[1]) is str):
+        raise CheckpointValueError(str(type(blob).__name__), "not a [type, base64] pair")
     kind, data = blob
-    return serde.loads_typed((str(kind), base64.b64decode(data)))
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError as exc:
+        raise CheckpointValueError(kind, f"its bytes are not base64 ({exc})") from None
+    return serde.loads_typed((kind, raw))
 
 
 def is_plain_json(value: Any) -> bool:

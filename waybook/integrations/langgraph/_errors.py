@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from waybook.model._errors import JournalError, StaleWriterError
-from waybook.model._head import Head
+from waybook.model import Head, JournalError, StaleWriterError
 
 
 class StaleThreadError(StaleWriterError):
@@ -29,3 +28,20 @@ class UnknownPruneStrategyError(JournalError, ValueError):
 
 class ThreadExistsError(JournalError, ValueError):
     """`copy_thread` was asked to copy onto a thread that already has checkpoints."""
+
+
+class CheckpointValueError(JournalError, ValueError):
+    """A value stored in a thread's journal that the saver's serializer cannot read back: a type it does
+    not rebuild (pickle, an unknown name), bytes that are not what their type says, or a value nested
+    past what a reader follows. The journal is outside data: nothing in it was run."""
+
+    def __init__(self, kind: str, why: str) -> None:
+        self.kind = kind
+        self.why = why
+        shown = " ".join(why.split())[:200]
+        JournalError.__init__(
+            self,
+            f"a stored value of type {kind[:40]!r} cannot be read back ({shown}); the thread's journal holds "
+            "data this saver's serializer does not rebuild: read it with the serializer that wrote it "
+            "(WaybookSaver(store, serde=...))",
+        )

@@ -3,7 +3,9 @@
 One journal per thread and checkpoint namespace. A checkpoint is a tree node holding only what changed
 (a list that grew is stored as the elements it gained); pending writes are annotations on their
 checkpoint; a put whose parent is not the latest checkpoint is a leaf move then a node (a fork);
-`delete_thread` is a reset, `delete_for_runs` and `prune` hide checkpoints. Nothing is rewritten.
+`delete_thread` is a reset, `delete_for_runs` and `prune` hide checkpoints. Nothing is rewritten. The
+messages a checkpoint's `messages` channel gained are session nodes written just before it, in its batch
+(`_nodes`), so the thread reads as a session.
 
 One saver is one writer: it presents, on every write, the journal head it last read or wrote. A
 second writer that wrote to the thread in between makes the write fail with `StaleThreadError`, and
@@ -32,7 +34,6 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, listed, open_or_create
@@ -42,13 +43,32 @@ from waybook.integrations.langgraph._errors import (
     ThreadExistsError,
     UnknownPruneStrategyError,
 )
-from waybook.integrations.langgraph._state import CHECKPOINT, HIDDEN, WRITES, Entry, ThreadState
+from waybook.integrations.langgraph._nodes import MESSAGES, MessagePlan, messages_of, node_body, plan
+from waybook.integrations.langgraph._serde import StrictSerializer
+from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import StaleWriterError
-from waybook.model._records import Annotation, AnyBody, CustomEntry, LeafMoved, NewRecord, Reset, text
+from waybook.journal import SessionJournal
+from waybook.model import (
+    Annotation,
+    AnyBody,
+    CustomEntry,
+    LeafMoved,
+    NewRecord,
+    Reset,
+    StaleWriterError,
+    text,
+)
 
 RUNTIME: Final = "langgraph"
+
+
+def encrypts(serde: SerializerProtocol) -> bool:
+    """Whether `serde` is LangGraph's encrypting serializer (its values must not be written in clear)."""
+    try:
+        from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    except ImportError:  # pragma: no cover - every LangGraph the extra installs has it
+        return False
+    return isinstance(serde, EncryptedSerializer)
 
 
 class WaybookSaver(BaseCheckpointSaver[str]):
@@ -58,10 +78,15 @@ class WaybookSaver(BaseCheckpointSaver[str]):
     `purge_on_delete=True` makes `delete_thread` erase the thread's journals (`store.purge`, leaving a
     receipt) instead of appending a reset; a purged thread id cannot be used again.
 
+    Each checkpoint's new `messages` are also written as session nodes, in the checkpoint's batch, so
+    waybook's own tools read the thread as a session (docs/langgraph.md). `session_nodes=False` turns
+    that off; it is off by default with an encrypting serde, whose values the nodes would show in clear.
+
     A journal read back is outside data, so the default `serde` is LangGraph's serializer in its strict
     mode: it rebuilds only LangGraph's list of safe types (plus the state types a compiled graph adds
     with `with_allowlist`) and never unpickles; any other type a value names comes back as its plain
-    payload. Pass `serde=JsonPlusSerializer(allowed_msgpack_modules=[...])` to allow more.
+    payload. A value it cannot read back (pickle, an unknown type, broken bytes) is a
+    `CheckpointValueError`. Pass `serde=JsonPlusSerializer(allowed_msgpack_modules=[...])` to allow more.
     """
 
     def __init__(
@@ -71,13 +96,13 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         purge_on_delete: bool = False,
         actor: str = "langgraph",
+        session_nodes: bool | None = None,
     ) -> None:
-        super().__init__(
-            serde=serde if serde is not None else JsonPlusSerializer(allowed_msgpack_modules=None)
-        )
+        super().__init__(serde=serde if serde is not None else StrictSerializer())
         self.store = store
         self.purge_on_delete = purge_on_delete
         self.actor = actor
+        self.session_nodes = not encrypts(self.serde) if session_nodes is None else session_nodes
         self._views: dict[str, ThreadView] = {}
         self._views_lock = threading.Lock()
 
@@ -221,32 +246,46 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             state = view.state
             parent = state.by_id.get(parent_id) if parent_id else None
             parent_record = parent.record_id if parent is not None else None
+            values = checkpoint["channel_values"]
+            messages = messages_of(values) if self.session_nodes else None
+            if messages is None:
+                where = MessagePlan(state.end_of(parent), (), "")
+            else:
+                where = plan(state, parent, self._messages_at(view, parent), messages)
             records: list[NewRecord] = []
-            if state.leaf != parent_record:
+            if state.leaf != where.base:
                 reason = f"langgraph: checkpoint {checkpoint['id']} continues from " + (
                     f"checkpoint {parent_id}" if parent_record else "a new root"
                 )
+                reason += f" ({where.why})" if where.why else ""
                 records.append(
                     self._record(
-                        LeafMoved(
-                            from_leaf=state.leaf, to_leaf=parent_record, reason=reason, actor=self.actor
-                        )
+                        LeafMoved(from_leaf=state.leaf, to_leaf=where.base, reason=reason, actor=self.actor)
                     )
                 )
-            values = checkpoint["channel_values"]
+            node_parent = where.base
+            for message in where.new:
+                node = self._record(node_body(message, node_parent))
+                records.append(node)
+                node_parent = node.id
             refs = {
                 channel: channel_ref(self.serde, view, parent, channel, version, values[channel])
                 if channel in values
                 else {"v": version, "empty": True}
                 for channel, version in new_versions.items()
             }
-            data: dict[str, Any] = {"id": checkpoint["id"], "parent": parent_id, "values": refs}
+            data: dict[str, Any] = {
+                "id": checkpoint["id"],
+                "parent": parent_id,
+                "after": parent_record,
+                "values": refs,
+            }
             skeleton = {key: value for key, value in checkpoint.items() if key != "channel_values"}
             dump_field(self.serde, data, "checkpoint", skeleton)
             dump_field(self.serde, data, "metadata", get_checkpoint_metadata(config, metadata))
             label = _label(metadata, new_versions)
             node = self._record(
-                CustomEntry(parent=parent_record, type=CHECKPOINT, data=data, content=text(label))
+                CustomEntry(parent=node_parent, type=CHECKPOINT, data=data, content=text(label))
             )
             records.append(node)
             for writes in view.parked.pop(checkpoint["id"], []):
@@ -363,6 +402,80 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                         continue
                     self._hide(view, list(view.state.visible())[1:], "prune keep_latest")
 
+    # --- threads saved before the saver wrote session nodes ---------------------------------------
+
+    def derive_sessions(self, thread_id: Any, checkpoint_ns: str = "") -> int:
+        """Append the session nodes of every checkpoint of the thread saved without them (by a saver
+        before this one wrote nodes), and return how many checkpoints gained them (0: nothing to do).
+
+        One append, after the records that are there: nothing is rewritten. Each such checkpoint's
+        new messages hang where the saver would have put them, and end at a `langgraph.derived` entry
+        naming the checkpoint, from which the saver continues the thread. The leaf ends at the latest
+        checkpoint's messages. `waybook langgraph derive` runs this over a store.
+        """
+        view = self._view(thread_id, checkpoint_ns, create=False)
+        if view is None:
+            return 0
+        with view.lock:
+            self._refresh(view)
+            try:
+                return self._derive(view)
+            except BaseException:
+                view.state = ThreadState()  # planning counted nodes that may not be committed: re-read
+                view.state.apply(view.journal.read())
+                raise
+
+    def _derive(self, view: ThreadView) -> int:
+        state = view.state
+        pending = sorted(
+            (e for e in state.by_id.values() if "after" not in e.data and e.record_id not in state.ends),
+            key=lambda e: e.seq,
+        )
+        records: list[NewRecord] = []
+        leaf = state.leaf
+        derived = 0
+        for entry in pending:
+            messages = self._messages_at(view, entry)
+            if not messages and state.message_count(state.end_of(state.parent_of(entry))) == 0:
+                continue
+            parent = state.parent_of(entry)
+            where = plan(state, parent, self._messages_at(view, parent), messages)
+            if leaf != where.base:
+                reason = f"langgraph: the messages of checkpoint {entry.checkpoint_id}, derived" + (
+                    f" ({where.why})" if where.why else ""
+                )
+                records.append(
+                    self._record(
+                        LeafMoved(from_leaf=leaf, to_leaf=where.base, reason=reason, actor=self.actor)
+                    )
+                )
+            leaf = where.base
+            for message in where.new:
+                node = self._record(node_body(message, leaf))
+                records.append(node)
+                state.nodes[node.id] = (leaf, state.message_count(leaf) + 1)
+                leaf = node.id
+            marker = self._record(
+                CustomEntry(
+                    parent=leaf,
+                    type=DERIVED,
+                    data={"checkpoint": entry.record_id, "checkpoint_id": entry.checkpoint_id},
+                )
+            )
+            records.append(marker)
+            state.nodes[marker.id] = (leaf, state.message_count(leaf))
+            state.ends[entry.record_id] = leaf = marker.id
+            derived += 1
+        latest = state.end_of(state.latest())
+        if records and latest is not None and latest != leaf:
+            reason = "langgraph: the latest checkpoint's messages, where LangGraph resumes"
+            records.append(
+                self._record(LeafMoved(from_leaf=leaf, to_leaf=latest, reason=reason, actor=self.actor))
+            )
+        if records:
+            self._append(view, records)
+        return derived
+
     # --- async twins: the same calls in a worker thread ----------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -427,6 +540,17 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         return f"{number + 1:032}.{random.random():016}"
 
     # --- internals ---------------------------------------------------------------------------------
+
+    def _messages_at(self, view: ThreadView, parent: Entry | None) -> Sequence[Any]:
+        """The parent checkpoint's messages (none without a parent), from this saver's copy if it has it."""
+        record = view.state.value_record(parent, MESSAGES) if parent is not None else None
+        if record is None:
+            return []
+        known = view.lists.get(MESSAGES)
+        if known is not None and known[0] == record:
+            return known[1]
+        present, value = channel_value(self.serde, view, record, MESSAGES)
+        return value if present and type(value) is list else []
 
     def _record(self, body: AnyBody) -> NewRecord:
         return NewRecord(id=new_id(), at=utc_now(), body=body)

@@ -3,9 +3,15 @@
 Pure: no I/O and no LangGraph import. The records it reads:
 
 - `waybook.custom/1` of type `langgraph.checkpoint`: a checkpoint, as a tree node. Its `data` holds the
-  checkpoint without its channel values, the metadata, the parent checkpoint id, and a value entry for
-  each channel that changed (see `ValueRef`). A checkpoint whose parent is not the current leaf is
-  preceded, in the same batch, by a leaf move to the parent: a fork never rewrites anything.
+  checkpoint without its channel values, the metadata, the parent checkpoint id, the record of the
+  parent checkpoint (`after`; older records have none: their tree parent is that record), and a value
+  entry for each channel that changed (see `Entry`).
+- Session nodes (user, assistant, system, tool result): the messages a checkpoint's `messages` channel
+  gained, written in the checkpoint's batch just before it, so the checkpoint's path holds exactly its
+  messages. Where the path to the parent does not lead on to them (a fork, an edited or removed
+  message), a leaf move comes first, in the same batch: nothing is ever rewritten.
+- `waybook.custom/1` of type `langgraph.derived`: the end of the messages `waybook langgraph derive`
+  appended for a checkpoint saved before the saver wrote nodes; the checkpoint's messages end there.
 - `waybook.annotation/1` of type `langgraph.writes`: pending writes attached to a checkpoint node.
 - `waybook.annotation/1` of type `langgraph.hidden`: a checkpoint hidden by `delete_for_runs` or `prune`.
 - `waybook.reset/1`: `delete_thread`; every checkpoint before it is gone from the thread.
@@ -19,10 +25,11 @@ from typing import Any, Final
 import attrs
 
 from waybook.journal._roles.session import next_leaf
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import Annotation, CustomEntry, Header, Record, Reset
+from waybook.model import GENESIS, Annotation, CustomEntry, Head, Header, Record, Reset
+from waybook.model._records import Node
 
 CHECKPOINT: Final = "langgraph.checkpoint"
+DERIVED: Final = "langgraph.derived"
 WRITES: Final = "langgraph.writes"
 HIDDEN: Final = "langgraph.hidden"
 
@@ -54,6 +61,7 @@ class Entry:
     record_id: str
     seq: int
     tree_parent: str | None
+    """The record of the checkpoint this one was put after."""
     data: dict[str, Any]
     writes: dict[tuple[str, int], Write] = attrs.field(factory=dict)
     hidden: bool = False
@@ -101,6 +109,10 @@ class ThreadState:
     list_stats: dict[tuple[str, str], ListStats] = attrs.field(factory=dict)
     written: dict[tuple[str, str], str] = attrs.field(factory=dict)
     """(channel, version) -> the last record that stored that version, for lookups off the path."""
+    nodes: dict[str, tuple[str | None, int]] = attrs.field(factory=dict)
+    """node -> (its parent, how many message nodes its path holds, itself included)."""
+    ends: dict[str, str] = attrs.field(factory=dict)
+    """checkpoint record -> the node its messages end at, where that is not the record itself (derived)."""
 
     def apply(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -112,6 +124,8 @@ class ThreadState:
             self.metadata = dict(body.metadata)
         if isinstance(body, CustomEntry) and body.type == CHECKPOINT and isinstance(body.data, dict):
             self._checkpoint(record, body)
+        elif isinstance(body, CustomEntry) and body.type == DERIVED and isinstance(body.data, dict):
+            self.ends[str(body.data.get("checkpoint"))] = record.id
         elif isinstance(body, Annotation):
             self._annotation(body)
         elif isinstance(body, Reset):
@@ -119,13 +133,19 @@ class ThreadState:
             self.by_record.clear()
             self.list_stats.clear()
             self.written.clear()
+            self.nodes.clear()
+            self.ends.clear()
+        if isinstance(body, Node):
+            counted = not (isinstance(body, CustomEntry) and body.type in (CHECKPOINT, DERIVED))
+            self.nodes[record.id] = (body.parent, self.message_count(body.parent) + counted)
         self.leaf = next_leaf(self.leaf, record.id, body)
         self.head = Head.of(record)
 
     def _checkpoint(self, record: Record, body: CustomEntry) -> None:
         data: dict[str, Any] = body.data
         checkpoint_id = str(data.get("id"))
-        entry = Entry(checkpoint_id, record.id, record.seq, body.parent, data)
+        after = data.get("after", body.parent)
+        entry = Entry(checkpoint_id, record.id, record.seq, after if isinstance(after, str) else None, data)
         previous = self.by_id.get(checkpoint_id)
         if previous is not None:  # the same checkpoint put again: it keeps its pending writes
             entry.writes = dict(previous.writes)
@@ -200,6 +220,24 @@ class ThreadState:
                 return current.record_id
             current = self.parent_of(current)
         return self.written.get((channel, wanted))
+
+    def end_of(self, entry: Entry | None) -> str | None:
+        """The node whose path holds `entry`'s messages (its own record, unless derived ones end later)."""
+        return None if entry is None else self.ends.get(entry.record_id, entry.record_id)
+
+    def message_count(self, node: str | None) -> int:
+        """How many message nodes the path to `node` holds."""
+        return 0 if node is None else self.nodes.get(node, (None, 0))[1]
+
+    def message_node(self, end: str | None, count: int) -> str | None:
+        """The message node on `end`'s path that holds its `count`-th message (None for 0)."""
+        node = end
+        while node is not None and count > 0:
+            parent, here = self.nodes[node]
+            if here == count and self.message_count(parent) == count - 1:
+                return node
+            node = parent
+        return None
 
     def ref(self, record_id: str, channel: str) -> dict[str, Any]:
         entry = self.by_record.get(record_id)

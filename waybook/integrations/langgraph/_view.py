@@ -12,8 +12,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from waybook.integrations.langgraph._codec import dump, load, load_field
 from waybook.integrations.langgraph._state import Entry, ThreadState
-from waybook.journal._protocol import SessionJournal
-from waybook.model._errors import IntegrityError
+from waybook.journal import SessionJournal
+from waybook.model import IntegrityError
 
 MIN_COPY_GAP: Final = 64
 """A grown list is stored whole again once it gained more than max(this, its last whole length)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from waybook.model._records import (
+from waybook.model import (
     AssistantMessage,
     CustomEntry,
     NodeBody,

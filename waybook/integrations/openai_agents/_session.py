@@ -22,11 +22,9 @@ import attrs
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, open_or_create
 from waybook.integrations.openai_agents._items import body_of, item_of
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.session import next_leaf
-from waybook.model._errors import StaleWriterError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import AnyBody, LeafMoved, NewRecord, Record, Reset
+from waybook.model import GENESIS, AnyBody, Head, LeafMoved, NewRecord, Record, Reset, StaleWriterError
 from waybook.projections import Provider, ProviderContext, provider_context
 
 if TYPE_CHECKING:

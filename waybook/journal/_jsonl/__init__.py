@@ -9,12 +9,15 @@ import-linter `protected` contract in pyproject.toml (the journal package's face
 - `_open`: what an open proves, keeping up with other writers, repair (`ProvedFile`);
 - `_scan` and `_chunk_proof`: the streaming proof of a file's bytes and its torn-tail verdict;
 - `_checkpoint`: the `.checkpoint` sidecar that lets a reopen prove only the tail;
+- `_erase`: erasing content in place, and the `.erasing` marker that lets an open finish an erasure a
+  crash interrupted (docs/erasure.md);
 - `_repair` and `_quarantine`: cutting a torn tail off into a quarantine file;
 - `_file`, `_file_ops`, `_group_commit`: the open descriptor, the system-call seam crash tests
   replace, and fsyncs shared among threads.
 """
 
 from waybook.journal._jsonl._checkpoint import checkpoint_path
+from waybook.journal._jsonl._erase import marker_path as erasure_marker_path
 from waybook.journal._jsonl._file_ops import OS_FILE_OPS, FileOps
 from waybook.journal._jsonl._journal import JsonlJournal, verify_file
 from waybook.journal._jsonl._options import JsonlOptions
@@ -27,5 +30,6 @@ __all__ = [
     "JsonlOptions",
     "RepairReceipt",
     "checkpoint_path",
+    "erasure_marker_path",
     "verify_file",
 ]

@@ -41,10 +41,8 @@ from typing import Final, Protocol
 import msgspec
 
 from waybook._files import FILE_MODE
-from waybook.codecs._wire import decode_record, line_digest
-from waybook.model._errors import DecodeError
-from waybook.model._head import Head
-from waybook.model._records import Header
+from waybook.codecs import decode_record, line_digest
+from waybook.model import DecodeError, Head, Header
 
 SUFFIX: Final = ".checkpoint"
 _MAGIC: Final = b"waybook.checkpoint/2\n"  # /1 had no prefix digest: ignored (a full proof)

@@ -14,21 +14,23 @@ import contextlib
 import functools
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from waybook._files import FileLock, fsync_dir
 from waybook.journal._jsonl._file_ops import FileIdentity, FileOps, OsFileOps, open_regular
 from waybook.journal._jsonl._scan import CHUNK
-from waybook.model._errors import (
+from waybook.model import (
+    AppendResult,
     CorruptJournalError,
     DurabilityError,
+    Head,
     JournalFailedError,
     JournalReplacedError,
     StorageError,
     WriteFailedError,
 )
-from waybook.model._head import AppendResult, Head
 
 
 class JournalFile:
@@ -39,6 +41,11 @@ class JournalFile:
         self.path = path
         self.name = name
         self.fd, self.identity = open_regular(ops, path, flags)
+        # A journal dropped without close() (`Session(store.create(id))`) still gives its descriptor
+        # back when it is collected; its appends were written (and made as durable as its policy
+        # promises) when they returned, so closing is all that is left to do.
+        self._closer = weakref.finalize(self, _close_quietly, ops, self.fd)
+        self._closer.atexit = False
         self.lock = FileLock(self.fd, path)
         self.failure: StorageError | None = None
         """The write or fsync failure after which this descriptor's file is in an unknown state."""
@@ -246,8 +253,12 @@ class JournalFile:
         return JournalFailedError(msg, cause=cause)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.ops.close(self.fd)
+        self._closer()  # once: a second close, or the collector after it, does nothing
+
+
+def _close_quietly(ops: FileOps, fd: int) -> None:
+    with contextlib.suppress(OSError):
+        ops.close(fd)
 
 
 def _real(kind: type, call: str) -> bool:

@@ -14,8 +14,8 @@ import stat
 from pathlib import Path
 from typing import Protocol
 
-from waybook._files import FILE_MODE
-from waybook.model._errors import NotAJournalFileError, StorageError
+from waybook._files import FILE_MODE, os_reason, reclaiming_descriptors
+from waybook.model import NotAJournalFileError, StorageError
 
 FileIdentity = tuple[int, int]
 """`(st_dev, st_ino)`: which file a path or a descriptor names."""
@@ -88,6 +88,10 @@ class KeptReads:
         del self._kept[end:]
         self._keeping = False
 
+    def holds(self, end: int) -> bool:
+        """Whether bytes [0, end) are all kept (held since the proving pass: they cannot change)."""
+        return not self._keeping and end <= len(self._kept)
+
     def open(self, path: Path, flags: int) -> int:
         fd = self._inner.open(path, flags)
         if self._fd is None:
@@ -143,11 +147,11 @@ def open_regular(ops: FileOps, path: Path, flags: int) -> tuple[int, FileIdentit
     opened (not of what the path named a moment before) and clears O_NONBLOCK again.
     """
     try:
-        fd = ops.open(path, flags | os.O_NONBLOCK)
+        fd = reclaiming_descriptors(lambda: ops.open(path, flags | os.O_NONBLOCK))
     except IsADirectoryError as exc:
         raise _not_a_file(path, "a directory") from exc
     except OSError as exc:
-        msg = f"{path}: cannot open the journal: {exc.strerror or exc}"
+        msg = f"{path}: cannot open the journal: {os_reason(exc)}"
         raise StorageError(msg) from exc
     try:
         st = os.fstat(fd)

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from waybook.model._errors import DurabilityError
+from waybook.model import DurabilityError
 
 
 class GroupCommit:

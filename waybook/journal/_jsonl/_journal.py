@@ -21,20 +21,23 @@ import hashlib
 import os
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 import attrs
 
-from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir
-from waybook.codecs._wire import decode_record
+from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reason
+from waybook.codecs import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability
+from waybook.journal._erasure import ErasureReceipt, check_request
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl._checkpoint import Hasher, Mark
+from waybook.journal._jsonl._erase import erase as erase_in_place
+from waybook.journal._jsonl._erase import finish_marker, finish_pending
 from waybook.journal._jsonl._file import JournalFile
 from waybook.journal._jsonl._file_ops import KeptReads
 from waybook.journal._jsonl._group_commit import GroupCommit
@@ -42,17 +45,25 @@ from waybook.journal._jsonl._open import ProvedFile
 from waybook.journal._jsonl._options import JsonlKeywords, JsonlOptions
 from waybook.journal._jsonl._quarantine import RepairReceipt
 from waybook.journal._jsonl._scan import read_exactly
-from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain
+from waybook.journal._ledger import Ledger, Plan, decode_records, iter_chain, prove_lines
 from waybook.journal._protocol import Damage
 from waybook.journal._reading import check_cursor
-from waybook.journal._verify import VerifyReport
-from waybook.model._errors import (
+from waybook.journal._verify import VerifyReport, erasure_report
+from waybook.model import (
+    GENESIS,
+    SEALED_SCHEMA,
+    AppendResult,
+    BrokenChainError,
     CorruptJournalError,
     DurabilityError,
+    Head,
+    Header,
+    NewRecord,
+    Record,
     StorageError,
 )
-from waybook.model._head import GENESIS, AppendResult, Head
-from waybook.model._records import Header, NewRecord, Record
+
+_T = TypeVar("_T")
 
 
 class JsonlJournal(ProvedFile):
@@ -111,7 +122,7 @@ class JsonlJournal(ProvedFile):
                 created = create_atomically(self._path, b"", durable=self._syncs_creation)
                 self._unsynced_dir = created and not self._syncs_creation
             except OSError as exc:
-                msg = f"{self._path}: cannot create the journal: {exc.strerror or exc}"
+                msg = f"{self._path}: cannot create the journal: {os_reason(exc)}"
                 raise StorageError(msg) from exc
         # Only the group policy shares fsyncs; the others never touch it, so it is built only for it.
         self._group: GroupCommit | None = None
@@ -215,7 +226,9 @@ class JsonlJournal(ProvedFile):
         from waybook.model._head import GENESIS_DIGEST
 
         opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
-        header = Header(journal=journal_id, creator=creator, metadata=dict(metadata or {}))
+        header = Header(
+            journal=journal_id, creator=creator, metadata=dict(metadata or {}), schema=SEALED_SCHEMA
+        )
         new = NewRecord(id=record_id or new_id(), at=at or utc_now(), body=header)
         Ledger.empty(str(path)).rules.check((new,))
         _, line = seal(1, new, GENESIS_DIGEST)
@@ -226,7 +239,7 @@ class JsonlJournal(ProvedFile):
         try:
             created = create_atomically(target, line + b"\n", durable=durable)
         except OSError as exc:
-            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            msg = f"{target}: cannot create the journal: {os_reason(exc)}"
             raise StorageError(msg) from exc
         if not created:
             msg = f"{target}: a file already exists there; open it with JsonlJournal(path) instead"
@@ -260,7 +273,7 @@ class JsonlJournal(ProvedFile):
                 target, b"".join(line + b"\n" for line in plan.lines), durable=durable
             )
         except OSError as exc:
-            msg = f"{target}: cannot create the journal: {exc.strerror or exc}"
+            msg = f"{target}: cannot create the journal: {os_reason(exc)}"
             raise StorageError(msg) from exc
         if not created:
             msg = (
@@ -399,18 +412,87 @@ class JsonlJournal(ProvedFile):
             self._file.fsync(ledger.head, result)
         return result, end
 
+    # --- erasure (docs/erasure.md) -------------------------------------------------------------------
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """Erase the content of records `seqs` (sealed, content still there, holding one of `parts` if
+        given): append the erasure record, then overwrite each record's content in place under the
+        exclusive lock. Returns the receipt; `waybook.journal.erase` is the same for any journal."""
+        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        return self._erasing(lambda: erase_in_place(self, request))
+
+    def finish_erasures(self) -> tuple[int, ...]:
+        """Finish what an interrupted erasure left: the marker's regions, and any record an erasure record
+        names whose content is still there (a pending erasure). Returns the seqs it erased."""
+        return self._erasing(lambda: finish_pending(self))
+
+    def _erasing(self, work: Callable[[], _T]) -> _T:
+        with self._mutex:
+            self._check_writable()
+            self._lock.acquire(exclusive=True)
+            try:
+                self._file.check_identity()
+                finish_marker(self)
+                self._refresh_locked()
+                self._refuse_damage()
+                return work()
+            finally:
+                self._lock.release()
+
+    def _lines_in(self, after: int, count: int) -> list[bytes]:
+        """The committed lines of seqs after+1 .. after+count (the caller holds the mutex)."""
+        stop = min(len(self._offsets), after + count)
+        if after >= stop:
+            return []
+        end = self._offsets[stop] if stop < len(self._offsets) else self._end
+        return [line for lines in self._file.line_chunks(self._offsets[after], end) for line in lines]
+
+    def _forget_prefix(self) -> None:
+        """Bytes of the committed prefix changed (an erasure): no checkpoint this object saved or loaded
+        vouches for them any more, and none is saved from what it hashed before."""
+        self._prefix = None
+        self._checkpointed = 0
+        self._mark = None
+        self._id_log = None
+        ids = self._ledger.rules.ids
+        if isinstance(ids, CompactIdIndex):
+            ids.log = None
+
     def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        """Committed records after `after`, decoded a chunk of lines (up to 1 MiB) at a time."""
-        where = self._name
-        chunks = self._file.line_chunks(*self._byte_range(after, limit))  # the range is fixed now
-        return (record for lines in chunks for record in decode_records(lines, where))
+        """Committed records after `after`, a chunk of lines (up to 1 MiB) at a time, each chunk proved
+        as it is read (see `read_proved`)."""
+        chunks = self._proved_chunks(self._read_range(after, limit))  # the range is fixed now
+        return (record for records, _ in chunks for record in records)
 
     def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        chunks = self._file.line_chunks(*self._byte_range(after, limit))
-        return (line for lines in chunks for line in lines)
+        """The stored lines of the committed records after `after`, proved as `read` proves them."""
+        chunks = self._proved_chunks(self._read_range(after, limit))
+        return (line for _, lines in chunks for line in lines)
 
-    def _byte_range(self, after: int, limit: int | None) -> tuple[int, int]:
-        """The bytes [start, end) of the committed records after `after`, at most `limit` of them."""
+    def read_proved(self, after: int = 0, limit: int | None = None) -> Iterator[tuple[Record, bytes]]:
+        """Each committed record after `after` with its stored line, proved on the way.
+
+        A reader serves only bytes it proved, for its whole life: the bytes read from the file now are
+        proved again (every line's digest covers its bytes and follows the one before, from the stored
+        record `after`, whose digest must cover its bytes too; a range that reaches the committed end
+        must end at the head this journal proved). A record changed after the open proved it (or after
+        this object wrote it) raises BrokenChainError naming its seq, after the records before it.
+        Bytes kept in memory from the proving pass (`open_proven`) cannot change and are not proved
+        again. Cost: one SHA-256 of every line read, and one line more read when `after` > 0."""
+        chunks = self._proved_chunks(self._read_range(after, limit))
+        return (pair for records, lines in chunks for pair in zip(records, lines, strict=False))
+
+    def _read_range(self, after: int, limit: int | None) -> _ReadRange:
+        """What a read will read: records [first, stop) as bytes [start, end), with the bytes of the
+        record before them (the anchor) and the head that ends them if they reach the committed end."""
         check_cursor(self._name, after, limit)
         self._check_open()
         self._refresh()
@@ -419,8 +501,43 @@ class JsonlJournal(ProvedFile):
             first = min(max(after, 0), count)
             stop = count if limit is None else min(count, first + max(limit, 0))
             if first >= stop:
-                return 0, 0
-            return self._offsets[first], self._offsets[stop] if stop < count else self._end
+                return _ReadRange(first, 0, 0, 0, None)
+            offsets = self._offsets
+            end = offsets[stop] if stop < count else self._end
+            anchor = offsets[first - 1] if first else offsets[0]
+            return _ReadRange(
+                first, anchor, offsets[first], end, self._ledger.head if stop == count else None
+            )
+
+    def _proved_chunks(self, span: _ReadRange) -> Iterator[tuple[list[Record], list[bytes]]]:
+        """The records of `span` with their lines, a chunk at a time, each chunk proved (read_proved)."""
+        if span.start == span.end:
+            return
+        name, file = self._name, self._file
+        ops = self._ops
+        if isinstance(ops, KeptReads) and ops.holds(span.end):  # proved bytes, in memory since
+            for lines in file.line_chunks(span.start, span.end):
+                yield decode_records(lines, name), lines
+            return
+        chain = GENESIS
+        anchored = span.first == 0
+        for lines in file.line_chunks(span.anchor if not anchored else span.start, span.end):
+            if not anchored:
+                anchored, digest = True, line_digest(lines[0])
+                if digest is None:
+                    reason = "its bytes changed after they were proved: its digest no longer covers them"
+                    raise BrokenChainError(journal=name, seq=span.first, reason=reason)
+                chain = Head(span.first, digest)
+                del lines[0]
+            records, error = prove_lines(lines, chain, name)
+            yield records, lines[: len(records)]
+            if error is not None:
+                raise error
+            if records:
+                chain = Head.of(records[-1])
+        if span.head is not None and chain != span.head:
+            reason = f"the file's records end at {chain}, not at the head {span.head} this journal proved"
+            raise BrokenChainError(journal=name, seq=span.head.seq, reason=reason)
 
     def flush(self) -> None:
         self._check_open()
@@ -529,6 +646,19 @@ class JsonlJournal(ProvedFile):
         self._file.close()
 
 
+@attrs.frozen
+class _ReadRange:
+    """The records [first, stop) a read serves: their bytes [start, end), where the line of record
+    `first` (the anchor, whose digest the first line's prev must be) starts, and the head they must end
+    at (None unless they reach the committed end)."""
+
+    first: int
+    anchor: int
+    start: int
+    end: int
+    head: Head | None
+
+
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a JSONL journal file without changing it; the report names the first bad seq and byte."""
     journal, report = JsonlJournal.open_proven(path, read_prefix=True, keep=False)
@@ -541,7 +671,7 @@ def proof_report(journal: JsonlJournal) -> VerifyReport:
     head = journal.head()
     damage = journal.damage
     if damage is None:
-        return VerifyReport(journal.name, ok=True, records=head.seq, head=head)
+        return erasure_report(journal, journal._ledger, journal.name)
     kind = "torn tail" if damage.torn else "corruption"
     bad = damage.bad_record or damage.seq
     batch = "" if damage.bad_record is None else f"; its batch is uncommitted from seq {damage.seq}"

@@ -22,6 +22,7 @@ from waybook._files import FileLock
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl import _checkpoint as checkpoint
 from waybook.journal._jsonl._checkpoint import NO_IDS, Hasher, Mark, SavedIds
+from waybook.journal._jsonl._erase import finish_marker, interrupted, marker_exists
 from waybook.journal._jsonl._file import JournalFile
 from waybook.journal._jsonl._group_commit import GroupCommit
 from waybook.journal._jsonl._quarantine import RepairReceipt
@@ -30,8 +31,7 @@ from waybook.journal._jsonl._scan import ReadAt, scan
 from waybook.journal._ledger import Ledger
 from waybook.journal._protocol import Damage
 from waybook.journal._roles.memory import role_rules
-from waybook.model._errors import JournalClosedError, StorageError, TornTailError
-from waybook.model._records import Record
+from waybook.model import JournalClosedError, Record, StorageError, TornTailError
 
 
 class ProvedFile:
@@ -102,8 +102,14 @@ class ProvedFile:
 
     def _open_scan(self, *, read_prefix: bool, repair: bool) -> None:
         base = NO_IDS
-        self._lock.acquire(exclusive=repair)
+        finishing = marker_exists(self._path)  # an erasure a crash interrupted (docs/erasure.md)
+        if finishing and self._readonly:
+            raise interrupted(self._path)
+        self._lock.acquire(exclusive=repair or finishing)
         try:
+            if finishing:
+                self._file.check_identity()
+                finish_marker(self)  # type: ignore[arg-type]
             if self._sidecar:
                 base = self._restore_checkpoint()
             self._refresh_locked()
@@ -133,7 +139,7 @@ class ProvedFile:
         self._mark = loaded.mark
         if self._id_log is not None:
             self._id_log = IdLog(loaded.head.seq + 1)  # before restore(), which may compact the ids
-        self._ledger.restore(loaded.head, loaded.ids, loaded.leaf)
+        self._ledger.restore(loaded.head, loaded.ids, loaded.leaf, loaded.header)
         self._offsets = loaded.offsets
         self._end = self._size_seen = self._checkpointed = loaded.end
         self._prefix = loaded.prefix  # None after a trusted restore: this object never saves one

@@ -14,7 +14,7 @@ import attrs
 
 from waybook.journal._durability import DEFAULT_DURABILITY, Durability
 from waybook.journal._jsonl._file_ops import OS_FILE_OPS, FileOps
-from waybook.model._errors import InvalidArgumentError
+from waybook.model import InvalidArgumentError
 
 TORN_TAIL_POLICIES = ("refuse", "repair")
 

@@ -13,8 +13,7 @@ import attrs
 
 from waybook._files import FILE_MODE, fsync_dir, write_all
 from waybook.codecs._wire import FIRST_LINE_START
-from waybook.model._errors import StorageError
-from waybook.model._head import Head
+from waybook.model import Head, StorageError
 
 
 @attrs.frozen

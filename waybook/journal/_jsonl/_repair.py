@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 from waybook.journal._jsonl._quarantine import RepairReceipt, is_foreign_first_line, quarantine
 from waybook.journal._protocol import Damage
-from waybook.model._errors import CorruptJournalError, NotAJournalError, StorageError
-from waybook.model._head import Head
+from waybook.model import CorruptJournalError, Head, NotAJournalError, StorageError
 
 if TYPE_CHECKING:
     from waybook.journal._jsonl._file import JournalFile

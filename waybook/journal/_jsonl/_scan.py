@@ -11,7 +11,8 @@ bad line. Its verdict on that line:
 
 Linear in the file's size, however long a line is: each byte is read once, except the bytes of a line
 longer than a chunk, which are read once more as a whole when its newline arrives (a torn final line,
-which never gets one, is never held in memory).
+which never gets one, is never held in memory). A line longer than MAX_LINE_BYTES is never held: it is
+damage at its seq (torn if nothing but zero bytes follows it), so memory stays bounded for any line.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from itertools import accumulate
 
 import attrs
 
+from waybook.codecs._wire import MAX_LINE_BYTES
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._jsonl._checkpoint import Hasher
 from waybook.journal._jsonl._chunk_proof import prove_chunk
 from waybook.journal._ledger import Ledger
 from waybook.journal._protocol import Damage
-from waybook.model._errors import BrokenBatchError, JournalError
-from waybook.model._head import Head
-from waybook.model._records import Record
+from waybook.model import BrokenBatchError, Head, JournalError, Record
 
 CHUNK = 1 << 20
 PROOF_CHUNK = 1 << 17
@@ -71,6 +71,9 @@ class LineChunks:
         self._end = end
         self.tail = start
         self.tail_zeros = True
+        self.overlong: tuple[int, int] | None = None
+        """`(start, end)` of a complete line longer than MAX_LINE_BYTES, where iteration stopped (it is
+        never read whole: a record's line is never that long, so it cannot prove)."""
 
     def __iter__(self) -> Iterator[tuple[int, list[bytes], memoryview]]:
         read_at, end = self._read_at, self._end
@@ -89,6 +92,11 @@ class LineChunks:
                     zeros = zeros and chunk.count(0) == len(chunk)
                     kept = kept + chunk if kept is not None and len(kept) < PROOF_CHUNK else None
                     continue
+                line_end = chunk_start + chunk.find(b"\n") + 1
+                if line_end - pos > MAX_LINE_BYTES:  # refused without ever being held
+                    self.overlong = (pos, line_end)
+                    self.tail = pos
+                    return
                 # a long line ends here: read it once as a whole, now that it is complete
                 data = read_exactly(read_at, pos, chunk_start - pos) + chunk
             else:
@@ -172,6 +180,14 @@ def scan(
             bad_record = chain.seq + 1  # the line after the last that proved
             damage = _damage(ledger, offsets, _reason(error), bad_end, read_at, end, bad_start, bad_record)
             return _found(damage)
+    if chunks.overlong is not None:
+        bad_start, bad_end = chunks.overlong
+        reason = (
+            f"its line is {bad_end - bad_start:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of a journal "
+            "line (no waybook writer writes one; it was not decoded)"
+        )
+        damage = _damage(ledger, offsets, reason, bad_end, read_at, end, bad_start, chain.seq + 1)
+        return _found(damage)
     if pending:
         reason = cut_batch_reason(pending[0].seq, state)
         damage = _damage(ledger, offsets, reason, end, read_at, end)

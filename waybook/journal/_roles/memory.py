@@ -52,10 +52,10 @@ from waybook.journal._roles.memory_text import (
     is_valid_unicode,
 )
 from waybook.journal._roles.reflection import ReflectionState, reflect
-from waybook.model._errors import InvalidRecordError, MemoryRuleError
-from waybook.model._records import (
+from waybook.model import (
     AnyBody,
     Header,
+    InvalidRecordError,
     MemoryAdoption,
     MemoryDelete,
     MemoryPinMoved,
@@ -68,6 +68,7 @@ from waybook.model._records import (
     ReflectionReserved,
     ReflectionStarted,
 )
+from waybook.model._errors import MemoryRuleError
 
 MEMORY_ROLES: Final = ("working_memory", "canonical_memory")
 HOST_WRITE: Final = "set_read_only"

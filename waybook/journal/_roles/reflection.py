@@ -18,8 +18,7 @@ from typing import Final
 
 import attrs
 
-from waybook.model._errors import InvalidRecordError
-from waybook.model._records import ReflectionFinished, ReflectionReserved, ReflectionStarted
+from waybook.model import InvalidRecordError, ReflectionFinished, ReflectionReserved, ReflectionStarted
 
 PRIORITY: Final = {"manual": 3, "compaction": 2, "step": 1}
 OUTCOMES: Final = ("merged", "no_changes", "failed")

@@ -17,18 +17,10 @@ import msgspec
 
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdIndex
 from waybook.journal._roles.memory import RoleRules, role_rules
-from waybook.model._errors import (
-    DuplicateIdError,
-    EmptyBatchError,
-    InvalidLeafMoveError,
-    InvalidRecordError,
-    MisplacedHeaderError,
-    ParentMismatchError,
-    PartialAssistantError,
-    UnknownNodeError,
-)
-from waybook.model._records import (
+from waybook.model import (
+    CONTENT_PARTS,
     JOURNAL_ROLES,
+    SEALED_SCHEMA,
     TERMINAL_STOP_REASONS,
     Annotation,
     AnyBody,
@@ -36,7 +28,12 @@ from waybook.model._records import (
     Compaction,
     ContextExclusion,
     CustomEntry,
+    DuplicateIdError,
+    EmptyBatchError,
+    Erasure,
     Header,
+    InvalidLeafMoveError,
+    InvalidRecordError,
     LeafMoved,
     MemoryAdoption,
     MemoryDelete,
@@ -45,7 +42,10 @@ from waybook.model._records import (
     MemorySynced,
     MemoryUsed,
     MemoryWrite,
+    MisplacedHeaderError,
     NewRecord,
+    ParentMismatchError,
+    PartialAssistantError,
     Record,
     ReflectionFinished,
     ReflectionReserved,
@@ -54,6 +54,7 @@ from waybook.model._records import (
     SubagentLink,
     SystemMessage,
     ToolResult,
+    UnknownNodeError,
     UserMessage,
 )
 
@@ -142,6 +143,9 @@ class SessionRules:
     """Where the ids move once there are more than COMPACT_ABOVE (None: they stay in the dict)."""
     role_rules: RoleRules | None = None
     """The memory or pin rules the header's role adds (docs/memory.md); None for a session journal."""
+    erasures: bool = False
+    """Set once an erasure record is checked (a refused batch may set it too): it only tells `verify`
+    that the journal's erasures need their deeper proof (docs/erasure.md)."""
 
     def check(self, batch: Sequence[NewRecord | Record], *, formats: bool = True) -> RulesDelta:
         """Validate `batch` as the next records, raising a RecordValidationError; changes nothing.
@@ -448,6 +452,51 @@ def _check_header(
         roles = ", ".join(JOURNAL_ROLES)
         msg = f"header {rid!r} declares role {body.role!r}; a journal's role is one of {roles}"
         raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    if type(body.schema) is not int or not 1 <= body.schema <= SEALED_SCHEMA:
+        msg = (
+            f"header {rid!r} declares schema {body.schema!r}; this waybook writes and reads schemas 1 and "
+            f"{SEALED_SCHEMA} (a newer schema needs a newer waybook)"
+        )
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+
+
+_HEX64: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def _check_erasure(
+    rules: SessionRules, rid: str, body: Erasure, leaf: str | None, pending: Mapping[str, bool]
+) -> None:
+    """An erasure names earlier records of this journal (after the header, in increasing order), each
+    with a 64-hex SHA-256 state, two blocks or more and known parts, and says why."""
+    position = rules.count + len(pending) + 1
+    rules.erasures = True
+    if type(body.reason) is not str or not body.reason.strip():
+        msg = f"erasure {rid!r} gives no reason; say why the content is erased (a request, a policy)"
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    if not body.records:
+        msg = f"erasure {rid!r} names no record; an erasure takes the content of one record or more"
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    previous = 1
+    for entry in body.records:
+        seq = entry.seq
+        if type(seq) is not int or not previous < seq < position:
+            msg = (
+                f"erasure {rid!r} names seq {seq!r}: an erasure names earlier records after the header, "
+                "each once, in increasing order"
+            )
+            raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+        previous = seq
+        if type(entry.state) is not str or not _HEX64.fullmatch(entry.state) or entry.blocks < 2:
+            msg = f"erasure {rid!r}: the commitment of seq {seq} is not a SHA-256 state and block count"
+            raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+        unknown = sorted(set(entry.parts) - set(CONTENT_PARTS))
+        if unknown:
+            msg = f"erasure {rid!r}: seq {seq} names unknown parts {unknown}; parts are {CONTENT_PARTS}"
+            raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    unknown = sorted(set(body.parts) - set(CONTENT_PARTS))
+    if unknown:
+        msg = f"erasure {rid!r} names unknown parts {unknown}; parts are {', '.join(CONTENT_PARTS)}"
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
 
 
 _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
@@ -462,6 +511,7 @@ _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
     LeafMoved: _check_leaf_move,
     Reset: _no_check,
     Annotation: _check_annotation,
+    Erasure: _check_erasure,
     SubagentLink: _check_link,
     MemoryWrite: _no_check,
     MemoryDelete: _no_check,

@@ -25,11 +25,19 @@ from waybook.memory.canonical._advancing import pin_record, proven_view
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination, closure, nomination_digest
 from waybook.memory.canonical._outcomes import AdoptionReceipt
-from waybook.memory.working._state import MemoryProjection, MemoryState
-from waybook.model._errors import CapacityError, ConflictError, IntegrityError
-from waybook.model._head import Head
-from waybook.model._records import MemoryAdoption, MemoryDelete, MemoryWrite, NewRecord, Record
-from waybook.projections._base import replay
+from waybook.memory.working import MemoryProjection, MemoryState
+from waybook.model import (
+    CapacityError,
+    ConflictError,
+    Head,
+    IntegrityError,
+    MemoryAdoption,
+    MemoryDelete,
+    MemoryWrite,
+    NewRecord,
+    Record,
+)
+from waybook.projections import replay
 
 MAX_CANONICAL_RECORDS: Final = AUTHORITY_LIMITS.max_canonical_records
 MAX_CANONICAL_BYTES: Final = AUTHORITY_LIMITS.max_canonical_bytes

@@ -14,10 +14,16 @@ from waybook.journal._ledger import check_line
 from waybook.memory._errors import AUTHORITY_LIMITS
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._outcomes import PinReceipt
-from waybook.memory.working._state import MemoryProjection, MemoryState
-from waybook.model._errors import CapacityError, ConflictError, IntegrityError, JournalError
-from waybook.model._head import Head
-from waybook.model._records import MemoryPinMoved, Record
+from waybook.memory.working import MemoryProjection, MemoryState
+from waybook.model import (
+    CapacityError,
+    ConflictError,
+    Head,
+    IntegrityError,
+    JournalError,
+    MemoryPinMoved,
+    Record,
+)
 
 MAX_ADVANCE_RECORDS: Final = AUTHORITY_LIMITS.max_proof_records
 MAX_PAGES: Final = AUTHORITY_LIMITS.max_pages

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._faces import (
     AgentFace,

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from itertools import count
 from typing import Final
 
+from waybook.journal import SessionJournal
 from waybook.journal._clock import new_id, utc_now
-from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.memory_text import byte_length, content_digest
 from waybook.memory._errors import (
     AUTHORITY_LIMITS,
@@ -29,11 +29,20 @@ from waybook.memory.canonical._outcomes import Explanation, QueryResult, Remembe
 from waybook.memory.canonical._physical import physical_identity
 from waybook.memory.canonical._pins import PinLog
 from waybook.memory.canonical.receipts import remember_receipt
-from waybook.memory.working._state import MemoryProjection, MemoryState
-from waybook.model._errors import ConflictError, IntegrityError, StaleWriterError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import Header, MemoryDelete, MemoryPinMoved, MemoryWrite, NewRecord
-from waybook.projections._base import LiveProjection, replay
+from waybook.memory.working import MemoryProjection, MemoryState
+from waybook.model import (
+    GENESIS,
+    ConflictError,
+    Head,
+    Header,
+    IntegrityError,
+    MemoryDelete,
+    MemoryPinMoved,
+    MemoryWrite,
+    NewRecord,
+    StaleWriterError,
+)
+from waybook.projections import LiveProjection, replay
 
 CACHE_ENTRIES: Final = AUTHORITY_LIMITS.cache_entries
 CACHE_BYTES: Final = AUTHORITY_LIMITS.cache_bytes

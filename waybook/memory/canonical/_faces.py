@@ -42,7 +42,7 @@ from waybook.memory.canonical._requests import (
     version_arg,
 )
 from waybook.memory.canonical._turns import AsyncTurns, Turns
-from waybook.model._head import Head
+from waybook.model import Head
 
 T = TypeVar("T")
 _CORES: dict[int, Core] = {}

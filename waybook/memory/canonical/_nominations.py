@@ -12,12 +12,11 @@ from typing import Final
 
 import attrs
 
-from waybook.codecs._canonical import digest_of
+from waybook.codecs import digest_of
 from waybook.journal._roles.memory_text import byte_length, links_of
 from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
-from waybook.memory.working._state import MemoryState
-from waybook.model._errors import CapacityError
-from waybook.model._head import Head
+from waybook.memory.working import MemoryState
+from waybook.model import CapacityError, Head
 
 MAX_ROOTS: Final = AUTHORITY_LIMITS.max_nomination_roots
 MAX_RECORDS: Final = AUTHORITY_LIMITS.max_nomination_records

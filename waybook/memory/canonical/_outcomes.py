@@ -6,12 +6,11 @@ from typing import Any, Literal
 
 import attrs
 
-from waybook.codecs._canonical import digest_of
+from waybook.codecs import digest_of
 from waybook.journal._roles.memory import header_limits
 from waybook.memory.canonical._nominations import NominatedRecord
-from waybook.memory.working._state import Revision
-from waybook.model._head import Head
-from waybook.model._records import Header
+from waybook.memory.working import Revision
+from waybook.model import Head, Header
 
 
 @attrs.frozen

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 
 _STORE_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S* \S+")
 """How a database store's journal names itself: `<store URL> <journal id>` (sqlite:, postgresql:, ...)."""

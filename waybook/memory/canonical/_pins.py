@@ -12,12 +12,10 @@ import contextlib
 import threading
 from typing import Final
 
+from waybook.journal import SessionJournal
 from waybook.journal._clock import new_id, utc_now
-from waybook.journal._protocol import SessionJournal
 from waybook.memory._errors import ProfileError
-from waybook.model._errors import ConflictError, StaleWriterError
-from waybook.model._head import Head
-from waybook.model._records import Header, MemoryPinMoved, NewRecord
+from waybook.model import ConflictError, Head, Header, MemoryPinMoved, NewRecord, StaleWriterError
 
 RECORD_ATTEMPTS: Final = 16
 PIN_ROLES: Final = ("session", "pin")

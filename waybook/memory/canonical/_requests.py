@@ -16,7 +16,7 @@ from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory._copy import exact, items_of, sequence_of
 from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination
-from waybook.model._head import Head
+from waybook.model import Head
 
 MAX_REPLACEMENTS: Final = AUTHORITY_LIMITS.max_replacements
 INVALID_ADVANCE: Final = "Invalid canonical memory advance request"

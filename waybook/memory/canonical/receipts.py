@@ -19,7 +19,7 @@ from functools import partial
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory_text import links_of
 from waybook.memory.canonical._outcomes import (
     AdoptionReceipt,
@@ -29,12 +29,12 @@ from waybook.memory.canonical._outcomes import (
     fields_digest,
     head_json,
 )
-from waybook.memory.working._results import Receipt
-from waybook.memory.working._state import MemoryProjection
-from waybook.model._errors import IntegrityError
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import (
+from waybook.memory.working import MemoryProjection, Receipt
+from waybook.model import (
+    GENESIS,
+    Head,
     Header,
+    IntegrityError,
     MemoryAdoption,
     MemoryDelete,
     MemoryPinMoved,
@@ -42,7 +42,7 @@ from waybook.model._records import (
     Record,
     ToolResult,
 )
-from waybook.projections._base import replay
+from waybook.projections import replay
 
 
 def remember_receipt(authority: str, request_id: str, first_seq: int, head: Head) -> RememberReceipt:

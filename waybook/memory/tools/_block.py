@@ -37,12 +37,12 @@ from typing import Final
 import attrs
 
 from waybook._redact import Redactor
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory_text import front_matter, logical_lines
 from waybook.memory._errors import RequestError
-from waybook.memory.working._state import MemoryFile, MemoryProjection, MemoryState
-from waybook.model._records import Header
-from waybook.projections._base import replay
+from waybook.memory.working import MemoryFile, MemoryProjection, MemoryState
+from waybook.model import Header
+from waybook.projections import replay
 
 _FIELD: Final = re.compile(r"\{(journal|seq|notes|path|read_only|description)\}")
 

@@ -28,14 +28,12 @@ from typing import Final, Literal
 
 import attrs
 
-from waybook.journal._in_memory import InMemoryJournal
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import front_matter, front_matter_problems
 from waybook.memory._errors import RequestError
 from waybook.memory.tools.reflection import ReflectionRun, ReflectionScheduler
-from waybook.memory.working._decide import DEFAULT_LIMITS, Limits
-from waybook.memory.working._port import Memory
-from waybook.memory.working._state import MemoryState
-from waybook.model._records import MemoryDelete
+from waybook.memory.working import DEFAULT_LIMITS, Limits, Memory, MemoryState
+from waybook.model import MemoryDelete
 
 Outcome = Literal["merged", "no_changes", "failed"]
 MAX_DETAIL: Final = 2_000

@@ -27,9 +27,9 @@ from typing import Final, Self
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.memory._errors import RequestError
-from waybook.memory.working._port import Memory
+from waybook.memory.working import Memory
 from waybook.stores import JournalExistsError, JournalStore, open_store
 
 ENV: Final = "WAYBOOK_HOME"

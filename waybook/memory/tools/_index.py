@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory_text import front_matter
 from waybook.memory._errors import RequestError
-from waybook.memory.working._state import MemoryProjection, MemoryState
-from waybook.model._errors import IntegrityError, JournalError
-from waybook.model._records import MemoryUsed
-from waybook.projections._base import replay
+from waybook.memory.working import MemoryProjection, MemoryState
+from waybook.model import IntegrityError, JournalError, MemoryUsed
+from waybook.projections import replay
 
 if TYPE_CHECKING:
     from waybook._session import Session

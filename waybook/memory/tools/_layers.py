@@ -21,7 +21,7 @@ import attrs
 
 from waybook.memory._errors import RequestError
 from waybook.memory.tools._block import MemoryBlock
-from waybook.model._records import MemoryUsed
+from waybook.model import MemoryUsed
 
 if TYPE_CHECKING:
     from waybook._session import Session

@@ -22,15 +22,13 @@ from typing import Final, Literal
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory_text import front_matter
 from waybook.memory._errors import RequestError
 from waybook.memory.tools.reflection import scheduler_state
-from waybook.memory.working._decide import DEFAULT_LIMITS
-from waybook.memory.working._state import MemoryProjection, MemoryState
-from waybook.model._head import Head
-from waybook.model._records import Header, ToolResult
-from waybook.projections._base import replay
+from waybook.memory.working import DEFAULT_LIMITS, MemoryProjection, MemoryState
+from waybook.model import Head, Header, ToolResult
+from waybook.projections import replay
 
 Kind = Literal[
     "no_description", "near_file_limit", "near_total_limit", "near_file_count", "stale", "reflection"

@@ -15,12 +15,11 @@ from typing import Final
 
 import attrs
 
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory_text import description_line, front_matter
 from waybook.memory._errors import RequestError
 from waybook.memory.tools._home import MemoryHome
-from waybook.memory.working._port import Memory
-from waybook.memory.working._state import MemoryState
+from waybook.memory.working import Memory, MemoryState
 
 SEED_REQUEST: Final = "waybook-seed"
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import attrs
 
 from waybook.journal._roles.reflection import PRIORITY, ReflectionState, reflect
-from waybook.model._records import ReflectionFinished, ReflectionReserved, ReflectionStarted
+from waybook.model import ReflectionFinished, ReflectionReserved, ReflectionStarted
 
 
 @attrs.frozen

@@ -24,7 +24,7 @@ import attrs
 
 from waybook._session import new_id, utc_now
 from waybook.codecs._canonical import ENCODER
-from waybook.journal._protocol import SessionJournal
+from waybook.journal import SessionJournal
 from waybook.journal._roles.memory import MEMORY_ROLES
 from waybook.journal._roles.reflection import (
     MAX_CONVERSATIONS,
@@ -37,19 +37,21 @@ from waybook.journal._roles.reflection import (
     reflect,
 )
 from waybook.memory._errors import ProfileError, RequestError
-from waybook.model._errors import StaleWriterError
-from waybook.model._head import GENESIS_DIGEST, Head
-from waybook.model._records import (
+from waybook.model import (
+    GENESIS_DIGEST,
     AssistantMessage,
     Compaction,
+    Head,
     Header,
     NewRecord,
     Record,
     ReflectionFinished,
     ReflectionReserved,
     ReflectionStarted,
+    StaleWriterError,
 )
-from waybook.projections._base import LiveProjection, check_next, replay
+from waybook.projections import LiveProjection, replay
+from waybook.projections._base import check_next
 
 __all__ = [
     "MAX_CONVERSATIONS",

@@ -11,7 +11,7 @@ from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, chec
 from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory.working._results import Failure, Value
 from waybook.memory.working._state import MemoryState
-from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
+from waybook.model import MemoryDelete, MemoryRename, MemoryWrite
 
 MemoryBody = MemoryWrite | MemoryDelete | MemoryRename
 

@@ -56,7 +56,7 @@ from waybook.memory.working._results import (
     Value,
 )
 from waybook.memory.working._state import MemoryState
-from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
+from waybook.model import MemoryDelete, MemoryRename, MemoryWrite
 
 DEFAULT_LIMITS: Final = Limits()
 

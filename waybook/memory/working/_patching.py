@@ -31,7 +31,7 @@ from waybook.memory.working._commands import ApplyPatch, UpdateDescription
 from waybook.memory.working._patch import AddFile, DeleteFile, PatchError, apply_hunks, parse_patch
 from waybook.memory.working._results import Edited, Failure, Patched, Value
 from waybook.memory.working._state import MemoryState
-from waybook.model._records import MemoryDelete, MemoryRename, MemoryWrite
+from waybook.model import MemoryDelete, MemoryRename, MemoryWrite
 
 MAX_DESCRIPTION_BYTES = 1_024
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
+from waybook.journal import SessionJournal
 from waybook.journal._clock import new_id, utc_now
-from waybook.journal._protocol import SessionJournal
 from waybook.journal._roles.memory_paths import ROOT
 from waybook.journal._roles.memory_text import (
     DESCRIPTION_ADVICE,
@@ -36,20 +36,24 @@ from waybook.memory.working._patching import decide_changes
 from waybook.memory.working._races import REBASES, command_paths, expecting, footprint, overlapping, paths_of
 from waybook.memory.working._results import Deleted, Edited, Failure, Kind, Receipt, Result, Value, failed
 from waybook.memory.working._state import MemoryProjection, MemoryState, Revision
-from waybook.model._errors import (
+from waybook.model import (
+    GENESIS,
     ConflictError,
     CorruptJournalError,
     DecodeError,
+    Head,
+    Header,
     IntegrityError,
     JournalError,
-    MemoryRuleError,
+    MemoryDelete,
+    MemoryWrite,
+    NewRecord,
     StaleWriterError,
     StorageError,
     TornTailError,
 )
-from waybook.model._head import GENESIS, Head
-from waybook.model._records import Header, MemoryDelete, MemoryWrite, NewRecord
-from waybook.projections._base import LiveProjection, replay
+from waybook.model._errors import MemoryRuleError
+from waybook.projections import LiveProjection, replay
 
 
 class ScopeMismatchError(JournalError, ValueError):

@@ -28,7 +28,7 @@ from waybook.memory.working._commands import (
 from waybook.memory.working._patch import PatchError, parse_patch
 from waybook.memory.working._results import Failure
 from waybook.memory.working._state import MemoryState
-from waybook.model._records import AnyBody, MemoryDelete, MemoryRename, MemoryWrite
+from waybook.model import AnyBody, MemoryDelete, MemoryRename, MemoryWrite
 
 REBASES: Final = 64
 """How many times a write that lost only to writers of other notes is decided again and retried."""

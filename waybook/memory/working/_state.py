@@ -16,8 +16,15 @@ from waybook.journal._roles.memory import MEMORY_ROLES, Limits, header_limits
 from waybook.journal._roles.memory_paths import ancestors, is_under
 from waybook.journal._roles.memory_text import byte_length, front_matter
 from waybook.memory.working._shared import SharedMap, SharedSet, fork_map, fork_set
-from waybook.model._head import GENESIS_DIGEST
-from waybook.model._records import Header, MemoryAdoption, MemoryDelete, MemoryRename, MemoryWrite, Record
+from waybook.model import (
+    GENESIS_DIGEST,
+    Header,
+    MemoryAdoption,
+    MemoryDelete,
+    MemoryRename,
+    MemoryWrite,
+    Record,
+)
 from waybook.projections._base import check_next
 
 Event = Literal["created", "superseded", "tombstoned", "recreated", "renamed"]

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from typing import Final
 
-from waybook.model._errors import JournalClosedError, StorageError
+from waybook.model import JournalClosedError, StorageError
 from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._threaded import ThreadedStore
 from waybook.stores.postgres._feed import WATCH_FAST, WATCH_SLOW

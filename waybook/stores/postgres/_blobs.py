@@ -37,8 +37,6 @@ from __future__ import annotations
 import hashlib
 import io
 import itertools
-import os
-import uuid
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
 
@@ -75,23 +73,24 @@ class PostgresBlobs:
     def __init__(self, engine: PostgresEngine, *, lease: float = DEFAULT_LEASE) -> None:
         self._engine = engine
         self.lease = lease
-        self._holder = f"{os.getpid()}.{uuid.uuid4().hex[:12]}"
         self._inventory: dict[str, tuple[int, float]] = {}
 
-    # --- BlobStore ---
+    # --- BlobEngine ---
 
-    def put(self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream") -> BlobRef:
+    def put(
+        self, data: bytes | IO[bytes], *, media_type: str = "application/octet-stream", lease: str
+    ) -> BlobRef:
         if isinstance(data, bytes | bytearray | memoryview):
-            return self._put_known(data, media_type)
+            return self._put_known(data, media_type, lease)
         parts = _whole_parts(chunks_of(data))
         first = next(parts, b"")
         second = next(parts, None)
         if second is None:  # a small stream: its bytes are here, so it goes like a bytes value
-            return self._put_known(first, media_type)
+            return self._put_known(first, media_type, lease)
         # A stream cannot be read twice: a lost connection is the caller's to retry (put it again).
-        return self._upload(itertools.chain((first, second), parts), media_type)
+        return self._upload(itertools.chain((first, second), parts), media_type, lease)
 
-    def _put_known(self, data: bytes | bytearray | memoryview, media_type: str) -> BlobRef:
+    def _put_known(self, data: bytes | bytearray | memoryview, media_type: str, lease: str) -> BlobRef:
         """Bytes in hand: hash them first, so a blob already stored is only kept (no byte is sent
         again), and send again after a lost connection for up to the store's retry_for, as appends are.
         A blob of one part is one round trip (`waybook_blob_add` with its bytes)."""
@@ -99,13 +98,14 @@ class PostgresBlobs:
         ref = BlobRef(hashlib.sha256(view).hexdigest(), view.nbytes, media_type)
         if view.nbytes <= CHUNK:
             parts = 1 if view.nbytes else 0
-            self._engine.run(_ADD, (None, ref.digest, ref.size, parts, media_type, self._holder, data))
+            self._engine.run(_ADD, (None, ref.digest, ref.size, parts, media_type, lease, data))
             return ref
         backoff = Backoff(self._engine.retry_for)
         while True:
             try:
-                if not self._engine.run(_KEEP, (ref.digest, self._holder))[0][0]:
-                    self._upload((view[i : i + CHUNK] for i in range(0, view.nbytes, CHUNK)), media_type)
+                if not self._engine.run(_KEEP, (ref.digest, lease))[0][0]:
+                    chunks = (view[i : i + CHUNK] for i in range(0, view.nbytes, CHUNK))
+                    self._upload(chunks, media_type, lease)
             except ConnectionLostError:
                 if not backoff.pause():
                     raise
@@ -141,10 +141,10 @@ class PostgresBlobs:
         self._inventory = {digest: (int(size), float(age)) for digest, size, age in rows}
         return iter([digest for digest, _, _ in rows])
 
-    def release(self, ref: BlobRef | str) -> None:
+    def release(self, ref: BlobRef | str, *, lease: str) -> None:
         self._engine.run(
             "DELETE FROM waybook_blob_leases WHERE digest = %s AND holder = %s RETURNING 1",
-            (digest_of(ref), self._holder),
+            (digest_of(ref), lease),
         )
 
     # --- what collect needs ---
@@ -194,7 +194,7 @@ class PostgresBlobs:
 
     # --- internals ---
 
-    def _upload(self, chunks: Iterable[bytes | memoryview], media_type: str) -> BlobRef:
+    def _upload(self, chunks: Iterable[bytes | memoryview], media_type: str, lease: str) -> BlobRef:
         """One transaction: BEGIN with the blob's fresh id (retried on a fresh connection, as a write's
         first statement is), the parts as they are read, then `waybook_blob_add` makes them a blob (or
         drops them, if the bytes were stored meanwhile) and leases it, and COMMIT."""
@@ -213,7 +213,7 @@ class PostgresBlobs:
                     size += len(part)
                     parts += 1
                 ref = BlobRef(digest=sha.hexdigest(), size=size, media_type=media_type)
-                tx.statement(_ADD, (blob_id, ref.digest, size, parts, media_type, self._holder, None))
+                tx.statement(_ADD, (blob_id, ref.digest, size, parts, media_type, lease, None))
         except ConnectionLostError as exc:
             raise ConnectionLostError(
                 store=exc.store,

@@ -23,7 +23,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from waybook.journal._ledger import Plan
-from waybook.model._errors import IntegrityError, JournalClosedError, StorageError
+from waybook.model import IntegrityError, JournalClosedError, StorageError
 from waybook.stores._engine import JournalRow
 from waybook.stores.postgres._connection import (
     RETRY_FOR,
@@ -62,7 +62,9 @@ class PostgresEngine:
             # transaction to any server connection, where a statement prepared on another is unknown.
             kwargs={"autocommit": True, "prepare_threshold": None},
             configure=configure,
-            timeout=max(retry_for, 0.1),
+            # At least a second to get a connection, even with retry_for=0: recognising a lost reply
+            # needs one new connection, which a loaded machine made in 0.1 s only sometimes (a CI flake).
+            timeout=max(retry_for, 1.0),
             reconnect_timeout=max(retry_for, 1.0),
             num_workers=1,
             open=False,
@@ -238,8 +240,20 @@ class PostgresEngine:
             if exc.sqlstate in ("WB409", "WB400"):
                 msg = f"{self._url}: could not {doing}: {exc.diag.message_primary}; nothing was written"
                 raise IntegrityError(msg) from exc
+            if exc.sqlstate in _READ_ONLY_STATES:
+                msg = (
+                    f"{self._url}: could not {doing}: {' '.join(str(exc).split())}. This connection can only "
+                    "read (a hot standby, a read-only transaction, or a role without write privileges): "
+                    "journals, the catalog and their proofs read here, but appends, creations and the feed "
+                    "(which numbers new records as it reads them) need a writer on the primary"
+                )
+                raise StorageError(msg) from exc
             msg = f"{self._url}: could not {doing}: {' '.join(str(exc).split())}"
             raise StorageError(msg) from exc
+
+
+_READ_ONLY_STATES: Final = frozenset({"25006", "42501"})
+"""read_only_sql_transaction (a hot standby, default_transaction_read_only) and insufficient_privilege."""
 
 
 @functools.cache

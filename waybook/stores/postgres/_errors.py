@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from waybook.model._errors import StorageError
+from waybook.model import StorageError
 
 
 class SchemaTooNewError(StorageError):

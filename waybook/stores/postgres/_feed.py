@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from waybook.model._errors import JournalClosedError, StorageError
+from waybook.model import JournalClosedError, StorageError
 
 POLL_FALLBACK: Final = 1.0
 """Longest a feed waiter sleeps without hearing from the watcher before it looks at the feed head itself."""

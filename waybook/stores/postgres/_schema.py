@@ -18,8 +18,7 @@ from typing import Any, Final
 import attrs
 import psycopg
 
-from waybook.model._errors import StorageError
-from waybook.model._head import GENESIS_DIGEST
+from waybook.model import GENESIS_DIGEST, StorageError
 from waybook.stores.postgres._errors import SchemaTooNewError
 
 
@@ -420,6 +419,18 @@ def migrate(
     Raises SchemaTooNewError, having changed nothing, if the database was migrated by newer code.
     """
     known = migrations[-1].version if migrations else 0
+    at = installed_version(conn)
+    if at == known:
+        return at  # nothing to change: no lock, no DDL (a read-only role or a hot standby opens here)
+    if at is not None and at > known:
+        raise SchemaTooNewError(found=at, known=known, schema=current_schema(conn) or "")
+    if read_only(conn):
+        msg = (
+            f"the store's schema is at version {at or 0} and this waybook needs {known}; this connection "
+            "cannot change it (a read-only role, a read-only transaction or a hot standby): open the "
+            "store once through a writer on the primary to migrate it"
+        )
+        raise StorageError(msg)
     with conn.transaction():
         if current_schema(conn) is None:
             msg = (
@@ -450,6 +461,28 @@ def migrate(
             )
             at = migration.version
     return at
+
+
+def installed_version(conn: psycopg.Connection[tuple[Any, ...]]) -> int | None:
+    """The schema version the current schema holds (None: no waybook_schema table there yet, or
+    nothing this role may read)."""
+    with conn.transaction():
+        row = conn.execute(
+            "SELECT to_regclass('waybook_schema') IS NOT NULL"
+            " AND has_table_privilege(to_regclass('waybook_schema'), 'SELECT')"
+        ).fetchone()
+        if not row or not row[0]:
+            return None
+        found = conn.execute("SELECT coalesce(max(version), 0) FROM waybook_schema").fetchone()
+    return int(found[0]) if found else 0
+
+
+def read_only(conn: psycopg.Connection[tuple[Any, ...]]) -> bool:
+    """Whether this connection cannot write: a hot standby, or read-only transactions by default."""
+    row = conn.execute(
+        "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def current_schema(conn: psycopg.Connection[tuple[Any, ...]]) -> str | None:

@@ -13,13 +13,12 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from waybook.codecs._wire import decode_record, line_digest
+from waybook.codecs import decode_record, line_digest
 from waybook.journal._ledger import prove_lines
-from waybook.model._errors import RecordValidationError
-from waybook.model._head import AppendResult, Head
-from waybook.model._records import NewRecord, Record
+from waybook.journal._timeouts import check_seconds
+from waybook.model import AppendResult, Head, NewRecord, Record, RecordValidationError
 from waybook.stores._base import checked_creation, store_clock, store_ids
-from waybook.stores._catalog import CREATED, catalog_entry, check_position
+from waybook.stores._catalog import CREATED, catalog_entry, check_position, check_timeout
 from waybook.stores._database import DatabaseStore
 from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import JournalRow
@@ -27,14 +26,18 @@ from waybook.stores._errors import (
     InvalidStoreUrlError,
     JournalExistsError,
     JournalPurgedError,
+    StoreArgumentError,
 )
 from waybook.stores.postgres._blobs import PostgresBlobs
-from waybook.stores.postgres._connection import RETRY_FOR, Backoff
+from waybook.stores.postgres._connection import RETRY_FOR, Backoff, public_url
 from waybook.stores.postgres._engine import PostgresEngine
 from waybook.stores.postgres._errors import ConnectionLostError
 
 CREATE_ATTEMPTS: Final = 2
 """One-statement creates tried (catching up on the catalog between them) before the locked path."""
+
+POOL_MAX: Final = 1000
+"""The most connections one store object may pool (a server's max_connections is far below)."""
 
 OPTIONS: Final = ("pool_size", "retry_for")
 """URL query options waybook reads itself (the rest go to libpq: sslmode, options, ...)."""
@@ -111,6 +114,10 @@ class PostgresStore(DatabaseStore):
         clock: Callable[[], str] = store_clock,
         ids: Callable[[], str] = store_ids,
     ) -> None:
+        if type(pool_size) is not int or not 1 <= pool_size <= POOL_MAX:
+            msg = f"pool_size={pool_size!r:.20} must be a whole number from 1 to {POOL_MAX}"
+            raise StoreArgumentError(msg)
+        retry_for = check_seconds(retry_for, what="retry_for", error=StoreArgumentError)
         self._pg = PostgresEngine(conninfo, pool_size=pool_size, retry_for=retry_for)
         try:
             super().__init__(self._pg, clock=clock, ids=ids)
@@ -121,6 +128,18 @@ class PostgresStore(DatabaseStore):
     @property
     def postgres_engine(self) -> PostgresEngine:
         return self._pg
+
+    def scrub(self) -> None:
+        """After an erasure (docs/erasure.md): rewrite the records table without its dead row versions
+        (`VACUUM FULL`, an exclusive lock on it while it runs), then `CHECKPOINT`, switch to a new WAL
+        segment and `CHECKPOINT` again, so the old rows leave the table's files and, with
+        `wal_recycle = off`, the WAL. Archives, replication slots and standbys keep their copies.
+        `CHECKPOINT` and `pg_switch_wal()` need a superuser (or `pg_checkpoint` and an explicit grant)."""
+        with self._pg.connection("scrub the erased rows") as conn:
+            conn.execute("VACUUM FULL waybook_records")
+            conn.execute("CHECKPOINT")
+            conn.execute("SELECT pg_switch_wal()")
+            conn.execute("CHECKPOINT")
 
     def create(
         self,
@@ -185,8 +204,9 @@ class PostgresStore(DatabaseStore):
         Waiting looks with `PostgresEngine.glance`, which numbers nothing: the reader's next `feed`
         read does that, so a tailing loop pays one numbering per batch of new records."""
         check_position(after)
+        seconds = check_timeout(timeout)
         self._check_open()
-        return self._pg.wait(after, timeout, self._pg.glance)
+        return self._pg.wait(after, seconds, self._pg.glance)
 
     def _set_up_catalog(self) -> None:
         backoff = Backoff(self._pg.retry_for)
@@ -217,12 +237,15 @@ def open_postgres(url: str) -> PostgresStore:
         [(k, v) for k, v in pairs if k not in OPTIONS], quote_via=urllib.parse.quote
     )
     conninfo = urllib.parse.urlunsplit(parts._replace(query=rest))
-    try:
-        pool_size = int(ours.get("pool_size", "8"))
-        retry_for = float(ours.get("retry_for", str(RETRY_FOR)))
-    except ValueError:
-        pool_size = retry_for = -1
-    if pool_size < 1 or not retry_for >= 0:
-        msg = f"{url!r}: pool_size must be a whole number >= 1 and retry_for a number of seconds >= 0"
+    text = ours.get("pool_size", "8")
+    pool_size = int(text) if text.isascii() and text.isdigit() and len(text) < 8 else -1
+    if not 1 <= pool_size <= POOL_MAX:
+        msg = f"{public_url(url)}: pool_size={text[:20]!r} must be a whole number from 1 to {POOL_MAX}"
         raise InvalidStoreUrlError(msg)
+    given = ours.get("retry_for", str(RETRY_FOR))
+    try:
+        seconds: object = float(given)
+    except ValueError:
+        seconds = given
+    retry_for = check_seconds(seconds, what="retry_for", error=InvalidStoreUrlError)
     return PostgresStore(conninfo, pool_size=pool_size, retry_for=retry_for)

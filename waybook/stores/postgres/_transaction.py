@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol
 import msgspec
 import psycopg
 
-from waybook.model._head import GENESIS, Head
+from waybook.model import GENESIS, Head
 from waybook.stores._engine import FeedRow, JournalRow
 from waybook.stores._errors import JournalExistsError, JournalPurgedError
 from waybook.stores.postgres._connection import Backoff, Connection, Statement, transient
@@ -117,6 +117,23 @@ class PostgresTransaction:
             error = JournalPurgedError if purged and purged[0][0] is not None else JournalExistsError
             raise error(store=self._engine.url, journal_id=row.journal_id)
         self._heads[row.journal_id] = GENESIS
+
+    def replace_lines(self, journal_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """Rewrite erased records' lines (the old row versions stay until VACUUM: docs/erasure.md)."""
+        if not rows:
+            return
+        seqs, digests, lines = (list(column) for column in zip(*rows, strict=True))
+        self._pending.append(
+            (
+                "UPDATE waybook_records AS r SET line = u.line"
+                " FROM unnest(%s::bigint[], %s::text[], %s::bytea[]) AS u(seq, digest, line)"
+                " WHERE r.journal_id = %s AND r.seq = u.seq AND r.digest = u.digest",
+                (seqs, digests, lines, journal_id),
+            )
+        )
+
+    def note_erasure(self) -> None:
+        """Nothing to remember: what VACUUM and the WAL keep is the operator's (`PostgresStore.scrub`)."""
 
     def set_hidden(self, journal_id: str) -> None:
         self._pending.append(

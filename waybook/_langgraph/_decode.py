@@ -1,4 +1,4 @@
-"""LangGraph's checkpoint serialization, decoded as data.
+"""LangGraph's checkpoint serialization, decoded as data (shared by the import, the saver and the viewer).
 
 LangGraph's own serializer (`JsonPlusSerializer`) rebuilds Python objects from what a checkpoint names:
 a msgpack extension value holds a module, a name and arguments, and loading it imports the module and
@@ -24,7 +24,7 @@ import json
 import math
 from typing import Any, Final
 
-from waybook.model._errors import JournalError
+from waybook.model import JournalError
 
 MAX_DEPTH: Final = 200
 """Deepest nesting of arrays and maps a checkpoint value may have (LangGraph state is a few levels)."""

@@ -1,0 +1,125 @@
+"""The sealed wire shape (docs/erasure.md): content behind a salted commitment, erasable with the digest
+intact; an erased line proves its digest from the commitment and nothing else; fail closed."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.helpers.wire_samples import SAMPLES
+from waybook.codecs import decode_record, encode_record, line_digest, seal
+from waybook.codecs._commitments import (
+    SEALED_FIELDS,
+    content_state,
+    erase_line,
+    guess_state,
+    sealed_content,
+)
+from waybook.codecs._sha256 import _python_resume, _python_state, resume, state_after
+from waybook.journal import (
+    GENESIS,
+    AssistantMessage,
+    NewRecord,
+    TextBlock,
+    ToolCallBlock,
+    UserMessage,
+)
+
+AT = "2026-12-01T09:00:00.000Z"
+SALT = "0123456789abcdef" * 2
+SECRET = "my api key is sk-live-4f9a1c0e77"
+
+SEALED_SAMPLES = [
+    body
+    for bodies in SAMPLES.values()
+    for body in bodies
+    if type(body) in SEALED_FIELDS and sealed_content(body)
+]
+UNSEALED_SAMPLES = [body for bodies in SAMPLES.values() for body in bodies if not sealed_content(body)]
+
+
+def sealed(body: object, *, seq: int = 2, salt: str = SALT) -> tuple[bytes, object]:
+    record, line = seal(seq, NewRecord(id=f"r{seq}", at=AT, body=body), GENESIS.digest, None, salt)  # type: ignore[arg-type]
+    return line, record
+
+
+def test_a_sealed_line_starts_with_its_salt_and_content_and_proves_by_the_plain_slice_and_hash() -> None:
+    line, record = sealed(UserMessage(parent=None, content=(TextBlock(SECRET),)))
+    assert line.startswith(b'{"salt":"' + SALT.encode() + b'","body":{"content":')
+    covered = line[: line.rindex(b',"digest":"')] + b"}"
+    assert hashlib.sha256(covered).hexdigest() == record.digest == line_digest(line)  # type: ignore[attr-defined]
+    assert decode_record(line) == record
+    assert encode_record(record) == line  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("body", SEALED_SAMPLES, ids=lambda b: type(b).__name__)
+def test_every_sealed_kind_round_trips_and_erases_keeping_length_and_digest(body: object) -> None:
+    line, record = sealed(body)
+    assert decode_record(line) == record
+    assert encode_record(record) == line
+    erased_line, erased = erase_line(line, record, by=9)  # type: ignore[arg-type]
+    assert len(erased_line) == len(line)
+    assert line_digest(erased_line) == record.digest  # type: ignore[attr-defined]
+    after = decode_record(erased_line)
+    assert after.erased == erased
+    assert after.erased.by == 9
+    assert after.digest == record.digest
+    assert after.id == record.id
+    assert after.kind == record.kind
+    assert sealed_content(after.body) == {} or all(not v for v in sealed_content(after.body).values())
+    assert SALT.encode() not in erased_line
+    assert encode_record(after) == erased_line
+
+
+def test_the_erased_line_holds_neither_the_text_nor_the_salt_and_keeps_links_and_usage() -> None:
+    body = AssistantMessage(
+        parent="u1",
+        content=(TextBlock(SECRET), ToolCallBlock(call_id="c1", name="shell", arguments={"cmd": SECRET})),
+        model="m-1",
+        stop_reason="tool_use",
+    )
+    line, record = sealed(body)
+    erased_line, _ = erase_line(line, record, by=5)  # type: ignore[arg-type]
+    assert SECRET.encode() not in erased_line
+    assert SALT.encode() not in erased_line
+    after = decode_record(erased_line).body
+    assert isinstance(after, AssistantMessage)
+    assert (after.parent, after.model, after.stop_reason, after.content) == ("u1", "m-1", "tool_use", ())
+
+
+def test_a_guessed_text_does_not_match_the_commitment_and_the_right_one_needs_the_salt() -> None:
+    body = UserMessage(parent=None, content=(TextBlock(SECRET),))
+    line, record = sealed(body)
+    state, _ = content_state(line, record)  # type: ignore[arg-type,misc]
+    guess = UserMessage(parent=None, content=(TextBlock("my api key is sk-live-0000000000"),))
+    assert guess_state(SALT, guess) != state
+    assert guess_state("f" * 32, body) != state  # the true text under another salt: no match either
+    assert guess_state(SALT, body) == state  # only the erased salt confirms it
+
+
+def test_tampering_with_the_kept_bytes_of_an_erased_line_is_refused() -> None:
+    line, record = sealed(UserMessage(parent="p1", content=(TextBlock(SECRET),)))
+    erased_line, erased = erase_line(line, record, by=3)  # type: ignore[arg-type]
+    assert line_digest(erased_line.replace(b'"parent":"p1"', b'"parent":"p2"')) is None
+    forged_state = erased_line.replace(erased.state.encode(), b"0" * 64)
+    assert line_digest(forged_state) is None
+    sneaked = erased_line.replace(b'"content":[],', b'"content":[{"type":"text","text":"x"}],', 1)
+    assert line_digest(sneaked) is None  # the erased header is exactly its kind's, nothing smuggled in
+
+
+@pytest.mark.parametrize("body", UNSEALED_SAMPLES, ids=lambda b: type(b).__name__)
+def test_a_record_without_content_is_written_as_before_even_in_a_sealed_journal(body: object) -> None:
+    line, record = sealed(body)
+    assert line.startswith(b'{"seq":2,')
+    assert record.salt is None  # type: ignore[attr-defined]
+
+
+@given(st.binary(max_size=300), st.binary(max_size=300))
+def test_sha256_resumed_from_a_state_equals_hashlib(prefix: bytes, rest: bytes) -> None:
+    prefix = prefix[: len(prefix) // 64 * 64]
+    expected = hashlib.sha256(prefix + rest).hexdigest()
+    assert resume(state_after(prefix), len(prefix), rest) == expected
+    assert _python_resume(_python_state(prefix), len(prefix), rest) == expected

@@ -1,0 +1,125 @@
+"""`waybook migrate OLD.jsonl -o NEW.jsonl` | `--store URL ID --to NEW_ID`: a sealed copy of a journal.
+
+A journal written before erasable content (schema 1) cannot erase: its digests cover its content. This
+writes a new journal in the sealed shape (docs/erasure.md) holding the same records (ids, times, bodies,
+batches) after a header whose metadata names the old journal's head (`migrated_from`). The old journal
+is proved first and left as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, UsageError
+from waybook.commands.journal_files import open_journal_file
+from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.journal import (
+    GENESIS,
+    SEALED_SCHEMA,
+    Header,
+    IntegrityError,
+    JsonlJournal,
+    NewRecord,
+    Record,
+    SessionJournal,
+    verify,
+)
+
+MIGRATED_KEY = "migrated_from"
+"""The header metadata key naming the journal a migrated one was copied from, and its head."""
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "migrate",
+        help="write a sealed (erasable) copy of an older journal",
+        description=(
+            "Prove a journal and write a new one in the sealed shape, whose content can be erased "
+            "(`waybook erase`), holding the same records after a header that names the old journal's "
+            "head digest (metadata.migrated_from). The old journal is left as it was."
+        ),
+        epilog=(
+            "Example: waybook migrate old.jsonl -o sealed.jsonl\n"
+            "         waybook migrate --store sqlite:store.db chat-1 --to chat-1-sealed"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("path", type=Path, metavar="PATH")
+    add_store_option(parser)
+    parser.add_argument("-o", "--output", type=Path, metavar="NEW", help="the new journal file")
+    parser.add_argument("--to", metavar="NEW_ID", help="with --store: the new journal's id in the store")
+    parser.add_argument("--json", action="store_true", help="print what was written as JSON")
+    parser.set_defaults(run=run)
+
+
+def migrated(records: Iterable[Record], *, journal_id: str | None = None) -> Iterator[list[NewRecord]]:
+    """The batches of the sealed copy of `records` (a proved journal, header first): its header with
+    `migrated_from` naming the old head, then each batch of the old journal as one batch."""
+    items = iter(records)
+    first = next(items, None)
+    if first is None or type(first.body) is not Header:
+        msg = "the journal has no header; there is nothing to migrate"
+        raise IntegrityError(msg)
+    old: Header = first.body
+    rest = list(items)
+    last = rest[-1] if rest else first
+    provenance = {"journal": old.journal, "seq": last.seq, "digest": last.digest, "schema": old.schema}
+    header = Header(
+        journal=journal_id or old.journal,
+        creator=old.creator,
+        metadata={**old.metadata, MIGRATED_KEY: provenance},
+        role=old.role,
+        schema=SEALED_SCHEMA,
+    )
+    yield [NewRecord(id=first.id, at=first.at, body=header)]
+    batch: list[NewRecord] = []
+    for record in rest:
+        batch.append(NewRecord(id=record.id, at=record.at, body=record.body))
+        if record.batch is None or record.batch[0] == record.batch[1]:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def copy_sealed(source: SessionJournal, target: SessionJournal, journal_id: str | None = None) -> Record:
+    """Prove `source`, append its sealed copy to the empty `target`; returns the target's header."""
+    report = verify(source)
+    if not report.ok:
+        msg = f"{source.name}: does not verify ({report}); nothing was migrated. Run `waybook verify`"
+        raise IntegrityError(msg)
+    head = GENESIS
+    for batch in migrated(source.read(), journal_id=journal_id):
+        head = target.append(batch, expected=head).head
+    return next(iter(target.read(0, 1)))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.store is not None:
+        if args.to is None or args.output is not None:
+            msg = "with --store, give the new journal's id with --to NEW_ID (not -o)"
+            raise UsageError(msg)
+        with connect_store(args.store) as store, store_errors():
+            with store.open(str(args.path)) as source, store.create(args.to, header=False) as target:
+                header = copy_sealed(source, target, journal_id=args.to)
+            where = f"{args.store} {args.to}"
+    else:
+        if args.output is None or args.to is not None:
+            msg = "give the new journal file with -o NEW.jsonl (--to is for --store)"
+            raise UsageError(msg)
+        if args.output.exists():
+            msg = f"-o {args.output}: the file exists; migrate writes a new journal, never over one"
+            raise UsageError(msg)
+        with open_journal_file(args.path) as source, JsonlJournal(args.output) as target:
+            header = copy_sealed(source, target)
+        where = str(args.output)
+    provenance = header.body.metadata[MIGRATED_KEY]  # type: ignore[union-attr]
+    if args.json:
+        emit_json({"journal": where, "header_digest": header.digest, MIGRATED_KEY: provenance})
+    else:
+        print(f"{where}: sealed copy of {args.path} (head {provenance['seq']}:{provenance['digest'][:12]})")
+    return OK
