@@ -82,9 +82,9 @@ def test_a_folder_of_sessions_imports_into_a_store_one_journal_each(tmp_path: Pa
     assert len(journals) == 9  # five sessions and four sub-agents beside them
     tree = json.loads(waybook("tree", "--store", store, SESSION, "--json").stdout)
     assert all(link["records"] for link in tree["subagents"])  # followed inside the store
-    again = waybook("import", "claude-code", SHARED_FIXTURES / "claude-code", "--store", store)
-    assert again.returncode == 2
-    assert "nothing was written" in again.stderr
+    again = waybook("import", "claude-code", SHARED_FIXTURES / "claude-code", "--store", store, "--json")
+    assert again.returncode == 0, again.stderr  # issue 47: importing again is a no-op, not an error
+    assert {j["appended"] for j in json.loads(again.stdout)["journals"]} == {0}
 
 
 def test_a_damaged_session_in_a_folder_is_named_and_nothing_is_written(tmp_path: Path) -> None:

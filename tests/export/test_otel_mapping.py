@@ -291,7 +291,8 @@ def test_a_real_claude_code_session_sends_what_waybook_stats_counts(tmp_path: Pa
                 stats[journal_id] = session_stats(list(journal.read())).total
         with opened.open(session) as journal:
             report, spans = exported(journal, store=opened)
-    assert report.journals[0].subagents == tuple(ids[1:])
+    # in link order: the compaction's summarizer is linked after the compaction, before the Task's agent
+    assert report.journals[0].subagents == (ids[2], ids[1])
     expected = sum(t.turns + t.replies + sum(t.tool_calls.values()) for t in stats.values()) + 2
     assert len(spans) == expected
     for journal_id, tally in stats.items():

@@ -1,5 +1,6 @@
-"""Damage keeps its place (issue 27, finding 4): an import commits in bounded batches, so one changed
-byte late in an imported journal costs the batch it is in, not every record before it."""
+"""Damage keeps its place (issue 27, finding 4): an import appends one record at a time (issue 47: so its
+bytes never depend on where the source was cut), and one changed byte late in an imported journal costs
+that record alone, not every record before it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from waybook.cli import main
-from waybook.commands.importing import IMPORT_BATCH
 
 T0 = "2026-01-01T00:00:00.000Z"
 
@@ -45,7 +45,7 @@ def flip_inside(path: Path, seq: int) -> None:
 
 
 @pytest.mark.parametrize("store", [False, True])
-def test_a_changed_byte_in_record_2101_of_an_import_keeps_the_records_before_its_batch(
+def test_a_changed_byte_in_record_2101_of_an_import_keeps_every_record_before_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], store: bool
 ) -> None:
     source = tmp_path / "s1.jsonl"
@@ -60,11 +60,10 @@ def test_a_changed_byte_in_record_2101_of_an_import_keeps_the_records_before_its
         assert main(["import", "claude-code", str(source), "-o", str(out)]) == 0
     places = [json.loads(line).get("batch") for line in out.read_bytes().splitlines()]
     assert len(places) == 2196
-    assert max(place[1] for place in places if place) <= IMPORT_BATCH
+    assert not any(places)  # one record an append: no record carries a batch place
     flip_inside(out, 2101)
     capsys.readouterr()
     assert main(["verify", str(out), "--json"]) == 1
     (report,) = json.loads(capsys.readouterr().out)
-    first = (2100 // IMPORT_BATCH) * IMPORT_BATCH  # the records before the damaged record's batch
     assert report["bad_seq"] == 2101  # verify names the damaged record itself (issue 27, point 4)
-    assert report["records"] == first  # and only its batch is lost: every record before it is proven
+    assert report["records"] == 2100  # and only it is lost: every record before it is proven

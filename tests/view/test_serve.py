@@ -132,3 +132,53 @@ def test_the_command_prints_its_url_and_binds_loopback(store_url: str) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+TOOL_HEAVY = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "fixtures"
+    / "claude-code"
+    / "spotter"
+    / "tool_heavy.jsonl"
+)
+
+
+@pytest.mark.skipif(not TOOL_HEAVY.is_file(), reason="shared/fixtures is not beside this checkout")
+def test_a_session_growing_under_watch_appears_updated_in_serve(tmp_path: Path, browser: object) -> None:
+    """Issue 47: `waybook watch` appends a Claude Code session's new lines to its journal, and an open
+    `waybook serve` page shows them, driven by the store's feed."""
+    from selenium.webdriver.common.by import By
+
+    from tests.helpers.cli_runner import waybook
+
+    folder, url = tmp_path / "projects" / "p", f"file:{tmp_path / 'store'}"
+    folder.mkdir(parents=True)
+    lines = TOOL_HEAVY.read_bytes().splitlines(keepends=True)
+    session = folder / TOOL_HEAVY.name
+    session.write_bytes(b"".join(lines[:21]))
+
+    def watch_once() -> None:
+        run = waybook(
+            "watch", folder.parent, "--store", url, "--state", tmp_path / "state", "--once", "--settle", "0"
+        )
+        assert run.returncode == 0, run.stderr
+
+    watch_once()
+    served = ViewServer(url, port=0)
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    try:
+        browser.get(served.url_for("/j/d6e0bada-1959-4eec-a9d2-0bfade768d8f"))
+        wait_for(browser, "return document.body.dataset.complete === '1'")
+        conversation = browser.find_element(By.ID, "conversation").text
+        assert "Phoenix server is starting in the background" in conversation
+        assert "scrolling back in xterm.js" not in conversation
+        session.write_bytes(b"".join(lines))  # the agent went on
+        watch_once()
+        wait_for(browser, "return document.body.dataset.updates === '1'")
+        assert "scrolling back in xterm.js" in browser.find_element(By.ID, "conversation").text
+    finally:
+        served.shutdown()
+        served.server_close()
+        thread.join(timeout=10)

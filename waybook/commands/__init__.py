@@ -29,6 +29,7 @@ from waybook.commands import (
     tree,
     verify,
     view,
+    watch,
 )
 
 
@@ -57,5 +58,6 @@ def register_all(commands: argparse._SubParsersAction[Any]) -> None:
         serve,
         stats,
         otel,
+        watch,
     ):
         module.register(commands)

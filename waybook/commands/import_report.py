@@ -7,8 +7,11 @@
      "skipped_lines": [{"journal": ID, "line": N, "reason": TEXT}, ...],
      "skipped_files": [{"file": PATH, "reason": TEXT}, ...],
      "warnings": [TEXT, ...],
-     "journals": [{"journal": ID, "records": N, "lines": N, "mapped": N, "kept_verbatim": N,
-                   "skipped": N, "inferred": N}, ...]}
+     "journals": [{"journal": ID, "records": N, "held": N, "appended": N, "lines": N, "mapped": N,
+                   "kept_verbatim": N, "skipped": N, "inferred": N}, ...]}
+
+`held` counts the records a journal of the store held already (a session that grew since its last import),
+`appended` the rest.
 
 `inferred` is a count; with `--verbose` each journal also lists its notes as `inferred_notes`. A failure
 with `--json` is also one object on stdout: `{"ok": false, "error": TEXT, "kind": NAME}` (plus `file` when
@@ -34,6 +37,9 @@ class Written:
     journal: str
     records: int
     report: ImportReport
+    held: int = 0
+    """Records the journal held already (an import of a session that grew since): the rest were
+    appended."""
 
 
 def report_json(
@@ -48,6 +54,8 @@ def report_json(
         one: dict[str, Any] = {
             "journal": w.journal,
             "records": w.records,
+            "held": w.held,
+            "appended": w.records - w.held,
             "lines": w.report.lines,
             "mapped": w.report.mapped,
             "kept_verbatim": w.report.kept_verbatim,
@@ -89,7 +97,13 @@ def say(
         return
     for w in written:
         report = w.report
-        warn(f"imported {plural(w.records, 'record')} from {what} into {w.journal}")
+        if not w.held:
+            warn(f"imported {plural(w.records, 'record')} from {what} into {w.journal}")
+        elif w.held == w.records:
+            warn(f"{w.journal} is up to date: it holds all {plural(w.records, 'record')} of {what}")
+        else:
+            new = plural(w.records - w.held, "new record")
+            warn(f"appended {new} from {what} to {w.journal} (it held the first {w.held})")
         warn(
             f"{report.lines} source lines: {report.mapped} mapped, {report.kept_verbatim} kept verbatim, "
             f"{len(report.skipped)} skipped, {len(report.inferred)} inferred"

@@ -22,6 +22,7 @@ from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.export_rows import PROGRESS_RECORDS
+from waybook.commands.growth import JournalDivergedError, batches, bulk_url, held_prefix
 from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
@@ -44,6 +45,7 @@ from waybook.formats.opencode import import_opencode, is_storage_folder, read_op
 from waybook.formats.pi import import_pi
 from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
+from waybook.stores import JournalStore, copy_records
 from waybook.stores._blobs import references
 
 T = TypeVar("T")
@@ -161,26 +163,30 @@ def _import(args: argparse.Namespace) -> int:
     if args.source == "openai-agents":
         session_id, rows, branches = read_session(args.path, args.session)
         agents = import_openai_agents(session_id, rows, branches, lenient=args.lenient)
-        _write(args, args.output, agents.records)
-        say(args, [Written(out, len(agents.records), agents.report)], f"OpenAI Agents session {session_id!r}")
+        held = _write(args, args.output, agents.records)
+        say(
+            args,
+            [Written(out, len(agents.records), agents.report, held)],
+            f"OpenAI Agents session {session_id!r}",
+        )
         return OK
     if args.source == "langgraph":
         thread_id, checkpoints = read_thread(args.path, args.thread)
         graph = import_langgraph(thread_id, checkpoints)
-        _write(args, args.output, graph.records)
+        held = _write(args, args.output, graph.records)
         what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
-        say(args, [Written(out, len(graph.records), graph.report)], what)
+        say(args, [Written(out, len(graph.records), graph.report, held)], what)
         return OK
     if args.source == "claude-code":
         session = claude_code.import_session(args.path, lenient=args.lenient, name=_name(args))
         outputs = _session_outputs(args, session)
-        _write_all(args, outputs)
-        say(args, [Written(t, len(r), rep) for t, r, rep in outputs], "a Claude Code transcript")
+        held_by = _write_all(args, outputs)
+        say(args, _written(outputs, held_by), "a Claude Code transcript")
         return OK
     data = read_regular(args.path)
     if args.source == "pi":
         imported = import_pi(data, lenient=args.lenient)
-        _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)
+        held = _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)
         warnings = []
         if imported.joined:
             lines = ", ".join(str(n) for n in imported.joined[:10])
@@ -192,15 +198,19 @@ def _import(args: argparse.Namespace) -> int:
         report = _pi_report(data, imported.skipped, imported.inferred, joined=len(imported.joined))
         say(
             args,
-            [Written(out, len(imported.records), report)],
+            [Written(out, len(imported.records), report, held)],
             f"a Pi v{imported.version} session",
             warnings=warnings,
         )
         return OK
     rollout = codex.import_codex(data, lenient=args.lenient)
-    _write(args, args.output, rollout.records)
-    say(args, [Written(out, len(rollout.records), rollout.report)], "a Codex rollout")
+    held = _write(args, args.output, rollout.records)
+    say(args, [Written(out, len(rollout.records), rollout.report, held)], "a Codex rollout")
     return OK
+
+
+def _written(outputs: Sequence[Output], held: dict[str, int]) -> list[Written]:
+    return [Written(t, len(r), rep, held.get(t, 0)) for t, r, rep in outputs]
 
 
 def _opencode(args: argparse.Namespace) -> int:
@@ -213,9 +223,9 @@ def _opencode(args: argparse.Namespace) -> int:
     imported = import_opencode(read_opencode(args.path, args.session, lenient=args.lenient), name=_name(args))
     outputs = [(str(args.output), imported.records, imported.report)]
     outputs += [(_beside(args, sub.journal), sub.records, sub.report) for sub in imported.subagents]
-    _write_all(args, outputs)
+    held_by = _write_all(args, outputs)
     what = "an OpenCode session" + (" and its sub-agent sessions" if imported.subagents else "")
-    say(args, [Written(t, len(r), rep) for t, r, rep in outputs], what)
+    say(args, _written(outputs, held_by), what)
     return OK
 
 
@@ -285,8 +295,8 @@ def _folder(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         found = import_folder(args.path, lenient=args.lenient, progress=_Reading(stack))
     outputs = [(j.journal, j.records, j.report) for j in found.journals]
-    _write_all(args, outputs)
-    written = [Written(t, len(r), rep) for t, r, rep in outputs]
+    held_by = _write_all(args, outputs)
+    written = _written(outputs, held_by)
     skipped_files = [(str(skip.path), skip.reason) for skip in found.skipped]
     if args.json:
         say(args, written, "", skipped_files=skipped_files)
@@ -335,8 +345,10 @@ def _write(
     *,
     shown: dict[str, tuple[bytes, str]] | None = None,
     sizes: Sequence[tuple[int, int] | None] | None = None,
-) -> None:
-    _write_all(args, [(str(target), records, None)], shown=shown, places={str(target): sizes})
+) -> int:
+    """Write one journal; the records it held already (a store's journal of a session that grew)."""
+    held = _write_all(args, [(str(target), records, None)], shown=shown, places={str(target): sizes})
+    return held.get(str(target), 0)
 
 
 def _write_all(
@@ -345,8 +357,10 @@ def _write_all(
     *,
     shown: dict[str, tuple[bytes, str]] | None = None,
     places: dict[str, Sequence[tuple[int, int] | None] | None] | None = None,
-) -> None:
-    """Validate every journal in full, refuse if any target exists, then write each atomically.
+) -> dict[str, int]:
+    """Validate every journal in full, refuse if any target file exists, then write each atomically; in
+    a store, a journal that holds the start of its import gets the rest appended (the records it held, by
+    target, are returned), and one that differs stops everything.
 
     `shown` holds bytes the source file shows for blobs its records reference (a waybook export shows a
     text blob as its text). A store import stores them, with every image, before the journals; a plain
@@ -370,8 +384,7 @@ def _write_all(
             records = inline_known(records, shown)
         staged.append((target, stage(target, records, (places or {}).get(target))))
     if args.store is not None:
-        _write_to_store(args.store, staged, blobs)
-        return
+        return _write_to_store(args.store, staged, blobs)
     _warn_missing(_unknown_blobs(staged, blobs))
     taken = [target for target, _ in staged if Path(target).exists() or Path(target).is_symlink()]
     for target in taken:
@@ -390,31 +403,20 @@ def _write_all(
         elif not create_atomically(Path(target), b"".join(line + b"\n" for line in staging.read_lines())):
             msg = f"{target}: created by someone else meanwhile; nothing more was written"
             raise UsageError(msg)
-
-
-IMPORT_BATCH: Final = 512
-"""Records per batch of an imported journal. Every rule is checked (in memory) before any byte is
-written, and the file is still written at once; the batches are what a reader sees later: damage to one
-record costs the batch it is in, not the whole import (one batch would read as damaged from seq 1)."""
+    return {}
 
 
 def stage(
     target: str, records: Sequence[NewRecord], places: Sequence[tuple[int, int] | None] | None = None
 ) -> InMemoryJournal:
-    """`records` appended to a new in-memory journal, every rule checked: in the batches `places` names
-    (each record's `(index, size)`, None for one appended alone: what a waybook export carried), or in
-    batches of IMPORT_BATCH."""
+    """`records` appended to a new in-memory journal, every rule checked: one record an append (so an
+    import's bytes never depend on where its source was cut: waybook.commands.growth), or in the batches
+    `places` names (each record's `(index, size)`, None for one appended alone: what a waybook export
+    carried)."""
     staging = InMemoryJournal(target)
     head = GENESIS
-    at = 0
-    while at < len(records):
-        if places is None:
-            size = IMPORT_BATCH
-        else:
-            place = places[at]
-            size = 1 if place is None else place[1]
-        head = staging.append(list(records[at : at + size]), expected=head).head
-        at += size
+    for batch in batches(records, places):
+        head = staging.append(batch, expected=head).head
     return staging
 
 
@@ -436,23 +438,47 @@ def _replace(path: Path, data: bytes) -> None:
 
 def _write_to_store(
     url: str, staged: Sequence[tuple[str, InMemoryJournal]], blobs: dict[str, tuple[bytes, str]]
-) -> None:
-    """Check no target exists, store the images, then write each journal (a blob before its reference)."""
+) -> dict[str, int]:
+    """Check each target (new, or holding the start of its import), store the images, then write each
+    journal (a blob before its reference): a new one whole, a grown one's new records after its own.
+    Returns the records each target held already."""
     targets = [target for target, _ in staged]
     twice = sorted({t for t in targets if targets.count(t) > 1})
     if twice:
         msg = f"{', '.join(twice[:10])}: more than one source session has this id; nothing was written"
         raise UsageError(msg)
-    with create_store(url) as store:
-        taken = [target for target, _ in staged if store.exists(target)]
-        if taken:
-            msg = f"{', '.join(taken[:10])}: already in {url}; nothing was written"
-            raise UsageError(msg)
+    with create_store(bulk_url(url)) as store:
+        held: dict[str, int] = {}
+        for target, staging in staged:
+            if store.exists(target):
+                held[target] = _held(store, url, target, staging)
         _warn_missing({digest for digest in _unknown_blobs(staged, blobs) if not store.blobs.exists(digest)})
         for data, media_type in blobs.values():  # each lease runs out by itself once referenced
             store.blobs.put(data, media_type=media_type)
         for target, staging in track(staged, description=f"writing {len(staged)} journals"):
-            import_into_store(store, target, staging)
+            if target not in held:
+                import_into_store(store, target, staging)
+            elif held[target] < staging.head().seq:
+                with store.open(target) as journal:
+                    copy_records(staging.read(after=held[target]), journal, expected=journal.head())
+                    journal.flush()
+    return held
+
+
+def _held(store: JournalStore, url: str, target: str, staging: InMemoryJournal) -> int:
+    """How many of the import's records the journal `target` already holds; a usage error if it holds
+    anything else (nothing is written)."""
+    records = [NewRecord(id=r.id, at=r.at, body=r.body) for r in staging.read()]
+    try:
+        with store.open(target) as journal:
+            return held_prefix(journal, target, records)
+    except JournalDivergedError as exc:
+        msg = (
+            f"{target} in {url} holds another import: {exc}. The source was rewritten, truncated or "
+            "replaced since (or imported with other options); import it under a new JOURNAL_ID; nothing "
+            "was written"
+        )
+        raise UsageError(msg) from exc
 
 
 def _unknown_blobs(

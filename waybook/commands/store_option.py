@@ -111,5 +111,6 @@ def import_into_store(store: JournalStore, journal_id: str, staging: SessionJour
     try:
         with store.create(journal_id, role=role, metadata=metadata, header=False) as journal:
             copy_records(records, journal)
+            journal.flush()  # durable before the import reports (a store written with durability=flush)
     except (StoreArgumentError, JournalExistsError) as exc:
         raise UsageError(str(exc)) from exc

@@ -4,7 +4,9 @@ Each format is one module or sub-package. Outside data is decoded as data, never
 that keeps sessions in folders walks them itself (`waybook.formats.claude_code.import_folder`,
 `waybook.formats.codex.import_folder`, `waybook.formats.opencode.read_opencode`), reading regular files
 only (`RefusedFileError` otherwise). An import that writes sessions with their sub-agents' sessions
-links them both ways (`linked_both_ways`: each sub-agent's header names the session that started it)."""
+links them both ways (`linked_both_ways`: each sub-agent's header names the session that started it).
+Claude Code, Codex and Pi imports also grow with their files, a line at a time (`GrowingImport`:
+`claude_code.GrowingTranscript`, `codex.GrowingRollout`, `pi.GrowingPi`), for `waybook watch`."""
 
 from waybook.formats._folders import (
     FolderImport,
@@ -17,6 +19,7 @@ from waybook.formats._foreign import (
     ForeignFormatError,
     ImportReport,
 )
+from waybook.formats._growing import GrowingImport
 from waybook.formats._source_files import RefusedFileError
 from waybook.formats._subagent_links import linked_both_ways
 from waybook.formats.claude_code import (
@@ -42,6 +45,7 @@ from waybook.formats.pi import (
 __all__ = [
     "FolderImport",
     "ForeignFormatError",
+    "GrowingImport",
     "ImportReport",
     "ImportedJournal",
     "ImportedSession",

@@ -87,6 +87,12 @@ class LineTally:
     def kept(self, line: int) -> None:
         self._use.setdefault(line, "kept")
 
+    def fork(self) -> LineTally:
+        """A copy that counts on apart from this one."""
+        clone = LineTally()
+        clone._use = dict(self._use)
+        return clone
+
     def report(
         self, source: str, total: int, skipped: list[tuple[int, str]], inferred: list[str]
     ) -> ImportReport:

@@ -51,6 +51,24 @@ def read_regular(
         return file.read(-1 if head is None else head)
 
 
+def read_regular_from(
+    path: Path,
+    *,
+    start: int = 0,
+    inside: Path | None = None,
+    where: str = "folder",
+    limit: int | None = None,
+    head: int | None = None,
+) -> tuple[bytes, os.stat_result]:
+    """`read_regular` from byte `start` on, with the file's status as it was opened (its device and
+    inode say which file it is; a watcher reads a growing file this way, a piece at a time)."""
+    with os.fdopen(_open_regular(path, inside=inside, where=where, limit=limit), "rb") as file:
+        status = os.fstat(file.fileno())
+        if start:
+            file.seek(start)
+        return file.read(-1 if head is None else head), status
+
+
 def check_regular(path: Path, *, inside: Path | None = None, where: str = "folder") -> None:
     """Refuse `path` (a `RefusedFileError`) unless it is a regular file, by `read_regular`'s rules, for
     a reader that opens the file itself afterwards (SQLite). Nothing is read, and nothing waits."""

@@ -15,7 +15,7 @@ import msgspec
 from waybook.model import Header, NewRecord, SubagentLink
 from waybook.projections import SUBAGENT_OF, SubagentParent
 
-__all__ = ["linked_both_ways"]
+__all__ = ["linked_both_ways", "naming_parent"]
 
 
 def linked_both_ways(journals: Sequence[Sequence[NewRecord]]) -> list[tuple[NewRecord, ...]]:
@@ -33,12 +33,18 @@ def linked_both_ways(journals: Sequence[Sequence[NewRecord]]) -> list[tuple[NewR
     linked: list[tuple[NewRecord, ...]] = []
     for records in journals:
         header = records[0].body if records else None
-        if isinstance(header, Header) and header.journal in parents and SUBAGENT_OF not in header.metadata:
-            metadata = header.metadata | parents[header.journal].metadata()
-            first = msgspec.structs.replace(
-                records[0], body=msgspec.structs.replace(header, metadata=metadata)
-            )
-            linked.append((first, *records[1:]))
+        if isinstance(header, Header) and header.journal in parents:
+            linked.append((naming_parent(records[0], parents[header.journal]), *records[1:]))
         else:
             linked.append(tuple(records))
     return linked
+
+
+def naming_parent(header: NewRecord, parent: SubagentParent) -> NewRecord:
+    """A sub-agent journal's header record naming `parent` as the session that started it (unchanged
+    if it names one already, or is no header)."""
+    body = header.body
+    if not isinstance(body, Header) or SUBAGENT_OF in body.metadata:
+        return header
+    metadata = body.metadata | parent.metadata()
+    return msgspec.structs.replace(header, body=msgspec.structs.replace(body, metadata=metadata))

@@ -6,9 +6,10 @@ from waybook.formats.claude_code._context import (
     replay_context,
 )
 from waybook.formats.claude_code._folder import import_folder, import_session
-from waybook.formats.claude_code._subagents import Anchor, subagent_anchor
+from waybook.formats.claude_code._subagents import Anchor, SubagentStart, subagent_anchor, subagent_start
 from waybook.formats.claude_code._transcript import (
     ClaudeCodeImport,
+    GrowingTranscript,
     import_claude_code,
     journal_id_for,
 )
@@ -16,6 +17,8 @@ from waybook.formats.claude_code._transcript import (
 __all__ = [
     "Anchor",
     "ClaudeCodeImport",
+    "GrowingTranscript",
+    "SubagentStart",
     "api_messages",
     "import_claude_code",
     "import_folder",
@@ -23,4 +26,5 @@ __all__ = [
     "journal_id_for",
     "replay_context",
     "subagent_anchor",
+    "subagent_start",
 ]

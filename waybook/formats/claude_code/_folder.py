@@ -24,7 +24,7 @@ from waybook.formats._folders import (
     import_each,
 )
 from waybook.formats._source_files import read_regular
-from waybook.formats.claude_code._subagents import Anchor, subagent_anchor
+from waybook.formats.claude_code._subagents import SubagentStart, subagent_start
 from waybook.formats.claude_code._transcript import import_claude_code, journal_id_for
 from waybook.model import JournalError
 
@@ -67,7 +67,7 @@ def _session_files(folder: Path) -> list[Path]:
 
 def _session(path: Path, data: bytes, *, lenient: bool, name: str | None) -> ImportedSession:
     agents = _subagents(path, data)
-    main = import_claude_code(data, lenient=lenient, links=_anchors(path, data, agents, name), name=name)
+    main = import_claude_code(data, lenient=lenient, subagents=_starts(path, data, agents, name), name=name)
     subagents = []
     for agent_path, agent_data in agents:
         try:
@@ -105,14 +105,25 @@ def _session_id(data: bytes) -> str | None:
     return None
 
 
-def _anchors(
+def subagent_files(session: Path, data: bytes) -> list[Path]:
+    """The sub-agent transcripts of the session file `session` (whose content is `data`), as `_subagents`
+    finds them, unread: SESSION/subagents/agent-*.jsonl, then agent-*.jsonl beside it naming the session."""
+    return [path for path, _ in _subagents(session, data)]
+
+
+def subagent_journal(session: Path, data: bytes, agent: Path, name: str | None = None) -> str:
+    """The journal id the sub-agent transcript `agent` of the session `session` imports as."""
+    session_id = name or _session_id(data) or session.stem
+    return journal_id_for(session_id, agent.stem.removeprefix("agent-"))
+
+
+def _starts(
     path: Path, session: bytes, agents: list[tuple[Path, bytes]], name: str | None
-) -> dict[str, Anchor]:
-    """Where each sub-agent found beside the session hangs from, by its journal id."""
-    session_id = name or _session_id(session) or path.stem
-    anchors = {}
+) -> list[SubagentStart]:
+    """The start of each sub-agent found beside the session, by its journal id."""
+    starts = []
     for agent_path, agent in agents:
-        anchor = subagent_anchor(session, agent)
-        if anchor is not None:
-            anchors[journal_id_for(session_id, agent_path.stem.removeprefix("agent-"))] = anchor
-    return anchors
+        start = subagent_start(subagent_journal(path, session, agent_path, name), agent)
+        if start is not None:
+            starts.append(start)
+    return starts

@@ -2,6 +2,19 @@
 waybook records; and what Codex sends its model for one (`replay_history`, `context_items`)."""
 
 from waybook.formats.codex._folder import import_folder
-from waybook.formats.codex._rollout import CodexImport, context_items, import_codex, replay_history
+from waybook.formats.codex._rollout import (
+    CodexImport,
+    GrowingRollout,
+    context_items,
+    import_codex,
+    replay_history,
+)
 
-__all__ = ["CodexImport", "context_items", "import_codex", "import_folder", "replay_history"]
+__all__ = [
+    "CodexImport",
+    "GrowingRollout",
+    "context_items",
+    "import_codex",
+    "import_folder",
+    "replay_history",
+]

@@ -34,6 +34,7 @@ another names it in `session_meta.forked_from_id`; the header's metadata keeps i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
@@ -50,6 +51,7 @@ from waybook.formats._foreign import (
     text_of,
     timestamp,
 )
+from waybook.formats._growing import JsonLines, feed_all
 from waybook.formats._responses import (
     call_names,
     is_model_item,
@@ -81,37 +83,98 @@ class CodexImport:
 
 def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
     """Map a Codex rollout file's content to the records of a new journal, with a report of every line."""
-    lines, skipped, total = read_json_lines(data, source=SOURCE, lenient=lenient)
-    if not any(line.get("type") == "session_meta" for _, line in lines):
-        raise NotThisFormatError(SOURCE, _not_a_rollout(lines))
-    builder = _Builder(prompts=event_prompts(lines))
-    problems: list[tuple[int, str]] = []
-    for number, line in lines:
+    rollout = GrowingRollout(lenient=lenient)
+    feed_all(rollout, data)
+    rollout.raise_problems()
+    return CodexImport(records=tuple(rollout.records), report=rollout.report())
+
+
+class GrowingRollout:
+    """A Codex rollout imported a line at a time (`waybook.formats._growing.GrowingImport`): the records
+    wait for the `session_meta` line (the header); a run of model output items waits for the item that
+    ends it, as the whole-file import writes it as one assistant entry."""
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lines = JsonLines(source=SOURCE, lenient=lenient)
+        self._builder = _Builder()
+        self._token_counts = 0  # lines read that hold only token counts
+        self._other = False  # whether a line read holds anything else
+        self._meta = False  # whether a session_meta line was read
+        self._mapping: list[tuple[int, str]] = []
+        self._finished = False
+
+    def feed(self, number: int, line: bytes | str) -> None:
+        if self._finished:
+            msg = "the rollout was finished: nothing more can be fed"
+            raise ValueError(msg)
+        value = self.lines.take(number, line)
+        if value is None:
+            return
+        payload = value.get("payload")
+        if value.get("type") == "session_meta":
+            self._meta = True
+        if (
+            value.get("type") == "event_msg"
+            and isinstance(payload, dict)
+            and payload.get("type") == "token_count"
+        ):
+            self._token_counts += 1
+        else:
+            self._other = True
+        self._builder.take(number, value)
+
+    @property
+    def records(self) -> Sequence[NewRecord]:
+        header = self._builder.header
+        return () if header is None else [header, *self._builder.records]
+
+    @property
+    def problems(self) -> Sequence[tuple[int, str]]:
+        return [*self.lines.problems, *self._builder.problems, *self._mapping]
+
+    def pending(self) -> tuple[NewRecord, ...]:
+        if self._finished or self._builder.header is None:
+            return ()
+        clone = self._builder.fork()
+        clone.finish()
+        return tuple(clone.records[len(self._builder.records) :])
+
+    def finish(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
         try:
-            builder.take(number, line)
-        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-            problems.append((number, f"{type(exc).__name__}: {exc}"))
-    if problems:
-        raise ForeignFormatError(SOURCE, problems)
-    try:
-        builder.finish()
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-        raise ForeignFormatError(SOURCE, [(total, f"{type(exc).__name__}: {exc}")]) from None
-    if builder.header is None:
-        raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
-    report = builder.tally.report(SOURCE, total, skipped, builder.inferred)
-    return CodexImport(records=(builder.header, *builder.records), report=report)
+            self._builder.finish()
+        except _MAPPING_ERRORS as exc:
+            self._mapping.append((self.lines.total, f"{type(exc).__name__}: {exc}"))
+
+    def report(self) -> ImportReport:
+        builder = self._builder
+        if not self._finished:
+            builder = builder.fork()
+            builder.finish()
+        return self.lines.report(builder.tally, builder.inferred)
+
+    def raise_problems(self) -> None:
+        """Raise what an import of the whole file raises: lines that are not JSON objects, a file with no
+        session_meta line, lines that could not be mapped."""
+        self.lines.raise_problems()
+        if not self._meta:
+            raise NotThisFormatError(SOURCE, _not_a_rollout(self._token_counts, other=self._other))
+        if self._builder.problems or self._mapping:
+            raise ForeignFormatError(SOURCE, sorted([*self._builder.problems, *self._mapping]))
+        if self._builder.header is None:
+            raise ForeignFormatError(SOURCE, [(1, "no session_meta line: this is not a Codex rollout")])
 
 
-def _not_a_rollout(lines: list[tuple[int, dict[str, Any]]]) -> str:
+_MAPPING_ERRORS: Final = (KeyError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def _not_a_rollout(token_counts: int, *, other: bool) -> str:
     """What a file without a session_meta header holds instead."""
-    payloads = [line.get("payload") for _, line in lines]
-    if lines and all(
-        line.get("type") == "event_msg" and isinstance(p, dict) and p.get("type") == "token_count"
-        for (_, line), p in zip(lines, payloads, strict=True)
-    ):
+    if token_counts and not other:
         return (
-            f"holds only token counts ({len(lines)} event_msg token_count lines) and no session_meta "
+            f"holds only token counts ({token_counts} event_msg token_count lines) and no session_meta "
             "header: there is no session in it to import"
         )
     return "no session_meta line: this is not a Codex rollout"
@@ -220,8 +283,12 @@ def _carries(item_text: str, prompt: str) -> bool:
 
 
 class _Builder:
-    def __init__(self, *, prompts: set[int]) -> None:
-        self.prompts = prompts  # the event_msg user_message lines that become user messages
+    def __init__(self) -> None:
+        self.prompts: set[int] = set()  # the event_msg user_message lines that become user messages
+        self.turn_texts: list[str] = []  # the texts of the user response items since the last model item
+        self.waiting: list[tuple[int, str]] = []  # prompt events of this turn no user item carried yet
+        self.held: list[tuple[int, dict[str, Any]]] = []  # lines read while a prompt event waits
+        self.problems: list[tuple[int, str]] = []  # lines that could not be mapped
         self.header: NewRecord | None = None
         self.records: list[NewRecord] = []
         self.tally = LineTally()
@@ -240,6 +307,36 @@ class _Builder:
     # lines
 
     def take(self, number: int, line: dict[str, Any]) -> None:
+        """Read one line. A prompt recorded only as an event (`event_prompts`' rule) is decided when its
+        turn shows whether a user response item carries it: it waits, with every line after it, until a
+        model item (a prompt) or a user item carrying its text (not one) comes, or the file ends."""
+        kind, payload = line.get("type"), line.get("payload")
+        if isinstance(payload, dict):
+            if kind == "response_item" and is_model_item(payload):
+                self.prompts.update(n for n, _ in self.waiting)
+                self.turn_texts, self.waiting = [], []
+            elif kind == "response_item" and is_user_turn_boundary(payload):
+                self.turn_texts.append(_spaced("\n".join(text_of(payload.get("content")))))
+                self.waiting = [
+                    (n, text) for n, text in self.waiting if not _carries(self.turn_texts[-1], text)
+                ]
+            elif _is_prompt_event(kind, payload):
+                text = _spaced(str(payload.get("message", "")))
+                if not any(_carries(item, text) for item in self.turn_texts):
+                    self.waiting.append((number, text))
+        self.held.append((number, line))
+        if not self.waiting:
+            self._run_held()
+
+    def _run_held(self) -> None:
+        held, self.held = self.held, []
+        for number, line in held:
+            try:
+                self._take(number, line)
+            except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+                self.problems.append((number, f"{type(exc).__name__}: {exc}"))
+
+    def _take(self, number: int, line: dict[str, Any]) -> None:
         self.at = timestamp(line.get("timestamp"), self.at)
         kind, payload = line.get("type"), line.get("payload")
         if kind == "response_item" and isinstance(payload, dict):
@@ -257,7 +354,21 @@ class _Builder:
             self._other(number, line)
 
     def finish(self) -> None:
+        self.prompts.update(n for n, _ in self.waiting)  # the file ends: what waits is a prompt
+        self.waiting = []
+        self._run_held()
         self._close_turn()
+
+    def fork(self) -> _Builder:
+        """A copy that can be finished without changing this one (lines and items are shared: no one
+        changes them once read)."""
+        clone = _Builder.__new__(_Builder)
+        clone.__dict__.update(self.__dict__)
+        for key, value in self.__dict__.items():
+            if isinstance(value, list | dict | set):
+                setattr(clone, key, type(value)(value))
+        clone.tally = self.tally.fork()
+        return clone
 
     def _other(self, number: int, line: dict[str, Any], *, deferred: bool = False) -> None:
         kind, payload = line.get("type"), line.get("payload")

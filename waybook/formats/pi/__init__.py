@@ -1,4 +1,5 @@
-"""The Pi coding agent's session JSONL: import to and export from waybook records, losing nothing."""
+"""The Pi coding agent's session JSONL: import to and export from waybook records, losing nothing; and
+imported as it grows (`GrowingPi`)."""
 
 from waybook.formats.pi._codec import (
     PiFormatError,
@@ -6,8 +7,10 @@ from waybook.formats.pi._codec import (
     export_pi,
     import_pi,
 )
+from waybook.formats.pi._growing import GrowingPi
 
 __all__ = [
+    "GrowingPi",
     "PiFormatError",
     "PiImport",
     "export_pi",
