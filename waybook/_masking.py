@@ -10,7 +10,8 @@ order,
     {"field": "content", "block": 0, "kind": "github-token", "count": 1}
     {"field": "details", "kind": "password", "count": 2}
 
-Custom entries and annotations have no details: the masks in their data are the record. Masking is
+Custom entries, annotations and headers (their metadata) have no details: the masks in them are the
+record. Masking is
 idempotent (masked text is never matched again), so re-importing a grown source masks it the same way.
 A masked thinking block keeps its provider signature, which no longer matches the text.
 """
@@ -28,6 +29,7 @@ from waybook.model import (
     AssistantMessage,
     Compaction,
     CustomEntry,
+    Header,
     InvalidArgumentError,
     NewRecord,
     SystemMessage,
@@ -90,6 +92,10 @@ class SecretMask:
             if counts:
                 changes["summary"] = summary
                 found += [{"field": "summary", "kind": k, "count": n} for k, n in counts]
+        if type(body) is Header and body.metadata:
+            metadata, counts = self._counted(self._redactor.value, body.metadata)
+            if counts:
+                changes["metadata"] = metadata
         if type(body) in (CustomEntry, Annotation) and body.data is not None:
             data, counts = self._counted(self._redactor.value, body.data)
             if counts:
