@@ -23,7 +23,7 @@ from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.export_rows import PROGRESS_RECORDS
-from waybook.commands.growth import JournalDivergedError, batches, bulk_url, held_prefix
+from waybook.commands.growth import JournalDivergedError, batches, bulk_url, held_prefix, sealed
 from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
@@ -117,6 +117,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="mask secrets (the detector of `export --redact`) before anything is written: the journal "
         "never holds them, and each masked message says what kind was masked where",
+    )
+    parser.add_argument(
+        "--seal",
+        action="store_true",
+        help="write the journal sealed (schema 2), so that `waybook erase` and `waybook retain` can erase "
+        "its content; its bytes then differ from one import to the next (random salts). A store's journal "
+        "begun unsealed is continued as it began",
     )
     parser.add_argument(
         "--session",
@@ -377,6 +384,8 @@ def _write_all(
     covers)."""
     staged = []
     both_ways = linked_both_ways([records for _, records, _ in outputs])  # each sub-agent names its parent
+    if args.seal:
+        both_ways = [tuple(sealed(records)) for records in both_ways]
     if args.redact:  # text a waybook export showed for a blob is inlined first, so it is masked too
         both_ways = [
             tuple(masked(inline_known(records, shown) if shown else records)) for records in both_ways
