@@ -191,3 +191,25 @@ def test_blob_collection_follows_and_no_longer_counts_what_only_erased_content_r
     report = retain(store, RetentionPolicy(older_than=NINETY_DAYS), now=NOW, grace=0)
     assert report.collected is not None
     assert report.collected.referenced == 0  # gone once its lease runs out (docs/blobs.md)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"older_than": 0},
+        {"older_than": "90d"},
+        {"older_than": 60, "action": "delete"},
+        {"older_than": 60, "role": "catalog"},
+        {"older_than": 60, "metadata": ["team"]},
+        {"older_than": 60, "name": " "},
+        {"older_than": 60, "name": 7},
+    ],
+    ids=lambda options: "-".join(f"{k}={v}" for k, v in options.items()),
+)
+def test_a_policy_that_is_not_one_is_refused_before_anything_is_read(options: dict[str, object]) -> None:
+    with pytest.raises(StoreArgumentError):
+        RetentionPolicy(**options)  # type: ignore[arg-type]
+
+
+def test_a_policy_without_a_name_is_named_for_its_duration() -> None:
+    assert RetentionPolicy(older_than=parse_duration("36h"), name=None).name == "retain-1d12h"  # type: ignore[arg-type]

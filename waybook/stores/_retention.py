@@ -115,6 +115,11 @@ def _check_metadata(metadata: object) -> dict[str, Any]:
     return dict(metadata)
 
 
+def _name_or_default(name: object) -> Any:
+    """None, like "", asks for the default name (`retain-<duration>`); anything else is checked later."""
+    return "" if name is None else name
+
+
 def _check_name(name: object) -> str:
     if type(name) is not str or not name.strip() or len(name) > 200:
         msg = f"retention policy name {name!r:.60} must be a short non-empty text (it is recorded)"
@@ -132,7 +137,7 @@ class RetentionPolicy:
     action: Action = attrs.field(default="erase-content", converter=_check_action)
     role: str | None = attrs.field(default=None, converter=_check_role)
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_check_metadata)
-    name: str = attrs.field(default="", converter=str)
+    name: str = attrs.field(default="", converter=_name_or_default)
 
     def __attrs_post_init__(self) -> None:
         if not self.name:
