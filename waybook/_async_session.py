@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from waybook._masking import Redact, secret_mask
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook._session_core import Batch, Entry, ForkTarget, SessionCore, WriterOptions
 from waybook._session_methods import SessionMethods
@@ -96,9 +97,13 @@ class AsyncSession(
         ids: Callable[[], str] = new_id,
         blobs: BlobStore | None = None,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
+        redact: Redact = False,
     ) -> AsyncSession:
         """A session on `journal`, caught up with what it holds."""
-        options = WriterOptions(actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit)
+        mask = secret_mask(redact, who=cls._WHO)
+        options = WriterOptions(
+            actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit, mask=mask
+        )
         return await cls._opened(journal, options)
 
     @property
@@ -137,20 +142,25 @@ class AsyncSession(
         return session
 
     async def _write(self, entry: Entry) -> Record:
-        content = await self._offloaded(entry.content) if entry.offloads else entry.content
+        content, big, found = self._core.masked_entry(entry)
+        content = await self._offloaded(content) if big else content
         async with self._turn:
             core = self._core
             history = None
             if entry.reads_history and core.head.seq:
                 history = [record async for record in self._journal.read(limit=core.head.seq)]
-            new = core.stamp(entry.build(core, content, history))
+            new = core.stamp(core.masked_body(entry.build(core, content, history), found))
             return core.committed_one(await self._journal.append((new,), expected=core.head))
 
     async def _write_batch(self, batch: Batch) -> AppendResult:
-        offloads = zip(batch.contents, batch.offloads, strict=True)
-        contents = [await self._offloaded(content) if big else content for content, big in offloads]
+        contents, big, found = self._core.masked_contents(batch)
+        final = [
+            await self._offloaded(content) if off else content
+            for content, off in zip(contents, big, strict=True)
+        ]
         async with self._turn:
-            result = await self._journal.append(batch.build(contents), expected=self._core.head)
+            records = self._core.masked_records(batch.build(final), final, found)
+            result = await self._journal.append(records, expected=self._core.head)
             self._core.committed(result)
             return result
 

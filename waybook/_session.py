@@ -85,14 +85,23 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
 
     def _write(self, entry: Entry) -> Record:
         core = self._core
-        content = self._offloaded(entry.content) if entry.offloads else entry.content
+        if core.mask is None:
+            content = self._offloaded(entry.content) if entry.offloads else entry.content
+        else:
+            content, big, found = core.masked_entry(entry)
+            content = self._offloaded(content) if big else content
         history = self._journal.read(limit=core.head.seq) if entry.reads_history and core.head.seq else None
         body = entry.build(core, content, history)
+        if core.mask is not None:
+            body = core.masked_body(body, found)
         return core.committed_one(self._journal.append((core.stamp(body),), expected=core.head))
 
     def _write_batch(self, batch: Batch) -> AppendResult:
-        offloads = zip(batch.contents, batch.offloads, strict=True)
-        records = batch.build([self._offloaded(content) if big else content for content, big in offloads])
+        contents, big, found = self._core.masked_contents(batch)
+        final = [
+            self._offloaded(content) if off else content for content, off in zip(contents, big, strict=True)
+        ]
+        records = self._core.masked_records(batch.build(final), final, found)
         result = self._journal.append(records, expected=self._core.head)
         self._core.committed(result)
         return result

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import attrs
 import msgspec
 
+from waybook._masking import Found, SecretMask
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook.codecs import NotJsonDataError, json_data
 from waybook.journal._clock import SessionClock, new_id
@@ -106,6 +107,7 @@ class WriterOptions:
     ids: Callable[[], str] = new_id
     blobs: BlobStore | None = None
     inline_limit: int = DEFAULT_INLINE_LIMIT
+    mask: SecretMask | None = None
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -201,7 +203,18 @@ class SessionCore:
     parent of the next node); only the event methods (`join`, `saw`, `committed`) move them.
     """
 
-    __slots__ = ("_session_clock", "actor", "blobs", "clock", "head", "ids", "inline_limit", "leaf", "name")
+    __slots__ = (
+        "_session_clock",
+        "actor",
+        "blobs",
+        "clock",
+        "head",
+        "ids",
+        "inline_limit",
+        "leaf",
+        "mask",
+        "name",
+    )
 
     def __init__(
         self,
@@ -227,6 +240,8 @@ class SessionCore:
         self.clock: Callable[[], str] = clock
         self.head: Head = GENESIS
         self.leaf: str | None = None
+        self.mask: SecretMask | None = None
+        """Masks secrets before anything is written (`redact=`); None: nothing is masked."""
 
     # --- events: what the journal holds --------------------------------------------------------------
 
@@ -520,7 +535,49 @@ class SessionCore:
         """The options of the session a fork returns: this one's, with a clock of its own unless this
         session was given one."""
         clock = None if self._session_clock is not None else self.clock
-        return WriterOptions(self.actor, clock, self.ids, self.blobs, self.inline_limit)
+        return WriterOptions(self.actor, clock, self.ids, self.blobs, self.inline_limit, self.mask)
+
+    # --- secrets masked before anything is written (waybook._masking) -------------------------------
+
+    def masked_entry(self, entry: Entry) -> tuple[Content, bool, Found]:
+        """An entry's content with its secrets masked (before it may be offloaded to a blob), whether it
+        may need offloading, and what was masked where (for `masked_body`)."""
+        mask = self.mask
+        if mask is None:
+            return entry.content, entry.offloads, []
+        content, found = mask.content(entry.content)
+        return content, (offloads(content, self.inline_limit) if found else entry.offloads), found
+
+    def masked_contents(self, batch: Batch) -> tuple[list[Content], list[bool], list[Found]]:
+        """`masked_entry` for each content of a batch."""
+        if self.mask is None:
+            return batch.contents, batch.offloads, [[] for _ in batch.contents]
+        contents, big, found = [], [], []
+        for content, offload in zip(batch.contents, batch.offloads, strict=True):
+            masked, more = self.mask.content(content)
+            contents.append(masked)
+            big.append(offloads(masked, self.inline_limit) if more else offload)
+            found.append(more)
+        return contents, big, found
+
+    def masked_body(self, body: AnyBody, found: Found) -> AnyBody:
+        """`body` with every secret in it masked and the record of it in its details."""
+        return body if self.mask is None else self.mask.body(body, found)
+
+    def masked_records(
+        self, records: list[NewRecord], contents: Sequence[Content], found: Sequence[Found]
+    ) -> list[NewRecord]:
+        """A built batch's records masked; each record made of one of `contents` (the very object) gets
+        what masking that content found."""
+        if self.mask is None:
+            return records
+        by_content = {id(content): more for content, more in zip(contents, found, strict=True) if more}
+        masked = []
+        for record in records:
+            more = by_content.get(id(getattr(record.body, "content", None)), [])
+            body = self.mask.body(record.body, more)
+            masked.append(record if body is record.body else msgspec.structs.replace(record, body=body))
+        return masked
 
 
 @attrs.frozen

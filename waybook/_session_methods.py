@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
+from waybook._masking import Redact, secret_mask
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook._session_core import (
     Batch,
@@ -54,12 +55,17 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         ids: Callable[[], str] = new_id,
         blobs: BlobStore | None = None,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
+        redact: Redact = False,
     ) -> None:
         """`clock` defaults to a SessionClock (UTC, never backwards); `ids` to `new_id`. `blobs` (a
         store's `store.blobs`) holds content blocks over `inline_limit` bytes; without it such a block
-        is refused (waybook._offload)."""
+        is refused (waybook._offload). `redact` masks secrets before anything is written: True with the
+        built-in detector (the one `export --redact` uses), or a list of extra regular expressions to
+        mask too (waybook._masking; docs/journal-contract.md says where the record of it goes)."""
         check_journal(journal, self._WHO)
+        mask = secret_mask(redact, who=self._WHO)
         self._core = SessionCore(journal.name, actor, clock, ids, blobs, inline_limit)
+        self._core.mask = mask
         self._attach(journal)
 
     @classmethod
@@ -76,9 +82,13 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         ids: Callable[[], str] = new_id,
         blobs: BlobStore | None = None,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
+        redact: Redact = False,
     ) -> MadeT:
         """A session on `journal`, writing its header first if the journal is empty."""
-        options = WriterOptions(actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit)
+        mask = secret_mask(redact, who=cls._WHO)
+        options = WriterOptions(
+            actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit, mask=mask
+        )
         return cls._create(journal, options, lambda core: core.header(journal_id, creator, metadata, role))
 
     @property
@@ -248,6 +258,7 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
             ids=options.ids,
             blobs=options.blobs,
             inline_limit=options.inline_limit,
+            redact=options.mask or False,
         )
 
     # --- what each writer does: the I/O around the core ---------------------------------------------

@@ -19,10 +19,20 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Iterator, Sequence
 
-from waybook.journal import Head, JournalError, NewRecord, Record, SessionJournal
+import msgspec
+
+from waybook.journal import SEALED_SCHEMA, Head, Header, JournalError, NewRecord, Record, SessionJournal
 from waybook.model._records import BatchPlace
 
-__all__ = ["JournalDivergedError", "append_records", "batches", "bulk_url", "held_prefix", "same_record"]
+__all__ = [
+    "JournalDivergedError",
+    "append_records",
+    "batches",
+    "bulk_url",
+    "held_prefix",
+    "same_record",
+    "sealed",
+]
 
 
 class JournalDivergedError(JournalError):
@@ -36,9 +46,32 @@ class JournalDivergedError(JournalError):
         super().__init__(f"journal {journal} differs from this import at seq {seq}: {why}")
 
 
-def same_record(held: Record, new: NewRecord) -> bool:
-    """Whether a committed record is `new` (the same id, time and body)."""
-    return held.id == new.id and held.at == new.at and held.body == new.body
+def same_record(held: Record | NewRecord, new: NewRecord) -> bool:
+    """Whether a committed record is `new` (the same id, time and body). A journal begun by an import
+    that did not seal (schema 1) is the same import as a sealing one: it is continued in its own
+    schema (`sealed`)."""
+    if held.id != new.id or held.at != new.at:
+        return False
+    if held.body == new.body:
+        return True
+    old, body = held.body, new.body
+    return (
+        type(old) is Header
+        and type(body) is Header
+        and old.schema < body.schema
+        and msgspec.structs.replace(body, schema=old.schema) == old
+    )
+
+
+def sealed(records: Sequence[NewRecord]) -> list[NewRecord]:
+    """`records` with the header (their first record) declaring the sealed schema, so that the journal
+    seals its records' content and can erase it (docs/erasure.md). The import's records stay the same;
+    its bytes do not repeat (each sealed record begins with a random salt)."""
+    out = list(records)
+    if out and type(out[0].body) is Header and out[0].body.schema < SEALED_SCHEMA:
+        header = msgspec.structs.replace(out[0].body, schema=SEALED_SCHEMA)
+        out[0] = msgspec.structs.replace(out[0], body=header)
+    return out
 
 
 def held_prefix(journal: SessionJournal, name: str, records: Sequence[NewRecord], *, after: int = 0) -> int:

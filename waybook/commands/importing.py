@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from waybook._files import create_atomically
+from waybook._masking import SecretMask
 from waybook._offload import images_as_blobs, inline_known
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.export_rows import PROGRESS_RECORDS
-from waybook.commands.growth import JournalDivergedError, batches, bulk_url, held_prefix
+from waybook.commands.growth import JournalDivergedError, batches, bulk_url, held_prefix, sealed
 from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, create_store, import_into_store
@@ -110,6 +111,19 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--verbose", action="store_true", help="list every inferred note, not only their count"
+    )
+    parser.add_argument(
+        "--redact",
+        action="store_true",
+        help="mask secrets (the detector of `export --redact`) before anything is written: the journal "
+        "never holds them, and each masked message says what kind was masked where",
+    )
+    parser.add_argument(
+        "--seal",
+        action="store_true",
+        help="write the journal sealed (schema 2), so that `waybook erase` and `waybook retain` can erase "
+        "its content; its bytes then differ from one import to the next (random salts). A store's journal "
+        "begun unsealed is continued as it began",
     )
     parser.add_argument(
         "--session",
@@ -369,8 +383,15 @@ def _write_all(
     appended in those batches, so every record keeps its digest (the place is inside the bytes it
     covers)."""
     staged = []
-    blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
     both_ways = linked_both_ways([records for _, records, _ in outputs])  # each sub-agent names its parent
+    if args.seal:
+        both_ways = [tuple(sealed(records)) for records in both_ways]
+    if args.redact:  # text a waybook export showed for a blob is inlined first, so it is masked too
+        both_ways = [
+            tuple(masked(inline_known(records, shown) if shown else records)) for records in both_ways
+        ]
+        shown = None
+    blobs: dict[str, tuple[bytes, str]] = dict(shown or {})
     outputs = [
         (target, records, report) for (target, _, report), records in zip(outputs, both_ways, strict=True)
     ]
@@ -404,6 +425,13 @@ def _write_all(
             msg = f"{target}: created by someone else meanwhile; nothing more was written"
             raise UsageError(msg)
     return {}
+
+
+def masked(records: Sequence[NewRecord]) -> list[NewRecord]:
+    """`records` with every secret the export's detector finds masked, and the record of it in each
+    message's details (waybook._masking): what `--redact` appends instead of the source's text."""
+    mask = SecretMask()
+    return [mask.record(record) for record in records]
 
 
 def stage(

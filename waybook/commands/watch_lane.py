@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from waybook._offload import images_as_blobs
-from waybook.commands.growth import JournalDivergedError, batches, held_prefix
+from waybook.commands.growth import JournalDivergedError, batches, held_prefix, same_record
 from waybook.journal import GENESIS, Head, Header, NewRecord, SessionJournal
 from waybook.model._records import BatchPlace
 from waybook.stores import JournalStore
@@ -89,7 +89,7 @@ class Lane:
         written = self.head.seq
         for index in range(self.final, min(written, len(every))):
             held = self.extra[index - self.final]
-            if held != self.prepared(every[index]):
+            if not same_record(held, self.prepared(every[index])):
                 why = f"record {held.id!r} changed since it was written (the source went on differently)"
                 raise JournalDivergedError(self.journal_id, index + 1, why)
         if pending is not None and written > len(every):

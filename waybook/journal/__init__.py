@@ -2,7 +2,7 @@
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._durability import Durability
-from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase, erasure_receipt
+from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase, erasure_receipt, is_sealable
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
@@ -171,6 +171,7 @@ __all__ = [
     "Skipped",
     "erase",
     "erasure_receipt",
+    "is_sealable",
     # errors
     "BrokenBatchError",
     "BrokenChainError",

@@ -33,6 +33,14 @@ from waybook.stores._protocol import (
     NonBlockingStore,
 )
 from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
+from waybook.stores._retention import (
+    RetentionPolicy,
+    RetentionReport,
+    parse_duration,
+    retain,
+    retention_policy,
+    set_retention_policy,
+)
 from waybook.stores._sqlite import SqliteStore
 from waybook.stores._subscribe import (
     Applied,
@@ -81,6 +89,13 @@ __all__ = [
     "FeedServer",
     "RemoteSubscription",
     "Subscription",
+    # retention (docs/erasure.md)
+    "RetentionPolicy",
+    "RetentionReport",
+    "parse_duration",
+    "retain",
+    "retention_policy",
+    "set_retention_policy",
     # values
     "FeedEntry",
     "JournalInfo",
