@@ -83,6 +83,7 @@ class SearchIndex:
     def __init__(self, path: str | Path, store_url: str) -> None:
         self.path = str(path)
         self.store_url = store_url
+        self._erased_since_checkpoint = False
         try:
             create_private(self.path)  # the index holds session text: 0600, like the journals
         except OSError as exc:
@@ -131,6 +132,9 @@ class SearchIndex:
                 for entry in entries:
                     self._index(entry.journal_id, entry.seq, entry.record)
                 self._set_meta("position", str(entries[-1].position))
+            if self._erased_since_checkpoint:  # the log's frames still hold the erased text's pages
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._erased_since_checkpoint = False
             read += len(entries)
             if progress is not None:
                 progress(read)
@@ -290,6 +294,7 @@ class SearchIndex:
         if changed:
             self._db.executemany("UPDATE docs SET text = ? WHERE rowid = ?", changed)
             self._db.execute("INSERT INTO docs (docs) VALUES ('optimize')")
+            self._erased_since_checkpoint = True
 
     def _current(self, journal: str, path: str, doc: int | None) -> None:
         """`doc` holds the current text of the note at `path`."""
