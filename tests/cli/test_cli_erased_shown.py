@@ -112,3 +112,16 @@ def test_a_pi_export_shows_the_placeholders_and_keeps_the_call_paired(tmp_path: 
     archival = waybook("export", path, "--format", "archival", "-o", "-")
     assert SECRET not in archival.stdout  # the journal as written: its erased lines, which prove the hole
     assert waybook("export", path, "--format", "archival", "--erased", "mark", "-o", "-").returncode == 2
+
+
+def test_log_summarises_an_erased_record_as_its_placeholder_and_json_names_the_erasure(
+    tmp_path: Path,
+) -> None:
+    path = erased_file(tmp_path)
+    ran = waybook("log", path)
+    assert ran.returncode == 0, ran.stderr
+    assert SECRET not in ran.stdout
+    assert f"erased by #{ERASURE}" in ran.stdout
+    lines = [json.loads(line) for line in waybook("log", path, "--json").stdout.splitlines()]
+    assert [line.get("erased") for line in lines if "erased" in line] == [ERASURE, ERASURE]
+    assert SECRET not in json.dumps(lines)
