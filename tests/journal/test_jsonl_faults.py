@@ -4,6 +4,10 @@ Faults: short writes; ENOSPC, EFBIG and EIO on write (after some bytes went in);
 truncate that undoes a failed write; the journal file replaced by a copy, or removed, before any system
 call of an append or an open. After every step a plain reader must see exactly the model's records: no
 acknowledged record lost, no part of a batch, and every failure was one of the typed errors below.
+
+Issue 46: the journal is sealed (schema 2) or not, and an erase rule takes the content of some records;
+the model marks them erased. After every step every other record reads as written, every digest is the
+one its append returned, and the journal verifies (an unsealed journal refuses to erase: NotSealedError).
 """
 
 from __future__ import annotations
@@ -24,17 +28,24 @@ from tests.helpers.builders import AT, header
 from tests.helpers.faults import Fault, FaultyFileOps
 from waybook.journal import (
     GENESIS,
+    SEALED_SCHEMA,
     AppendResult,
     DurabilityError,
+    ErasureReceipt,
+    Header,
     JournalError,
     JournalFailedError,
     JournalReplacedError,
     JsonlJournal,
     NewRecord,
+    NotSealedError,
     StorageError,
     UserMessage,
     WriteFailedError,
+    erase,
+    plain_text,
     text,
+    verify,
 )
 from waybook.journal._durability import Durability
 
@@ -76,12 +87,19 @@ class JsonlFaultMachine(RuleBasedStateMachine):
         self.failed = False  # this journal object met a failure after which it may refuse appends
         self.must_refuse = False  # ... after which it must
         self.counter = 0
+        self.sealed = False
+        self.texts: dict[str, str] = {}  # the model: each message's text, by id
+        self.erased: set[str] = set()  # ... the ids whose content was erased
+        self.digests: dict[str, str] = {}  # ... the digest each append returned
 
-    @initialize(durability=st.sampled_from(list(Durability)))
-    def start(self, durability: Durability) -> None:
+    @initialize(durability=st.sampled_from(list(Durability)), sealed=st.booleans())
+    def start(self, durability: Durability, sealed: bool) -> None:
         self.durability = durability
+        self.sealed = sealed
+        schema = SEALED_SCHEMA if sealed else 1
+        first = NewRecord(id="h", at=AT, body=Header(journal="test", creator="tests", schema=schema))
         with JsonlJournal(self.path) as journal:
-            self._commit(journal.append([header()], expected=GENESIS))
+            self._commit(journal.append([first], expected=GENESIS))
         self.journal = self._open()
 
     def _open(self) -> JsonlJournal:
@@ -96,6 +114,10 @@ class JsonlFaultMachine(RuleBasedStateMachine):
     def _commit(self, result: AppendResult) -> None:
         assert result.prior == self.head
         self.ids.extend(r.id for r in result.records)
+        self.digests.update((r.id, r.digest) for r in result.records)
+        self.texts.update(
+            (r.id, plain_text(r.body.content)) for r in result.records if isinstance(r.body, UserMessage)
+        )
         self.head = result.head
 
     def teardown(self) -> None:
@@ -110,7 +132,7 @@ class JsonlFaultMachine(RuleBasedStateMachine):
     def append(self, size: int, faults: list[Fault]) -> None:
         assert self.journal is not None
         batch = []
-        parent = self.ids[-1] if len(self.ids) > 1 else None
+        parent = next(reversed(self.texts), None)  # the last message (an erasure is not a node)
         for _ in range(size):
             self.counter += 1
             rid = f"n{self.counter}"
@@ -146,6 +168,31 @@ class JsonlFaultMachine(RuleBasedStateMachine):
         else:
             assert isinstance(outcome, JournalFailedError), f"untyped or unexpected: {outcome!r}"
             assert self.failed, "an object refuses appends only after a failure"
+
+    @rule(picks=st.lists(st.integers(0, 1000), min_size=1, max_size=3))
+    def erase_records(self, picks: list[int]) -> None:
+        assert self.journal is not None
+        if self.failed or len(self.ids) < 2:
+            return
+        seqs = sorted({2 + p % (len(self.ids) - 1) for p in picks})  # any record after the header
+        outcome = attempt(lambda: erase(self.journal, seqs, reason="asked"))  # type: ignore[arg-type]
+        event(f"erase: {type(outcome).__name__}")
+        if isinstance(outcome, JournalReplacedError):  # an earlier fault left the path naming a copy
+            self.failed = True
+            return
+        if not self.sealed:
+            assert isinstance(outcome, NotSealedError), f"untyped or unexpected: {outcome!r}"
+            return
+        assert isinstance(outcome, ErasureReceipt), f"untyped or unexpected: {outcome!r}"
+        taken = [s for s in seqs if self.ids[s - 1] in self.texts and self.ids[s - 1] not in self.erased]
+        assert [e.seq for e in outcome.erased] == taken
+        assert [e.digest for e in outcome.erased] == [self.digests[self.ids[s - 1]] for s in taken]
+        self.erased.update(self.ids[s - 1] for s in taken)
+        added = list(self.journal.read(after=self.head.seq))  # the erasure records, appended first
+        assert [r.seq for r in added] == [h.seq for h in outcome.erasures]
+        self.ids.extend(r.id for r in added)
+        self.digests.update((r.id, r.digest) for r in added)
+        self.head = self.journal.head()
 
     @rule(fail=st.booleans())
     def flush(self, fail: bool) -> None:
@@ -190,8 +237,19 @@ class JsonlFaultMachine(RuleBasedStateMachine):
         with JsonlJournal(self.path, create=False, readonly=True) as reader:
             damage = reader.damage
             assert damage is None or damage.torn, "faults only ever leave a torn tail, never corruption"
-            assert [r.id for r in reader.read()] == self.ids
+            records = list(reader.read())
+            assert [r.id for r in records] == self.ids
             assert reader.head() == self.head
+            assert [r.digest for r in records] == [self.digests[i] for i in self.ids], "no digest moves"
+            for record in records:
+                if record.id in self.erased:
+                    assert record.erased is not None
+                    assert record.body.content == ()  # type: ignore[union-attr]
+                elif record.id in self.texts:
+                    assert record.erased is None
+                    assert plain_text(record.body.content) == self.texts[record.id]  # type: ignore[union-attr]
+            if self.erased:
+                assert verify(reader).ok
 
     @invariant()
     def the_live_object_is_consistent(self) -> None:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.pg_fixtures import pg_store_url
 from waybook import Session
-from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError
+from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError, erase, verify
 from waybook.stores import CATALOG_ID, open_store
 from waybook.stores._blob_files import FileBlobs
 from waybook.stores._blob_tables import SqliteBlobs
@@ -306,3 +306,29 @@ def test_an_image_whose_data_is_not_base64_is_kept_as_written_not_a_raw_error(st
     session = Session.create(store.create("s"), blobs=store.blobs, inline_limit=8)  # type: ignore[attr-defined]
     record = session.user([ImageBlock(source="data:image/png;base64,abc", media_type="image/png")])
     assert record.body.content[0].source == "data:image/png;base64,abc"
+
+
+def test_an_erasure_releases_the_blobs_only_the_erased_content_referenced(
+    store: object, tmp_path: Path
+) -> None:
+    """Issue 46: after `erase`, the next collection removes a blob that only erased content referenced,
+    and keeps one another record still references; on disk, the erased blob's bytes are gone."""
+    blobs = store.blobs  # type: ignore[attr-defined]
+    journal = store.create("s")  # type: ignore[attr-defined]
+    session = Session.create(journal, blobs=blobs, inline_limit=8)
+    secret = "erased-blob-secret-7c21 " * 4
+    only = session.tool_result("c1", secret).body.content[0].digest  # seq 2
+    shared = session.tool_result("c2", "output two records hold").body.content[0].digest  # seq 3
+    session.tool_result("c3", "output two records hold")  # seq 4: the same bytes
+    age_everything(store, 2 * 3600)  # past the writer's lease and the grace
+    assert blobs.collect(grace=600).removed == ()  # every blob is referenced
+    receipt = erase(journal, [2, 3], reason="the user asked")
+    assert [e.seq for e in receipt.erased] == [2, 3]
+    collected = blobs.collect(grace=600)
+    assert collected.removed == (only,)
+    assert not blobs.exists(only)
+    assert blobs.exists(shared)  # seq 4 still references it
+    assert verify(journal).ok
+    for file in tmp_path.rglob("*"):
+        if file.is_file():
+            assert secret.encode() not in file.read_bytes(), file

@@ -61,3 +61,25 @@ def test_after_erase_and_scrub_no_file_of_the_data_directory_holds_the_text(clus
         journal.close()
         session.journal.close()
     assert files_holding(cluster.datadir, SECRET) == []
+
+
+def test_a_blob_only_erased_content_referenced_leaves_the_data_directory_after_collect_and_scrub(
+    cluster: Cluster,
+) -> None:
+    url = with_schema(cluster.url, fresh_schema(cluster.url))
+    with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        journal = store.create("chat")
+        session = Session.create(journal, blobs=store.blobs, inline_limit=8)
+        digest = session.tool_result("c1", (SECRET + b" in a blob").decode()).body.content[0].digest  # type: ignore[union-attr]
+        store.scrub()
+        assert files_holding(cluster.datadir, SECRET)
+        with store.postgres_engine.connection("age the blobs") as conn, conn.transaction():
+            conn.execute(b"UPDATE waybook_blobs SET stored = stored - interval '2 hours'")
+            conn.execute(b"UPDATE waybook_blob_leases SET taken = taken - interval '2 hours'")
+        erase(journal, [2], reason="asked")
+        assert store.blobs.collect(grace=600).removed == (digest,)
+        store.scrub()
+        assert verify(journal).ok
+        journal.close()
+    assert files_holding(cluster.datadir, SECRET) == []

@@ -24,6 +24,7 @@ from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats.pi import export_pi
+from waybook.journal import iter_shown
 from waybook.projections import TreeProjection
 from waybook.stores import blobs_for
 from waybook.stores._url import local_path
@@ -126,6 +127,14 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default="drop",
         help="harness noise (Claude Code command tags and caveats, /compact and other slash-command "
         "lines, ANSI escapes in tool output): drop (default), or keep messages as recorded",
+    )
+    parser.add_argument(
+        "--erased",
+        choices=["drop", "mark"],
+        default="drop",
+        help="rows holding content `waybook erase` removed: drop them whole (default; counted), or mark: "
+        "keep them with the placeholder naming the erasure ([erased by #SEQ: REASON]) in its place; "
+        "the other messages' text is never changed",
     )
     parser.add_argument("--max-rows", type=int, metavar="N", help="write at most N rows (training formats)")
     parser.add_argument(
@@ -258,7 +267,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         return OK
     blobs = blobs_for(journal)
     if args.format == "pi":
-        records = images_from_blobs(journal.read(limit=args.at), blobs)
+        records = images_from_blobs(iter_shown(journal, journal.read(limit=args.at)), blobs)
         count = _write(args, export_pi(records, shown=lambda record: blobs_inlined(record, blobs)), inputs)
         warn(
             f"wrote {plural(count, 'Pi line')} to {args.output} "
@@ -388,6 +397,7 @@ def _options(args: argparse.Namespace) -> TrainingOptions:
         images=args.images,
         blobs=args.blobs,
         harness=args.harness,
+        erased=args.erased,
     )
 
 

@@ -15,6 +15,7 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.layout import width
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
+from waybook.journal import iter_shown
 
 MIN_SUMMARY = 20
 """The fewest characters of a summary a line shows, however narrow the terminal."""
@@ -65,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
             names = short_ids([r.id for r in journal.read()])
         id_width = max((len(name) for name in names.values()), default=8)
         room = width()
-        for record in journal.read(after=args.after):
+        records = journal.read(after=args.after)
+        if not args.json:  # an erased record's summary is its placeholder; the JSON is the record as stored
+            records = iter_shown(journal, records)
+        for record in records:
             if args.kind and args.kind not in (record.kind, short_kind(record.kind)):
                 continue
             if args.limit is not None and shown >= args.limit:
@@ -81,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
                     "digest": record.digest,
                     "body": json.loads(canonical_json(record.body)),
                 }
+                if record.erased is not None:
+                    line["erased"] = record.erased.by
                 sys.stdout.write(json.dumps(line, sort_keys=True, ensure_ascii=terminal) + "\n")
             else:
                 kind = short_kind(record.kind)

@@ -131,6 +131,7 @@ def _show(args: argparse.Namespace, journal: Any) -> Counter[str]:
                             "harness": harness_kind(r.body),
                             "at": r.at,
                             "body": json.loads(canonical_json(r.body)),
+                            **({"erased": r.erased.by} if r.erased is not None else {}),
                             "canonical_pin": pin_at(pins, r.seq),
                             "memory_used": turn_memory(used, path.records, i),
                             "subagents": [

@@ -25,7 +25,7 @@ from waybook.commands.journal_files import damage_status, subagent_file
 from waybook.commands.layout import fitted
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.terminal import plural, visible
-from waybook.journal import JsonlJournal, SessionJournal
+from waybook.journal import JsonlJournal, SessionJournal, shown_records
 from waybook.journal._reading import read_seqs
 from waybook.projections import LinkRef, TreeProjection, TreeState, is_harness, move_runs, subagent_links
 from waybook.projections._tree import NONE
@@ -210,7 +210,7 @@ def _labels(journal: SessionJournal, tree: TreeState, deepest: int) -> tuple[dic
     harness: set[int] = set()
     read: set[int] = set()
     while wanted := _shown_seqs(tree, deepest, harness) - read:
-        found = read_seqs(journal, sorted(wanted))
+        found = shown_records(journal, read_seqs(journal, sorted(wanted)), pair_calls=False)
         read |= wanted
         labels.update({r.id: r for r in found})
         harness |= {tree.index[r.id] for r in found if r.id in tree.index and is_harness(r.body)}

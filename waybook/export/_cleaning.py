@@ -82,6 +82,13 @@ class TrainingOptions:
     )
     """"drop" (default) removes harness noise (waybook.export._harness: Claude Code's command tags and
     caveats, slash-command lines, ANSI escapes); "keep" leaves messages as recorded."""
+    erased: Literal["drop", "mark"] = attrs.field(
+        default="drop", validator=lambda *a: _one_of(*a, "drop", "mark")
+    )
+    """A row (a trajectory, a turn's sample, a pair's prompt or completion) that holds erased content
+    (docs/erasure.md): "drop" (default) leaves the whole row out, counted, so no model learns to write
+    a placeholder or to answer a hole; "mark" keeps it with the placeholder naming the erasure in place
+    of the erased content. The neighbours' text is never dropped or changed either way."""
 
 
 class InvalidOptionError(JournalError, ValueError):

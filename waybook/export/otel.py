@@ -31,7 +31,15 @@ from waybook._redact import Redactor
 from waybook._version import __version__
 from waybook.export._otel_spans import journal_spans
 from waybook.export._otel_types import JournalSpans, OtelOptionError, OtelOptions, SpanData, SpanEvent
-from waybook.journal import Header, JournalError, JsonlJournal, Record, SessionJournal, SubagentLink
+from waybook.journal import (
+    Header,
+    JournalError,
+    JsonlJournal,
+    Record,
+    SessionJournal,
+    SubagentLink,
+    iter_shown,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -144,7 +152,7 @@ def spans_of(
         if since and every:
             msg = "since applies to one journal; give one journal with it"
             raise OtelOptionError(msg)
-        records = list(journal.read())
+        records = list(iter_shown(journal, journal.read()))
         role = records[0].body.role if records and isinstance(records[0].body, Header) else None
         if role != "session":
             what = "has no header" if role is None else f"is a {role} journal"
@@ -176,7 +184,7 @@ def _open_linked(store: JournalStore, journal_id: str) -> list[Record] | None:
     if not store.exists(journal_id):
         return None
     with store.open(journal_id) as journal:
-        return list(journal.read())
+        return list(iter_shown(journal, journal.read()))
 
 
 def _finder(journal: SessionJournal, store: JournalStore | None) -> Any:
@@ -193,7 +201,7 @@ def _beside(folder: Path, journal_id: str) -> list[Record] | None:
     if "/" in journal_id or not candidate.is_file():
         return None
     with JsonlJournal(candidate, readonly=True) as journal:
-        return list(journal.read())
+        return list(iter_shown(journal, journal.read()))
 
 
 def _linked_records(records: Sequence[Record], find: Any) -> dict[str, list[Record]]:

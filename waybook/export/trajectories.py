@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from typing import Any, Final, Literal
 
 import attrs
@@ -32,7 +32,7 @@ from waybook.export._forks import ForkEnds
 from waybook.export._formats import openai_dpo_row, sharegpt_row, tools_for, trl_messages
 from waybook.export._messages import BlobReader, to_message
 from waybook.export._rows import encode_row, openai_messages, openai_row
-from waybook.journal import SessionJournal
+from waybook.journal import SessionJournal, shown_records
 from waybook.journal._reading import read_seqs
 from waybook.model import (
     Annotation,
@@ -77,15 +77,22 @@ def _split_lead(tail: list[Message]) -> tuple[list[Message], list[Message]]:
     return tail[:first], tail[first:]
 
 
+def _path_exclusions(tree: TreeState, records: list[Record]) -> set[str]:
+    """The ids the exclusions among a path's `records` take out of it."""
+    positions = [tree.position(r.id) for r in records]
+    return {tree.ids[tree.exclusions[p]] for p in positions if p in tree.exclusions}
+
+
+def holds_erased(records: Sequence[Record], excluded: Container[str] = ()) -> bool:
+    """Whether any of `records` (but those `excluded`) had its content erased."""
+    return any(r.erased is not None and r.id not in excluded for r in records)
+
+
 def path_messages(
     tree: TreeState, records: list[Record], options: TrainingOptions, dropped: Counter[str], blobs: Any = None
 ) -> list[Message]:
     """The messages of a root-to-leaf path's records, honouring the exclusions on the path."""
-    excluded = {
-        tree.ids[tree.exclusions[tree.position(r.id)]]
-        for r in records
-        if tree.position(r.id) in tree.exclusions
-    }
+    excluded = _path_exclusions(tree, records)
     messages: list[Message] = []
     for record in records:
         if record.id in excluded:
@@ -97,6 +104,8 @@ def path_messages(
 
 
 _UNSET: Final = object()
+ERASED_ROWS: Final = "rows holding erased content (--erased drop)"
+"""The reason `dropped` counts a row left out by `TrainingOptions(erased="drop")` under."""
 
 
 class TrajectoryExporter:
@@ -148,11 +157,22 @@ class TrajectoryExporter:
         """A journal or node id as a redacted export writes it (an id can spell a secret too)."""
         return value if self.redactor is None else self.redactor.text(value)
 
-    def messages(self, leaf: str, options: TrainingOptions | None = None) -> list[Message]:
+    def messages(self, leaf: str, options: TrainingOptions | None = None) -> list[Message] | None:
+        """The clean messages of the path to `leaf`, or None when it holds erased content and
+        `options.erased` is "drop" (counted)."""
         options = options or self.options
         seqs = [self.tree.seqs[p] for p in self.tree.path_positions(self.tree.position(leaf))]
-        raw = path_messages(self.tree, read_seqs(self.journal, seqs), options, self.dropped, self.blobs)
+        records = self._read(seqs)
+        if options.erased == "drop" and holds_erased(records, _path_exclusions(self.tree, records)):
+            self.dropped[ERASED_ROWS] += 1
+            return None
+        raw = path_messages(self.tree, records, options, self.dropped, self.blobs)
         return self._redacted(clean(raw, options, self.dropped))
+
+    def _read(self, seqs: list[int]) -> list[Record]:
+        """The records at `seqs` (a path, in order), each erased one as the placeholder naming its
+        erasure (an erased assistant message keeps the calls its results answer)."""
+        return shown_records(self.journal, read_seqs(self.journal, seqs))
 
     def rows(self, fmt: Format, selection: Selection) -> Iterator[dict[str, Any]]:
         options = self.options
@@ -160,6 +180,8 @@ class TrajectoryExporter:
             options = attrs.evolve(options, images="placeholder")
         for leaf in selection.leaves(self.tree):
             messages = self.messages(leaf, options)
+            if messages is None:
+                continue
             if not any(m.role == "assistant" for m in messages):
                 self.dropped["rows without an assistant turn"] += 1
                 continue
@@ -212,7 +234,7 @@ class TrajectoryExporter:
                 p for p in positions if p not in done and self.tree.kinds[p].startswith("waybook.assistant/")
             ]
             done.update(wanted)
-            for record in read_seqs(self.journal, [self.tree.seqs[p] for p in wanted]):
+            for record in self._read([self.tree.seqs[p] for p in wanted]):
                 row = self._turn(record, fmt, options)
                 if row is not None:
                     yield row
@@ -227,6 +249,11 @@ class TrajectoryExporter:
             self.dropped["assistant turns excluded from the context"] += 1
             return None
         context = context_at(self.journal, self.tree, body.parent) if body.parent is not None else ()
+        if options.erased == "drop" and (
+            record.erased is not None or holds_erased([shown.record for shown in context], excluded)
+        ):
+            self.dropped[ERASED_ROWS] += 1
+            return None
         seen: list[Message] = []
         scratch: Counter[str] = Counter()  # what each context loses was counted where it was a turn
         for shown in context:
@@ -308,6 +335,8 @@ class TrajectoryExporter:
             if len(children) < 2 or not any(found.holds_chosen(child) for child in children):
                 continue
             prompt = self._prompt(fork, found)
+            if prompt is None:
+                continue
             tails: dict[int, list[Message] | None] = {}
             others: dict[int, list[int]] = {}  # each child's ends not chosen, found when first paired
             for chosen_child in children:
@@ -431,12 +460,16 @@ class TrajectoryExporter:
                     labels.pop(target, None)
         return labels
 
-    def _prompt(self, fork: int, found: ForkEnds) -> list[Message]:
+    def _prompt(self, fork: int, found: ForkEnds) -> list[Message] | None:
         """The history up to `fork`, shared by every pair at it: the exclusions on any branch through
-        the fork that take back an entry of it are applied."""
+        the fork that take back an entry of it are applied. None when it holds erased content and
+        `erased` is "drop" (counted): no pair at the fork."""
         positions = self.tree.path_positions(fork)
         excluded = found.prompt_exclusions(fork, positions)
-        records = read_seqs(self.journal, [self.tree.seqs[p] for p in positions if p not in excluded])
+        records = self._read([self.tree.seqs[p] for p in positions if p not in excluded])
+        if self.options.erased == "drop" and holds_erased(records):
+            self.dropped[ERASED_ROWS] += 1
+            return None
         return self._messages_of(records, open_end=True)
 
     def _completion(
@@ -451,7 +484,11 @@ class TrajectoryExporter:
         positions = self.tree.path_positions(end)
         after = positions[positions.index(fork) + 1 :]
         excluded = {self.tree.exclusions[p] for p in positions if p in self.tree.exclusions}
-        records = read_seqs(self.journal, [self.tree.seqs[p] for p in after if p not in excluded])
+        records = self._read([self.tree.seqs[p] for p in after if p not in excluded])
+        if self.options.erased == "drop" and holds_erased(records):
+            self.dropped[ERASED_ROWS] += 1
+            done[end] = None
+            return None
         calls = prompt[-1:] if prompt and prompt[-1].tool_calls else []
         tail: list[Message] | None = self._messages_of(records, before=calls)
         if not any(m.role == "assistant" for m in tail or ()):

@@ -6,6 +6,7 @@ from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
+from waybook.journal._placeholders import iter_shown, shown_records
 from waybook.journal._protocol import SessionJournal
 from waybook.journal._verify import VerifyReport, verify
 from waybook.model import (
@@ -97,6 +98,7 @@ from waybook.model import (
     UserMessage,
     WriteFailedError,
     WrongTypeError,
+    erased_placeholder,
     plain_text,
     text,
 )
@@ -160,6 +162,9 @@ __all__ = [
     "ToolResult",
     "UserMessage",
     "plain_text",
+    "erased_placeholder",
+    "shown_records",
+    "iter_shown",
     "text",
     # erasure (docs/erasure.md)
     "CONTENT_PARTS",

@@ -53,6 +53,13 @@ from waybook.model._head import (
     AppendResult,
     Head,
 )
+from waybook.model._placeholders import (
+    ERASED_TOOL_NAME,
+    erased_placeholder,
+    erasure_reasons,
+    placeholder_record,
+    placeholder_records,
+)
 from waybook.model._records import (
     CONTENT_PARTS,
     JOURNAL_ROLES,
@@ -188,5 +195,10 @@ __all__ = [
     "WriteFailedError",
     "WrongTypeError",
     "plain_text",
+    "erased_placeholder",
+    "erasure_reasons",
+    "placeholder_record",
+    "placeholder_records",
+    "ERASED_TOOL_NAME",
     "text",
 ]

@@ -24,7 +24,7 @@ from typing import Final, Literal
 import attrs
 import msgspec
 
-from waybook.journal import SessionJournal
+from waybook.journal import SessionJournal, shown_records
 from waybook.journal._reading import read_seqs
 from waybook.model import (
     AssistantMessage,
@@ -37,6 +37,8 @@ from waybook.model import (
     TextBlock,
     ToolResult,
     UserMessage,
+    erasure_reasons,
+    placeholder_records,
 )
 from waybook.projections._base import check_next
 from waybook.projections._tree import NONE, TreeProjection, TreeState
@@ -253,7 +255,9 @@ def render_context(tree: TreeState, refs: ContextRefs, journal: SessionJournal) 
     positions = _positions(refs)
     records = read_seqs(journal, sorted(tree.seqs[p] for p in positions))
     by_seq = {r.seq: r for r in records}
-    return tuple(_message(by_seq[tree.seqs[p]], summary=p == refs.summary) for p in positions)
+    ordered = shown_records(journal, [by_seq[tree.seqs[p]] for p in positions])
+    pairs = zip(positions, ordered, strict=True)
+    return tuple(_message(record, summary=p == refs.summary) for p, record in pairs)
 
 
 def render_context_from(
@@ -267,6 +271,8 @@ def render_context_from(
     if [record.seq for record in chosen] != wanted:
         msg = "render_context_from needs every record from seq 1, in order, as `tree` was folded from"
         raise ValueError(msg)
+    if any(map(_erased, chosen)):
+        chosen = placeholder_records(chosen, _reasons_from(chosen, records))
     start = 0
     messages = []
     if refs.summary != NONE:
@@ -282,6 +288,16 @@ def render_context_from(
         ]
     )
     return tuple(messages)
+
+
+def _erased(record: Record) -> bool:
+    return record.erased is not None
+
+
+def _reasons_from(chosen: Sequence[Record], records: Sequence[Record]) -> dict[int, str]:
+    """The reasons of the erasures that took `chosen`'s content, where `records` (from seq 1) hold them."""
+    wanted = {r.erased.by for r in chosen if r.erased is not None}
+    return erasure_reasons(records[seq - 1] for seq in wanted if seq <= len(records))
 
 
 def _positions(refs: ContextRefs) -> list[int]:
@@ -332,4 +348,4 @@ def trajectory(journal: SessionJournal, tree: TreeState, leaf: str | None = None
     if target is None:
         return Trajectory(None, True, ())
     seqs = [tree.seqs[p] for p in tree.path_positions(tree.position(target))]
-    return Trajectory(target, target == tree.leaf_id, tuple(read_seqs(journal, seqs)))
+    return Trajectory(target, target == tree.leaf_id, tuple(shown_records(journal, read_seqs(journal, seqs))))

@@ -25,7 +25,17 @@ from typing import Any, Final
 import attrs
 
 from waybook._files import create_private
-from waybook.model import CustomEntry, Header, JournalError, MemoryDelete, MemoryRename, MemoryWrite
+from waybook.model import (
+    CustomEntry,
+    Erasure,
+    Header,
+    JournalError,
+    MemoryDelete,
+    MemoryRename,
+    MemoryWrite,
+    erased_placeholder,
+    placeholder_record,
+)
 from waybook.search._documents import document_of
 from waybook.stores import CATALOG_ID, JournalStore
 from waybook.stores._catalog import HIDDEN, PURGED
@@ -73,6 +83,7 @@ class SearchIndex:
     def __init__(self, path: str | Path, store_url: str) -> None:
         self.path = str(path)
         self.store_url = store_url
+        self._erased_since_checkpoint = False
         try:
             create_private(self.path)  # the index holds session text: 0600, like the journals
         except OSError as exc:
@@ -87,6 +98,7 @@ class SearchIndex:
                 msg = f"{self.path}: is a database but not a search index; give --index a file of its own"
                 raise SearchError(msg)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA secure_delete=ON")  # an erased text's freed bytes are zeroed
             self._create()
         except sqlite3.Error as exc:
             msg = f"{self.path}: cannot use as a search index ({exc}); give --index a new file"
@@ -120,6 +132,9 @@ class SearchIndex:
                 for entry in entries:
                     self._index(entry.journal_id, entry.seq, entry.record)
                 self._set_meta("position", str(entries[-1].position))
+            if self._erased_since_checkpoint:  # the log's frames still hold the erased text's pages
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._erased_since_checkpoint = False
             read += len(entries)
             if progress is not None:
                 progress(read)
@@ -253,6 +268,12 @@ class SearchIndex:
         if isinstance(body, MemoryRename):
             self._move_notes(journal, seq, record, body)
             return
+        if isinstance(body, Erasure):
+            self._erased(journal, body, seq)
+            return
+        if record.erased is not None:  # indexed after its erasure: the placeholder, its reason to come
+            record = placeholder_record(record, {})
+            body = record.body
         document = document_of(body)
         if document is not None:
             cursor = self._db.execute(
@@ -261,6 +282,19 @@ class SearchIndex:
             )
             if isinstance(body, MemoryWrite):
                 self._current(journal, body.path, cursor.lastrowid)
+
+    def _erased(self, journal: str, body: Erasure, seq: int) -> None:
+        """The documents of the records erasure `seq` took become its placeholder: an erased record never
+        matches its old text (it may match "erased" or the reason). FTS5 keeps a deleted row's tokens
+        in its segments until they merge, so the index merges them (`optimize`) at once."""
+        shown = erased_placeholder(seq, body.reason)
+        taken = {entry.seq for entry in body.records}
+        rows = self._db.execute("SELECT rowid, seq FROM docs WHERE journal = ?", (journal,)).fetchall()
+        changed = [(shown, rowid) for rowid, at in rows if int(at) in taken]
+        if changed:
+            self._db.executemany("UPDATE docs SET text = ? WHERE rowid = ?", changed)
+            self._db.execute("INSERT INTO docs (docs) VALUES ('optimize')")
+            self._erased_since_checkpoint = True
 
     def _current(self, journal: str, path: str, doc: int | None) -> None:
         """`doc` holds the current text of the note at `path`."""

@@ -168,6 +168,9 @@ class SqliteBlobs:
                 )
                 if cursor.rowcount == 1:
                     removed.append(digest)
+        if removed:  # the log's frames and the database's older pages still hold the bytes: checkpoint
+            with contextlib.closing(self._connect()) as conn, contextlib.suppress(sqlite3.OperationalError):
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # busy readers: the next collection's
         return removed
 
     # --- connections ---
@@ -180,6 +183,7 @@ class SqliteBlobs:
             raise StorageError(msg) from exc
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA secure_delete=ON")  # a collected blob's bytes are zeroed, not just freed
         return conn
 
     @contextlib.contextmanager

@@ -27,8 +27,8 @@ def mark_conversation(nodes: Iterable[dict[str, Any]]) -> None:
     """Give each Markdown text block of a conversation node (not a harness entry: `node_data` names
     those, `projections.harness_kind`) its `html`."""
     for node in nodes:
-        if node["role"] not in MARKDOWN_ROLES or node["harness"] is not None:
-            continue
+        if node["role"] not in MARKDOWN_ROLES or node["harness"] is not None or "erased" in node:
+            continue  # an erased node's text is its placeholder, shown as written
         for block in node["blocks"]:
             if block["type"] == "text" and not block.get("blob") and len(block["text"]) <= MARKDOWN_LIMIT:
                 html = render_markdown(block["text"], breaks=node["role"] == "user")

@@ -36,6 +36,8 @@ from waybook.model import (
     ToolCallBlock,
     ToolResult,
     UserMessage,
+    erasure_reasons,
+    placeholder_records,
 )
 from waybook.model._records import Node
 from waybook.projections import PriceTable, TreeProjection, fold, harness_kind
@@ -132,6 +134,8 @@ def node_data(record: Record) -> dict[str, Any] | None:
         "parent": body.parent,
         "harness": harness_kind(body),
     }
+    if record.erased is not None:  # its blocks are the placeholder naming the erasure
+        base["erased"] = record.erased.by
     if isinstance(body, UserMessage):
         return {**base, "role": "user", "blocks": [block_data(b) for b in body.content]}
     if isinstance(body, AssistantMessage):
@@ -190,6 +194,8 @@ def page_data(
     with `sources`, also the blobs' contents and the memory files each turn used; with `prices`, what
     each turn cost (`view._usage.installed_prices()` is genai-prices' table)."""
     tree = fold(TreeProjection(), records)
+    if any(record.erased is not None for record in records):  # each hole shows its erasure
+        records = placeholder_records(records, erasure_reasons(records))
     nodes: list[dict[str, Any]] = []
     moves: list[dict[str, Any]] = []
     links: dict[str, list[dict[str, Any]]] = {}

@@ -130,13 +130,16 @@ class PostgresStore(DatabaseStore):
         return self._pg
 
     def scrub(self) -> None:
-        """After an erasure (docs/erasure.md): rewrite the records table without its dead row versions
-        (`VACUUM FULL`, an exclusive lock on it while it runs), then `CHECKPOINT`, switch to a new WAL
+        """After an erasure (docs/erasure.md): rewrite the records table and the blobs tables (whose rows a
+        collection removed: the blobs only erased content referenced) without their dead row versions
+        (`VACUUM FULL`, an exclusive lock on each while it runs), then `CHECKPOINT`, switch to a new WAL
         segment and `CHECKPOINT` again, so the old rows leave the table's files and, with
         `wal_recycle = off`, the WAL. Archives, replication slots and standbys keep their copies.
         `CHECKPOINT` and `pg_switch_wal()` need a superuser (or `pg_checkpoint` and an explicit grant)."""
         with self._pg.connection("scrub the erased rows") as conn:
             conn.execute("VACUUM FULL waybook_records")
+            conn.execute("VACUUM FULL waybook_blobs")  # the blobs a collection removed since
+            conn.execute("VACUUM FULL waybook_blob_parts")
             conn.execute("CHECKPOINT")
             conn.execute("SELECT pg_switch_wal()")
             conn.execute("CHECKPOINT")

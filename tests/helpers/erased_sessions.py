@@ -1,0 +1,43 @@
+"""A sealed session that used a tool, and the erasures the placeholder tests make of it (docs/erasure.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from waybook import Session
+from waybook.journal import SessionJournal, TextBlock, ToolCallBlock, erase
+
+SECRET = "vault-secret-4f1a"
+REASON = "GDPR request"
+NEIGHBOURS = ("Look in the vault.", "Done: the vault is open.", "Thanks.", "You're welcome.")
+"""The texts around the erased records, which every reader must keep as written."""
+
+SYSTEM, ASK, CALL, RESULT, ANSWER, THANKS, WELCOME = range(2, 9)
+"""The seqs of `tool_session`'s records (its header is seq 1); the first erasure is seq 9."""
+ERASURE = 9
+
+
+def tool_session(journal: SessionJournal) -> SessionJournal:
+    """A system prompt, a question, an assistant turn whose call reads the secret, its result holding
+    it, an answer, and one more exchange."""
+    session = Session.create(journal, journal_id="vault")
+    session.system("Be brief.")
+    session.user(NEIGHBOURS[0])
+    call = ToolCallBlock(call_id="c1", name="bash", arguments={"cmd": f"cat {SECRET}"})
+    session.assistant([TextBlock(text=f"Opening {SECRET}."), call], stop_reason="tool_use")
+    session.tool_result("c1", f"the vault holds {SECRET}", tool_name="bash")
+    session.assistant(NEIGHBOURS[1])
+    session.user(NEIGHBOURS[2])
+    session.assistant(NEIGHBOURS[3])
+    return journal
+
+
+def erased_session(journal: SessionJournal, seqs: Sequence[int] = (CALL, RESULT)) -> SessionJournal:
+    """`tool_session` with the content of `seqs` erased for `REASON` (the erasure record is seq 9)."""
+    tool_session(journal)
+    erase(journal, seqs, reason=REASON)
+    return journal
+
+
+def placeholder(by: int = ERASURE, reason: str = REASON) -> str:
+    return f"[erased by #{by}: {reason}]"

@@ -1,0 +1,59 @@
+"""Issue 46 in the viewer: an erased record is shown as the placeholder naming its erasure's seq and
+reason, escaped like any session text, in a real browser; the page's HTML never holds the old text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.erased_sessions import CALL, NEIGHBOURS, RESULT, SECRET, tool_session
+from waybook import JsonlJournal
+from waybook.cli import main
+from waybook.journal import erase, erased_placeholder, verify
+from waybook.view import page_data
+
+from .conftest import wait_for
+
+HOSTILE_REASON = "<img src=x onerror=document.title='pwned'> GDPR request"
+COMPLETE = "return document.body.dataset.complete === '1'"
+
+
+def erased_file(path: Path) -> int:
+    """The tool session with its call and result erased for a reason that is HTML; the erasure's seq."""
+    with JsonlJournal(path) as journal:
+        tool_session(journal)
+        receipt = erase(journal, [CALL, RESULT], reason=HOSTILE_REASON)
+    return receipt.erasures[0].seq
+
+
+def test_the_page_data_shows_each_erased_node_as_its_placeholder(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    by = erased_file(path)
+    with JsonlJournal(path, readonly=True) as journal:
+        records = list(journal.read())
+        data = page_data(records, verify(journal), journal_id="vault")
+    nodes = {n["seq"]: n for n in data["nodes"]}
+    shown = erased_placeholder(by, HOSTILE_REASON)
+    assert nodes[RESULT]["erased"] == by
+    assert nodes[RESULT]["blocks"] == [{"type": "text", "text": shown}]
+    assert nodes[CALL]["blocks"][0] == {"type": "text", "text": shown}  # plain text, not Markdown
+    assert [b["call_id"] for b in nodes[CALL]["blocks"][1:]] == ["c1"]  # the call its result answers
+    assert "erased" not in nodes[RESULT + 1]
+
+
+def test_a_page_shows_the_placeholder_escaped_and_never_the_erased_text(
+    tmp_path: Path, browser: object
+) -> None:
+    path = tmp_path / "s.jsonl"
+    by = erased_file(path)
+    out = tmp_path / "s.html"
+    assert main(["view", str(path), "-o", str(out)]) == 0
+    assert SECRET not in out.read_text()
+    browser.get(out.as_uri())  # type: ignore[attr-defined]
+    wait_for(browser, COMPLETE)
+    text = browser.execute_script("return document.body.textContent")  # type: ignore[attr-defined]
+    assert text.count(erased_placeholder(by, HOSTILE_REASON)) == 2  # the call's turn, its result (folded)
+    for neighbour in NEIGHBOURS:
+        assert neighbour in text
+    assert browser.execute_script("return document.title") != "pwned"  # type: ignore[attr-defined]
+    images = "return document.querySelectorAll('img[src=x]').length"
+    assert browser.execute_script(images) == 0  # type: ignore[attr-defined]

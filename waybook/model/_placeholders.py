@@ -1,0 +1,91 @@
+"""What a reader is shown where a record's content was erased: a placeholder naming the erasure.
+
+An erased record decodes as its kind with empty content (docs/erasure.md). Shown that way, a hole looks
+like a message that said nothing, and a tool call whose result was erased looks unanswered. Every
+reader (projections, `show`, the viewer, search, exports, contexts) shows instead the text of
+`erased_placeholder`, which names the erasure record's seq and its reason:
+`[erased by #41: GDPR request]`. These functions are pure: the reasons are handed in, read by the
+caller from the erasure records (`erasure_reasons`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import msgspec
+
+from waybook.model._records import (
+    AssistantMessage,
+    Compaction,
+    CustomEntry,
+    Erasure,
+    Record,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    ToolResult,
+    UserMessage,
+)
+
+ERASED_TOOL_NAME = "erased"
+"""The tool name a rebuilt call carries when its result does not name its tool either."""
+
+
+def erased_placeholder(by: int, reason: str | None) -> str:
+    """The text shown in place of content that erasure `by` (its record's seq) removed, with its reason
+    on one line (None when the erasure record is not at hand, as at a seq before it)."""
+    said = " ".join(reason.split()) if reason else ""
+    return f"[erased by #{by}: {said}]" if said else f"[erased by #{by}]"
+
+
+def erasure_reasons(records: Iterable[Record]) -> dict[int, str]:
+    """The reason of each erasure record among `records`, by its seq."""
+    return {r.seq: r.body.reason for r in records if isinstance(r.body, Erasure)}
+
+
+def placeholder_record(record: Record, reasons: Mapping[int, str]) -> Record:
+    """`record` with its erased content replaced by the placeholder (a text block; a compaction's
+    summary), or `record` itself when nothing of it was erased. The envelope, `erased` and the digest
+    stay: the result is for showing, never for appending or proving. An annotation keeps its empty
+    `data` (its readers parse it; nothing of it is shown)."""
+    erased = record.erased
+    if erased is None:
+        return record
+    shown = erased_placeholder(erased.by, reasons.get(erased.by))
+    body = record.body
+    if isinstance(body, UserMessage | SystemMessage | AssistantMessage | ToolResult | CustomEntry):
+        body = msgspec.structs.replace(body, content=(TextBlock(text=shown),))
+    elif isinstance(body, Compaction):
+        body = msgspec.structs.replace(body, summary=shown)
+    else:
+        return record
+    return msgspec.structs.replace(record, body=body)
+
+
+def placeholder_records(records: Sequence[Record], reasons: Mapping[int, str]) -> list[Record]:
+    """`records` (a path or a context, in order) each through `placeholder_record`, keeping every tool
+    result paired with its call.
+
+    An erased assistant message loses its tool calls with its text, but each result that answers one
+    keeps its `call_id` and `tool_name`: the results right after the message (before the next other
+    record) give it back one call each, with no arguments, after the placeholder text. So no result is
+    orphaned and no neighbour's content is dropped."""
+    out = [placeholder_record(record, reasons) for record in records]
+    for i, record in enumerate(records):
+        body = record.body
+        if record.erased is None or not isinstance(body, AssistantMessage):
+            continue
+        calls: list[ToolCallBlock] = []
+        for later in records[i + 1 :]:
+            result = later.body
+            if not isinstance(result, ToolResult):
+                break
+            if all(call.call_id != result.call_id for call in calls):
+                calls.append(ToolCallBlock(call_id=result.call_id, name=result.tool_name or ERASED_TOOL_NAME))
+        if calls:
+            shown = out[i].body
+            assert isinstance(shown, AssistantMessage)
+            out[i] = msgspec.structs.replace(
+                out[i], body=msgspec.structs.replace(shown, content=(*shown.content, *calls))
+            )
+    return out
