@@ -20,7 +20,9 @@ the row reports the median of the per-round ratios:
   N writer processes        appends/s of N processes, each appending single records to its own
                             journals (made before the clock starts): waybook vs raw psycopg inserts of
                             the same bytes (the sealed record lines, one INSERT per commit) vs LangGraph
-                            PostgresSaver; and waybook at 8 vs waybook at 1
+                            PostgresSaver; and waybook at 8 vs waybook at 1. `--against REV` adds
+                            waybook at git revision REV as a fourth system in the same rounds (before
+                            / after, paired)
   wait events, 8 writers    pg_stat_activity sampled every 10 ms during waybook's 8-writer runs:
                             what the active backends waited on (CPU = not waiting)
   create                    per-create time of `store.create` (header included) vs one raw INSERT round
@@ -32,7 +34,7 @@ the row reports the median of the per-round ratios:
                             in its writer to the reader holding it, p50 and p99
 
     python bench/postgres.py [--sessions 200] [--records 500] [--appends 1000] [--writers 1,4,8,16]
-                             [--only scale] [--creates 10000] [--repeats 3]
+                             [--only scale] [--creates 10000] [--repeats 3] [--against main]
 Prints a table; writes bench/postgres.json.
 
 This file runs the levels and prints; the rest lives by area beside it: postgres_cluster.py (the
@@ -44,6 +46,7 @@ feed tail, and the scale run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -55,10 +58,10 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.postgres_cluster import LEVELS, Row, fresh, server  # noqa: E402
+from bench.postgres_cluster import LEVELS, Row, checkout, fresh, server  # noqa: E402
 from bench.postgres_scale import run_scale  # noqa: E402
 from bench.postgres_systems import SYSTEMS, appends, langgraph_scenario, raw_scenario  # noqa: E402
-from bench.postgres_writers import worker, writers  # noqa: E402
+from bench.postgres_writers import BEFORE, worker, writers  # noqa: E402
 from bench.stores import waybook_store  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "postgres.json"
@@ -121,6 +124,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="scale: paired rounds per ratio")
     parser.add_argument("--scale-per-writer", type=int, default=300, help="scale: appends per writer")
     parser.add_argument("--sections", default="writers,create,turn,tail", help="scale: which to run")
+    parser.add_argument(
+        "--against", metavar="REV", help="scale: also run the writer rows on waybook at this git revision"
+    )
     parser.add_argument("--worker", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
     parser.add_argument("--worker-acks", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
     args = parser.parse_args()
@@ -131,6 +137,13 @@ def main() -> None:
 
     counts = [int(n) for n in args.writers.split(",")]
     results: dict[str, Any] = {"cpus": os.cpu_count()}
+    with contextlib.ExitStack() as stack:
+        if args.against:
+            BEFORE[f"waybook@{args.against}"] = stack.enter_context(checkout(args.against))
+        run(args, counts, results)
+
+
+def run(args: argparse.Namespace, counts: list[int], results: dict[str, Any]) -> None:
     if args.only != "classic":
         level = "as configured" if os.environ.get("WAYBOOK_BENCH_POSTGRES") else "fsync on"
         print(f"\nscale rows ({level}), {results['cpus']} CPUs", flush=True)

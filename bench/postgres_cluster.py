@@ -4,7 +4,9 @@ fresh schema per row, the row type of the table, and the rotation that pairs rou
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,3 +49,17 @@ def fresh(base: str) -> str:
 def rotated(keys: list[str], by: int) -> list[str]:
     """`keys` starting at a different one each round, so no system always runs first (or last)."""
     return keys[by % len(keys) :] + keys[: by % len(keys)]
+
+
+@contextmanager
+def checkout(rev: str) -> Iterator[Path]:
+    """`waybook/`, `bench/` and `tests/` of git revision `rev` in a temporary directory: the code a
+    before/after row runs as "before", in the same run (`--against REV`)."""
+    with tempfile.TemporaryDirectory(prefix="waybook-against-") as where:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev, "waybook", "bench", "tests"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", where], input=archive, check=True)
+        yield Path(where)

@@ -285,7 +285,7 @@ def test_writers_nobody_tails_pay_nothing_for_the_feed(pg_url: str, trips: Round
             for n in range(5):
                 session.user(f"message {n}")
         assert trips.count == 5
-        assert all(q.startswith("SELECT waybook_append(") for q, _ in trips.statements)
+        assert all(q.startswith("WITH waybook_append AS (UPDATE") for q, _ in trips.statements)
         with connect(pg_url) as conn:
             waiting = conn.execute("SELECT count(*) FROM waybook_records WHERE position IS NULL").fetchone()
             notifying = conn.execute(

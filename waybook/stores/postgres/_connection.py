@@ -9,6 +9,8 @@ safe (see _store.py). Every pooled connection is configured with `configure`.
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -24,12 +26,19 @@ Statement = tuple[str, Sequence[object] | None]
 
 _SETTINGS: Final = (
     # An acknowledged append must survive a crash, and a reader must never see a commit that a crash
-    # could take back (a position would be handed out again). Every waybook function also sets
-    # synchronous_commit in its own transaction, which is what holds behind a pooler (PgBouncer). A
-    # client that stalls inside a transaction must not hold a journal's row for long.
+    # could take back (a position would be handed out again). Every waybook function (and the append
+    # statement) also sets synchronous_commit in its own transaction, which is what holds behind a
+    # pooler (PgBouncer). A client that stalls inside a transaction must not hold a journal's row for
+    # long. The last four columns are the TCP connection as the server sees it (see `direct`).
     "SELECT set_config('synchronous_commit', 'on', false),"
-    " set_config('idle_in_transaction_session_timeout', '60s', false)"
+    " set_config('idle_in_transaction_session_timeout', '60s', false),"
+    " host(inet_client_addr()), inet_client_port(), host(inet_server_addr()), inet_server_port()"
 )
+
+PREPARE_AFTER: Final = 1
+"""On a direct connection, a statement is prepared on the server the second time it runs (psycopg's
+`prepare_threshold`): appends and reads skip parsing and planning from then on, and a statement run
+once (a migration) is never prepared."""
 
 
 class Backoff:
@@ -72,5 +81,35 @@ def transient(exc: BaseException) -> bool:
 
 
 def configure(conn: Connection) -> None:
-    """The session settings every pooled connection starts with (see _SETTINGS)."""
-    conn.execute(_SETTINGS.encode())
+    """The session settings every pooled connection starts with (see _SETTINGS); server-side prepared
+    statements on a connection that reaches the server directly (see `direct`), none otherwise."""
+    row = conn.execute(_SETTINGS.encode()).fetchone()
+    seen = tuple(row[2:]) if row else ()
+    conn.prepare_threshold = PREPARE_AFTER if direct(conn, seen) else None
+
+
+def direct(conn: Connection, seen: Sequence[object]) -> bool:
+    """Whether `conn` talks to its server process itself: the TCP connection the server sees (`seen`:
+    client address and port, server address and port) is this socket's own. A statement prepared on
+    a server session is only safe to run again where the next statement surely reaches the same
+    session; behind a pooler in transaction mode (PgBouncer before 1.21 runs each transaction on any
+    server connection, where a statement of the same name may be another client's) or any proxy, the
+    server sees the pooler's socket, not this one. A Unix socket, whose ends have no such names, counts
+    as not direct: preparing is an optimisation, refusing it is always safe."""
+    if len(seen) != 4 or any(value is None for value in seen):
+        return False
+    sock = socket.socket(fileno=conn.pgconn.socket)
+    try:
+        if sock.family not in (socket.AF_INET, socket.AF_INET6):
+            return False
+        local, peer = sock.getsockname(), sock.getpeername()
+    except OSError:
+        return False
+    finally:
+        sock.detach()  # the socket stays libpq's
+    try:
+        ours = (ipaddress.ip_address(local[0]), local[1], ipaddress.ip_address(peer[0]), peer[1])
+        theirs = (ipaddress.ip_address(str(seen[0])), seen[1], ipaddress.ip_address(str(seen[2])), seen[3])
+    except ValueError:
+        return False
+    return ours == theirs

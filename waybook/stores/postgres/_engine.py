@@ -39,7 +39,8 @@ from waybook.stores.postgres._schema import migrate
 from waybook.stores.postgres._transaction import PostgresTransaction
 
 SCALAR_BATCH: Final = 32
-"""Batches up to this many records are sent as scalar parameters (the server builds the arrays)."""
+"""Batches up to this many records are one statement of scalar parameters (`_append_statement`);
+larger ones call `waybook_append` with arrays."""
 
 
 class PostgresEngine:
@@ -144,19 +145,27 @@ class PostgresEngine:
             yield conn
 
     def append_now(self, journal_id: str, plan: Plan) -> bool:
-        """Compare-and-append `plan` in one round trip; False (nothing written) if the head has moved.
+        """Compare-and-append `plan` in one statement, so one round trip and (autocommit) one
+        transaction; False (nothing written) if the head has moved. See `_append_statement`.
 
         Safe to run again after a lost reply: the second run finds the head moved and says False."""
         prior = plan.result.prior
-        digests = [record.digest for record in plan.result.records]
-        head = (journal_id, prior.seq, prior.digest)
-        if len(digests) <= SCALAR_BATCH:
-            query, params = _append_statement(len(digests)), (*head, *digests, *plan.lines)
-        else:
-            query, params = "SELECT waybook_append(%s, %s, %s, %s, %s)", (*head, digests, list(plan.lines))
+        records = plan.result.records
+        n = len(records)
+        if n > SCALAR_BATCH:
+            digests = [record.digest for record in records]
+            with self.transaction(write=False) as tx:
+                rows = tx.statement(
+                    "SELECT waybook_append(%s, %s, %s, %s, %s)",
+                    (journal_id, prior.seq, prior.digest, digests, list(plan.lines)),
+                )
+            return bool(rows[0][0])
+        last = records[-1].digest
+        params: list[object] = [prior.seq + n, last, journal_id, prior.seq, prior.digest]
+        for record, line in zip(records, plan.lines, strict=True):
+            params += (record.digest, line)
         with self.transaction(write=False) as tx:
-            rows = tx.statement(query, params)
-        return bool(rows[0][0])
+            return tx.changed(_append_statement(n), params) == n
 
     def replace(self, conn: Connection) -> Connection:
         """A fresh connection in place of `conn`, which failed (the pool drops it if it is broken)."""
@@ -258,8 +267,25 @@ _READ_ONLY_STATES: Final = frozenset({"25006", "42501"})
 
 @functools.cache
 def _append_statement(n: int) -> str:
-    """`SELECT waybook_append(...)` for a batch of `n`, its arrays built by the server from scalar
-    parameters (dumping Python lists as arrays costs the client more than the statement costs the
-    server)."""
-    each = ", ".join(["%s"] * n)
-    return f"SELECT waybook_append(%s, %s, %s, ARRAY[{each}]::text[], ARRAY[{each}]::bytea[])"
+    """Compare-and-append of `n` records as one statement (no function call: PL/pgSQL's per-call
+    setup cost the server more than the move and the insert themselves). The CTE moves the journal's
+    head row only if it still is the head the batch was sealed after; a writer holding the row makes it
+    wait, then see the new head and match nothing, so the insert, which takes its rows from the moved
+    row, inserts nothing. A moved head also sets `synchronous_commit` for this transaction, which holds
+    behind a pooler that resets session settings. Its parameters: the new head seq and digest, the
+    journal, the expected head seq and digest, then each record's digest and line (scalars: dumping
+    Python lists as arrays costs the client more than the statement costs the server)."""
+    moved = (
+        "WITH waybook_append AS (UPDATE waybook_journals SET head_seq = %s, head_digest = %s"
+        " WHERE journal_id = %s AND head_seq = %s AND head_digest = %s AND purged IS NULL"
+        f" RETURNING journal_id, head_seq - {n} AS prior, set_config('synchronous_commit', 'on', true))"
+        " INSERT INTO waybook_records (journal_id, seq, digest, line, xact)"
+    )
+    xact = "pg_current_xact_id()::text::bigint"
+    if n == 1:
+        return f"{moved} SELECT m.journal_id, m.prior + 1, %s, %s, {xact} FROM waybook_append AS m"
+    rows = ", ".join(f"({i}, %s, %s::bytea)" for i in range(1, n + 1))
+    return (
+        f"{moved} SELECT m.journal_id, m.prior + r.i, r.digest, r.line, {xact}"
+        f" FROM waybook_append AS m, (VALUES {rows}) AS r(i, digest, line)"
+    )

@@ -36,7 +36,11 @@ class FeedWaker:
         self._watcher: _Watcher | None = None
 
     def committed(self) -> None:
-        """This process committed: the watcher, if any, looks at the feed head now."""
+        """This process committed: the watcher, if any, looks at the feed head now. With no watcher
+        (nobody in this process ever waited) nothing is locked: a waiter that starts later looks at
+        the head itself before it sleeps."""
+        if self._watcher is None:
+            return
         with self._wake:
             self._generation += 1
             self._wake.notify_all()

@@ -172,10 +172,18 @@ class PostgresTransaction:
         it, and a first statement is retried on a fresh connection); its rows. For the blob tables."""
         return self._query(query, params)
 
+    def changed(self, query: str, params: Sequence[object]) -> int:
+        """Run one writing statement that returns no rows, like `statement`; the number of rows it
+        inserted, updated or deleted."""
+        return self._query(query, params, count=True)[0][0]  # type: ignore[no-any-return]
+
     # --- sending ------------------------------------------------------------------------------------
 
-    def _query(self, query: str, params: Sequence[object] | None) -> builtins.list[tuple[Any, ...]]:
-        """Send the pending writes (and BEGIN, first in a write) with `query`; return its rows."""
+    def _query(
+        self, query: str, params: Sequence[object] | None, *, count: bool = False
+    ) -> builtins.list[tuple[Any, ...]]:
+        """Send the pending writes (and BEGIN, first in a write) with `query`; return its rows (with
+        `count`, one row holding the number of rows it changed)."""
         statements: list[Statement] = []
         if self._write and not self._begun:
             statements.append(("BEGIN", None))
@@ -186,7 +194,7 @@ class PostgresTransaction:
         stale = self._engine.pool_size  # idle connections a failure (a restart) may have broken
         while True:
             try:
-                rows = self._send(statements)
+                rows = self._send(statements, count=count)
                 break
             except Exception as exc:
                 if not (retry and transient(exc)):
@@ -199,16 +207,21 @@ class PostgresTransaction:
         self._pending.clear()
         return rows
 
-    def _send(self, statements: Sequence[Statement], *, rows: bool = True) -> builtins.list[tuple[Any, ...]]:
-        """Run `statements` in one round trip; the rows of the last one (which must return rows)."""
+    def _send(
+        self, statements: Sequence[Statement], *, rows: bool = True, count: bool = False
+    ) -> builtins.list[tuple[Any, ...]]:
+        """Run `statements` in one round trip; the rows of the last one (which must return rows), or
+        with `count` one row holding the number of rows the last one changed."""
         conn = self.conn
         if len(statements) == 1:
             query, params = statements[0]
-            cursor = conn.execute(query.encode(), params, binary=True)
+            cursor = conn.execute(query.encode(), params, binary=True, prepare=_prepare(params))
         else:
             with conn.pipeline():
                 for query, params in statements:
-                    cursor = conn.execute(query.encode(), params, binary=True)
+                    cursor = conn.execute(query.encode(), params, binary=True, prepare=_prepare(params))
+        if count:
+            return [(cursor.rowcount,)]
         return cursor.fetchall() if rows else []
 
     def commit(self) -> None:
@@ -224,3 +237,9 @@ class PostgresTransaction:
                 self.conn.execute(b"ROLLBACK")
         except psycopg.Error:
             self.conn.close()
+
+
+def _prepare(params: Sequence[object] | None) -> bool | None:
+    """Statements without parameters (BEGIN, COMMIT, a feed glance) are never prepared; the others as
+    the connection's `prepare_threshold` says (_connection.py, `configure`)."""
+    return False if params is None else None
