@@ -29,8 +29,9 @@ from typing import Any, Final
 
 import attrs
 
-from waybook._redact._keywords import keyword_spans
-from waybook._redact._rules import AWS_PAIR_RULE, KEYWORD_RULE, RULES, TOKEN_CHARS, TOKEN_RUN, Before, Rule
+from waybook._redact._keywords import STEMS, keyword_spans
+from waybook._redact._literals import Literal, Scanner, best_scanner
+from waybook._redact._rules import AWS_PAIR_RULE, KEYWORD_RULE, RULES, Before, Rule
 
 MASK: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 """What a masked secret becomes; never matched again."""
@@ -57,20 +58,23 @@ def _by_literal() -> tuple[tuple[bytes, bool, tuple[int, ...], bool], ...]:
 
 _LITERALS: Final = _by_literal()
 """Each literal a rule's match starts with, the rules that start with it, and whether they are all token
-rules (looked for in the text's token runs first): found with `bytes.find`."""
-_KEEP_TOKEN: Final = bytes(i if chr(i) in TOKEN_CHARS else 32 for i in range(256))
-_RUN: Final = re.compile(b"[^ ]{%d,}" % TOKEN_RUN)
-
-
-def _token_runs(raw: bytes) -> bytes:
-    """The runs of at least TOKEN_RUN token characters in a text, joined by spaces: where a provider's
-    key can be. Looking for the token rules' literals there first costs a third of looking in the whole
-    text (code and prose are mostly short words): part of what keeps redaction within 2x of an export."""
-    return b" ".join(_RUN.findall(raw.translate(_KEEP_TOKEN)))
-
-
+rules (a match is a run of token characters)."""
 _GATED: Final = tuple((i, rule.needle.encode()) for i, rule in enumerate(RULES) if rule.needle)
 """The rules with no literal of their own, run where the lower-cased text holds their word."""
+_MASK_START: Final = b"[REDACTED:"
+SCANNER: Final[Scanner] = best_scanner(
+    [
+        *(Literal(literal, lowered, token=token) for literal, lowered, _, token in _LITERALS),
+        *(Literal(needle, caseless=True) for _, needle in _GATED),
+        *(Literal(stem, caseless=True) for stem, _ in STEMS),
+        Literal(_MASK_START, caseless=False),
+    ]
+)
+"""What finds where each literal first occurs (waybook._redact._literals): Hyperscan with the `redact`
+extra, else Python's finds; the spans found are the same."""
+_GATED_AT: Final = len(_LITERALS)
+_STEMS_AT: Final = _GATED_AT + len(_GATED)
+_MASK_AT: Final = _STEMS_AT + len(STEMS)
 _AWS_ID_INDEX: Final = next(i for i, rule in enumerate(RULES) if rule.name == "aws-access-key")
 
 
@@ -126,8 +130,8 @@ def _left_ok(before: Before, text: str, start: int) -> bool:
 class _Masks:
     """The masks already in a text: a match overlapping one is no secret (it would mask a mask)."""
 
-    def __init__(self, text: str) -> None:
-        spans = [m.span() for m in MASK.finditer(text)] if "[REDACTED:" in text else []
+    def __init__(self, text: str, *, held: bool) -> None:
+        spans = [m.span() for m in MASK.finditer(text)] if held else []
         self.starts = [s for s, _ in spans]
         self.ends = [e for _, e in spans]
 
@@ -203,6 +207,8 @@ class Detector:
     """The rules, tried on a text; `extra` (user patterns) after the built-in ones."""
 
     extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    scanner: Scanner = attrs.field(default=SCANNER, kw_only=True, eq=False, repr=False)
+    """What finds the literals (the default: the best installed; both give the same spans)."""
     names: tuple[str, ...] = attrs.field(init=False)
 
     @names.default
@@ -216,24 +222,24 @@ class Detector:
             return []
         views = _views(text)
         raw, lowered = views
-        masks = _Masks(text)
+        first = self.scanner.first(raw, lowered)  # the one pass over the whole text
+        masks = _Masks(text, held=first[_MASK_AT] >= 0)
         found: list[Span] = []
-        runs = _token_runs(raw)
-        for literal, on_lowered, priorities, gated in _LITERALS:  # the hot loop: one `find` a literal
-            if gated and literal not in runs:
-                continue
-            first = (lowered if on_lowered else raw).find(literal)
-            if first >= 0:
+        for (literal, _, priorities, _), at in zip(_LITERALS, first, strict=False):
+            if at >= 0:
                 for priority in priorities:
-                    found.extend(_rule_spans(RULES[priority], priority, text, views, masks, literal, first))
-        for priority, needle in _GATED:
-            if needle in lowered:
+                    found.extend(_rule_spans(RULES[priority], priority, text, views, masks, literal, at))
+        for (priority, _), at in zip(_GATED, first[_GATED_AT:_STEMS_AT], strict=True):
+            if at >= 0:
                 found.extend(_rule_spans(RULES[priority], priority, text, views, masks, b"", 0))
         keys = [span for span in found if span[2] == _AWS_ID_INDEX]
         if keys:
             found.extend(_aws_pairs(text, keys, masks, len(RULES)))
         keyword = len(RULES) + 1
-        found.extend((s, e, keyword) for s, e in keyword_spans(text, lowered) if not masks.overlap(s, e))
+        stems = first[_STEMS_AT:_MASK_AT]
+        found.extend(
+            (s, e, keyword) for s, e in keyword_spans(text, lowered, stems) if not masks.overlap(s, e)
+        )
         for offset, (name, pattern) in enumerate(self.extra):
             rule = Rule(name, pattern, "your pattern", left="any")
             found.extend(_rule_spans(rule, keyword + 1 + offset, text, views, masks, b"", 0))
@@ -354,6 +360,16 @@ class Redactor:
             self.counts[name] = self.counts.get(name, 0) + count
         return known[0]
 
+    def unchanged(self, values: Iterable[str]) -> bool:
+        """Whether masking leaves every one of `values` as it is, each known to (remembered by) `prepare`
+        or `text`: then the caller may keep what holds them as it is, without asking `text` for each."""
+        memo = self._memo
+        for value in values:
+            known = memo.get(value)
+            if known is None or (known[0] is not value and known[0] != value):
+                return False
+        return True
+
     def value(self, value: Any) -> Any:
         """`value` with every string in it masked: map keys too (a secret can be a key), lists, maps.
         Returns `value` itself when nothing in it changed."""
@@ -387,6 +403,7 @@ __all__ = [
     "KINDS",
     "MASK",
     "Detector",
+    "SCANNER",
     "RedactPatternError",
     "Redactor",
     "compile_patterns",

@@ -21,7 +21,7 @@ follows are detect-secrets' KeywordDetector and gitleaks' generic-api-key.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 _TAIL: Final = rb"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|==|=|:)(?P<gap>[ \t]*)(?P<open>\\?[\"'`]?)"
@@ -156,11 +156,11 @@ _REFERENCE_START: Final = ("$", "%", "@", "*", "#", "<", "{", "!", "|", ">", "&"
 _NAME_BYTES: Final = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
-def keyword_spans(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
+def keyword_spans(text: str, lowered: bytes, first: Sequence[int]) -> Iterator[tuple[int, int]]:
     """The spans of values assigned to a name that says it is a secret (see the module's doc);
-    `lowered` is the text as lower-cased bytes, one a character."""
-    for literal, pattern in STEMS:
-        at = lowered.find(literal)
+    `lowered` is the text as lower-cased bytes, one a character; `first` where each stem first occurs
+    in it (-1: nowhere)."""
+    for (literal, pattern), at in zip(STEMS, first, strict=True):
         while at >= 0:
             match = pattern.match(lowered, at)
             at = lowered.find(literal, at + 1)

@@ -363,7 +363,8 @@ RULES: Final[tuple[Rule, ...]] = (
         "waybook (docs/export.md listed passwords given as flags as missed)",
         lowered=True,
         left="any",
-        starts=("--",),
+        # each flag's own literal: `--` alone starts every option and Markdown rule of a text
+        starts=("--pass", "--token", "--api-key", "--secret", "--client-secret"),
     ),
     _rule(
         "password-flag",
