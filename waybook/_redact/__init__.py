@@ -62,14 +62,14 @@ rules (a match is a run of token characters)."""
 _GATED: Final = tuple((i, rule.needle.encode()) for i, rule in enumerate(RULES) if rule.needle)
 """The rules with no literal of their own, run where the lower-cased text holds their word."""
 _MASK_START: Final = b"[REDACTED:"
-SCANNER: Final[Scanner] = best_scanner(
-    [
-        *(Literal(literal, lowered, token=token) for literal, lowered, _, token in _LITERALS),
-        *(Literal(needle, caseless=True) for _, needle in _GATED),
-        *(Literal(stem, caseless=True) for stem, _ in STEMS),
-        Literal(_MASK_START, caseless=False),
-    ]
+SCANNED: Final = (
+    *(Literal(literal, lowered, token=token) for literal, lowered, _, token in _LITERALS),
+    *(Literal(needle, caseless=True) for _, needle in _GATED),
+    *(Literal(stem, caseless=True) for stem, _ in STEMS),
+    Literal(_MASK_START, caseless=False),
 )
+"""Every literal the detector starts from: the rules', the gated rules' words, the keywords, a mask's."""
+SCANNER: Final[Scanner] = best_scanner(SCANNED)
 """What finds where each literal first occurs (waybook._redact._literals): Hyperscan with the `redact`
 extra, else Python's finds; the spans found are the same."""
 _GATED_AT: Final = len(_LITERALS)
@@ -146,37 +146,49 @@ def _rule_spans(
     rule: Rule,
     priority: int,
     text: str,
-    views: tuple[bytes, bytes],
+    lowered: bytes,
     masks: _Masks,
-    literal: bytes,
-    first: int,
+    where: Sequence[int] | None,
 ) -> Iterator[Span]:
-    """The rule's matches where `literal` is found, from `first` on (no literal: searched for)."""
-    raw, lowered = views
-    where = lowered if rule.lowered else raw
-    lead, width = rule.lead, rule.lead_width
-    at = first
-    while at >= 0:
-        match = _match(rule, text, lowered, at, anchored=bool(literal))
-        if match is None:
-            if not literal:
-                return
-            at = where.find(literal, at + 1)
-            continue
-        start = match.start()
-        after = max(match.end(), start + 1)
-        begin, end = match.span("secret") if "secret" in match.re.groupindex else (start, match.end())
-        if lead is not None:
-            if start < width or lead.fullmatch(text, start - width, start) is None:
-                begin = -1
-            else:
-                start -= width
-                begin = begin if "secret" in match.re.groupindex else start
-        if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
-            after = match.start() + 1
+    """The rule's matches at each of `where` (where its literal occurs, in order), or, with None (a
+    rule with no literal), searched for through the text."""
+    if where is None:
+        at = 0
+        while (match := _match(rule, text, lowered, at, anchored=False)) is not None:
+            span, at = _judged(rule, priority, text, masks, match)
+            if span is not None:
+                yield span
+        return
+    after = 0
+    for at in where:
+        if at < after:
+            continue  # inside the previous match
+        match = _match(rule, text, lowered, at, anchored=True)
+        if match is not None:
+            span, after = _judged(rule, priority, text, masks, match)
+            if span is not None:
+                yield span
+
+
+def _judged(
+    rule: Rule, priority: int, text: str, masks: _Masks, match: re.Match[str] | re.Match[bytes]
+) -> tuple[Span | None, int]:
+    """A match as the span to mask (None: its lead or left boundary fails, or it overlaps a mask), and
+    where to look on from."""
+    start = match.start()
+    after = max(match.end(), start + 1)
+    secret = "secret" in match.re.groupindex
+    begin, end = match.span("secret") if secret else (start, match.end())
+    if rule.lead is not None:
+        width = rule.lead_width
+        if start < width or rule.lead.fullmatch(text, start - width, start) is None:
+            begin = -1
         else:
-            yield begin, end, priority
-        at = where.find(literal, after) if literal else after
+            start -= width
+            begin = begin if secret else start
+    if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
+        return None, match.start() + 1
+    return (begin, end, priority), after
 
 
 def _match(
@@ -222,27 +234,27 @@ class Detector:
             return []
         views = _views(text)
         raw, lowered = views
-        first = self.scanner.first(raw, lowered)  # the one pass over the whole text
-        masks = _Masks(text, held=first[_MASK_AT] >= 0)
+        where = self.scanner.where(raw, lowered)  # the one pass over the whole text
+        masks = _Masks(text, held=bool(where[_MASK_AT]))
         found: list[Span] = []
-        for (literal, _, priorities, _), at in zip(_LITERALS, first, strict=False):
-            if at >= 0:
+        for (_, _, priorities, _), at in zip(_LITERALS, where, strict=False):
+            if at:
                 for priority in priorities:
-                    found.extend(_rule_spans(RULES[priority], priority, text, views, masks, literal, at))
-        for (priority, _), at in zip(_GATED, first[_GATED_AT:_STEMS_AT], strict=True):
-            if at >= 0:
-                found.extend(_rule_spans(RULES[priority], priority, text, views, masks, b"", 0))
+                    found.extend(_rule_spans(RULES[priority], priority, text, lowered, masks, at))
+        for (priority, _), at in zip(_GATED, where[_GATED_AT:_STEMS_AT], strict=True):
+            if at:
+                found.extend(_rule_spans(RULES[priority], priority, text, lowered, masks, None))
         keys = [span for span in found if span[2] == _AWS_ID_INDEX]
         if keys:
             found.extend(_aws_pairs(text, keys, masks, len(RULES)))
         keyword = len(RULES) + 1
-        stems = first[_STEMS_AT:_MASK_AT]
+        stems = where[_STEMS_AT:_MASK_AT]
         found.extend(
             (s, e, keyword) for s, e in keyword_spans(text, lowered, stems) if not masks.overlap(s, e)
         )
         for offset, (name, pattern) in enumerate(self.extra):
             rule = Rule(name, pattern, "your pattern", left="any")
-            found.extend(_rule_spans(rule, keyword + 1 + offset, text, views, masks, b"", 0))
+            found.extend(_rule_spans(rule, keyword + 1 + offset, text, lowered, masks, None))
         return _merged(found)
 
     def mask_many(self, texts: Sequence[str]) -> list[tuple[str, dict[str, int]]]:
@@ -266,8 +278,10 @@ class Detector:
             else:
                 per_text.setdefault(index, []).append((start - base, end - base, priority))
         results: list[tuple[str, dict[str, int]]] = []
+        # a text holding the separator's NUL is masked alone (one count of the joined text says none does)
+        nul_held = joined.count("\x00") != len(texts) - 1
         for index, text in enumerate(texts):
-            if index in alone or SEPARATOR in text:
+            if index in alone or (nul_held and SEPARATOR in text):
                 results.append(self.mask(text))
             elif index in per_text:
                 masked, counts = self._apply(text, per_text[index], {})
@@ -403,6 +417,7 @@ __all__ = [
     "KINDS",
     "MASK",
     "Detector",
+    "SCANNED",
     "SCANNER",
     "RedactPatternError",
     "Redactor",

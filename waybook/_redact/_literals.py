@@ -1,15 +1,15 @@
-"""Where each literal the detector starts from first occurs in a text: the one pass over the whole text.
+"""Where each literal the detector starts from occurs in a text: the one pass over the whole text.
 
 Every rule starts with a literal (a token's prefix, `://`, a keyword), so the detector asks one question
-of a text before any pattern runs: where does each literal first occur? Two scanners answer it, with the
-same answer:
+of a text before any pattern runs: where does each literal occur? Its patterns then run only there. Two
+scanners answer it, with the same answer:
 
 - `HyperscanScanner` (the `redact` extra, `pip install 'waybook[redact]'`): Hyperscan (Intel's multi-
-  pattern matcher; the `hyperscan` package ships it as wheels, vectorscan on ARM) finds all of them in
-  one pass, each reported once (`HS_FLAG_SINGLEMATCH`), at gigabytes a second;
-- `PythonScanner`: one `bytes.find` a literal, the token rules' literals looked for only where the text
-  has a run of at least TOKEN_RUN token characters (a provider's key is such a run; code and prose are
-  mostly short words).
+  pattern matcher; the `hyperscan` package ships it in wheels, vectorscan on ARM) finds all of them in
+  one pass over the text, at gigabytes a second;
+- `PythonScanner`: `bytes.find` over the text again and again, a pass a literal, the token rules'
+  literals looked for only where the text has a run of at least TOKEN_RUN token characters (a
+  provider's key is such a run; code and prose are mostly short words).
 
 The two differ only in a token literal that occurs outside every run: Hyperscan reports it, the Python
 scanner does not, and no token rule can match there (its every match is such a run), so the spans the
@@ -43,10 +43,10 @@ class Literal:
 class Scanner(Protocol):
     name: str
 
-    def first(self, raw: bytes, lowered: bytes) -> list[int]:
-        """Where each literal first occurs (the position of its first byte), -1 where it does not (or,
-        for a token literal, may answer -1 where it occurs outside every run of token characters).
-        `raw` is the text one byte a character, `lowered` the same ASCII-lower-cased."""
+    def where(self, raw: bytes, lowered: bytes) -> list[list[int]]:
+        """Where each literal occurs (the positions of its first byte, in order, overlapping ones too; a
+        token literal's may leave out those outside every run of token characters). `raw` is the text
+        one byte a character, `lowered` the same ASCII-lower-cased."""
         ...
 
 
@@ -67,22 +67,27 @@ class PythonScanner:
     literals: tuple[Literal, ...]
     name: str = "python"
 
-    def first(self, raw: bytes, lowered: bytes) -> list[int]:
+    def where(self, raw: bytes, lowered: bytes) -> list[list[int]]:
         runs: bytes | None = None
-        found: list[int] = []
+        found: list[list[int]] = []
         for literal in self.literals:
+            positions: list[int] = []
+            found.append(positions)
             if literal.token:
                 if runs is None:
                     runs = token_runs(raw)
                 if literal.text not in runs:
-                    found.append(-1)
                     continue
-            found.append((lowered if literal.caseless else raw).find(literal.text))
+            text, needle = (lowered if literal.caseless else raw), literal.text
+            at = text.find(needle)
+            while at >= 0:
+                positions.append(at)
+                at = text.find(needle, at + 1)
         return found
 
 
 class HyperscanScanner:
-    """All the literals in one Hyperscan pass over the text, each reported at its first occurrence.
+    """All the literals in one Hyperscan pass over the text.
 
     A compiled database is shared; a scan needs its own scratch space, so each thread keeps one."""
 
@@ -93,19 +98,19 @@ class HyperscanScanner:
 
         self._hyperscan: Any = hyperscan
         self.literals = tuple(literals)
-        single, caseless = hyperscan.HS_FLAG_SINGLEMATCH, hyperscan.HS_FLAG_CASELESS
+        caseless = hyperscan.HS_FLAG_CASELESS
         self._database: Any = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         self._database.compile(
             expressions=[re.escape(lit.text.decode("latin-1")).encode("latin-1") for lit in self.literals],
             ids=list(range(len(self.literals))),
             elements=len(self.literals),
-            flags=[single | (caseless if lit.caseless else 0) for lit in self.literals],
+            flags=[caseless if lit.caseless else 0 for lit in self.literals],
         )
         self._widths = [len(lit.text) for lit in self.literals]
         self._local = threading.local()
 
-    def first(self, raw: bytes, lowered: bytes) -> list[int]:
-        found = [-1] * len(self.literals)
+    def where(self, raw: bytes, lowered: bytes) -> list[list[int]]:
+        found: list[list[int]] = [[] for _ in self.literals]
         if not raw:
             return found
         scratch = getattr(self._local, "scratch", None)
@@ -114,7 +119,7 @@ class HyperscanScanner:
         widths = self._widths
 
         def matched(index: int, _start: int, end: int, _flags: int, _context: object) -> None:
-            found[index] = end - widths[index]  # a literal is found as it ends; its first byte is here
+            found[index].append(end - widths[index])  # reported where it ends, in order of its ends
 
         self._database.scan(raw, match_event_handler=matched, scratch=scratch)
         return found
