@@ -41,7 +41,10 @@ class Literal:
 
 
 class Scanner(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """`hyperscan` or `python`: what the bench reports it measured."""
+        ...
 
     def where(self, raw: bytes, lowered: bytes) -> list[list[int]]:
         """Where each literal occurs (the positions of its first byte, in order, overlapping ones too; a
