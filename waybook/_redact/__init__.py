@@ -349,6 +349,8 @@ class Redactor:
 
     counts: dict[str, int] = attrs.Factory(dict)
     extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    scanner: Scanner | None = attrs.field(default=None, kw_only=True, repr=False)
+    """What finds the detector's literals; None: the best installed (SCANNER). The same masks either way."""
     _detector: Detector = attrs.field(init=False, repr=False)
     _memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = attrs.field(
         init=False, factory=dict, repr=False
@@ -356,7 +358,10 @@ class Redactor:
     _memo_chars: int = attrs.field(init=False, default=0, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self._detector = Detector(self.extra) if self.extra else _BUILT_IN
+        if self.scanner is not None:
+            self._detector = Detector(self.extra, scanner=self.scanner)
+        else:
+            self._detector = Detector(self.extra) if self.extra else _BUILT_IN
 
     @property
     def total(self) -> int:
