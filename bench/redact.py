@@ -9,13 +9,23 @@ code and prose, idempotence, and the cost of `--redact` per export shape.
 - idempotence: the share of masked corpus texts that masking again leaves as they are;
 - cost: the export with `--redact` over the same export without it, per shape, on the real sessions of
   shared fixtures and on a made-up coding session with forks labelled chosen (for the preference
-  shapes), paired: the two run alternately (the order flipped each round), and the ratio is the median
-  of the per-round ratios (bench/README.md). The goal is <= 2.0 for every shape.
+  shapes), paired: the sides run alternately (the order turned each round), each timed in CPU seconds
+  of this process (on a shared machine wall time mostly measures the other processes), and a ratio is
+  the median of the per-round ratios (bench/README.md). The goal is <= 2.0 for every shape. The sides:
+  `redact` (the detector as installed: its literal scanner, Hyperscan or Python's finds, is printed),
+  `python` (the same detector on Python's finds, the path without the `redact` extra) and, with
+  `--against REV`, `before` (REV's waybook/_redact, loaded beside this one, walking every message as
+  REV's export did).
+
+The literal scanners a detector can start from (waybook._redact._literals) are compared too: Hyperscan
+(adopted), Python's finds (the fallback), pyahocorasick (Aho-Corasick automata) and google-re2 (a set of
+the literals tells which occur; finds locate them), each installed: their three numbers with the same
+detector behind them, and the pass over the real sessions' texts alone.
 
 With detect-secrets installed (`pip install 'waybook[bench]'`), the same three numbers for it, scanning
 the same texts as files (its filters on): whether a library would beat our detector (docs/security.md).
 
-    python -m bench.redact [--runs 5] [--quick]   (from the checkout, so it measures its code)
+    python -m bench.redact [--runs 5] [--quick] [--against REV]   (from the checkout: it measures its code)
 
 Prints a table and writes bench/redact.json.
 """
@@ -23,11 +33,15 @@ Prints a table and writes bench/redact.json.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import math
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +49,8 @@ from tests.helpers.formats import SHARED_FIXTURES, journal_of
 from tests.helpers.plain_corpus import documented_example, line_count, texts
 from tests.helpers.secret_corpus import SECRETS, shapes
 from tests.helpers.secret_sessions import leaks, session_holding
-from waybook._redact import Redactor, find_secrets
+from waybook._redact import SCANNED, SCANNER, SEPARATOR, Detector, Redactor, find_secrets
+from waybook._redact._literals import HyperscanScanner, Literal, PythonScanner, Scanner
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats import import_claude_code, import_codex, import_pi
 from waybook.journal import InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
@@ -178,7 +193,7 @@ def idempotence() -> float:
     return stable / len(variants)
 
 
-# --- cost -----------------------------------------------------------------------------------------
+# --- cost ---------------------------------------------------------------------------------------
 
 SHAPES: dict[str, Callable[[TrajectoryExporter], Iterator[dict[str, Any]]]] = {
     "openai": lambda e: e.rows("openai", Selection("all")),
@@ -191,41 +206,225 @@ SHAPES: dict[str, Callable[[TrajectoryExporter], Iterator[dict[str, Any]]]] = {
     "trl-dpo": lambda e: e.pairs("trl-dpo"),
     "trl-kto": lambda e: e.pairs("trl-kto"),
 }
+PAIRS_ONLY = ("openai --pairs", "openai-dpo", "trl-dpo", "trl-kto")
+"""The shapes the real sessions cannot show: they have no fork labelled chosen."""
+
+Side = Callable[[], Any] | None
+"""What masks an export: a Redactor's maker (one a journal, as `--redact` makes), or None: no redaction."""
 
 
-def export(journals: list[SessionJournal], shape: str, *, redact: bool) -> float:
-    start = time.perf_counter()
+SAMPLE_S = 0.3
+"""The least CPU time one sample takes: a shorter export is repeated (a 50 ms sample on a shared machine
+varies by half)."""
+
+
+def export(journals: list[SessionJournal], shape: str, *, redactor: Side, times: int = 1) -> float:
+    """CPU seconds of exporting `journals` in `shape` (rows encoded as the CLI writes them), `times` over;
+    each export makes its own redactor, as each `--redact` run does."""
+    start = time.process_time()
     options = TrainingOptions(thinking="field")
-    for journal in journals:
-        exporter = TrajectoryExporter(journal, redact=redact, options=options)
-        sum(len(encode_row(row)) for row in SHAPES[shape](exporter))
-    return time.perf_counter() - start
+    for _ in range(times):
+        for journal in journals:
+            exporter = TrajectoryExporter(journal, options=options)
+            if redactor is not None:
+                exporter.redactor = redactor()  # what `redact=True` sets, with the side's detector
+            sum(len(encode_row(row)) for row in SHAPES[shape](exporter))
+    return time.process_time() - start
 
 
-def cost(workloads: dict[str, list[SessionJournal]], runs: int) -> list[dict[str, Any]]:
+def cost(
+    workloads: dict[str, list[SessionJournal]],
+    runs: int,
+    sides: dict[str, Side],
+    shapes: Sequence[str] = tuple(SHAPES),
+) -> list[dict[str, Any]]:
+    """Each side's export time over the plain export's, per workload and shape, paired round by round."""
     rows = []
+    names = ["plain", *sides]
+    makers: dict[str, Side] = {"plain": None, **sides}
     for workload, journals in workloads.items():
-        for shape in SHAPES:
-            if workload == "sessions" and shape in ("openai --pairs", "openai-dpo", "trl-dpo", "trl-kto"):
-                continue  # the real sessions have no fork labelled chosen
-            plain: list[float] = []
-            redacted: list[float] = []
+        for shape in shapes:
+            if workload == "sessions" and shape in PAIRS_ONLY:
+                continue
+            once = export(journals, shape, redactor=None)  # also warms what the first export loads
+            repeat = max(1, math.ceil(SAMPLE_S / max(once, 1e-6)))
+            times: dict[str, list[float]] = {name: [] for name in names}
             for round_ in range(runs):
-                order = (False, True) if round_ % 2 == 0 else (True, False)
-                for redact in order:
-                    (redacted if redact else plain).append(export(journals, shape, redact=redact))
-            ratios = [r / p for r, p in zip(redacted, plain, strict=True)]
-            rows.append(
-                {
-                    "workload": workload,
-                    "shape": shape,
-                    "plain_s": statistics.median(plain),
-                    "redact_s": statistics.median(redacted),
+                turn = round_ % len(names)
+                order = names[turn:] + names[:turn]
+                for name in order if round_ % 2 == 0 else reversed(order):
+                    spent = export(journals, shape, redactor=makers[name], times=repeat)
+                    times[name].append(spent / repeat)
+            row: dict[str, Any] = {
+                "workload": workload,
+                "shape": shape,
+                "repeat": repeat,
+                "plain_s": statistics.median(times["plain"]),
+            }
+            for name in sides:
+                ratios = [t / p for t, p in zip(times[name], times["plain"], strict=True)]
+                row[name] = {
+                    "s": statistics.median(times[name]),
                     "ratio": statistics.median(ratios),
                     "ratios": ratios,
                 }
-            )
+            rows.append(row)
     return rows
+
+
+def redactor_at(rev: str) -> Callable[[], Any]:
+    """REV's Redactor: its waybook/_redact `git show`n into a scratch package beside this checkout's, so
+    both run in one process. Its `unchanged` answers False, so the export walks and copies every message
+    as REV's did (REV's Redactor has no such method)."""
+    root = Path(__file__).resolve().parent.parent
+    scratch = Path(tempfile.mkdtemp(prefix="waybook-redact-rev-"))
+    package = scratch / "redact_at_rev"
+    package.mkdir()
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", rev, "waybook/_redact/"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    for name in names:
+        text = subprocess.run(
+            ["git", "show", f"{rev}:{name}"], cwd=root, check=True, capture_output=True, text=True
+        ).stdout
+        (package / Path(name).name).write_text(text.replace("waybook._redact", "redact_at_rev"))
+    sys.path.insert(0, str(scratch))
+    module = importlib.import_module("redact_at_rev")
+
+    class Before(module.Redactor):  # type: ignore[misc, name-defined]
+        def unchanged(self, values: Any) -> bool:
+            return False
+
+    return Before
+
+
+# --- the literal scanners a detector can start from ---------------------------------------------------
+
+
+class AhoCorasickScanner:
+    """pyahocorasick's automata (one for the case-sensitive literals on the text, one for the caseless
+    ones on its lower-cased copy), every occurrence reported."""
+
+    name = "pyahocorasick"
+
+    def __init__(self, literals: Sequence[Literal]) -> None:
+        import ahocorasick
+
+        self.literals = tuple(literals)
+        self._automata = []
+        for caseless in (False, True):
+            automaton = ahocorasick.Automaton()
+            for index, literal in enumerate(self.literals):
+                if literal.caseless == caseless:
+                    key = literal.text.decode("latin-1")
+                    automaton.add_word(key, [*automaton.get(key, []), (index, len(key))])
+            automaton.make_automaton()
+            self._automata.append(automaton)
+
+    def where(self, raw: bytes, lowered: bytes) -> list[list[int]]:
+        found: list[list[int]] = [[] for _ in self.literals]
+        for automaton, text in zip(self._automata, (raw, lowered), strict=True):
+            if len(automaton):
+                for end, hits in automaton.iter(text.decode("latin-1")):
+                    for index, width in hits:
+                        found[index].append(end - width + 1)
+        return found
+
+
+class Re2SetScanner:
+    """google-re2's set matching: one pass tells which literals occur (on the text, and caseless on its
+    lower-cased copy); `bytes.find` then locates the ones that do."""
+
+    name = "google-re2"
+
+    def __init__(self, literals: Sequence[Literal]) -> None:
+        import re2
+
+        self.literals = tuple(literals)
+        self._sets = []
+        for caseless in (False, True):
+            indexes = [i for i, literal in enumerate(self.literals) if literal.caseless == caseless]
+            found_set = re2.Set.SearchSet(re2.Options())
+            for index in indexes:
+                found_set.Add(re2.escape(self.literals[index].text))
+            found_set.Compile()
+            self._sets.append((found_set, indexes))
+
+    def where(self, raw: bytes, lowered: bytes) -> list[list[int]]:
+        found: list[list[int]] = [[] for _ in self.literals]
+        for (found_set, indexes), text in zip(self._sets, (raw, lowered), strict=True):
+            for hit in found_set.Match(text) or ():  # None when nothing matched
+                index = indexes[hit]
+                needle = self.literals[index].text
+                at = text.find(needle)
+                while at >= 0:
+                    found[index].append(at)
+                    at = text.find(needle, at + 1)
+        return found
+
+
+def candidate_scanners() -> dict[str, Scanner]:
+    """Every literal scanner installed: Python's finds always, the libraries where they are."""
+    makers: dict[str, Callable[[Sequence[Literal]], Any]] = {
+        "hyperscan": HyperscanScanner,
+        "pyahocorasick": AhoCorasickScanner,
+        "google-re2": Re2SetScanner,
+    }
+    found: dict[str, Scanner] = {"python": PythonScanner(SCANNED)}
+    for name, make in makers.items():
+        try:
+            found[name] = make(SCANNED)
+        except ImportError:
+            continue
+    return found
+
+
+def row_texts(journals: list[SessionJournal]) -> list[str]:
+    """The texts a whole-trajectory export hands the detector: each row's new strings, joined."""
+    joined: list[str] = []
+
+    class Recording(Redactor):
+        def prepare(self, values: Any) -> None:
+            fresh = [v for v in dict.fromkeys(values) if v not in self._memo]
+            if fresh:
+                joined.append(SEPARATOR.join(fresh))
+            super().prepare(fresh)
+
+    export(journals, "openai", redactor=Recording)
+    return joined
+
+
+def scanner_numbers(sessions: list[SessionJournal], runs: int) -> dict[str, Any]:
+    """Each candidate scanner's three numbers (the same detector behind it), the pass over the real
+    sessions' row texts alone (CPU seconds, the median of `runs`), and whether it found what Python's
+    finds find (the spans of every row text)."""
+    texts_ = row_texts(sessions)
+    views = [(t.encode("latin-1", "replace"), t.encode("latin-1", "replace").lower()) for t in texts_]
+    chars = sum(len(t) for t in texts_)
+    reference = Detector(scanner=PythonScanner(SCANNED))
+    expected = [reference.spans(t) for t in texts_]
+    variants = [(shape, secret.core) for secret in SECRETS for shape in shapes(secret)]
+    numbers: dict[str, Any] = {"chars": chars}
+    for name, scanner in candidate_scanners().items():
+        detector = Detector(scanner=scanner)
+        passes = []
+        for _ in range(runs):
+            start = time.process_time()
+            for raw, lowered in views:
+                scanner.where(raw, lowered)
+            passes.append(time.process_time() - start)
+        caught = sum(secret not in detector.mask(shape)[0] for shape, secret in variants)
+        numbers[name] = {
+            "pass_s": statistics.median(passes),
+            "same_spans": [detector.spans(t) for t in texts_] == expected,
+            "recall": caught / len(variants),
+            "false_positives": false_positives(lambda text, d=detector: len(d.spans(text))),
+        }
+    return numbers
 
 
 # --- detect-secrets, for comparison -----------------------------------------------------------------
@@ -255,10 +454,10 @@ def detect_secrets_numbers(sessions: list[SessionJournal]) -> dict[str, Any] | N
             caught += found(shape) > 0
     fp = false_positives(found)
     session_texts = [t for j in sessions for t in _texts_of(j)]
-    start = time.perf_counter()
+    start = time.process_time()
     found("\n".join(session_texts))
-    scan_s = time.perf_counter() - start
-    plain = export(sessions, "openai", redact=False)
+    scan_s = time.process_time() - start
+    plain = export(sessions, "openai", redactor=None)
     return {
         "recall": caught / total,
         "false_positives": fp,
@@ -281,15 +480,24 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--records", type=int, default=600, help="records of the made-up coding session")
     parser.add_argument("--quick", action="store_true", help="3 runs, no detect-secrets comparison")
+    parser.add_argument("--against", metavar="REV", help="also time REV's redaction (the `before` side)")
     options = parser.parse_args()
     runs = 3 if options.quick else options.runs
     sessions = real_sessions()
     workloads = {"sessions": sessions, "coding": [coding_session(options.records)]}
+    sides: dict[str, Side] = {"redact": Redactor}
+    if SCANNER.name != "python":
+        sides["python"] = lambda: Redactor(scanner=PythonScanner(SCANNED))
+    if options.against:
+        sides["before"] = redactor_at(options.against)
     result: dict[str, Any] = {
+        "scanner": SCANNER.name,
+        "against": options.against,
         "recall": recall(),
         "false_positives": false_positives(),
         "idempotence": idempotence(),
-        "cost": cost(workloads, runs),
+        "cost": cost(workloads, runs, sides),
+        "scanners": scanner_numbers(sessions, runs),
     }
     print(
         f"recall: {result['recall']['kinds']} kinds, {result['recall']['examples']} examples in every field"
@@ -300,10 +508,26 @@ def main() -> None:
     per_10k = fp["per_10k_lines"]
     print(f"false positives: {fp['false_positives']} in {fp['lines']} lines = {per_10k:.2f} per 10k lines")
     print(f"idempotent: {result['idempotence']:.2%} of masked examples unchanged by a second pass")
-    print(f"{'workload':10} {'shape':18} {'plain s':>8} {'redact s':>9} {'ratio':>6}")
+    print(f"cost (CPU seconds; redact = this detector on {SCANNER.name}'s scanner; ratios over plain):")
+    header = f"{'workload':10} {'shape':18} {'plain s':>8} {'redact s':>9} {'redact':>7}"
+    header += "".join(f" {name:>7}" for name in sides if name != "redact")
+    print(header)
     for row in result["cost"]:
-        cells = (row["workload"], row["shape"], row["plain_s"], row["redact_s"], row["ratio"])
-        print("{:10} {:18} {:8.3f} {:9.3f} {:6.2f}".format(*cells))
+        cells = f"{row['workload']:10} {row['shape']:18} {row['plain_s']:8.3f} {row['redact']['s']:9.3f}"
+        cells += "".join(f" {row[name]['ratio']:7.2f}" for name in sides)
+        print(cells)
+    scanners = result["scanners"]
+    print(f"literal scanners, on the real sessions' row texts ({scanners['chars']:,} characters):")
+    print(f"{'scanner':14} {'pass s':>7} {'same':>5} {'recall':>7} {'fp/10k':>7}")
+    for name, numbers in scanners.items():
+        if name == "chars":
+            continue
+        print(
+            f"{name:14} {numbers['pass_s']:7.4f} {'yes' if numbers['same_spans'] else 'NO':>5} "
+            f"{numbers['recall']:7.2%} {numbers['false_positives']['per_10k_lines']:7.2f}"
+        )
+    output = Path(__file__).parent / "redact.json"
+    output.write_text(json.dumps(result, indent=2) + "\n")  # before the slow comparison below
     if not options.quick and (other := detect_secrets_numbers(sessions)) is not None:
         result["detect_secrets"] = other
         dfp = other["false_positives"]
@@ -311,7 +535,7 @@ def main() -> None:
             f"detect-secrets: recall {other['recall']:.2%}, {dfp['per_10k_lines']:.2f} false positives "
             f"per 10k lines, openai export + scan {other['ratio']:.2f}x the export"
         )
-    (Path(__file__).parent / "redact.json").write_text(json.dumps(result, indent=2) + "\n")
+        output.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ EXAMPLES: Final = (
     "app:hunter2@",  # bench/redact.py plants it
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's documented test key (the demo session's)
     "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+    "`--password X`, `--token X`, `curl -u user:X`",  # docs/export.md's table of the kinds
 )
 """Documented examples of secrets (docs/export.md's table): a line holding one may be masked."""
 

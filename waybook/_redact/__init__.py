@@ -12,9 +12,12 @@ promises, each measured by `python -m bench.redact` and tested by tests/export/t
   again (a match that overlaps one is dropped), and masking repeats until nothing more is found, so the
   result is a fixed point by construction (`https://[REDACTED:github-token]@github.com` stays as it is).
 
-And its cost: at most 2x the export without it. Every pattern starts with a literal so `re` searches
-fast; a `Redactor` remembers what it masked per distinct text, so the per-turn export, which shows the
-same context again and again, scans each text once.
+And its cost: at most 2x the export without it. Every rule starts with a literal, and one pass over a
+text finds where each occurs (waybook._redact._literals: Hyperscan with the `redact` extra, else
+Python's finds, 3-4x slower, the same spans); the rules' patterns run only there. A row's texts are
+scanned joined, in one pass; a `Redactor` remembers what it masked per distinct text, so the per-turn
+export, which shows the same context again and again, scans each text once, and an export keeps a
+message whose texts masking leaves as they are without walking it.
 
 docs/export.md lists the kinds and what is not caught; docs/security.md says why this is our own list
 rather than a scanner library.
@@ -29,8 +32,9 @@ from typing import Any, Final
 
 import attrs
 
-from waybook._redact._keywords import keyword_spans
-from waybook._redact._rules import AWS_PAIR_RULE, KEYWORD_RULE, RULES, TOKEN_CHARS, TOKEN_RUN, Before, Rule
+from waybook._redact._keywords import STEMS, keyword_spans
+from waybook._redact._literals import Literal, Scanner, best_scanner
+from waybook._redact._rules import AWS_PAIR_RULE, KEYWORD_RULE, RULES, Before, Rule
 
 MASK: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 """What a masked secret becomes; never matched again."""
@@ -57,20 +61,23 @@ def _by_literal() -> tuple[tuple[bytes, bool, tuple[int, ...], bool], ...]:
 
 _LITERALS: Final = _by_literal()
 """Each literal a rule's match starts with, the rules that start with it, and whether they are all token
-rules (looked for in the text's token runs first): found with `bytes.find`."""
-_KEEP_TOKEN: Final = bytes(i if chr(i) in TOKEN_CHARS else 32 for i in range(256))
-_RUN: Final = re.compile(b"[^ ]{%d,}" % TOKEN_RUN)
-
-
-def _token_runs(raw: bytes) -> bytes:
-    """The runs of at least TOKEN_RUN token characters in a text, joined by spaces: where a provider's
-    key can be. Looking for the token rules' literals there first costs a third of looking in the whole
-    text (code and prose are mostly short words): part of what keeps redaction within 2x of an export."""
-    return b" ".join(_RUN.findall(raw.translate(_KEEP_TOKEN)))
-
-
+rules (a match is a run of token characters)."""
 _GATED: Final = tuple((i, rule.needle.encode()) for i, rule in enumerate(RULES) if rule.needle)
 """The rules with no literal of their own, run where the lower-cased text holds their word."""
+_MASK_START: Final = b"[REDACTED:"
+SCANNED: Final = (
+    *(Literal(literal, lowered, token=token) for literal, lowered, _, token in _LITERALS),
+    *(Literal(needle, caseless=True) for _, needle in _GATED),
+    *(Literal(stem, caseless=True) for stem, _ in STEMS),
+    Literal(_MASK_START, caseless=False),
+)
+"""Every literal the detector starts from: the rules', the gated rules' words, the keywords, a mask's."""
+SCANNER: Final[Scanner] = best_scanner(SCANNED)
+"""What finds where each literal first occurs (waybook._redact._literals): Hyperscan with the `redact`
+extra, else Python's finds; the spans found are the same."""
+_GATED_AT: Final = len(_LITERALS)
+_STEMS_AT: Final = _GATED_AT + len(_GATED)
+_MASK_AT: Final = _STEMS_AT + len(STEMS)
 _AWS_ID_INDEX: Final = next(i for i, rule in enumerate(RULES) if rule.name == "aws-access-key")
 
 
@@ -126,8 +133,8 @@ def _left_ok(before: Before, text: str, start: int) -> bool:
 class _Masks:
     """The masks already in a text: a match overlapping one is no secret (it would mask a mask)."""
 
-    def __init__(self, text: str) -> None:
-        spans = [m.span() for m in MASK.finditer(text)] if "[REDACTED:" in text else []
+    def __init__(self, text: str, *, held: bool) -> None:
+        spans = [m.span() for m in MASK.finditer(text)] if held else []
         self.starts = [s for s, _ in spans]
         self.ends = [e for _, e in spans]
 
@@ -142,37 +149,49 @@ def _rule_spans(
     rule: Rule,
     priority: int,
     text: str,
-    views: tuple[bytes, bytes],
+    lowered: bytes,
     masks: _Masks,
-    literal: bytes,
-    first: int,
+    where: Sequence[int] | None,
 ) -> Iterator[Span]:
-    """The rule's matches where `literal` is found, from `first` on (no literal: searched for)."""
-    raw, lowered = views
-    where = lowered if rule.lowered else raw
-    lead, width = rule.lead, rule.lead_width
-    at = first
-    while at >= 0:
-        match = _match(rule, text, lowered, at, anchored=bool(literal))
-        if match is None:
-            if not literal:
-                return
-            at = where.find(literal, at + 1)
-            continue
-        start = match.start()
-        after = max(match.end(), start + 1)
-        begin, end = match.span("secret") if "secret" in match.re.groupindex else (start, match.end())
-        if lead is not None:
-            if start < width or lead.fullmatch(text, start - width, start) is None:
-                begin = -1
-            else:
-                start -= width
-                begin = begin if "secret" in match.re.groupindex else start
-        if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
-            after = match.start() + 1
+    """The rule's matches at each of `where` (where its literal occurs, in order), or, with None (a
+    rule with no literal), searched for through the text."""
+    if where is None:
+        at = 0
+        while (match := _match(rule, text, lowered, at, anchored=False)) is not None:
+            span, at = _judged(rule, priority, text, masks, match)
+            if span is not None:
+                yield span
+        return
+    after = 0
+    for at in where:
+        if at < after:
+            continue  # inside the previous match
+        match = _match(rule, text, lowered, at, anchored=True)
+        if match is not None:
+            span, after = _judged(rule, priority, text, masks, match)
+            if span is not None:
+                yield span
+
+
+def _judged(
+    rule: Rule, priority: int, text: str, masks: _Masks, match: re.Match[str] | re.Match[bytes]
+) -> tuple[Span | None, int]:
+    """A match as the span to mask (None: its lead or left boundary fails, or it overlaps a mask), and
+    where to look on from."""
+    start = match.start()
+    after = max(match.end(), start + 1)
+    secret = "secret" in match.re.groupindex
+    begin, end = match.span("secret") if secret else (start, match.end())
+    if rule.lead is not None:
+        width = rule.lead_width
+        if start < width or rule.lead.fullmatch(text, start - width, start) is None:
+            begin = -1
         else:
-            yield begin, end, priority
-        at = where.find(literal, after) if literal else after
+            start -= width
+            begin = begin if secret else start
+    if begin < 0 or begin == end or not _left_ok(rule.left, text, start) or masks.overlap(begin, end):
+        return None, match.start() + 1
+    return (begin, end, priority), after
 
 
 def _match(
@@ -203,6 +222,8 @@ class Detector:
     """The rules, tried on a text; `extra` (user patterns) after the built-in ones."""
 
     extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    scanner: Scanner = attrs.field(default=SCANNER, kw_only=True, eq=False, repr=False)
+    """What finds the literals (the default: the best installed; both give the same spans)."""
     names: tuple[str, ...] = attrs.field(init=False)
 
     @names.default
@@ -216,27 +237,27 @@ class Detector:
             return []
         views = _views(text)
         raw, lowered = views
-        masks = _Masks(text)
+        where = self.scanner.where(raw, lowered)  # the one pass over the whole text
+        masks = _Masks(text, held=bool(where[_MASK_AT]))
         found: list[Span] = []
-        runs = _token_runs(raw)
-        for literal, on_lowered, priorities, gated in _LITERALS:  # the hot loop: one `find` a literal
-            if gated and literal not in runs:
-                continue
-            first = (lowered if on_lowered else raw).find(literal)
-            if first >= 0:
+        for (_, _, priorities, _), at in zip(_LITERALS, where, strict=False):
+            if at:
                 for priority in priorities:
-                    found.extend(_rule_spans(RULES[priority], priority, text, views, masks, literal, first))
-        for priority, needle in _GATED:
-            if needle in lowered:
-                found.extend(_rule_spans(RULES[priority], priority, text, views, masks, b"", 0))
+                    found.extend(_rule_spans(RULES[priority], priority, text, lowered, masks, at))
+        for (priority, _), at in zip(_GATED, where[_GATED_AT:_STEMS_AT], strict=True):
+            if at:
+                found.extend(_rule_spans(RULES[priority], priority, text, lowered, masks, None))
         keys = [span for span in found if span[2] == _AWS_ID_INDEX]
         if keys:
             found.extend(_aws_pairs(text, keys, masks, len(RULES)))
         keyword = len(RULES) + 1
-        found.extend((s, e, keyword) for s, e in keyword_spans(text, lowered) if not masks.overlap(s, e))
+        stems = where[_STEMS_AT:_MASK_AT]
+        found.extend(
+            (s, e, keyword) for s, e in keyword_spans(text, lowered, stems) if not masks.overlap(s, e)
+        )
         for offset, (name, pattern) in enumerate(self.extra):
             rule = Rule(name, pattern, "your pattern", left="any")
-            found.extend(_rule_spans(rule, keyword + 1 + offset, text, views, masks, b"", 0))
+            found.extend(_rule_spans(rule, keyword + 1 + offset, text, lowered, masks, None))
         return _merged(found)
 
     def mask_many(self, texts: Sequence[str]) -> list[tuple[str, dict[str, int]]]:
@@ -260,8 +281,10 @@ class Detector:
             else:
                 per_text.setdefault(index, []).append((start - base, end - base, priority))
         results: list[tuple[str, dict[str, int]]] = []
+        # a text holding the separator's NUL is masked alone (one count of the joined text says none does)
+        nul_held = joined.count("\x00") != len(texts) - 1
         for index, text in enumerate(texts):
-            if index in alone or SEPARATOR in text:
+            if index in alone or (nul_held and SEPARATOR in text):
                 results.append(self.mask(text))
             elif index in per_text:
                 masked, counts = self._apply(text, per_text[index], {})
@@ -329,6 +352,8 @@ class Redactor:
 
     counts: dict[str, int] = attrs.Factory(dict)
     extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    scanner: Scanner | None = attrs.field(default=None, kw_only=True, repr=False)
+    """What finds the detector's literals; None: the best installed (SCANNER). The same masks either way."""
     _detector: Detector = attrs.field(init=False, repr=False)
     _memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = attrs.field(
         init=False, factory=dict, repr=False
@@ -336,7 +361,10 @@ class Redactor:
     _memo_chars: int = attrs.field(init=False, default=0, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self._detector = Detector(self.extra) if self.extra else _BUILT_IN
+        if self.scanner is not None:
+            self._detector = Detector(self.extra, scanner=self.scanner)
+        else:
+            self._detector = Detector(self.extra) if self.extra else _BUILT_IN
 
     @property
     def total(self) -> int:
@@ -353,6 +381,16 @@ class Redactor:
         for name, count in known[1]:
             self.counts[name] = self.counts.get(name, 0) + count
         return known[0]
+
+    def unchanged(self, values: Iterable[str]) -> bool:
+        """Whether masking leaves every one of `values` as it is, each known to (remembered by) `prepare`
+        or `text`: then the caller may keep what holds them as it is, without asking `text` for each."""
+        memo = self._memo
+        for value in values:
+            known = memo.get(value)
+            if known is None or (known[0] is not value and known[0] != value):
+                return False
+        return True
 
     def value(self, value: Any) -> Any:
         """`value` with every string in it masked: map keys too (a secret can be a key), lists, maps.
@@ -387,6 +425,8 @@ __all__ = [
     "KINDS",
     "MASK",
     "Detector",
+    "SCANNED",
+    "SCANNER",
     "RedactPatternError",
     "Redactor",
     "compile_patterns",

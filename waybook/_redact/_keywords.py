@@ -21,7 +21,7 @@ follows are detect-secrets' KeywordDetector and gitleaks' generic-api-key.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 _TAIL: Final = rb"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|==|=|:)(?P<gap>[ \t]*)(?P<open>\\?[\"'`]?)"
@@ -154,16 +154,19 @@ _REFERENCE_START: Final = ("$", "%", "@", "*", "#", "<", "{", "!", "|", ">", "&"
 
 
 _NAME_BYTES: Final = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_QUALIFIER_REACH: Final = 16
+"""How far before `key` a qualifier can start (the longest, `subscription_`, is 13 bytes)."""
+_QUOTED: Final = {quote: re.compile("[^" + re.escape(quote) + r"\\\n]*") for quote in "\"'`\\"}
+"""A quoted value's run, per opening quote (a lone backslash too): up to the quote, a backslash or a
+line's end."""
 
 
-def keyword_spans(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
+def keyword_spans(text: str, lowered: bytes, where: Sequence[Sequence[int]]) -> Iterator[tuple[int, int]]:
     """The spans of values assigned to a name that says it is a secret (see the module's doc);
-    `lowered` is the text as lower-cased bytes, one a character."""
-    for literal, pattern in STEMS:
-        at = lowered.find(literal)
-        while at >= 0:
+    `lowered` is the text as lower-cased bytes, one a character; `where` where each stem occurs in it."""
+    for (_, pattern), positions in zip(STEMS, where, strict=True):
+        for at in positions:
             match = pattern.match(lowered, at)
-            at = lowered.find(literal, at + 1)
             if match is None or match["sep"] == b"==":
                 continue
             keyword = match["kw"].decode()
@@ -182,8 +185,8 @@ def keyword_spans(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
 def _named_here(text: str, lowered: bytes, start: int, keyword: str) -> bool:
     """Whether the keyword at `start` ends a name (its last word), and `key` is a credential's."""
     if keyword == "key":
-        name_start = start
-        while name_start > 0 and lowered[name_start - 1] in _NAME_BYTES:
+        name_start, floor = start, max(0, start - _QUALIFIER_REACH)  # a name can be a long run of bytes
+        while name_start > floor and lowered[name_start - 1] in _NAME_BYTES:
             name_start -= 1
         return _QUALIFIED_KEY.search(lowered, name_start, start) is not None and (
             start == 0 or not text[start - 1].islower() or text[start].isupper()
@@ -203,10 +206,8 @@ def _value(
     quote = opening[-1:] if opening else ""
     phrase = keyword == "passphrase"
     if quote:
-        end = at
-        limit = len(text)
-        while end < limit and text[end] not in (quote, "\\", "\n"):
-            end += 1
+        run = _QUOTED[quote].match(text, at)
+        end = run.end() if run is not None else at
         value = text[at:end]
         if len(value) < 3 or _placeholder(value) or value != value.strip():
             return None

@@ -1,10 +1,11 @@
 """The secret kinds redaction finds: one rule each, with where the rule comes from.
 
 Every regular expression here starts with a literal (a token's prefix, `://`, a keyword of the lower-cased
-text), so Python's `re` finds candidates with its fast literal search instead of trying every position:
-that is what keeps redaction within 2x of the export without it (bench/redact.py). A boundary that would
-have to be a look-behind at the start (which turns that search off) is checked in code instead
-(`Rule.left`). Only the `secret` group of a match is masked when a rule has one; else the whole match.
+text): one pass over a text finds where each literal occurs (waybook._redact._literals), and a pattern
+is matched only there, never tried at every position: that is what keeps redaction within 2x of the
+export without it (bench/redact.py). A boundary that would have to be a look-behind at the start is
+checked in code instead (`Rule.left`), and a fixed-width part before the literal is a `lead`. Only the
+`secret` group of a match is masked when a rule has one; else the whole match.
 
 Sources: `detect-secrets` is Yelp/detect-secrets `detect_secrets/plugins/*.py` (the plugin named);
 `gitleaks` is gitleaks/gitleaks `config/gitleaks.toml` (the rule id named); `waybook` is ours (issue 27
@@ -40,8 +41,8 @@ class Rule:
     needle: str = ""
     """A lower-cased word the text must hold for the rule to run (a rule with no literal of its own)."""
     starts: tuple[str, ...] = ()
-    """The literals a match starts with: the detector finds them with `str.find` (fast on every kind of
-    string, where `re`'s own search slows on text beyond Latin-1) and matches the pattern there."""
+    """The literals a match starts with (each occurrence of one is where the pattern is matched): the
+    more specific, the fewer places the pattern is tried (`--pass`, not `--`)."""
     token: bool = False
     bytes_pattern: re.Pattern[bytes] | None = None
     """The pattern for the lower-cased bytes of a text (a `lowered` rule's)."""
@@ -363,7 +364,8 @@ RULES: Final[tuple[Rule, ...]] = (
         "waybook (docs/export.md listed passwords given as flags as missed)",
         lowered=True,
         left="any",
-        starts=("--",),
+        # each flag's own literal: `--` alone starts every option and Markdown rule of a text
+        starts=("--pass", "--token", "--api-key", "--secret", "--client-secret"),
     ),
     _rule(
         "password-flag",

@@ -537,7 +537,8 @@ class TrajectoryExporter:
         redactor = self.redactor
         if redactor is None:
             return messages
-        redactor.prepare(_strings(messages))
+        held = [list(_strings(m)) for m in messages]
+        redactor.prepare(text for texts in held for text in texts)
 
         def part(piece: str | ImagePart) -> str | ImagePart:
             if isinstance(piece, str):
@@ -566,7 +567,10 @@ class TrajectoryExporter:
                 m, text=text, thinking=thinking, tool_calls=calls, tool_call_id=answered, parts=parts
             )
 
-        return [message(m) for m in messages]
+        # a message none of whose strings masking changes is itself (most are): no copy, no walk
+        return [
+            m if redactor.unchanged(texts) else message(m) for m, texts in zip(messages, held, strict=True)
+        ]
 
     def _masked_id(self, call_id: str) -> str:
         """A tool call id with its secrets masked, made unique again with a number (two ids holding
@@ -582,20 +586,19 @@ class TrajectoryExporter:
         return known
 
 
-def _strings(messages: list[Message]) -> Iterator[str]:
-    """Every string of `messages` redaction reads (so one detection pass can mask them together)."""
-    for m in messages:
-        yield m.text
-        if m.thinking:
-            yield m.thinking
-        if m.tool_call_id is not None:
-            yield m.tool_call_id
-        for piece in m.parts:
-            yield piece if isinstance(piece, str) else piece.url
-        for call in m.tool_calls:
-            yield call.call_id
-            yield call.name
-            yield from _nested_strings(call.arguments)
+def _strings(m: Message) -> Iterator[str]:
+    """Every string of a message redaction reads (so one detection pass can mask a row's together)."""
+    yield m.text
+    if m.thinking:
+        yield m.thinking
+    if m.tool_call_id is not None:
+        yield m.tool_call_id
+    for piece in m.parts:
+        yield piece if isinstance(piece, str) else piece.url
+    for call in m.tool_calls:
+        yield call.call_id
+        yield call.name
+        yield from _nested_strings(call.arguments)
 
 
 def _nested_strings(value: Any) -> Iterator[str]:
