@@ -30,6 +30,7 @@ from waybook.stores._catalog import (
     Catalog,
     catalog_entry,
     check_journal_id,
+    check_index,
     check_position,
     check_reason,
     check_timeout,
@@ -308,6 +309,19 @@ class CatalogStore(abc.ABC):
         self._sync_catalog()
         with self._cat_mutex:
             return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
+
+    def count(self, *, hidden: bool = False) -> int:
+        """How many journals `list(hidden=hidden)` pages through (CountingStore). O(1)."""
+        self._sync_catalog()
+        with self._cat_mutex:
+            return self._cat.count(hidden=hidden)
+
+    def cursor_at(self, index: int, *, hidden: bool = False) -> str | None:
+        """The cursor from which `list(hidden=hidden)` starts at its `index`-th journal (CountingStore)."""
+        check_index(index)
+        self._sync_catalog()
+        with self._cat_mutex:
+            return self._cat.cursor_at(index, hidden=hidden)
 
     def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
         check_journal_id(journal_id)
