@@ -283,7 +283,7 @@ def main() -> None:
     parser.add_argument(
         "--journals",
         type=int,
-        help="instead: the big-store rows (bench/big_stores.py) on stores of this many journals of 50 records",
+        help="instead: the big-store rows (bench/big_stores.py) on stores of this many journals",
     )
     args = parser.parse_args()
     if args.journals is not None:

@@ -42,7 +42,9 @@ def test_every_store_counts_and_finds_the_nth_journal_itself(store: JournalStore
 
 
 @pytest.mark.parametrize("hidden_too", [False, True], ids=["shown", "with-hidden"])
-def test_a_page_from_any_index_is_the_walked_listing_from_there(store: JournalStore, hidden_too: bool) -> None:
+def test_a_page_from_any_index_is_the_walked_listing_from_there(
+    store: JournalStore, hidden_too: bool
+) -> None:
     fill(store, 12, hidden={0, 4, 5, 11}, purged={2, 5, 7})
     listing = walked(store, hidden=hidden_too)
     assert count_journals(store, hidden=hidden_too) == len(listing)
@@ -83,5 +85,5 @@ def test_the_directory_catalog_pages_by_position_as_a_walk_does(
 
 @pytest.mark.parametrize("index", [-1, 1.5, "3", None, True], ids=repr)
 def test_a_bad_index_is_refused_naming_what_an_index_is(store: JournalStore, index: object) -> None:
-    with pytest.raises(StoreArgumentError, match="journal index .* must be a whole number from 0"):
+    with pytest.raises(StoreArgumentError, match=r"journal index .* must be a whole number from 0"):
         list_from(store, index, limit=10)  # type: ignore[arg-type]

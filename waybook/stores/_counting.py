@@ -18,7 +18,9 @@ WALK_PAGE: Final = 1000
 """Journals asked for at a time when a store is walked."""
 
 
-def iter_journals(store: JournalStore, *, hidden: bool = False, page: int = WALK_PAGE) -> Iterator[JournalInfo]:
+def iter_journals(
+    store: JournalStore, *, hidden: bool = False, page: int = WALK_PAGE
+) -> Iterator[JournalInfo]:
     """Every journal `store.list(hidden=hidden)` pages through, in creation order, a page at a time."""
     cursor = None
     while True:

@@ -32,8 +32,8 @@ from waybook.stores._blobs import Blobs
 from waybook.stores._catalog import (
     CREATED,
     HIDDEN,
-    PURGED,
     POSITION_MAX,
+    PURGED,
     catalog_entry,
     check_index,
     check_journal_id,
