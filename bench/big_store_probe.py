@@ -17,7 +17,10 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench.big_stores import journal_id
+
+def journal_id(n: int) -> str:
+    """bench/big_stores.py's ids (this file runs alone too, under an older checkout for its figures)."""
+    return f"session-{n:06d}"
 
 
 def timed(work: Callable[[], object], repeats: int) -> tuple[float, float]:
