@@ -53,7 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.journals
     if args.op == "ls":
-        median, cold = timed(cli(["ls", "--store", args.url]), 5)
+        median, cold = timed(cli(["ls", "--store", args.url]), 3)
     elif args.op == "open":
         from waybook.stores import open_store
 
@@ -71,12 +71,12 @@ def main() -> None:
 
         server = ViewServer(args.url)
         try:
-            median, cold = timed(lambda: server.front_page(1), 5)
+            median, cold = timed(lambda: server.front_page(1), 3)
         finally:
             server.server_close()
     elif args.op == "search":
         word = f"marker{n // 2}"
-        median, cold = timed(cli(["search", word, "--store", args.url, "--index", args.index]), 5)
+        median, cold = timed(cli(["search", word, "--store", args.url, "--index", args.index]), 3)
     else:
         median, cold = timed(cli(["verify", "--store", args.url, "--json"]), 0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

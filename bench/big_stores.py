@@ -96,8 +96,11 @@ def ensure(journals: int, *, only: str | None = None) -> dict[str, str]:
     for kind, url in urls.items():
         if only is not None and kind != only:
             continue
-        done = place / f"{kind}.done"
+        done, indexed = place / f"{kind}.done", place / f"{kind}.indexed"
         if done.exists():
+            if not indexed.exists():
+                probe("search", url, journals, index=place / f"{kind}.search.sqlite")  # builds the index
+                indexed.write_text("built\n")
             continue
         local = kind != "postgres"
         scratch = Path(scratch_root) / str(journals) if scratch_root and local else place
@@ -109,8 +112,9 @@ def ensure(journals: int, *, only: str | None = None) -> dict[str, str]:
         if scratch != place:
             name = built.split("/")[-1]
             shutil.move(str(scratch / name), str(place / name))
-        probe("search", url, journals, index=place / f"{kind}.search.sqlite")  # builds the index once
         done.write_text(f"{time.perf_counter() - started:.1f}\n")
+        probe("search", url, journals, index=place / f"{kind}.search.sqlite")  # builds the index once
+        indexed.write_text("built\n")
     return urls
 
 
