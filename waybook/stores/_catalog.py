@@ -99,7 +99,8 @@ class Catalog:
         data: dict[str, Any] = body.data
         journal_id = str(data.get("journal", ""))
         if body.type == CREATED:
-            self._forget(journal_id)  # (a catalog names each journal once; a second entry replaces it)
+            if journal_id in self.journals:  # (a catalog names each journal once; a second replaces it)
+                self._forget(journal_id)
             self.journals[journal_id] = JournalInfo(
                 journal_id=journal_id,
                 role=str(data.get("role", "session")),
