@@ -18,6 +18,10 @@ synchronous setting (it does not offer one, so a subclass sets it on each connec
     python bench/stores.py [--sessions 200] [--records 500] [--rounds 1]
                            [--fsync-sessions 20] [--fsync-records 50] [--fsync-rounds 3]
 Prints a table; writes bench/stores.json.
+
+    python -m bench.stores --journals 100000
+The big-store rows instead (bench/big_stores.py: ls, open, serve's front page, search, verify --store and
+peak memory on stores of that many journals); writes bench/big_stores.json.
 """
 
 from __future__ import annotations
@@ -276,7 +280,17 @@ def main() -> None:
     parser.add_argument("--fsync-records", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1, help="rounds at the flush level (default 1)")
     parser.add_argument("--fsync-rounds", type=int, default=3, help="rounds at the fsync level (default 3)")
+    parser.add_argument(
+        "--journals",
+        type=int,
+        help="instead: the big-store rows (bench/big_stores.py) on stores of this many journals",
+    )
     args = parser.parse_args()
+    if args.journals is not None:
+        from bench.big_stores import run
+
+        run(args.journals)
+        return
     rows = run_level("flush", args.sessions, args.records, args.rounds)
     rows += run_level("fsync", args.fsync_sessions, args.fsync_records, args.fsync_rounds)
     header = f"{'level':6} {'system':22} {'phase':7} {'records':>8} {'seconds':>9} {'rec/s':>9} {'x raw':>7}"

@@ -15,13 +15,15 @@ PROGRESS_THRESHOLD = 20_000
 class Phases:
     """A progress display for the phases of one command (replaying, reading, writing ...).
 
-    Shown only when stderr is a terminal and the work is at least `threshold` records; otherwise every
-    call is a no-op, so commands call it unconditionally.
+    Shown only when stderr is a terminal and the work is at least `threshold` records, or always with
+    `force` (a command's --progress: then drawn on stderr as on a terminal); otherwise every call is a
+    no-op, so commands call it unconditionally.
     """
 
-    def __init__(self, records: int, *, threshold: int | None = None) -> None:
+    def __init__(self, records: int, *, threshold: int | None = None, force: bool = False) -> None:
         limit = PROGRESS_THRESHOLD if threshold is None else threshold
-        self.enabled = records >= limit and sys.stderr.isatty()
+        self.enabled = force or (records >= limit and sys.stderr.isatty())
+        self._force = force
         self._progress: Any = None
         self._task: Any = None
 
@@ -29,7 +31,8 @@ class Phases:
         if self.enabled:
             from rich.progress import Progress
 
-            self._progress = Progress(console=Console(stderr=True), transient=True)
+            console = Console(stderr=True, force_terminal=True) if self._force else Console(stderr=True)
+            self._progress = Progress(console=console, transient=True)
             self._progress.start()
         return self
 

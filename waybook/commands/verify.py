@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.progress import Phases
@@ -17,7 +19,7 @@ from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
 from waybook.journal import JournalError, JsonlJournal, NotAJournalError, SessionJournal, VerifyReport
 from waybook.projections import LinkProblem
-from waybook.stores import CATALOG_ID, JournalStore, open_proven, prove
+from waybook.stores import CATALOG_ID, JournalStore, count_journals, iter_journals, open_proven, prove
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -38,6 +40,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
     add_store_option(parser, ids=f"each PATH (none: every journal, and the catalog {CATALOG_ID})")
     parser.add_argument("--json", action="store_true", help="one JSON object per journal")
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress bar on stderr even when it is not a terminal (a terminal shows it anyway)",
+    )
     parser.add_argument(
         "--blobs",
         action="store_true",
@@ -65,38 +72,59 @@ PROGRESS_PATHS = 20
 
 def _verify(args: argparse.Namespace, store: JournalStore | None) -> int:
     """Prove each journal once; the journals a receipt check needs stay open (their bytes in memory)
-    until the receipts are checked, so no journal is read twice."""
-    paths = args.paths if args.paths or store is None else every_journal(store)
+    until the receipts are checked, so no journal is read twice. A store's journals are listed a page at
+    a time and each report is written as it is made: nothing is kept per journal of the store."""
+    if args.paths or store is None:
+        paths: Iterable[Path] = args.paths
+        total = len(args.paths)
+    else:
+        with store_errors():
+            total = count_journals(store, hidden=True) + 1  # and the catalog
+        paths = every_journal(store)
     links = None if store is None else LinkCheck(store)
     status = OK
-    reports: list[dict[str, Any]] = []
+    reports = _Reports(streamed=args.json)
     with contextlib.ExitStack() as kept:
         receipts: list[SessionJournal] = []
-        with Phases(len(paths), threshold=2 if not args.paths else PROGRESS_PATHS) as phases:
-            phases.start("verifying", total=len(paths))
+        threshold = 2 if not args.paths else PROGRESS_PATHS
+        with Phases(total, threshold=0 if args.progress else threshold, force=args.progress) as phases:
+            phases.start("verifying", total=total)
             for done, path in enumerate(paths):
                 journal, found = _verify_one(args, store, path, reports, links)
                 status = max(status, found)
                 if journal is not None:
                     receipts.append(kept.enter_context(journal))
                 phases.advance(done + 1)
-        if args.json:
-            emit_json(reports)
+        reports.close()
         return max(status, verify_receipts(receipts, quiet=args.json, store=store))
 
 
-def every_journal(store: JournalStore) -> list[Path]:
-    """Every journal id of `store`, hidden ones too, in creation order, and its catalog last."""
-    ids: list[Path] = []
-    cursor = None
-    while True:
-        with store_errors():
-            page = store.list(hidden=True, after=cursor, limit=1000)
-        ids.extend(Path(info.journal_id) for info in page)
-        cursor = page.cursor
-        if cursor is None:
-            break
-    return [*ids, Path(CATALOG_ID)]
+class _Reports:
+    """The `--json` reports, written as one JSON array an item at a time (emit_json's exact bytes),
+    never held whole; without `streamed`, nothing is written."""
+
+    def __init__(self, *, streamed: bool) -> None:
+        self._streamed = streamed
+        self._written = 0
+        self._encode = json.JSONEncoder(sort_keys=True, ensure_ascii=sys.stdout.isatty()).encode
+
+    def append(self, entry: dict[str, Any]) -> None:
+        if self._streamed:
+            sys.stdout.write(("[" if not self._written else ", ") + self._encode(entry))
+            self._written += 1
+
+    def close(self) -> None:
+        if self._streamed:
+            sys.stdout.write(("[" if not self._written else "") + "]\n")
+
+
+def every_journal(store: JournalStore) -> Iterator[Path]:
+    """Every journal id of `store`, hidden ones too, in creation order, and its catalog last: listed a
+    page at a time."""
+    with store_errors():
+        for info in iter_journals(store, hidden=True):
+            yield Path(info.journal_id)
+    yield Path(CATALOG_ID)
 
 
 def _proof(store: JournalStore | None, path: Path) -> tuple[SessionJournal | None, VerifyReport]:
@@ -113,7 +141,7 @@ def _verify_one(
     args: argparse.Namespace,
     store: JournalStore | None,
     path: Path,
-    reports: list[dict[str, Any]],
+    reports: _Reports,
     links: LinkCheck | None = None,
 ) -> tuple[SessionJournal | None, int]:
     """Verify one journal, print (or add to `reports`) what was found; the journal if the receipt check
@@ -148,7 +176,7 @@ def _say(
     path: Path,
     report: VerifyReport,
     journal: SessionJournal | None,
-    reports: list[dict[str, Any]],
+    reports: _Reports,
     links: LinkCheck | None = None,
 ) -> int:
     """Print (or add to `reports`) what was found of one journal, its blobs too with --blobs, and (with

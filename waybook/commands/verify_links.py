@@ -3,35 +3,51 @@
 A link whose target journal is missing, or whose target's header names another parent, and a sub-agent
 session whose parent is missing or records no link back are problems (exit 1); a link to a session that
 names no parent (written before links were two-way) is a note. The check itself is the pure
-`waybook.projections.link_problems`; this module reads the facts from the store, each journal once.
+`waybook.projections.link_problems`; this module reads the facts from the store, each journal once
+(one read long before is read again).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Final
 
 from waybook.journal import JournalError, SessionJournal
 from waybook.projections import LinkFacts, LinkProblem, link_facts, link_problems, linked_journals
 from waybook.stores import JournalStore
 
+KEPT_FACTS: Final = 4096
+"""How many journals' link facts a LinkCheck keeps (least recently used are read again if needed)."""
+
 
 class LinkCheck:
-    """Checks journals of one store, keeping the link facts of every journal it read."""
+    """Checks journals of one store, keeping the link facts of the last `KEPT_FACTS` journals it read (a
+    sub-agent is checked right after its parent; one read long before is read again): a store of any
+    size costs the same memory."""
 
     def __init__(self, store: JournalStore) -> None:
         self._store = store
-        self._facts: dict[str, LinkFacts | None] = {}
+        self._facts: OrderedDict[str, LinkFacts | None] = OrderedDict()
 
     def check(self, journal_id: str, journal: SessionJournal) -> tuple[LinkFacts, tuple[LinkProblem, ...]]:
         facts = link_facts(journal_id, journal.read())
-        self._facts[journal_id] = facts
+        self._keep(journal_id, facts)
         others = {name: self._facts_of(name) for name in linked_journals(facts)}
         return facts, link_problems(facts, others)
 
     def _facts_of(self, journal_id: str) -> LinkFacts | None:
-        if journal_id not in self._facts:
-            self._facts[journal_id] = self._read(journal_id)
-        return self._facts[journal_id]
+        if journal_id in self._facts:
+            self._facts.move_to_end(journal_id)
+            return self._facts[journal_id]
+        facts = self._read(journal_id)
+        self._keep(journal_id, facts)
+        return facts
+
+    def _keep(self, journal_id: str, facts: LinkFacts | None) -> None:
+        self._facts[journal_id] = facts
+        self._facts.move_to_end(journal_id)
+        while len(self._facts) > KEPT_FACTS:
+            self._facts.popitem(last=False)
 
     def _read(self, journal_id: str) -> LinkFacts | None:
         try:

@@ -9,6 +9,7 @@ pass), and their blobs found with `blobs_for`: no caller needs to know how a sto
 from waybook.stores._async_open import open_async_store
 from waybook.stores._bridge import BridgeError, FeedServer, RemoteSubscription
 from waybook.stores._copying import copy_records
+from waybook.stores._counting import count_journals, iter_journals, list_from
 from waybook.stores._database import DatabaseJournal, DatabaseStore
 from waybook.stores._directory import DirectoryStore
 from waybook.stores._errors import (
@@ -28,6 +29,7 @@ from waybook.stores._in_process import InProcessStore, MemoryStore
 from waybook.stores._protocol import (
     CATALOG_ID,
     AsyncJournalStore,
+    CountingStore,
     JournalFiles,
     JournalStore,
     NonBlockingStore,
@@ -79,7 +81,12 @@ __all__ = [
     "open_journal",
     "open_proven",
     "prove",
+    # paging through a big store
+    "count_journals",
+    "iter_journals",
+    "list_from",
     # abilities some stores have
+    "CountingStore",
     "JournalFiles",
     "NonBlockingStore",
     # delivery to extensions

@@ -29,6 +29,7 @@ from waybook.stores._catalog import (
     PURGED,
     Catalog,
     catalog_entry,
+    check_index,
     check_journal_id,
     check_position,
     check_reason,
@@ -73,10 +74,11 @@ FEED_WINDOW_RUNS = 4096
 """Runs read together by `feed`: each journal with records among them is read once per window."""
 
 
-def _first(runs: list[tuple[int, Run]], limit: int | None) -> list[tuple[int, Run]]:
-    """`runs` cut after `limit` records."""
+def _first(runs: Iterator[tuple[int, Run]], limit: int | None) -> list[tuple[int, Run]]:
+    """`runs` cut after `limit` records, taken from the iterator only as far as the cut: a page of the
+    feed costs its own runs, not every run after it."""
     if limit is None:
-        return runs
+        return list(runs)
     kept: list[tuple[int, Run]] = []
     left = max(limit, 0)
     for start, run in runs:
@@ -309,6 +311,19 @@ class CatalogStore(abc.ABC):
         with self._cat_mutex:
             return self._cat.page(role=role, metadata=metadata, hidden=hidden, after=after, limit=limit)
 
+    def count(self, *, hidden: bool = False) -> int:
+        """How many journals `list(hidden=hidden)` pages through (CountingStore). O(1)."""
+        self._sync_catalog()
+        with self._cat_mutex:
+            return self._cat.count(hidden=hidden)
+
+    def cursor_at(self, index: int, *, hidden: bool = False) -> str | None:
+        """The cursor from which `list(hidden=hidden)` starts at its `index`-th journal (CountingStore)."""
+        check_index(index)
+        self._sync_catalog()
+        with self._cat_mutex:
+            return self._cat.cursor_at(index, hidden=hidden)
+
     def hide(self, journal_id: str, *, reason: str, actor: str | None = None) -> Record:
         check_journal_id(journal_id)
         check_reason(reason)
@@ -347,7 +362,8 @@ class CatalogStore(abc.ABC):
         check_position(after, limit)
         self._check_open()
         self._sync_runs()
-        return self._entries(_first(list(self._runs.after(after)), limit))
+        with self._runs_mutex:
+            return self._entries(_first(self._runs.after(after), limit))
 
     def _entries(self, pending: builtins.list[tuple[int, Run]]) -> Iterator[FeedEntry]:
         for i in range(0, len(pending), FEED_WINDOW_RUNS):

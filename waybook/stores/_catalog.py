@@ -7,7 +7,8 @@ hiding and the purge trail are therefore records, replayable like everything els
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import bisect
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 
 import attrs
@@ -67,13 +68,22 @@ def leaf_of(last: Record | None) -> str | None:
 
 @attrs.define
 class Catalog:
-    """The fold of a catalog journal: which journals exist, in creation order, hidden, or purged."""
+    """The fold of a catalog journal: which journals exist, in creation order, hidden, or purged.
+
+    Beside the journals by id it keeps their creation seqs in order (and the hidden ones'), so a page
+    after a cursor, the count and the cursor of the n-th journal cost O(log journals), not a walk."""
 
     store: str
     seq: int = 0
     last: Record | None = None
     journals: dict[str, JournalInfo] = attrs.field(factory=dict)
     purged: dict[str, PurgeReceipt] = attrs.field(factory=dict)
+    _created: list[int] = attrs.field(factory=list)
+    """The creation seqs of `journals`, ascending (a catalog appends them in that order)."""
+    _ids: list[str] = attrs.field(factory=list)
+    """The ids of `journals`, in the order of `_created`."""
+    _hidden: list[int] = attrs.field(factory=list)
+    """The creation seqs of the hidden journals, ascending."""
 
     def apply(self, records: Iterable[Record]) -> None:
         """Fold in the records after `seq` (records already folded in are skipped)."""
@@ -89,6 +99,8 @@ class Catalog:
         data: dict[str, Any] = body.data
         journal_id = str(data.get("journal", ""))
         if body.type == CREATED:
+            if journal_id in self.journals:  # (a catalog names each journal once; a second replaces it)
+                self._forget(journal_id)
             self.journals[journal_id] = JournalInfo(
                 journal_id=journal_id,
                 role=str(data.get("role", "session")),
@@ -96,15 +108,56 @@ class Catalog:
                 created=record.seq,
                 created_at=record.at,
             )
+            self._created.append(record.seq)
+            self._ids.append(journal_id)
         elif body.type == HIDDEN and journal_id in self.journals:
-            self.journals[journal_id] = attrs.evolve(self.journals[journal_id], hidden=True)
+            info = self.journals[journal_id]
+            if not info.hidden:
+                bisect.insort(self._hidden, info.created)
+            self.journals[journal_id] = attrs.evolve(info, hidden=True)
         elif body.type == PURGED:
-            self.journals.pop(journal_id, None)
+            self._forget(journal_id)
             self.purged[journal_id] = receipt_of(self.store, record)
+
+    def _forget(self, journal_id: str) -> None:
+        info = self.journals.pop(journal_id, None)
+        if info is None:
+            return
+        at = bisect.bisect_left(self._created, info.created)
+        del self._created[at], self._ids[at]
+        if info.hidden:
+            del self._hidden[bisect.bisect_left(self._hidden, info.created)]
 
     @property
     def leaf(self) -> str | None:
         return leaf_of(self.last)
+
+    def count(self, *, hidden: bool) -> int:
+        """How many journals a listing shows (hidden ones too with `hidden`). O(1)."""
+        return len(self._created) - (0 if hidden else len(self._hidden))
+
+    def cursor_at(self, index: int, *, hidden: bool) -> str | None:
+        """The cursor after which a listing starts at its `index`-th journal (from 0; None for 0; past the
+        last journal, a cursor after every journal)."""
+        if index <= 0:
+            return None
+        if hidden:
+            return str(self._created[index - 1]) if index <= len(self._created) else str(POSITION_MAX)
+        # the first position whose shown journals up to and including it number `index`
+        low, high = 0, len(self._created)
+        while low < high:
+            middle = (low + high) // 2
+            shown = middle + 1 - bisect.bisect_right(self._hidden, self._created[middle])
+            if shown < index:
+                low = middle + 1
+            else:
+                high = middle
+        return str(self._created[low]) if low < len(self._created) else str(POSITION_MAX)
+
+    def in_order(self, after: int) -> Iterator[JournalInfo]:
+        """The journals created after catalog seq `after`, in creation order."""
+        for at in range(bisect.bisect_right(self._created, after), len(self._created)):
+            yield self.journals[self._ids[at]]
 
     def page(
         self,
@@ -115,8 +168,9 @@ class Catalog:
         after: str | None,
         limit: int,
     ) -> JournalPage:
+        start = parse_cursor(after)
         return select_page(
-            self.journals.values(), role=role, metadata=metadata, hidden=hidden, after=after, limit=limit
+            self.in_order(start), role=role, metadata=metadata, hidden=hidden, after=after, limit=limit
         )
 
 
@@ -136,6 +190,13 @@ def parse_cursor(after: object) -> int:
     return value
 
 
+def check_index(index: object) -> int:
+    if type(index) is not int or not 0 <= index <= POSITION_MAX:
+        msg = f"journal index {index!r:.40} must be a whole number from 0 (the first journal listed)"
+        raise StoreArgumentError(msg)
+    return index
+
+
 def check_limit(limit: int) -> int:
     if type(limit) is not int or limit < 1:
         msg = f"list limit {limit!r} must be a whole number of at least 1"
@@ -152,7 +213,7 @@ def select_page(
     after: str | None,
     limit: int,
 ) -> JournalPage:
-    """One page of `journals` (in creation order) after the cursor, filtered. O(journals)."""
+    """One page of `journals` (in creation order) after the cursor, filtered: O(the journals it passes)."""
     start = parse_cursor(after)
     limit = check_limit(limit)
     wanted = dict(metadata or {})

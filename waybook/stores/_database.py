@@ -32,8 +32,10 @@ from waybook.stores._blobs import Blobs
 from waybook.stores._catalog import (
     CREATED,
     HIDDEN,
+    POSITION_MAX,
     PURGED,
     catalog_entry,
+    check_index,
     check_journal_id,
     check_limit,
     check_position,
@@ -187,6 +189,23 @@ class DatabaseStore:
             if len(rows) < PAGE:
                 return JournalPage(tuple(chosen), None)
             start = rows[-1].created
+
+    def count(self, *, hidden: bool = False) -> int:
+        """How many journals `list(hidden=hidden)` pages through (CountingStore): one query."""
+        self._check_open()
+        with self._engine.transaction(write=False) as tx:
+            return tx.count_journals(hidden=hidden)
+
+    def cursor_at(self, index: int, *, hidden: bool = False) -> str | None:
+        """The cursor from which `list(hidden=hidden)` starts at its `index`-th journal (CountingStore):
+        one query, without reading the journals before it."""
+        check_index(index)
+        self._check_open()
+        if index == 0:
+            return None
+        with self._engine.transaction(write=False) as tx:
+            created = tx.created_at_index(index - 1, hidden=hidden)
+        return str(POSITION_MAX if created is None else created)
 
     def feed(self, after: int = 0, *, limit: int | None = None) -> Iterator[FeedEntry]:
         check_position(after, limit)

@@ -53,7 +53,8 @@ class _RunLine(msgspec.Struct, array_like=True):
     digest: str | None = None
 
 
-_RUN_DECODER = msgspec.json.Decoder(_RunLine)
+_RUNS_DECODER = msgspec.json.Decoder(Run)
+"""`feed.runs` read straight into runs, a read of many lines at once (a `_RunLine` is a `Run`'s line)."""
 CATALOG_FILE = "catalog.jsonl"
 JOURNALS = "journals"
 BLOBS = "blobs"
@@ -239,10 +240,8 @@ class DirectoryStore(CatalogStore):
             return
         data = os.pread(self._feed_fd, size - self._feed_seen, self._feed_seen)
         end = data.rfind(b"\n") + 1  # a line being written, or torn by a crash, is not a run yet
-        for line in data[:end].splitlines():
-            if line:
-                run = _RUN_DECODER.decode(line)
-                self._runs.add(Run(run.journal_id, run.first, run.last, run.digest))
+        if end:
+            self._runs.extend(_RUNS_DECODER.decode_lines(data[:end]))  # (blank lines are skipped)
         self._feed_seen += end
 
     def _feed_write(self, run: Run) -> None:

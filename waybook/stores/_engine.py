@@ -96,6 +96,14 @@ class Transaction(Protocol):
         """Unpurged journals created after `after`, in creation order, at most `limit`."""
         ...
 
+    def count_journals(self, *, hidden: bool) -> int:
+        """How many unpurged journals there are (hidden ones only with `hidden`), the catalog aside."""
+        ...
+
+    def created_at_index(self, index: int, *, hidden: bool) -> int | None:
+        """The creation seq of the `index`-th (from 0) journal `journals` lists, None past the last."""
+        ...
+
     def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
         """Records with position > `after` in position order, at most `limit`."""
         ...

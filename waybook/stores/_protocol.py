@@ -211,3 +211,18 @@ class ProvingStore(Protocol):
         """The journal read-only (the proven prefix of a damaged one) and the report of its proof, from
         one pass over its bytes; with `keep`, the journal's reads do not read the storage again."""
         ...
+
+
+@runtime_checkable
+class CountingStore(Protocol):
+    """An ability: the store counts its journals and finds the n-th of its listing without reading the
+    journals before it, so a page far into a big store costs no more than the first (`count_journals`,
+    `list_from`)."""
+
+    def count(self, *, hidden: bool = False) -> int:
+        """How many journals `list(hidden=hidden)` pages through."""
+        ...
+
+    def cursor_at(self, index: int, *, hidden: bool = False) -> str | None:
+        """The cursor from which `list(hidden=hidden)` starts at its `index`-th journal (from 0: None)."""
+        ...

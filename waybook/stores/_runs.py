@@ -12,7 +12,7 @@ commits in the other order, and a record a crashed writer never fed is fed by th
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from waybook.model import Head
@@ -50,6 +50,22 @@ class Runs:
                 self._digests.pop(run.journal_id, None)
             else:
                 self._digests[run.journal_id] = run.digest
+
+    def extend(self, runs: Iterable[Run]) -> None:
+        """`add` each of `runs` in turn (one loop: a store's whole feed is taken in when it opens)."""
+        kept, ends, fed, digests = self.runs, self.ends, self.fed, self._digests
+        head = self.head
+        for run in runs:
+            journal_id, first, last, digest = run
+            head += last - first + 1
+            kept.append(run)
+            ends.append(head)
+            if last >= fed.get(journal_id, 0):
+                fed[journal_id] = last
+                if digest is None:
+                    digests.pop(journal_id, None)
+                else:
+                    digests[journal_id] = digest
 
     def catch_up(self, journal_id: str, head: Head) -> Run | None:
         """The run that feeds `journal_id` through `head`, or None when it is fed already."""

@@ -162,6 +162,22 @@ class SqliteTransaction:
         ).fetchall()
         return [_journal_row(row) for row in rows]
 
+    def count_journals(self, *, hidden: bool) -> int:
+        (count,) = self._conn.execute(
+            "SELECT count(*) FROM journals WHERE purged IS NULL AND journal_id != '_catalog' "
+            "AND (? OR hidden = 0)",
+            (int(hidden),),
+        ).fetchone()
+        return int(count)
+
+    def created_at_index(self, index: int, *, hidden: bool) -> int | None:
+        row = self._conn.execute(
+            "SELECT created FROM journals WHERE purged IS NULL AND journal_id != '_catalog' "
+            "AND (? OR hidden = 0) ORDER BY created LIMIT 1 OFFSET ?",
+            (int(hidden), index),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
         rows = self._conn.execute(
             "SELECT position, journal_id, seq, line FROM records WHERE position > ? "

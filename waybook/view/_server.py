@@ -38,7 +38,14 @@ import jinja2
 from waybook.journal import JournalError
 from waybook.model import Header
 from waybook.projections import PriceTable
-from waybook.stores import JournalStore, StoreError, open_proven, open_store
+from waybook.stores import (
+    JournalStore,
+    StoreError,
+    count_journals,
+    list_from,
+    open_proven,
+    open_store,
+)
 from waybook.view._data import node_data, page_data, summary_of
 from waybook.view._feed_watch import FeedWatch
 from waybook.view._http import HEAD_END, MAX_HEAD, BadRequestError, Request, parse_head, response_head
@@ -176,18 +183,6 @@ def page_numbers(page: int, pages: int, *, around: int = 3) -> list[int | None]:
     return shown
 
 
-def every_journal_id(store: JournalStore) -> list[str]:
-    """The ids of the store's listed journals, in creation order (a listing is the catalog, in memory)."""
-    ids: list[str] = []
-    cursor = None
-    while True:
-        listed = store.list(after=cursor, limit=1000)
-        ids.extend(info.journal_id for info in listed)
-        cursor = listed.cursor
-        if cursor is None:
-            return ids
-
-
 @attrs.frozen
 class Response:
     status: HTTPStatus
@@ -249,6 +244,7 @@ class ViewServer:
         self._connections: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._state = threading.Lock()
+        self._store: JournalStore | None = None  # opened by the first page, closed by server_close
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._stopping = False
@@ -280,6 +276,10 @@ class ViewServer:
         self._socket.close()
         self._watch.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._state:
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
     @property
     def open_connections(self) -> int:
@@ -490,24 +490,33 @@ class ViewServer:
     # --- pages (run on a page thread) ----------------------------------------------------------------
 
     def _with_store(self, use: Callable[[JournalStore], T]) -> T:
-        with open_store(self.store_url, create=False) as store:
-            return use(store)
+        """`use(store)` on the store the server keeps open for its pages (every store is safe across
+        threads; one opened per page would read a big directory store's whole catalog on each)."""
+        with self._state:
+            if self._closed:
+                msg = f"{self.store_url}: the server is closed"
+                raise StoreError(msg)
+            if self._store is None:
+                self._store = open_store(self.store_url, create=False)
+            store = self._store
+        return use(store)
 
     def front_page(self, page: int = 1) -> str:
         """The journal list, `page_size` journals a page in the store's creation order (page 1 first)."""
 
         def build(store: JournalStore) -> str:
-            ids = every_journal_id(store)
-            pages = max(1, math.ceil(len(ids) / self.page_size))
+            total = count_journals(store)  # the page alone is read: a big store's listing is never held
+            pages = max(1, math.ceil(total / self.page_size))
             if page > pages:
-                msg = f"no page {page}: the store's {len(ids)} journals fill {pages} page(s)"
+                msg = f"no page {page}: the store's {total} journals fill {pages} page(s)"
                 raise NoSuchPageError(msg)
             start = (page - 1) * self.page_size
-            rows = [journal_row(store, journal_id) for journal_id in ids[start : start + self.page_size]]
+            listed = list_from(store, start, limit=self.page_size)
+            rows = [journal_row(store, info.journal_id) for info in listed]
             return _LIST_PAGE.render(
                 url=self.store_url,
                 rows=rows,
-                total=len(ids),
+                total=total,
                 page=page,
                 pages=pages,
                 first=start + 1,

@@ -157,6 +157,22 @@ class PostgresTransaction:
         )
         return [JournalRow(r[0], r[1], msgspec.json.decode(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
 
+    def count_journals(self, *, hidden: bool) -> int:
+        rows = self._query(
+            "SELECT count(*) FROM waybook_journals WHERE purged IS NULL AND journal_id <> '_catalog'"
+            " AND (%s OR NOT hidden)",
+            (hidden,),
+        )
+        return int(rows[0][0])
+
+    def created_at_index(self, index: int, *, hidden: bool) -> int | None:
+        rows = self._query(
+            "SELECT created FROM waybook_journals WHERE purged IS NULL AND journal_id <> '_catalog'"
+            " AND (%s OR NOT hidden) ORDER BY created LIMIT 1 OFFSET %s",
+            (hidden, index),
+        )
+        return int(rows[0][0]) if rows else None
+
     def feed(self, after: int, limit: int) -> builtins.list[FeedRow]:
         rows = self._query("SELECT * FROM waybook_feed(%s, %s)", (after, limit))
         return [FeedRow(*row) for row in rows]

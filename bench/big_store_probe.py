@@ -1,0 +1,87 @@
+"""One row of bench/big_stores.py in this (fresh) process: prints one JSON line with the median seconds
+of the repeats, the first (cold) run's seconds, and this process's peak RSS (KiB).
+
+    python -m bench.big_store_probe ls|open|front|search|verify URL JOURNALS [--index FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import random
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+
+def journal_id(n: int) -> str:
+    """bench/big_stores.py's ids (this file runs alone too, under an older checkout for its figures)."""
+    return f"session-{n:06d}"
+
+
+def timed(work: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """(median seconds of `repeats` runs after the first, the first run's seconds)."""
+    seconds = []
+    for _ in range(repeats + 1):
+        started = time.perf_counter()
+        work()
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds[1:] or seconds), seconds[0]
+
+
+def cli(argv: list[str]) -> Callable[[], object]:
+    from waybook.cli import main
+
+    def run() -> None:
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(io.StringIO()):
+            main(argv)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("op", choices=["ls", "open", "front", "search", "verify"])
+    parser.add_argument("url")
+    parser.add_argument("journals", type=int)
+    parser.add_argument("--index")
+    args = parser.parse_args()
+    n = args.journals
+    if args.op == "ls":
+        median, cold = timed(cli(["ls", "--store", args.url]), 3)
+    elif args.op == "open":
+        from waybook.stores import open_store
+
+        picks = random.Random(50).sample(range(n), min(n, 50))
+        with open_store(args.url, create=False) as store:
+            store.open(journal_id(picks[0])).close()
+            seconds = []
+            for pick in picks:
+                started = time.perf_counter()
+                store.open(journal_id(pick)).close()
+                seconds.append(time.perf_counter() - started)
+        median, cold = statistics.median(seconds), seconds[0]
+    elif args.op == "front":
+        from waybook.view import ViewServer
+
+        server = ViewServer(args.url)
+        try:
+            median, cold = timed(lambda: server.front_page(1), 3)
+        finally:
+            server.server_close()
+    elif args.op == "search":
+        word = f"marker{n // 2}"
+        median, cold = timed(cli(["search", word, "--store", args.url, "--index", args.index]), 3)
+    else:
+        median, cold = timed(cli(["verify", "--store", args.url, "--json"]), 0)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    sys.stdout.write(json.dumps({"seconds": median, "cold": cold, "rss_kb": rss}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
