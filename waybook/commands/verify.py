@@ -87,15 +87,17 @@ def _verify(args: argparse.Namespace, store: JournalStore | None) -> int:
     with contextlib.ExitStack() as kept:
         receipts: list[SessionJournal] = []
         threshold = 2 if not args.paths else PROGRESS_PATHS
-        with Phases(total, threshold=0 if args.progress else threshold, force=args.progress) as phases:
-            phases.start("verifying", total=total)
-            for done, path in enumerate(paths):
-                journal, found = _verify_one(args, store, path, reports, links)
-                status = max(status, found)
-                if journal is not None:
-                    receipts.append(kept.enter_context(journal))
-                phases.advance(done + 1)
-        reports.close()
+        try:
+            with Phases(total, threshold=0 if args.progress else threshold, force=args.progress) as phases:
+                phases.start("verifying", total=total)
+                for done, path in enumerate(paths):
+                    journal, found = _verify_one(args, store, path, reports, links)
+                    status = max(status, found)
+                    if journal is not None:
+                        receipts.append(kept.enter_context(journal))
+                    phases.advance(done + 1)
+        finally:  # a store that fails partway still leaves a JSON array of what was verified
+            reports.close()
         return max(status, verify_receipts(receipts, quiet=args.json, store=store))
 
 
