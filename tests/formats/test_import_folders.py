@@ -94,6 +94,31 @@ def test_progress_is_told_of_every_session_file_read(tmp_path: Path) -> None:
     assert seen == [(done, total) for done in range(total + 1)]
 
 
+@needs_shared
+def test_sessions_in_folder_gives_each_session_before_it_reads_the_next_file(tmp_path: Path) -> None:
+    """Issue 50 (a whole home): a folder import holds one session at a time, so a session comes back
+    before the next file is read; a damaged file stops the walk only when its turn comes."""
+    folder = tmp_path / "sessions"
+    shutil.copytree(SHARED_FIXTURES / "codex", folder)
+    later = folder / "zz" / "rollout-later.jsonl"
+    later.parent.mkdir()
+    later.write_text('{"type":"session_meta"\n')
+    walk = codex.sessions_in_folder(folder)
+    first = next(walk)
+    assert isinstance(first, ImportedSession)
+    assert first.source.name.startswith("rollout-2026")
+    with pytest.raises(SourceFileError) as refused:
+        next(walk)
+    assert refused.value.path == later
+
+
+@needs_shared
+def test_a_claude_code_folder_walked_one_session_at_a_time_equals_its_import_folder() -> None:
+    folder = SHARED_FIXTURES / "claude-code"
+    walked = [s for s in claude_code.sessions_in_folder(folder) if isinstance(s, ImportedSession)]
+    assert tuple(walked) == claude_code.import_folder(folder).sessions
+
+
 # --- regular files only, inside the folder (issue 43) -------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from waybook.formats._folders import (
@@ -20,8 +21,9 @@ from waybook.formats._folders import (
     ImportedJournal,
     ImportedSession,
     Progress,
+    SkippedFile,
     SourceFileError,
-    import_each,
+    each_session,
 )
 from waybook.formats._source_files import read_regular
 from waybook.formats.claude_code._subagents import SubagentStart, subagent_start
@@ -50,11 +52,21 @@ def import_folder(path: Path, *, lenient: bool = False, progress: Progress | Non
     transcript is skipped under `lenient` (`FolderImport.skipped`); any other failure is a
     `SourceFileError` naming the file. `progress(done, total)` follows the session files read.
     """
+    found = list(sessions_in_folder(path, lenient=lenient, progress=progress))
+    sessions = tuple(item for item in found if isinstance(item, ImportedSession))
+    return FolderImport(path, sessions, tuple(item for item in found if isinstance(item, SkippedFile)))
+
+
+def sessions_in_folder(
+    path: Path, *, lenient: bool = False, progress: Progress | None = None
+) -> Iterator[ImportedSession | SkippedFile]:
+    """`import_folder`'s sessions (and skipped files) one at a time, in path order: a caller that writes
+    each before taking the next holds one session's records, whatever the folder's size."""
 
     def one(session: Path) -> ImportedSession:
         return _session(session, read_regular(session, inside=path), lenient=lenient, name=None)
 
-    return import_each(path, _session_files(path), one, lenient=lenient, progress=progress)
+    return each_session(_session_files(path), one, lenient=lenient, progress=progress)
 
 
 def _session_files(folder: Path) -> list[Path]:
