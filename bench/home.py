@@ -15,8 +15,8 @@ of every journal (the full proof, as a check that the import is sound: a failure
 Rows, per size: `import auto at S sessions: records/s` (records written, over both imports' wall time
 including start-up; goal at least 5,000), `records per CPU second` (over their user + system time: what
 an idle core gives, on a machine whose load moves the wall time) and `import auto at S sessions: peak
-RSS` (the larger of the two imports'); then `peak RSS at the largest / at the smallest size` (goal at most 1.25: independent of
-the folder's size). `--rounds` repeats each size (alternating the sizes) and reports the medians.
+RSS` (the larger of the two imports'); then `peak RSS at the largest / at the smallest size` (goal at
+most 1.25: independent of the folder's size). `--rounds` repeats each size (alternating the sizes) and reports the medians.
 
 Run: `python -m bench.home [--sessions 500 2000] [--rounds 1] [--keep DIR]`; writes bench/home.json.
 """
