@@ -16,7 +16,8 @@ Rows, per size: `import auto at S sessions: records/s` (records written, over bo
 including start-up; goal at least 5,000), `records per CPU second` (over their user + system time: what
 an idle core gives, on a machine whose load moves the wall time) and `import auto at S sessions: peak
 RSS` (the larger of the two imports'); then `peak RSS at the largest / at the smallest size` (goal at
-most 1.25: independent of the folder's size). `--rounds` repeats each size (alternating the sizes) and reports the medians.
+most 1.25: independent of the folder's size). `--rounds` repeats each size (alternating the sizes) and
+reports the medians.
 
 Run: `python -m bench.home [--sessions 500 2000] [--rounds 1] [--keep DIR]`; writes bench/home.json.
 """
@@ -157,9 +158,7 @@ def generate(home: Path, sessions: int, *, seed: int = SEED) -> dict[str, Path]:
     return {"claude-code": projects, "codex": codex_root}
 
 
-def run_waybook(
-    args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,)
-) -> tuple[float, float, float, str]:
+def run_waybook(args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float, str]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB and stdout of `python -m waybook ARGS`
     (this checkout's code); an exit status not in `ok` stops the bench."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
