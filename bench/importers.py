@@ -11,8 +11,8 @@
 Each row pairs the two sizes in one run, alternately (the order flipped each round), for `--rounds`
 rounds, and reports the median of the rounds' ratios `cost per unit at the larger / at the smaller`
 (goal at most 2: a constant cost per session), and beside it the same ratio per record made (the
-generated sessions' lengths vary, so a small folder's mix moves its cost per session). CPU time (`time.process_time`), so the machine's load
-moves it less than the wall time.
+generated sessions' lengths vary, so a small folder's mix moves its cost per session). CPU time
+(`time.process_time`), so the machine's load moves it less than the wall time.
 
 Run: `python -m bench.importers [--rounds 3] [--sessions 100] [--subsessions 2000]`; writes
 bench/importers.json.
@@ -151,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     rows = []
-    print(f"{'importer':<12}{'unit':>9}{'small':>8}{'large':>8}{'us small':>12}{'us large':>12}{'ratio':>8}{'per record':>12}")
+    print(
+        f"{'importer':<12}{'unit':>9}{'small':>8}{'large':>8}{'us small':>12}{'us large':>12}{'ratio':>8}"
+        f"{'per record':>12}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         homes = [generate(Path(tmp) / f"home-{s}", 2 * s) for s in (args.sessions, 4 * args.sessions)]
         for name, walk in (
