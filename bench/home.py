@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                 generate(home, n, seed=args.seed)
             homes[n] = {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
         print(
-            f"{'sessions':>9}{'records':>10}{'import s':>10}{'records/s':>11}{'peak MiB':>10}{'verify s':>10}"
+            f"{'sessions':>9}{'records':>10}{'import s':>10}{'records/s':>11}{'rec/cpu-s':>11}"
+            f"{'peak MiB':>10}{'verify s':>10}"
         )
         for round_ in range(args.rounds):
             order = args.sessions if round_ % 2 == 0 else list(reversed(args.sessions))
