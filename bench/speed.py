@@ -30,11 +30,13 @@ if str(ROOT) not in sys.path:
 from bench.measure import Row  # noqa: E402
 from bench.speed_against import DEFAULT_REV, against_rows  # noqa: E402
 from bench.speed_appends import append_rows, durable_rows, group_rows  # noqa: E402
+from bench.speed_memory import memory_rows  # noqa: E402
 from bench.speed_reads import open_rows, reopen_rows, resume_rows  # noqa: E402
 from bench.speed_sessions import many_reopens_row, many_sessions_row  # noqa: E402
 
-AREAS = ("appends", "durable", "reads", "sessions", "group")
-"""What `--only AREA` picks: appends (speed_appends.py), durable (the default append, on disk when it
+AREAS = ("appends", "memory", "durable", "reads", "sessions", "group")
+"""What `--only AREA` picks: appends (speed_appends.py), memory (in memory against eventsourcing's POPO
+recorder: speed_memory.py), durable (the default append, on disk when it
 returns, against raw write + fsync and against flush), reads (open, verify, resume, reopen, the many
 sessions' full-proof reopen), sessions (200 x 500 against BASELINE_REV), group (group commit); and, only
 when named, against (the writer's loops against another revision, `--rev REV`: speed_against.py)."""
@@ -47,6 +49,8 @@ def bench_speed(
     try:
         if "appends" in only:
             yield from append_rows(tmp, quick)
+        if "memory" in only:
+            yield from memory_rows(quick)
         if "durable" in only:
             yield from durable_rows(tmp, quick)
         if "reads" in only:

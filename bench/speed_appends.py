@@ -29,7 +29,7 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     import msgspec
 
     from waybook import GENESIS, JsonlJournal, Session
-    from waybook.journal import AppendResult, Head
+    from waybook.journal import AppendResult, Head, NewRecord, Record
     from waybook.journal._jsonl._file_ops import FileIdentity, OsFileOps
 
     n = 5_000 if quick else 20_000
@@ -72,23 +72,25 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
 
         return run
 
-    def floor() -> None:
-        """The least Python doing an append's work: its five system calls (flock, lseek for other
-        writers, write, stat of the path, flock), the one-record rules and the seal, inline, without
-        the journal's structure and without its open and close (no fsync). Not an adapter: a floor."""
+    def floor_loop(name: str, batches: list[list[NewRecord]], *, salted: bool = False) -> None:
+        """The least Python doing the appends' work: per append its five system calls (flock, lseek for
+        other writers, write, stat of the path, flock), the rules and the seal of each record (salted, as
+        a journal of schema 2 seals content, when `salted`), inline, without the journal's structure and
+        without its open and close (no fsync). Not an adapter: a floor."""
         import fcntl
         import os
 
         from waybook.codecs._wire import seal
+        from waybook.journal._clock import new_salt
         from waybook.journal._ledger import Ledger
 
-        name = str(tmp / "floor.jsonl")
+        path = str(tmp / name)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
-        fd = os.open(name, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            os.unlink(path)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         st = os.fstat(fd)
         dev, ino = st.st_dev, st.st_ino
-        ledger = Ledger.empty(name)
+        ledger = Ledger.empty(path)
         rules = ledger.rules
         rules.commit(rules.check(records[:1]))
         first, line = seal(1, records[0], GENESIS.digest)
@@ -97,23 +99,60 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         flock, lseek, write, stat = fcntl.flock, os.lseek, os.write, os.stat
         ex, un = fcntl.LOCK_EX | fcntl.LOCK_NB, fcntl.LOCK_UN
         try:
-            for new in records[1:]:
+            for batch in batches:
                 flock(fd, ex)
                 if lseek(fd, 0, os.SEEK_END) != end:
                     raise RuntimeError("another writer")
-                delta = rules.check_one(new)
-                record, line = seal(head.seq + 1, new, head.digest)
-                data = line + b"\n"
+                size = len(batch)
+                sealed: tuple[Record, ...]
+                if size == 1:
+                    new = batch[0]
+                    delta = rules.check_one(new)
+                    record, line = seal(head.seq + 1, new, head.digest, None, new_salt() if salted else None)
+                    sealed, data = (record,), line + b"\n"
+                else:
+                    checked = rules.check(batch)
+                    lines, sealed_list, prev = [], [], head.digest
+                    for index, new in enumerate(batch, start=1):
+                        salt = new_salt() if salted else None
+                        record, line = seal(head.seq + index, new, prev, (index, size), salt)
+                        sealed_list.append(record)
+                        lines.append(line + b"\n")
+                        prev = record.digest
+                    sealed, data = tuple(sealed_list), b"".join(lines)
                 write(fd, data)
-                now = stat(name, follow_symlinks=False)
+                now = stat(path, follow_symlinks=False)
                 if now.st_ino != ino or now.st_dev != dev:
                     raise RuntimeError("replaced")
-                result = AppendResult(head, Head(record.seq, record.digest), (record,))
-                rules.commit_one(new.id, delta)
+                last = sealed[-1]
+                result = AppendResult(head, Head(last.seq, last.digest), sealed)
+                if size == 1:
+                    rules.commit_one(batch[0].id, delta)
+                else:
+                    rules.commit(checked)
                 head, end = result.head, end + len(data)
                 flock(fd, un)
         finally:
             os.close(fd)
+
+    def floor() -> None:
+        floor_loop("floor.jsonl", [[new] for new in records[1:]])
+
+    def session_floor() -> None:
+        """`Session.user`'s floor: what a session adds to an append (a fresh id and timestamp, the body
+        made with the leaf as its parent, a salt for the sealed content), then the append's floor."""
+        from waybook.journal import UserMessage
+        from waybook.journal._clock import new_id, utc_now
+
+        made, leaf = [], None
+        for content in texts:  # made inside the timed call, as Session.user makes each record
+            rid = new_id()
+            made.append([NewRecord(id=rid, at=utc_now(), body=UserMessage(parent=leaf, content=content))])
+            leaf = rid
+        floor_loop("session-floor.jsonl", made, salted=True)
+
+    def batch_floor() -> None:
+        floor_loop("batch-floor.jsonl", [records[i : i + 100] for i in range(1, n, 100)])
 
     def session_appends() -> None:
         path = tmp / "session.jsonl"
@@ -151,6 +190,17 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         goal=0.20,
         rounds=rounds,
         note="Session.user per record (fresh id + timestamp); baseline msgspec encode + write + flush",
+    )
+    yield row(
+        "speed.session.append.floor",
+        n,
+        raw_flush,
+        session_floor,
+        unit="appends/s",
+        goal=None,
+        rounds=rounds,
+        note="not an adapter: a fresh id, timestamp and salt per record, the body made, then the append's "
+        "floor (five system calls, rules, salted seal, inline): what the Session goal can reach here",
     )
     yield row(
         "speed.session.custom.flush",
@@ -224,6 +274,17 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
         goal=0.45,
         rounds=rounds,
         note="100 records per append; same baseline (per record)",
+    )
+    yield row(
+        "speed.journal.batch100.floor",
+        n,
+        raw_flush,
+        batch_floor,
+        unit="records/s",
+        goal=None,
+        rounds=rounds,
+        note="not an adapter: the batch append's work with no structure (five system calls per 100 records, "
+        "the batch's rules, a seal per record with its place, inline): what the batch goal can reach here",
     )
 
 

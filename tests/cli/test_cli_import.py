@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.cli_runner import waybook
 from tests.helpers.paths import SHARED_FIXTURES
+from waybook.formats import ImportedSession, claude_code
 
 pytestmark = pytest.mark.skipif(
     not SHARED_FIXTURES.is_dir(), reason="shared/fixtures is not beside this checkout"
@@ -98,6 +99,36 @@ def test_a_damaged_session_in_a_folder_is_named_and_nothing_is_written(tmp_path:
     assert run.stderr.startswith(f"waybook: {broken}: 1 line(s) of the codex session cannot be imported")
     assert "nothing of this import was written" in run.stderr
     assert not (tmp_path / "store").exists()
+
+
+def test_a_damaged_session_after_good_ones_leaves_the_store_unwritten(tmp_path: Path) -> None:
+    """Issue 50: the sessions read before the damaged one are checked and spooled, never written."""
+    folder = tmp_path / "sessions"
+    shutil.copytree(SHARED_FIXTURES / "codex", folder)
+    broken = folder / "zz" / "rollout-broken.jsonl"
+    broken.parent.mkdir()
+    broken.write_text('{"type":"session_meta"\n')
+    run = waybook("import", "codex", folder, "--store", f"file:{tmp_path / 'store'}")
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"waybook: {broken}: ")
+    assert "nothing of this import was written" in run.stderr
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_folder_import_writes_the_bytes_each_session_imported_alone_writes(tmp_path: Path) -> None:
+    """Issue 50: the folder import's journals go through a spool on disk (one session in memory at a
+    time); each is byte for byte the journal of its session imported alone."""
+    folder, alone = f"file:{tmp_path / 'folder'}", f"file:{tmp_path / 'alone'}"
+    run = waybook("import", "claude-code", SHARED_FIXTURES / "claude-code", "--store", folder, "--json")
+    assert run.returncode == 0, run.stderr
+    for session in claude_code.sessions_in_folder(SHARED_FIXTURES / "claude-code"):
+        assert isinstance(session, ImportedSession)
+        one = waybook("import", "claude-code", session.source, "--store", alone, session.journal.journal)
+        assert one.returncode == 0, one.stderr
+    ours = {p.name: p.read_bytes() for p in (tmp_path / "folder" / "journals").rglob("*.jsonl")}
+    theirs = {p.name: p.read_bytes() for p in (tmp_path / "alone" / "journals").rglob("*.jsonl")}
+    assert len(ours) == 9  # five sessions, four sub-agents
+    assert ours == theirs
 
 
 def test_a_folder_without_a_store_is_a_usage_error(tmp_path: Path) -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.claude_code import short_transcript
 from tests.helpers.paths import SHARED_FIXTURES
+from tests.helpers.shapes import calls_made
 from waybook.formats import (
     FolderImport,
     ImportedSession,
@@ -92,6 +94,68 @@ def test_progress_is_told_of_every_session_file_read(tmp_path: Path) -> None:
     found = claude_code.import_folder(SHARED_FIXTURES / "claude-code", progress=lambda *d: seen.append(d))
     total = len(found.sessions)
     assert seen == [(done, total) for done in range(total + 1)]
+
+
+@needs_shared
+def test_sessions_in_folder_gives_each_session_before_it_reads_the_next_file(tmp_path: Path) -> None:
+    """Issue 50 (a whole home): a folder import holds one session at a time, so a session comes back
+    before the next file is read; a damaged file stops the walk only when its turn comes."""
+    folder = tmp_path / "sessions"
+    shutil.copytree(SHARED_FIXTURES / "codex", folder)
+    later = folder / "zz" / "rollout-later.jsonl"
+    later.parent.mkdir()
+    later.write_text('{"type":"session_meta"\n')
+    walk = codex.sessions_in_folder(folder)
+    first = next(walk)
+    assert isinstance(first, ImportedSession)
+    assert first.source.name.startswith("rollout-2026")
+    with pytest.raises(SourceFileError) as refused:
+        next(walk)
+    assert refused.value.path == later
+
+
+@needs_shared
+def test_a_claude_code_folder_walked_one_session_at_a_time_equals_its_import_folder() -> None:
+    folder = SHARED_FIXTURES / "claude-code"
+    walked = [s for s in claude_code.sessions_in_folder(folder) if isinstance(s, ImportedSession)]
+    assert tuple(walked) == claude_code.import_folder(folder).sessions
+
+
+def _old_layout_project(root: Path, sessions: int) -> Path:
+    """A project folder of the older layout: each session's sub-agent transcript beside it."""
+    folder = root / f"project-{sessions}"
+    folder.mkdir()
+    for i in range(sessions):
+        (folder / f"s-{i:04d}.jsonl").write_text(short_transcript(f"s-{i:04d}"))
+        agent = short_transcript(f"s-{i:04d}", isSidechain=True, agentId=f"a{i:04d}")
+        (folder / f"agent-a{i:04d}.jsonl").write_text(agent)
+    return folder
+
+
+def test_a_folder_walk_reads_the_transcripts_beside_its_sessions_once_not_once_per_session(
+    tmp_path: Path,
+) -> None:
+    """Issue 50 (a whole home): every session of a folder read every agent-*.jsonl beside it to find its
+    own, so a folder of S sessions and S sub-agents cost S * S reads (16x the calls at 4x the sessions);
+    the walk indexes them once per folder. Each session still gets exactly its own sub-agent."""
+
+    def walk(folder: Path) -> Callable[[], object]:
+        return lambda: [s.subagents for s in claude_code.sessions_in_folder(folder)]  # type: ignore[union-attr]
+
+    small, large = _old_layout_project(tmp_path, 20), _old_layout_project(tmp_path, 80)
+    assert calls_made(walk(large)) / calls_made(walk(small)) < 5.5
+    for found in claude_code.sessions_in_folder(small):
+        assert isinstance(found, ImportedSession)
+        number = found.source.stem.removeprefix("s-")
+        assert [sub.source.name for sub in found.subagents] == [f"agent-a{number}.jsonl"]
+    assert (
+        claude_code.import_session(small / "s-0003.jsonl").subagents
+        == next(
+            s
+            for s in claude_code.sessions_in_folder(small)
+            if s.source.name == "s-0003.jsonl"  # type: ignore[union-attr]
+        ).subagents
+    )
 
 
 # --- regular files only, inside the folder (issue 43) -------------------------------------------------

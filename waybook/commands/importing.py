@@ -13,7 +13,7 @@ import argparse
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -25,13 +25,15 @@ from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.export_rows import PROGRESS_RECORDS
 from waybook.commands.growth import JournalDivergedError, batches, bulk_url, held_prefix, sealed
 from waybook.commands.import_report import Written, failure_json, say
+from waybook.commands.import_spool import Spool
 from waybook.commands.progress import Phases
-from waybook.commands.store_option import URLS, create_store, import_into_store
+from waybook.commands.store_option import URLS, Staged, create_store, import_into_store
 from waybook.commands.terminal import plural
 from waybook.formats import (
     ImportedSession,
     ImportReport,
     RefusedFileError,
+    SkippedFile,
     claude_code,
     codex,
     linked_both_ways,
@@ -301,28 +303,56 @@ def _session_outputs(args: argparse.Namespace, session: ImportedSession) -> list
 
 
 def _folder(args: argparse.Namespace) -> int:
-    """Every session under a folder (`~/.claude/projects`, `~/.codex/sessions`) into a store."""
+    """Every session under a folder (`~/.claude/projects`, `~/.codex/sessions`) into a store: each
+    session read, linked, checked and spooled in turn (waybook.commands.import_spool), then, once every
+    one is checked, each journal written."""
     if args.store is None or args.source not in ("claude-code", "codex"):
         msg = "a folder imports into a store: waybook import claude-code|codex FOLDER --store URL"
         raise UsageError(msg)
-    import_folder = claude_code.import_folder if args.source == "claude-code" else codex.import_folder
-    with contextlib.ExitStack() as stack:
-        found = import_folder(args.path, lenient=args.lenient, progress=_Reading(stack))
-    outputs = [(j.journal, j.records, j.report) for j in found.journals]
-    held_by = _write_all(args, outputs)
-    written = _written(outputs, held_by)
-    skipped_files = [(str(skip.path), skip.reason) for skip in found.skipped]
+    sessions_in = claude_code.sessions_in_folder if args.source == "claude-code" else codex.sessions_in_folder
+    outputs: list[tuple[str, int, ImportReport]] = []
+    skipped_files: list[tuple[str, str]] = []
+    sessions = 0
+    with tempfile.TemporaryFile(prefix="waybook-import-") as file:
+        spool, unknown = Spool(file), set[str]()
+        with contextlib.ExitStack() as stack:
+            for found in sessions_in(args.path, lenient=args.lenient, progress=_Reading(stack)):
+                if isinstance(found, SkippedFile):
+                    skipped_files.append((str(found.path), found.reason))
+                    continue
+                sessions += 1
+                outputs += _spool_session(found, spool, unknown)
+        held_by = _write_to_store(args.store, spool.journals, spool.blobs, unknown - set(spool.blobs))
+    written = [Written(target, count, report, held_by.get(target, 0)) for target, count, report in outputs]
     if args.json:
         say(args, written, "", skipped_files=skipped_files)
     else:
         lines = sum(report.lines for _, _, report in outputs)
         warn(
-            f"imported {len(found.sessions)} sessions as {len(outputs)} journals "
+            f"imported {sessions} sessions as {len(outputs)} journals "
             f"({lines} source lines) into {args.store}"
         )
-        for file, why in skipped_files:
-            warn(f"skipped {file} (--lenient): {why}")
+        for file_name, why in skipped_files:
+            warn(f"skipped {file_name} (--lenient): {why}")
     return OK
+
+
+def _spool_session(
+    session: ImportedSession, spool: Spool, unknown: set[str]
+) -> list[tuple[str, int, ImportReport]]:
+    """Link, check and spool each journal of `session` (its images kept as blobs, the blobs its records
+    reference added to `unknown`); each journal's target, record count and report."""
+    journals = session.journals
+    outputs = []
+    for journal, linked in zip(journals, linked_both_ways([j.records for j in journals]), strict=True):
+        records, images = images_as_blobs(linked)
+        for digest, (data, media_type) in images.items():
+            spool.blobs.add(digest, data, media_type)
+        staging = stage(journal.journal, records)
+        unknown.update(references(staging.read()))
+        spool.add(journal.journal, staging)
+        outputs.append((journal.journal, len(records), journal.report))
+    return outputs
 
 
 class _Reading:
@@ -405,7 +435,7 @@ def _write_all(
             records = inline_known(records, shown)
         staged.append((target, stage(target, records, (places or {}).get(target))))
     if args.store is not None:
-        return _write_to_store(args.store, staged, blobs)
+        return _write_to_store(args.store, staged, blobs, _unknown_blobs(staged, blobs))
     _warn_missing(_unknown_blobs(staged, blobs))
     taken = [target for target, _ in staged if Path(target).exists() or Path(target).is_symlink()]
     for target in taken:
@@ -465,11 +495,15 @@ def _replace(path: Path, data: bytes) -> None:
 
 
 def _write_to_store(
-    url: str, staged: Sequence[tuple[str, InMemoryJournal]], blobs: dict[str, tuple[bytes, str]]
+    url: str,
+    staged: Sequence[tuple[str, Staged]],
+    blobs: Mapping[str, tuple[bytes, str]],
+    unknown: set[str],
 ) -> dict[str, int]:
     """Check each target (new, or holding the start of its import), store the images, then write each
     journal (a blob before its reference): a new one whole, a grown one's new records after its own.
-    Returns the records each target held already."""
+    `unknown`: the blobs referenced whose bytes the import does not have. Returns the records each
+    target held already."""
     targets = [target for target, _ in staged]
     twice = sorted({t for t in targets if targets.count(t) > 1})
     if twice:
@@ -480,7 +514,7 @@ def _write_to_store(
         for target, staging in staged:
             if store.exists(target):
                 held[target] = _held(store, url, target, staging)
-        _warn_missing({digest for digest in _unknown_blobs(staged, blobs) if not store.blobs.exists(digest)})
+        _warn_missing({digest for digest in unknown if not store.blobs.exists(digest)})
         for data, media_type in blobs.values():  # each lease runs out by itself once referenced
             store.blobs.put(data, media_type=media_type)
         for target, staging in track(staged, description=f"writing {len(staged)} journals"):
@@ -493,7 +527,7 @@ def _write_to_store(
     return held
 
 
-def _held(store: JournalStore, url: str, target: str, staging: InMemoryJournal) -> int:
+def _held(store: JournalStore, url: str, target: str, staging: Staged) -> int:
     """How many of the import's records the journal `target` already holds; a usage error if it holds
     anything else (nothing is written)."""
     records = [NewRecord(id=r.id, at=r.at, body=r.body) for r in staging.read()]

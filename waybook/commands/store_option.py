@@ -15,10 +15,10 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from waybook.commands.exits import UsageError
-from waybook.journal import Header, SessionJournal
+from waybook.journal import Head, Header, Record, SessionJournal
 from waybook.stores import (
     JournalExistsError,
     JournalFiles,
@@ -101,7 +101,15 @@ def file_to_repair(url: str, journal_id: str) -> Path | None:
     return None
 
 
-def import_into_store(store: JournalStore, journal_id: str, staging: SessionJournal) -> None:
+class Staged(Protocol):
+    """A checked journal waiting to be written: an `InMemoryJournal`, or one spooled to disk."""
+
+    def head(self) -> Head: ...
+
+    def read(self, after: int = 0) -> Iterator[Record]: ...
+
+
+def import_into_store(store: JournalStore, journal_id: str, staging: Staged) -> None:
     """Copy a validated journal into a new journal of `store`, with its own header, batch by batch: the
     records are sealed again to the same bytes, so every digest is kept."""
     records = list(staging.read())

@@ -4,13 +4,14 @@ A session file imports as an `ImportedSession`: its own journal, then one per su
 beside it (Claude Code). A folder of sessions (Claude Code's `~/.claude/projects`, Codex's
 `~/.codex/sessions`) imports as a `FolderImport`: one `ImportedSession` per session file, in path order,
 and, with `lenient`, the files skipped for not being of the format, each with the reason. Each format's
-`import_folder` finds its files; `import_each` here imports them alike. Nothing is written: every journal
-comes back as records, for the caller to validate and write.
+`import_folder` finds its files; `each_session` here imports them alike, one at a time (each format's
+`sessions_in_folder` gives them so). Nothing is written: every journal comes back as records, for the
+caller to validate and write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -79,32 +80,31 @@ class SourceFileError(JournalError, ValueError):
         super().__init__(f"{path}: {cause} (nothing of this import was written)")
 
 
-def import_each(
-    folder: Path,
+def each_session(
     files: Sequence[Path],
     import_one: Callable[[Path], ImportedSession],
     *,
     lenient: bool,
     progress: Progress | None = None,
-) -> FolderImport:
-    """`import_one` of every file. A file not of the format is skipped under `lenient` and stops the
-    import otherwise; any other error stops it, as a `SourceFileError` naming the file (a
-    `RefusedFileError` as it is)."""
-    sessions: list[ImportedSession] = []
-    skipped: list[SkippedFile] = []
+) -> Iterator[ImportedSession | SkippedFile]:
+    """`import_one` of every file, in order, one at a time: a caller that writes each session before
+    asking for the next holds one session's records, whatever the folder's size. A file not of the
+    format is skipped under `lenient` (yielded as a `SkippedFile`) and stops the import otherwise; any
+    other error stops it, as a `SourceFileError` naming the file (a `RefusedFileError` as it is)."""
     if progress is not None:
         progress(0, len(files))
     for done, file in enumerate(files, start=1):
+        item: ImportedSession | SkippedFile
         try:
-            sessions.append(import_one(file))
+            item = import_one(file)
         except NotThisFormatError as exc:
             if not lenient:
                 raise SourceFileError(file, exc) from exc
-            skipped.append(SkippedFile(file, exc.why))
+            item = SkippedFile(file, exc.why)
         except (SourceFileError, RefusedFileError):
             raise
         except JournalError as exc:
             raise SourceFileError(file, exc) from exc
+        yield item
         if progress is not None:
             progress(done, len(files))
-    return FolderImport(folder, tuple(sessions), tuple(skipped))

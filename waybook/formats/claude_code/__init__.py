@@ -5,7 +5,7 @@ from waybook.formats.claude_code._context import (
     api_messages,
     replay_context,
 )
-from waybook.formats.claude_code._folder import import_folder, import_session
+from waybook.formats.claude_code._folder import import_folder, import_session, sessions_in_folder
 from waybook.formats.claude_code._subagents import Anchor, SubagentStart, subagent_anchor, subagent_start
 from waybook.formats.claude_code._transcript import (
     ClaudeCodeImport,
@@ -25,6 +25,7 @@ __all__ = [
     "import_session",
     "journal_id_for",
     "replay_context",
+    "sessions_in_folder",
     "subagent_anchor",
     "subagent_start",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from waybook.formats._folders import (
@@ -20,8 +21,9 @@ from waybook.formats._folders import (
     ImportedJournal,
     ImportedSession,
     Progress,
+    SkippedFile,
     SourceFileError,
-    import_each,
+    each_session,
 )
 from waybook.formats._source_files import read_regular
 from waybook.formats.claude_code._subagents import SubagentStart, subagent_start
@@ -50,11 +52,24 @@ def import_folder(path: Path, *, lenient: bool = False, progress: Progress | Non
     transcript is skipped under `lenient` (`FolderImport.skipped`); any other failure is a
     `SourceFileError` naming the file. `progress(done, total)` follows the session files read.
     """
+    found = list(sessions_in_folder(path, lenient=lenient, progress=progress))
+    sessions = tuple(item for item in found if isinstance(item, ImportedSession))
+    return FolderImport(path, sessions, tuple(item for item in found if isinstance(item, SkippedFile)))
+
+
+def sessions_in_folder(
+    path: Path, *, lenient: bool = False, progress: Progress | None = None
+) -> Iterator[ImportedSession | SkippedFile]:
+    """`import_folder`'s sessions (and skipped files) one at a time, in path order: a caller that writes
+    each before taking the next holds one session's records, whatever the folder's size."""
+
+    beside = _Beside()
 
     def one(session: Path) -> ImportedSession:
-        return _session(session, read_regular(session, inside=path), lenient=lenient, name=None)
+        data = read_regular(session, inside=path)
+        return _session(session, data, lenient=lenient, name=None, beside=beside)
 
-    return import_each(path, _session_files(path), one, lenient=lenient, progress=progress)
+    return each_session(_session_files(path), one, lenient=lenient, progress=progress)
 
 
 def _session_files(folder: Path) -> list[Path]:
@@ -65,8 +80,10 @@ def _session_files(folder: Path) -> list[Path]:
     )
 
 
-def _session(path: Path, data: bytes, *, lenient: bool, name: str | None) -> ImportedSession:
-    agents = _subagents(path, data)
+def _session(
+    path: Path, data: bytes, *, lenient: bool, name: str | None, beside: _Beside | None = None
+) -> ImportedSession:
+    agents = _subagents(path, data, beside)
     main = import_claude_code(data, lenient=lenient, subagents=_starts(path, data, agents, name), name=name)
     subagents = []
     for agent_path, agent_data in agents:
@@ -80,9 +97,11 @@ def _session(path: Path, data: bytes, *, lenient: bool, name: str | None) -> Imp
     )
 
 
-def _subagents(session: Path, data: bytes) -> list[tuple[Path, bytes]]:
+def _subagents(session: Path, data: bytes, beside: _Beside | None = None) -> list[tuple[Path, bytes]]:
     """The sub-agent transcripts of a session, read: SESSION/subagents/agent-*.jsonl, then agent-*.jsonl
-    beside it that name the same session (the older layout). Each must lie inside the session's folder."""
+    beside it that name the same session (the older layout). Each must lie inside the session's folder.
+    `beside`: a folder walk's index of the transcripts beside its sessions (each read once to index it,
+    not once per session of its folder)."""
     home = session.parent
 
     def read(path: Path) -> bytes:
@@ -92,8 +111,28 @@ def _subagents(session: Path, data: bytes) -> list[tuple[Path, bytes]]:
     if session.name.startswith("agent-"):
         return found
     session_id = _session_id(data)
-    beside = [(p, read(p)) for p in sorted(home.glob("agent-*.jsonl"))]
-    return found + [(p, agent) for p, agent in beside if _session_id(agent) == session_id]
+    if beside is not None:
+        return found + [(p, read(p)) for p in beside.naming(home, session_id, read)]
+    agents = [(p, read(p)) for p in sorted(home.glob("agent-*.jsonl"))]
+    return found + [(p, agent) for p, agent in agents if _session_id(agent) == session_id]
+
+
+class _Beside:
+    """The sub-agent transcripts beside the sessions of a folder walk (`agent-*.jsonl`, the older
+    layout), by folder and the session id each names: a folder's are read once, when its first session
+    asks, so a folder of S sessions and their sub-agents is not read S times over."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, dict[str | None, list[Path]]] = {}
+
+    def naming(self, home: Path, session_id: str | None, read: Callable[[Path], bytes]) -> list[Path]:
+        """The transcripts beside in `home` that name `session_id`, in path order."""
+        index = self._folders.get(home)
+        if index is None:
+            index = self._folders[home] = {}
+            for path in sorted(home.glob("agent-*.jsonl")):
+                index.setdefault(_session_id(read(path)), []).append(path)
+        return index.get(session_id, [])
 
 
 def _session_id(data: bytes) -> str | None:

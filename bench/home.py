@@ -1,0 +1,300 @@
+"""A whole home (issue 50): `waybook import auto` of 2,000 real-shaped Claude Code and Codex sessions.
+
+The home is generated from the real sessions of the shared fixtures (/work/shared/fixtures): each
+session is a copy of one of them (Claude Code: the long spotter session with its `subagents/` folder,
+the three short spotter sessions, the codemie session with its sub-agents beside it, the older layout;
+Codex: the rollout) with fresh ids (every UUID, and each sub-agent's id, mapped to a new one), its times
+moved by a whole number of minutes, and a prefix of its lines kept (30-100 %, so lengths vary; a sub-agent
+file is copied whole). Claude Code sessions go to `HOME/.claude/projects/<project>/` (25 sessions a
+project), Codex rollouts to `HOME/.codex/sessions/YYYY/MM/DD/`, half each. The seed makes the folder
+byte-identical from run to run.
+
+Each size runs, in its own process each (peak RSS from `wait4`), `waybook import auto` of the Claude Code
+projects folder and of the Codex sessions folder into one new `file:` store, then `waybook verify --store`
+of every journal (the full proof, as a check that the import is sound: a failure stops the bench).
+Rows, per size: `import auto at S sessions: records/s` (records written, over both imports' wall time
+including start-up; goal at least 5,000), `records per CPU second` (over their user + system time: what
+an idle core gives, on a machine whose load moves the wall time) and `import auto at S sessions: peak
+RSS` (the larger of the two imports'); then `peak RSS at the largest / at the smallest size` (goal at
+most 1.25: independent of the folder's size). `--rounds` repeats each size (alternating the sizes) and
+reports the medians.
+
+Run: `python -m bench.home [--sessions 500 2000] [--rounds 1] [--keep DIR]`; writes bench/home.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import attrs
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = Path(__file__).with_name("home.json")
+FIXTURES = Path(os.environ.get("WAYBOOK_FIXTURES", "/work/shared/fixtures"))
+SESSIONS_PER_PROJECT = 25
+SEED = 50
+CATALOG = "_catalog"
+
+
+@attrs.frozen
+class Template:
+    """A real session to copy: its file, its sub-agents' files (and whether they lie beside it)."""
+
+    format: str
+    session: Path
+    subagents: tuple[Path, ...] = ()
+    beside: bool = False
+
+
+def templates() -> list[Template]:
+    cc = FIXTURES / "claude-code"
+    spotter, codemie = cc / "spotter", cc / "codemie"
+    long_id = "258c7280-ae70-4798-800f-63464d01a85d"
+    return [
+        Template(
+            "claude-code",
+            spotter / f"{long_id}.jsonl",
+            tuple(sorted((spotter / long_id / "subagents").glob("agent-*.jsonl"))),
+        ),
+        Template("claude-code", spotter / "short.jsonl"),
+        Template("claude-code", spotter / "tool_heavy.jsonl"),
+        Template("claude-code", spotter / "subagent.jsonl"),
+        Template(
+            "claude-code",
+            codemie / "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+            tuple(sorted(codemie.glob("agent-*.jsonl"))),
+            beside=True,
+        ),
+        Template("codex", next((FIXTURES / "codex").glob("rollout-*.jsonl"))),
+    ]
+
+
+UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+TIME = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+AGENT = re.compile(r"agent-(.+)\.jsonl")
+
+
+class Copier:
+    """One copy of a template: every UUID and sub-agent id mapped to a fresh one, times shifted."""
+
+    def __init__(self, rng: random.Random, shift: dt.timedelta, agent_ids: list[str]) -> None:
+        self.rng, self.shift = rng, shift
+        self.ids: dict[bytes, bytes] = {}
+        self.agents = {old.encode(): self._agent_id(old).encode() for old in agent_ids}
+
+    def _agent_id(self, old: str) -> str:
+        prefix = "acompact-" if old.startswith("acompact-") else ("a" if old.startswith("a") else "")
+        size = len(old) - len(prefix)
+        return prefix + f"{self.rng.getrandbits(4 * size):0{size}x}"
+
+    def _uuid(self, match: re.Match[bytes]) -> bytes:
+        old = match.group()
+        if old not in self.ids:
+            self.ids[old] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4)).encode()
+        return self.ids[old]
+
+    def _time(self, match: re.Match[bytes]) -> bytes:
+        at = dt.datetime.strptime(match.group().decode(), "%Y-%m-%dT%H:%M:%S.%fZ") + self.shift
+        return (at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z").encode()
+
+    def text(self, data: bytes) -> bytes:
+        data = TIME.sub(self._time, UUID.sub(self._uuid, data))
+        for old, new in self.agents.items():
+            data = data.replace(old, new)
+        return data
+
+    def name(self, old: str) -> str:
+        return self.text(old.encode()).decode()
+
+
+def prefix(data: bytes, fraction: float) -> bytes:
+    """The first `fraction` of the lines (at least 10, or all), each whole."""
+    lines = data.splitlines(keepends=True)
+    keep = max(min(10, len(lines)), round(len(lines) * fraction))
+    return b"".join(lines[:keep])
+
+
+def generate(home: Path, sessions: int, *, seed: int = SEED) -> dict[str, Path]:
+    """`sessions` sessions under `home` (half Claude Code, half Codex); the two folders to import."""
+    rng = random.Random(seed)
+    cc_templates = [t for t in templates() if t.format == "claude-code"]
+    codex_template = next(t for t in templates() if t.format == "codex")
+    reads = {p: p.read_bytes() for t in templates() for p in (t.session, *t.subagents)}
+    projects, codex_root = home / ".claude" / "projects", home / ".codex" / "sessions"
+    for i in range(sessions):
+        template = cc_templates[rng.randrange(len(cc_templates))] if i % 2 == 0 else codex_template
+        shift = dt.timedelta(minutes=rng.randrange(0, 60 * 24 * 365))
+        agents = [m.group(1) for p in template.subagents if (m := AGENT.fullmatch(p.name))]
+        copier = Copier(rng, shift, agents)
+        data = copier.text(prefix(reads[template.session], rng.uniform(0.3, 1.0)))
+        if template.format == "codex":
+            at = TIME.search(data)
+            assert at is not None
+            day = at.group()[:10].decode().split("-")
+            folder = codex_root.joinpath(*day)
+            target = folder / copier.name(template.session.name)
+        else:
+            folder = projects / f"-home-user-project-{i // 2 // SESSIONS_PER_PROJECT:03d}"
+            target = folder / copier.name(template.session.name)
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        for agent in template.subagents:
+            where = folder if template.beside else folder / target.stem / "subagents"
+            where.mkdir(parents=True, exist_ok=True)
+            (where / copier.name(agent.name)).write_bytes(copier.text(reads[agent]))
+    return {"claude-code": projects, "codex": codex_root}
+
+
+def run_waybook(args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in MiB and stdout of `python -m waybook ARGS`
+    (this checkout's code); an exit status not in `ok` stops the bench."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    cwd.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "waybook", *args], stdout=out, stderr=err, env=env, cwd=cwd
+        )
+        _, status, usage = os.wait4(process.pid, 0)  # not process.wait(): wait4 keeps the peak RSS
+        seconds = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode not in ok:
+            msg = f"waybook {' '.join(args)} failed ({process.returncode}): {err.read().decode()[-2000:]}"
+            raise SystemExit(msg)
+        cpu = usage.ru_utime + usage.ru_stime
+        return seconds, cpu, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def one_run(folders: dict[str, Path], scratch: Path) -> dict[str, float]:
+    """Import both folders into a new store; verify it; the figures."""
+    store = scratch / "store"
+    shutil.rmtree(store, ignore_errors=True)
+    url = f"file:{store}"
+    seconds, cpu, peak = 0.0, 0.0, 0.0
+    for folder in folders.values():
+        s, c, rss, _ = run_waybook(["import", "auto", str(folder), "--store", url, "--json"], cwd=scratch)
+        seconds, cpu, peak = seconds + s, cpu + c, max(peak, rss)
+    # status 1: a problem reported; the spotter session that names a sub-agent transcript its fixture
+    # lacks is reported as a missing link (as the real session is); every journal must still prove
+    verify_s, _, verify_rss, out = run_waybook(["verify", "--store", url, "--json"], cwd=scratch, ok=(0, 1))
+    reports = [r for r in json.loads(out) if r["path"] != CATALOG]
+    bad = [r["path"] for r in reports if not r["ok"]]
+    if bad:
+        msg = f"the imported store does not verify: {', '.join(bad[:10])}"
+        raise SystemExit(msg)
+    records = sum(int(r["records"]) for r in reports)
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "peak_mib": peak,
+        "records": records,
+        "verify_seconds": verify_s,
+        "verify_peak_mib": verify_rss,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[500, 2000])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--keep", type=Path, help="generate the homes here and keep them")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    base = args.keep or Path(tempfile.mkdtemp(prefix="waybook-home-"))
+    results: dict[int, list[dict[str, float]]] = {n: [] for n in args.sessions}
+    try:
+        homes = {}
+        for n in args.sessions:
+            home = base / f"home-{n}"
+            if not home.exists():
+                generate(home, n, seed=args.seed)
+            homes[n] = {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+        print(
+            f"{'sessions':>9}{'records':>10}{'import s':>10}{'records/s':>11}{'rec/cpu-s':>11}"
+            f"{'peak MiB':>10}{'verify s':>10}"
+        )
+        for round_ in range(args.rounds):
+            order = args.sessions if round_ % 2 == 0 else list(reversed(args.sessions))
+            for n in order:
+                got = one_run(homes[n], base / f"scratch-{n}")
+                results[n].append(got)
+                print(
+                    f"{n:>9}{got['records']:>10.0f}{got['seconds']:>10.2f}"
+                    f"{got['records'] / got['seconds']:>11.0f}{got['records'] / got['cpu_seconds']:>11.0f}"
+                    f"{got['peak_mib']:>10.0f}"
+                    f"{got['verify_seconds']:>10.2f}",
+                    flush=True,
+                )
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    rows: list[dict[str, object]] = []
+    peaks = {}
+    for n in args.sessions:
+        runs = results[n]
+        rate = statistics.median(r["records"] / r["seconds"] for r in runs)
+        cpu_rate = statistics.median(r["records"] / r["cpu_seconds"] for r in runs)
+        peaks[n] = statistics.median(r["peak_mib"] for r in runs)
+        rows.append(
+            {
+                "name": f"import auto at {n} sessions: records/s",
+                "sessions": n,
+                "records": runs[0]["records"],
+                "seconds": statistics.median(r["seconds"] for r in runs),
+                "value": rate,
+                "goal": "at least 5000",
+                "passed": rate >= 5000,
+            }
+        )
+        rows.append(
+            {
+                "name": f"import auto at {n} sessions: records per CPU second",
+                "sessions": n,
+                "value": cpu_rate,
+                "note": "user + system time of both imports: the rate on an idle core, whatever the load",
+            }
+        )
+        rows.append(
+            {
+                "name": f"import auto at {n} sessions: peak RSS",
+                "sessions": n,
+                "value": peaks[n],
+                "unit": "MiB",
+                "verify_seconds": statistics.median(r["verify_seconds"] for r in runs),
+            }
+        )
+    if len(args.sessions) > 1:
+        small, large = min(args.sessions), max(args.sessions)
+        growth = peaks[large] / peaks[small]
+        print(f"peak RSS at {large} / at {small} sessions: {growth:.2f}")
+        rows.append(
+            {
+                "name": f"peak RSS at {large} / at {small} sessions",
+                "value": growth,
+                "goal": "at most 1.25 (independent of the folder's size)",
+                "passed": growth <= 1.25,
+            }
+        )
+    args.out.write_text(json.dumps({"seed": args.seed, "rows": rows}, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
