@@ -154,6 +154,47 @@ def _kept_bytes(body: Body) -> bytes:
     return ENCODER.encode(kept(*(values[i] for i in positions)))[1:-1]
 
 
+_SPACES: Final = tuple(b" " * n for n in range(BLOCK))
+_PREFIX_FIXED: Final = len(_SEALED_START) + SALT_HEX + len(b'","body":{') + len(b",")
+"""The bytes of a sealed prefix besides its content members and spaces: salt, keys and the comma."""
+
+
+def sealed_pieces(
+    salt: str,
+    content: dict[str, Any],
+    body: Body,
+    seq: int,
+    rid: str,
+    at: str,
+    prev: str,
+    batch: BatchPlace | None,
+) -> tuple[bytes, bytes, bytes]:
+    """`sealed_covered` for a caller that also wants the body's bytes: the covered bytes, the content
+    members and the kept members (each without braces; `{kept,content}` is the body, its kind first).
+    The content is encoded once, and the covered bytes joined from that one encoding. Raises what
+    msgspec raises for a value it cannot encode."""
+    encoded = ENCODER.encode(content)
+    members = memoryview(encoded)[1:-1]
+    start = _PREFIX_FIXED + len(members)
+    size = max(MIN_BLOCKS * BLOCK, -(-start // BLOCK) * BLOCK)
+    kept = _kept_bytes(body)
+    covered = b"".join(
+        (
+            _SEALED_START,
+            salt.encode(),
+            b'","body":{',
+            members,
+            b",",
+            _SPACES[size - start],
+            kept,
+            b"},",
+            _envelope_bytes(seq, rid, at, prev, batch),
+            b"}",
+        )
+    )
+    return covered, encoded, kept
+
+
 def _envelope_bytes(seq: int, rid: str, at: str, prev: str, batch: BatchPlace | None) -> bytes:
     return ENCODER.encode(_Envelope(seq=seq, id=rid, at=at, prev=prev, batch=batch))[1:-1]
 

@@ -286,6 +286,10 @@ def seal_content(
     if not commitments.is_salt(salt):
         msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
         raise InvalidRecordError(msg, record_id=str(rid))
+    if type(rid) is str and type(at) is str and type(prev) is str:
+        one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
+        if one_pass is not None:
+            return one_pass
     proved = round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str
     decoded = None
     if not proved:  # fail closed at every depth, registered values written by their codecs (as `seal`)
@@ -309,6 +313,47 @@ def seal_content(
     except DecodeError as exc:
         msg = f"record {rid!r} does not match its wire type: {exc.reason}"
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
+    return record, line
+
+
+def _seal_content_once(
+    seq: int,
+    rid: str,
+    at: str,
+    prev: str,
+    batch: BatchPlace | None,
+    salt: str,
+    body: Any,
+    content: dict[str, Any] | None,
+) -> tuple[Record, bytes] | None:
+    """`seal_content`'s common road: the content encoded once, and the covered bytes hashed from that
+    encoding. Unless `round_trips` proves the body, the body is decoded back from the same pieces, its
+    kind first (`{kept,content}`, so the decoder need not look ahead for the tag), and kept only if it
+    equals the writer's body. None (the caller takes the full road, which names every error and walks
+    free-form data) when a piece does not encode, the body does not decode back as itself, or the body
+    holds no content."""
+    if content is None:
+        content = commitments.sealed_content(body)
+        if not content:
+            return None
+    try:
+        covered, encoded, kept = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError):
+        return None
+    if round_trips(body):
+        held = body
+    else:
+        try:
+            held = _BODY_DECODER.decode(b"".join((b"{", kept, b",", memoryview(encoded)[1:])))
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None
+        if not _same(held, body):
+            return None
+    if len(covered) > MAX_RECORD_BYTES:
+        _check_body_size(rid, body)
+    digest = hashlib.sha256(covered).hexdigest()
+    line = b"".join((memoryview(covered)[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
+    record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=held, digest=digest)
     return record, line
 
 
