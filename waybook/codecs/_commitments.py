@@ -148,6 +148,17 @@ _BUILD_KEPT: Final = {cls: _kept_builder(cls) for cls in SEALED_FIELDS}
 _SPEC: Final = {cls: _sealed_spec(cls, sealed) for cls, sealed in SEALED_FIELDS.items()}
 
 
+def _sealed_taker(spec: tuple[tuple[str, bool, Any], ...]) -> Callable[[Body], tuple[Any, ...]]:
+    """A function from a body to the values of its kind's sealed fields (`spec`), in one C call."""
+    if len(spec) == 1:
+        take = attrgetter(spec[0][0])
+        return lambda body: (take(body),)
+    return attrgetter(*(name for name, _, _ in spec))
+
+
+_TAKE_SEALED: Final = {cls: _sealed_taker(spec) for cls, spec in _SPEC.items()}
+
+
 def sealed_content(body: Body) -> dict[str, Any]:
     """The sealed fields `body` holds (required ones, and optional ones not at their default), by name;
     empty when it holds none (its kind seals nothing, or every optional field is at its default)."""
@@ -155,8 +166,7 @@ def sealed_content(body: Body) -> dict[str, Any]:
     if spec is None:
         return {}
     found: dict[str, Any] = {}
-    for name, required, default in spec:
-        value = getattr(body, name)
+    for (name, required, default), value in zip(spec, _TAKE_SEALED[type(body)](body), strict=True):
         if required or value != default:
             found[name] = value
     return found

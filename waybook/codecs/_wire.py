@@ -225,7 +225,11 @@ def seal(
     if salt is not None and type(body) in commitments.SEALED_FIELDS:
         content = commitments.sealed_content(body)
         if content:
-            return seal_content(seq, new, prev, batch, salt, content)
+            if type(rid) is str and type(at) is str and type(prev) is str and commitments.is_salt(salt):
+                one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
+                if one_pass is not None:
+                    return one_pass
+            return seal_content(seq, new, prev, batch, salt, content, tried=True)
     if type(rid) is str and type(at) is str and type(prev) is str:
         if round_trips(body):  # proved by construction: the writer's body is what a replay reads
             try:
@@ -275,18 +279,20 @@ def seal_content(
     batch: BatchPlace | None,
     salt: str,
     content: dict[str, Any] | None = None,
+    *,
+    tried: bool = False,
 ) -> tuple[Record, bytes]:
     """`seal` for a body that holds content, in a journal of schema 2: the sealed line (salt and content
     first, padded to whole SHA-256 blocks; `waybook.codecs._commitments`). Like `seal`, the writer gets
     back exactly what a replay reads: unless `round_trips` proves it, the body is decoded back from its
     canonical bytes (the same fields, in another order, as the sealed line holds), and a body that does
     not decode as its own type is refused before anything is written. `content` is
-    `sealed_content(body)`, if the caller has it."""
+    `sealed_content(body)`, if the caller has it; `tried`, that `seal` already tried the common road."""
     rid, at, body = new.id, new.at, new.body
     if not commitments.is_salt(salt):
         msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
         raise InvalidRecordError(msg, record_id=str(rid))
-    if type(rid) is str and type(at) is str and type(prev) is str:
+    if not tried and type(rid) is str and type(at) is str and type(prev) is str:
         one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
         if one_pass is not None:
             return one_pass
