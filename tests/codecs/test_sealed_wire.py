@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.helpers.sealed_samples import SEALED_DIR, erased_golden, sealed_golden
 from tests.helpers.wire_samples import SAMPLES
 from waybook.codecs import decode_record, encode_record, line_digest, seal
 from waybook.codecs._commitments import (
@@ -53,6 +54,25 @@ def test_a_sealed_line_starts_with_its_salt_and_content_and_proves_by_the_plain_
     assert hashlib.sha256(covered).hexdigest() == record.digest == line_digest(line)  # type: ignore[attr-defined]
     assert decode_record(line) == record
     assert encode_record(record) == line  # type: ignore[arg-type]
+
+
+def test_todays_sealer_still_writes_the_golden_sealed_bytes_and_digests() -> None:
+    """If this fails the digests of existing sealed journals changed: the wire format broke."""
+    golden = (SEALED_DIR / "sealed-v2.jsonl").read_bytes().splitlines()
+    sealed_now = sealed_golden()
+    assert [line for _, line in sealed_now] == golden
+    for (record, line), stored in zip(sealed_now, golden, strict=True):
+        assert decode_record(stored) == record
+        assert encode_record(record) == stored
+        assert line_digest(stored) == record.digest == hashlib.sha256(line[:-77] + b"}").hexdigest()
+
+
+def test_todays_eraser_still_writes_the_golden_erased_bytes_with_the_same_digests() -> None:
+    golden = (SEALED_DIR / "erased-v2.jsonl").read_bytes().splitlines()
+    assert erased_golden() == golden
+    for (record, _), stored in zip(sealed_golden(), golden, strict=True):
+        assert line_digest(stored) == record.digest
+        assert encode_record(decode_record(stored)) == stored
 
 
 @pytest.mark.parametrize("body", SEALED_SAMPLES, ids=lambda b: type(b).__name__)

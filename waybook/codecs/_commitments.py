@@ -23,7 +23,8 @@ Everything here is about bytes; which records an erasure takes and what it recor
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any, Final
 
 import msgspec
@@ -65,7 +66,7 @@ SALT_HEX: Final = 32
 MIN_BLOCKS: Final = 2
 """A sealed prefix takes two blocks at least, so the erased header always fits in its place."""
 
-_SALT: Final = re.compile(rb"[0-9a-f]{32}")
+_SALT: Final = re.compile(r"[0-9a-f]{32}")
 _STATE: Final = re.compile(r"[0-9a-f]{64}")
 _SEALED_START: Final = b'{"salt":"'
 _ERASED_START: Final = b'{"erased":'
@@ -130,7 +131,32 @@ def _sealed_spec(cls: type[Body], sealed: tuple[str, ...]) -> tuple[tuple[str, b
 
 
 _KEPT: Final = {cls: _kept_type(cls, sealed) for cls, sealed in SEALED_FIELDS.items()}
+
+
+def _kept_builder(cls: type[Body]) -> Callable[[Body], msgspec.Struct]:
+    """A function from a body of `cls` to its kept fields' struct, taking them in one C call."""
+    kept, positions = _KEPT[cls]
+    names = [msgspec.structs.fields(cls)[i].name for i in positions]
+    if len(names) == 1:
+        take = attrgetter(names[0])
+        return lambda body: kept(take(body))
+    take_all = attrgetter(*names)
+    return lambda body: kept(*take_all(body))
+
+
+_BUILD_KEPT: Final = {cls: _kept_builder(cls) for cls in SEALED_FIELDS}
 _SPEC: Final = {cls: _sealed_spec(cls, sealed) for cls, sealed in SEALED_FIELDS.items()}
+
+
+def _sealed_taker(spec: tuple[tuple[str, bool, Any], ...]) -> Callable[[Body], tuple[Any, ...]]:
+    """A function from a body to the values of its kind's sealed fields (`spec`), in one C call."""
+    if len(spec) == 1:
+        take = attrgetter(spec[0][0])
+        return lambda body: (take(body),)
+    return attrgetter(*(name for name, _, _ in spec))
+
+
+_TAKE_SEALED: Final = {cls: _sealed_taker(spec) for cls, spec in _SPEC.items()}
 
 
 def sealed_content(body: Body) -> dict[str, Any]:
@@ -140,8 +166,7 @@ def sealed_content(body: Body) -> dict[str, Any]:
     if spec is None:
         return {}
     found: dict[str, Any] = {}
-    for name, required, default in spec:
-        value = getattr(body, name)
+    for (name, required, default), value in zip(spec, _TAKE_SEALED[type(body)](body), strict=True):
         if required or value != default:
             found[name] = value
     return found
@@ -149,9 +174,49 @@ def sealed_content(body: Body) -> dict[str, Any]:
 
 def _kept_bytes(body: Body) -> bytes:
     """The kept fields of `body` as they follow the sealed prefix: `"kind":"…",…` (no braces)."""
-    kept, positions = _KEPT[type(body)]
-    values = msgspec.structs.astuple(body)
-    return ENCODER.encode(kept(*(values[i] for i in positions)))[1:-1]
+    return ENCODER.encode(_BUILD_KEPT[type(body)](body))[1:-1]
+
+
+_SPACES: Final = tuple(b" " * n for n in range(BLOCK))
+_PREFIX_FIXED: Final = len(_SEALED_START) + SALT_HEX + len(b'","body":{') + len(b",")
+"""The bytes of a sealed prefix besides its content members and spaces: salt, keys and the comma."""
+_MIN_SIZE: Final = MIN_BLOCKS * BLOCK
+
+
+def sealed_pieces(
+    salt: str,
+    content: dict[str, Any],
+    body: Body,
+    seq: int,
+    rid: str,
+    at: str,
+    prev: str,
+    batch: BatchPlace | None,
+) -> tuple[bytes, bytes, bytes]:
+    """`sealed_covered` for a caller that also wants the body's bytes: the covered bytes, the content
+    members and the kept members (each without braces; `{kept,content}` is the body, its kind first).
+    The content is encoded once, and the covered bytes joined from that one encoding. Raises what
+    msgspec raises for a value it cannot encode."""
+    encoded = ENCODER.encode(content)
+    members = memoryview(encoded)[1:-1]
+    start = _PREFIX_FIXED + len(members)
+    spaces = _SPACES[-start % BLOCK] if start > _MIN_SIZE else _SPACES[_MIN_SIZE - start]
+    kept = _kept_bytes(body)
+    covered = b"".join(
+        (
+            _SEALED_START,
+            salt.encode(),
+            b'","body":{',
+            members,
+            b",",
+            spaces,
+            kept,
+            b"},",
+            _envelope_bytes(seq, rid, at, prev, batch),
+            b"}",
+        )
+    )
+    return covered, encoded, kept
 
 
 def _envelope_bytes(seq: int, rid: str, at: str, prev: str, batch: BatchPlace | None) -> bytes:
@@ -185,7 +250,7 @@ def sealed_covered(
 
 
 def is_salt(value: object) -> bool:
-    return type(value) is str and _SALT.fullmatch(value.encode()) is not None
+    return type(value) is str and _SALT.fullmatch(value) is not None
 
 
 def erased_header(erased: Erased, body: Body) -> bytes:

@@ -225,7 +225,11 @@ def seal(
     if salt is not None and type(body) in commitments.SEALED_FIELDS:
         content = commitments.sealed_content(body)
         if content:
-            return seal_content(seq, new, prev, batch, salt, content)
+            if type(rid) is str and type(at) is str and type(prev) is str and commitments.is_salt(salt):
+                one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
+                if one_pass is not None:
+                    return one_pass
+            return seal_content(seq, new, prev, batch, salt, content, tried=True)
     if type(rid) is str and type(at) is str and type(prev) is str:
         if round_trips(body):  # proved by construction: the writer's body is what a replay reads
             try:
@@ -275,17 +279,23 @@ def seal_content(
     batch: BatchPlace | None,
     salt: str,
     content: dict[str, Any] | None = None,
+    *,
+    tried: bool = False,
 ) -> tuple[Record, bytes]:
     """`seal` for a body that holds content, in a journal of schema 2: the sealed line (salt and content
     first, padded to whole SHA-256 blocks; `waybook.codecs._commitments`). Like `seal`, the writer gets
     back exactly what a replay reads: unless `round_trips` proves it, the body is decoded back from its
     canonical bytes (the same fields, in another order, as the sealed line holds), and a body that does
     not decode as its own type is refused before anything is written. `content` is
-    `sealed_content(body)`, if the caller has it."""
+    `sealed_content(body)`, if the caller has it; `tried`, that `seal` already tried the common road."""
     rid, at, body = new.id, new.at, new.body
     if not commitments.is_salt(salt):
         msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
         raise InvalidRecordError(msg, record_id=str(rid))
+    if not tried and type(rid) is str and type(at) is str and type(prev) is str:
+        one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
+        if one_pass is not None:
+            return one_pass
     proved = round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str
     decoded = None
     if not proved:  # fail closed at every depth, registered values written by their codecs (as `seal`)
@@ -309,6 +319,47 @@ def seal_content(
     except DecodeError as exc:
         msg = f"record {rid!r} does not match its wire type: {exc.reason}"
         raise InvalidRecordError(msg, record_id=str(rid)) from exc
+    return record, line
+
+
+def _seal_content_once(
+    seq: int,
+    rid: str,
+    at: str,
+    prev: str,
+    batch: BatchPlace | None,
+    salt: str,
+    body: Any,
+    content: dict[str, Any] | None,
+) -> tuple[Record, bytes] | None:
+    """`seal_content`'s common road: the content encoded once, and the covered bytes hashed from that
+    encoding. Unless `round_trips` proves the body, the body is decoded back from the same pieces, its
+    kind first (`{kept,content}`, so the decoder need not look ahead for the tag), and kept only if it
+    equals the writer's body. None (the caller takes the full road, which names every error and walks
+    free-form data) when a piece does not encode, the body does not decode back as itself, or the body
+    holds no content."""
+    if content is None:
+        content = commitments.sealed_content(body)
+        if not content:
+            return None
+    try:
+        covered, encoded, kept = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError):
+        return None
+    if round_trips(body):
+        held = body
+    else:
+        try:
+            held = _BODY_DECODER.decode(b"".join((b"{", kept, b",", memoryview(encoded)[1:])))
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None
+        if not _same(held, body):
+            return None
+    if len(covered) > MAX_RECORD_BYTES:
+        _check_body_size(rid, body)
+    digest = hashlib.sha256(covered).hexdigest()
+    line = b"".join((memoryview(covered)[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
+    record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=held, digest=digest)
     return record, line
 
 

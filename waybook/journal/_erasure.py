@@ -386,15 +386,18 @@ class ErasureCheck:
     finds the records erasures name that still hold their content (a pending erasure: `erase --resume`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, track_present: bool = True) -> None:
         self._awaiting: dict[int, Erased] = {}
-        self._present = bytearray()
+        self._present: bytearray | None = bytearray() if track_present else None
         self.pending: dict[int, tuple[int, ErasedRecord]] = {}
         """Records erasures name whose content is still there: seq -> (erasure seq, its entry)."""
         self._damage: tuple[int, str] | None = None
+        self.inconclusive = False
+        """Without `track_present`: an erasure named a record that no erased record matched, so only
+        the sealed records it was not shown (a pending erasure, or damage) can decide."""
 
     def see(self, record: Record) -> None:
-        if self._damage is not None:
+        if self._damage is not None or self.inconclusive:
             return
         seq = record.seq
         erased = record.erased
@@ -403,7 +406,7 @@ class ErasureCheck:
                 self._damage = (seq, f"record {seq} names erasure {erased.by}, which is not after it")
             else:
                 self._awaiting[seq] = erased
-        elif record.salt is not None:
+        elif record.salt is not None and self._present is not None:
             self._mark(seq)
         body = record.body
         if type(body) is Erasure:
@@ -411,14 +414,18 @@ class ErasureCheck:
                 self._named(seq, entry)
 
     def _mark(self, seq: int) -> None:
+        present = self._present
+        assert present is not None
         byte = seq >> 3
-        if byte >= len(self._present):
-            self._present.extend(bytes(byte + 1 - len(self._present) + 1024))
-        self._present[byte] |= 1 << (seq & 7)
+        if byte >= len(present):
+            present.extend(bytes(byte + 1 - len(present) + 1024))
+        present[byte] |= 1 << (seq & 7)
 
     def _is_present(self, seq: int) -> bool:
+        present = self._present
+        assert present is not None
         byte = seq >> 3
-        return byte < len(self._present) and bool(self._present[byte] & (1 << (seq & 7)))
+        return byte < len(present) and bool(present[byte] & (1 << (seq & 7)))
 
     def _named(self, by: int, entry: ErasedRecord) -> None:
         erased = self._awaiting.get(entry.seq)
@@ -430,6 +437,8 @@ class ErasureCheck:
                     f"blocks) but erasure {by} committed to {entry.state[:12]} ({entry.blocks} blocks)"
                 )
                 self._damage = (entry.seq, reason)
+        elif self._present is None:
+            self.inconclusive = True
         elif self._is_present(entry.seq):
             self.pending[entry.seq] = (by, entry)
         else:
@@ -448,6 +457,18 @@ class ErasureCheck:
             return ErasureFinding(None, None, tuple(sorted(self.pending)))
         seq, reason = self._damage
         return ErasureFinding(seq, reason, tuple(sorted(self.pending)))
+
+
+def logged_erasure_finding(log: Iterable[Record]) -> ErasureFinding | None:
+    """`erasure_finding` from a proof's `Ledger.erasure_log` (the erased and erasure records, in order),
+    without reading the journal again; None when the log cannot decide (an erasure names a record no
+    erased record matches: the caller reads the journal, `erasure_finding`)."""
+    check = ErasureCheck(track_present=False)
+    for record in log:
+        check.see(record)
+        if check.inconclusive:
+            return None
+    return check.finish()
 
 
 def erasure_finding(lines: Iterable[bytes]) -> ErasureFinding:

@@ -27,6 +27,7 @@ from waybook.model import (
     SEALED_SCHEMA,
     AppendResult,
     BrokenChainError,
+    Erasure,
     Head,
     Header,
     InvalidArgumentError,
@@ -87,6 +88,11 @@ class Ledger:
     holds content (docs/erasure.md). None: every record is written whole, as before schema 2."""
     erased_seen: bool = False
     """Whether a record taken in (`advance`) had its content erased."""
+    erasure_log: list[Record] | None = None
+    """Set (to a list) by a proof from seq 1 (`verify`, `open_proven`): `advance` appends to it every
+    record taken in that is erased or an erasure, so the erasure proof needs no second read of the
+    journal (`waybook.journal._erasure.logged_erasure_finding`). None: nothing is logged; `restore`
+    sets it to None (a checkpoint's prefix is not decoded, so a log would miss its records)."""
 
     @property
     def erasures(self) -> bool:
@@ -210,6 +216,7 @@ class Ledger:
         rules.leaf = leaf
         rules.compact_if_large()
         self.salts = salts_for(header)
+        self.erasure_log = None
         self.head = head
 
     def advance(self, records: Iterable[Record]) -> None:
@@ -232,6 +239,9 @@ class Ledger:
             self.salts = salts_for(records[0].body)
         if not self.erased_seen and any(map(_ERASED, records)):
             self.erased_seen = True
+        log = self.erasure_log
+        if log is not None and (self.erased_seen or self.rules.erasures):
+            log.extend(r for r in records if r.erased is not None or type(r.body) is Erasure)
         self.head = Head.of(records[-1])
 
     def _retry_or_refuse(

@@ -7,7 +7,7 @@ from itertools import islice
 import attrs
 
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
-from waybook.journal._erasure import erasure_finding
+from waybook.journal._erasure import erasure_finding, logged_erasure_finding
 from waybook.journal._ledger import Ledger, prove_lines
 from waybook.journal._protocol import SessionJournal
 from waybook.model import GENESIS, BrokenBatchError, Head, InvalidArgumentError, JournalError
@@ -69,6 +69,7 @@ def verify(journal: SessionJournal) -> VerifyReport:
         raise InvalidArgumentError(msg)
     name = journal.name
     ledger = Ledger.empty(name)
+    ledger.erasure_log = []
     lines = journal.read_lines()
     state = CLOSED
     boundary = GENESIS  # the head after the last whole batch
@@ -104,11 +105,15 @@ def verify(journal: SessionJournal) -> VerifyReport:
 
 def erasure_report(journal: SessionJournal, ledger: Ledger, name: str) -> VerifyReport:
     """The report of a journal whose chain `ledger` has proved: ok, unless its erasures (which only a
-    journal with an erasure or an erased record has, so only such a journal is read again) are not
-    all explained (docs/erasure.md)."""
+    journal with an erasure or an erased record has) are not all explained (docs/erasure.md). They are
+    proved from the ledger's `erasure_log` when it holds one; the journal is read again only without
+    a log, or when an erasure names a record still holding its content (pending) or none at all."""
     if not ledger.erasures:
         return VerifyReport(name, ok=True, records=ledger.head.seq, head=ledger.head)
-    finding = erasure_finding(journal.read_lines(limit=ledger.head.seq))
+    log = ledger.erasure_log
+    finding = logged_erasure_finding(log) if log is not None else None
+    if finding is None:
+        finding = erasure_finding(journal.read_lines(limit=ledger.head.seq))
     if finding.damage is not None:
         assert finding.damage_seq is not None
         return VerifyReport(

@@ -80,6 +80,7 @@ class JsonlJournal(ProvedFile):
         *,
         options: JsonlOptions | None = None,
         _decoded: list[Record] | None = None,
+        _log_erasures: bool = False,
         **keywords: Unpack[JsonlKeywords],
     ) -> None:
         self._options = opened = JsonlOptions.of(options, keywords)
@@ -103,6 +104,8 @@ class JsonlJournal(ProvedFile):
         self._ops = opened.file_ops
         self._mutex = threading.Lock()
         self._ledger = Ledger.empty(self._name, compact_ids=self._compact_index)
+        if _log_erasures:  # a proving open (open_proven): the erasure proof reads the log, not the file
+            self._ledger.erasure_log = []
         self._offsets: array[int] = array("Q")
         self._keep = _decoded  # the records the open decodes go here too (open_decoded)
         self._end = 0
@@ -200,10 +203,12 @@ class JsonlJournal(ProvedFile):
         opened = JsonlOptions.of(options, keywords)
         ops = KeptReads(opened.file_ops) if keep else opened.file_ops
         opened = attrs.evolve(opened, readonly=True, durability=Durability.NONE, file_ops=ops)
-        journal = cls(path, options=opened)
+        journal = cls(path, options=opened, _log_erasures=True)
         if isinstance(ops, KeptReads):
             ops.hold(journal._end)
-        return journal, proof_report(journal)
+        report = proof_report(journal)
+        journal._ledger.erasure_log = None
+        return journal, report
 
     @classmethod
     def create(
