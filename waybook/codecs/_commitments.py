@@ -33,6 +33,8 @@ from waybook.codecs._sha256 import BLOCK, resume, state_after
 from waybook.model import (
     Annotation,
     AssistantMessage,
+    BatchPlace,
+    Body,
     Compaction,
     CustomEntry,
     Erased,
@@ -41,7 +43,6 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.model._records import BatchPlace, Body
 
 SEALED_FIELDS: Final[Mapping[type[Body], tuple[str, ...]]] = {
     UserMessage: ("content", "details"),

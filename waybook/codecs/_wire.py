@@ -34,6 +34,8 @@ from waybook.model import (
     Annotation,
     AnyBody,
     AssistantMessage,
+    BatchPlace,
+    Body,
     Compaction,
     ContextExclusion,
     CustomEntry,
@@ -68,7 +70,7 @@ from waybook.model import (
     UserMessage,
     WrongTypeError,
 )
-from waybook.model._records import BODY_TYPES, BatchPlace, Body
+from waybook.model._records import BODY_TYPES
 
 # --- the registry ---------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 
 from waybook.journal import Head, JournalError, NewRecord, Record, SessionJournal
-from waybook.model._records import BatchPlace
+from waybook.model import BatchPlace
 
 __all__ = ["JournalDivergedError", "append_records", "batches", "bulk_url", "held_prefix", "same_record"]
 

@@ -53,8 +53,7 @@ from waybook.integrations.git_memory import (
     is_memory_operation,
     one_line,
 )
-from waybook.journal import SessionJournal
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal import SessionJournal, new_id, utc_now
 from waybook.memory.tools import waybook_home
 from waybook.memory.working import MemoryProjection, MemoryState
 from waybook.model import MemorySynced, NewRecord, StaleWriterError

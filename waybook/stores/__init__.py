@@ -7,6 +7,16 @@ pass), and their blobs found with `blobs_for`: no caller needs to know how a sto
 """
 
 from waybook.stores._async_open import open_async_store
+from waybook.stores._blobs import (
+    BlobDigestError,
+    BlobError,
+    BlobRef,
+    BlobReferencedError,
+    BlobStore,
+    BlobTooLargeError,
+    MissingBlobError,
+    NoBlobStoreError,
+)
 from waybook.stores._bridge import BridgeError, FeedServer, RemoteSubscription
 from waybook.stores._copying import copy_records
 from waybook.stores._database import DatabaseJournal, DatabaseStore
@@ -71,6 +81,9 @@ __all__ = [
     "open_journal",
     "open_proven",
     "prove",
+    # blobs: large outputs beside the journals (docs/blobs.md)
+    "BlobRef",
+    "BlobStore",
     # abilities some stores have
     "JournalFiles",
     "NonBlockingStore",
@@ -87,6 +100,10 @@ __all__ = [
     "JournalPage",
     "PurgeReceipt",
     # errors
+    "BlobDigestError",
+    "BlobError",
+    "BlobReferencedError",
+    "BlobTooLargeError",
     "BridgeError",
     "DeliveryConflictError",
     "InvalidJournalIdError",
@@ -94,6 +111,8 @@ __all__ = [
     "JournalExistsError",
     "JournalPurgedError",
     "LostRecordsError",
+    "MissingBlobError",
+    "NoBlobStoreError",
     "ReservedJournalError",
     "StoreArgumentError",
     "StoreBusyError",

@@ -222,8 +222,8 @@ class JsonlJournal(ProvedFile):
 
         The options (`options=` or keywords, as for `JsonlJournal(path)`) are checked before the file is
         created; `create` is set to False for the open that follows."""
-        from waybook.codecs._wire import seal
-        from waybook.model._head import GENESIS_DIGEST
+        from waybook.codecs import seal
+        from waybook.model import GENESIS_DIGEST
 
         opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
         header = Header(
@@ -260,7 +260,7 @@ class JsonlJournal(ProvedFile):
         """Create a new journal file holding `records` (a header first) as its first batch, atomically:
         every rule is checked and the bytes sealed before the file exists, and the file appears whole or
         not at all. Refuses an existing file (StorageError). Options as for `JsonlJournal(path)`."""
-        from waybook.model._head import GENESIS
+        from waybook.model import GENESIS
 
         opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
         target = Path(path)

@@ -60,6 +60,7 @@ from waybook.model import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryRuleError,
     MemorySynced,
     MemoryWrite,
     NewRecord,
@@ -68,7 +69,6 @@ from waybook.model import (
     ReflectionReserved,
     ReflectionStarted,
 )
-from waybook.model._errors import MemoryRuleError
 
 MEMORY_ROLES: Final = ("working_memory", "canonical_memory")
 HOST_WRITE: Final = "set_read_only"
