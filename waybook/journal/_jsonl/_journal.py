@@ -24,14 +24,14 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeVar, Unpack
+from typing import Any, TypeVar, Unpack
 
 import attrs
 
 from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reason
 from waybook.codecs import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
+from waybook.journal._closing import ClosedOnExit
 from waybook.journal._durability import Durability
 from waybook.journal._erasure import ErasureReceipt, check_request
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
@@ -66,7 +66,7 @@ from waybook.model import (
 _T = TypeVar("_T")
 
 
-class JsonlJournal(ProvedFile):
+class JsonlJournal(ProvedFile, ClosedOnExit):
     """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
 
     Its options are one `JsonlOptions` value (`options=`), or the same fields as keywords
@@ -557,14 +557,6 @@ class JsonlJournal(ProvedFile):
         finally:
             self._closed = True
             self._release_files()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"JsonlJournal({self._name!r}, head={self._ledger.head}, durability={self._durability})"
