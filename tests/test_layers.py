@@ -1,5 +1,6 @@
 """The layering in docs/architecture.md is a fact the tests keep: no import runs upward, none closes a circle,
-and a private room with a face of its own (the JSONL adapter's wing) is imported only by those listed.
+a private room is entered only from inside its package (or by an import listed with its reason), and a
+private room with a face of its own (the JSONL adapter's wing) is imported only by those listed.
 
 The contracts live in pyproject.toml (import-linter); these tests run them, check that they list the
 layers the page draws, and prove that each check fails on a planted violation.
@@ -142,6 +143,22 @@ def test_the_contracts_list_the_layers_the_architecture_page_draws() -> None:
     assert drawn.group(1).split("\n")[:-1] == layers
 
 
+def test_the_architecture_table_has_one_row_per_room_of_the_layers_in_their_order() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    table = re.search(r"\| layer \| owns \| may import \|\n\| --- .*?\n((?:\|.*\n)+)", page)
+    assert table, "docs/architecture.md has no table of layers (| layer | owns | may import |)"
+    rows = [re.findall(r"`([^`]+)`", row.split("|")[1]) for row in table.group(1).splitlines()]
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    contract = next(c for c in config if c["id"] == "layers")
+    layer_of = {
+        room.strip(): depth for depth, layer in enumerate(contract["layers"]) for room in layer.split("|")
+    }
+    listed = [room for row in rows for room in row]
+    assert sorted(listed) == sorted(layer_of)
+    depths = [layer_of[room] for room in listed]
+    assert depths == sorted(depths), "the table's rows go top to bottom, as the layers do"
+
+
 def test_no_import_runs_against_the_layers() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -244,4 +261,39 @@ def test_a_planted_import_of_the_jsonl_wing_from_elsewhere_breaks_its_protected_
     assert result.returncode != 0
     assert f"Illegal imports of protected package {imports}" in result.stdout
     assert f"- {importer} -> {imports} (l.1)" in result.stdout
-    assert " 1 broken." in result.stdout  # the wing's contract alone: the layers hold
+    # the wing's contract and the private rooms' (the wing is a private room of the journal): the layers hold
+    assert " 2 broken." in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("planted", "imports"),
+    [
+        ("waybook/search/_planted.py", "waybook.journal._clock"),  # a room of a package below
+        ("waybook/commands/_planted.py", "waybook.stores._blobs"),  # the CLI past the stores' face
+        ("waybook/memory/canonical/_planted.py", "waybook.memory.working._port"),  # a sibling's room
+    ],
+)
+def test_a_planted_import_of_another_packages_private_room_breaks_the_private_rooms_contract(
+    tmp_path: Path, planted: str, imports: str
+) -> None:
+    house = planted_copy(tmp_path, {planted: f"import {imports}\n"})
+    result = lint_imports(house)
+    importer = planted.removesuffix(".py").replace("/", ".")
+    assert result.returncode != 0
+    assert "Private modules may only be imported from within their parent package" in result.stdout
+    assert f"- {importer} -> {imports} (l.1)" in result.stdout
+    assert " 1 broken." in result.stdout  # the private rooms' contract alone: the layers hold
+
+
+def test_an_allowed_private_import_that_no_longer_exists_fails_the_check(tmp_path: Path) -> None:
+    # the allow-list only shrinks: an entry whose import is gone must be deleted, not left to be reused
+    house = planted_copy(tmp_path, {})
+    config = (house / "pyproject.toml").read_text()
+    contract = config.index('id = "private-rooms"')
+    entries = config.index("ignore_imports = [\n", contract) + len("ignore_imports = [\n")
+    stale = '    "waybook.memory.working._port -> waybook.journal._fork",\n'
+    (house / "pyproject.toml").write_text(config[:entries] + stale + config[entries:])
+    result = lint_imports(house)
+    assert result.returncode != 0
+    said = " ".join(result.stdout.split())  # import-linter wraps its lines at 80 columns
+    assert "No matches for ignored import waybook.memory.working._port -> waybook.journal._fork" in said

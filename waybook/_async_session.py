@@ -22,13 +22,12 @@ from waybook._masking import Redact, secret_mask
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
 from waybook._session_core import Batch, Entry, ForkTarget, SessionCore, WriterOptions
 from waybook._session_methods import SessionMethods
-from waybook.journal import AsyncSessionJournal, JsonlJournal, SessionJournal
-from waybook.journal._clock import new_id
+from waybook.journal import AsyncSessionJournal, JsonlJournal, SessionJournal, new_id
 from waybook.model import GENESIS, AppendResult, Content, Header, InvalidRecordError, Record
 from waybook.stores import ThreadedJournal
 
 if TYPE_CHECKING:
-    from waybook.stores._blobs import BlobStore
+    from waybook.stores import BlobStore
 
 P = ParamSpec("P")
 T = TypeVar("T")

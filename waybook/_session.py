@@ -24,8 +24,7 @@ from waybook._session_core import (
     knows_position,
 )
 from waybook._session_methods import SessionMethods
-from waybook.journal import JsonlJournal, SessionJournal
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal import JsonlJournal, SessionJournal, new_id, utc_now
 from waybook.model import GENESIS, AppendResult, Content, Header, InvalidRecordError, Record
 from waybook.projections import Provider, ProviderContext, provider_context
 

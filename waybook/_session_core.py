@@ -21,9 +21,9 @@ import msgspec
 from waybook._masking import Found, SecretMask
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook.codecs import NotJsonDataError, json_data
-from waybook.journal._clock import SessionClock, new_id
+from waybook.journal import PositionedJournal, new_id
+from waybook.journal._clock import SessionClock
 from waybook.journal._fork import FORK_KEY, plan_fork, provenance
-from waybook.journal._protocol import PositionedJournal
 from waybook.journal._roles.session import next_leaf
 from waybook.model import (
     GENESIS,
@@ -57,7 +57,7 @@ from waybook.model import (
 from waybook.projections import RequestContext, SubagentParent, context_usage
 
 if TYPE_CHECKING:
-    from waybook.stores._blobs import BlobStore
+    from waybook.stores import BlobStore
 
 __all__ = [
     "Batch",

@@ -26,13 +26,13 @@ from waybook._session_core import (
     check_journal,
     fork_target,
 )
-from waybook.journal._clock import new_id
+from waybook.journal import new_id
 
 if TYPE_CHECKING:
     from waybook.journal import AsyncSessionJournal, SessionJournal
     from waybook.model import AnyBody, Block, Head, Header
     from waybook.projections import RequestContext
-    from waybook.stores._blobs import BlobStore
+    from waybook.stores import BlobStore
 
 JournalT = TypeVar("JournalT", bound="SessionJournal | AsyncSessionJournal")
 WrittenT = TypeVar("WrittenT")

@@ -34,6 +34,8 @@ from waybook.codecs._sha256 import BLOCK, resume, state_after
 from waybook.model import (
     Annotation,
     AssistantMessage,
+    BatchPlace,
+    Body,
     Compaction,
     CustomEntry,
     Erased,
@@ -42,7 +44,6 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.model._records import BatchPlace, Body
 
 SEALED_FIELDS: Final[Mapping[type[Body], tuple[str, ...]]] = {
     UserMessage: ("content", "details"),

@@ -11,8 +11,7 @@ from typing import ClassVar
 
 from msgspec import field
 
-from waybook.model import TextBlock, UserMessage
-from waybook.model._records import Body
+from waybook.model import Body, TextBlock, UserMessage
 
 
 class UserMessageV1(Body, tag_field="kind", tag="waybook.user/1", frozen=True):

@@ -34,6 +34,8 @@ from waybook.model import (
     Annotation,
     AnyBody,
     AssistantMessage,
+    BatchPlace,
+    Body,
     Compaction,
     ContextExclusion,
     CustomEntry,
@@ -68,7 +70,7 @@ from waybook.model import (
     UserMessage,
     WrongTypeError,
 )
-from waybook.model._records import BODY_TYPES, BatchPlace, Body
+from waybook.model._records import BODY_TYPES
 
 # --- the registry ---------------------------------------------------------------------------------
 
@@ -264,12 +266,7 @@ def seal(
     if len(covered) > MAX_RECORD_BYTES:
         raise _too_large(str(rid), len(covered))
     line = covered[:-1] + _DIGEST_PREFIX + hashlib.sha256(covered).hexdigest().encode() + b'"}'
-    try:
-        record = decode_record(line)
-    except DecodeError as exc:
-        msg = f"record {rid!r} does not match its wire type: {exc.reason}"
-        raise InvalidRecordError(msg, record_id=str(rid)) from exc
-    return record, line
+    return _typed(line, rid), line
 
 
 def seal_content(
@@ -314,12 +311,7 @@ def seal_content(
         kept: Any = body if proved else decoded
         record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=kept, digest=digest)
         return record, line
-    try:
-        record = decode_record(line)
-    except DecodeError as exc:
-        msg = f"record {rid!r} does not match its wire type: {exc.reason}"
-        raise InvalidRecordError(msg, record_id=str(rid)) from exc
-    return record, line
+    return _typed(line, rid), line
 
 
 def _seal_content_once(
@@ -593,3 +585,13 @@ def _typed_error(exc: Exception, line: bytes, where: str | Callable[[], str]) ->
         return UnknownFieldError(reason, tag=tag, field=path, where=where)
     at = _AT.search(text)
     return WrongTypeError(text, tag=tag, field=at.group(1) if at else None, where=where)
+
+
+def _typed(line: bytes, rid: object) -> Record:
+    """The record of a line just written, decoded as a reader will: a body that does not fit its wire
+    type is refused before the line is appended."""
+    try:
+        return decode_record(line)
+    except DecodeError as exc:
+        msg = f"record {rid!r} does not match its wire type: {exc.reason}"
+        raise InvalidRecordError(msg, record_id=str(rid)) from exc

@@ -11,15 +11,14 @@ from typing import Any
 import attrs
 
 from waybook._offload import blobs_inlined, images_from_blobs
-from waybook._redact import RedactPatternError, compile_patterns, read_patterns
 from waybook.commands.common import open_journal, replay_with_progress, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.export_rows import PROGRESS_RECORDS, RowShaper, emit_stats
 from waybook.commands.ids import check_at, resolve_id
-from waybook.commands.input_files import read_text_file
 from waybook.commands.journal_files import check_journal_file, damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
+from waybook.commands.redact_patterns import redact_patterns
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
@@ -191,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> None:
     """Every flag that does not fit the format, refused before anything is read or written."""
     training = _options(args)
-    patterns = _patterns(args)
+    patterns = redact_patterns(args)
     fmt = args.format
     if fmt in WHOLE and (
         args.redact
@@ -279,7 +278,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         journal,
         at=args.at,
         redact=args.redact,
-        redact_patterns=_patterns(args),
+        redact_patterns=redact_patterns(args),
         tree=tree,
         options=_options(args),
         blobs=blobs,
@@ -372,21 +371,6 @@ def _write_dataset(
 
 def _write(args: argparse.Namespace, lines: Iterable[bytes], inputs: list[Path]) -> int:
     return write_lines(args.output, lines, inputs=inputs, force=args.force)
-
-
-def _patterns(args: argparse.Namespace) -> list[str]:
-    """The user's redaction patterns (--redact-pattern, then --redact-patterns FILE), each checked."""
-    given: list[tuple[str, list[str]]] = [("--redact-pattern", list(args.redact_pattern))]
-    if args.redact_patterns is not None:
-        text = read_text_file(args.redact_patterns, flag="--redact-patterns")
-        given.append((f"--redact-patterns {args.redact_patterns}", read_patterns(text)))
-    for flag, patterns in given:
-        try:
-            compile_patterns(patterns)
-        except RedactPatternError as exc:
-            msg = f"{flag}: {exc}"
-            raise UsageError(msg) from None
-    return [pattern for _, patterns in given for pattern in patterns]
 
 
 def _options(args: argparse.Namespace) -> TrainingOptions:

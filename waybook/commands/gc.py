@@ -8,7 +8,8 @@ from typing import Any
 from waybook.commands.common import activity, emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.stores._blobs import DEFAULT_GRACE, BlobError
+from waybook.stores import BlobError
+from waybook.stores._blobs import DEFAULT_GRACE
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 import msgspec
 
 from waybook.journal import SEALED_SCHEMA, Head, Header, JournalError, NewRecord, Record, SessionJournal
-from waybook.model._records import BatchPlace
+from waybook.model import BatchPlace
 
 __all__ = [
     "JournalDivergedError",

@@ -15,8 +15,14 @@ from waybook.codecs import decode_record
 from waybook.codecs._wire import FIRST_LINE_START
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
-from waybook.journal import CorruptJournalError, DecodeError, JsonlJournal, NotAJournalError, VerifyReport
-from waybook.journal._protocol import DamageReporting
+from waybook.journal import (
+    CorruptJournalError,
+    DamageReporting,
+    DecodeError,
+    JsonlJournal,
+    NotAJournalError,
+    VerifyReport,
+)
 from waybook.model import Header
 
 HEADER_SNIFF = 1 << 20

@@ -14,10 +14,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from waybook._redact import RedactPatternError, compile_patterns, read_patterns
+from waybook._redact import RedactPatternError
 from waybook.commands.common import emit_json, open_journal, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
-from waybook.commands.input_files import read_text_file
+from waybook.commands.redact_patterns import redact_patterns
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store
 from waybook.commands.terminal import plural
 from waybook.journal import SessionJournal
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         msg = f"--timeout {args.timeout}: give a positive number of seconds"
         raise UsageError(msg)
-    patterns = _patterns(args)
+    patterns = redact_patterns(args)
     if patterns and args.content == "none":
         msg = "--redact-pattern and --redact-patterns mask content; they need --content metadata or full"
         raise UsageError(msg)
@@ -258,22 +258,6 @@ def _in_cli_terms(message: str) -> str:
         if message.startswith(option + " "):
             return flag + message[len(option) :]
     return message
-
-
-def _patterns(args: argparse.Namespace) -> list[str]:
-    """--redact-pattern, then --redact-patterns FILE's lines, each checked (as `waybook export` reads
-    them)."""
-    given: list[tuple[str, list[str]]] = [("--redact-pattern", list(args.redact_pattern))]
-    if args.redact_patterns is not None:
-        text = read_text_file(args.redact_patterns, flag="--redact-patterns")
-        given.append((f"--redact-patterns {args.redact_patterns}", read_patterns(text)))
-    for flag, patterns in given:
-        try:
-            compile_patterns(patterns)
-        except RedactPatternError as exc:
-            msg = f"{flag}: {exc}"
-            raise UsageError(msg) from None
-    return [pattern for _, patterns in given for pattern in patterns]
 
 
 def _otel() -> ModuleType:

@@ -243,7 +243,8 @@ def _say(
 
 def check_blobs(store: JournalStore, journal: SessionJournal) -> dict[str, Any]:
     """Every blob the journal references: is it in the store, and do its bytes hash to its digest?"""
-    from waybook.stores._blobs import BlobDigestError, MissingBlobError, references
+    from waybook.stores import BlobDigestError, MissingBlobError
+    from waybook.stores._blobs import references
 
     missing, damaged = [], []
     referenced = sorted(references(journal.read()))

@@ -29,16 +29,16 @@ import attrs
 from waybook.commands.growth import JournalDivergedError
 from waybook.commands.watch_cursor import Cursor, Cursors, line_digest
 from waybook.commands.watch_lane import Lane
-from waybook.formats import GrowingImport
+from waybook.formats import GrowingImport, RefusedFileError
 from waybook.formats._growing import JsonLines, complete_lines
-from waybook.formats._source_files import RefusedFileError, read_regular_from
+from waybook.formats._source_files import read_regular_from
 from waybook.formats._subagent_links import naming_parent
 from waybook.formats.claude_code import GrowingTranscript, SubagentStart
 from waybook.formats.claude_code._folder import subagent_journal
 from waybook.formats.codex import GrowingRollout
 from waybook.formats.pi import GrowingPi
 from waybook.journal import Head, JournalError, NewRecord
-from waybook.model._records import BatchPlace, SubagentLink
+from waybook.model import BatchPlace, SubagentLink
 from waybook.projections import SubagentParent
 from waybook.stores import JournalStore
 

@@ -17,7 +17,7 @@ from typing import Any
 from waybook._offload import images_as_blobs
 from waybook.commands.growth import JournalDivergedError, batches, held_prefix, same_record
 from waybook.journal import GENESIS, Head, Header, NewRecord, SessionJournal
-from waybook.model._records import BatchPlace
+from waybook.model import BatchPlace
 from waybook.stores import JournalStore
 
 Prepare = Callable[[NewRecord], NewRecord]

@@ -37,8 +37,9 @@ from waybook.journal import (
     NewRecord,
     SessionJournal,
     StaleWriterError,
+    new_id,
+    utc_now,
 )
-from waybook.journal._clock import new_id, utc_now
 from waybook.journal._timeouts import check_timeout
 
 if TYPE_CHECKING:

@@ -35,7 +35,8 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.stores._blobs import IMAGE_PREFIX, NoBlobStoreError
+from waybook.stores import NoBlobStoreError
+from waybook.stores._blobs import IMAGE_PREFIX
 
 IMAGE_ROLES: Final = frozenset({"user", "tool"})
 """Roles whose images a chat fine-tuning row can carry (a tool's are attached in a user message)."""

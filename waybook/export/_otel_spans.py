@@ -39,13 +39,13 @@ from waybook.model import (
     LeafMoved,
     MemoryPinMoved,
     MemoryUsed,
+    Node,
     Record,
     SubagentLink,
     ToolCallBlock,
     ToolResult,
     UserMessage,
 )
-from waybook.model._records import Node
 from waybook.projections import TreeProjection, TreeState, fold
 
 TOOL_ERROR: Final = "tool_error"

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from waybook.formats._foreign import MAX_DEPTH, ForeignFormatError, ImportReport, depth
-from waybook.model._records import NewRecord
+from waybook.model import NewRecord
 
 __all__ = ["GrowingImport", "JsonLines", "complete_lines", "feed_all"]
 

@@ -133,6 +133,11 @@ def message_of(namespace: str, body: Any) -> Any:
     return details.get(namespace) if isinstance(details, dict) else None
 
 
+def result_text(value: Any) -> str:
+    """A tool result or message content as text: a string as it is, anything else as sorted JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def arguments(value: Any) -> dict[str, Any]:
     """Tool-call arguments as a dict for a `ToolCallBlock` (a JSON object in a string is parsed)."""
     if isinstance(value, str):

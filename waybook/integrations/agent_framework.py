@@ -17,7 +17,6 @@ reset; nothing is erased. The framework is imported lazily: install `waybook[age
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
@@ -30,6 +29,7 @@ from waybook.integrations._history import (
     in_worker,
     message_of,
     node,
+    result_text,
 )
 from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import Provider, ProviderContext
@@ -54,10 +54,6 @@ def _decode(body: Any) -> Any:
     return message_of(NAMESPACE, body)
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 def _node(message: dict[str, Any]) -> NodeBody:
     """The node recording one message (its JSON): typed contents as blocks, the JSON beside them."""
     contents = [content for content in message.get("contents") or [] if isinstance(content, dict)]
@@ -65,7 +61,7 @@ def _node(message: dict[str, Any]) -> NodeBody:
     if role == "tool" and len(contents) == 1 and contents[0].get("type") == "function_result":
         result = contents[0]
         if isinstance(result.get("call_id"), str):
-            blocks = [TextBlock(text=_text(result.get("result")))]
+            blocks = [TextBlock(text=result_text(result.get("result")))]
             return node(NAMESPACE, "tool", message, blocks, call_id=result["call_id"])
     found: list[Block] = []
     for content in contents:

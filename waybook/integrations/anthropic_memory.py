@@ -210,19 +210,37 @@ def _command_name(command: object) -> str:
 _CALL_ID: ContextVar[str | None] = ContextVar("waybook_memory_call_id", default=None)
 
 
-class WaybookMemoryTool(BetaAbstractMemoryTool):
-    """Anthropic's memory tool, stored in a waybook working-memory journal. One writer at a time."""
+class _ToolState:
+    """What both tools hold: the Memory port's core and the calls made since the last take. Listed
+    first among the bases, so its __init__ hands `cache_control` on to the SDK's tool class."""
 
     def __init__(
         self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
     ) -> None:
-        super().__init__(cache_control=cache_control)
+        super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
         self._core = _Core(memory)
         self._calls = _Calls()
 
     @property
     def memory(self) -> Memory:
         return self._core.memory
+
+    def take_calls(self) -> tuple[MemoryToolCall, ...]:
+        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
+        return self._calls.take()
+
+    def _planned(self, command: Any) -> tuple[str, Callable[[], tuple[str, Receipt | None]], str | None]:
+        """The command's name, the core's action for it (a refusal for an unknown one) and its call id."""
+        call_id = _CALL_ID.get()
+        try:
+            name = _command_name(command)
+        except Refusal as refusal:
+            return "unknown", partial(_raise, refusal), call_id
+        return name, partial(getattr(self._core, name), command, call_id), call_id
+
+
+class WaybookMemoryTool(_ToolState, BetaAbstractMemoryTool):
+    """Anthropic's memory tool, stored in a waybook working-memory journal. One writer at a time."""
 
     def call(self, input: object, *, call_id: str | None = None) -> str:
         """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
@@ -233,12 +251,7 @@ class WaybookMemoryTool(BetaAbstractMemoryTool):
             _CALL_ID.reset(token)
 
     def execute(self, command: Any) -> str:
-        call_id = _CALL_ID.get()
-        try:
-            name = _command_name(command)
-        except Refusal as refusal:
-            return self._calls.run("unknown", partial(_raise, refusal), call_id)
-        return self._calls.run(name, partial(getattr(self._core, name), command, call_id), call_id)
+        return self._calls.run(*self._planned(command))
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return self.execute(command)
@@ -262,25 +275,15 @@ class WaybookMemoryTool(BetaAbstractMemoryTool):
         """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
         return self._calls.run("clear_all_memory", partial(self._core.clear, None), None)
 
-    def take_calls(self) -> tuple[MemoryToolCall, ...]:
-        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
-        return self._calls.take()
 
-
-class AsyncWaybookMemoryTool(BetaAsyncAbstractMemoryTool):
+class AsyncWaybookMemoryTool(_ToolState, BetaAsyncAbstractMemoryTool):
     """The async twin: each call runs the port in a worker thread, one call at a time."""
 
     def __init__(
         self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
     ) -> None:
-        super().__init__(cache_control=cache_control)
-        self._core = _Core(memory)
-        self._calls = _Calls()
+        super().__init__(memory, cache_control=cache_control)
         self._lock: anyio.Lock | None = None
-
-    @property
-    def memory(self) -> Memory:
-        return self._core.memory
 
     async def call(self, input: object, *, call_id: str | None = None) -> str:
         """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
@@ -291,12 +294,7 @@ class AsyncWaybookMemoryTool(BetaAsyncAbstractMemoryTool):
             _CALL_ID.reset(token)
 
     async def execute(self, command: Any) -> str:
-        call_id = _CALL_ID.get()
-        try:
-            name = _command_name(command)
-        except Refusal as refusal:
-            return await self._run("unknown", partial(_raise, refusal), call_id)
-        return await self._run(name, partial(getattr(self._core, name), command, call_id), call_id)
+        return await self._run(*self._planned(command))
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return await self.execute(command)
@@ -319,10 +317,6 @@ class AsyncWaybookMemoryTool(BetaAsyncAbstractMemoryTool):
     async def clear_all_memory(self) -> str:
         """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
         return await self._run("clear_all_memory", partial(self._core.clear, None), None)
-
-    def take_calls(self) -> tuple[MemoryToolCall, ...]:
-        """The calls since the last take, in the order they ran: pair them with the turn's tool_use blocks."""
-        return self._calls.take()
 
     async def _run(
         self, name: str, action: Callable[[], tuple[str, Receipt | None]], call_id: str | None

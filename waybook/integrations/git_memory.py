@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Final
@@ -66,19 +67,33 @@ class ImportReport:
     skipped: tuple[str, ...]
 
 
-def _git(directory: Path, *args: str, stdin: bytes | None = None) -> bytes:
+def run_git(
+    directory: Path,
+    *args: str,
+    purpose: str,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """`git -C directory args` (with `env` added to the environment), apart from the user's and the
+    system's git configuration and never prompting; GitMemoryError, saying what git is needed for
+    (`purpose`), where git is not installed."""
     if shutil.which("git") is None:
-        msg = "the git program is not installed; install git to export or import memory repositories"
+        msg = f"the git program is not installed; install git to {purpose}"
         raise GitMemoryError(msg)
-    env = {
+    isolated = {
         **os.environ,
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_TERMINAL_PROMPT": "0",
+        **(env or {}),
     }
-    done = subprocess.run(
-        ["git", "-C", str(directory), *args], input=stdin, capture_output=True, env=env, check=False
+    return subprocess.run(
+        ["git", "-C", str(directory), *args], input=stdin, capture_output=True, env=isolated, check=False
     )
+
+
+def _git(directory: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    done = run_git(directory, *args, purpose="export or import memory repositories", stdin=stdin)
     if done.returncode != 0:
         msg = f"git {args[0]} failed in {directory}: {one_line(done.stderr)}"
         raise GitMemoryError(msg)

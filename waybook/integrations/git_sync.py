@@ -33,9 +33,7 @@ says to give `--remote URL`).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from datetime import datetime
@@ -52,9 +50,9 @@ from waybook.integrations.git_memory import (
     import_git,
     is_memory_operation,
     one_line,
+    run_git,
 )
-from waybook.journal import SessionJournal
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal import SessionJournal, new_id, utc_now
 from waybook.memory.tools import waybook_home
 from waybook.memory.working import MemoryProjection, MemoryState
 from waybook.model import MemorySynced, NewRecord, StaleWriterError
@@ -114,16 +112,7 @@ class SyncReport:
 
 
 def _git(directory: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    if shutil.which("git") is None:
-        msg = "the git program is not installed; install git to sync memory with a remote"
-        raise GitMemoryError(msg)
-    env = {
-        **os.environ,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-    }
-    done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, env=env, check=False)
+    done = run_git(directory, *args, purpose="sync memory with a remote")
     if check and done.returncode != 0:
         msg = f"git {args[0]} failed: {one_line(done.stderr)}"
         raise GitMemoryError(msg)
@@ -410,14 +399,12 @@ def _commit_tree(
         f"sync memory at seq {seq}\n\nWaybook-Journal: {journal_id}\nWaybook-Seq: {seq}\n"
         f"Waybook-Receipt: {digest}\n"
     )
-    done = subprocess.run(
-        ["git", "-C", str(work), "commit-tree", tree, "-p", parent, "-F", "-"],
-        input=message.encode(),
-        capture_output=True,
+    done = run_git(
+        work,
+        *("commit-tree", tree, "-p", parent, "-F", "-"),
+        purpose="sync memory with a remote",
+        stdin=message.encode(),
         env={
-            **os.environ,
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_AUTHOR_DATE": f"{when} +0000",
             "GIT_COMMITTER_DATE": f"{when} +0000",
             "GIT_AUTHOR_NAME": IDENTITY_NAME,
@@ -425,7 +412,6 @@ def _commit_tree(
             "GIT_COMMITTER_NAME": IDENTITY_NAME,
             "GIT_COMMITTER_EMAIL": IDENTITY_EMAIL,
         },
-        check=False,
     )
     if done.returncode != 0:
         msg = f"git commit-tree failed: {one_line(done.stderr)}"

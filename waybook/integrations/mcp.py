@@ -24,8 +24,7 @@ import msgspec
 
 from waybook.journal import JournalError, JsonlJournal, SessionJournal
 from waybook.memory import Memory, Route, create_authority
-from waybook.memory.canonical import Nomination
-from waybook.memory.canonical._faces import AgentFace
+from waybook.memory.canonical import AgentFace, Nomination
 from waybook.memory.working import MemoryProjection
 from waybook.projections import replay
 

@@ -15,7 +15,6 @@ history that is no longer the conversation). `undo_run` moves the leaf back befo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -29,6 +28,7 @@ from waybook.integrations._history import (
     in_worker,
     message_of,
     node,
+    result_text,
     truncated,
 )
 from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
@@ -52,10 +52,6 @@ def _decode(body: Any) -> Any:
     return message_of(NAMESPACE, body)
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 def _node(message: dict[str, Any]) -> NodeBody:
     """The node recording one message (its JSON): typed parts as blocks, the JSON verbatim beside them."""
     parts = [part for part in message.get("parts") or [] if isinstance(part, dict)]
@@ -76,12 +72,14 @@ def _node(message: dict[str, Any]) -> NodeBody:
         return node(NAMESPACE, "assistant", message, blocks)
     if kinds == ["tool-return"] and isinstance(parts[0].get("tool_call_id"), str):
         part = parts[0]
-        content = (TextBlock(text=_text(part.get("content"))),)
+        content = (TextBlock(text=result_text(part.get("content"))),)
         return node(
             NAMESPACE, "tool", message, content, call_id=part["tool_call_id"], tool_name=part.get("tool_name")
         )
     if kinds and all(kind == "system-prompt" for kind in kinds):
-        return node(NAMESPACE, "system", message, [TextBlock(text=_text(p.get("content"))) for p in parts])
+        return node(
+            NAMESPACE, "system", message, [TextBlock(text=result_text(p.get("content"))) for p in parts]
+        )
     for part in parts:
         if part.get("part_kind") == "user-prompt":
             prompt = part.get("content")

@@ -1,13 +1,20 @@
 """Journals: records, the `SessionJournal` protocol, heads, errors and adapters."""
 
 from waybook.journal._async_protocol import AsyncSessionJournal
+from waybook.journal._clock import new_id, utc_now
 from waybook.journal._durability import Durability
 from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase, erasure_receipt, is_sealable
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
 from waybook.journal._placeholders import iter_shown, shown_records
-from waybook.journal._protocol import SessionJournal
+from waybook.journal._protocol import (
+    Damage,
+    DamageReporting,
+    PositionedJournal,
+    SelfChecking,
+    SessionJournal,
+)
 from waybook.journal._verify import VerifyReport, verify
 from waybook.model import (
     CONTENT_PARTS,
@@ -116,9 +123,17 @@ __all__ = [
     "JsonlOptions",
     "RepairReceipt",
     "SessionJournal",
+    "PositionedJournal",
     "VerifyReport",
     "verify",
     "verify_file",
+    # what an adapter may also offer: a report of damage found, a check of its own files
+    "Damage",
+    "DamageReporting",
+    "SelfChecking",
+    # ids and timestamps every writer stamps records with
+    "new_id",
+    "utc_now",
     # forks
     "ForkPoint",
     "ForkProvenanceError",

@@ -24,6 +24,7 @@ from waybook.journal._protocol import SessionJournal
 from waybook.model import (
     CONTENT_PARTS,
     BlobBlock,
+    Body,
     Erased,
     ErasedRecord,
     Erasure,
@@ -41,7 +42,6 @@ from waybook.model import (
     ToolCallBlock,
     ToolResult,
 )
-from waybook.model._records import Body
 
 ENTRIES_PER_RECORD: Final = 20_000
 """Records one erasure record names at most (about 3 MB of JSON, far under a record's limit); a larger

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
 
 from waybook.codecs import decode_record
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._clock import new_id, utc_now
+from waybook.journal._closing import ClosedOnExit
 from waybook.journal._erasure import ErasureReceipt, check_request, plan_erasure, receipt_of, records_at
 from waybook.journal._ledger import Ledger, Plan, iter_chain
 from waybook.journal._reading import check_cursor
@@ -25,7 +24,7 @@ from waybook.model import (
 )
 
 
-class InMemoryJournal:
+class InMemoryJournal(ClosedOnExit):
     """A journal held in a list. Thread-safe: appends are serialised by one lock.
 
     Cost: append O(batch), head O(1), read O(returned records).
@@ -153,14 +152,6 @@ class InMemoryJournal:
 
     def close(self) -> None:
         self._closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"InMemoryJournal({self._name!r}, head={self._ledger.head})"

@@ -31,6 +31,10 @@ from waybook.memory.tools import (
     ContextContribution,
     MemoryBlock,
     MemoryHome,
+    MemoryIndex,
+    MemoryRequiredError,
+    MemoryUnavailable,
+    Policy,
     PromptLayer,
     PromptLayers,
     Reminder,
@@ -39,20 +43,14 @@ from waybook.memory.tools import (
     SeedReceipt,
     compile_block,
     home,
+    load_index,
     prompt_layers,
     record_prompt,
     reminders,
     render_block,
-    seed_blocks,
-)
-from waybook.memory.tools._index import (
-    MemoryIndex,
-    MemoryRequiredError,
-    MemoryUnavailable,
-    Policy,
-    load_index,
     render_index,
     replay_index,
+    seed_blocks,
 )
 from waybook.memory.working import (
     CODES,

@@ -20,8 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Final
 
-from waybook.model import AnyBody, CustomEntry, TextBlock, UserMessage
-from waybook.model._records import Node
+from waybook.model import AnyBody, CustomEntry, Node, TextBlock, UserMessage
 
 HARNESS_TAGS: Final = (
     "local-command-caveat",

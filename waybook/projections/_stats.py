@@ -15,8 +15,7 @@ from typing import Any
 
 import attrs
 
-from waybook.model import AssistantMessage, Record, ToolCallBlock, ToolResult, UserMessage
-from waybook.model._records import Node
+from waybook.model import AssistantMessage, Node, Record, ToolCallBlock, ToolResult, UserMessage
 from waybook.projections._base import fold
 from waybook.projections._harness import is_harness
 from waybook.projections._tree import NONE, TreeProjection, TreeState

@@ -32,11 +32,11 @@ from waybook.model import (
     ContextExclusion,
     LeafMoved,
     MemoryUsed,
+    Node,
     Record,
     Reset,
     UnknownNodeError,
 )
-from waybook.model._records import Node
 
 REQUEST_KEY: Final = "request"
 """The `details` key of an assistant message holding the request context its usage measured."""

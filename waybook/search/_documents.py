@@ -7,6 +7,7 @@ import msgspec
 
 from waybook.model import (
     AssistantMessage,
+    Body,
     Compaction,
     Content,
     CustomEntry,
@@ -18,7 +19,6 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.model._records import Body
 
 
 @attrs.frozen

@@ -7,6 +7,16 @@ pass), and their blobs found with `blobs_for`: no caller needs to know how a sto
 """
 
 from waybook.stores._async_open import open_async_store
+from waybook.stores._blobs import (
+    BlobDigestError,
+    BlobError,
+    BlobRef,
+    BlobReferencedError,
+    BlobStore,
+    BlobTooLargeError,
+    MissingBlobError,
+    NoBlobStoreError,
+)
 from waybook.stores._bridge import BridgeError, FeedServer, RemoteSubscription
 from waybook.stores._copying import copy_records
 from waybook.stores._counting import count_journals, iter_journals, list_from
@@ -85,6 +95,9 @@ __all__ = [
     "count_journals",
     "iter_journals",
     "list_from",
+    # blobs: large outputs beside the journals (docs/blobs.md)
+    "BlobRef",
+    "BlobStore",
     # abilities some stores have
     "CountingStore",
     "JournalFiles",
@@ -109,6 +122,10 @@ __all__ = [
     "JournalPage",
     "PurgeReceipt",
     # errors
+    "BlobDigestError",
+    "BlobError",
+    "BlobReferencedError",
+    "BlobTooLargeError",
     "BridgeError",
     "DeliveryConflictError",
     "InvalidJournalIdError",
@@ -116,6 +133,8 @@ __all__ = [
     "JournalExistsError",
     "JournalPurgedError",
     "LostRecordsError",
+    "MissingBlobError",
+    "NoBlobStoreError",
     "ReservedJournalError",
     "StoreArgumentError",
     "StoreBusyError",

@@ -18,7 +18,7 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 async def open_async_store(url: str) -> ThreadedStore:
     """`open_store(url)` for asyncio programs; the store is opened in a worker thread."""
     if url.startswith(POSTGRES_SCHEMES):
-        from waybook.stores.postgres._aio import open_async_postgres  # the postgresql extra
+        from waybook.stores.postgres import open_async_postgres  # the postgresql extra
 
         return await open_async_postgres(url)
     return ThreadedStore(await asyncio.to_thread(open_store, url))

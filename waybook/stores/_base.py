@@ -19,8 +19,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal import SessionJournal
-from waybook.journal._protocol import PositionedJournal
+from waybook.journal import PositionedJournal, SessionJournal
 from waybook.model import GENESIS, Head, Header, IntegrityError, JournalClosedError, NewRecord, Record
 from waybook.stores._blobs import BlobEngine, Blobs
 from waybook.stores._catalog import (

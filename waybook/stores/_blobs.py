@@ -34,7 +34,7 @@ from typing import IO, Any, Final, Protocol, runtime_checkable
 
 import attrs
 
-from waybook.journal._clock import utc_now
+from waybook.journal import utc_now
 from waybook.model import BlobBlock, CapacityError, ImageBlock, JournalError, Record
 
 DIGEST_PATTERN: Final = re.compile(r"[0-9a-f]{64}")

@@ -14,8 +14,7 @@ from types import TracebackType
 from typing import Self
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal import ErasureReceipt
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal import ErasureReceipt, new_id, utc_now
 from waybook.journal._erasure import (
     check_request,
     erasure_check,

@@ -30,10 +30,9 @@ from waybook._files import (
     os_reason,
 )
 from waybook.codecs._canonical import ENCODER
-from waybook.journal import Durability, JsonlJournal, SessionJournal, VerifyReport
+from waybook.journal import Durability, JsonlJournal, PositionedJournal, SessionJournal, VerifyReport
 from waybook.journal._durability import DEFAULT_DURABILITY
 from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
-from waybook.journal._protocol import PositionedJournal
 from waybook.model import StorageError
 from waybook.stores._base import CatalogStore, store_clock, store_ids, stored_digest
 from waybook.stores._blob_files import FileBlobs

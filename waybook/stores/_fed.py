@@ -6,8 +6,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal import ErasureReceipt, erase
-from waybook.journal._protocol import Damage, DamageReporting, PositionedJournal, SelfChecking
+from waybook.journal import Damage, DamageReporting, ErasureReceipt, PositionedJournal, SelfChecking, erase
 from waybook.model import AppendResult, Head, NewRecord, Record
 
 

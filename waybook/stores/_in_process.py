@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from waybook.journal import ErasureReceipt, InMemoryJournal
-from waybook.journal._protocol import PositionedJournal
+from waybook.journal import ErasureReceipt, InMemoryJournal, PositionedJournal
 from waybook.model import AppendResult, Head, JournalClosedError, NewRecord, Record
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_tables import MemoryBlobs

@@ -18,8 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from waybook.journal import SessionJournal, VerifyReport, verify
-from waybook.journal._protocol import Damage, DamageReporting
+from waybook.journal import Damage, DamageReporting, SessionJournal, VerifyReport, verify
 from waybook.model import AppendResult, Head, NewRecord, Record
 from waybook.stores._blobs import BlobRef, NoBlobStoreError
 from waybook.stores._errors import InvalidJournalIdError

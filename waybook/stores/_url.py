@@ -173,7 +173,7 @@ def _no_options(scheme: str, options: dict[str, str], *, allowed: tuple[str, ...
 
 
 def _durability_option(scheme: str, value: str) -> str:
-    from waybook.journal._durability import Durability
+    from waybook.journal import Durability
 
     known = [d.value for d in Durability]
     if value not in known:

@@ -27,6 +27,7 @@ from waybook.model import (
     LeafMoved,
     MemoryPinMoved,
     MemoryUsed,
+    Node,
     Record,
     Reset,
     SubagentLink,
@@ -39,7 +40,6 @@ from waybook.model import (
     erasure_reasons,
     placeholder_records,
 )
-from waybook.model._records import Node
 from waybook.projections import PriceTable, TreeProjection, fold, harness_kind
 from waybook.view._conversation import mark_conversation
 from waybook.view._graph import branch_graph

@@ -72,6 +72,7 @@ from waybook.formats.pi._map import bash_text
 from waybook.journal._roles.session import SessionRules
 from waybook.model import (
     AssistantMessage,
+    BatchPlace,
     BlobBlock,
     Compaction,
     CustomEntry,
@@ -87,7 +88,6 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.model._records import BatchPlace
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from waybook.formats._foreign import ImportReport
 from waybook.formats.pi import _tree as pi_tree
 from waybook.formats.pi._codec import PiFormatError, PiImport, import_pi
-from waybook.model._records import BatchPlace, LeafMoved, NewRecord
+from waybook.model import BatchPlace, LeafMoved, NewRecord
 
 
 class GrowingPi:

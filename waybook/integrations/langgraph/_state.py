@@ -25,8 +25,7 @@ from typing import Any, Final
 import attrs
 
 from waybook.journal._roles.session import next_leaf
-from waybook.model import GENESIS, Annotation, CustomEntry, Head, Header, Record, Reset
-from waybook.model._records import Node
+from waybook.model import GENESIS, Annotation, CustomEntry, Head, Header, Node, Record, Reset
 
 CHECKPOINT: Final = "langgraph.checkpoint"
 DERIVED: Final = "langgraph.derived"

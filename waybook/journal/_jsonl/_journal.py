@@ -24,14 +24,14 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeVar, Unpack
+from typing import Any, TypeVar, Unpack
 
 import attrs
 
 from waybook._files import EXCLUSIVE_NOW, create_atomically, fsync_dir, os_reason
 from waybook.codecs import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
+from waybook.journal._closing import ClosedOnExit
 from waybook.journal._durability import Durability
 from waybook.journal._erasure import ErasureReceipt, check_request
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
@@ -66,7 +66,7 @@ from waybook.model import (
 _T = TypeVar("_T")
 
 
-class JsonlJournal(ProvedFile):
+class JsonlJournal(ProvedFile, ClosedOnExit):
     """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
 
     Its options are one `JsonlOptions` value (`options=`), or the same fields as keywords
@@ -227,8 +227,8 @@ class JsonlJournal(ProvedFile):
 
         The options (`options=` or keywords, as for `JsonlJournal(path)`) are checked before the file is
         created; `create` is set to False for the open that follows."""
-        from waybook.codecs._wire import seal
-        from waybook.model._head import GENESIS_DIGEST
+        from waybook.codecs import seal
+        from waybook.model import GENESIS_DIGEST
 
         opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
         header = Header(
@@ -265,7 +265,7 @@ class JsonlJournal(ProvedFile):
         """Create a new journal file holding `records` (a header first) as its first batch, atomically:
         every rule is checked and the bytes sealed before the file exists, and the file appears whole or
         not at all. Refuses an existing file (StorageError). Options as for `JsonlJournal(path)`."""
-        from waybook.model._head import GENESIS
+        from waybook.model import GENESIS
 
         opened = attrs.evolve(JsonlOptions.of(options, keywords), create=False)
         target = Path(path)
@@ -562,14 +562,6 @@ class JsonlJournal(ProvedFile):
         finally:
             self._closed = True
             self._release_files()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"JsonlJournal({self._name!r}, head={self._ledger.head}, durability={self._durability})"

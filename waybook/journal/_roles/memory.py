@@ -41,7 +41,9 @@ from waybook.journal._roles.memory_paths import (
     PathError,
     ancestors,
     check_extension,
+    enter_directories,
     is_under,
+    leave_directories,
     normalize,
 )
 from waybook.journal._roles.memory_text import (
@@ -60,6 +62,7 @@ from waybook.model import (
     MemoryDelete,
     MemoryPinMoved,
     MemoryRename,
+    MemoryRuleError,
     MemorySynced,
     MemoryWrite,
     NewRecord,
@@ -68,7 +71,6 @@ from waybook.model import (
     ReflectionReserved,
     ReflectionStarted,
 )
-from waybook.model._errors import MemoryRuleError
 
 MEMORY_ROLES: Final = ("working_memory", "canonical_memory")
 HOST_WRITE: Final = "set_read_only"
@@ -391,9 +393,7 @@ class _Scratch:
         """A new file at `path`: its directories exist; an empty directory at `path` is replaced."""
         if path in self.kept:
             self.kept.difference_update(_below(self.kept, path))
-        for directory in ancestors(path):
-            self.directories[directory] = self.directories.get(directory, 0) + 1
-            self.kept.add(directory)
+        enter_directories(self.directories, self.kept, path)
 
     def _directory(self, rid: str, raw: Any) -> str:
         path = self._path(rid, raw)
@@ -433,12 +433,7 @@ class _Scratch:
     def _remove(self, path: str) -> FileFacts:
         facts = self.files.pop(path)
         self.total_bytes -= facts.size
-        for directory in ancestors(path):
-            left = self.directories[directory] - 1
-            if left:
-                self.directories[directory] = left
-            else:
-                del self.directories[directory]
+        leave_directories(self.directories, path)
         return facts
 
     def _within_limits(self, rid: str, path: str) -> None:

@@ -10,6 +10,7 @@ single trailing slash is accepted and dropped.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import MutableMapping, MutableSet
 from typing import Final
 
 ROOT: Final = "/memories"
@@ -84,6 +85,25 @@ def ancestors(path: str) -> list[str]:
     """
     parts = path[len(ROOT) + 1 :].split("/")[:-1]
     return [ROOT + "/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def enter_directories(directories: MutableMapping[str, int], kept: MutableSet[str], path: str) -> None:
+    """Count a new file at `path` into each directory above it (`directories`: files below each); those
+    directories exist now (`kept`)."""
+    for directory in ancestors(path):
+        directories[directory] = directories.get(directory, 0) + 1
+        kept.add(directory)
+
+
+def leave_directories(directories: MutableMapping[str, int], path: str) -> None:
+    """Count the file at `path` out of each directory above it; a count that reaches 0 is dropped (the
+    directory itself stays in `kept` until it is deleted)."""
+    for directory in ancestors(path):
+        left = directories[directory] - 1
+        if left:
+            directories[directory] = left
+        else:
+            del directories[directory]
 
 
 def is_under(path: str, directory: str) -> bool:

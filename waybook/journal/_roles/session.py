@@ -420,26 +420,26 @@ def _check_link(
         raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
 
 
+def _check_namespaced(rules: SessionRules, what: str, rid: str, type_: object) -> None:
+    """A custom entry's or an annotation's type is namespaced (`myext.note`)."""
+    if type(type_) is not str or not CUSTOM_TYPE_PATTERN.fullmatch(type_):
+        msg = (
+            f"{what} has type {type_!r}; use a namespaced type such as 'myext.note' so extensions cannot "
+            "collide"
+        )
+        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+
+
 def _check_custom(
     rules: SessionRules, rid: str, body: CustomEntry, leaf: str | None, pending: Mapping[str, bool]
 ) -> None:
-    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.fullmatch(body.type):
-        msg = (
-            f"custom entry {rid!r} has type {body.type!r}; use a namespaced type such as "
-            "'myext.note' so extensions cannot collide"
-        )
-        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    _check_namespaced(rules, f"custom entry {rid!r}", rid, body.type)
 
 
 def _check_annotation(
     rules: SessionRules, rid: str, body: Annotation, leaf: str | None, pending: Mapping[str, bool]
 ) -> None:
-    if type(body.type) is not str or not CUSTOM_TYPE_PATTERN.fullmatch(body.type):
-        msg = (
-            f"annotation {rid!r} has type {body.type!r}; use a namespaced type such as "
-            "'myext.note' so extensions cannot collide"
-        )
-        raise InvalidRecordError(msg, journal=rules.journal, record_id=rid)
+    _check_namespaced(rules, f"annotation {rid!r}", rid, body.type)
     if not rules.is_known_node(body.target, pending):
         msg = f"annotation {rid!r} is attached to {body.target!r}, which is not a node of this journal"
         raise UnknownNodeError(msg, journal=rules.journal, record_id=rid)

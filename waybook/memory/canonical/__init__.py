@@ -6,6 +6,7 @@ from waybook.memory.canonical._authority import (
     create_async_authority,
     create_authority,
 )
+from waybook.memory.canonical._faces import AgentFace
 from waybook.memory.canonical._nominations import (
     NominatedRecord,
     Nomination,
@@ -21,6 +22,7 @@ from waybook.memory.canonical._outcomes import (
 
 __all__ = [
     "AdoptionReceipt",
+    "AgentFace",
     "AsyncAuthority",
     "Authority",
     "Explanation",

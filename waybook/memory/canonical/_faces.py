@@ -68,8 +68,9 @@ def _core(token: int) -> Core:
     return core
 
 
-class AgentFace:
-    """What a model tool gets: remember, query, explain, nominate."""
+class _AgentHandle:
+    """An agent face's hold on its authority (a token in the registry): never copied or pickled, and
+    released when the face is collected."""
 
     __slots__ = ("_token",)
 
@@ -90,6 +91,12 @@ class AgentFace:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
             _release(self._token)
+
+
+class AgentFace(_AgentHandle):
+    """What a model tool gets: remember, query, explain, nominate."""
+
+    __slots__ = ()
 
     def remember(
         self,
@@ -144,28 +151,10 @@ class HostFace:
             return adopt(self._core, expected, nominated, replace)
 
 
-class AsyncAgentFace:
+class AsyncAgentFace(_AgentHandle):
     """The agent face with coroutine methods; journal work runs in a worker thread."""
 
-    __slots__ = ("_token",)
-
-    def __init__(self, token: int) -> None:
-        self._token = token
-
-    def __copy__(self) -> Self:
-        """The face itself: a copy would share the token, and collecting it would end this face."""
-        return self
-
-    def __deepcopy__(self, memo: dict[int, object]) -> Self:
-        return self
-
-    def __reduce__(self) -> NoReturn:
-        msg = "an agent face is a handle on an authority in this process; it cannot be pickled"
-        raise TypeError(msg)
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # at interpreter exit the registry may already be gone
-            _release(self._token)
+    __slots__ = ()
 
     async def remember(
         self,

@@ -12,8 +12,7 @@ import contextlib
 import threading
 from typing import Final
 
-from waybook.journal import SessionJournal
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal import SessionJournal, new_id, utc_now
 from waybook.memory._errors import ProfileError
 from waybook.model import ConflictError, Head, Header, MemoryPinMoved, NewRecord, StaleWriterError
 

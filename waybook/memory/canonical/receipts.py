@@ -88,6 +88,23 @@ def _pin_record(pins: SessionJournal, receipt_sha256: str) -> MemoryPinMoved:
     raise _fail(msg)
 
 
+def _pin_move(
+    canonical: SessionJournal,
+    pins: SessionJournal,
+    receipt: PinReceipt | AdoptionReceipt,
+    statuses: tuple[str, ...],
+) -> tuple[MemoryPinMoved, Head, Head]:
+    """The pin record `receipt` names, with the heads it moves between: a move of `receipt`'s authority
+    with one of `statuses`, both heads in `canonical`; IntegrityError otherwise."""
+    body = _pin_record(pins, receipt.receipt_sha256)
+    prior, new = Head(body.prior_seq, body.prior_digest), Head(body.new_seq, body.new_digest)
+    if body.status not in statuses or body.canonical != receipt.authority:
+        msg = f"pin record {receipt.receipt_sha256[:12]} is a {body.status} of {body.canonical}: another call"
+        raise _fail(msg)
+    _check_heads(canonical, prior, new)
+    return body, prior, new
+
+
 def _check_heads(canonical: SessionJournal, *heads: Head) -> None:
     for head in heads:
         if _head_at(canonical, head.seq) != head:
@@ -113,12 +130,7 @@ def derive_pin_receipt(canonical: SessionJournal, pins: SessionJournal, receipt:
     _check_authority(canonical, receipt.authority)
     if receipt.status == "unchanged" and not _holds_receipt(pins, receipt.receipt_sha256):
         return _derive_unchanged(canonical, pins, receipt)
-    body = _pin_record(pins, receipt.receipt_sha256)
-    prior, new = Head(body.prior_seq, body.prior_digest), Head(body.new_seq, body.new_digest)
-    if body.status not in ("advanced", "unchanged") or body.canonical != receipt.authority:
-        msg = f"pin record {receipt.receipt_sha256[:12]} is a {body.status} of {body.canonical}: another call"
-        raise _fail(msg)
-    _check_heads(canonical, prior, new)
+    body, prior, new = _pin_move(canonical, pins, receipt, ("advanced", "unchanged"))
     if (body.status == "unchanged") != (prior == new) or (body.status == "advanced" and new.seq <= prior.seq):
         msg = f"pin record {receipt.receipt_sha256[:12]} says {body.status} from {prior} to {new}"
         raise _fail(msg)
@@ -157,12 +169,7 @@ def derive_adoption_receipt(
 ) -> AdoptionReceipt:
     """The adoption receipt (adopted or already-present) as the journals prove it."""
     _check_authority(canonical, receipt.authority)
-    body = _pin_record(pins, receipt.receipt_sha256)
-    prior, new = Head(body.prior_seq, body.prior_digest), Head(body.new_seq, body.new_digest)
-    if body.status not in ("adopted", "already-present") or body.canonical != receipt.authority:
-        msg = f"pin record {receipt.receipt_sha256[:12]} is a {body.status} of {body.canonical}: another call"
-        raise _fail(msg)
-    _check_heads(canonical, prior, new)
+    body, prior, new = _pin_move(canonical, pins, receipt, ("adopted", "already-present"))
     if new.seq < prior.seq:
         msg = f"pin record {receipt.receipt_sha256[:12]} moves the pin back from {prior} to {new}"
         raise _fail(msg)

@@ -17,6 +17,15 @@ from waybook.memory.tools._home import (
     journal_ids,
     waybook_home,
 )
+from waybook.memory.tools._index import (
+    MemoryIndex,
+    MemoryRequiredError,
+    MemoryUnavailable,
+    Policy,
+    load_index,
+    render_index,
+    replay_index,
+)
 from waybook.memory.tools._layers import (
     ContextContribution,
     PromptLayer,
@@ -65,4 +74,11 @@ __all__ = [
     "prompt_layers",
     "record_prompt",
     "render_block",
+    "MemoryIndex",
+    "MemoryRequiredError",
+    "MemoryUnavailable",
+    "Policy",
+    "load_index",
+    "render_index",
+    "replay_index",
 ]

@@ -3,14 +3,17 @@ refusal that carries the Failure a command returns. Pure: no journal, no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from waybook.journal._roles.memory import HOST_DELETE as HOST_DELETE
 from waybook.journal._roles.memory import HOST_WRITE as HOST_WRITE
+from waybook.journal._roles.memory import Limits
 from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, check_extension, normalize
 from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory.working._results import Failure, Value
-from waybook.memory.working._state import MemoryState
+from waybook.memory.working._state import MemoryFile, MemoryState
 from waybook.model import MemoryDelete, MemoryRename, MemoryWrite
 
 MemoryBody = MemoryWrite | MemoryDelete | MemoryRename
@@ -90,3 +93,42 @@ def not_making_read_only(path: str, text: str) -> None:
 def checked_text(text: str, field: str) -> None:
     if not is_valid_unicode(text):
         raise RefusedError("INVALID_ARGUMENT", f"{field} is not valid Unicode (it holds a lone surrogate)")
+
+
+# --- limits and eviction --------------------------------------------------------------------------
+
+
+def fitting_file(path: str, size: int, limits: Limits) -> None:
+    """A file of `size` bytes at `path` is within the per-file limit, or RefusedError."""
+    if size > limits.max_file_bytes:
+        msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
+        raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size, limit=limits.max_file_bytes)
+
+
+def evictions(
+    others: Iterable[MemoryFile],
+    total: int,
+    count: int,
+    limits: Limits,
+    *,
+    what: str,
+    path: str | None,
+    size: int,
+) -> tuple[str, ...]:
+    """The files of `others` to evict, earliest written first (read-only ones never), until `total` bytes
+    in `count` files fit `limits`; RefusedError (naming `what` needs the room, `path` and `size` in its
+    details) when evicting every one of them is not enough."""
+    evicted: list[str] = []
+    for victim in sorted((f for f in others if not f.read_only), key=lambda f: (f.written, f.path)):
+        if total <= limits.max_total_bytes and count <= limits.max_files:
+            break
+        evicted.append(victim.path)
+        total -= victim.size
+        count -= 1
+    if total > limits.max_total_bytes or count > limits.max_files:
+        msg = (
+            f"{what} cannot fit within {limits.max_total_bytes} bytes and {limits.max_files} files even "
+            f"after evicting every other file (it needs {total} bytes in {count} files); nothing was changed"
+        )
+        raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size)
+    return tuple(evicted)

@@ -26,8 +26,10 @@ from waybook.memory.working._checks import (
     Write,
     checked_path,
     checked_text,
+    evictions,
     existing_file,
     file_path,
+    fitting_file,
     not_making_read_only,
     writable,
 )
@@ -98,32 +100,14 @@ def decide(
 
 def _make_room(path: str, size: int, state: MemoryState, limits: Limits) -> tuple[str, ...]:
     """The files to evict, earliest written first, so `path` can hold `size` bytes; or RefusedError."""
-    if size > limits.max_file_bytes:
-        msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
-        raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size, limit=limits.max_file_bytes)
+    fitting_file(path, size, limits)
     current = state.files.get(path)
     total = state.total_bytes - (current.size if current else 0) + size
     count = len(state.files) + (0 if current else 1)
-    evicted: list[str] = []
     if total <= limits.max_total_bytes and count <= limits.max_files:
         return ()
-    candidates = sorted(
-        (f for p, f in state.files.items() if p != path and not f.read_only),
-        key=lambda f: (f.written, f.path),
-    )
-    for victim in candidates:
-        if total <= limits.max_total_bytes and count <= limits.max_files:
-            break
-        evicted.append(victim.path)
-        total -= victim.size
-        count -= 1
-    if total > limits.max_total_bytes or count > limits.max_files:
-        msg = (
-            f"{path} ({size} bytes) cannot fit within {limits.max_total_bytes} bytes and "
-            f"{limits.max_files} files even after evicting every other file; nothing was changed"
-        )
-        raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size)
-    return tuple(evicted)
+    others = (f for p, f in state.files.items() if p != path)
+    return evictions(others, total, count, limits, what=f"{path} ({size} bytes)", path=path, size=size)
 
 
 def _write_plan(

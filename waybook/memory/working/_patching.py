@@ -22,8 +22,10 @@ from waybook.memory.working._checks import (
     Write,
     checked_path,
     checked_text,
+    evictions,
     existing_file,
     file_path,
+    fitting_file,
     not_making_read_only,
     writable,
 )
@@ -205,26 +207,11 @@ def _plan(
     leaving = set(deletes) | set(moved_from.values())
     sizes = {path: byte_length(text) for path, text in writes.items()}
     for path, size in sizes.items():
-        if size > limits.max_file_bytes:
-            msg = f"{path} would be {size} bytes; the limit is {limits.max_file_bytes} bytes per file"
-            raise RefusedError("LIMIT_EXCEEDED", msg, path, size=size, limit=limits.max_file_bytes)
+        fitting_file(path, size, limits)
     staying = {p: f for p, f in state.files.items() if p not in leaving and p not in writes}
     total = sum(f.size for f in staying.values()) + sum(sizes.values())
     count = len(staying) + len(writes)
-    evicted: list[str] = []
-    candidates = sorted((f for f in staying.values() if not f.read_only), key=lambda f: (f.written, f.path))
-    for victim in candidates:
-        if total <= limits.max_total_bytes and count <= limits.max_files:
-            break
-        evicted.append(victim.path)
-        total -= victim.size
-        count -= 1
-    if total > limits.max_total_bytes or count > limits.max_files:
-        msg = (
-            f"the change needs {total} bytes in {count} files even after evicting every other file; the "
-            f"limits are {limits.max_total_bytes} bytes and {limits.max_files} files. Nothing was changed"
-        )
-        raise RefusedError("LIMIT_EXCEEDED", msg, None, size=total)
+    evicted = evictions(staying.values(), total, count, limits, what="the change", path=None, size=total)
     bodies: list[MemoryBody] = []
     if evicted:
         bodies.append(MemoryDelete(paths=tuple(evicted), reason="evict", call_id=call_id))

@@ -17,8 +17,7 @@ from typing import Any
 
 import attrs
 
-from waybook.journal import SessionJournal
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal import SessionJournal, new_id, utc_now
 from waybook.journal._roles.memory_paths import ROOT
 from waybook.journal._roles.memory_text import (
     DESCRIPTION_ADVICE,
@@ -46,13 +45,13 @@ from waybook.model import (
     IntegrityError,
     JournalError,
     MemoryDelete,
+    MemoryRuleError,
     MemoryWrite,
     NewRecord,
     StaleWriterError,
     StorageError,
     TornTailError,
 )
-from waybook.model._errors import MemoryRuleError
 from waybook.projections import LiveProjection, replay
 
 

@@ -13,7 +13,12 @@ from typing import Final, Literal
 import attrs
 
 from waybook.journal._roles.memory import MEMORY_ROLES, Limits, header_limits
-from waybook.journal._roles.memory_paths import ancestors, is_under
+from waybook.journal._roles.memory_paths import (
+    ancestors,
+    enter_directories,
+    is_under,
+    leave_directories,
+)
 from waybook.journal._roles.memory_text import byte_length, front_matter
 from waybook.memory.working._shared import SharedMap, SharedSet, fork_map, fork_set
 from waybook.model import (
@@ -136,9 +141,7 @@ class MemoryState:
         else:
             if file.path in self.kept:  # an empty directory is replaced (the journal rules allow it)
                 _discard_all(self.kept, [file.path, *self.directories_under(file.path)])
-            for directory in ancestors(file.path):
-                self.directories[directory] = self.directories.get(directory, 0) + 1
-                self.kept.add(directory)
+            enter_directories(self.directories, self.kept, file.path)
         self.files[file.path] = file
         self.total_bytes += file.size
 
@@ -146,12 +149,7 @@ class MemoryState:
         old = self.files.pop(path, None)
         if old is not None:
             self.total_bytes -= old.size
-            for directory in ancestors(path):
-                left = self.directories[directory] - 1
-                if left:
-                    self.directories[directory] = left
-                else:
-                    del self.directories[directory]
+            leave_directories(self.directories, path)
         return old
 
     def drop_directory(self, directory: str) -> None:
