@@ -38,11 +38,11 @@ WRONG = st.one_of(
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
         max_leaves=8,
     ),
-    st.integers(min_value=50, max_value=3000).map(lambda n: _nested(n)),
+    st.integers(min_value=50, max_value=3000).map(lambda n: nested(n)),
 )
 
 
-def _nested(depth: int) -> Any:
+def nested(depth: int) -> Any:
     value: Any = []
     for _ in range(depth):
         value = [value]

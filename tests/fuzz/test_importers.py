@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz import seeds
-from tests.fuzz.garbage import WRONG, dumps, hostile_lines, mutated
+from tests.fuzz.garbage import WRONG, dumps, hostile_lines, mutated, nested
 from waybook.formats import import_claude_code, import_codex, import_openai_agents, import_pi
 from waybook.formats.openai_agents._import import Row
 from waybook.journal import GENESIS, InMemoryJournal, JournalError
@@ -220,6 +220,17 @@ def test_an_agents_database_with_wrong_column_types_is_refused_typed_or_skipped(
 def test_a_hostile_container_is_a_new_object_on_every_draw(data: st.DataObject) -> None:
     # Found in a full run (15e23bb): `st.just` handed one dict to every example, and a test that wrote
     # into what it drew changed the input of the test that ran after it.
-    first, second = data.draw(WRONG), data.draw(WRONG)
-    if isinstance(first, dict | list) and first == second:
+    assert_fresh(data.draw(WRONG), data.draw(WRONG))
+
+
+def test_the_freshness_check_holds_for_two_draws_nested_1993_deep() -> None:
+    # Found in a full run (w-faces): the check compared the two draws with `==` first, which recursed
+    # past Python's limit on two 1,993-deep lists (RecursionError in the test, no waybook code run).
+    assert_fresh(nested(1993), nested(1993))
+
+
+def assert_fresh(first: object, second: object) -> None:
+    """Two draws of a container are two objects (compared by identity: a deep value cannot be compared
+    by `==` without recursing past Python's limit)."""
+    if isinstance(first, dict | list):
         assert first is not second
