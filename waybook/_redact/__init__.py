@@ -13,7 +13,7 @@ promises, each measured by `python -m bench.redact` and tested by tests/export/t
   result is a fixed point by construction (`https://[REDACTED:github-token]@github.com` stays as it is).
 
 And its cost: at most 2x the export without it. Every rule starts with a literal, and one pass over a
-text finds where each occurs (waybook._redact._literals: Hyperscan with the `redact` extra, else
+text finds where each occurs (waybook._redact._literals: Hyperscan where installed, else
 Python's finds, 3-4x slower, the same spans); the rules' patterns run only there. A row's texts are
 scanned joined, in one pass; a `Redactor` remembers what it masked per distinct text, so the per-turn
 export, which shows the same context again and again, scans each text once, and an export keeps a

@@ -4,9 +4,9 @@ Every rule starts with a literal (a token's prefix, `://`, a keyword), so the de
 of a text before any pattern runs: where does each literal occur? Its patterns then run only there. Two
 scanners answer it, with the same answer:
 
-- `HyperscanScanner` (the `redact` extra, `pip install 'waybook[redact]'`): Hyperscan (Intel's multi-
-  pattern matcher; the `hyperscan` package ships it in wheels, vectorscan on ARM) finds all of them in
-  one pass over the text, at gigabytes a second;
+- `HyperscanScanner` (a dependency on x86-64 and ARM64 machines; `waybook[redact]` elsewhere):
+  Hyperscan (Intel's multi-pattern matcher; the `hyperscan` package ships it in wheels, vectorscan on
+  ARM) finds all of them in one pass over the text, at gigabytes a second;
 - `PythonScanner`: `bytes.find` over the text again and again, a pass a literal, the token rules'
   literals looked for only where the text has a run of at least TOKEN_RUN token characters (a
   provider's key is such a run; code and prose are mostly short words).
@@ -97,7 +97,7 @@ class HyperscanScanner:
     name = "hyperscan"
 
     def __init__(self, literals: Sequence[Literal]) -> None:
-        import hyperscan  # the `redact` extra; SCANNER falls back to PythonScanner without it
+        import hyperscan  # a dependency where wheels exist; SCANNER falls back to PythonScanner without it
 
         self._hyperscan: Any = hyperscan
         self.literals = tuple(literals)
@@ -129,7 +129,7 @@ class HyperscanScanner:
 
 
 def best_scanner(literals: Sequence[Literal]) -> Scanner:
-    """Hyperscan when the `redact` extra is installed and runs on this CPU, else Python's finds (the
+    """Hyperscan when Hyperscan is installed and runs on this CPU, else Python's finds (the
     same answer, slower)."""
     try:
         import hyperscan
