@@ -1,5 +1,5 @@
 """Issue 42.5: the writers of one SQLite store take turns. Eight processes appending in a tight loop
-each make progress (the slowest at least a quarter of the mean) and none gets StoreBusyError while the
+each make progress (the slowest at least a tenth of the mean) and none gets StoreBusyError while the
 store commits, even under a busy timeout of a second. The old code left 2-4 of 8 writers with 0-7
 appends while another made 1,111, and with a short busy timeout 7 of 8 got StoreBusyError."""
 
@@ -55,7 +55,10 @@ def test_eight_tight_loop_writers_each_make_progress_and_none_times_out(
     appended = [int(result[1]) for result in results]
     busy = [int(result[3]) for result in results]
     assert busy == [0] * WRITERS
-    assert min(appended) >= statistics.mean(appended) / 4, appended
+    # A tenth: the starvation this catches left writers with 0-7 appends of a mean of 200; a writer the
+    # kernel did not schedule on a loaded 2-core machine (load 7, eight writers) made 47 of a mean of 198
+    # in a full run (2026-12-06), which a quarter failed though every writer had its turns.
+    assert min(appended) >= statistics.mean(appended) / 10, appended
 
 
 def test_a_writer_that_waits_its_turn_past_the_busy_timeout_is_refused_and_writes_nothing(
