@@ -111,6 +111,11 @@ class SecretMask:
                 changes["details"] = {**(details or {}), REDACTED: found}
         return msgspec.structs.replace(body, **changes) if changes else body
 
+    def value(self, value: Any) -> Any:
+        """A JSON value with its secrets masked as details and custom data are (`value` itself when
+        nothing changed): what a writer compares a given value with the stored, masked one by."""
+        return self._redactor.value(value)
+
     def record(self, record: NewRecord) -> NewRecord:
         """`record` with its body masked (`body`)."""
         body = self.body(record.body)
