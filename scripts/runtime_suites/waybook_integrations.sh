@@ -28,6 +28,7 @@ FILES=(
   tests/integrations/test_integration_docs.py
   tests/integrations/test_langgraph_conformance.py
   tests/integrations/test_langgraph_hostile_state.py
+  tests/integrations/test_langgraph_redact.py
   tests/integrations/test_langgraph_saver.py
   tests/integrations/test_langgraph_sessions.py
   tests/integrations/test_missing_extras.py
