@@ -40,7 +40,7 @@ def converse(store: WaybookSessionStore) -> Any:
 def test_no_secret_reaches_the_store(tmp_path: Path, scheme: str) -> None:
     with open_store(STORE_URLS[scheme](tmp_path)) as store:
         loaded = converse(WaybookSessionStore(store, redact=True))
-    assert [e["message"]["content"] for e in loaded][0] == "deploy with [REDACTED:github-token]"
+    assert loaded[0]["message"]["content"] == "deploy with [REDACTED:github-token]"
     assert len(loaded) == 2
     data = raw_bytes(tmp_path)
     assert TOKEN.core.encode() not in data
