@@ -18,6 +18,7 @@ A masked thinking block keeps its provider signature, which no longer matches th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -53,7 +54,8 @@ _WITH_DETAILS: Final = (UserMessage, AssistantMessage, SystemMessage, ToolResult
 
 class SecretMask:
     """Masks secrets in content and records; `patterns` are extra regular expressions tried after the
-    built-in detector (as `export --redact-pattern`). Not thread-safe: one per writer."""
+    built-in detector (as `export --redact-pattern`). Thread-safe (an integration's writers share one):
+    each masking holds a lock, so what it reports found is its own."""
 
     def __init__(self, patterns: Sequence[str] = ()) -> None:
         try:
@@ -62,6 +64,7 @@ class SecretMask:
             msg = f"redact: {exc}"
             raise InvalidArgumentError(msg) from exc
         self._redactor = Redactor(extra=extra)
+        self._lock = threading.Lock()
 
     def content(self, content: Any) -> tuple[Any, Found]:
         """`content` (a tuple of blocks) with its secrets masked, and what was masked where."""
@@ -111,16 +114,25 @@ class SecretMask:
                 changes["details"] = {**(details or {}), REDACTED: found}
         return msgspec.structs.replace(body, **changes) if changes else body
 
+    def value(self, value: Any) -> Any:
+        """A JSON value with its secrets masked as details and custom data are (`value` itself when
+        nothing changed): what a writer compares a given value with the stored, masked one by."""
+        with self._lock:
+            return self._redactor.value(value)
+
     def record(self, record: NewRecord) -> NewRecord:
         """`record` with its body masked (`body`)."""
         body = self.body(record.body)
         return record if body is record.body else msgspec.structs.replace(record, body=body)
 
     def _counted(self, mask: Callable[[Any], Any], value: Any) -> tuple[Any, list[tuple[str, int]]]:
-        before = dict(self._redactor.counts)
-        masked = mask(value)
-        after = self._redactor.counts
-        counts = [(kind, n - before.get(kind, 0)) for kind, n in after.items() if n != before.get(kind, 0)]
+        with self._lock:
+            before = dict(self._redactor.counts)
+            masked = mask(value)
+            after = self._redactor.counts
+            counts = [
+                (kind, n - before.get(kind, 0)) for kind, n in after.items() if n != before.get(kind, 0)
+            ]
         return masked, sorted(counts)
 
 

@@ -5,16 +5,19 @@ record says what kind was masked where (`details["waybook.redacted"]`, docs/jour
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.secret_corpus import SECRETS
 from waybook import AsyncSession, Session, ToolOutcome
+from waybook._masking import SecretMask
 from waybook.journal import (
     InMemoryJournal,
     InvalidArgumentError,
     JsonlJournal,
+    TextBlock,
     ToolCallBlock,
     ToolResult,
     UserMessage,
@@ -136,3 +139,28 @@ def test_a_redact_option_that_is_not_one_is_refused_before_anything_is_written(r
     with pytest.raises(InvalidArgumentError, match="redact"):
         Session.create(journal, redact=redact)  # type: ignore[arg-type]
     assert journal.head().seq == 0
+
+
+def test_one_mask_shared_by_writers_in_threads_reports_each_records_own_counts() -> None:
+    # an integration's writers share one mask (ADK's sessions and scopes, a saver's threads): without a
+    # lock around each masking, one thread's finds were counted in another's record
+    mask = SecretMask()
+    start = threading.Barrier(6)
+    wrong: list[tuple[int, int]] = []
+
+    def write(k: int) -> None:
+        start.wait()
+        for i in range(300):
+            secrets = (TOKEN.text.replace(TOKEN.core, f"{TOKEN.core[:-6]}{k:02d}{i:04d}") for _ in range(k))
+            body = mask.body(UserMessage(parent=None, content=(TextBlock(text=" ".join(secrets)),)))
+            assert body.details is not None
+            found = body.details["waybook.redacted"][0]["count"]
+            if found != k:
+                wrong.append((k, found))
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(1, 7)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []

@@ -32,7 +32,8 @@ import attrs
 import msgspec
 
 from waybook import new_id
-from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, run_inline
+from waybook._masking import SecretMask
+from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, masked, run_inline
 from waybook.integrations.errors import StaleHistoryError
 from waybook.journal import (
     AnyBody,
@@ -68,6 +69,9 @@ class Thread:
     """The fold of one key's journal: every node (its parent and message), the leaf, the path to it."""
 
     decode: Callable[[Any], Any]
+    mask: SecretMask | None = None
+    """What the writer masks secrets with (`redact=`): the stored messages are masked, so a message
+    given to compare with them is masked the same way first (`as_stored`)."""
     nodes: dict[str, tuple[str | None, Any]] = attrs.Factory(dict)
     path: list[str] = attrs.Factory(list)
     leaf: str | None = None
@@ -77,6 +81,10 @@ class Thread:
     def messages(self) -> list[Any]:
         """The messages from the root to the leaf, in order (each the runtime's JSON)."""
         return [message for rid in self.path if (message := self.nodes[rid][1]) is not None]
+
+    def as_stored(self, message: Any) -> Any:
+        """`message` (the runtime's JSON) as the journal holds it: with its secrets masked."""
+        return message if self.mask is None else self.mask.value(message)
 
     def message_ids(self) -> list[str]:
         return [rid for rid in self.path if self.nodes[rid][1] is not None]
@@ -170,7 +178,7 @@ def replaced(
     """Make the messages `messages`: keep the prefix both share, move the leaf there, append the rest."""
     current = thread.messages()
     shared = 0
-    while shared < min(len(current), len(messages)) and current[shared] == messages[shared]:
+    while shared < min(len(current), len(messages)) and current[shared] == thread.as_stored(messages[shared]):
         shared += 1
     return truncated(thread, shared, reason) + extended(messages[shared:], encode)
 
@@ -182,8 +190,8 @@ def cleared(thread: Thread, reason: str) -> list[AnyBody]:
 # --- the journals ---------------------------------------------------------------------------------------
 
 
-def _fold(decode: Callable[[Any], Any]) -> Thread:
-    return Thread(decode)
+def _fold(decode: Callable[[Any], Any], mask: SecretMask | None) -> Thread:
+    return Thread(decode, mask)
 
 
 def _apply(thread: Thread, record: Record) -> Thread:
@@ -204,15 +212,18 @@ class Threads:
         prefix: str,
         fields: tuple[str, ...],
         decode: Callable[[Any], Any],
+        mask: SecretMask | None = None,
     ) -> None:
+        """`mask` masks secrets in every message before it is appended (the integration's `redact=`)."""
         blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
         self.keyed = KeyedJournals(
             blocking,
             runtime=runtime,
             prefix=prefix,
             fields=fields,
-            initial=partial(_fold, decode),
+            initial=partial(_fold, decode, mask),
             apply=_apply,
+            mask=mask,
         )
         self._seen: dict[Key, Head | None] = {}  # None: read when the key had no journal yet
 
@@ -287,7 +298,7 @@ class Threads:
 def _append(tail: Tail[Thread], bodies: Sequence[AnyBody], expected: Head) -> None:
     """Append `bodies` at `expected`, each node chained to the record before it; then read them back."""
     batch, leaf, at = [], tail.leaf, CLOCK()  # one storage time for the whole batch
-    for body in bodies:
+    for body in masked(tail.mask, bodies):
         record_id = new_id()
         if body.IS_NODE:
             body = msgspec.structs.replace(body, parent=leaf)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, Generic, TypeVar
 
+from waybook._masking import SecretMask
 from waybook._session import new_id
 from waybook.journal import SessionJournal
 from waybook.journal._roles.session import next_leaf
@@ -71,9 +72,16 @@ class Tail(Generic[S]):
     """A fold over one journal's records, advanced by reading only what was committed since."""
 
     def __init__(
-        self, journal: SessionJournal, initial: Callable[[], S], apply: Callable[[S, Record], S]
+        self,
+        journal: SessionJournal,
+        initial: Callable[[], S],
+        apply: Callable[[S, Record], S],
+        *,
+        mask: SecretMask | None = None,
     ) -> None:
         self.journal = journal
+        self.mask = mask
+        """Masks secrets in every body before it is appended (the integration's `redact=`)."""
         self.state = initial()
         self._apply = apply
         self.head: Head = GENESIS
@@ -88,11 +96,11 @@ class Tail(Generic[S]):
     def append(self, bodies: Sequence[AnyBody], *, expected: Head | None = None) -> list[Record]:
         """Append `bodies` as one batch at `expected` (default: the head this tail last saw).
 
-        Custom entries are chained as nodes from the current leaf. StaleWriterError if another writer
-        moved the head; nothing is written then.
+        Custom entries are chained as nodes from the current leaf; secrets are masked first (`mask`).
+        StaleWriterError if another writer moved the head; nothing is written then.
         """
         batch, leaf, at = [], self.leaf, CLOCK()  # one storage time for the whole batch
-        for body in bodies:
+        for body in masked(self.mask, bodies):
             record_id = new_id()
             if isinstance(body, CustomEntry):
                 body = CustomEntry(parent=leaf, type=body.type, data=body.data, in_context=body.in_context)
@@ -108,6 +116,11 @@ class Tail(Generic[S]):
         self.head = Head.of(record)
         self.leaf = next_leaf(self.leaf, record.id, record.body)
         self.last = record
+
+
+def masked(mask: SecretMask | None, bodies: Sequence[AnyBody]) -> Sequence[AnyBody]:
+    """`bodies` with their secrets masked and the record of it in their details (waybook._masking)."""
+    return bodies if mask is None else [mask.body(body) for body in bodies]
 
 
 def retrying(tail: Tail[Any], plan: Callable[[], Sequence[AnyBody] | None]) -> list[Record]:
@@ -138,8 +151,10 @@ class KeyedJournals(Generic[S]):
         fields: tuple[str, ...],
         initial: Callable[[], S],
         apply: Callable[[S, Record], S],
+        mask: SecretMask | None = None,
     ) -> None:
         self.store = store
+        self.mask = mask
         self._runtime = runtime
         self._prefix = prefix
         self._fields = fields
@@ -180,7 +195,9 @@ class KeyedJournals(Generic[S]):
         with self.lock:
             tail = self._tails.get(journal_id)
             if tail is None:
-                tail = self._tails[journal_id] = Tail(self.store.open(journal_id), self._initial, self._apply)
+                tail = self._tails[journal_id] = Tail(
+                    self.store.open(journal_id), self._initial, self._apply, mask=self.mask
+                )
             return tail.refresh()
 
     def purge(self, key: tuple[str, ...], *, reason: str) -> None:

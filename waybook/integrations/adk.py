@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import attrs
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying, run_inline
 from waybook.model import AnyBody, CustomEntry, Head, Record, Reset, StaleWriterError
@@ -117,11 +118,22 @@ def _parse_marker(marker: object) -> tuple[str, Head] | None:
     return journal_id, Head(int(seq), digest)
 
 
+def _as_stored(tail: Tail[Any], stored: dict[str, Any]) -> Any:
+    """An event's JSON as the journal holds it (its secrets masked, if the service masks them)."""
+    return stored if tail.mask is None else tail.mask.value(stored)
+
+
 class WaybookSessionService(BaseSessionService):
     """An ADK session service on a waybook `JournalStore`. Thread-safe; safe across processes wherever
     the store is (every write is a compare-and-append)."""
 
-    def __init__(self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge") -> None:
+    def __init__(
+        self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge", redact: Redact = False
+    ) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        mask = secret_mask(redact, who="WaybookSessionService")
         if delete not in ("purge", "reset"):
             msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
             raise StoreArgumentError(msg)
@@ -133,6 +145,7 @@ class WaybookSessionService(BaseSessionService):
             fields=("app_name", "user_id", "session_id"),
             initial=SessionFold,
             apply=_apply_session,
+            mask=mask,
         )
         self._scopes = KeyedJournals(
             blocking,
@@ -141,6 +154,7 @@ class WaybookSessionService(BaseSessionService):
             fields=("scope", "app_name", "user_id"),
             initial=ScopeFold,
             apply=_apply_scope,
+            mask=mask,
         )
         self._delete_mode = delete
 
@@ -253,7 +267,7 @@ class WaybookSessionService(BaseSessionService):
                     raise SessionNotFoundError(msg)
                 journal_id = tail.journal.name
                 known = tail.state.ids.get(stored["id"])
-                if known is not None and tail.state.events[known] == stored:
+                if known is not None and tail.state.events[known] == _as_stored(tail, stored):
                     return False, None, journal_id  # an equal re-delivery: already stored
                 expected = self._expected(session, tail, journal_id, marker)
                 try:

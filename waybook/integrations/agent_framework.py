@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._history import (
     Threads,
@@ -85,9 +86,22 @@ class WaybookHistoryProvider(HistoryProvider):
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "waybook_history"
 
-    def __init__(self, store: JournalStore, *, source_id: str = DEFAULT_SOURCE_ID, **options: Any) -> None:
+    def __init__(
+        self,
+        store: JournalStore,
+        *,
+        source_id: str = DEFAULT_SOURCE_ID,
+        redact: Redact = False,
+        **options: Any,
+    ) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        mask = secret_mask(redact, who="WaybookHistoryProvider")
         super().__init__(source_id, **options)
-        self._threads = Threads(store, runtime=RUNTIME, prefix="maf", fields=("session_id",), decode=_decode)
+        self._threads = Threads(
+            store, runtime=RUNTIME, prefix="maf", fields=("session_id",), decode=_decode, mask=mask
+        )
 
     @property
     def store(self) -> JournalStore:
@@ -138,8 +152,11 @@ class WaybookHistoryProvider(HistoryProvider):
     def save_now(self, session_id: str | None, messages: Sequence[Message]) -> None:
         def plan(thread: Any) -> list[Any]:
             existing = [Message.from_dict(message) for message in thread.messages()]
-            fresh = filter_new_messages(existing, list(messages))
-            return extended([message.to_dict() for message in fresh], _node)
+            given = [message.to_dict() for message in messages]
+            # compared as stored (secrets masked), appended as given: masking records what it masked
+            as_stored = [Message.from_dict(thread.as_stored(message)) for message in given]
+            fresh = {id(message) for message in filter_new_messages(existing, as_stored)}
+            return extended([m for m, s in zip(given, as_stored, strict=True) if id(s) in fresh], _node)
 
         self._threads.write((session_id or DEFAULT_SESSION,), plan, checked=True)
 

@@ -15,10 +15,11 @@ import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 
 with needs_extra(
@@ -210,13 +211,26 @@ def _command_name(command: object) -> str:
 _CALL_ID: ContextVar[str | None] = ContextVar("waybook_memory_call_id", default=None)
 
 
+_WRITTEN_TEXTS: Final = ("file_text", "old_str", "new_str", "insert_text")
+"""The fields of the SDK's memory commands that hold text a call writes (or matches, for old_str)."""
+
+
 class _ToolState:
     """What both tools hold: the Memory port's core and the calls made since the last take. Listed
     first among the bases, so its __init__ hands `cache_control` on to the SDK's tool class."""
 
     def __init__(
-        self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
+        self,
+        memory: Memory,
+        *,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+        redact: Redact = False,
     ) -> None:
+        """`redact` masks secrets in the text a call writes (a file's text, an edit's old and new text, an
+        inserted text) before the memory stores it: True with the built-in detector (the one `export
+        --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s). The old
+        text of an edit is masked too, so it matches the masked file the model was shown."""
+        self._mask = secret_mask(redact, who=type(self).__name__)
         super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
         self._core = _Core(memory)
         self._calls = _Calls()
@@ -236,7 +250,18 @@ class _ToolState:
             name = _command_name(command)
         except Refusal as refusal:
             return "unknown", partial(_raise, refusal), call_id
-        return name, partial(getattr(self._core, name), command, call_id), call_id
+        return name, partial(getattr(self._core, name), self._masked(command), call_id), call_id
+
+    def _masked(self, command: Any) -> Any:
+        """`command` with the texts it writes masked (`redact=`): a copy of the SDK's command model."""
+        if self._mask is None:
+            return command
+        changes = {}
+        for field in _WRITTEN_TEXTS:
+            value = getattr(command, field, None)
+            if isinstance(value, str) and (masked := self._mask.value(value)) is not value:
+                changes[field] = masked
+        return command.model_copy(update=changes) if changes else command
 
 
 class WaybookMemoryTool(_ToolState, BetaAbstractMemoryTool):
@@ -280,9 +305,13 @@ class AsyncWaybookMemoryTool(_ToolState, BetaAsyncAbstractMemoryTool):
     """The async twin: each call runs the port in a worker thread, one call at a time."""
 
     def __init__(
-        self, memory: Memory, *, cache_control: BetaCacheControlEphemeralParam | None = None
+        self,
+        memory: Memory,
+        *,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+        redact: Redact = False,
     ) -> None:
-        super().__init__(memory, cache_control=cache_control)
+        super().__init__(memory, cache_control=cache_control, redact=redact)
         self._lock: anyio.Lock | None = None
 
     async def call(self, input: object, *, call_id: str | None = None) -> str:

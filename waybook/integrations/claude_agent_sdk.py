@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 import attrs
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
 from waybook.model import AnyBody, CustomEntry, Record, Reset
@@ -81,7 +82,13 @@ class WaybookSessionStore:
     Thread-safe within a process; safe across processes wherever the store is (compare-and-append).
     """
 
-    def __init__(self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge") -> None:
+    def __init__(
+        self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge", redact: Redact = False
+    ) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        mask = secret_mask(redact, who="WaybookSessionStore")
         if delete not in ("purge", "reset"):
             msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
             raise StoreArgumentError(msg)
@@ -93,6 +100,7 @@ class WaybookSessionStore:
             fields=("project_key", "session_id", "subpath"),
             initial=Transcript,
             apply=_apply,
+            mask=mask,
         )
         self._delete_mode = delete
 

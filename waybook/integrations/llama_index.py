@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._history import (
     Thread,
@@ -103,9 +104,15 @@ class WaybookChatStore(BaseChatStore):
 
     _threads: Threads = PrivateAttr()
 
-    def __init__(self, store: JournalStore, **data: Any) -> None:
+    def __init__(self, store: JournalStore, *, redact: Redact = False, **data: Any) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        mask = secret_mask(redact, who="WaybookChatStore")
         super().__init__(**data)
-        self._threads = Threads(store, runtime=RUNTIME, prefix="lix", fields=("chat_key",), decode=_decode)
+        self._threads = Threads(
+            store, runtime=RUNTIME, prefix="lix", fields=("chat_key",), decode=_decode, mask=mask
+        )
 
     @classmethod
     def class_name(cls) -> str:

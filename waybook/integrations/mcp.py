@@ -22,13 +22,16 @@ from typing import Any
 
 import msgspec
 
-from waybook.journal import JournalError, JsonlJournal, SessionJournal
+from waybook._masking import Redact, SecretMask, secret_mask
+from waybook.journal import InvalidArgumentError, JournalError, JsonlJournal, SessionJournal
 from waybook.memory import Memory, Route, create_authority
 from waybook.memory.canonical import AgentFace, Nomination
 from waybook.memory.working import MemoryProjection
 from waybook.projections import replay
 
 AGENT_TOOLS = ("remember", "query", "explain", "nominate")
+_WRITTEN_TEXTS = ("text", "old_text", "new_text", "patch", "description")
+"""The `memory` tool's arguments that hold text a call writes (or matches, for old_text and a patch)."""
 
 
 def _plain(value: Any) -> Any:
@@ -40,10 +43,21 @@ class MemoryToolServer:
     """The memory tools over MCP for one Memory port and one agent face (the host face stays out)."""
 
     def __init__(
-        self, memory: Memory, agent: AgentFace, *, name: str = "waybook-memory", debug: bool = False
+        self,
+        memory: Memory,
+        agent: AgentFace,
+        *,
+        name: str = "waybook-memory",
+        debug: bool = False,
+        redact: Redact = False,
     ) -> None:
         """`debug=True` prints the traceback of a failing call on stderr; without it a call that fails
-        returns its typed error to the client (`CODE: message`) and the server prints nothing more."""
+        returns its typed error to the client (`CODE: message`) and the server prints nothing more.
+        `redact` masks secrets in the texts a call writes (a file's text, an edit's old and new text, a
+        patch, a description, `remember`'s values) before memory stores them: True with the built-in
+        detector (the one `export --redact` uses), or a list of extra regular expressions to mask too (as
+        `Session`'s). An edit's old text and a patch are masked too, so they match the masked file."""
+        mask = secret_mask(redact, who="MemoryToolServer")
         from mcp.server.mcpserver import MCPServer  # the `mcp` extra, imported only when serving
         from mcp.server.mcpserver.exceptions import ToolError
         from pydantic import ValidationError
@@ -123,6 +137,8 @@ class MemoryToolServer:
                 "description": description,
             }
             given = {k: v for k, v in fields.items() if v is not None}
+            if mask is not None:
+                given.update({k: mask.value(given[k]) for k in _WRITTEN_TEXTS if k in given})
             with typed():
                 return memory.execute(given, call_id=call_id).as_dict()
 
@@ -132,6 +148,8 @@ class MemoryToolServer:
         def remember(
             request_id: str, puts: dict[str, str], tombstones: list[str] | None = None
         ) -> dict[str, Any]:
+            if mask is not None:
+                puts = {key: mask.value(value) for key, value in puts.items()}
             with typed():
                 return _plain(agent.remember(request_id, puts, tombstones or ()))  # type: ignore[no-any-return]
 
@@ -191,7 +209,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="print the traceback of a failing tool call on stderr"
     )
+    parser.add_argument(
+        "--redact", action="store_true", help="mask secrets in what a call writes before memory stores it"
+    )
+    parser.add_argument(
+        "--redact-pattern",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="a regular expression to mask too (repeatable; implies --redact)",
+    )
     args = parser.parse_args(argv)
+    try:
+        mask = SecretMask(args.redact_pattern) if args.redact or args.redact_pattern else None
+    except InvalidArgumentError as exc:
+        print(f"waybook mcp: --redact-pattern: {exc}", file=sys.stderr, flush=True)
+        return 2
     routes: dict[str, set[str]] = {}
     for spec in args.route:
         name, _, purpose = spec.partition(":")
@@ -210,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pins=pins,
         )
         memory = Memory(working, scope=_scope(working))
-        MemoryToolServer(memory, authority.agent, debug=args.debug).run_stdio()
+        MemoryToolServer(memory, authority.agent, debug=args.debug, redact=mask or False).run_stdio()
     except JournalError as exc:
         print(f"waybook mcp: {exc}", file=sys.stderr, flush=True)
         return 1

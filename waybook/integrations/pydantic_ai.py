@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._history import (
     Thread,
@@ -101,10 +102,14 @@ class WaybookMessageHistory:
     Histories with the same id on the same store are one conversation, across objects and processes.
     """
 
-    def __init__(self, store: JournalStore, conversation_id: str) -> None:
+    def __init__(self, store: JournalStore, conversation_id: str, *, redact: Redact = False) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        mask = secret_mask(redact, who="WaybookMessageHistory")
         self.conversation_id = conversation_id
         self._threads = Threads(
-            store, runtime=RUNTIME, prefix="pai", fields=("conversation_id",), decode=_decode
+            store, runtime=RUNTIME, prefix="pai", fields=("conversation_id",), decode=_decode, mask=mask
         )
         self._key = (conversation_id,)
 

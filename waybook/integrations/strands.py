@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._history import Thread, Threads, arguments, extended, message_of, node, replaced
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying
@@ -129,7 +130,11 @@ class WaybookSessionRepository(SessionRepository):
     """A Strands `SessionRepository` on a waybook store: `RepositorySessionManager(session_id=...,
     session_repository=WaybookSessionRepository(store))`. Safe across processes wherever the store is."""
 
-    def __init__(self, store: JournalStore) -> None:
+    def __init__(self, store: JournalStore, *, redact: Redact = False) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        mask = secret_mask(redact, who="WaybookSessionRepository")
         blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
         self._sessions = KeyedJournals(
             blocking,
@@ -138,6 +143,7 @@ class WaybookSessionRepository(SessionRepository):
             fields=("session_id",),
             initial=SessionFold,
             apply=_apply_session,
+            mask=mask,
         )
         self._messages = Threads(
             blocking,
@@ -145,6 +151,7 @@ class WaybookSessionRepository(SessionRepository):
             prefix="strm",
             fields=("session_id", "agent_id"),
             decode=_decode,
+            mask=mask,
         )
 
     @property

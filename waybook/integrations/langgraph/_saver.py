@@ -35,6 +35,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from waybook._masking import Redact, secret_mask
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, listed, open_or_create
 from waybook.integrations.langgraph._codec import dump, dump_field, load, load_field
@@ -44,6 +45,7 @@ from waybook.integrations.langgraph._errors import (
     UnknownPruneStrategyError,
 )
 from waybook.integrations.langgraph._nodes import MESSAGES, MessagePlan, messages_of, node_body, plan
+from waybook.integrations.langgraph._secrets import masked_value
 from waybook.integrations.langgraph._serde import StrictSerializer
 from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
@@ -97,7 +99,11 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         purge_on_delete: bool = False,
         actor: str = "langgraph",
         session_nodes: bool | None = None,
+        redact: Redact = False,
     ) -> None:
+        self.mask = secret_mask(redact, who="WaybookSaver")
+        """Masks secrets in channel values, pending writes, metadata and session nodes before they are
+        serialized (`redact=`); None: nothing is masked."""
         super().__init__(serde=serde if serde is not None else StrictSerializer())
         self.store = store
         self.purge_on_delete = purge_on_delete
@@ -246,7 +252,8 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             state = view.state
             parent = state.by_id.get(parent_id) if parent_id else None
             parent_record = parent.record_id if parent is not None else None
-            values = checkpoint["channel_values"]
+            given = checkpoint["channel_values"]
+            values = self._masked(given)
             messages = messages_of(values) if self.session_nodes else None
             if messages is None:
                 where = MessagePlan(state.end_of(parent), (), "")
@@ -264,8 +271,8 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                     )
                 )
             node_parent = where.base
-            for message in where.new:
-                node = self._record(node_body(message, node_parent))
+            for message in self._unmasked(where.new, given):
+                node = self._record(self._masked_node(node_body(message, node_parent)))
                 records.append(node)
                 node_parent = node.id
             refs = {
@@ -282,7 +289,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             }
             skeleton = {key: value for key, value in checkpoint.items() if key != "channel_values"}
             dump_field(self.serde, data, "checkpoint", skeleton)
-            dump_field(self.serde, data, "metadata", get_checkpoint_metadata(config, metadata))
+            dump_field(self.serde, data, "metadata", self._masked(get_checkpoint_metadata(config, metadata)))
             label = _label(metadata, new_versions)
             node = self._record(
                 CustomEntry(parent=node_parent, type=CHECKPOINT, data=data, content=text(label))
@@ -319,7 +326,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
                 idx = WRITES_IDX_MAP.get(channel, position)
                 if idx >= 0 and (task_id, idx) in known:
                     continue  # a retried write: the first one stands, as in LangGraph's savers
-                new.append([channel, idx, dump(self.serde, value)])
+                new.append([channel, idx, dump(self.serde, self._masked(value))])
             if not new:
                 return
             data = {"checkpoint": checkpoint_id, "task_id": task_id, "task_path": task_path, "writes": new}
@@ -551,6 +558,20 @@ class WaybookSaver(BaseCheckpointSaver[str]):
             return known[1]
         present, value = channel_value(self.serde, view, record, MESSAGES)
         return value if present and type(value) is list else []
+
+    def _masked(self, value: Any) -> Any:
+        return value if self.mask is None else masked_value(self.mask, value)
+
+    def _masked_node(self, body: AnyBody) -> AnyBody:
+        return body if self.mask is None else self.mask.body(body)
+
+    def _unmasked(self, new: Sequence[Any], given: Mapping[str, Any]) -> Sequence[Any]:
+        """The checkpoint's new messages as given (the plan compares masked ones), so a node's masking
+        records what it masked where; the new messages are always the last of the channel's list."""
+        if self.mask is None or not new:
+            return new
+        original = messages_of(dict(given)) or []
+        return original[len(original) - len(new) :] if len(original) >= len(new) else new
 
     def _record(self, body: AnyBody) -> NewRecord:
         return NewRecord(id=new_id(), at=utc_now(), body=body)

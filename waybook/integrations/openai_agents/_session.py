@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 
+from waybook._masking import Redact, secret_mask
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, open_or_create
 from waybook.integrations.openai_agents._items import body_of, item_of
@@ -94,7 +95,12 @@ class WaybookSession:
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
         actor: str = "openai-agents",
+        redact: Redact = False,
     ) -> None:
+        """`redact` masks secrets in every item before it is stored: True with the built-in detector (the
+        one `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md)."""
+        self._mask = secret_mask(redact, who="WaybookSession")
         from agents.memory.session_settings import SessionSettings, coerce_session_settings
 
         self.session_id = session_id
@@ -282,7 +288,7 @@ class WaybookSession:
         """Append `bodies` as one batch at the known head, chaining each node to the record before it."""
         records: list[NewRecord] = []
         leaf = self._state.leaf
-        for body in bodies:
+        for body in bodies if self._mask is None else [self._mask.body(body) for body in bodies]:
             if body.IS_NODE:
                 body = _with_parent(body, leaf)
             rid = new_id()
