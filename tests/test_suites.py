@@ -18,7 +18,16 @@ from tests.helpers.runtimes import SUITE_VARIABLE, SUITES, suite_of
 CI = (ROOT / ".ci" / "run").read_text()
 SCRIPTS = ROOT / "scripts" / "runtime_suites"
 IMPORTORSKIP = re.compile(r"importorskip\(\s*[\"']([\w.]+)[\"']")
-FROM_THE_TEST_EXTRA = {"anthropic", "datasets", "genai_prices", "hyperscan", "mcp", "ormsgpack", "selenium", "watchfiles"}
+FROM_THE_TEST_EXTRA = {
+    "anthropic",
+    "datasets",
+    "genai_prices",
+    "hyperscan",
+    "mcp",
+    "ormsgpack",
+    "selenium",
+    "watchfiles",
+}
 """What tests importorskip that the `test` extra installs: they run in the default run."""
 
 
