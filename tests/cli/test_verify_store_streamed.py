@@ -138,8 +138,8 @@ def test_verify_store_opens_and_reads_each_journal_a_bounded_number_of_times(
     journals = {name: n for name, n in opened.items() if name.startswith("p")}
     assert len(journals) == 30
     assert max(journals.values()) <= 2, journals  # its proof; a sub-agent also its parent's link check
-    # its proof, its receipt and link checks; a sub-agent also its parent's link check
-    assert max(reads[name] for name in journals) <= 4, reads
+    # its proof, one read its receipt and link checks share; a sub-agent also its parent's link check
+    assert max(reads[name] for name in journals) <= 3, reads
     # the catalog is read on from where the store last read it: never folded again per journal
     with open_store(url) as store, store.open_catalog() as catalog:
         assert records_read["catalog.jsonl"] <= 2 * catalog.head().seq, records_read
