@@ -65,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[int, list[dict[str, float]]] = {small: [], large: []}
     try:
         urls = {n: imported(base, n) for n in (small, large)}
-        print(f"{'round':>6}{'sessions':>10}{'records':>10}{'cpu s':>8}{'start s':>9}{'us/rec':>8}{'wall s':>8}{'MiB':>6}")
+        print(
+            f"{'round':>6}{'sessions':>10}{'records':>10}{'cpu s':>8}{'start s':>9}{'us/rec':>8}"
+            f"{'wall s':>8}{'MiB':>6}"
+        )
         for round_ in range(args.rounds):
             order = (small, large) if round_ % 2 == 0 else (large, small)
             _, start, _, _ = run_waybook(["verify", "--help"], cwd=base)
