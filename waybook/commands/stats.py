@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from waybook import stores
 from waybook.commands.common import emit_json, open_journal, stdout
@@ -22,6 +21,7 @@ from waybook.commands.cost_report import (
 from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
+from waybook.commands.plain_table import Column, Row, print_table
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.projections import CostReport, SessionStats, Tally, session_stats
 
@@ -95,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
     return OK if every else PROBLEM
 
 
+HEADERS = ("", "turns", "replies", "tool calls", "errors", "tokens in/out", "latency p50/p99")
+"""The table's columns: the branch, then its counts (right-justified)."""
+
+
 def show(every: dict[str, SessionStats], costs: dict[str, CostReport], *, as_json: bool) -> None:
     if as_json:
         emit_json({name: stats.as_json() | {"cost": costs[name].as_json()} for name, stats in every.items()})
@@ -102,15 +106,14 @@ def show(every: dict[str, SessionStats], costs: dict[str, CostReport], *, as_jso
     out = stdout()
     for name, stats in every.items():
         out.print(f"[bold]{escape(name)}[/bold]: {stats.records} records, {len(stats.branches)} branches")
-        table = Table(box=None, pad_edge=False, show_edge=False)
-        for column in ("", "turns", "replies", "tool calls", "errors", "tokens in/out", "latency p50/p99"):
-            table.add_column(column, justify="left" if not column else "right", overflow="fold")
-        table.add_row("total", *cells(stats.total))
+        columns = [Column(header, right=bool(header)) for header in HEADERS]
         short = short_ids([b.leaf for b in stats.branches])
-        for branch in stats.branches:
-            label = ("* " if branch.active else "  ") + short[branch.leaf]
-            table.add_row(label, *cells(branch.tally), style=None if branch.active else "dim")
-        out.print(table)
+        rows = [Row(["total", *cells(stats.total)])]
+        rows.extend(
+            Row([("* " if b.active else "  ") + short[b.leaf], *cells(b.tally)], dim=not b.active)
+            for b in stats.branches
+        )
+        print_table(out, columns, rows)
         priced = {row.key: row for row in costs[name].rows}
         for model, counts in stats.total.tokens.items():
             shown = ", ".join(f"{key} {value:,}" for key, value in counts.items())

@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,14 @@ from waybook.commands.store_option import add_store_option, connect_store, store
 from waybook.commands.terminal import visible
 from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
-from waybook.journal import JournalError, JsonlJournal, NotAJournalError, SessionJournal, VerifyReport
+from waybook.journal import (
+    JournalError,
+    JsonlJournal,
+    NotAJournalError,
+    Record,
+    SessionJournal,
+    VerifyReport,
+)
 from waybook.projections import LinkProblem
 from waybook.stores import CATALOG_ID, JournalStore, count_journals, iter_journals, open_proven, prove
 
@@ -165,8 +172,10 @@ def _verify_one(
         return None, _say(args, store, path, report, journal, reports, links)
     with contextlib.ExitStack() as closing:
         closing.callback(journal.close)
-        status = _say(args, store, path, report, journal, reports, links)
-        if (report.ok or report.torn_tail) and needs_receipt_check(journal):
+        # with --store, the link and receipt checks share one read of the journal's records
+        records = list(journal.read()) if report.ok and links is not None else None
+        status = _say(args, store, path, report, journal, reports, links, records)
+        if (report.ok or report.torn_tail) and needs_receipt_check(journal, records):
             closing.pop_all()  # the receipt check reads it: it stays open until then
             return journal, status
     return None, status
@@ -180,9 +189,10 @@ def _say(
     journal: SessionJournal | None,
     reports: _Reports,
     links: LinkCheck | None = None,
+    records: Sequence[Record] | None = None,
 ) -> int:
     """Print (or add to `reports`) what was found of one journal, its blobs too with --blobs, and (with
-    --store) its sub-agent links checked both ways."""
+    --store) its sub-agent links checked both ways (from its `records`, where already read)."""
     status = OK
     entry: dict[str, Any] = {
         "path": str(path),
@@ -209,7 +219,7 @@ def _say(
             status = max(status, PROBLEM)
     problems: tuple[LinkProblem, ...] = ()
     if report.ok and links is not None and journal is not None:
-        facts, problems = links.check(str(path), journal)
+        facts, problems = links.check(str(path), journal.read() if records is None else records)
         entry["links"] = links_entry(facts, problems)
         if any(problem.is_problem for problem in problems):
             status = max(status, PROBLEM)

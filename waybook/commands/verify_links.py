@@ -10,9 +10,10 @@ names no parent (written before links were two-way) is a note. The check itself 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any, Final
 
-from waybook.journal import JournalError, SessionJournal
+from waybook.journal import JournalError, Record
 from waybook.projections import LinkFacts, LinkProblem, link_facts, link_problems, linked_journals
 from waybook.stores import JournalStore
 
@@ -29,8 +30,9 @@ class LinkCheck:
         self._store = store
         self._facts: OrderedDict[str, LinkFacts | None] = OrderedDict()
 
-    def check(self, journal_id: str, journal: SessionJournal) -> tuple[LinkFacts, tuple[LinkProblem, ...]]:
-        facts = link_facts(journal_id, journal.read())
+    def check(self, journal_id: str, records: Iterable[Record]) -> tuple[LinkFacts, tuple[LinkProblem, ...]]:
+        """The link facts of `records` (journal `journal_id`'s), and their problems both ways."""
+        facts = link_facts(journal_id, records)
         self._keep(journal_id, facts)
         others = {name: self._facts_of(name) for name in linked_journals(facts)}
         return facts, link_problems(facts, others)

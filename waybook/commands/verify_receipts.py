@@ -10,21 +10,26 @@ over the journals it proved (`needs_receipt_check` says which it keeps), so none
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.journal import JournalError, SessionJournal
-from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts
-from waybook.model import Header
+from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts, holds_receipts
+from waybook.model import Header, Record
 from waybook.stores import JournalStore, open_journal
 
 
-def needs_receipt_check(journal: SessionJournal) -> bool:
+def needs_receipt_check(journal: SessionJournal, records: Sequence[Record] | None = None) -> bool:
     """Whether `verify_receipts` needs `journal`: a session or pin journal holding receipts, or a journal
-    a receipt may name (a memory journal). Reads it (a session's records) when it has to."""
-    role = _role(journal)
+    a receipt may name (a memory journal). Reads it (a session's records) when it has to, unless given
+    its `records` (read once for every check of it)."""
+    if records is None:
+        role = _role(journal)
+    else:
+        first = records[0].body if records else None
+        role = first.role if isinstance(first, Header) else None
     if role in ("session", "pin"):
-        return bool(check_receipts(journal, {}))  # each receipt, unchecked without the journals it names
+        return holds_receipts(journal.read() if records is None else records)
     return role not in (None, "catalog")
 
 

@@ -14,7 +14,7 @@ receipts a session journal holds (what `waybook verify` calls).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 
 import attrs
@@ -299,6 +299,20 @@ class ReceiptCheck:
     kind: str
     ok: bool | None
     problem: str | None = None
+
+
+def holds_receipts(records: Iterable[Record]) -> bool:
+    """Whether `records` hold anything `check_receipts` checks (a pin record, a tool result's
+    `memory_receipt`): the question without building a check of each."""
+    return any(
+        isinstance(body, MemoryPinMoved)
+        or (
+            isinstance(body, ToolResult)
+            and isinstance(body.details, dict)
+            and "memory_receipt" in body.details
+        )
+        for body in (record.body for record in records)
+    )
 
 
 def check_receipts(journal: SessionJournal, others: Mapping[str, SessionJournal]) -> list[ReceiptCheck]:
