@@ -45,7 +45,7 @@ from waybook.stores._catalog import check_journal_id
 from waybook.stores._errors import LostRecordsError, StoreArgumentError, UnknownJournalError
 from waybook.stores._holding import checked_report, lost_journal
 from waybook.stores._protocol import CATALOG_ID
-from waybook.stores._runs import Run
+from waybook.stores._runs import Run, Runs
 from waybook.stores._snapshot import decode_snapshot, encode_snapshot, restored_catalog, restored_runs
 
 
@@ -208,6 +208,7 @@ class DirectoryStore(CatalogStore):
             super().close()
         finally:
             self._release()
+            self._runs = Runs()  # (drops the snapshot's loader, which holds this store: no cycle to collect)
 
     # --- hooks ----------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ needs them). This module is pure: the store reads and writes the file.
 
 from __future__ import annotations
 
-import itertools
+import hashlib
 from collections.abc import Callable
 from typing import Final
 
@@ -109,8 +109,9 @@ def decode_snapshot(data: bytes) -> StoreSnapshot | None:
     whose SHA-256 differs, or one that does not decode as a snapshot whose numbers agree)."""
     if not data.startswith(MAGIC):
         return None
-    digest, newline, body = data[len(MAGIC) :].partition(b"\n")
-    if not newline or digest != sha256_hex(body).encode():
+    end = data.find(b"\n", len(MAGIC))
+    body = memoryview(data)[end + 1 :]  # (not a copy of the body)
+    if end < 0 or data[len(MAGIC) : end] != hashlib.sha256(body).hexdigest().encode():
         return None
     try:
         snapshot = _DECODER.decode(body)
@@ -129,9 +130,10 @@ def _agrees(snapshot: StoreSnapshot) -> bool:
         return False
     if created and not (created[0] > 0 and created[-1] <= seq):
         return False
-    if any(a >= b for a, b in itertools.pairwise(created)):
+    seqs = set(created)
+    if len(seqs) != len(created) or created != sorted(created):  # (ascending, each once)
         return False
-    if not set(snapshot.hidden) <= set(created) or snapshot.hidden != sorted(snapshot.hidden):
+    if not seqs.issuperset(snapshot.hidden) or snapshot.hidden != sorted(set(snapshot.hidden)):
         return False
     return all(0 < receipt.catalog_seq <= seq for receipt in snapshot.purged)
 
