@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ from waybook.stores._catalog import Catalog
 from waybook.stores._directory import SNAPSHOT_FILE, DirectoryStore
 from waybook.stores._runs import Runs
 from waybook.stores._snapshot import MAGIC
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Folded:
@@ -265,3 +269,26 @@ def test_a_bad_snapshot_tail_is_refused_before_the_store_is_touched(tmp_path: Pa
     with pytest.raises(StoreArgumentError, match=r"snapshot_tail .* whole number"):
         DirectoryStore(tmp_path / "store", snapshot_tail=tail)  # type: ignore[arg-type]
     assert not (tmp_path / "store").exists()
+
+
+def test_a_store_whose_snapshot_saver_was_killed_at_any_point_opens_as_a_full_fold_shows_it(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "store"
+    build(directory, journals=60)
+    for round_ in range(3):
+        saver = subprocess.Popen(
+            [sys.executable, "-m", "tests.stores.snapshot_saver", str(directory), f"r{round_}-"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert saver.stdout is not None
+        for _ in range(round_ + 2):  # killed somewhere in a later open, create, close or save
+            assert saver.stdout.readline().startswith("saved")
+        saver.kill()
+        saver.wait()
+        saver.stdout.close()
+        expected = truth(directory)
+        with DirectoryStore(directory, snapshot_tail=10**9) as store:
+            assert _without_store_url(seen(store)) == expected
