@@ -6,6 +6,7 @@ caller asks about (a page of a listing, the journal it opens), not one per journ
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,12 +26,17 @@ def row_of(info: JournalInfo) -> JournalRow:
 
 
 class JournalTable:
-    """A dict of `JournalInfo` by journal id (the operations a fold uses), some entries still rows."""
+    """A dict of `JournalInfo` by journal id (the operations a fold uses), some entries still rows.
+
+    Safe across threads as a dict is (a store reads it without its catalog mutex): an entry decoded
+    from its row stays in `_rows` too (so a reader never finds it in neither), and changes and decodes
+    take `_mutex` (so a purge never meets a decode that puts the journal back)."""
 
     def __init__(self) -> None:
         self._made: dict[str, JournalInfo] = {}
         self._rows: dict[str, msgspec.Raw] = {}
         self._where = ""
+        self._mutex = threading.Lock()
 
     @classmethod
     def of_rows(cls, ids: Iterable[str], rows: Iterable[msgspec.Raw], *, where: str) -> JournalTable:
@@ -41,19 +47,23 @@ class JournalTable:
         return table
 
     def __len__(self) -> int:
-        return len(self._made) + len(self._rows)
+        return len(self._rows) + sum(1 for journal_id in self._made if journal_id not in self._rows)
 
     def __contains__(self, journal_id: object) -> bool:
         return journal_id in self._made or journal_id in self._rows
 
     def get(self, journal_id: str) -> JournalInfo | None:
         info = self._made.get(journal_id)
-        if info is None:
-            raw = self._rows.pop(journal_id, None)
-            if raw is None:
-                return None
-            info = self._made[journal_id] = self._decoded(journal_id, raw)
-        return info
+        if info is not None:
+            return info
+        if journal_id not in self._rows:
+            return self._made.get(journal_id)  # (a writer sets the entry before it drops the row)
+        with self._mutex:
+            info = self._made.get(journal_id)
+            raw = self._rows.get(journal_id)
+            if info is None and raw is not None:
+                info = self._made[journal_id] = self._decoded(journal_id, raw)
+            return info
 
     def __getitem__(self, journal_id: str) -> JournalInfo:
         info = self.get(journal_id)
@@ -62,13 +72,15 @@ class JournalTable:
         return info
 
     def __setitem__(self, journal_id: str, info: JournalInfo) -> None:
-        self._rows.pop(journal_id, None)
-        self._made[journal_id] = info
+        with self._mutex:
+            self._made[journal_id] = info  # (before the row goes: a reader finds one or the other)
+            self._rows.pop(journal_id, None)
 
     def pop(self, journal_id: str) -> JournalInfo | None:
         info = self.get(journal_id)
-        if info is not None:
-            del self._made[journal_id]
+        with self._mutex:
+            self._made.pop(journal_id, None)
+            self._rows.pop(journal_id, None)
         return info
 
     def row(self, journal_id: str) -> msgspec.Raw | JournalRow:
