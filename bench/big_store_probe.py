@@ -1,7 +1,7 @@
 """One row of bench/big_stores.py in this (fresh) process: prints one JSON line with the median seconds
 of the repeats, the first (cold) run's seconds, and this process's peak RSS (KiB).
 
-    python -m bench.big_store_probe ls|open|front|search|verify URL JOURNALS [--index FILE]
+    python -m bench.big_store_probe store|ls|open|front|search|verify URL JOURNALS [--index FILE]
 """
 
 from __future__ import annotations
@@ -46,13 +46,17 @@ def cli(argv: list[str]) -> Callable[[], object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("op", choices=["ls", "open", "front", "search", "verify"])
+    parser.add_argument("op", choices=["store", "ls", "open", "front", "search", "verify"])
     parser.add_argument("url")
     parser.add_argument("journals", type=int)
     parser.add_argument("--index")
     args = parser.parse_args()
     n = args.journals
-    if args.op == "ls":
+    if args.op == "store":
+        from waybook.stores import open_store
+
+        median, cold = timed(lambda: open_store(args.url, create=False).close(), 3)
+    elif args.op == "ls":
         median, cold = timed(cli(["ls", "--store", args.url]), 3)
     elif args.op == "open":
         from waybook.stores import open_store

@@ -17,6 +17,7 @@ from waybook.journal import _timeouts as timeouts
 from waybook.journal._roles.session import ID_PATTERN
 from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Head, Header, NewRecord, Record
 from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
+from waybook.stores._journal_table import JournalTable
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._values import JournalInfo, JournalPage, PurgeReceipt
 
@@ -76,7 +77,7 @@ class Catalog:
     store: str
     seq: int = 0
     last: Record | None = None
-    journals: dict[str, JournalInfo] = attrs.field(factory=dict)
+    journals: JournalTable = attrs.field(factory=JournalTable)
     purged: dict[str, PurgeReceipt] = attrs.field(factory=dict)
     _created: list[int] = attrs.field(factory=list)
     """The creation seqs of `journals`, ascending (a catalog appends them in that order)."""
@@ -120,13 +121,17 @@ class Catalog:
             self.purged[journal_id] = receipt_of(self.store, record)
 
     def _forget(self, journal_id: str) -> None:
-        info = self.journals.pop(journal_id, None)
+        info = self.journals.pop(journal_id)
         if info is None:
             return
         at = bisect.bisect_left(self._created, info.created)
         del self._created[at], self._ids[at]
         if info.hidden:
             del self._hidden[bisect.bisect_left(self._hidden, info.created)]
+
+    def layout(self) -> tuple[list[str], list[int], list[int]]:
+        """The ids and creation seqs of the journals in creation order, and the hidden ones' seqs."""
+        return self._ids, self._created, self._hidden
 
     @property
     def leaf(self) -> str | None:

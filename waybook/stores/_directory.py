@@ -3,6 +3,9 @@
 Layout of DIR (this module alone names its files):
     catalog.jsonl           the catalog journal (role "catalog"): creations, hidings, purge receipts
     journals/ID.jsonl       one JsonlJournal per journal (with its `.lock` sidecar)
+    store.snapshot          the catalog's fold and the feed's runs as of a catalog head and a feed
+                            prefix it names (_snapshot.py): an open that finds it still a prefix folds
+                            only what follows; deleting it changes nothing but the speed of an open
     feed.runs               the feed: one line `["ID",first,last,"DIGEST"]` per run of records fed
                             together (DIGEST: record last's); each journal's last run is the head the
                             store committed to it, so a file that holds less is lost records
@@ -14,6 +17,7 @@ the truth; `feed.runs` is an index over them that the next commit or open of a j
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import threading
@@ -28,19 +32,21 @@ from waybook._files import (
     create_atomically,
     fsync_dir,
     os_reason,
+    replace_private,
 )
 from waybook.codecs._canonical import ENCODER
 from waybook.journal import Durability, JsonlJournal, PositionedJournal, SessionJournal, VerifyReport
 from waybook.journal._durability import DEFAULT_DURABILITY
 from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
-from waybook.model import StorageError
+from waybook.model import IntegrityError, StorageError
 from waybook.stores._base import CatalogStore, store_clock, store_ids, stored_digest
 from waybook.stores._blob_files import FileBlobs
 from waybook.stores._catalog import check_journal_id
-from waybook.stores._errors import LostRecordsError, UnknownJournalError
+from waybook.stores._errors import LostRecordsError, StoreArgumentError, UnknownJournalError
 from waybook.stores._holding import checked_report, lost_journal
 from waybook.stores._protocol import CATALOG_ID
-from waybook.stores._runs import Run
+from waybook.stores._runs import Run, Runs
+from waybook.stores._snapshot import decode_snapshot, encode_snapshot, restored_catalog, restored_runs
 
 
 class _RunLine(msgspec.Struct, array_like=True):
@@ -55,6 +61,9 @@ class _RunLine(msgspec.Struct, array_like=True):
 _RUNS_DECODER = msgspec.json.Decoder(Run)
 """`feed.runs` read straight into runs, a read of many lines at once (a `_RunLine` is a `Run`'s line)."""
 CATALOG_FILE = "catalog.jsonl"
+SNAPSHOT_FILE = "store.snapshot"
+SNAPSHOT_TAIL = 1000
+"""How many catalog records and feed runs an open or close folds past the snapshot before saving anew."""
 JOURNALS = "journals"
 BLOBS = "blobs"
 
@@ -77,7 +86,8 @@ def directory_store_of(journal_file: Path) -> Path | None:
 class DirectoryStore(CatalogStore):
     """Journals as JSONL files in a directory. `durability` (default `group`: an append that returns is
     on disk) applies to every journal and the catalog; `file_ops` are their system calls (tests count
-    or fault them)."""
+    or fault them). An open or a close that folded more than `snapshot_tail` catalog records and feed
+    runs past the store's snapshot (or found one it could not use) saves a fresh one."""
 
     def _blob_engine(self) -> FileBlobs:
         return FileBlobs(self._dir)
@@ -93,8 +103,13 @@ class DirectoryStore(CatalogStore):
         file_ops: FileOps = OS_FILE_OPS,
         clock: Callable[[], str] = store_clock,
         ids: Callable[[], str] = store_ids,
+        snapshot_tail: int = SNAPSHOT_TAIL,
     ) -> None:
+        if type(snapshot_tail) is not int or snapshot_tail < 0:
+            msg = f"snapshot_tail {snapshot_tail!r:.40} must be a whole number from 0 (0: save on every open)"
+            raise StoreArgumentError(msg)
         self._dir = Path(directory)
+        self._snapshot_tail = snapshot_tail
         super().__init__(f"file:{self._dir}", clock=clock, ids=ids)
         self._durability = Durability(durability)
         self._file_ops = file_ops
@@ -115,8 +130,16 @@ class DirectoryStore(CatalogStore):
         self._feed_fd = _open_for_lock(self._feed_path, os.O_RDWR | os.O_APPEND)
         self._feed_file_lock = FileLock(self._feed_fd, self._feed_path)
         self._feed_seen = 0
+        self._feed_hash = hashlib.sha256()
+        """The SHA-256 of `feed.runs`'s first `_feed_seen` bytes, as they were read or written."""
+        self._snapshot_mark = (0, 0)
+        """(catalog seq, runs) the snapshot on disk holds, as far as this store knows."""
+        self._snapshot_stale = False
         try:
-            self._attach_catalog(self._open_catalog())
+            catalog = self._open_catalog()
+            self._restore_snapshot(catalog)
+            self._attach_catalog(catalog)
+            self._save_snapshot_if_behind()
         except BaseException:
             self._release()
             raise
@@ -180,9 +203,12 @@ class DirectoryStore(CatalogStore):
         if self._closed:
             return
         try:
+            with contextlib.suppress(StorageError):  # (a store whose catalog was damaged meanwhile)
+                self._save_snapshot_if_behind()
             super().close()
         finally:
             self._release()
+            self._runs = Runs()  # (drops the snapshot's loader, which holds this store: no cycle to collect)
 
     # --- hooks ----------------------------------------------------------------------------------------
 
@@ -241,6 +267,7 @@ class DirectoryStore(CatalogStore):
         end = data.rfind(b"\n") + 1  # a line being written, or torn by a crash, is not a run yet
         if end:
             self._runs.extend(_RUNS_DECODER.decode_lines(data[:end]))  # (blank lines are skipped)
+            self._feed_hash.update(data[:end])
         self._feed_seen += end
 
     def _feed_write(self, run: Run) -> None:
@@ -255,6 +282,7 @@ class DirectoryStore(CatalogStore):
             raise StorageError(msg)
         if self._durability in (Durability.FSYNC, Durability.GROUP):
             os.fsync(self._feed_fd)
+        self._feed_hash.update(line)
         self._feed_seen += len(line)
 
     # --- internals ------------------------------------------------------------------------------------
@@ -263,6 +291,66 @@ class DirectoryStore(CatalogStore):
         path = self._dir / CATALOG_FILE
         create_atomically(path, b"")  # False when it exists: then it is simply opened
         return JsonlJournal(path, create=False, durability=self._durability, file_ops=self._file_ops)
+
+    def _restore_snapshot(self, catalog: PositionedJournal) -> None:
+        """Start from the snapshot if it still names a prefix of the catalog and of `feed.runs` (before
+        anything is folded); otherwise leave it to be rewritten after the open."""
+        try:
+            data = (self._dir / SNAPSHOT_FILE).read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError:
+            self._snapshot_stale = True
+            return
+        snapshot = decode_snapshot(data)
+        self._snapshot_stale = True
+        if snapshot is None or os.fstat(self._feed_fd).st_size < snapshot.feed_size:
+            return
+        prefix = hashlib.sha256(os.pread(self._feed_fd, snapshot.feed_size, 0))
+        if prefix.hexdigest() != snapshot.feed_sha256:
+            return
+        last = next(iter(catalog.read(after=snapshot.catalog_seq - 1, limit=1)), None)
+        if last is None or last.seq != snapshot.catalog_seq:
+            return
+        fold = restored_catalog(self._url, snapshot, last, where=str(self._dir / SNAPSHOT_FILE))
+        if fold is None:
+            return
+        size, sha = snapshot.feed_size, snapshot.feed_sha256
+        self._cat, self._runs = fold, restored_runs(snapshot, lambda: self._feed_prefix(size, sha))
+        self._feed_seen, self._feed_hash = size, prefix
+        self._snapshot_mark = (fold.seq, snapshot.feed_runs)
+        self._snapshot_stale = False
+
+    def _save_snapshot_if_behind(self) -> None:
+        """Save a fresh snapshot when the fold has gone `snapshot_tail` past the one on disk, or that one
+        could not be used. A snapshot that cannot be written is not an error: it only costs speed."""
+        with self._runs_mutex, self._cat_mutex:
+            seq, runs = self._cat.seq, self._runs.count
+            behind = seq - self._snapshot_mark[0] + runs - self._snapshot_mark[1]
+            if self._cat.last is None or not (self._snapshot_stale or behind > self._snapshot_tail):
+                return
+            data = encode_snapshot(
+                self._cat,
+                self._runs,
+                feed_size=self._feed_seen,
+                feed_sha256=self._feed_hash.hexdigest(),
+            )
+        with contextlib.suppress(OSError):
+            replace_private(self._dir / SNAPSHOT_FILE, data)
+            fsync_dir(self._dir)
+            self._snapshot_mark, self._snapshot_stale = (seq, runs), False
+
+    def _feed_prefix(self, size: int, sha256: str) -> list[Run]:
+        """The runs in the first `size` bytes of `feed.runs`, which hashed to `sha256` when the store
+        opened from its snapshot (read when a feed read first needs them)."""
+        data = os.pread(self._feed_fd, size, 0)
+        if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
+            msg = (
+                f"{self._feed_path}: its first {size} bytes changed while the store was open (the feed only "
+                "grows); reopen the store"
+            )
+            raise IntegrityError(msg)
+        return list(_RUNS_DECODER.decode_lines(data))
 
     def _release(self) -> None:
         for fd in (self._feed_fd, self._lock_fd):

@@ -12,10 +12,11 @@ commits in the other order, and a record a crashed writer never fed is fed by th
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from waybook.model import Head
+from waybook.model import Head, IntegrityError
 from waybook.stores._holding import Committed
 
 
@@ -28,22 +29,76 @@ class Run(NamedTuple):
 
 
 class Runs:
-    """Runs in feed order with their end positions. `locate` is O(log runs)."""
+    """Runs in feed order with their end positions. `locate` is O(log runs).
+
+    Restored from a snapshot (`pending`), it knows what was fed of each journal and the feed's head at
+    once, and reads the runs of the snapshot's prefix only when a feed read needs them (`load`)."""
 
     def __init__(self) -> None:
-        self.runs: list[Run] = []
-        self.ends: list[int] = []
+        self._runs: list[Run] = []
+        self._ends: list[int] = []
         self.fed: dict[str, int] = {}
         self._digests: dict[str, str] = {}
+        self._load: Callable[[], list[Run]] | None = None
+        self._prefix_head = 0
+        self._prefix_count = 0
+
+    @classmethod
+    def pending(
+        cls,
+        *,
+        head: int,
+        count: int,
+        fed: dict[str, int],
+        digests: dict[str, str],
+        load: Callable[[], list[Run]],
+    ) -> Runs:
+        """The runs of a prefix of the feed known by its outcome (`count` runs through position `head`,
+        `fed` and `digests` by journal), `load` giving the runs themselves when they are first needed."""
+        runs = cls()
+        runs.fed, runs._digests, runs._load = fed, digests, load
+        runs._prefix_head, runs._prefix_count = head, count
+        return runs
+
+    @property
+    def runs(self) -> list[Run]:
+        self._take_prefix()
+        return self._runs
+
+    @property
+    def ends(self) -> list[int]:
+        self._take_prefix()
+        return self._ends
+
+    @property
+    def count(self) -> int:
+        """How many runs were fed (the prefix not read included)."""
+        return self._prefix_count + len(self._runs)
+
+    def _take_prefix(self) -> None:
+        load = self._load
+        if load is None:
+            return
+        prefix = load()
+        ends = list(itertools.accumulate(last - first + 1 for _, first, last, _ in prefix))
+        if len(prefix) != self._prefix_count or (ends[-1] if ends else 0) != self._prefix_head:
+            msg = "the feed's runs no longer add up to what they did when the store opened; reopen the store"
+            raise IntegrityError(msg)
+        self._runs[:0], self._ends[:0], self._load = prefix, ends, None
+        self._prefix_head = self._prefix_count = 0  # (the runs now hold the prefix)
 
     @property
     def head(self) -> int:
-        return self.ends[-1] if self.ends else 0
+        return self._ends[-1] if self._ends else self._prefix_head
+
+    def digests(self) -> dict[str, str]:
+        """The digest of the last record fed, by journal (those an older waybook fed have none)."""
+        return self._digests
 
     def add(self, run: Run) -> None:
         """Take in a run read from storage or about to be written (it must follow what was fed)."""
-        self.runs.append(run)
-        self.ends.append(self.head + run.last - run.first + 1)
+        self._ends.append(self.head + run.last - run.first + 1)
+        self._runs.append(run)
         if run.last >= self.fed.get(run.journal_id, 0):
             self.fed[run.journal_id] = run.last
             if run.digest is None:
@@ -53,7 +108,7 @@ class Runs:
 
     def extend(self, runs: Iterable[Run]) -> None:
         """`add` each of `runs` in turn (one loop: a store's whole feed is taken in when it opens)."""
-        kept, ends, fed, digests = self.runs, self.ends, self.fed, self._digests
+        kept, ends, fed, digests = self._runs, self._ends, self.fed, self._digests
         head = self.head
         for run in runs:
             journal_id, first, last, digest = run
@@ -79,10 +134,11 @@ class Runs:
     def after(self, position: int) -> Iterator[tuple[int, Run]]:
         """(position of the run's first record, run) for every run holding a position > `position`,
         trimmed so that its first record is the first one after `position`."""
-        index = bisect.bisect_right(self.ends, position)
-        for i in range(index, len(self.runs)):
-            run = self.runs[i]
-            start = self.ends[i] - (run.last - run.first)
+        runs, ends = self.runs, self.ends
+        index = bisect.bisect_right(ends, position)
+        for i in range(index, len(runs)):
+            run = runs[i]
+            start = ends[i] - (run.last - run.first)
             if start <= position:
                 skip = position - start + 1
                 run = Run(run.journal_id, run.first + skip, run.last)

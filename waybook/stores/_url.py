@@ -29,11 +29,15 @@ def _open_memory(location: str, options: dict[str, str]) -> JournalStore:
 
 
 def _open_directory(location: str, options: dict[str, str]) -> JournalStore:
-    from waybook.stores._directory import DirectoryStore
+    from waybook.stores._directory import SNAPSHOT_TAIL, DirectoryStore
 
-    _no_options("file:", options, allowed=("durability",))
+    _no_options("file:", options, allowed=("durability", "snapshot_tail"))
     durability = _durability_option("file:", options.get("durability", "group"))
-    return DirectoryStore(_local_path("file:", location), durability=durability)
+    tail = options.get("snapshot_tail", str(SNAPSHOT_TAIL))
+    if not (tail.isascii() and tail.isdigit() and len(tail) < 19):
+        msg = f"file: store URL has snapshot_tail={tail[:40]!r}; use a whole number from 0"
+        raise InvalidStoreUrlError(msg)
+    return DirectoryStore(_local_path("file:", location), durability=durability, snapshot_tail=int(tail))
 
 
 def _open_sqlite(location: str, options: dict[str, str]) -> JournalStore:

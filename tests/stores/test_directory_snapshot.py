@@ -1,0 +1,294 @@
+"""The directory store's snapshot (store.snapshot): an open that finds it still a prefix of the catalog
+and of feed.runs folds only what follows; any other snapshot is ignored and rewritten; deleting it
+changes nothing but speed. (The contract kit runs on `file:DIR?snapshot_tail=0` too: conftest.STORES.)"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from waybook import Session
+from waybook.model import IntegrityError
+from waybook.stores import InvalidStoreUrlError, StoreArgumentError, open_store
+from waybook.stores._catalog import Catalog
+from waybook.stores._directory import SNAPSHOT_FILE, DirectoryStore
+from waybook.stores._runs import Runs
+from waybook.stores._snapshot import MAGIC
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Folded:
+    """How many catalog records and feed runs the stores of this test folded in (not time)."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.runs = 0
+
+
+@pytest.fixture
+def folded(monkeypatch: pytest.MonkeyPatch) -> Folded:
+    counts = Folded()
+    apply_one, extend = Catalog._apply_one, Runs.extend
+
+    def counting_apply(catalog: Catalog, record: Any) -> None:
+        counts.records += 1
+        apply_one(catalog, record)
+
+    def counting_extend(runs: Runs, taken: Any) -> None:
+        taken = list(taken)
+        counts.runs += len(taken)
+        extend(runs, taken)
+
+    monkeypatch.setattr(Catalog, "_apply_one", counting_apply)
+    monkeypatch.setattr(Runs, "extend", counting_extend)
+    return counts
+
+
+def build(directory: Path, journals: int = 12) -> None:
+    """A store with plain, hidden and purged journals, its snapshot saved by its close."""
+    with DirectoryStore(directory, snapshot_tail=0) as store:
+        for n in range(journals):
+            session = Session(store.create(f"s{n}", metadata={"n": n, "team": ["a", "b"][n % 2]}))
+            session.user(f"question {n}")
+            session.assistant(f"answer {n}")
+            session.journal.close()
+        store.hide("s3", reason="test")
+        store.purge("s5", reason="test", actor="auditor")
+
+
+def seen(store: DirectoryStore) -> tuple[object, ...]:
+    """Everything a caller can read of the store's catalog and feed."""
+    pages = []
+    for hidden in (False, True):
+        cursor: str | None = None
+        while True:
+            page = store.list(hidden=hidden, after=cursor, limit=5)
+            pages += [(j.journal_id, j.role, j.metadata, j.created, j.created_at, j.hidden) for j in page]
+            cursor = page.cursor
+            if cursor is None:
+                break
+    feed = [(e.position, e.journal_id, e.seq, e.line) for e in store.feed(0)]
+    return (
+        store.count(),
+        store.count(hidden=True),
+        [store.cursor_at(i) for i in range(14)],
+        pages,
+        feed,
+        store.purge("s5", reason="again"),  # (purged already: the same receipt, nothing written)
+        [store.committed(f"s{n}") for n in range(12)],
+    )
+
+
+def truth(directory: Path) -> tuple[object, ...]:
+    """What the store shows when its snapshot is not there (a copy without it, folded in full)."""
+    copy = directory.with_name(directory.name + "-unsnapshotted")
+    shutil.copytree(directory, copy)
+    (copy / SNAPSHOT_FILE).unlink(missing_ok=True)
+    with DirectoryStore(copy, snapshot_tail=10**9) as store:
+        found = seen(store)
+    shutil.rmtree(copy)
+    return _without_store_url(found)
+
+
+def _without_store_url(found: tuple[object, ...]) -> tuple[object, ...]:
+    receipt = found[5]
+    assert receipt is not None
+    return (*found[:5], (receipt.journal_id, receipt.digest), *found[6:])  # type: ignore[attr-defined]
+
+
+def test_an_open_from_a_current_snapshot_folds_nothing_and_shows_what_a_full_fold_shows(
+    tmp_path: Path, folded: Folded
+) -> None:
+    build(tmp_path / "store")
+    expected = truth(tmp_path / "store")
+    folded.records = folded.runs = 0
+    with DirectoryStore(tmp_path / "store") as store:
+        assert (folded.records, folded.runs) == (0, 0)
+        assert _without_store_url(seen(store)) == expected
+
+
+def test_an_open_folds_only_the_records_and_runs_written_after_its_snapshot(
+    tmp_path: Path, folded: Folded
+) -> None:
+    build(tmp_path / "store")
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:  # (saves no snapshot)
+        Session(store.create("late")).user("hello")
+    folded.records = folded.runs = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        # the catalog's creation record; the runs: the catalog's, the header's, the message's
+        assert (folded.records, folded.runs) == (1, 3)
+        assert store.list(limit=100).journals[-1].journal_id == "late"
+        assert [e.journal_id for e in store.feed(0)][-1] == "late"
+
+
+def test_without_its_snapshot_an_open_folds_the_whole_catalog(tmp_path: Path, folded: Folded) -> None:
+    build(tmp_path / "store")
+    (tmp_path / "store" / SNAPSHOT_FILE).unlink()
+    folded.records = folded.runs = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9):
+        # the header, 12 creations, a hiding and a purge receipt
+        assert folded.records == 15
+
+
+def _truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _forged(data: bytes) -> bytes:
+    return data.replace(b'"team":"a"', b'"team":"z"', 1)
+
+
+def _forged_with_its_checksum(data: bytes) -> bytes:
+    """A body whose catalog digest was changed and whose checksum was recomputed to match."""
+    head, _, body = data[len(MAGIC) :].partition(b"\n")
+    digest_at = body.index(b'"catalog_digest":"') + len(b'"catalog_digest":"')
+    body = body[:digest_at] + b"0" * 64 + body[digest_at + 64 :]
+    assert len(head) == 64
+    return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def _older_format(data: bytes) -> bytes:
+    return data.replace(MAGIC, b"waybook store snapshot 0\n", 1)
+
+
+def _emptied(_data: bytes) -> bytes:
+    return b""
+
+
+def _garbage(_data: bytes) -> bytes:
+    return b"\x00not a snapshot\xff"
+
+
+@pytest.mark.parametrize(
+    "damage", [_truncated, _forged, _forged_with_its_checksum, _older_format, _emptied, _garbage]
+)
+def test_a_damaged_snapshot_is_ignored_and_rewritten(tmp_path: Path, folded: Folded, damage: Any) -> None:
+    build(tmp_path / "store")
+    expected = truth(tmp_path / "store")
+    path = tmp_path / "store" / SNAPSHOT_FILE
+    path.write_bytes(damage(path.read_bytes()))
+    folded.records = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        assert folded.records == 15  # folded in full
+        assert _without_store_url(seen(store)) == expected
+    folded.records = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        assert folded.records == 0  # the open that ignored it saved a sound one
+        assert _without_store_url(seen(store)) == expected
+
+
+def test_a_snapshot_ahead_of_its_catalog_restored_from_a_backup_is_ignored(
+    tmp_path: Path, folded: Folded
+) -> None:
+    build(tmp_path / "store", journals=6)
+    backup = tmp_path / "backup"
+    shutil.copytree(tmp_path / "store", backup)
+    build(tmp_path / "store", journals=0)  # (opens it again: more catalog records, a newer snapshot)
+    with DirectoryStore(tmp_path / "store", snapshot_tail=0) as store:
+        store.create("after-the-backup").close()
+    for name in ("catalog.jsonl", "catalog.jsonl.checkpoint", "feed.runs"):
+        shutil.copy(backup / name, tmp_path / "store" / name)
+    (tmp_path / "store" / "journals" / "after-the-backup.jsonl").unlink()
+    expected = truth(backup)
+    folded.records = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        assert folded.records > 0
+        assert "after-the-backup" not in [j.journal_id for j in store.list(hidden=True)]
+        assert _without_store_url(seen(store))[:5] == expected[:5]
+
+
+def test_another_stores_snapshot_is_ignored(tmp_path: Path, folded: Folded) -> None:
+    build(tmp_path / "store")
+    build(tmp_path / "other")  # the same journals, created at other moments under other record ids
+    expected = truth(tmp_path / "store")
+    shutil.copy(tmp_path / "other" / SNAPSHOT_FILE, tmp_path / "store" / SNAPSHOT_FILE)
+    folded.records = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        assert folded.records == 15
+        assert _without_store_url(seen(store)) == expected
+
+
+def test_a_snapshot_whose_feed_prefix_changed_is_ignored(tmp_path: Path, folded: Folded) -> None:
+    build(tmp_path / "store")
+    feed = tmp_path / "store" / "feed.runs"
+    lines = feed.read_bytes().splitlines(keepends=True)
+    lines[0], lines[1] = lines[1], lines[0]  # same bytes, same size, another order
+    feed.write_bytes(b"".join(lines))
+    folded.runs = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9):
+        assert folded.runs == len(lines)  # every run read from feed.runs, none taken from the snapshot
+
+
+def test_a_feed_prefix_rewritten_while_the_store_is_open_is_refused_when_the_feed_is_read(
+    tmp_path: Path,
+) -> None:
+    build(tmp_path / "store")
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        feed = tmp_path / "store" / "feed.runs"
+        data = bytearray(feed.read_bytes())
+        data[2:4] = data[3:4] + data[2:3]  # (its runs are read on the first feed read, not at the open)
+        feed.write_bytes(bytes(data))
+        with pytest.raises(IntegrityError, match=r"feed\.runs: its first [0-9]+ bytes changed.*reopen"):
+            list(store.feed(0))
+
+
+def test_a_snapshot_that_cannot_be_read_or_written_costs_only_speed(tmp_path: Path) -> None:
+    build(tmp_path / "store")
+    expected = truth(tmp_path / "store")
+    path = tmp_path / "store" / SNAPSHOT_FILE
+    path.unlink()
+    path.mkdir()  # a directory where the snapshot goes: it reads as nothing and takes no new one
+    with DirectoryStore(tmp_path / "store", snapshot_tail=0) as store:
+        Session(store.create("more")).user("hello")
+        assert _without_store_url(seen(store))[:2] == (expected[0] + 1, expected[1] + 1)  # type: ignore[operator]
+    assert path.is_dir()
+
+
+def test_a_small_store_keeps_no_snapshot_by_default(tmp_path: Path) -> None:
+    with open_store(f"file:{tmp_path}/store") as store:
+        Session(store.create("one")).user("hello")
+    assert not (tmp_path / "store" / SNAPSHOT_FILE).exists()
+
+
+@pytest.mark.parametrize("tail", ["-1", "x", "1.5", "99999999999999999999"])
+def test_a_bad_snapshot_tail_in_a_store_url_is_refused(tmp_path: Path, tail: str) -> None:
+    with pytest.raises(InvalidStoreUrlError, match=r"snapshot_tail=.*whole number"):
+        open_store(f"file:{tmp_path}/store?snapshot_tail={tail}")
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("tail", [-1, 1.5, "10", True])
+def test_a_bad_snapshot_tail_is_refused_before_the_store_is_touched(tmp_path: Path, tail: object) -> None:
+    with pytest.raises(StoreArgumentError, match=r"snapshot_tail .* whole number"):
+        DirectoryStore(tmp_path / "store", snapshot_tail=tail)  # type: ignore[arg-type]
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_store_whose_snapshot_saver_was_killed_at_any_point_opens_as_a_full_fold_shows_it(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "store"
+    build(directory, journals=60)
+    for round_ in range(3):
+        saver = subprocess.Popen(
+            [sys.executable, "-m", "tests.stores.snapshot_saver", str(directory), f"r{round_}-"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert saver.stdout is not None
+        for _ in range(round_ + 2):  # killed somewhere in a later open, create, close or save
+            assert saver.stdout.readline().startswith("saved")
+        saver.kill()
+        saver.wait()
+        saver.stdout.close()
+        expected = truth(directory)
+        with DirectoryStore(directory, snapshot_tail=10**9) as store:
+            assert _without_store_url(seen(store)) == expected
