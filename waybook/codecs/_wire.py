@@ -335,14 +335,14 @@ def _seal_content_once(
         if not content:
             return None
     try:
-        covered, encoded, kept = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
+        covered, encoded, tail = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError):
         return None
     if round_trips(body):
         held = body
     else:
         try:
-            held = _BODY_DECODER.decode(b"".join((b"{", kept, b",", memoryview(encoded)[1:])))
+            held = _BODY_DECODER.decode(commitments.body_kind_first(encoded, tail))
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             return None
         if not _same(held, body):
