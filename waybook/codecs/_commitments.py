@@ -283,19 +283,18 @@ def sealed_pieces(
     joined from them. `salt` is 32 ASCII characters (`is_salt`). Raises what msgspec raises for a
     value it cannot encode."""
     encoded = ENCODER.encode(content)
-    members = memoryview(encoded)[1:-1]
+    members = memoryview(encoded)[1:-1]  # the content may be megabytes: a view; the rest are slices
     start = _PREFIX_FIXED + len(members)
     comma_spaces = _COMMA_SPACES[-start % BLOCK] if start > _MIN_SIZE else _COMMA_SPACES[_MIN_SIZE - start]
     kept = _BUILD_KEPT[type(body)](body)
     tail = ENCODER.encode(_SealedTail(salt=salt, body=kept, seq=seq, id=rid, at=at, prev=prev, batch=batch))
-    cut = memoryview(tail)
-    return b"".join((cut[:_TAIL_CUT], members, comma_spaces, cut[_TAIL_CUT:])), encoded, tail
+    return b"".join((tail[:_TAIL_CUT], members, comma_spaces, tail[_TAIL_CUT:])), encoded, tail
 
 
 def body_kind_first(encoded: bytes, tail: bytes) -> bytes:
     """The body of the line `sealed_pieces` joined, as `{kept,content}`: its kind first, so that it
     decodes without looking ahead for the tag."""
-    kept = memoryview(tail)[_TAIL_CUT - 1 : tail.rindex(_BODY_END)]
+    kept = tail[_TAIL_CUT - 1 : tail.rindex(_BODY_END)]
     return b"".join((kept, b",", memoryview(encoded)[1:]))
 
 
