@@ -67,8 +67,7 @@ SALT_HEX: Final = 32
 MIN_BLOCKS: Final = 2
 """A sealed prefix takes two blocks at least, so the erased header always fits in its place."""
 
-_NOT_HEX: Final = str.maketrans("", "", "0123456789abcdef")
-"""Deletes every lowercase hex digit: a salt is 32 characters that this leaves nothing of."""
+_SALT: Final = re.compile(r"[0-9a-f]{32}")
 _STATE: Final = re.compile(r"[0-9a-f]{64}")
 _SEALED_START: Final = b'{"salt":"'
 _ERASED_START: Final = b'{"erased":'
@@ -329,7 +328,7 @@ def sealed_covered(
 
 
 def is_salt(value: object) -> bool:
-    return type(value) is str and len(value) == SALT_HEX and not value.translate(_NOT_HEX)
+    return type(value) is str and _SALT.fullmatch(value) is not None
 
 
 def erased_header(erased: Erased, body: Body) -> bytes:
