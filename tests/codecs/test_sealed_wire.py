@@ -12,12 +12,16 @@ from hypothesis import strategies as st
 from tests.helpers.sealed_samples import SEALED_DIR, erased_golden, sealed_golden
 from tests.helpers.wire_samples import SAMPLES
 from waybook.codecs import decode_record, encode_record, line_digest, seal
+from waybook.codecs._canonical import canonical_json
 from waybook.codecs._commitments import (
     SEALED_FIELDS,
     content_state,
     erase_line,
     guess_state,
+    is_salt,
     sealed_content,
+    sealed_covered,
+    sealed_value,
 )
 from waybook.codecs._sha256 import _python_resume, _python_state, resume, state_after
 from waybook.journal import (
@@ -26,8 +30,10 @@ from waybook.journal import (
     NewRecord,
     TextBlock,
     ToolCallBlock,
+    ToolResult,
     UserMessage,
 )
+from waybook.model import BatchPlace
 
 AT = "2026-12-01T09:00:00.000Z"
 SALT = "0123456789abcdef" * 2
@@ -143,3 +149,53 @@ def test_sha256_resumed_from_a_state_equals_hashlib(prefix: bytes, rest: bytes) 
     expected = hashlib.sha256(prefix + rest).hexdigest()
     assert resume(state_after(prefix), len(prefix), rest) == expected
     assert _python_resume(_python_state(prefix), len(prefix), rest) == expected
+
+
+LOOKALIKE = '},"seq":1,"id":"x"'
+"""What the sealer cuts its one encoding at (`},"seq":`), inside values: escaped there, never a cut."""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        *SEALED_SAMPLES,
+        UserMessage(parent=LOOKALIKE, content=(TextBlock(LOOKALIKE),), details={"seq": {"seq": 1}}),
+        AssistantMessage(parent=None, content=(TextBlock("x"),), usage={"seq": 1}, model=LOOKALIKE),
+        ToolResult(parent="p", call_id=LOOKALIKE, tool_name="}", content=(TextBlock("o"),), details={}),
+        UserMessage(parent=None, content=[TextBlock("a list, not a tuple")]),  # type: ignore[arg-type]
+    ],
+    ids=lambda b: type(b).__name__,
+)
+@pytest.mark.parametrize("batch", [None, (1, 3)], ids=["alone", "batched"])
+def test_the_one_pass_sealer_writes_the_bytes_of_the_reference_layout_whatever_the_values_hold(
+    body: object, batch: BatchPlace | None
+) -> None:
+    new = NewRecord(id=LOOKALIKE, at=AT, body=body)  # type: ignore[arg-type]
+    record, line = seal(7, new, GENESIS.digest, batch, SALT)
+    reference, _ = sealed_covered(SALT, record.body, 7, LOOKALIKE, AT, GENESIS.digest, batch)
+    assert line == reference[:-1] + b',"digest":"' + hashlib.sha256(reference).hexdigest().encode() + b'"}'
+    assert decode_record(line) == record
+    assert encode_record(record) == line
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        *SEALED_SAMPLES,
+        ToolResult(parent="p", call_id="c", tool_name="t", content=(), details={}),
+        UserMessage(parent=None, content=(), details=None),
+    ],
+    ids=lambda b: type(b).__name__,
+)
+def test_the_sealed_value_encodes_exactly_as_the_sealed_content_dict(body: object) -> None:
+    value = sealed_value(body)  # type: ignore[arg-type]
+    assert value is not None
+    assert canonical_json(value) == canonical_json(sealed_content(body))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0123456789abcdef" * 2, "0123456789ABCDEF" * 2, "g" * 32, "0" * 31, "0" * 33, "é" * 32, " " * 32, ""],
+)
+def test_a_salt_is_exactly_32_lowercase_hex_digits(text: str) -> None:
+    assert is_salt(text) == (text == "0123456789abcdef" * 2)

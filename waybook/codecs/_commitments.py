@@ -160,17 +160,78 @@ def _sealed_taker(spec: tuple[tuple[str, bool, Any], ...]) -> Callable[[Body], t
 _TAKE_SEALED: Final = {cls: _sealed_taker(spec) for cls, spec in _SPEC.items()}
 
 
+def _content_taker(cls: type[Body]) -> Callable[[Body], dict[str, Any]]:
+    """`sealed_content` for a body of `cls`: for the common shape (one required field, then one
+    optional), a function of one C call and one comparison; else the general loop over `_SPEC`."""
+    spec, take = _SPEC[cls], _TAKE_SEALED[cls]
+    if len(spec) == 2 and spec[0][1] and not spec[1][1]:
+        (first, _, _), (second, _, default) = spec
+
+        def required_then_optional(body: Body) -> dict[str, Any]:
+            value, optional = take(body)
+            return {first: value, second: optional} if optional != default else {first: value}
+
+        return required_then_optional
+
+    def general(body: Body) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for (name, required, default), value in zip(spec, take(body), strict=True):
+            if required or value != default:
+                found[name] = value
+        return found
+
+    return general
+
+
+_TAKE_CONTENT: Final = {cls: _content_taker(cls) for cls in SEALED_FIELDS}
+
+
+def _content_struct_maker(cls: type[Body]) -> Callable[[Body], msgspec.Struct] | None:
+    """For a kind whose sealed fields are one required field then one optional one, in sorted order
+    (the messages and tool results): a function from a body to a struct that encodes exactly as its
+    `sealed_content` dict does (the optional field left off when it equals its default), built in C
+    without a dict or a key sort. None for the other kinds."""
+    spec, take = _SPEC[cls], _TAKE_SEALED[cls]
+    if len(spec) != 2 or not spec[0][1] or spec[1][1] or spec[0][0] > spec[1][0]:
+        return None
+    (first, _, _), (second, _, default) = spec
+    struct = msgspec.defstruct(
+        f"Sealed{cls.__name__}",
+        [(first, Any), (second, Any, default)],
+        frozen=True,
+        omit_defaults=True,
+        gc=False,
+    )
+
+    def make(body: Body) -> msgspec.Struct:
+        value, optional = take(body)
+        return struct(value, optional) if optional != default else struct(value)
+
+    return make
+
+
+_CONTENT_STRUCTS: Final = {
+    cls: make for cls in SEALED_FIELDS if (make := _content_struct_maker(cls)) is not None
+}
+_NO_CONTENT: Final = b"{}"
+
+
+def sealed_value(body: Body) -> msgspec.Struct | dict[str, Any] | None:
+    """What `sealed_content(body)` encodes as, built cheaper where it can be (a struct for the common
+    kinds); None when the body holds no content (its kind seals nothing, or every optional field is at
+    its default)."""
+    make = _CONTENT_STRUCTS.get(type(body))
+    if make is not None:
+        return make(body)
+    content = sealed_content(body)
+    return content or None
+
+
 def sealed_content(body: Body) -> dict[str, Any]:
     """The sealed fields `body` holds (required ones, and optional ones not at their default), by name;
     empty when it holds none (its kind seals nothing, or every optional field is at its default)."""
-    spec = _SPEC.get(type(body))
-    if spec is None:
-        return {}
-    found: dict[str, Any] = {}
-    for (name, required, default), value in zip(spec, _TAKE_SEALED[type(body)](body), strict=True):
-        if required or value != default:
-            found[name] = value
-    return found
+    take = _TAKE_CONTENT.get(type(body))
+    return {} if take is None else take(body)
 
 
 def _kept_bytes(body: Body) -> bytes:
@@ -184,9 +245,30 @@ _PREFIX_FIXED: Final = len(_SEALED_START) + SALT_HEX + len(b'","body":{') + len(
 _MIN_SIZE: Final = MIN_BLOCKS * BLOCK
 
 
+class _SealedTail(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+    """A sealed line without its content and spaces: `{"salt":…,"body":{<kept>},<envelope>}`. Encoded
+    in one C call, it is cut after `"body":{` (a fixed offset) for the content and spaces to go in."""
+
+    salt: str = msgspec.field(name="salt")
+    body: Any = msgspec.field(name="body")
+    seq: int = msgspec.field(name="seq")
+    id: str = msgspec.field(name="id")
+    at: str = msgspec.field(name="at")
+    prev: str = msgspec.field(name="prev")
+    batch: BatchPlace | None = msgspec.field(default=None, name="batch")
+
+
+_TAIL_CUT: Final = _PREFIX_FIXED - len(b",")
+"""Where the content goes into an encoded `_SealedTail`: after `{"salt":"<32 hex>","body":{`."""
+_BODY_END: Final = b'},"seq":'
+"""Where the kept fields of an encoded `_SealedTail` end: its last `},"seq":` (the envelope after it
+holds only JSON strings, which escape every `"`, and numbers)."""
+_COMMA_SPACES: Final = tuple(b"," + spaces for spaces in _SPACES)
+
+
 def sealed_pieces(
     salt: str,
-    content: dict[str, Any],
+    content: msgspec.Struct | dict[str, Any],
     body: Body,
     seq: int,
     rid: str,
@@ -194,30 +276,25 @@ def sealed_pieces(
     prev: str,
     batch: BatchPlace | None,
 ) -> tuple[bytes, bytes, bytes]:
-    """`sealed_covered` for a caller that also wants the body's bytes: the covered bytes, the content
-    members and the kept members (each without braces; `{kept,content}` is the body, its kind first).
-    The content is encoded once, and the covered bytes joined from that one encoding. Raises what
-    msgspec raises for a value it cannot encode."""
+    """`sealed_covered` for a caller that may also want the body's bytes (`body_kind_first`): the
+    covered bytes, the content encoded and the rest of the line encoded (`_SealedTail`). Two encodes:
+    the content once, and the salt, kept fields and envelope in one struct; the covered bytes are
+    joined from them. `salt` is 32 ASCII characters (`is_salt`). Raises what msgspec raises for a
+    value it cannot encode."""
     encoded = ENCODER.encode(content)
-    members = memoryview(encoded)[1:-1]
+    members = memoryview(encoded)[1:-1]  # the content may be megabytes: a view; the rest are slices
     start = _PREFIX_FIXED + len(members)
-    spaces = _SPACES[-start % BLOCK] if start > _MIN_SIZE else _SPACES[_MIN_SIZE - start]
-    kept = _kept_bytes(body)
-    covered = b"".join(
-        (
-            _SEALED_START,
-            salt.encode(),
-            b'","body":{',
-            members,
-            b",",
-            spaces,
-            kept,
-            b"},",
-            _envelope_bytes(seq, rid, at, prev, batch),
-            b"}",
-        )
-    )
-    return covered, encoded, kept
+    comma_spaces = _COMMA_SPACES[-start % BLOCK] if start > _MIN_SIZE else _COMMA_SPACES[_MIN_SIZE - start]
+    kept = _BUILD_KEPT[type(body)](body)
+    tail = ENCODER.encode(_SealedTail(salt=salt, body=kept, seq=seq, id=rid, at=at, prev=prev, batch=batch))
+    return b"".join((tail[:_TAIL_CUT], members, comma_spaces, tail[_TAIL_CUT:])), encoded, tail
+
+
+def body_kind_first(encoded: bytes, tail: bytes) -> bytes:
+    """The body of the line `sealed_pieces` joined, as `{kept,content}`: its kind first, so that it
+    decodes without looking ahead for the tag."""
+    kept = tail[_TAIL_CUT - 1 : tail.rindex(_BODY_END)]
+    return b"".join((kept, b",", memoryview(encoded)[1:]))
 
 
 def _envelope_bytes(seq: int, rid: str, at: str, prev: str, batch: BatchPlace | None) -> bytes:

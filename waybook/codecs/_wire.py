@@ -225,13 +225,13 @@ def seal(
     """
     rid, at, body = new.id, new.at, new.body
     if salt is not None and type(body) in commitments.SEALED_FIELDS:
-        content = commitments.sealed_content(body)
-        if content:
+        content = commitments.sealed_value(body)
+        if content is not None:
             if type(rid) is str and type(at) is str and type(prev) is str and commitments.is_salt(salt):
                 one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
                 if one_pass is not None:
                     return one_pass
-            return seal_content(seq, new, prev, batch, salt, content, tried=True)
+            return seal_content(seq, new, prev, batch, salt, tried=True)
     if type(rid) is str and type(at) is str and type(prev) is str:
         if round_trips(body):  # proved by construction: the writer's body is what a replay reads
             try:
@@ -322,7 +322,7 @@ def _seal_content_once(
     batch: BatchPlace | None,
     salt: str,
     body: Any,
-    content: dict[str, Any] | None,
+    content: msgspec.Struct | dict[str, Any] | None,
 ) -> tuple[Record, bytes] | None:
     """`seal_content`'s common road: the content encoded once, and the covered bytes hashed from that
     encoding. Unless `round_trips` proves the body, the body is decoded back from the same pieces, its
@@ -331,18 +331,18 @@ def _seal_content_once(
     free-form data) when a piece does not encode, the body does not decode back as itself, or the body
     holds no content."""
     if content is None:
-        content = commitments.sealed_content(body)
-        if not content:
+        content = commitments.sealed_value(body)
+        if content is None:
             return None
     try:
-        covered, encoded, kept = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
+        covered, encoded, tail = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError):
         return None
     if round_trips(body):
         held = body
     else:
         try:
-            held = _BODY_DECODER.decode(b"".join((b"{", kept, b",", memoryview(encoded)[1:])))
+            held = _BODY_DECODER.decode(commitments.body_kind_first(encoded, tail))
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             return None
         if not _same(held, body):
