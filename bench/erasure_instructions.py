@@ -6,8 +6,9 @@ imports, the real sessions or journal files made ready); a side's count is its p
 a process that only does the setup. The ratio is baseline instructions / value instructions: the rate
 ratio a machine with no contention would show, cache and branch effects aside.
 
-Usage: python bench/erasure_instructions.py. Needs `valgrind`. Prints a table and writes
-bench/erasure_instructions.json. Takes minutes (callgrind runs Python about 50 times slower).
+Usage: python bench/erasure_instructions.py. Needs `valgrind`. Prints a table and writes its JSON
+(erasure_instructions.json, beside this file, once it has run). Takes minutes (callgrind runs
+Python about 50 times slower).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Issue 46, "everyone sees the hole": an erased record reads as the placeholder naming its erasure's seq
 and reason in paths and contexts, and a context with an erased tool call or result stays one every
-provider accepts (their SDKs' request types and documented pairing rules: tests/helpers/provider_checks)."""
+provider accepts (their SDKs' request types and documented pairing rules:
+tests/helpers/provider_checks.py)."""
 
 from __future__ import annotations
 
