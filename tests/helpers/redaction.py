@@ -25,6 +25,13 @@ def raw_bytes(root: Path) -> bytes:
     return b"".join(p.read_bytes() for p in files)
 
 
+def assert_no_secret_in(root: Path) -> None:
+    """No byte under `root` holds the corpus's GitHub token or URL password."""
+    data = raw_bytes(root)
+    assert TOKEN.core.encode() not in data
+    assert DB.core.encode() not in data
+
+
 def decoded_values(value: Any) -> bytes:
     """The bytes of every `[type, base64]` value in a record's data (LangGraph's serialized values)."""
     if type(value) is list and len(value) == 2 and all(type(v) is str for v in value):

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("google.adk")
 
 from tests.helpers.adk import APP, USER, event, texts
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.adk import WaybookSessionService
 from waybook.stores import open_store
 
@@ -36,9 +36,7 @@ def converse(service: WaybookSessionService) -> list[str]:
 def test_no_secret_reaches_the_store_and_a_redelivery_is_stored_once(tmp_path: Path, scheme: str) -> None:
     with open_store(STORE_URLS[scheme](tmp_path)) as store:
         assert converse(WaybookSessionService(store, redact=True)) == ["deploy with [REDACTED:github-token]"]
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 @pytest.mark.parametrize("scheme", sorted(STORE_URLS))

@@ -13,7 +13,7 @@ pytest.importorskip("agent_framework")
 
 from agent_framework import Message
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.agent_framework import WaybookHistoryProvider
 from waybook.stores import open_store
 
@@ -51,9 +51,7 @@ def test_no_secret_reaches_the_store_and_a_history_saved_twice_appends_nothing(
             assert journal.head() == head
     assert texts[0] == "deploy with [REDACTED:github-token]"
     assert len(texts) == 2
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 @pytest.mark.parametrize("scheme", sorted(STORE_URLS))

@@ -13,7 +13,7 @@ pytest.importorskip("claude_agent_sdk")
 import anyio
 from claude_agent_sdk.testing import run_session_store_conformance
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.claude_agent_sdk import WaybookSessionStore
 from waybook.stores import open_store
 
@@ -42,9 +42,7 @@ def test_no_secret_reaches_the_store(tmp_path: Path, scheme: str) -> None:
         loaded = converse(WaybookSessionStore(store, redact=True))
     assert loaded[0]["message"]["content"] == "deploy with [REDACTED:github-token]"
     assert len(loaded) == 2
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 @pytest.mark.parametrize("scheme", sorted(STORE_URLS))

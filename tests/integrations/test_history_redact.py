@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook._masking import SecretMask
 from waybook.integrations._history import Threads, node, replaced
 from waybook.journal import TextBlock, UserMessage, verify
@@ -60,9 +60,7 @@ def test_the_stored_bytes_hold_no_secret_and_each_message_says_what_was_masked_w
     tmp_path: Path, scheme: str
 ) -> None:
     records = write_history(STORE_URLS[scheme](tmp_path), mask=SecretMask())
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
     user = records[1].body
     assert isinstance(user, UserMessage)
     assert user.details is not None

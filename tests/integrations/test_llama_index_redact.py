@@ -12,7 +12,7 @@ pytest.importorskip("llama_index.core")
 
 from llama_index.core.llms import ChatMessage
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.llama_index import WaybookChatStore
 from waybook.stores import open_store
 
@@ -39,9 +39,7 @@ def test_no_secret_reaches_the_store_and_the_same_history_set_twice_appends_noth
         with store.open(journal_id) as journal:
             assert journal.head() == head
         assert chats.get_messages("k")[0].content == "deploy with [REDACTED:github-token]"
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 @pytest.mark.parametrize("scheme", sorted(STORE_URLS))

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("agents")
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.openai_agents import WaybookSession
 from waybook.journal import AssistantMessage, InvalidArgumentError, UserMessage, verify
 from waybook.stores import open_store
@@ -44,9 +44,7 @@ def test_no_secret_reaches_the_store_and_the_records_say_what_was_masked(tmp_pat
         with store.open(session.journal_id) as journal:
             assert verify(journal).ok
             records = list(journal.read())
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
     assert items[0] == {"role": "user", "content": "deploy with [REDACTED:github-token]"}
     assert items[2]["output"] == "token [REDACTED:github-token] ok"
     assert DB.core not in items[1]["arguments"]

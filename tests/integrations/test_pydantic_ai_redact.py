@@ -13,7 +13,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.pydantic_ai import WaybookMessageHistory
 from waybook.journal import UserMessage
 from waybook.stores import open_store
@@ -41,9 +41,7 @@ def test_no_secret_reaches_the_store_and_the_record_says_what_was_masked(tmp_pat
     assert {"field": "content", "block": 0, "kind": "github-token", "count": 1} in user.details[
         "waybook.redacted"
     ]
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 @pytest.mark.parametrize("scheme", sorted(STORE_URLS))

@@ -12,7 +12,7 @@ pytest.importorskip("strands")
 
 from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
-from tests.helpers.redaction import DB, STORE_URLS, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.strands import WaybookSessionRepository
 from waybook.journal import AssistantMessage, UserMessage
 from waybook.stores import open_store
@@ -45,9 +45,7 @@ def test_no_secret_reaches_the_store_and_an_update_keeps_the_masked_messages_bef
             nodes = [r.body for r in journal.read() if isinstance(r.body, UserMessage | AssistantMessage)]
     assert texts[0] == "deploy with [REDACTED:github-token]"
     assert len(nodes) == 3  # the masked first message is shared by both branches, never written again
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 @pytest.mark.parametrize("scheme", sorted(STORE_URLS))

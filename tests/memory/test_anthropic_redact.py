@@ -12,7 +12,7 @@ pytest.importorskip("anthropic")
 
 import anyio
 
-from tests.helpers.redaction import DB, TOKEN, raw_bytes
+from tests.helpers.redaction import DB, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.anthropic_memory import AsyncWaybookMemoryTool, WaybookMemoryTool
 from waybook.journal import InvalidArgumentError
 from waybook.memory import Memory
@@ -49,9 +49,7 @@ def test_the_memory_journal_never_holds_the_secret_and_an_edit_naming_it_still_a
     text = remember(WaybookMemoryTool(memory(tmp_path), redact=True))
     assert text.startswith("token: [REDACTED:github-token]!\n")
     assert "[REDACTED:url-password]" in text
-    data = raw_bytes(tmp_path)
-    assert TOKEN.core.encode() not in data
-    assert DB.core.encode() not in data
+    assert_no_secret_in(tmp_path)
 
 
 def test_without_redact_the_secret_is_stored(tmp_path: Path) -> None:
