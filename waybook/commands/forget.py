@@ -97,17 +97,7 @@ def run_purge(args: argparse.Namespace) -> int:
             receipt = store.purge(args.journal_id, reason=args.reason, actor=args.actor)
         except UnknownJournalError:
             return _unknown(args)
-    document = {
-        "journal": receipt.journal_id,
-        "role": receipt.role,
-        "head": {"seq": receipt.head.seq, "digest": receipt.head.digest},
-        "records": receipt.records,
-        "reason": receipt.reason,
-        "actor": receipt.actor,
-        "at": receipt.at,
-        "catalog_seq": receipt.catalog_seq,
-        "receipt_digest": receipt.digest,
-    }
+    document = receipt.as_json()
     if args.json:
         emit_json(document)
         return OK

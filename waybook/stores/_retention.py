@@ -193,25 +193,11 @@ class RetentionReport:
             "cut": self.cut,
             "dry_run": self.dry_run,
             "erased": [receipt.as_json() for receipt in self.erased],
-            "purged": [_purge_json(receipt) for receipt in self.purged],
+            "purged": [receipt.as_json() for receipt in self.purged],
             "planned": [{"journal": journal, "seqs": list(seqs)} for journal, seqs in self.planned],
             "skipped": [{"journal": journal, "why": why} for journal, why in self.skipped],
             "blobs_collected": None if self.collected is None else self.collected.as_json(),
         }
-
-
-def _purge_json(receipt: PurgeReceipt) -> dict[str, Any]:
-    return {
-        "journal": receipt.journal_id,
-        "role": receipt.role,
-        "head": {"seq": receipt.head.seq, "digest": receipt.head.digest},
-        "records": receipt.records,
-        "reason": receipt.reason,
-        "actor": receipt.actor,
-        "at": receipt.at,
-        "catalog_seq": receipt.catalog_seq,
-        "receipt_digest": receipt.digest,
-    }
 
 
 # --- the policy a store keeps -------------------------------------------------------------------------

@@ -80,3 +80,17 @@ class PurgeReceipt:
             f"{self.reason}\0{self.actor or ''}\0{self.at}\0{self.catalog_seq}"
         )
         return sha256_hex(fields.encode())
+
+    def as_json(self) -> dict[str, Any]:
+        """The receipt as `waybook purge --json` and `waybook retain --json` print it."""
+        return {
+            "journal": self.journal_id,
+            "role": self.role,
+            "head": {"seq": self.head.seq, "digest": self.head.digest},
+            "records": self.records,
+            "reason": self.reason,
+            "actor": self.actor,
+            "at": self.at,
+            "catalog_seq": self.catalog_seq,
+            "receipt_digest": self.digest,
+        }
