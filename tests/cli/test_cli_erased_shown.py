@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.helpers.cli_runner import waybook
 from tests.helpers.erased_sessions import (
+    ASK,
     CALL,
     ERASURE,
     NEIGHBOURS,
@@ -62,6 +63,16 @@ def test_tree_labels_an_erased_run_end_with_the_placeholder(tmp_path: Path) -> N
     assert ran.returncode == 0, ran.stderr
     assert f"erased by #{ERASURE}" in ran.stdout
     assert NEIGHBOURS[3] not in ran.stdout
+
+
+def test_diff_summarises_an_erased_record_as_its_placeholder(tmp_path: Path) -> None:
+    path = erased_file(tmp_path)
+    with JsonlJournal(path) as journal:
+        ids = {record.seq: record.id for record in journal.read()}
+    ran = waybook("diff", path, "--leaf", ids[ASK], "--leaf", ids[WELCOME])
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.count(f"erased by #{ERASURE}") == 2  # the call and its result, after the fork
+    assert SECRET not in ran.stdout
 
 
 def test_search_never_finds_the_erased_text_again_and_finds_the_hole(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import plural
+from waybook.journal import shown_records
 from waybook.journal._reading import read_seqs
 from waybook.projections import TreeProjection
 
@@ -51,9 +52,8 @@ def run(args: argparse.Namespace) -> int:
             shared += 1
         fork = a[shared - 1] if shared else None
         sides = [a[shared:], b[shared:]]
-        records = {
-            r.id: r for r in read_seqs(journal, sorted({tree.seq_of(n) for side in sides for n in side}))
-        }
+        wanted = read_seqs(journal, sorted({tree.seq_of(n) for side in sides for n in side}))
+        records = {r.id: r for r in shown_records(journal, wanted, pair_calls=False)}  # erased: placeholder
     _print(args, fork, shared, sides, records)
     return damage_status(journal)
 
