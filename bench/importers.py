@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.home import FIXTURES, generate
+from tests.helpers.shapes import opencode_parent_of
 from waybook.commands.importing import stage
 from waybook.formats import ImportedSession, claude_code, codex
 from waybook.formats.opencode import import_opencode
@@ -63,35 +64,7 @@ def pi_work(data: bytes) -> Work:
 
 
 def opencode_work(children: int) -> Work:
-    sessions: dict[str, dict[str, Any]] = {"ses_p": {"id": "ses_p", "title": "parent"}}
-    sessions |= {f"ses_{i:05d}": {"id": f"ses_{i:05d}", "parentID": "ses_p"} for i in range(children)}
-    calls = tuple(
-        {
-            "id": f"prt_{i}",
-            "type": "tool",
-            "callID": f"call_{i}",
-            "tool": "task",
-            "state": {
-                "status": "completed",
-                "input": {"subagent_type": "general"},
-                "metadata": {"sessionId": f"ses_{i:05d}"},
-                "output": "done",
-            },
-        }
-        for i in range(children)
-    )
-    user = {"id": "msg_0", "sessionID": "ses_p", "role": "user", "time": {"created": 0}}
-    info = {
-        "id": "msg_1",
-        "sessionID": "ses_p",
-        "role": "assistant",
-        "time": {"created": 1},
-        "parentID": "msg_0",
-        "modelID": "m",
-        "providerID": "p",
-        "finish": "stop",
-    }
-    messages = {"ses_p": ((user, ({"id": "prt_u", "type": "text", "text": "go"},)), (info, calls))}
+    sessions, messages = opencode_parent_of(children)
 
     def run() -> tuple[int, int]:
         stored = _tree("ses_p", sessions, lambda sid: messages.get(sid, ()), _Skips(lenient=False))

@@ -140,3 +140,38 @@ def growth(make: Callable[[int], Callable[[], object]], small: int = 1000, large
     """
     run_small, run_large = make(small), make(large)
     return calls_made(run_large) / calls_made(run_small)
+
+
+def opencode_parent_of(children: int) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """An OpenCode parent session whose one assistant message starts `children` sub-agent sessions by
+    task calls: its sessions by id and its messages by session (what `_storage._tree` reads)."""
+    sessions = {"ses_p": {"id": "ses_p", "title": "parent"}}
+    sessions |= {f"ses_{i:05d}": {"id": f"ses_{i:05d}", "parentID": "ses_p"} for i in range(children)}
+    calls = [
+        {
+            "id": f"prt_{i}",
+            "type": "tool",
+            "callID": f"call_{i}",
+            "tool": "task",
+            "state": {
+                "status": "completed",
+                "input": {"subagent_type": "general"},
+                "metadata": {"sessionId": f"ses_{i:05d}"},
+                "output": "done",
+            },
+        }
+        for i in range(children)
+    ]
+    info = {
+        "id": "msg_1",
+        "sessionID": "ses_p",
+        "role": "assistant",
+        "time": {"created": 1},
+        "parentID": "msg_0",
+        "modelID": "m",
+        "providerID": "p",
+        "finish": "stop",
+    }
+    user = {"id": "msg_0", "sessionID": "ses_p", "role": "user", "time": {"created": 0}}
+    messages = {"ses_p": ((user, ({"id": "prt_u", "type": "text", "text": "go"},)), (info, tuple(calls)))}
+    return sessions, messages
