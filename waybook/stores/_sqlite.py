@@ -61,6 +61,9 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 INSERT OR IGNORE INTO counters (name, value) VALUES ('purged_through', 0);
 """
 
+_OWN_TABLES: Final = frozenset({"journals", "records", "counters", "blobs", "blob_leases"})
+"""The tables a store of any schema version may hold (a file with others is another program's)."""
+
 _HEADS: Final = f"""
 ALTER TABLE journals ADD COLUMN head_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE journals ADD COLUMN head_digest TEXT NOT NULL DEFAULT '{GENESIS_DIGEST}';
@@ -284,6 +287,27 @@ class SqliteEngine:
                 conn.execute("ROLLBACK")
             raise
 
+    def _refuse_foreign(self, conn: sqlite3.Connection) -> None:
+        """StorageError if a database with no schema version holds another program's tables, asked on
+        the first connection before it changes anything (not even the switch to WAL): a store never
+        writes into someone else's database. (Never by reading the file itself: closing another
+        descriptor of the file would drop this process's SQLite locks on it.)"""
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version != 0:
+            return
+        tables = sorted(
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if name not in _OWN_TABLES and not name.startswith("sqlite_")
+        )
+        if tables:
+            shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+            msg = (
+                f"{self._url}: this SQLite database is not a waybook store (it holds the tables {shown}); "
+                "nothing was written to it. Name a new file for the store"
+            )
+            raise StorageError(msg)
+
     @property
     def url(self) -> str:
         return self._url
@@ -395,6 +419,14 @@ class SqliteEngine:
                 self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
             )
             self._connections.append(conn)
+        if len(self._connections) == 1:  # the store's first: is the file a store's?
+            try:
+                self._refuse_foreign(conn)
+            except BaseException:
+                with self._connections_mutex:
+                    self._connections.remove(conn)
+                conn.close()
+                raise
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[self._durability]}")
         conn.execute("PRAGMA secure_delete = ON")
