@@ -396,6 +396,10 @@ class SessionCore:
         return entry
 
     def branch_from(self, node_id: str | None, reason: str) -> Entry:
+        if node_id is not None and type(node_id) is not str:
+            hint = ": pass record.id" if isinstance(getattr(node_id, "id", None), str) else ""
+            msg = f"branch_from takes a node id (a str) or None, not {type(node_id).__name__}{hint}"
+            raise InvalidArgumentError(msg)
         return Entry(
             (),
             False,
