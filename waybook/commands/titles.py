@@ -10,7 +10,7 @@ import msgspec
 
 from waybook.commands.terminal import visible
 from waybook.journal import SessionJournal, plain_text
-from waybook.model import UserMessage
+from waybook.model import Erasure, UserMessage, erased_placeholder
 from waybook.projections import is_harness
 
 TITLE_SEARCH: Final = 2000
@@ -35,8 +35,17 @@ def glance(journal: SessionJournal) -> Glance:
     for record in islice(journal.read(), TITLE_SEARCH):
         if not isinstance(record.body, UserMessage) or is_harness(record.body):
             continue  # a caveat or injected context is no title
+        if record.erased is not None:  # the hole is the title: the next message would hide that it is there
+            title = _erased_title(journal, record.erased.by)
+            break
         if text := " ".join(plain_text(record.body.content).split()):
             title = visible(text[:TITLE_CHARS], one_line=True)
             break
     last = next(iter(journal.read(after=head.seq - 1)), None) if head.seq else None
     return Glance(records=head.seq, last_activity=last.at if last else None, title=title)
+
+
+def _erased_title(journal: SessionJournal, by: int) -> str:
+    erasure = next(iter(journal.read(after=by - 1)), None)
+    reason = erasure.body.reason if erasure is not None and isinstance(erasure.body, Erasure) else None
+    return visible(erased_placeholder(by, reason)[:TITLE_CHARS], one_line=True)
