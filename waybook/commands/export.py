@@ -171,7 +171,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _check(args)
+    patterns = _check(args)
     if args.store is None:
         check_journal_file(Path(args.path))  # the input first: `export / -o OUT` names no journal
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
@@ -183,12 +183,13 @@ def run(args: argparse.Namespace) -> int:
             check_output(Path(args.output), inputs=inputs, force=args.force)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
-        status = _export(args, journal, inputs)
+        status = _export(args, journal, inputs, patterns)
     return max(status, damage_status(journal))
 
 
-def _check(args: argparse.Namespace) -> None:
-    """Every flag that does not fit the format, refused before anything is read or written."""
+def _check(args: argparse.Namespace) -> list[str]:
+    """Every flag that does not fit the format, refused before anything is read or written; the redaction
+    patterns the export uses (read once: --redact-patterns-file is not read again)."""
     training = _options(args)
     patterns = redact_patterns(args)
     fmt = args.format
@@ -240,6 +241,7 @@ def _check(args: argparse.Namespace) -> None:
         if value is not None and fmt in WHOLE:
             msg = f"{flag} applies to training rows; --format {fmt} exports the whole journal"
             raise UsageError(msg)
+    return patterns
 
 
 def _check_directory(args: argparse.Namespace, inputs: list[Path]) -> None:
@@ -256,7 +258,7 @@ def _check_directory(args: argparse.Namespace, inputs: list[Path]) -> None:
         raise UsageError(msg)
 
 
-def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
+def _export(args: argparse.Namespace, journal: Any, inputs: list[Path], patterns: list[str]) -> int:
     if args.format == "archival":
         count = _write(args, journal.read_lines(limit=args.at), inputs)
         warn(
@@ -278,7 +280,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         journal,
         at=args.at,
         redact=args.redact,
-        redact_patterns=redact_patterns(args),
+        redact_patterns=patterns,
         tree=tree,
         options=_options(args),
         blobs=blobs,
