@@ -2,6 +2,7 @@
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import new_id, utc_now
+from waybook.journal._closing import ClosedOnExit
 from waybook.journal._durability import Durability
 from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase, erasure_receipt, is_sealable
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
@@ -117,6 +118,7 @@ __all__ = [
     "AppendResult",
     "AsyncSessionJournal",
     "Head",
+    "ClosedOnExit",
     "Durability",
     "InMemoryJournal",
     "JsonlJournal",

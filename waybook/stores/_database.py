@@ -11,13 +11,12 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 
 from waybook.codecs import decode_record, line_digest, seal
-from waybook.journal import SessionJournal, VerifyReport, verify
+from waybook.journal import ClosedOnExit, SessionJournal, VerifyReport, verify
 from waybook.journal._ledger import Plan
 from waybook.model import (
     GENESIS_DIGEST,
@@ -59,7 +58,7 @@ from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeRec
 __all__ = ["DatabaseJournal", "DatabaseStore", "Engine", "FeedRow", "JournalRow", "Transaction"]
 
 
-class DatabaseStore:
+class DatabaseStore(ClosedOnExit):
     """A JournalStore over an Engine: every journal, the catalog and the feed in one database.
 
     create, hide and purge are each one transaction that also appends to the catalog journal, so a
@@ -300,14 +299,6 @@ class DatabaseStore:
         if not self._closed:
             self._closed = True
             self._engine.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"

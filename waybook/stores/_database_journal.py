@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal import ErasureReceipt, new_id, utc_now
+from waybook.journal import ClosedOnExit, ErasureReceipt, new_id, utc_now
 from waybook.journal._erasure import (
     check_request,
     erasure_check,
@@ -40,7 +38,7 @@ from waybook.stores._engine import PAGE, Engine, Transaction
 from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
 
 
-class DatabaseJournal:
+class DatabaseJournal(ClosedOnExit):
     """One journal of a database store. Thread-safe; other processes' commits are seen on each call.
 
     Cost: append is one write transaction (lock the journal row, read the head, insert); read and
@@ -218,14 +216,6 @@ class DatabaseJournal:
 
     def close(self) -> None:
         self._closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"DatabaseJournal({self._name!r}, head={self._ledger.head})"

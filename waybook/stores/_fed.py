@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
 
-from waybook.journal import Damage, DamageReporting, ErasureReceipt, PositionedJournal, SelfChecking, erase
+from waybook.journal import (
+    ClosedOnExit,
+    Damage,
+    DamageReporting,
+    ErasureReceipt,
+    PositionedJournal,
+    SelfChecking,
+    erase,
+)
 from waybook.model import AppendResult, Head, NewRecord, Record
 
 
-class FedJournal:
+class FedJournal(ClosedOnExit):
     """Wraps the adapter's journal; after each append, `on_commit(journal_id, new head)` feeds it.
 
     If the process dies between the two, the records are committed but not yet fed; the next commit
@@ -86,14 +92,6 @@ class FedJournal:
 
     def close(self) -> None:
         self._inner.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"FedJournal({self.journal_id!r}, {self._inner!r})"

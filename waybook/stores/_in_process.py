@@ -9,10 +9,8 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
 
-from waybook.journal import ErasureReceipt, InMemoryJournal, PositionedJournal
+from waybook.journal import ClosedOnExit, ErasureReceipt, InMemoryJournal, PositionedJournal
 from waybook.model import AppendResult, Head, JournalClosedError, NewRecord, Record
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_tables import MemoryBlobs
@@ -21,7 +19,7 @@ from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run
 
 
-class _Handle:
+class _Handle(ClosedOnExit):
     """One caller's handle on a shared in-memory journal: closing it leaves the journal to the others."""
 
     def __init__(self, journal: InMemoryJournal) -> None:
@@ -76,14 +74,6 @@ class _Handle:
 
     def check_invariants(self) -> None:
         self._journal.check_invariants()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _check_open(self) -> None:
         if self._closed:

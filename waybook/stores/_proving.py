@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from waybook.journal import Damage, DamageReporting, SessionJournal, VerifyReport, verify
+from waybook.journal import ClosedOnExit, Damage, DamageReporting, SessionJournal, VerifyReport, verify
 from waybook.model import AppendResult, Head, NewRecord, Record
 from waybook.stores._blobs import BlobRef, NoBlobStoreError
 from waybook.stores._errors import InvalidJournalIdError
@@ -92,7 +91,7 @@ def _proven(store: JournalStore, journal_id: str, *, keep: bool) -> tuple[Sessio
         raise
 
 
-class StoreJournal:
+class StoreJournal(ClosedOnExit):
     """A journal of a store, read-only, that knows its store (where its blobs are) and, when it opened
     the store itself, closes it with the journal. Reports the damage of the journal under it."""
 
@@ -135,14 +134,6 @@ class StoreJournal:
         finally:
             if self._owned:
                 self._store.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 @runtime_checkable

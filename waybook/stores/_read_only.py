@@ -4,10 +4,8 @@ journal opened to read)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
 
-from waybook.journal import SessionJournal
+from waybook.journal import ClosedOnExit, SessionJournal
 from waybook.model import AppendResult, Head, JournalError, NewRecord, Record, StorageError
 from waybook.stores._errors import ReservedJournalError
 
@@ -22,7 +20,7 @@ def reader_refusal(name: str) -> JournalError:
     return StorageError(msg)
 
 
-class ReadOnlyJournal:
+class ReadOnlyJournal(ClosedOnExit):
     """`journal`, read-only: `append` raises `refusal(name)` (by default ReservedJournalError, for the
     catalog) and writes nothing. Closing it calls `on_close` (default: closes `journal`); a view of a
     journal its store keeps open passes a no-op."""
@@ -59,11 +57,3 @@ class ReadOnlyJournal:
 
     def close(self) -> None:
         self._on_close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()

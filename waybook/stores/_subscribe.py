@@ -21,11 +21,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Collection, Iterator
-from types import TracebackType
 from typing import TYPE_CHECKING, Final, Self
 
 import attrs
 
+from waybook.journal import ClosedOnExit
 from waybook.model import IntegrityError, Record
 from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._errors import StoreArgumentError
@@ -128,7 +128,7 @@ class Cursor:
             self.unacked.append(position)
 
 
-class Subscription:
+class Subscription(ClosedOnExit):
     """A blocking subscriber's view of a store's feed. Iterate it; `ack` what you processed; `close` ends
     the iteration (also from another thread). Not for sharing between consumers."""
 
@@ -191,14 +191,6 @@ class Subscription:
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 class AsyncSubscription:
