@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from waybook.journal import (
     ClosedOnExit,
     Damage,
     DamageReporting,
+    ErasingJournal,
     ErasureReceipt,
+    ErasureRequest,
     PositionedJournal,
     SelfChecking,
-    erase,
 )
-from waybook.model import AppendResult, Head, NewRecord, Record
+from waybook.model import AppendResult, Head, InvalidArgumentError, NewRecord, Record
 
 
-class FedJournal(ClosedOnExit):
+class FedJournal(ErasingJournal, ClosedOnExit):
     """Wraps the adapter's journal; after each append, `on_commit(journal_id, new head)` feeds it.
 
     If the process dies between the two, the records are committed but not yet fed; the next commit
@@ -61,17 +62,13 @@ class FedJournal(ClosedOnExit):
         self._on_commit(self.journal_id, result.head)
         return result
 
-    def erase(
-        self,
-        seqs: Iterable[int] | int,
-        *,
-        reason: str,
-        actor: str | None = None,
-        policy: str | None = None,
-        parts: Iterable[str] | None = None,
-    ) -> ErasureReceipt:
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
         """The adapter's erase (docs/erasure.md), then the erasure records fed like any commit."""
-        receipt = erase(self._inner, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        inner = self._inner
+        if not isinstance(inner, ErasingJournal):
+            msg = f"{self.name}: this store's journals cannot erase ({type(inner).__name__} does not)"
+            raise InvalidArgumentError(msg)
+        receipt = inner.erase_checked(request)
         if receipt.erasures:
             self._on_commit(self.journal_id, self._inner.head())  # the last erasure record is the head
         return receipt
