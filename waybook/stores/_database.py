@@ -105,6 +105,13 @@ class DatabaseStore(ClosedOnExit):
         meta, line = checked_creation(
             journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
         )
+        return self._create(journal_id, role, meta, line)
+
+    def _create(
+        self, journal_id: str, role: str, meta: dict[str, Any], line: bytes | None
+    ) -> DatabaseJournal:
+        """Create a journal `create` checked, holding its header `line` (or empty), in one transaction with
+        its catalog entry. An engine's store may override it with a faster path (PostgreSQL)."""
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
             self._lock_catalog(tx)
             existing = tx.journal(journal_id, lock=True)
