@@ -11,13 +11,12 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 
 from waybook.codecs import decode_record, line_digest, seal
-from waybook.journal import SessionJournal, VerifyReport, verify
+from waybook.journal import ClosedOnExit, SessionJournal, VerifyReport, verify
 from waybook.journal._ledger import Plan
 from waybook.model import (
     GENESIS_DIGEST,
@@ -59,7 +58,7 @@ from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeRec
 __all__ = ["DatabaseJournal", "DatabaseStore", "Engine", "FeedRow", "JournalRow", "Transaction"]
 
 
-class DatabaseStore:
+class DatabaseStore(ClosedOnExit):
     """A JournalStore over an Engine: every journal, the catalog and the feed in one database.
 
     create, hide and purge are each one transaction that also appends to the catalog journal, so a
@@ -106,6 +105,13 @@ class DatabaseStore:
         meta, line = checked_creation(
             journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
         )
+        return self._create(journal_id, role, meta, line)
+
+    def _create(
+        self, journal_id: str, role: str, meta: dict[str, Any], line: bytes | None
+    ) -> DatabaseJournal:
+        """Create a journal `create` checked, holding its header `line` (or empty), in one transaction with
+        its catalog entry. An engine's store may override it with a faster path (PostgreSQL)."""
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
             self._lock_catalog(tx)
             existing = tx.journal(journal_id, lock=True)
@@ -300,14 +306,6 @@ class DatabaseStore:
         if not self._closed:
             self._closed = True
             self._engine.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"

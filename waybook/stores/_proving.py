@@ -13,15 +13,13 @@ A store whose own way is better says so with an ability (`ReadingStore`, `Provin
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from waybook.journal import Damage, DamageReporting, SessionJournal, VerifyReport, verify
-from waybook.model import AppendResult, Head, NewRecord, Record
 from waybook.stores._blobs import BlobRef, NoBlobStoreError
 from waybook.stores._errors import InvalidJournalIdError
+from waybook.stores._passing import PassingJournal
 from waybook.stores._protocol import (
     CATALOG_ID,
     CatalogReading,
@@ -92,12 +90,12 @@ def _proven(store: JournalStore, journal_id: str, *, keep: bool) -> tuple[Sessio
         raise
 
 
-class StoreJournal:
+class StoreJournal(PassingJournal[SessionJournal]):
     """A journal of a store, read-only, that knows its store (where its blobs are) and, when it opened
     the store itself, closes it with the journal. Reports the damage of the journal under it."""
 
     def __init__(self, journal: SessionJournal, store: JournalStore, *, owned: bool) -> None:
-        self._journal = journal
+        super().__init__(journal)
         self._store = store
         self._owned = owned
 
@@ -106,28 +104,9 @@ class StoreJournal:
         return self._store
 
     @property
-    def name(self) -> str:
-        return self._journal.name
-
-    @property
     def damage(self) -> Damage | None:
         """The damage the open found (a torn tail), as the journal under it reports it; else None."""
         return self._journal.damage if isinstance(self._journal, DamageReporting) else None
-
-    def head(self) -> Head:
-        return self._journal.head()
-
-    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
-        return self._journal.append(records, expected=expected)
-
-    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        return self._journal.read(after, limit)
-
-    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        return self._journal.read_lines(after, limit)
-
-    def flush(self) -> None:
-        self._journal.flush()
 
     def close(self) -> None:
         try:
@@ -135,14 +114,6 @@ class StoreJournal:
         finally:
             if self._owned:
                 self._store.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 @runtime_checkable
