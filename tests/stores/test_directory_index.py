@@ -6,7 +6,6 @@ contract kit runs on `file:DIR?snapshot_tail=0` too, the index on: conftest.STOR
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sqlite3
 import subprocess
