@@ -6,6 +6,7 @@ contract kit runs on `file:DIR?snapshot_tail=0` too, the index on: conftest.STOR
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -330,3 +331,63 @@ def test_a_store_whose_index_writer_was_killed_at_any_point_opens_as_a_full_fold
         expected = truth(directory)
         with DirectoryStore(directory, snapshot_tail=10**9) as store:
             assert _without_store_url(seen(store)) == expected
+
+
+class Reads:
+    """What a command read of a store: SQLite VM steps on its index (one per 10 instructions), records
+    and runs folded, and whether its catalog journal was opened."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.catalog_opened = False
+
+
+def _many(directory: Path, journals: int) -> None:
+    with DirectoryStore(directory, durability="none", snapshot_tail=0) as store:
+        for n in range(journals):
+            Session(store.create(f"j{n:05d}", metadata={"n": n})).user(f"question {n}")
+
+
+def _reads_of_an_ls_page(
+    directory: Path, monkeypatch: pytest.MonkeyPatch, folded: Folded, capsys: pytest.CaptureFixture[str]
+) -> Reads:
+    from waybook.cli import main
+    from waybook.stores._store_index import StoreIndex
+
+    reads = Reads()
+    opened = StoreIndex.__init__
+
+    def counting(index: StoreIndex, *args: Any) -> None:
+        opened(index, *args)
+
+        def step() -> int:
+            reads.steps += 1
+            return 0
+
+        index._db.set_progress_handler(step, 10)
+
+    close = DirectoryStore.close
+
+    def noting_close(store: DirectoryStore) -> None:
+        reads.catalog_opened = catalog_opened(store)
+        close(store)
+
+    folded.records = folded.runs = 0
+    with monkeypatch.context() as patch:
+        patch.setattr(StoreIndex, "__init__", counting)
+        patch.setattr(DirectoryStore, "close", noting_close)
+        assert main(["ls", "--store", f"file:{directory}", "--limit", "20", "--json"]) == 0
+    assert (folded.records, folded.runs) == (0, 0)
+    assert len(json.loads(capsys.readouterr().out)["journals"]) == 20
+    return reads
+
+
+def test_an_ls_page_reads_the_same_of_a_store_ten_times_bigger_and_never_opens_the_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folded: Folded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _many(tmp_path / "small", 50)
+    _many(tmp_path / "big", 500)
+    small = _reads_of_an_ls_page(tmp_path / "small", monkeypatch, folded, capsys)
+    big = _reads_of_an_ls_page(tmp_path / "big", monkeypatch, folded, capsys)
+    assert not small.catalog_opened and not big.catalog_opened
+    assert 0 < big.steps <= 1.5 * small.steps  # (not O(journals): ten times the journals)

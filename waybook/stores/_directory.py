@@ -18,6 +18,7 @@ the truth; `feed.runs` is an index over them that the next commit or open of a j
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -62,6 +63,8 @@ INDEX_FILE = "store.index"
 SNAPSHOT_TAIL = 1000
 """How many catalog records and feed runs an open or close folds past the index before bringing it
 forward (the URL option keeps its first name, `snapshot_tail`)."""
+FED_CACHE = 1024
+"""How many journals' fed heads read from the index are kept (an open of a journal asks for it twice)."""
 JOURNALS = "journals"
 BLOBS = "blobs"
 
@@ -318,11 +321,12 @@ class DirectoryStore(CatalogStore):
         self._index = index
         self._cat = IndexedCatalog.over(self._url, index, last)
         size, last_sha = state.feed_size, state.feed_last_sha256
+        fed_of = functools.lru_cache(maxsize=FED_CACHE)(index.fed)  # (a seq and its digest: one lookup)
         self._runs = Runs.pending(
             head=state.feed_head,
             count=state.feed_runs,
-            fed=Layered(lambda journal_id: _fed_seq(index.fed(journal_id))),
-            digests=Layered(lambda journal_id: _fed_digest(index.fed(journal_id))),
+            fed=Layered(lambda journal_id: _fed_seq(fed_of(journal_id))),
+            digests=Layered(lambda journal_id: _fed_digest(fed_of(journal_id))),
             load=lambda: self._feed_prefix(size, last_sha),
         )
         self._feed_seen, self._feed_last = size, last_sha

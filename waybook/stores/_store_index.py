@@ -45,8 +45,8 @@ from waybook.stores._values import JournalInfo, PurgeReceipt
 
 FORMAT: Final = 1
 """The index format this version writes and reads (another is ignored)."""
-PAGE_ROWS: Final = 128
-"""Journals read from the index at a time while a listing walks it."""
+FIRST_ROWS: Final = 32
+"""Journals a listing first reads from the index at once (twice as many each time it reads on, to 1024)."""
 
 _SCHEMA = """
 CREATE TABLE state (
@@ -180,18 +180,18 @@ class StoreIndex:
 
     def journals_after(self, after: int) -> Iterator[JournalInfo]:
         """The journals created after catalog seq `after`, in creation order, read a page at a time."""
-        seq = self.state.catalog_seq
+        seq, rows_wanted = self.state.catalog_seq, FIRST_ROWS
         while True:
             rows = self._query(
                 f"SELECT {_COLUMNS} FROM journals WHERE created > ? AND created <= ? AND {_KEPT} "
                 "ORDER BY created LIMIT ?",
-                (after, seq, seq, PAGE_ROWS),
+                (after, seq, seq, rows_wanted),
             )
             for row in rows:
                 yield _info(row, seq)
-            if len(rows) < PAGE_ROWS:
+            if len(rows) < rows_wanted:
                 return
-            after = rows[-1][0]
+            after, rows_wanted = rows[-1][0], min(2 * rows_wanted, 1024)
 
     def created_at_index(self, index: int, *, hidden: bool) -> int | None:
         """The creation seq of the listing's `index`-th journal (from 0), or None past the last."""
