@@ -389,5 +389,5 @@ def test_an_ls_page_reads_the_same_of_a_store_ten_times_bigger_and_never_opens_t
     _many(tmp_path / "big", 500)
     small = _reads_of_an_ls_page(tmp_path / "small", monkeypatch, folded, capsys)
     big = _reads_of_an_ls_page(tmp_path / "big", monkeypatch, folded, capsys)
-    assert not small.catalog_opened and not big.catalog_opened
+    assert (small.catalog_opened, big.catalog_opened) == (False, False)
     assert 0 < big.steps <= 1.5 * small.steps  # (not O(journals): ten times the journals)
