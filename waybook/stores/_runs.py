@@ -31,8 +31,9 @@ class Run(NamedTuple):
 class Runs:
     """Runs in feed order with their end positions. `locate` is O(log runs).
 
-    Restored from a snapshot (`pending`), it knows what was fed of each journal and the feed's head at
-    once, and reads the runs of the snapshot's prefix only when a feed read needs them (`load`)."""
+    Restored from the directory store's index (`pending`), it knows what was fed of each journal (maps
+    that ask the index for a journal they were not told of) and the feed's head at once, and reads the
+    runs of the index's prefix only when a feed read needs them (`load`)."""
 
     def __init__(self) -> None:
         self._runs: list[Run] = []
