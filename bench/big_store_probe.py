@@ -1,6 +1,6 @@
 """One row of bench/big_stores.py in this (fresh) process: prints one JSON line with the median seconds
-of the repeats, the first (cold) run's seconds, the median CPU seconds of the runs after the first, and
-this process's peak RSS (KiB).
+of the repeats, the first (cold) run's seconds, the median CPU seconds of the runs after the first and
+the first one's, and this process's peak RSS (KiB).
 
     python -m bench.big_store_probe store|ls|open|front|search|verify URL JOURNALS [--index FILE]
 """
@@ -93,7 +93,8 @@ def main() -> None:
         median, cold = timed(cli(["verify", "--store", args.url, "--json"]), 0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     cpu = statistics.median(CPU[1:] or CPU)
-    sys.stdout.write(json.dumps({"seconds": median, "cold": cold, "cpu": cpu, "rss_kb": rss}) + "\n")
+    result = {"seconds": median, "cold": cold, "cpu": cpu, "cold_cpu": CPU[0], "rss_kb": rss}
+    sys.stdout.write(json.dumps(result) + "\n")
 
 
 if __name__ == "__main__":
