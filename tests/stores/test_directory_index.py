@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -148,6 +149,22 @@ def test_without_its_index_an_open_folds_the_whole_catalog(tmp_path: Path, folde
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9):
         # the header, 12 creations, a hiding and a purge receipt
         assert folded.records == 15
+
+
+def test_writing_a_whole_index_sweeps_a_dead_writers_temp_file_and_the_old_snapshot(tmp_path: Path) -> None:
+    directory = tmp_path / "store"
+    build(directory)
+    (directory / INDEX_FILE).unlink()
+    dead = directory / f".{INDEX_FILE}.999999999.1.tmp"  # no process has that id
+    live = directory / f".{INDEX_FILE}.{os.getpid()}.1.tmp"  # a writer of this process may be busy
+    for leftover in (dead, live, directory / "store.snapshot"):
+        leftover.write_bytes(b"half an index")
+    with DirectoryStore(directory, snapshot_tail=0):
+        pass
+    assert (directory / INDEX_FILE).exists()
+    assert not dead.exists()
+    assert not (directory / "store.snapshot").exists()
+    assert live.exists()
 
 
 def _truncated(path: Path) -> None:

@@ -387,4 +387,31 @@ def write_index(path: Path, tail: IndexTail) -> bool:
         with contextlib.suppress(OSError):
             temp.unlink()
         return False
+    _sweep_leftovers(path)
+    return True
+
+
+OLD_SNAPSHOT: Final = "store.snapshot"
+"""What the index replaced (a store's fold in one msgspec file); nothing reads it any more."""
+
+
+def _sweep_leftovers(path: Path) -> None:
+    """Remove what earlier writers left beside the index: the temp file of a writer killed mid-write
+    (its process is gone) and the old snapshot. Best effort: a leftover costs only disk."""
+    for temp in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = temp.name.removeprefix(f".{path.name}.").split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                temp.unlink()
+    with contextlib.suppress(OSError):
+        (path.parent / OLD_SNAPSHOT).unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # (or a number no process can have)
+        return False
+    except PermissionError:
+        return True  # another user's process
     return True
