@@ -1,4 +1,10 @@
-"""`waybook demo [DIR]`: write a small, realistic session journal, then show its tree and verify it."""
+"""`waybook demo [DIR]`: write a demo session journal and show it.
+
+Write a small realistic session (a debugging task with tool calls and results, a retry that branches, a
+compaction) into DIR/session.jsonl, then print its tree and verify its chain.
+
+Example: waybook demo && waybook show waybook-demo/session.jsonl --context
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from typing import Any
 
 from waybook._session import Session
 from waybook.commands.exits import OK, PROBLEM, UsageError
+from waybook.commands.subcommand import add_command
 from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
 from waybook.memory import Memory
 
@@ -39,15 +46,7 @@ DURABILITY_MEANS = {
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "demo",
-        help="write a demo session journal and show it",
-        description=(
-            "Write a small realistic session (a debugging task with tool calls and results, a retry that "
-            "branches, a compaction) into DIR/session.jsonl, then print its tree and verify its chain."
-        ),
-        epilog="Example: waybook demo && waybook show waybook-demo/session.jsonl --context",
-    )
+    parser = add_command(commands, "demo", __doc__)
     parser.add_argument(
         "dir", nargs="?", type=Path, metavar="DIR", help="default: a new ./waybook-demo folder"
     )

@@ -1,5 +1,17 @@
-"""`waybook export PATH --format openai|openai-dpo|trl-sft|trl-dpo|trl-kto|sharegpt|hf|archival|pi
-[--branches ...] [--pairs] [--turns] [--redact] -o OUT`."""
+"""`waybook export PATH --format openai|openai-dpo|trl-sft|trl-dpo|trl-kto|sharegpt|hf|archival|pi [--branches
+...] [--pairs] [--turns] [--redact] -o OUT`: export trajectories for training, or the whole journal.
+
+openai: OpenAI chat fine-tuning rows (messages, tools, parallel_tool_calls); openai-dpo: OpenAI DPO rows;
+trl-sft: TRL conversational rows (messages, tools, outcome); trl-dpo and trl-kto: TRL preference rows from
+labelled forks; sharegpt: LLaMA-Factory ShareGPT rows; hf: a Hugging Face dataset folder (Parquet shards and a
+dataset card; -o DIR). --pairs: preference rows from sibling branches (labels decide, see docs/export.md);
+--turns: one row per assistant turn with the exact context the model saw; archival: every record exactly as
+stored (re-imports to an identical journal); pi: a Pi v3 session file. Training rows are made valid (every
+tool call answered, no empty assistant turn) and what was dropped is reported on stderr. Blobs are read from
+the journal's store (--store, or the directory store a journal file lives in). Output is deterministic.
+
+Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl
+"""
 
 from __future__ import annotations
 
@@ -19,7 +31,7 @@ from waybook.commands.journal_files import check_journal_file, damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
 from waybook.commands.redact_patterns import redact_patterns
-from waybook.commands.store_option import add_store_option
+from waybook.commands.subcommand import add_journal_command
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats.pi import export_pi
@@ -35,25 +47,7 @@ WHOLE = ("archival", "pi")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "export",
-        help="export trajectories for training, or the whole journal",
-        description=(
-            "openai: OpenAI chat fine-tuning rows (messages, tools, parallel_tool_calls); openai-dpo: "
-            "OpenAI DPO rows; trl-sft: TRL conversational rows (messages, tools, outcome); trl-dpo and "
-            "trl-kto: TRL preference rows from labelled forks; sharegpt: LLaMA-Factory ShareGPT rows; "
-            "hf: a Hugging Face dataset folder (Parquet shards and a dataset card; -o DIR). --pairs: "
-            "preference rows from sibling branches (labels decide, see docs/export.md); --turns: one row "
-            "per assistant turn with the exact context the model saw; archival: every "
-            "record exactly as stored (re-imports to an identical journal); pi: a Pi v3 session file. "
-            "Training rows are made valid (every tool call answered, no empty assistant turn) and what "
-            "was dropped is reported on stderr. Blobs are read from the journal's store (--store, or the "
-            "directory store a journal file lives in). Output is deterministic."
-        ),
-        epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "export", __doc__)
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument(
         "--branches", default="active", metavar="active|all|LEAF", help="which branches (default active)"
