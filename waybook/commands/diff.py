@@ -16,7 +16,7 @@ from waybook.commands.common import emit_json, open_journal, replay_with_progres
 from waybook.commands.exits import UsageError
 from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.journal import shown_records
 from waybook.journal._reading import read_seqs
@@ -32,7 +32,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="ID",
         help="give exactly two (ids or unique prefixes)",
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.set_defaults(run=run)
 
 

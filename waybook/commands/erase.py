@@ -28,7 +28,7 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import CONTENT_PARTS, JsonlJournal, SessionJournal, erase
 
 _SEQS = re.compile(r"([1-9][0-9]*)(?:\.\.([1-9][0-9]*))?")
@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--actor", help="who asks (recorded)")
     parser.add_argument("--policy", help="the retention policy this applies, if any (recorded)")
     parser.add_argument("--resume", action="store_true", help="finish an erasure a crash interrupted")
-    parser.add_argument("--json", action="store_true", help="print the erasure receipt as JSON")
+    add_json_option(parser, "print the erasure receipt as JSON")
     parser.set_defaults(run=run)
 
 

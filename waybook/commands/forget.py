@@ -14,7 +14,7 @@ from typing import Any
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store, store_errors
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.stores import JournalPurgedError, UnknownJournalError
 
 
@@ -35,7 +35,7 @@ def _common(parser: argparse.ArgumentParser, done: str) -> None:
         "--reason", required=True, help=f"why it is {done} (kept in the store's catalog for auditors)"
     )
     parser.add_argument("--actor", default=None, help="who asks (kept with the reason)")
-    parser.add_argument("--json", action="store_true", help="print the catalog record as JSON")
+    add_json_option(parser, "print the catalog record as JSON")
 
 
 def _unknown(args: argparse.Namespace) -> int:

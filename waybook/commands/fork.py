@@ -21,7 +21,7 @@ from waybook.commands.common import emit_json, open_journal
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.ids import resolve_id
 from waybook.commands.store_option import add_store_option, connect_store, import_into_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.journal import InMemoryJournal
 from waybook.projections import TreeProjection, replay
 
@@ -32,7 +32,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("node", metavar="NODE", help="the node to fork at (an id or a unique prefix)")
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the new journal's file (or id)")
     add_store_option(parser, ids="PATH (and OUT)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.set_defaults(run=run)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from waybook.commands.common import activity, emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.stores import BlobError
 from waybook.stores._blobs import DEFAULT_GRACE
 
@@ -30,7 +30,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="SECONDS",
         help=f"keep blobs stored more recently than this (default {DEFAULT_GRACE:.0f})",
     )
-    parser.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    add_json_option(parser, "print the receipt as JSON")
     parser.set_defaults(run=run)
 
 

@@ -39,7 +39,7 @@ from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.import_spool import Spool
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import URLS, Staged, create_store, import_into_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.formats import (
     ImportedSession,
@@ -99,9 +99,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="skip lines and entries that cannot be imported (and, in a folder, files of another format), "
         "and report each",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="print the import report (or the failure) as one JSON object"
-    )
+    add_json_option(parser, "print the import report (or the failure) as one JSON object")
     parser.add_argument(
         "--verbose", action="store_true", help="list every inferred note, not only their count"
     )

@@ -21,7 +21,7 @@ from waybook.commands.exits import OK, warn
 from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.export.trajectories import PREFERENCE
 from waybook.journal import JsonlJournal, NotAJournalError
 from waybook.model import Annotation
@@ -35,7 +35,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("label", choices=["chosen", "rejected"])
     parser.add_argument("--reason", default=None, help="why (kept with the label)")
     add_store_option(parser)
-    parser.add_argument("--json", action="store_true", help="print the record written as JSON")
+    add_json_option(parser, "print the record written as JSON")
     parser.set_defaults(run=run)
 
 

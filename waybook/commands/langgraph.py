@@ -21,7 +21,7 @@ from typing import Any
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.integrations.errors import MissingExtraError
 from waybook.stores import JournalStore
@@ -38,7 +38,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     derive = add_command(actions, "derive", __doc__)
     derive.add_argument("journals", nargs="*", metavar="JOURNAL_ID", help="threads' journals (default: all)")
     add_store_option(derive, ids=None, required=True)
-    derive.add_argument("--json", action="store_true", help="print what each thread gained as JSON")
+    add_json_option(derive, "print what each thread gained as JSON")
     derive.set_defaults(run=run)
 
 

@@ -18,7 +18,7 @@ from waybook.commands.common import open_journal, seq_arg, short_kind, summary
 from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
 from waybook.commands.layout import width
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal import iter_shown
 
@@ -36,9 +36,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="K",
         help="only this kind: a tag (waybook.user/2) or short name (user)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="JSON lines: seq, id, kind, at, prev, digest, body"
-    )
+    add_json_option(parser, "JSON lines: seq, id, kind, at, prev, digest, body")
     parser.set_defaults(run=run)
 
 

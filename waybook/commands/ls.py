@@ -20,7 +20,7 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.layout import cut, width
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
 from waybook.journal import JournalError
@@ -49,9 +49,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="id, role, creation time and metadata of each journal, values cut to the width (--json: whole)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="one JSON object: journals (every field) and cursor"
-    )
+    add_json_option(parser, "one JSON object: journals (every field) and cursor")
     parser.set_defaults(run=run)
 
 

@@ -33,7 +33,7 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.memory_identity import add_identity_option
 from waybook.commands.memory_identity import resolve as resolve_identity
 from waybook.commands.store_option import add_store_option
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
 from waybook.memory.working import MemoryProjection
@@ -107,7 +107,7 @@ def view_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
         "--cat", metavar="FILE", default=default, help="the text of one memory file (at --at SEQ)"
     )
     flag = False if default is None else default
-    parser.add_argument("--json", action="store_true", default=flag, help="machine-readable output")
+    add_json_option(parser, "machine-readable output", default=flag)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option, resolve
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 
 
 def register(actions: argparse._SubParsersAction[Any]) -> None:
@@ -29,14 +29,14 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
     out.add_argument("directory", type=Path, metavar="DIR")
     add_store_option(out, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(out, default=argparse.SUPPRESS)
-    out.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
+    add_json_option(out, "the report as JSON", default=argparse.SUPPRESS)
     out.set_defaults(run=_export)
     back = add_command(actions, "import-git", _import.__doc__)
     back.add_argument("directory", type=Path, metavar="DIR")
     back.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     add_store_option(back, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(back, default=argparse.SUPPRESS)
-    back.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
+    add_json_option(back, "the report as JSON", default=argparse.SUPPRESS)
     back.set_defaults(run=_import)
 
 

@@ -27,7 +27,7 @@ from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.journal import SessionJournal
 
 
@@ -47,9 +47,7 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
     )
     add_store_option(parser, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(parser, default=argparse.SUPPRESS)
-    parser.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
-    )
+    add_json_option(parser, "machine-readable output", default=argparse.SUPPRESS)
     parser.set_defaults(run=run)
 
 

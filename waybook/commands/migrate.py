@@ -23,7 +23,7 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import (
     GENESIS,
     SEALED_SCHEMA,
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = add_journal_command(commands, "migrate", __doc__)
     parser.add_argument("-o", "--output", type=Path, metavar="NEW", help="the new journal file")
     parser.add_argument("--to", metavar="NEW_ID", help="with --store: the new journal's id in the store")
-    parser.add_argument("--json", action="store_true", help="print what was written as JSON")
+    add_json_option(parser, "print what was written as JSON")
     parser.set_defaults(run=run)
 
 

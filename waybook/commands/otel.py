@@ -29,7 +29,7 @@ from waybook.commands.common import emit_json, open_journal, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.redact_patterns import redact_patterns
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.journal import SessionJournal
 
@@ -101,7 +101,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     send.add_argument(
         "--dry-run", action="store_true", help="send nothing: print each span as one JSON line instead"
     )
-    send.add_argument("--json", action="store_true", help="print what was sent as one JSON object")
+    add_json_option(send, "print what was sent as one JSON object")
     send.set_defaults(run=run)
 
 

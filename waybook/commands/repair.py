@@ -17,14 +17,14 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import file_to_repair
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import CorruptJournalError, JsonlJournal, RepairReceipt
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = add_journal_command(commands, "repair", __doc__)
     parser.add_argument("--yes", action="store_true", help="repair without asking")
-    parser.add_argument("--json", action="store_true", help="print the repair receipt as JSON")
+    add_json_option(parser, "print the repair receipt as JSON")
     parser.set_defaults(run=run)
 
 

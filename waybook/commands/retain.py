@@ -27,7 +27,7 @@ from typing import Any
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.journal import JOURNAL_ROLES
 from waybook.stores import (
     RetentionPolicy,
@@ -82,7 +82,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     policy.add_argument("--show-policy", action="store_true", help="print the store's policy")
     policy.add_argument("--clear-policy", action="store_true", help="remove the store's policy")
-    parser.add_argument("--json", action="store_true", help="print the report (every receipt) as JSON")
+    add_json_option(parser, "print the report (every receipt) as JSON")
     parser.set_defaults(run=run)
 
 

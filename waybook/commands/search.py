@@ -20,7 +20,7 @@ from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.layout import cut, width
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 
 
@@ -43,7 +43,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--limit", type=int, default=20, help="results (default 20)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index from the whole feed")
-    parser.add_argument("--json", action="store_true", help="a JSON list of results")
+    add_json_option(parser, "a JSON list of results")
     parser.set_defaults(run=run)
 
 

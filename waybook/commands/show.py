@@ -24,7 +24,7 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.pager import paged
 from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
 from waybook.model import (
@@ -57,7 +57,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.add_argument(
         "--no-pager",
         action="store_true",

@@ -34,7 +34,7 @@ from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
 from waybook.commands.plain_table import Column, Row, print_table
 from waybook.commands.store_option import add_store_option, connect_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.projections import CostReport, SessionStats, Tally, session_stats
 
 
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "path", nargs="?", type=Path, metavar="PATH", help="a journal file, or an id with --store"
     )
     add_store_option(parser, detail="; with no PATH, every session journal of the store")
-    parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_json_option(parser, "one JSON object")
     parser.add_argument(
         "--harness",
         action="store_true",

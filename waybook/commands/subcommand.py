@@ -101,3 +101,10 @@ def add_journal_command(
     parser.add_argument("path", type=Path, metavar="PATH")
     add_store_option(parser)
     return parser
+
+
+def add_json_option(parser: argparse.ArgumentParser, what: str, *, default: Any = False) -> None:
+    """`--json`, the same flag on every command: `what` says what it prints (one JSON document on stdout,
+    or JSON lines); `default` is argparse.SUPPRESS where a sub-command's option must not overwrite its
+    parent's."""
+    parser.add_argument("--json", action="store_true", default=default, help=what)

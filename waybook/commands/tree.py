@@ -32,7 +32,7 @@ from waybook.commands.ids import check_at, short_ids
 from waybook.commands.journal_files import damage_status, subagent_file
 from waybook.commands.layout import fitted
 from waybook.commands.store_option import connect_store
-from waybook.commands.subcommand import add_journal_command
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal, SessionJournal, shown_records
 from waybook.journal._reading import read_seqs
@@ -46,7 +46,7 @@ LABEL_CHARS = 200
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = add_journal_command(commands, "tree", __doc__)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.set_defaults(run=run)
 
 

@@ -24,7 +24,7 @@ from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = add_command(commands, "verify", __doc__)
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
     add_store_option(parser, ids=f"each PATH (none: every journal, and the catalog {CATALOG_ID})")
-    parser.add_argument("--json", action="store_true", help="one JSON object per journal")
+    add_json_option(parser, "one JSON object per journal")
     parser.add_argument(
         "--progress",
         action="store_true",

@@ -41,7 +41,7 @@ from typing import Any, Final
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.growth import bulk_url
 from waybook.commands.store_option import URLS, create_store
-from waybook.commands.subcommand import add_command
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.commands.watch_cursor import Cursors
 from waybook.commands.watch_follow import Context, Event, Follower
@@ -89,7 +89,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--lenient", action="store_true", help="skip lines that cannot be imported, as import does"
     )
-    parser.add_argument("--json", action="store_true", help="print each import as one JSON line on stdout")
+    add_json_option(parser, "print each import as one JSON line on stdout")
     parser.add_argument(
         "--otel-endpoint",
         metavar="URL",
