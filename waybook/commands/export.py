@@ -30,7 +30,7 @@ from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import check_journal_file, damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
-from waybook.commands.redact_patterns import redact_patterns
+from waybook.commands.redact_patterns import add_redact_pattern_options, redact_patterns
 from waybook.commands.subcommand import add_journal_command
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
@@ -61,21 +61,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--redact", action="store_true", help="mask secrets (keys, tokens, private keys, URL passwords)"
     )
-    parser.add_argument(
-        "--redact-pattern",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="also mask what this regular expression matches (its `secret` group if it has one); "
-        "repeatable; implies --redact",
-    )
-    parser.add_argument(
-        "--redact-patterns",
-        type=Path,
-        metavar="FILE",
-        help="also mask what each line of FILE matches (one regular expression a line, # comments); "
-        "implies --redact",
-    )
+    add_redact_pattern_options(parser, applies="implies --redact")
     parser.add_argument(
         "--aborted",
         choices=["drop", "keep"],

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from waybook._redact import RedactPatternError
 from waybook.commands.common import emit_json, open_journal, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
-from waybook.commands.redact_patterns import redact_patterns
+from waybook.commands.redact_patterns import add_redact_pattern_options, redact_patterns
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
@@ -76,19 +76,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     send.add_argument(
         "--since", type=seq_arg, default=0, metavar="SEQ", help="send only the spans of records after SEQ"
     )
-    send.add_argument(
-        "--redact-pattern",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="with --content: also mask what this regular expression matches; repeatable",
-    )
-    send.add_argument(
-        "--redact-patterns",
-        type=Path,
-        metavar="FILE",
-        help="with --content: also mask what each line of FILE matches (one regular expression a line)",
-    )
+    add_redact_pattern_options(send, applies="only with --content metadata or full")
     send.add_argument(
         "--provider", metavar="NAME", help="gen_ai.provider.name (default: guessed from each model's name)"
     )
