@@ -354,15 +354,8 @@ def _write(args: argparse.Namespace, lines: Iterable[bytes], inputs: list[Path])
 
 
 def _options(args: argparse.Namespace) -> TrainingOptions:
-    return TrainingOptions(
-        aborted=args.aborted,
-        unanswered=args.unanswered,
-        thinking=args.thinking,
-        images=args.images,
-        blobs=args.blobs,
-        harness=args.harness,
-        erased=args.erased,
-    )
+    """Each field of TrainingOptions is the export flag of its name (`aborted` is --aborted, ...)."""
+    return TrainingOptions(**{name: getattr(args, name) for name in attrs.fields_dict(TrainingOptions)})
 
 
 def _outside_store(args: argparse.Namespace) -> None:
