@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +56,13 @@ def command_help(doc: str | None) -> CommandHelp:
 
 
 class CommandHelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, except that the examples keep their lines: each is wrapped alone, and only
-    where it is wider than the terminal."""
+    """argparse's formatter, except that the examples keep their lines as written, never wrapped: a
+    command wrapped across lines could not be pasted into a shell."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if not text.startswith(EXAMPLE):
             return super()._fill_text(text, width, indent)
-        return "\n".join(
-            textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
-            if len(indent + line) > width
-            else indent + line
-            for line in text.splitlines()
-        )
+        return "\n".join(indent + line for line in text.splitlines())
 
 
 def add_command(
