@@ -1,4 +1,12 @@
-"""`waybook ls --store URL`: the journals of a store, in creation order, a page at a time."""
+"""`waybook ls --store URL`: list the journals of a store.
+
+List a store's journals in creation order: id, records, last activity and title (the first user message),
+fitted to the terminal; --long lists role, creation time and metadata instead, each value cut to fit (the
+whole values: --json). Filter by role and by metadata (every --meta must match); hidden journals are listed
+with --hidden. Purged journals are never listed. Prints the cursor for the next page when there is one.
+
+Example: waybook ls --store file:./sessions --role session --meta user=ada --limit 20
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,7 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.layout import cut, width
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
 from waybook.journal import JournalError
@@ -22,19 +31,7 @@ if TYPE_CHECKING:
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "ls",
-        help="list the journals of a store",
-        description=(
-            "List a store's journals in creation order: id, records, last activity and title (the first "
-            "user message), fitted to the terminal; --long lists role, creation time and metadata instead, "
-            "each value cut to fit (the whole values: --json). "
-            "Filter by role and by metadata (every --meta must match); hidden journals are listed with "
-            "--hidden. "
-            "Purged journals are never listed. Prints the cursor for the next page when there is one."
-        ),
-        epilog="Example: waybook ls --store file:./sessions --role session --meta user=ada --limit 20",
-    )
+    parser = add_command(commands, "ls", __doc__)
     add_store_option(parser, ids=None, required=True)
     parser.add_argument("--role", help="only journals of this role (session, working_memory, ...)")
     parser.add_argument(
@@ -52,9 +49,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="id, role, creation time and metadata of each journal, values cut to the width (--json: whole)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="one JSON object: journals (every field) and cursor"
-    )
+    add_json_option(parser, "one JSON object: journals (every field) and cursor")
     parser.set_defaults(run=run)
 
 
