@@ -281,15 +281,8 @@ class WaybookMemoryTool(_ToolState, BetaAbstractMemoryTool):
 class AsyncWaybookMemoryTool(_ToolState, BetaAsyncAbstractMemoryTool):
     """The async twin: each call runs the port in a worker thread, one call at a time."""
 
-    def __init__(
-        self,
-        memory: Memory,
-        *,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
-        redact: Redact = False,
-    ) -> None:
-        super().__init__(memory, cache_control=cache_control, redact=redact)
-        self._lock: anyio.Lock | None = None
+    _lock: anyio.Lock | None = None
+    """What keeps calls one at a time; made by the first call, in the event loop that runs it."""
 
     async def call(self, input: object, *, call_id: str | None = None) -> str:
         """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
