@@ -26,7 +26,7 @@ import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import Any, Final, TypeVar
@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import attrs
 import jinja2
 
-from waybook.journal import JournalError
+from waybook.journal import JournalError, SessionJournal, VerifyReport
 from waybook.model import Header
 from waybook.projections import PriceTable
 from waybook.stores import (
@@ -44,6 +44,7 @@ from waybook.stores import (
     count_journals,
     list_from,
     open_proven,
+    open_proven_journals,
     open_store,
 )
 from waybook.view._data import node_data, page_data, summary_of
@@ -112,29 +113,37 @@ td,th{padding:4px 10px;text-align:left;border-bottom:1px solid #eee}
 )
 
 
-def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    """One line of the front page: id, title (the first user message), records, last activity, proof.
+def journal_rows(store: JournalStore, journal_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The front page's lines of `journal_ids`: id, title (the first user message), records, last
+    activity, proof; the page's journals read together where the store can (`open_proven_journals`:
+    two statements in a database store).
 
     A journal is proven as `waybook verify` proves it (`stores.open_proven`), so a torn tail, which an
     open leaves out of what it serves, still shows as damage; one damaged before its last record shows
     its proven prefix, and one damaged journal never takes the whole store's front page down: one that
     lost records (or cannot be read at all) is listed with what is wrong."""
-    try:
-        return _proven_row(store, journal_id)
-    except JournalError as exc:
-        return {
-            "id": journal_id,
-            "href": quote(journal_id, safe=""),
-            "title": journal_id,
-            "records": "?",
-            "last": "",
-            "status": str(exc),
-            "css": "damaged",
-        }
+    rows = []
+    for journal_id, proven in open_proven_journals(store, journal_ids):
+        try:
+            if isinstance(proven, JournalError):
+                raise proven
+            rows.append(_proven_row(journal_id, *proven))
+        except JournalError as exc:
+            rows.append(
+                {
+                    "id": journal_id,
+                    "href": quote(journal_id, safe=""),
+                    "title": journal_id,
+                    "records": "?",
+                    "last": "",
+                    "status": str(exc),
+                    "css": "damaged",
+                }
+            )
+    return rows
 
 
-def _proven_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    journal, report = open_proven(store, journal_id)
+def _proven_row(journal_id: str, journal: SessionJournal, report: VerifyReport) -> dict[str, Any]:
     with journal:
         head = report.head.seq
         title = journal_id
@@ -512,7 +521,7 @@ class ViewServer:
                 raise NoSuchPageError(msg)
             start = (page - 1) * self.page_size
             listed = list_from(store, start, limit=self.page_size)
-            rows = [journal_row(store, info.journal_id) for info in listed]
+            rows = journal_rows(store, [info.journal_id for info in listed])
             return _LIST_PAGE.render(
                 url=self.store_url,
                 rows=rows,
