@@ -208,15 +208,16 @@ class DatabaseStore:
         wanted = msgspec.json.encode(dict(metadata or {}), order="sorted")
         wanted_items = msgspec.json.decode(wanted)
         chosen: builtins.list[JournalInfo] = []
+        size = PAGE if wanted_items else min(PAGE, limit + 1)  # unfiltered: one more tells a next page
         while True:
             with self._engine.transaction(write=False) as tx:
-                rows = tx.journals(role=role, hidden=hidden, after=start, limit=PAGE)
+                rows = tx.journals(role=role, hidden=hidden, after=start, limit=size)
             for row in rows:
                 if all(k in row.metadata and row.metadata[k] == v for k, v in wanted_items.items()):
                     if len(chosen) == limit:
                         return JournalPage(tuple(chosen), str(chosen[-1].created))
                     chosen.append(row.info())
-            if len(rows) < PAGE:
+            if len(rows) < size:
                 return JournalPage(tuple(chosen), None)
             start = rows[-1].created
 
