@@ -1,6 +1,7 @@
 """One row of bench/big_stores.py in this (fresh) process: prints one JSON line with the median seconds
 of the repeats, the first (cold) run's seconds, the median CPU seconds of the runs after the first and
-the first one's, and this process's peak RSS (KiB).
+the first one's, this process's peak RSS (KiB) and, on a SQLite store, the SELECT statements of the
+last run (`selects`).
 
     python -m bench.big_store_probe store|ls|open|front|search|verify URL JOURNALS [--index FILE]
 """
@@ -25,18 +26,37 @@ def journal_id(n: int) -> str:
 
 
 CPU: list[float] = []
-"""The CPU seconds (this process's, user + system) of each run `timed` made: on a loaded machine the
-figure to pair, not the wall clock."""
+"""The CPU seconds of this process for each run `timed` made (the paired rows compare these: a loaded
+machine stretches wall time far more than the CPU a run takes)."""
+SELECTS: list[int] = []
+"""For a SQLite store, the SELECT statements each run of `timed` ran."""
+_TRACED: list[str] = []
+
+
+def trace_sqlite() -> None:
+    """Count the statements every SQLite connection opened from now on runs (sqlite3's trace callback)."""
+    import sqlite3
+
+    connect = sqlite3.connect
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(_TRACED.append)
+        return conn
+
+    sqlite3.connect = traced  # type: ignore[assignment]
 
 
 def timed(work: Callable[[], object], repeats: int) -> tuple[float, float]:
     """(median seconds of `repeats` runs after the first, the first run's seconds)."""
     seconds = []
     for _ in range(repeats + 1):
+        _TRACED.clear()
         started, cpu = time.perf_counter(), time.process_time()
         work()
         seconds.append(time.perf_counter() - started)
         CPU.append(time.process_time() - cpu)
+        SELECTS.append(sum(1 for statement in _TRACED if statement.lstrip().upper().startswith("SELECT")))
     return statistics.median(seconds[1:] or seconds), seconds[0]
 
 
@@ -59,6 +79,8 @@ def main() -> None:
     parser.add_argument("--index")
     args = parser.parse_args()
     n = args.journals
+    if args.url.startswith("sqlite:"):
+        trace_sqlite()
     if args.op == "store":
         from waybook.stores import open_store
 
@@ -93,8 +115,10 @@ def main() -> None:
         median, cold = timed(cli(["verify", "--store", args.url, "--json"]), 0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     cpu = statistics.median(CPU[1:] or CPU)
-    result = {"seconds": median, "cold": cold, "cpu": cpu, "cold_cpu": CPU[0], "rss_kb": rss}
-    sys.stdout.write(json.dumps(result) + "\n")
+    found = {"seconds": median, "cold": cold, "cpu": cpu, "cold_cpu": CPU[0], "rss_kb": rss}
+    if SELECTS and args.url.startswith("sqlite:"):
+        found["selects"] = SELECTS[-1]
+    sys.stdout.write(json.dumps(found) + "\n")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
 from waybook.journal import JournalError
-from waybook.stores import open_journal
+from waybook.stores import open_journals
 
 if TYPE_CHECKING:
     from waybook.stores import JournalPage, JournalStore
@@ -64,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
                 role=args.role, metadata=metadata, hidden=args.hidden, after=args.after, limit=args.limit
             )
         looked = args.json or not args.long
-        glances = (
-            {info.journal_id: _glance(store, info.journal_id, damage) for info in page} if looked else {}
-        )
+        glances = _glances(store, [info.journal_id for info in page], damage) if looked else {}
     for journal_id, problem in damage.items():
         warn(f"journal {journal_id!r} is damaged: {problem}")
     status = PROBLEM if damage else OK
@@ -101,14 +99,22 @@ MIN_TITLE = 20
 """The fewest characters of a title a list shows."""
 
 
-def _glance(store: JournalStore, journal_id: str, damage: dict[str, str]) -> Glance:
-    """The journal's glance, or, if it cannot be read, a row saying so (its damage goes to `damage`)."""
-    try:
-        with open_journal(store, journal_id) as journal:
-            return glance(journal)
-    except JournalError as exc:
-        damage[journal_id] = str(exc)
-        return Glance(records=0, last_activity=None, title="(damaged: see `waybook verify --store`)")
+def _glances(store: JournalStore, journal_ids: list[str], damage: dict[str, str]) -> dict[str, Glance]:
+    """Each journal's glance (the page's journals read together where the store can: `open_journals`),
+    or, for one that cannot be read, a row saying so (its damage goes to `damage`)."""
+    glances = {}
+    for journal_id, opened in open_journals(store, journal_ids):
+        try:
+            if isinstance(opened, JournalError):
+                raise opened
+            with opened:
+                glances[journal_id] = glance(opened)
+        except JournalError as exc:
+            damage[journal_id] = str(exc)
+            glances[journal_id] = Glance(
+                records=0, last_activity=None, title="(damaged: see `waybook verify --store`)"
+            )
+    return glances
 
 
 def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:

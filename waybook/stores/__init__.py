@@ -43,8 +43,16 @@ from waybook.stores._protocol import (
     JournalFiles,
     JournalStore,
     NonBlockingStore,
+    PageReadingStore,
 )
-from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
+from waybook.stores._proving import (
+    blobs_for,
+    open_journal,
+    open_journals,
+    open_proven,
+    open_proven_journals,
+    prove,
+)
 from waybook.stores._retention import (
     RetentionPolicy,
     RetentionReport,
@@ -89,7 +97,9 @@ __all__ = [
     # reading and proving a store's journals
     "blobs_for",
     "open_journal",
+    "open_journals",
     "open_proven",
+    "open_proven_journals",
     "prove",
     # paging through a big store
     "count_journals",
@@ -102,6 +112,7 @@ __all__ = [
     "CountingStore",
     "JournalFiles",
     "NonBlockingStore",
+    "PageReadingStore",
     # delivery to extensions
     "Applied",
     "AsyncSubscription",

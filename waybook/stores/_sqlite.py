@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -110,6 +110,26 @@ class SqliteTransaction:
             (journal_id, after, limit),
         ).fetchall()
         return [_bytes(row[0]) for row in rows]
+
+    def page_rows(self, journal_ids: Sequence[str]) -> builtins.list[tuple[JournalRow, Head]]:
+        rows = self._conn.execute(
+            "SELECT journal_id, role, metadata, created, created_at, hidden, purged, head_seq, head_digest "
+            "FROM journals WHERE journal_id IN (SELECT value FROM json_each(?))",
+            (msgspec.json.encode(list(journal_ids)).decode(),),
+        ).fetchall()
+        return [(_journal_row(row[:7]), Head(row[7], row[8])) for row in rows]
+
+    def page_lines(self, heads: Mapping[str, Head]) -> dict[str, builtins.list[bytes]]:
+        """(One read transaction is one snapshot here: every line the journals hold, as `lines` reads.)"""
+        found: dict[str, builtins.list[bytes]] = {journal_id: [] for journal_id in heads}
+        rows = self._conn.execute(
+            "SELECT journal_id, line FROM records WHERE journal_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY journal_id, seq",
+            (msgspec.json.encode(list(heads)).decode(),),
+        )
+        for journal_id, line in rows:
+            found[journal_id].append(_bytes(line))
+        return found
 
     def allocate(self, count: int) -> int:
         """The next position after every record ever committed. Write transactions are serialised, so
