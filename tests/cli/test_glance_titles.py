@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.builders import header
-from waybook.commands.titles import FIRST_READ, TITLE_SEARCH, glance
+from waybook.commands.titles import TITLE_SEARCH, glance
 from waybook.journal import InMemoryJournal
 from waybook.model import AssistantMessage, NewRecord, SystemMessage, TextBlock, UserMessage
+from waybook.projections._titles import FIRST_READ
 
 
 def journal_with_title_at(seq: int, records: int) -> InMemoryJournal:

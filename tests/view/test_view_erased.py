@@ -3,13 +3,17 @@ reason, escaped like any session text, in a real browser; the page's HTML never 
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
-from tests.helpers.erased_sessions import CALL, NEIGHBOURS, RESULT, SECRET, tool_session
+import pytest
+
+from tests.helpers.erased_sessions import ASK, CALL, ERASURE, NEIGHBOURS, REASON, RESULT, SECRET, tool_session
 from waybook import JsonlJournal
 from waybook.cli import main
 from waybook.journal import erase, erased_placeholder, verify
-from waybook.view import page_data
+from waybook.stores import open_store
+from waybook.view import ViewServer, page_data
 
 from .conftest import wait_for
 
@@ -57,3 +61,20 @@ def test_a_page_shows_the_placeholder_escaped_and_never_the_erased_text(
     assert browser.execute_script("return document.title") != "pwned"  # type: ignore[attr-defined]
     images = "return document.querySelectorAll('img[src=x]').length"
     assert browser.execute_script(images) == 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("scheme", ["file", "sqlite"])
+def test_the_front_page_titles_a_journal_whose_first_question_was_erased_by_its_placeholder(
+    tmp_path: Path, scheme: str
+) -> None:
+    url = f"{scheme}:{tmp_path}/store"
+    with open_store(url) as store:
+        erase(tool_session(store.create("vault")), [ASK], reason=REASON)
+    server = ViewServer(url)
+    try:
+        page = server.front_page(1)
+    finally:
+        server.server_close()
+    assert f"<td>{html.escape(erased_placeholder(ERASURE, REASON))}</td>" in page
+    assert NEIGHBOURS[0] not in page
+    assert NEIGHBOURS[2] not in page

@@ -26,7 +26,7 @@ import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import Any, Final, TypeVar
@@ -36,8 +36,7 @@ import attrs
 import jinja2
 
 from waybook.journal import JournalError, SessionJournal, VerifyReport
-from waybook.model import Header, Record
-from waybook.projections import PriceTable
+from waybook.projections import PriceTable, title_record, title_text
 from waybook.stores import (
     JournalStore,
     StoreError,
@@ -47,7 +46,7 @@ from waybook.stores import (
     open_proven_journals,
     open_store,
 )
-from waybook.view._data import node_data, page_data, summary_of
+from waybook.view._data import TITLE_CHARS, page_data
 from waybook.view._feed_watch import FeedWatch
 from waybook.view._http import HEAD_END, MAX_HEAD, BadRequestError, Request, parse_head, response_head
 from waybook.view._page import render_page
@@ -61,8 +60,6 @@ PAGE_SIZE: Final = 100
 """How many journals one front page lists (`/?page=N` for the rest, in the store's creation order)."""
 TITLE_SCAN: Final = 64
 """How many leading records are read to find a journal's first user message for its title."""
-TITLE_FIRST: Final = 8
-"""Records read first for a front page row's title; the rest of TITLE_SCAN only when it is not there."""
 PAGE_WORKERS: Final = 4
 """Threads that build pages (each proves journals: disk-bound work kept off the event loop)."""
 PAGE_QUEUE: Final = 64
@@ -148,12 +145,8 @@ def journal_rows(store: JournalStore, journal_ids: Sequence[str]) -> list[dict[s
 def _proven_row(journal_id: str, journal: SessionJournal, report: VerifyReport) -> dict[str, Any]:
     with journal:
         head = report.head.seq
-        title = journal_id
-        for record in _first_records(journal, min(TITLE_SCAN, head)):  # the proven records only
-            node = None if isinstance(record.body, Header) else node_data(record)
-            if node is not None and node["role"] == "user" and not node["harness"]:
-                title = summary_of(node)
-                break
+        found = title_record(journal, scan=TITLE_SCAN)  # the proven records only
+        title = journal_id if found is None else title_text(journal, found)[:TITLE_CHARS]
         last = next(iter(journal.read(after=head - 1, limit=1)), None) if head else None
     return {
         "id": journal_id,
@@ -164,16 +157,6 @@ def _proven_row(journal_id: str, journal: SessionJournal, report: VerifyReport) 
         "status": "verified" if report.ok else str(report),
         "css": "ok" if report.ok else "damaged",
     }
-
-
-def _first_records(journal: SessionJournal, count: int) -> Iterator[Record]:
-    """The first `count` records, the first few read alone: the title is nearly always among them, and
-    a database journal's reads prove their lines again (a front page of 50 journals would prove each
-    one's first page twice)."""
-    first = list(journal.read(limit=min(TITLE_FIRST, count)))
-    yield from first
-    if len(first) == TITLE_FIRST < count:
-        yield from journal.read(after=TITLE_FIRST, limit=count - TITLE_FIRST)
 
 
 def journal_page_data(
