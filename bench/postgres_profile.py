@@ -107,6 +107,7 @@ def run_one(
     assert proc.stdout.readline().strip() == "ready", f"the {system} writer failed to start"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_statements_reset()")
+        wal_before = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
     before = server_cpu(postmaster)
     proc.stdin.write("go\n")
     proc.stdin.flush()
@@ -116,6 +117,9 @@ def run_one(
     proc.stdin.flush()
     proc.communicate(timeout=60)
     with psycopg.connect(base, autocommit=True) as conn:
+        wal = conn.execute(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s::pg_lsn)", (wal_before,)
+        ).fetchone()[0]  # type: ignore[index]
         calls, exec_ms, plan_ms = conn.execute(
             "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0),"
             " coalesce(sum(total_plan_time), 0)"
@@ -129,6 +133,7 @@ def run_one(
         "statements": float(calls) / count,
         "server exec ms": float(exec_ms) / count,
         "server plan ms": float(plan_ms) / count,
+        "wal bytes": float(wal) / count,
     }
 
 
