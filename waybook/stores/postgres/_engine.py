@@ -62,6 +62,7 @@ class PostgresEngine:
             # No server-side prepared statements: a pooler in transaction mode (PgBouncer) hands each
             # transaction to any server connection, where a statement prepared on another is unknown.
             kwargs={"autocommit": True, "prepare_threshold": None},
+            connection_class=Connection,
             configure=configure,
             # At least a second to get a connection, even with retry_for=0: recognising a lost reply
             # needs one new connection, which a loaded machine made in 0.1 s only sometimes (a CI flake).
