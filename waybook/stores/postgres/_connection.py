@@ -22,7 +22,6 @@ RETRY_FOR: Final = 30.0
 """Seconds an operation keeps trying fresh connections (a server restart takes a few)."""
 
 
-
 class Connection(psycopg.Connection[tuple[Any, ...]]):
     """A pooled connection that keeps one binary cursor for the statements run on it on their own
     (`statements`): a cursor made per statement sets up its adapters and dumpers anew each time, which
