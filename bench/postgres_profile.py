@@ -6,9 +6,13 @@ time. Systems: raw psycopg inserts of the same sealed lines (bench/postgres_syst
 from this checkout, and with `--against REV` waybook at REV (its `waybook/` and `bench/` from `git
 archive`, run by this file). Rounds alternate the systems (rotated order); figures are medians of
 rounds. `--cprofile` adds the writer's hot functions by CPU time (cProfile timed by `process_time`, in
-a run of its own: profiling slows it, about 3x, so read its shares, not its seconds).
+a run of its own: profiling slows it, about 3x, so read its shares, not its seconds). Every run also
+measures the WAL the server wrote per append (`wal bytes`); `--wal-split` adds a run of each system
+that splits it by WAL record type (pg_walinspect: the heap insert, the head row's HOT update, the
+B-tree inserts, the commit record).
 
     python -m bench.postgres_profile [--appends 2000] [--rounds 3] [--against main] [--cprofile]
+        [--wal-split]
 
 Prints a table; writes bench/postgres_profile.json.
 """
@@ -85,8 +89,16 @@ def server_cpu(postmaster: int) -> float:
 
 
 def run_one(
-    base: str, postmaster: int, system: str, code: Path, count: int, profile: str | None = None
+    base: str,
+    postmaster: int,
+    system: str,
+    code: Path,
+    count: int,
+    profile: str | None = None,
+    wal_split: dict[str, float] | None = None,
 ) -> dict[str, float]:
+    """One writer's figures per append; with `wal_split`, fill it with the WAL bytes per append of each
+    record type (pg_walinspect's `pg_get_wal_stats`: heap inserts, HOT updates, B-tree inserts...)."""
     import psycopg
 
     from bench.postgres_cluster import fresh
@@ -107,6 +119,7 @@ def run_one(
     assert proc.stdout.readline().strip() == "ready", f"the {system} writer failed to start"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_statements_reset()")
+        wal_before = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
     before = server_cpu(postmaster)
     proc.stdin.write("go\n")
     proc.stdin.flush()
@@ -116,6 +129,16 @@ def run_one(
     proc.stdin.flush()
     proc.communicate(timeout=60)
     with psycopg.connect(base, autocommit=True) as conn:
+        wal = conn.execute(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s::pg_lsn)", (wal_before,)
+        ).fetchone()[0]  # type: ignore[index]
+        if wal_split is not None:
+            for kind, size in conn.execute(
+                'SELECT "resource_manager/record_type", combined_size FROM pg_get_wal_stats(%s::pg_lsn,'
+                " pg_current_wal_insert_lsn(), true) WHERE count > 0 ORDER BY combined_size DESC",
+                (wal_before,),
+            ).fetchall():
+                wal_split[str(kind)] = float(size) / count
         calls, exec_ms, plan_ms = conn.execute(
             "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0),"
             " coalesce(sum(total_plan_time), 0)"
@@ -129,6 +152,7 @@ def run_one(
         "statements": float(calls) / count,
         "server exec ms": float(exec_ms) / count,
         "server plan ms": float(plan_ms) / count,
+        "wal bytes": float(wal) / count,
     }
 
 
@@ -163,6 +187,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", metavar="REV", help="also profile waybook at this git revision")
     parser.add_argument("--cprofile", action="store_true", help="print the writer's hot functions")
+    parser.add_argument(
+        "--wal-split", action="store_true", help="print each system's WAL bytes per append by record type"
+    )
     parser.add_argument("--worker", nargs=3, metavar=("SYSTEM", "URL", "COUNT"))
     parser.add_argument("--profile-to")
     args = parser.parse_args()
@@ -186,6 +213,8 @@ def main() -> None:
 
         with psycopg.connect(cluster.url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            if args.wal_split:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
         postmaster = int((cluster.datadir / "postmaster.pid").read_text().split()[0])
         figures: dict[str, list[dict[str, float]]] = {key: [] for key in codes}
         for r in range(args.rounds):
@@ -213,6 +242,19 @@ def main() -> None:
             raw = medians["raw"]
             ratios = {what: medians[key][what] / raw[what] for what in whats if raw[what]}
             print(f"{key + ' / raw':<18}" + "".join(f"{ratios.get(what, 0):>16.2f}" for what in whats))
+        if args.wal_split:
+            splits: dict[str, dict[str, float]] = {}
+            for key in codes:  # one more run each (not a round: its figures are only the split)
+                splits[key] = {}
+                run_one(cluster.url, postmaster, key, codes[key], args.appends, wal_split=splits[key])
+            results["wal bytes per append by record type"] = splits
+            kinds = sorted(
+                {k for split in splits.values() for k in split}, key=lambda k: -splits["raw"].get(k, 0)
+            )
+            print(f"\nWAL bytes per append by record type (one run each, {args.appends} appends)")
+            print(f"{'':<22}" + "".join(f"{key:>16}" for key in codes))
+            for kind in sorted(kinds, key=lambda k: -max(split.get(k, 0) for split in splits.values())):
+                print(f"{kind:<22}" + "".join(f"{splits[key].get(kind, 0):>16.1f}" for key in codes))
         if args.cprofile:
             profile = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "writer.prof")
             run_one(cluster.url, postmaster, "waybook", ROOT, args.appends, profile)

@@ -62,6 +62,7 @@ class PostgresEngine:
             # No server-side prepared statements: a pooler in transaction mode (PgBouncer) hands each
             # transaction to any server connection, where a statement prepared on another is unknown.
             kwargs={"autocommit": True, "prepare_threshold": None},
+            connection_class=Connection,
             configure=configure,
             # At least a second to get a connection, even with retry_for=0: recognising a lost reply
             # needs one new connection, which a loaded machine made in 0.1 s only sometimes (a CI flake).
@@ -164,8 +165,29 @@ class PostgresEngine:
         params: list[object] = [prior.seq + n, last, journal_id, prior.seq, prior.digest]
         for record, line in zip(records, plan.lines, strict=True):
             params += (record.digest, line)
-        with self.transaction(write=False) as tx:
-            return tx.changed(_append_statement(n), params) == n
+        return self._changed_now(_append_statement(n), params) == n
+
+    def _changed_now(self, query: str, params: Sequence[object]) -> int:
+        """`transaction(write=False)` around one `changed` statement, without its two generator context
+        managers (the one-record append's hot path): the number of rows the statement changed."""
+        if self._closed:
+            msg = f"{self._url}: the store is closed; open it again with open_store(url)"
+            raise JournalClosedError(msg)
+        try:
+            conn = self._pool.getconn()
+        except PoolTimeout as exc:
+            raise self._typed(_WRITE, exc) from exc
+        tx = PostgresTransaction(self, conn, write=False)
+        try:
+            return tx.changed(query, params)
+        except psycopg.Error as exc:
+            tx.rollback()
+            raise self._typed(_WRITE, exc) from exc
+        except BaseException:
+            tx.rollback()
+            raise
+        finally:
+            self._pool.putconn(tx.conn)
 
     def replace(self, conn: Connection) -> Connection:
         """A fresh connection in place of `conn`, which failed (the pool drops it if it is broken)."""
@@ -241,25 +263,29 @@ class PostgresEngine:
         """Turn psycopg's errors into the store's typed errors."""
         try:
             yield
-        except PoolTimeout as exc:
-            raise ConnectionLostError(store=self._url, doing=doing, cause=exc) from exc
-        except psycopg.Error as exc:
-            if transient(exc):
-                raise ConnectionLostError(store=self._url, doing=doing, cause=exc) from exc
-            if exc.sqlstate in ("WB409", "WB400"):
-                msg = f"{self._url}: could not {doing}: {exc.diag.message_primary}; nothing was written"
-                raise IntegrityError(msg) from exc
-            if exc.sqlstate in _READ_ONLY_STATES:
-                msg = (
-                    f"{self._url}: could not {doing}: {' '.join(str(exc).split())}. This connection can only "
-                    "read (a hot standby, a read-only transaction, or a role without write privileges): "
-                    "journals, the catalog and their proofs read here, but appends, creations and the feed "
-                    "(which numbers new records as it reads them) need a writer on the primary"
-                )
-                raise StorageError(msg) from exc
-            msg = f"{self._url}: could not {doing}: {' '.join(str(exc).split())}"
-            raise StorageError(msg) from exc
+        except (PoolTimeout, psycopg.Error) as exc:
+            raise self._typed(doing, exc) from exc
 
+    def _typed(self, doing: str, exc: PoolTimeout | psycopg.Error) -> StorageError | IntegrityError:
+        """The store's typed error for a failure of psycopg or the pool while doing `doing`."""
+        if isinstance(exc, PoolTimeout) or transient(exc):
+            return ConnectionLostError(store=self._url, doing=doing, cause=exc)
+        if exc.sqlstate in ("WB409", "WB400"):
+            msg = f"{self._url}: could not {doing}: {exc.diag.message_primary}; nothing was written"
+            return IntegrityError(msg)
+        if exc.sqlstate in _READ_ONLY_STATES:
+            msg = (
+                f"{self._url}: could not {doing}: {' '.join(str(exc).split())}. This connection can only "
+                "read (a hot standby, a read-only transaction, or a role without write privileges): "
+                "journals, the catalog and their proofs read here, but appends, creations and the feed "
+                "(which numbers new records as it reads them) need a writer on the primary"
+            )
+            return StorageError(msg)
+        return StorageError(f"{self._url}: could not {doing}: {' '.join(str(exc).split())}")
+
+
+_WRITE: Final = "write"
+"""What a failed write was doing, in its message (as `transaction(write=True)` says)."""
 
 _READ_ONLY_STATES: Final = frozenset({"25006", "42501"})
 """read_only_sql_transaction (a hot standby, default_transaction_read_only) and insufficient_privilege."""

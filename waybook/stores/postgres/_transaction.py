@@ -258,7 +258,8 @@ class PostgresTransaction:
         conn = self.conn
         if len(statements) == 1:
             query, params = statements[0]
-            cursor = conn.execute(query.encode(), params, binary=True, prepare=_prepare(params))
+            cursor = conn.statements
+            cursor.execute(query.encode(), params, prepare=_prepare(params))
         else:
             with conn.pipeline():
                 for query, params in statements:
