@@ -341,7 +341,9 @@ _TAIL_CUT: Final = _PREFIX_FIXED - len(b",")
 _BODY_END: Final = b'},"seq":'
 """Where the kept fields of an encoded `_SealedTail` end: its last `},"seq":` (the envelope after it
 holds only JSON strings, which escape every `"`, and numbers)."""
-_COMMA_SPACES: Final = tuple(b"," + spaces for spaces in _SPACES)
+_COMMA_SPACES: Final = tuple(b"," + b" " * n for n in range(_MIN_SIZE))
+"""The comma and spaces that end a sealed prefix, by how many spaces: fewer than a block after a long
+content, up to the two blocks' worth a tiny content needs (`{"data":0}` takes 68)."""
 
 
 VIEW_ABOVE: Final = 1 << 16
