@@ -15,10 +15,12 @@ from waybook.codecs import decode_record, encode_record, line_digest, seal
 from waybook.codecs._canonical import canonical_json
 from waybook.codecs._commitments import (
     SEALED_FIELDS,
+    SPLIT,
     content_state,
     erase_line,
     guess_state,
     is_salt,
+    match_salt,
     sealed_content,
     sealed_covered,
     sealed_value,
@@ -26,7 +28,9 @@ from waybook.codecs._commitments import (
 from waybook.codecs._sha256 import _python_resume, _python_state, resume, state_after
 from waybook.journal import (
     GENESIS,
+    Annotation,
     AssistantMessage,
+    CustomEntry,
     NewRecord,
     TextBlock,
     ToolCallBlock,
@@ -46,6 +50,17 @@ SEALED_SAMPLES = [
     if type(body) in SEALED_FIELDS and sealed_content(body)
 ]
 UNSEALED_SAMPLES = [body for bodies in SAMPLES.values() for body in bodies if not sealed_content(body)]
+STRUCT_SEALED_SAMPLES = [
+    CustomEntry(parent="c", type="ext.both", data={"b": 1, "a": [2]}, content=(TextBlock("shown"),)),
+    CustomEntry(parent="c", type="ext.content", content=(TextBlock("shown"),)),
+    CustomEntry(parent="c", type="ext.data", data={"z": None}),
+    CustomEntry(parent="c", type="ext.falsy", data=0),
+    Annotation(target="c", type="ext.note", data=[1, "two"]),
+    UserMessage(
+        parent=None, content=(TextBlock("x" * 70_000),), details={"big": True}
+    ),  # content past VIEW_ABOVE
+]
+"""Bodies the sealer encodes from a struct rather than a dict, every optional field set and unset."""
 
 
 def sealed(body: object, *, seq: int = 2, salt: str = SALT) -> tuple[bytes, object]:
@@ -159,6 +174,7 @@ LOOKALIKE = '},"seq":1,"id":"x"'
     "body",
     [
         *SEALED_SAMPLES,
+        *STRUCT_SEALED_SAMPLES,
         UserMessage(parent=LOOKALIKE, content=(TextBlock(LOOKALIKE),), details={"seq": {"seq": 1}}),
         AssistantMessage(parent=None, content=(TextBlock("x"),), usage={"seq": 1}, model=LOOKALIKE),
         ToolResult(parent="p", call_id=LOOKALIKE, tool_name="}", content=(TextBlock("o"),), details={}),
@@ -182,6 +198,7 @@ def test_the_one_pass_sealer_writes_the_bytes_of_the_reference_layout_whatever_t
     "body",
     [
         *SEALED_SAMPLES,
+        *STRUCT_SEALED_SAMPLES,
         ToolResult(parent="p", call_id="c", tool_name="t", content=(), details={}),
         UserMessage(parent=None, content=(), details=None),
     ],
@@ -199,3 +216,25 @@ def test_the_sealed_value_encodes_exactly_as_the_sealed_content_dict(body: objec
 )
 def test_a_salt_is_exactly_32_lowercase_hex_digits(text: str) -> None:
     assert is_salt(text) == (text == "0123456789abcdef" * 2)
+    assert (match_salt(text) is not None) == is_salt(text)
+
+
+def test_a_tiny_content_is_padded_to_two_whole_blocks_not_refused() -> None:
+    """A custom entry whose only content is `"data":0` needs more spaces than a block (a crash before)."""
+    line, record = sealed(CustomEntry(parent=None, type="ext.tiny", data=0))
+    prefix = line[: line.index(b'"kind"')]
+    assert prefix.startswith(b'{"salt":"' + SALT.encode() + b'","body":{"data":0,')
+    assert len(prefix) == 128
+    assert prefix.endswith(b" " * 60)
+    assert line_digest(line) == record.digest  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [CustomEntry(parent="c", type="ext.empty"), Annotation(target="c", type="ext.empty")],
+    ids=lambda b: type(b).__name__,
+)
+def test_a_body_whose_optional_content_is_all_default_has_no_sealed_value(body: object) -> None:
+    assert sealed_content(body) == {}  # type: ignore[arg-type]
+    assert sealed_value(body) is None  # type: ignore[arg-type]
+    assert SPLIT[type(body)](body) is None  # type: ignore[index,arg-type]

@@ -186,34 +186,111 @@ def _content_taker(cls: type[Body]) -> Callable[[Body], dict[str, Any]]:
 _TAKE_CONTENT: Final = {cls: _content_taker(cls) for cls in SEALED_FIELDS}
 
 
-def _content_struct_maker(cls: type[Body]) -> Callable[[Body], msgspec.Struct] | None:
-    """For a kind whose sealed fields are one required field then one optional one, in sorted order
-    (the messages and tool results): a function from a body to a struct that encodes exactly as its
-    `sealed_content` dict does (the optional field left off when it equals its default), built in C
-    without a dict or a key sort. None for the other kinds."""
-    spec, take = _SPEC[cls], _TAKE_SEALED[cls]
-    if len(spec) != 2 or not spec[0][1] or spec[1][1] or spec[0][0] > spec[1][0]:
+def _content_struct_maker(cls: type[Body]) -> Callable[[Body], msgspec.Struct | None] | None:
+    """A function from a body of `cls` to a struct that encodes exactly as its `sealed_content` dict
+    does (its fields in sorted order, an optional field left off when it equals its default), built
+    in C without a dict or a key sort; None from it when the body holds no content. For the kinds
+    whose sealed fields are one required field then one optional one, in sorted order (the messages
+    and tool results), and those whose sealed fields are all optional (custom entries, annotations);
+    None for the other kinds."""
+    spec = _SPEC[cls]
+    if len(spec) == 2 and spec[0][1] and not spec[1][1] and spec[0][0] < spec[1][0]:
+        (first, _, _), (second, _, default) = spec
+        struct = msgspec.defstruct(
+            f"Sealed{cls.__name__}",
+            [(first, Any), (second, Any, default)],
+            frozen=True,
+            omit_defaults=True,
+            gc=False,
+        )
+        take = _TAKE_SEALED[cls]
+
+        def required_then_optional(body: Body) -> msgspec.Struct:
+            value, optional = take(body)
+            return struct(value, optional) if optional != default else struct(value)
+
+        return required_then_optional
+    if not all(not required for _, required, _ in spec) or len(spec) > 2:
         return None
-    (first, _, _), (second, _, default) = spec
+    ordered = sorted(spec)
     struct = msgspec.defstruct(
         f"Sealed{cls.__name__}",
-        [(first, Any), (second, Any, default)],
+        [(name, Any, default) for name, _, default in ordered],
         frozen=True,
         omit_defaults=True,
         gc=False,
     )
+    if len(ordered) == 1:
+        ((name, _, default),) = ordered
+        take_one = attrgetter(name)
 
-    def make(body: Body) -> msgspec.Struct:
-        value, optional = take(body)
-        return struct(value, optional) if optional != default else struct(value)
+        def one_optional(body: Body) -> msgspec.Struct | None:
+            value = take_one(body)
+            return struct(value) if value != default else None
 
-    return make
+        return one_optional
+    (first, _, first_default), (second, _, second_default) = ordered
+    take_both = attrgetter(first, second)
+
+    def two_optional(body: Body) -> msgspec.Struct | None:
+        value, other = take_both(body)
+        if value != first_default:
+            return struct(value, other) if other != second_default else struct(value)
+        # the default object itself, which omit_defaults leaves off (it compares by identity)
+        return struct(first_default, other) if other != second_default else None
+
+    return two_optional
 
 
 _CONTENT_STRUCTS: Final = {
     cls: make for cls in SEALED_FIELDS if (make := _content_struct_maker(cls)) is not None
 }
 _NO_CONTENT: Final = b"{}"
+
+
+SealedParts = tuple[msgspec.Struct | dict[str, Any], msgspec.Struct]
+"""What a sealed line encodes of a body: its content (`sealed_value`) and its kept fields' struct."""
+
+
+def _splitter(cls: type[Body]) -> Callable[[Body], SealedParts | None]:
+    """`split` for a body of `cls`: its content (`sealed_value`) and its kept fields' struct, the kept
+    fields taken in one C call."""
+    kept, positions = _KEPT[cls]
+    names = [msgspec.structs.fields(cls)[i].name for i in positions]
+    make = _CONTENT_STRUCTS.get(cls)
+    take_content = _TAKE_CONTENT[cls]
+    if make is not None and len(names) > 1:
+        take_kept = attrgetter(*names)
+
+        def split_struct(body: Body) -> SealedParts | None:
+            content = make(body)
+            return None if content is None else (content, kept(*take_kept(body)))
+
+        return split_struct
+    if make is not None:
+        take_one = attrgetter(names[0])
+
+        def split_struct_one(body: Body) -> SealedParts | None:
+            content = make(body)
+            return None if content is None else (content, kept(take_one(body)))
+
+        return split_struct_one
+    build_kept = _BUILD_KEPT[cls]
+
+    def split_dict(body: Body) -> SealedParts | None:
+        content = take_content(body)
+        return (content, build_kept(body)) if content else None
+
+    return split_dict
+
+
+SPLIT: Final = {cls: _splitter(cls) for cls in SEALED_FIELDS}
+"""For each kind that seals content, a function from a body to what its sealed line encodes: its
+content (`sealed_value`) and its kept fields (a struct with the kind's tag); None when the body holds
+no content. One dict lookup and one call per record for the sealer."""
+
+match_salt: Final = _SALT.fullmatch
+"""`is_salt` for a value known to be a str, without a call frame (the sealer runs it every record)."""
 
 
 def sealed_value(body: Body) -> msgspec.Struct | dict[str, Any] | None:
@@ -245,9 +322,10 @@ _PREFIX_FIXED: Final = len(_SEALED_START) + SALT_HEX + len(b'","body":{') + len(
 _MIN_SIZE: Final = MIN_BLOCKS * BLOCK
 
 
-class _SealedTail(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+class _SealedTail(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """A sealed line without its content and spaces: `{"salt":…,"body":{<kept>},<envelope>}`. Encoded
-    in one C call, it is cut after `"body":{` (a fixed offset) for the content and spaces to go in."""
+    in one C call, it is cut after `"body":{` (a fixed offset) for the content and spaces to go in.
+    Built from positional arguments (cheaper than keywords, on every sealed append)."""
 
     salt: str = msgspec.field(name="salt")
     body: Any = msgspec.field(name="body")
@@ -263,38 +341,43 @@ _TAIL_CUT: Final = _PREFIX_FIXED - len(b",")
 _BODY_END: Final = b'},"seq":'
 """Where the kept fields of an encoded `_SealedTail` end: its last `},"seq":` (the envelope after it
 holds only JSON strings, which escape every `"`, and numbers)."""
-_COMMA_SPACES: Final = tuple(b"," + spaces for spaces in _SPACES)
+_COMMA_SPACES: Final = tuple(b"," + b" " * n for n in range(_MIN_SIZE))
+"""The comma and spaces that end a sealed prefix, by how many spaces: fewer than a block after a long
+content, up to the two blocks' worth a tiny content needs (`{"data":0}` takes 68)."""
 
 
-def sealed_pieces(
+VIEW_ABOVE: Final = 1 << 16
+"""Content this long or longer is taken by a memoryview, not a copy (a view costs more than copying a
+few kilobytes, but a record may hold megabytes)."""
+
+
+def sealed_line(
     salt: str,
     content: msgspec.Struct | dict[str, Any],
-    body: Body,
+    kept: msgspec.Struct,
     seq: int,
     rid: str,
     at: str,
     prev: str,
     batch: BatchPlace | None,
-) -> tuple[bytes, bytes, bytes]:
-    """`sealed_covered` for a caller that may also want the body's bytes (`body_kind_first`): the
-    covered bytes, the content encoded and the rest of the line encoded (`_SealedTail`). Two encodes:
-    the content once, and the salt, kept fields and envelope in one struct; the covered bytes are
-    joined from them. `salt` is 32 ASCII characters (`is_salt`). Raises what msgspec raises for a
-    value it cannot encode."""
+    with_body: bool,
+) -> tuple[bytes, bytes]:
+    """The bytes a sealed record's digest covers, from its content and kept fields (`SPLIT`), and when
+    `with_body` also its body as `{kept,content}` (its kind first, so that it decodes without looking
+    ahead for the tag; else empty). Two encodes: the content once, and the salt, kept fields and
+    envelope in one struct (`_SealedTail`), cut after `"body":{` for the content and spaces to go in.
+    `salt` is 32 ASCII characters (`is_salt`). Raises what msgspec raises for a value it cannot
+    encode."""
     encoded = ENCODER.encode(content)
-    members = memoryview(encoded)[1:-1]  # the content may be megabytes: a view; the rest are slices
-    start = _PREFIX_FIXED + len(members)
+    size = len(encoded)
+    members = encoded[1:-1] if size < VIEW_ABOVE else memoryview(encoded)[1:-1]
+    start = _PREFIX_FIXED + size - 2
     comma_spaces = _COMMA_SPACES[-start % BLOCK] if start > _MIN_SIZE else _COMMA_SPACES[_MIN_SIZE - start]
-    kept = _BUILD_KEPT[type(body)](body)
-    tail = ENCODER.encode(_SealedTail(salt=salt, body=kept, seq=seq, id=rid, at=at, prev=prev, batch=batch))
-    return b"".join((tail[:_TAIL_CUT], members, comma_spaces, tail[_TAIL_CUT:])), encoded, tail
-
-
-def body_kind_first(encoded: bytes, tail: bytes) -> bytes:
-    """The body of the line `sealed_pieces` joined, as `{kept,content}`: its kind first, so that it
-    decodes without looking ahead for the tag."""
-    kept = tail[_TAIL_CUT - 1 : tail.rindex(_BODY_END)]
-    return b"".join((kept, b",", memoryview(encoded)[1:]))
+    tail = ENCODER.encode(_SealedTail(salt, kept, seq, rid, at, prev, batch))
+    covered = b"".join((tail[:_TAIL_CUT], members, comma_spaces, tail[_TAIL_CUT:]))
+    if not with_body:
+        return covered, b""
+    return covered, b"".join((tail[_TAIL_CUT - 1 : tail.rindex(_BODY_END)], b",", members, b"}"))
 
 
 def _envelope_bytes(seq: int, rid: str, at: str, prev: str, batch: BatchPlace | None) -> bytes:

@@ -145,6 +145,9 @@ _AnyVersionRecord: Any = msgspec.defstruct(
 )
 _UPCAST: Final = dict(LEGACY_TAGS.values())
 
+_SPLIT: Final = commitments.SPLIT
+_MATCH_SALT: Final = commitments.match_salt
+_VIEW_ABOVE: Final = commitments.VIEW_ABOVE
 _RECORD_DECODER: Final = msgspec.json.Decoder(Record)
 _ANY_VERSION_DECODER: Final = msgspec.json.Decoder(_AnyVersionRecord)
 _BODY_DECODER: Final = msgspec.json.Decoder(AnyBody)
@@ -224,13 +227,19 @@ def seal(
     `prev` is the previous record's digest), so they are not copied.
     """
     rid, at, body = new.id, new.at, new.body
-    if salt is not None and type(body) in commitments.SEALED_FIELDS:
-        content = commitments.sealed_value(body)
-        if content is not None:
-            if type(rid) is str and type(at) is str and type(prev) is str and commitments.is_salt(salt):
-                one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
-                if one_pass is not None:
-                    return one_pass
+    if salt is not None and (split := _SPLIT.get(type(body))) is not None:
+        if (
+            type(rid) is str
+            and type(at) is str
+            and type(prev) is str
+            and type(salt) is str
+            and _MATCH_SALT(salt) is not None
+        ):
+            parts = split(body)
+            if parts is not None:
+                one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, parts)
+                return one_pass or seal_content(seq, new, prev, batch, salt, tried=True)
+        elif commitments.sealed_value(body) is not None:
             return seal_content(seq, new, prev, batch, salt, tried=True)
     if type(rid) is str and type(at) is str and type(prev) is str:
         if round_trips(body):  # proved by construction: the writer's body is what a replay reads
@@ -290,7 +299,8 @@ def seal_content(
         msg = f"record {rid!r}: a salt is 32 lowercase hex digits (secrets.token_hex(16)), not {salt!r}"
         raise InvalidRecordError(msg, record_id=str(rid))
     if not tried and type(rid) is str and type(at) is str and type(prev) is str:
-        one_pass = _seal_content_once(seq, rid, at, prev, batch, salt, body, content)
+        parts = commitments.SPLIT[type(body)](body)
+        one_pass = None if parts is None else _seal_content_once(seq, rid, at, prev, batch, salt, body, parts)
         if one_pass is not None:
             return one_pass
     proved = round_trips(body) and type(rid) is str and type(at) is str and type(prev) is str
@@ -322,35 +332,34 @@ def _seal_content_once(
     batch: BatchPlace | None,
     salt: str,
     body: Any,
-    content: msgspec.Struct | dict[str, Any] | None,
+    parts: commitments.SealedParts,
 ) -> tuple[Record, bytes] | None:
     """`seal_content`'s common road: the content encoded once, and the covered bytes hashed from that
-    encoding. Unless `round_trips` proves the body, the body is decoded back from the same pieces, its
-    kind first (`{kept,content}`, so the decoder need not look ahead for the tag), and kept only if it
-    equals the writer's body. None (the caller takes the full road, which names every error and walks
-    free-form data) when a piece does not encode, the body does not decode back as itself, or the body
-    holds no content."""
-    if content is None:
-        content = commitments.sealed_value(body)
-        if content is None:
-            return None
+    encoding (`parts` is `commitments.SPLIT[kind](body)`: the content and the kept fields). Unless
+    `round_trips` proves the body, the body is decoded back from the same pieces, its kind first
+    (`{kept,content}`, so the decoder need not look ahead for the tag), and kept only if it equals the
+    writer's body. None (the caller takes the full road, which names every error and walks free-form
+    data) when a piece does not encode or the body does not decode back as itself."""
+    proved = round_trips(body)
     try:
-        covered, encoded, tail = commitments.sealed_pieces(salt, content, body, seq, rid, at, prev, batch)
+        covered, body_bytes = commitments.sealed_line(salt, *parts, seq, rid, at, prev, batch, not proved)
     except (TypeError, ValueError, RecursionError, msgspec.EncodeError, UnicodeEncodeError):
         return None
-    if round_trips(body):
+    if proved:
         held = body
     else:
         try:
-            held = _BODY_DECODER.decode(commitments.body_kind_first(encoded, tail))
+            held = _BODY_DECODER.decode(body_bytes)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             return None
         if not _same(held, body):
             return None
-    if len(covered) > MAX_RECORD_BYTES:
+    size = len(covered)
+    if size > MAX_RECORD_BYTES:
         _check_body_size(rid, body)
     digest = hashlib.sha256(covered).hexdigest()
-    line = b"".join((memoryview(covered)[:-1], _DIGEST_PREFIX, digest.encode(), b'"}'))
+    kept = covered[:-1] if size < _VIEW_ABOVE else memoryview(covered)[:-1]
+    line = b"".join((kept, _DIGEST_PREFIX, digest.encode(), b'"}'))
     record = Record(salt=salt, seq=seq, id=rid, at=at, prev=prev, batch=batch, body=held, digest=digest)
     return record, line
 
