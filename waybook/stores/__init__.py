@@ -43,6 +43,7 @@ from waybook.stores._protocol import (
     JournalFiles,
     JournalStore,
     NonBlockingStore,
+    SealedCreating,
 )
 from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
 from waybook.stores._retention import (
@@ -53,6 +54,7 @@ from waybook.stores._retention import (
     retention_policy,
     set_retention_policy,
 )
+from waybook.stores._sealed import SealedJournal
 from waybook.stores._sqlite import SqliteStore
 from waybook.stores._subscribe import (
     Applied,
@@ -102,6 +104,7 @@ __all__ = [
     "CountingStore",
     "JournalFiles",
     "NonBlockingStore",
+    "SealedCreating",
     # delivery to extensions
     "Applied",
     "AsyncSubscription",
@@ -121,6 +124,7 @@ __all__ = [
     "JournalInfo",
     "JournalPage",
     "PurgeReceipt",
+    "SealedJournal",
     # errors
     "BlobDigestError",
     "BlobError",

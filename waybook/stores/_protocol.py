@@ -7,7 +7,7 @@ protocol structurally and passes tests/stores, and every journal it returns pass
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
@@ -18,6 +18,7 @@ from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
 
 if TYPE_CHECKING:
     from waybook.stores._blobs import Blobs
+    from waybook.stores._sealed import SealedJournal
 
 CATALOG_ID = "_catalog"
 """The id of every store's own catalog journal (role "catalog"). A user id cannot start with `_`."""
@@ -173,6 +174,17 @@ class JournalFiles(Protocol):
     def file_of(self, journal_id: str) -> Path:
         """The file of an existing journal. Raises UnknownJournalError, JournalPurgedError or
         InvalidJournalIdError, as `open` does."""
+        ...
+
+
+@runtime_checkable
+class SealedCreating(Protocol):
+    """An ability: the store creates journals whole from lines already sealed (the directory store), in
+    one write and one batched fsync each instead of an append per record: what `waybook import` of a
+    folder writes through (waybook.stores._sealed)."""
+
+    def create_sealed(self, journals: Sequence[SealedJournal]) -> None:
+        """Create every journal of `journals` (new ids), each proved before anything is written."""
         ...
 
 
