@@ -54,7 +54,6 @@ from waybook.stores._retention import (
     retention_policy,
     set_retention_policy,
 )
-from waybook.stores._sealed import SealedJournal
 from waybook.stores._sqlite import SqliteStore
 from waybook.stores._subscribe import (
     Applied,
@@ -67,7 +66,7 @@ from waybook.stores._subscribe import (
 )
 from waybook.stores._threaded import ThreadedJournal, ThreadedStore
 from waybook.stores._url import OPENERS, open_store
-from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
+from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt, SealedJournal
 
 __all__ = [
     # opening and the protocols

@@ -52,8 +52,9 @@ from waybook.stores._errors import (
 from waybook.stores._holding import checked_report, lost_journal
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run, Runs
-from waybook.stores._sealed import SealedJournal, check_distinct, proved_header
+from waybook.stores._sealed import check_distinct, proved_header
 from waybook.stores._snapshot import decode_snapshot, encode_snapshot, restored_catalog, restored_runs
+from waybook.stores._values import SealedJournal
 
 
 class _RunLine(msgspec.Struct, array_like=True):

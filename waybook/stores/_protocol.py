@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from waybook.journal import AsyncSessionJournal, SessionJournal, VerifyReport
 from waybook.model import Record
-from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
+from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt, SealedJournal
 
 if TYPE_CHECKING:
     from waybook.stores._blobs import Blobs
-    from waybook.stores._sealed import SealedJournal
 
 CATALOG_ID = "_catalog"
 """The id of every store's own catalog journal (role "catalog"). A user id cannot start with `_`."""

@@ -17,37 +17,20 @@ import contextlib
 import functools
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import attrs
-
 from waybook._files import FILE_MODE, fsync_dir, reclaiming_descriptors, write_all
 from waybook.journal._ledger import Ledger, iter_chain
-from waybook.model import Head, Header
+from waybook.model import Header
 from waybook.stores._catalog import check_journal_id, check_role
 from waybook.stores._errors import StoreArgumentError
+from waybook.stores._values import SealedJournal
 
 SYNC_THREADS = 16
 """Files of one batch fsynced at once: the filesystem commits their fsyncs together (ext4's journal
 commits a group of waiting fsyncs as one), which one after another cost a disk flush each."""
-
-
-@attrs.frozen
-class SealedJournal:
-    """A journal to create whole: its id in the store, its lines (each ending in a newline, exactly as a
-    journal of this library sealed them: `b"".join(line + b"\\n" for line in staged.read_lines())`) and
-    the head they end at (the checked journal's `head()`: the lines must prove to exactly it)."""
-
-    journal_id: str
-    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
-    head: Head
-
-    @classmethod
-    def of(cls, journal_id: str, lines: Iterable[bytes], head: Head) -> SealedJournal:
-        """The journal from its lines without their newlines (a journal's `read_lines()`)."""
-        return cls(journal_id, b"".join(line + b"\n" for line in lines), head)
 
 
 def proved_header(journal: SealedJournal) -> Header:
