@@ -1,5 +1,7 @@
 """One row of bench/big_stores.py in this (fresh) process: prints one JSON line with the median seconds
-of the repeats, the first (cold) run's seconds, and this process's peak RSS (KiB).
+of the repeats, the first (cold) run's seconds, the median CPU seconds of the runs after the first and
+the first one's, this process's peak RSS (KiB) and, on a SQLite store, the SELECT statements of the
+last run (`selects`).
 
     python -m bench.big_store_probe store|ls|open|front|search|verify URL JOURNALS [--index FILE]
 """
@@ -23,13 +25,38 @@ def journal_id(n: int) -> str:
     return f"session-{n:06d}"
 
 
+CPU: list[float] = []
+"""The CPU seconds of this process for each run `timed` made (the paired rows compare these: a loaded
+machine stretches wall time far more than the CPU a run takes)."""
+SELECTS: list[int] = []
+"""For a SQLite store, the SELECT statements each run of `timed` ran."""
+_TRACED: list[str] = []
+
+
+def trace_sqlite() -> None:
+    """Count the statements every SQLite connection opened from now on runs (sqlite3's trace callback)."""
+    import sqlite3
+
+    connect = sqlite3.connect
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(_TRACED.append)
+        return conn
+
+    sqlite3.connect = traced  # type: ignore[assignment]
+
+
 def timed(work: Callable[[], object], repeats: int) -> tuple[float, float]:
     """(median seconds of `repeats` runs after the first, the first run's seconds)."""
     seconds = []
     for _ in range(repeats + 1):
-        started = time.perf_counter()
+        _TRACED.clear()
+        started, cpu = time.perf_counter(), time.process_time()
         work()
         seconds.append(time.perf_counter() - started)
+        CPU.append(time.process_time() - cpu)
+        SELECTS.append(sum(1 for statement in _TRACED if statement.lstrip().upper().startswith("SELECT")))
     return statistics.median(seconds[1:] or seconds), seconds[0]
 
 
@@ -52,6 +79,8 @@ def main() -> None:
     parser.add_argument("--index")
     args = parser.parse_args()
     n = args.journals
+    if args.url.startswith("sqlite:"):
+        trace_sqlite()
     if args.op == "store":
         from waybook.stores import open_store
 
@@ -66,9 +95,10 @@ def main() -> None:
             store.open(journal_id(picks[0])).close()
             seconds = []
             for pick in picks:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 store.open(journal_id(pick)).close()
                 seconds.append(time.perf_counter() - started)
+                CPU.append(time.process_time() - cpu)
         median, cold = statistics.median(seconds), seconds[0]
     elif args.op == "front":
         from waybook.view import ViewServer
@@ -84,7 +114,11 @@ def main() -> None:
     else:
         median, cold = timed(cli(["verify", "--store", args.url, "--json"]), 0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    sys.stdout.write(json.dumps({"seconds": median, "cold": cold, "rss_kb": rss}) + "\n")
+    cpu = statistics.median(CPU[1:] or CPU)
+    found = {"seconds": median, "cold": cold, "cpu": cpu, "cold_cpu": CPU[0], "rss_kb": rss}
+    if SELECTS and args.url.startswith("sqlite:"):
+        found["selects"] = SELECTS[-1]
+    sys.stdout.write(json.dumps(found) + "\n")
 
 
 if __name__ == "__main__":

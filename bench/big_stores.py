@@ -2,7 +2,8 @@
 
 Each store (directory `file:`, `sqlite:`, and PostgreSQL when a server is at hand) is built once through
 the public API (a journal is created with its header, then its 49 messages appended as one batch) and
-cached under /tmp/bigstores/N/ (a `.done` file marks a finished one; delete the folder to build again).
+cached under /tmp/bigstores/N/ (a `.done` file marks a finished one; delete the folder to build again;
+WAYBOOK_BIG_STORES_PARTS=K builds a PostgreSQL store with K processes, each its share of the ids).
 Then every row runs in a fresh child process (`python -m bench.big_store_probe`), so the row pays what a
 command pays (opening the store) and the child's peak RSS is the row's memory:
 
@@ -20,6 +21,7 @@ Memory: the peak RSS of the child at N/10 and at N journals (bounded: within 2x)
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -41,15 +43,16 @@ def journal_id(n: int) -> str:
     return f"session-{n:06d}"
 
 
-def build(url: str, journals: int) -> None:
+def build(url: str, journals: int, *, part: int = 0, parts: int = 1) -> None:
     """`journals` journals of RECORDS records each (a header, then alternating user and assistant
-    messages appended as one batch), through the store's public API."""
+    messages appended as one batch), through the store's public API; with `parts`, only the journals
+    numbered `part` modulo `parts` (a PostgreSQL store built by `parts` processes at once)."""
     from waybook.model import AssistantMessage, NewRecord, TextBlock, UserMessage
     from waybook.stores import open_store
 
     started = time.perf_counter()
     with open_store(url) as store:
-        for n in range(journals):
+        for n in range(part, journals, parts):
             if store.exists(journal_id(n)):  # an interrupted build goes on where it stopped
                 journal = store.open(journal_id(n))
                 if journal.head().seq == RECORDS:
@@ -82,8 +85,22 @@ def store_urls(journals: int, place: Path | None = None) -> dict[str, str]:
     urls = {"directory": f"file:{place}/dir", "sqlite": f"sqlite:{place}/store.db"}
     postgres = os.environ.get("WAYBOOK_BENCH_POSTGRES")
     if postgres:
-        urls["postgres"] = postgres
+        urls["postgres"] = postgres_url(postgres, journals)
     return urls
+
+
+def postgres_url(server: str, journals: int) -> str:
+    """The PostgreSQL store of `journals` journals on `server`: its own schema `bigstore_N` (created here
+    when missing), so the store of N and the one of N/10 live side by side."""
+    import psycopg
+
+    sys.path.insert(0, str(ROOT))
+    from tests.helpers.pg_server import with_schema
+
+    schema = f"bigstore_{journals}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}".encode())
+    return with_schema(server, schema)
 
 
 def ensure(journals: int, *, only: str | None = None) -> dict[str, str]:
@@ -109,7 +126,23 @@ def ensure(journals: int, *, only: str | None = None) -> dict[str, str]:
         built = store_urls(journals, scratch)[kind]
         print(f"building the {kind} store of {journals} journals ({built}) ...", flush=True)
         started = time.perf_counter()
-        build(built + ("?durability=none" if local else ""), journals)
+        parts = 1 if local else int(os.environ.get("WAYBOOK_BIG_STORES_PARTS", "1"))
+        if parts == 1:
+            build(built + ("?durability=none" if local else ""), journals)
+        else:  # a PostgreSQL server takes several builders at once (each its share of the ids)
+            builders = [
+                multiprocessing.Process(
+                    target=build, args=(built, journals), kwargs={"part": k, "parts": parts}
+                )
+                for k in range(parts)
+            ]
+            for builder in builders:
+                builder.start()
+            for builder in builders:
+                builder.join()
+                if builder.exitcode != 0:
+                    msg = f"a builder of the {kind} store failed ({builder.exitcode})"
+                    raise SystemExit(msg)
         if scratch != place:
             name = built.split("/")[-1]
             shutil.move(str(scratch / name), str(place / name))

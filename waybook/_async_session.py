@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from waybook._masking import Redact, secret_mask
 from waybook._offload import DEFAULT_INLINE_LIMIT, offload
-from waybook._session_core import Batch, Entry, ForkTarget, SessionCore, WriterOptions
+from waybook._session_core import Batch, Entry, ForkTarget, SessionCore, SubagentRequest, WriterOptions
 from waybook._session_methods import SessionMethods
 from waybook.journal import AsyncSessionJournal, JsonlJournal, SessionJournal, new_id
 from waybook.model import GENESIS, AppendResult, Content, Header, InvalidRecordError, Record
@@ -180,29 +180,22 @@ class AsyncSession(
         await target.append(records, expected=fork.expected)
         return await AsyncSession._opened(target, core.fork_options())
 
-    async def _start_subagent(
-        self,
-        journal: Either,
-        journal_id: str | None,
-        at: str | None,
-        call_id: str | None,
-        agent: str | None,
-        reason: str,
-        metadata: dict[str, Any] | None,
-    ) -> AsyncSession:
+    async def _start_subagent(self, journal: Either, asked: SubagentRequest) -> AsyncSession:
         target = as_async(journal)
         own = None
         async for record in self._journal.read(limit=1):
             own = record.body
         core = self._core
-        child_id, node, named = core.subagent(at, call_id, journal_id, own, metadata)
+        child_id, node, named = core.subagent(asked, own)
         if await target.head() != GENESIS:
             msg = f"a sub-agent's session starts in an empty journal; {target.name} has records already"
             raise InvalidRecordError(msg, journal=target.name)
         child = await AsyncSession._create(
             target, core.fork_options(), lambda sub: sub.header(child_id, "waybook", named, "session")
         )
-        await self.link_subagent(child_id, at=node, call_id=call_id, agent=agent, reason=reason)
+        await self.link_subagent(
+            child_id, at=node, call_id=asked.call_id, agent=asked.agent, reason=asked.reason
+        )
         return child
 
     async def _fork_to(self, node_id: str, target: ForkTarget) -> AsyncSession:

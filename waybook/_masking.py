@@ -13,7 +13,9 @@ order,
 Custom entries, annotations and headers (their metadata) have no details: the masks in them are the
 record. Masking is
 idempotent (masked text is never matched again), so re-importing a grown source masks it the same way.
-A masked thinking block keeps its provider signature, which no longer matches the text.
+A masked thinking block loses its provider signature: it covered the text as written and matches nothing
+after masking (Claude's carries the thinking itself, encrypted for the provider), and a context leaves
+unsigned thinking out (waybook.projections).
 """
 
 from __future__ import annotations
@@ -146,7 +148,9 @@ def _block(redactor: Redactor, block: Any) -> Any:
         return block if text is block.text else msgspec.structs.replace(block, text=text)
     if type(block) is ThinkingBlock:
         thinking = redactor.text(block.thinking)
-        return block if thinking is block.thinking else msgspec.structs.replace(block, thinking=thinking)
+        if thinking is block.thinking:
+            return block
+        return msgspec.structs.replace(block, thinking=thinking, signature=None)  # it signed the secret
     if type(block) is ToolCallBlock:
         arguments = redactor.value(block.arguments)
         return block if arguments is block.arguments else msgspec.structs.replace(block, arguments=arguments)

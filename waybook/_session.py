@@ -11,7 +11,6 @@ writers (waybook._session_methods); this module is the blocking I/O around them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from waybook._offload import offload
 from waybook._session_core import (
@@ -19,6 +18,7 @@ from waybook._session_core import (
     Entry,
     ForkTarget,
     SessionCore,
+    SubagentRequest,
     ToolOutcome,
     WriterOptions,
     knows_position,
@@ -116,26 +116,17 @@ class Session(SessionMethods[SessionJournal, Record, AppendResult, "Session"]):
         journal.append(fork.records(source), expected=fork.expected)
         return Session._on(journal, core.fork_options())
 
-    def _start_subagent(
-        self,
-        journal: SessionJournal,
-        journal_id: str | None,
-        at: str | None,
-        call_id: str | None,
-        agent: str | None,
-        reason: str,
-        metadata: dict[str, Any] | None,
-    ) -> Session:
+    def _start_subagent(self, journal: SessionJournal, asked: SubagentRequest) -> Session:
         core = self._core
         own = next(iter(self._journal.read(limit=1)), None)
-        child_id, node, named = core.subagent(at, call_id, journal_id, own.body if own else None, metadata)
+        child_id, node, named = core.subagent(asked, own.body if own else None)
         if journal.head() != GENESIS:
             msg = f"a sub-agent's session starts in an empty journal; {journal.name} has records already"
             raise InvalidRecordError(msg, journal=journal.name)
         child = Session._create(
             journal, core.fork_options(), lambda sub: sub.header(child_id, "waybook", named, "session")
         )
-        self.link_subagent(child_id, at=node, call_id=call_id, agent=agent, reason=reason)
+        self.link_subagent(child_id, at=node, call_id=asked.call_id, agent=asked.agent, reason=asked.reason)
         return child
 
     def _fork_to(self, node_id: str, target: ForkTarget) -> Session:

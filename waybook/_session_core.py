@@ -396,6 +396,10 @@ class SessionCore:
         return entry
 
     def branch_from(self, node_id: str | None, reason: str) -> Entry:
+        if node_id is not None and type(node_id) is not str:
+            hint = ": pass record.id" if isinstance(getattr(node_id, "id", None), str) else ""
+            msg = f"branch_from takes a node id (a str) or None, not {type(node_id).__name__}{hint}"
+            raise InvalidArgumentError(msg)
         return Entry(
             (),
             False,
@@ -416,26 +420,19 @@ class SessionCore:
 
         return Entry((), False, build)
 
-    def subagent(
-        self,
-        at: str | None,
-        call_id: str | None,
-        journal_id: str | None,
-        own_header: AnyBody | None,
-        metadata: dict[str, Any] | None,
-    ) -> tuple[str, str, dict[str, Any]]:
-        """A sub-agent's session this session starts at the node `at` (default: the leaf): its journal
-        id, the node, and its header's metadata naming this journal, the node and `call_id`
+    def subagent(self, asked: SubagentRequest, own_header: AnyBody | None) -> tuple[str, str, dict[str, Any]]:
+        """A sub-agent's session this session starts at the node `asked.at` (default: the leaf): its
+        journal id, the node, and its header's metadata naming this journal, the node and the call
         (`subagent_of`). `own_header` is this journal's first record's body (its id is the parent's)."""
-        node = self.leaf if at is None else at
+        node = self.leaf if asked.at is None else asked.at
         if node is None:
             msg = "a sub-agent needs a node to hang from: append the tool call first, or pass at="
             raise InvalidRecordError(msg, journal=self.name)
         if not isinstance(own_header, Header):
             msg = "a sub-agent is started from a session with a header: create this session first"
             raise InvalidRecordError(msg, journal=self.name)
-        named = SubagentParent(own_header.journal, node, call_id).metadata()
-        return journal_id or self.ids(), node, {**(metadata or {}), **named}
+        named = SubagentParent(own_header.journal, node, asked.call_id).metadata()
+        return asked.journal_id or self.ids(), node, {**(asked.metadata or {}), **named}
 
     def reset(self, reason: str) -> Entry:
         return Entry((), False, lambda core, _, __: Reset(reason=reason, actor=core.actor))
@@ -578,6 +575,19 @@ class SessionCore:
             body = self.mask.body(record.body, more)
             masked.append(record if body is record.body else msgspec.structs.replace(record, body=body))
         return masked
+
+
+@attrs.frozen(kw_only=True)
+class SubagentRequest:
+    """What `start_subagent` was asked, as its keywords say: the sub-agent journal's id, the node it
+    hangs from, the tool call that started it, and the agent and reason its link records."""
+
+    journal_id: str | None
+    at: str | None
+    call_id: str | None
+    agent: str | None
+    reason: str
+    metadata: dict[str, Any] | None
 
 
 @attrs.frozen

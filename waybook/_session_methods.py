@@ -21,6 +21,7 @@ from waybook._session_core import (
     Entry,
     ForkTarget,
     SessionCore,
+    SubagentRequest,
     ToolOutcome,
     WriterOptions,
     check_journal,
@@ -219,7 +220,10 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         records the link to it (`link_subagent`). Returns the sub-agent's session, with this one's
         options. `waybook verify --store` checks both ends (docs/import.md)."""
         check_journal(journal, f"{self._WHO}.start_subagent")
-        return self._start_subagent(journal, journal_id, at, call_id, agent, reason, metadata)
+        asked = SubagentRequest(
+            journal_id=journal_id, at=at, call_id=call_id, agent=agent, reason=reason, metadata=metadata
+        )
+        return self._start_subagent(journal, asked)
 
     def reset(self, *, reason: str = "") -> WrittenT:
         """Clear the leaf: the next node starts a new root and the model context starts empty."""
@@ -287,16 +291,7 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         """Write the core's fork into `journal` and return the writer on it."""
 
     @abstractmethod
-    def _start_subagent(
-        self,
-        journal: JournalT,
-        journal_id: str | None,
-        at: str | None,
-        call_id: str | None,
-        agent: str | None,
-        reason: str,
-        metadata: dict[str, Any] | None,
-    ) -> MadeT:
+    def _start_subagent(self, journal: JournalT, asked: SubagentRequest) -> MadeT:
         """Create the sub-agent's session in `journal` (its header naming this one), then link it here."""
 
     @abstractmethod

@@ -17,6 +17,7 @@ from tests.helpers.erased_sessions import (
     RESULT,
     SECRET,
     WELCOME,
+    erased_session,
     placeholder,
     tool_session,
 )
@@ -136,3 +137,17 @@ def test_log_summarises_an_erased_record_as_its_placeholder_and_json_names_the_e
     lines = [json.loads(line) for line in waybook("log", path, "--json").stdout.splitlines()]
     assert [line.get("erased") for line in lines if "erased" in line] == [ERASURE, ERASURE]
     assert SECRET not in json.dumps(lines)
+
+
+def test_ls_titles_a_journal_whose_first_question_was_erased_by_the_hole_not_the_next_message(
+    tmp_path: Path,
+) -> None:
+    url = f"file:{tmp_path}/store"
+    with open_store(url) as store:
+        erased_session(store.create("vault"), seqs=(ASK,))
+    ran = waybook("ls", "--store", url)
+    assert ran.returncode == 0, ran.stderr
+    (row,) = [line for line in ran.stdout.splitlines() if line.startswith("vault")]
+    assert row.endswith(placeholder()), row
+    assert NEIGHBOURS[0] not in ran.stdout
+    assert NEIGHBOURS[2] not in ran.stdout

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli_runner import waybook
+from tests.helpers.pi import HEADER_V3, pi_lines, user
 from waybook import Session
 from waybook.stores import JournalFiles, open_store
 
@@ -182,3 +184,25 @@ def test_a_torn_tail_in_a_directory_store_is_reported_as_for_a_file(
     run = waybook(*command, "--store", url, "s1")
     assert run.returncode == 1, run.stderr
     assert "torn tail at byte" in run.stderr
+
+
+FOREIGN_DB_COMMANDS = [["ls"], ["search", "hello"], ["import", "pi", "session.jsonl", "--store"]]
+
+
+@pytest.mark.parametrize("command", FOREIGN_DB_COMMANDS)
+def test_another_programs_sqlite_database_is_refused_once_named_and_left_as_it_was(
+    command: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "session.jsonl").write_text(pi_lines(HEADER_V3, user("u1", None, "hello")))
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    before = path.read_bytes()
+    url = f"sqlite:{path}"
+    args = [*command, url, "s1"] if command[-1] == "--store" else [*command, "--store", url]
+    run = waybook(*args, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.count(f"sqlite:{path}") == 1, run.stderr
+    assert "not a waybook store (it holds the tables invoices)" in run.stderr
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db", "session.jsonl"]

@@ -18,11 +18,13 @@ from waybook.journal import (
     InvalidArgumentError,
     JsonlJournal,
     TextBlock,
+    ThinkingBlock,
     ToolCallBlock,
     ToolResult,
     UserMessage,
     verify,
 )
+from waybook.projections import ContextProjection, for_provider, render_context, replay
 from waybook.stores import open_store
 
 TOKEN = next(secret for secret in SECRETS if secret.kind == "github-token")
@@ -164,3 +166,24 @@ def test_one_mask_shared_by_writers_in_threads_reports_each_records_own_counts()
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_a_masked_thinking_block_loses_its_signature_and_an_untouched_one_keeps_it() -> None:
+    """A provider's signature covers the thinking as written (Claude's carries it, encrypted, for the
+    provider): after masking it matches nothing, so it is not kept, and the context leaves that block
+    out as it leaves out any unsigned thinking."""
+    journal = InMemoryJournal("thinking")
+    session = Session.create(journal, redact=True)
+    session.user("go")
+    masked = ThinkingBlock(thinking=f"use {TOKEN.text}", signature="sig-over-the-secret")
+    kept = ThinkingBlock(thinking="plan the deploy", signature="sig-kept")
+    record = session.assistant([masked, kept, TextBlock(text="ok")], model="claude-sonnet-4-5")
+    first, second, _ = record.body.content  # type: ignore[union-attr]
+    assert TOKEN.core not in first.thinking
+    assert first.signature is None
+    assert second == kept
+    assert b"sig-over-the-secret" not in b"".join(journal.read_lines())
+    state = replay(ContextProjection(), journal)
+    shown = for_provider(render_context(state.tree, state.refs, journal), "anthropic")
+    (assistant,) = [m for m in shown.messages if m["role"] == "assistant"]
+    assert [b["type"] for b in assistant["content"]] == ["thinking", "text"]

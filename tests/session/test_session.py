@@ -9,6 +9,7 @@ from waybook.journal import (
     SEALED_SCHEMA,
     AssistantMessage,
     Header,
+    InvalidArgumentError,
     InvalidRecordError,
     LeafMoved,
     ParentMismatchError,
@@ -111,3 +112,13 @@ def test_a_sub_agent_link_hangs_from_a_known_node_and_does_not_move_the_leaf() -
     assert session.leaf == spawner.id
     with pytest.raises(UnknownNodeError, match="not a node"):
         session.link_subagent("agent-x", at="nowhere")
+
+
+def test_branch_from_a_record_instead_of_its_id_says_to_pass_the_id_and_writes_nothing() -> None:
+    journal = InMemoryJournal("s")
+    session = Session.create(journal)
+    record = session.user("hi")
+    with pytest.raises(InvalidArgumentError, match=r"not Record: pass record.id") as raised:
+        session.branch_from(record, reason="again")  # type: ignore[arg-type]
+    assert "hi" not in str(raised.value)  # the message names the mistake, not the record's content
+    assert journal.head().seq == 2

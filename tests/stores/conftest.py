@@ -27,8 +27,8 @@ class StoreKind:
 STORES: list[StoreKind] = [
     StoreKind("memory", lambda _tmp: "memory:", persistent=False),
     StoreKind("directory", lambda tmp: f"file:{tmp}/store"),
-    # every open and close saves the snapshot, and every reopen starts from it (docs/stores.md)
-    StoreKind("directory-snapshot", lambda tmp: f"file:{tmp}/store?snapshot_tail=0"),
+    # every open and close brings the index forward, and every reopen starts from it (docs/stores.md)
+    StoreKind("directory-indexed", lambda tmp: f"file:{tmp}/store?snapshot_tail=0"),
     StoreKind("sqlite", lambda tmp: f"sqlite:{tmp}/store.db"),
     StoreKind("postgresql", lambda _tmp: pg_store_url()),
 ]

@@ -1,47 +1,62 @@
-"""JournalTable: a catalog fold's journals, those a snapshot restored kept as rows until asked for."""
+"""JournalTable and Layered: a catalog fold's maps, over a base (the directory store's index) asked for
+any key the fold did not touch."""
 
 from __future__ import annotations
 
 import attrs
-import msgspec
 import pytest
 
-from waybook.model import StorageError
-from waybook.stores._journal_table import JournalTable
+from waybook.stores._journal_table import JournalTable, Layered
 from waybook.stores._values import JournalInfo
 
-
-def table() -> JournalTable:
-    rows = [msgspec.Raw(msgspec.json.encode(["session", {"n": n}, n + 2, "t", n == 1])) for n in range(3)]
-    return JournalTable.of_rows(["a", "b", "c"], rows, where="DIR/store.snapshot")
+BASE = {n: JournalInfo(n, "session", {"n": i}, i + 2, "t", hidden=i == 1) for i, n in enumerate("abc")}
 
 
-def test_a_restored_journal_reads_as_the_journal_info_its_row_holds() -> None:
-    journals = table()
+def table(asked: list[str]) -> JournalTable:
+    def base(journal_id: str) -> JournalInfo | None:
+        asked.append(journal_id)
+        return BASE.get(journal_id)
+
+    return JournalTable(base)
+
+
+def test_a_journal_the_fold_did_not_touch_is_asked_of_the_base() -> None:
+    asked: list[str] = []
+    journals = table(asked)
     assert "b" in journals
     assert "z" not in journals
-    assert len(journals) == 3
-    assert journals["b"] == JournalInfo("b", "session", {"n": 1}, 3, "t", hidden=True)
+    assert journals["b"] == BASE["b"]
     assert journals.get("z") is None
-    assert len(journals) == 3  # (a decoded journal is counted once)
+    assert asked == ["b", "z", "b", "z"]
+    assert journals.made() == []
 
 
-def test_a_journal_set_or_popped_replaces_its_row_and_the_next_snapshot_writes_it() -> None:
-    journals = table()
+def test_a_journal_set_or_popped_by_the_fold_is_never_asked_of_the_base_again() -> None:
+    asked: list[str] = []
+    journals = table(asked)
     hidden = attrs.evolve(journals["a"], hidden=True)
     journals["a"] = hidden
     assert journals["a"] is hidden
-    assert journals.row("a") == ("session", {"n": 0}, 2, "t", True)
-    assert journals.row("c") == msgspec.Raw(b'["session",{"n":2},4,"t",false]')
-    assert journals.pop("c") is not None
+    assert journals.pop("c") == BASE["c"]
+    asked.clear()
     assert "c" not in journals
     assert journals.get("c") is None
-    assert len(journals) == 2
+    assert journals["a"] is hidden
+    assert asked == []
+    assert journals.made() == [hidden]
 
 
-def test_a_row_that_does_not_decode_says_to_delete_the_snapshot() -> None:
-    journals = JournalTable.of_rows(["a"], [msgspec.Raw(b'["session"]')], where="DIR/store.snapshot")
-    with pytest.raises(
-        StorageError, match=r"DIR/store.snapshot: its row for journal 'a'.*delete the snapshot"
-    ):
-        journals.get("a")
+def test_a_layered_map_reads_its_own_entries_over_its_base_and_is_never_iterated() -> None:
+    fed = Layered({"a": 3, "b": 5}.get)
+    fed["b"] = 7
+    fed["c"] = 1
+    del fed["a"]
+    assert (fed.get("a"), fed["b"], fed["c"], fed.get("z", 0)) == (None, 7, 1, 0)
+    assert "a" not in fed
+    assert fed.own() == {"a": None, "b": 7, "c": 1}
+    with pytest.raises(KeyError):
+        del fed["z"]
+    with pytest.raises(TypeError, match="not iterated"):
+        list(fed)
+    with pytest.raises(TypeError, match="no length"):
+        len(fed)

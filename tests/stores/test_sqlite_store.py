@@ -66,6 +66,26 @@ def test_a_file_that_is_not_a_store_is_a_storage_error(tmp_path: Path) -> None:
         SqliteStore(tmp_path / "missing-dir" / "store.db")
 
 
+def test_another_programs_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    before = path.read_bytes()
+    with pytest.raises(StorageError, match=r"not a waybook store.*invoices"):
+        SqliteStore(path)
+    with sqlite3.connect(path) as conn:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"invoices"}
+    assert path.read_bytes() == before
+
+
+def test_an_empty_database_file_becomes_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    sqlite3.connect(path).close()
+    with SqliteStore(path) as store:
+        assert list(store.list()) == []
+
+
 def test_position_is_the_head_and_leaf_another_writer_left(tmp_path: Path) -> None:
     with SqliteStore(tmp_path / "store.db") as store:
         writer = Session(store.create("s1"))

@@ -450,19 +450,8 @@ def is_value(data: object) -> bool:
 DEFAULT_REGISTRY: Final = ValueRegistry()
 
 
-def register_value(
-    cls: type,
-    tag: str,
-    *,
-    fields: Mapping[str, str] | None = None,
-    upcasters: Mapping[str, Upcaster] | None = None,
-    unstructure: Callable[[Any], dict[str, Any]] | None = None,
-    structure: Callable[[Mapping[str, Any]], Any] | None = None,
-) -> None:
-    """Register `cls` in the default registry (`ValueRegistry.register`)."""
-    DEFAULT_REGISTRY.register(
-        cls, tag, fields=fields, upcasters=upcasters, unstructure=unstructure, structure=structure
-    )
+register_value: Final = DEFAULT_REGISTRY.register
+"""Register a class in the default registry: `ValueRegistry.register`, whose arguments it takes."""
 
 
 def encode_value(value: object) -> dict[str, Any]:

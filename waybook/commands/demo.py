@@ -1,4 +1,10 @@
-"""`waybook demo [DIR]`: write a small, realistic session journal, then show its tree and verify it."""
+"""`waybook demo [DIR]`: write a demo session journal and show it.
+
+Write a small realistic session (a debugging task with tool calls and results, a retry that branches, a
+compaction) into DIR/session.jsonl, then print its tree and verify its chain.
+
+Example: waybook demo && waybook show waybook-demo/session.jsonl --context
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from typing import Any
 
 from waybook._session import Session
 from waybook.commands.exits import OK, PROBLEM, UsageError
+from waybook.commands.subcommand import add_command
 from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
 from waybook.memory import Memory
 
@@ -39,15 +46,7 @@ DURABILITY_MEANS = {
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "demo",
-        help="write a demo session journal and show it",
-        description=(
-            "Write a small realistic session (a debugging task with tool calls and results, a retry that "
-            "branches, a compaction) into DIR/session.jsonl, then print its tree and verify its chain."
-        ),
-        epilog="Example: waybook demo && waybook show waybook-demo/session.jsonl --context",
-    )
+    parser = add_command(commands, "demo", __doc__)
     parser.add_argument(
         "dir", nargs="?", type=Path, metavar="DIR", help="default: a new ./waybook-demo folder"
     )
@@ -120,41 +119,11 @@ def write_demo_session(session: Session, memory: Memory) -> None:
         "This morning's commit replaced round() with truncation, so 10.995 becomes 10.99.", model="demo-model"
     )
     ask_fix = session.user("Can you fix it?")
-    session.assistant(
-        [
-            ToolCallBlock(
-                call_id="call-3",
-                name="edit",
-                arguments={
-                    "path": "payments/totals.py",
-                    "old": "def total(net)",
-                    "new": "def total(net, ndigits=2)",
-                },
-            )
-        ],
-        stop_reason="tool_use",
-        model="demo-model",
-    )
-    session.tool_result("call-3", "edited payments/totals.py", tool_name="edit")
+    _edit_totals(session, "call-3", "def total(net)", "def total(net, ndigits=2)")
     session.assistant("Fixed by adding an ndigits parameter.", model="demo-model")
     # The user rejects that fix: go back to the request and try again. Nothing is erased.
     session.branch_from(ask_fix.id, reason="rejected: the fix changed a public signature")
-    session.assistant(
-        [
-            ToolCallBlock(
-                call_id="call-4",
-                name="edit",
-                arguments={
-                    "path": "payments/totals.py",
-                    "old": "int(net * 110) / 100",
-                    "new": "round(net * 1.1, 2)",
-                },
-            )
-        ],
-        stop_reason="tool_use",
-        model="demo-model",
-    )
-    session.tool_result("call-4", "edited payments/totals.py", tool_name="edit")
+    _edit_totals(session, "call-4", "int(net * 110) / 100", "round(net * 1.1, 2)")
     session.assistant(
         [
             TextBlock(text="Restored rounding without changing the signature; the tests pass."),
@@ -199,3 +168,11 @@ def _new_folder(base: Path) -> Path:
         n += 1
         candidate = base.with_name(f"{base.name}-{n}")
     return candidate
+
+
+def _edit_totals(session: Session, call_id: str, old: str, new: str) -> None:
+    """The agent edits payments/totals.py: the call, then its result."""
+    arguments = {"path": "payments/totals.py", "old": old, "new": new}
+    call = ToolCallBlock(call_id=call_id, name="edit", arguments=arguments)
+    session.assistant([call], stop_reason="tool_use", model="demo-model")
+    session.tool_result(call_id, "edited payments/totals.py", tool_name="edit")

@@ -1,9 +1,13 @@
-"""`waybook diff PATH --leaf A --leaf B`: where two branches diverge and what each holds after it."""
+"""`waybook diff PATH --leaf A --leaf B`: compare two branches.
+
+Show the last entry two branches share and the entries each has after it.
+
+Example: waybook diff session.jsonl --leaf a1b2 --leaf c3d4
+"""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -12,7 +16,7 @@ from waybook.commands.common import emit_json, open_journal, replay_with_progres
 from waybook.commands.exits import UsageError
 from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
-from waybook.commands.store_option import add_store_option
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.journal import shown_records
 from waybook.journal._reading import read_seqs
@@ -20,14 +24,7 @@ from waybook.projections import TreeProjection
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "diff",
-        help="compare two branches",
-        description="Show the last entry two branches share and the entries each has after it.",
-        epilog="Example: waybook diff session.jsonl --leaf a1b2 --leaf c3d4",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "diff", __doc__)
     parser.add_argument(
         "--leaf",
         action="append",
@@ -35,7 +32,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="ID",
         help="give exactly two (ids or unique prefixes)",
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.set_defaults(run=run)
 
 

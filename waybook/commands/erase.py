@@ -1,7 +1,18 @@
-"""`waybook erase PATH|--store URL ID --seq N[..M] [--part P] --reason TEXT [--json]`, and `--resume`.
+r"""`waybook erase PATH|--store URL ID --seq N[..M] [--part P] --reason TEXT [--json]`, and `--resume`: erase
+records' content, keeping every digest (docs/erasure.md).
 
-Erases the content of records (docs/erasure.md): an erasure record first, then the bytes. `--resume`
-finishes an erasure a crash interrupted (the JSONL marker, a pending erasure record, SQLite's log).
+Erase the content of records (text, thinking, tool calls and outputs, images, data): an erasure record (which
+records, why, who) is appended first, then the content's bytes are removed. Every digest, the tree and usage
+stay; `waybook verify` proves the rest and that every absent content was erased by a record. Only journals
+written sealed (schema 2) can erase: `waybook migrate` writes a sealed copy of an older one.
+
+Example: waybook erase session.jsonl --seq 4..9 --reason 'the user asked'
+         waybook erase --store sqlite:store.db chat-1 --seq 12 --part tool_output \
+             --reason 'a key in the output'
+         waybook erase --resume session.jsonl
+
+`--resume` finishes an erasure a crash interrupted (the JSONL marker, a pending erasure record, SQLite's
+log).
 """
 
 from __future__ import annotations
@@ -16,33 +27,15 @@ from typing import Any
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.store_option import connect_store, store_errors
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import CONTENT_PARTS, JsonlJournal, SessionJournal, erase
 
 _SEQS = re.compile(r"([1-9][0-9]*)(?:\.\.([1-9][0-9]*))?")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "erase",
-        help="erase records' content, keeping every digest (docs/erasure.md)",
-        description=(
-            "Erase the content of records (text, thinking, tool calls and outputs, images, data): an "
-            "erasure record (which records, why, who) is appended first, then the content's bytes are "
-            "removed. Every digest, the tree and usage stay; `waybook verify` proves the rest and that "
-            "every absent content was erased by a record. Only journals written sealed (schema 2) can "
-            "erase: `waybook migrate` writes a sealed copy of an older one."
-        ),
-        epilog=(
-            "Example: waybook erase session.jsonl --seq 4..9 --reason 'the user asked'\n"
-            "         waybook erase --store sqlite:store.db chat-1 --seq 12 --part tool_output \\\n"
-            "             --reason 'a key in the output'\n"
-            "         waybook erase --resume session.jsonl"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "erase", __doc__)
     parser.add_argument(
         "--seq",
         action="append",
@@ -60,7 +53,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--actor", help="who asks (recorded)")
     parser.add_argument("--policy", help="the retention policy this applies, if any (recorded)")
     parser.add_argument("--resume", action="store_true", help="finish an erasure a crash interrupted")
-    parser.add_argument("--json", action="store_true", help="print the erasure receipt as JSON")
+    add_json_option(parser, "print the erasure receipt as JSON")
     parser.set_defaults(run=run)
 
 

@@ -1,5 +1,17 @@
-"""`waybook export PATH --format openai|openai-dpo|trl-sft|trl-dpo|trl-kto|sharegpt|hf|archival|pi
-[--branches ...] [--pairs] [--turns] [--redact] -o OUT`."""
+"""`waybook export PATH --format openai|openai-dpo|trl-sft|trl-dpo|trl-kto|sharegpt|hf|archival|pi [--branches
+...] [--pairs] [--turns] [--redact] -o OUT`: export trajectories for training, or the whole journal.
+
+openai: OpenAI chat fine-tuning rows (messages, tools, parallel_tool_calls); openai-dpo: OpenAI DPO rows;
+trl-sft: TRL conversational rows (messages, tools, outcome); trl-dpo and trl-kto: TRL preference rows from
+labelled forks; sharegpt: LLaMA-Factory ShareGPT rows; hf: a Hugging Face dataset folder (Parquet shards and a
+dataset card; -o DIR). --pairs: preference rows from sibling branches (labels decide, see docs/export.md);
+--turns: one row per assistant turn with the exact context the model saw; archival: every record exactly as
+stored (re-imports to an identical journal); pi: a Pi v3 session file. Training rows are made valid (every
+tool call answered, no empty assistant turn) and what was dropped is reported on stderr. Blobs are read from
+the journal's store (--store, or the directory store a journal file lives in). Output is deterministic.
+
+Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl
+"""
 
 from __future__ import annotations
 
@@ -18,8 +30,8 @@ from waybook.commands.ids import check_at, resolve_id
 from waybook.commands.journal_files import check_journal_file, damage_status
 from waybook.commands.output import check_output, write_lines
 from waybook.commands.progress import Phases
-from waybook.commands.redact_patterns import redact_patterns
-from waybook.commands.store_option import add_store_option
+from waybook.commands.redact_patterns import add_redact_pattern_options, redact_patterns
+from waybook.commands.subcommand import add_journal_command
 from waybook.commands.terminal import plural
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats.pi import export_pi
@@ -35,25 +47,7 @@ WHOLE = ("archival", "pi")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "export",
-        help="export trajectories for training, or the whole journal",
-        description=(
-            "openai: OpenAI chat fine-tuning rows (messages, tools, parallel_tool_calls); openai-dpo: "
-            "OpenAI DPO rows; trl-sft: TRL conversational rows (messages, tools, outcome); trl-dpo and "
-            "trl-kto: TRL preference rows from labelled forks; sharegpt: LLaMA-Factory ShareGPT rows; "
-            "hf: a Hugging Face dataset folder (Parquet shards and a dataset card; -o DIR). --pairs: "
-            "preference rows from sibling branches (labels decide, see docs/export.md); --turns: one row "
-            "per assistant turn with the exact context the model saw; archival: every "
-            "record exactly as stored (re-imports to an identical journal); pi: a Pi v3 session file. "
-            "Training rows are made valid (every tool call answered, no empty assistant turn) and what "
-            "was dropped is reported on stderr. Blobs are read from the journal's store (--store, or the "
-            "directory store a journal file lives in). Output is deterministic."
-        ),
-        epilog="Example: waybook export session.jsonl --format openai --branches all --redact -o train.jsonl",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "export", __doc__)
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument(
         "--branches", default="active", metavar="active|all|LEAF", help="which branches (default active)"
@@ -67,21 +61,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--redact", action="store_true", help="mask secrets (keys, tokens, private keys, URL passwords)"
     )
-    parser.add_argument(
-        "--redact-pattern",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="also mask what this regular expression matches (its `secret` group if it has one); "
-        "repeatable; implies --redact",
-    )
-    parser.add_argument(
-        "--redact-patterns",
-        type=Path,
-        metavar="FILE",
-        help="also mask what each line of FILE matches (one regular expression a line, # comments); "
-        "implies --redact",
-    )
+    add_redact_pattern_options(parser, applies="implies --redact")
     parser.add_argument(
         "--aborted",
         choices=["drop", "keep"],
@@ -171,7 +151,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _check(args)
+    patterns = _check(args)
     if args.store is None:
         check_journal_file(Path(args.path))  # the input first: `export / -o OUT` names no journal
     inputs = _inputs(args)  # what the output must never replace (a store's files: walked once)
@@ -183,12 +163,13 @@ def run(args: argparse.Namespace) -> int:
             check_output(Path(args.output), inputs=inputs, force=args.force)
     with open_journal(args.path, args.store) as journal:
         check_at(args.at, journal.head().seq, path=args.path)
-        status = _export(args, journal, inputs)
+        status = _export(args, journal, inputs, patterns)
     return max(status, damage_status(journal))
 
 
-def _check(args: argparse.Namespace) -> None:
-    """Every flag that does not fit the format, refused before anything is read or written."""
+def _check(args: argparse.Namespace) -> list[str]:
+    """Every flag that does not fit the format, refused before anything is read or written; the redaction
+    patterns the export uses (read once: --redact-patterns-file is not read again)."""
     training = _options(args)
     patterns = redact_patterns(args)
     fmt = args.format
@@ -240,6 +221,7 @@ def _check(args: argparse.Namespace) -> None:
         if value is not None and fmt in WHOLE:
             msg = f"{flag} applies to training rows; --format {fmt} exports the whole journal"
             raise UsageError(msg)
+    return patterns
 
 
 def _check_directory(args: argparse.Namespace, inputs: list[Path]) -> None:
@@ -256,7 +238,7 @@ def _check_directory(args: argparse.Namespace, inputs: list[Path]) -> None:
         raise UsageError(msg)
 
 
-def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
+def _export(args: argparse.Namespace, journal: Any, inputs: list[Path], patterns: list[str]) -> int:
     if args.format == "archival":
         count = _write(args, journal.read_lines(limit=args.at), inputs)
         warn(
@@ -278,7 +260,7 @@ def _export(args: argparse.Namespace, journal: Any, inputs: list[Path]) -> int:
         journal,
         at=args.at,
         redact=args.redact,
-        redact_patterns=redact_patterns(args),
+        redact_patterns=patterns,
         tree=tree,
         options=_options(args),
         blobs=blobs,
@@ -374,15 +356,8 @@ def _write(args: argparse.Namespace, lines: Iterable[bytes], inputs: list[Path])
 
 
 def _options(args: argparse.Namespace) -> TrainingOptions:
-    return TrainingOptions(
-        aborted=args.aborted,
-        unanswered=args.unanswered,
-        thinking=args.thinking,
-        images=args.images,
-        blobs=args.blobs,
-        harness=args.harness,
-        erased=args.erased,
-    )
+    """Each field of TrainingOptions is the export flag of its name (`aborted` is --aborted, ...)."""
+    return TrainingOptions(**{name: getattr(args, name) for name in attrs.fields_dict(TrainingOptions)})
 
 
 def _outside_store(args: argparse.Namespace) -> None:

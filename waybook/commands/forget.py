@@ -14,33 +14,15 @@ from typing import Any
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store, store_errors
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.stores import JournalPurgedError, UnknownJournalError
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    hide = commands.add_parser(
-        "hide",
-        help="hide a journal from a store's listings (kept, and still readable by id)",
-        description=(
-            "Hide a journal: `waybook ls` leaves it out (`ls --hidden` lists it), its records stay as they "
-            "are and `show --store URL ID` still reads them. The store's catalog journal records who hid "
-            "it and why."
-        ),
-        epilog="Example: waybook hide --store file:sessions s-0042 --reason 'test run, not a real session'",
-    )
+    hide = add_command(commands, "hide", run_hide.__doc__)
     _common(hide, "hidden")
     hide.set_defaults(run=run_hide)
-    purge = commands.add_parser(
-        "purge",
-        help="erase a whole journal from a store, leaving a receipt in the catalog",
-        description=(
-            "Erase a journal: every record of it is removed from the store. First the store's catalog "
-            "journal records a receipt (the journal's role, head digest and record count, the reason, the "
-            "actor, the time), so an auditor can prove what existed without seeing it; an interrupted "
-            "purge is finished by the store's next open. Its blobs are freed by the next `waybook gc`."
-        ),
-        epilog="Example: waybook purge --store file:sessions s-0042 --reason 'GDPR request 2026-118' --json",
-    )
+    purge = add_command(commands, "purge", run_purge.__doc__)
     _common(purge, "erased")
     purge.add_argument("--dry-run", action="store_true", help="show what would be erased and write nothing")
     purge.set_defaults(run=run_purge)
@@ -53,7 +35,7 @@ def _common(parser: argparse.ArgumentParser, done: str) -> None:
         "--reason", required=True, help=f"why it is {done} (kept in the store's catalog for auditors)"
     )
     parser.add_argument("--actor", default=None, help="who asks (kept with the reason)")
-    parser.add_argument("--json", action="store_true", help="print the catalog record as JSON")
+    add_json_option(parser, "print the catalog record as JSON")
 
 
 def _unknown(args: argparse.Namespace) -> int:
@@ -72,6 +54,14 @@ def _check_reason(reason: str) -> None:
 
 
 def run_hide(args: argparse.Namespace) -> int:
+    """`waybook hide --store URL ID --reason TEXT`: hide a journal from a store's listings (kept, and still
+    readable by id).
+
+    Hide a journal: `waybook ls` leaves it out (`ls --hidden` lists it), its records stay as they are and
+    `show --store URL ID` still reads them. The store's catalog journal records who hid it and why.
+
+    Example: waybook hide --store file:sessions s-0042 --reason 'test run, not a real session'
+    """
     _check_reason(args.reason)
     with connect_store(args.store) as store, store_errors():
         try:
@@ -89,6 +79,16 @@ def run_hide(args: argparse.Namespace) -> int:
 
 
 def run_purge(args: argparse.Namespace) -> int:
+    """`waybook purge --store URL ID --reason TEXT [--dry-run]`: erase a whole journal from a store, leaving a
+    receipt in the catalog.
+
+    Erase a journal: every record of it is removed from the store. First the store's catalog journal
+    records a receipt (the journal's role, head digest and record count, the reason, the actor, the
+    time), so an auditor can prove what existed without seeing it; an interrupted purge is finished by
+    the store's next open. Its blobs are freed by the next `waybook gc`.
+
+    Example: waybook purge --store file:sessions s-0042 --reason 'GDPR request 2026-118' --json
+    """
     _check_reason(args.reason)
     if args.dry_run:
         return _dry_run(args)

@@ -1,8 +1,12 @@
-"""`waybook fork PATH NODE -o OUT`: a new journal whose history is PATH's up to NODE, with provenance.
+"""`waybook fork PATH NODE -o OUT`: fork a session into a new journal at a node.
 
-The records up to NODE are copied verbatim behind a new header naming the source journal and NODE's seq
-and digest (`Session.fork`); the source is only read. With `--store URL`, PATH and OUT are journal ids in
-that store. The fork is built and validated in memory first, then written in one atomic step.
+Write a new journal whose history is PATH's up to NODE, copied verbatim, behind a header that names PATH's
+journal and NODE's seq and digest. PATH is not changed.
+
+Example: waybook fork session.jsonl a1b2 -o retry.jsonl
+
+The fork is `Session.fork` into a journal in memory, validated whole, then written in one atomic step.
+With `--store URL`, PATH and OUT are journal ids in that store.
 """
 
 from __future__ import annotations
@@ -17,25 +21,18 @@ from waybook.commands.common import emit_json, open_journal
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.ids import resolve_id
 from waybook.commands.store_option import add_store_option, connect_store, import_into_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.journal import InMemoryJournal
 from waybook.projections import TreeProjection, replay
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "fork",
-        help="fork a session into a new journal at a node",
-        description=(
-            "Write a new journal whose history is PATH's up to NODE, copied verbatim, behind a header that "
-            "names PATH's journal and NODE's seq and digest. PATH is not changed."
-        ),
-        epilog="Example: waybook fork session.jsonl a1b2 -o retry.jsonl",
-    )
+    parser = add_command(commands, "fork", __doc__)
     parser.add_argument("path", type=Path, metavar="PATH")
     parser.add_argument("node", metavar="NODE", help="the node to fork at (an id or a unique prefix)")
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the new journal's file (or id)")
     add_store_option(parser, ids="PATH (and OUT)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.set_defaults(run=run)
 
 

@@ -1,4 +1,11 @@
-"""`waybook gc --store URL [--grace SECONDS]`: collect the blobs no journal references any more."""
+"""`waybook gc --store URL [--grace SECONDS]`: remove blobs no journal references, and print the receipt.
+
+Collect a store's blobs: remove each blob that no record of any journal references, that no writer holds a
+lease on, and that nobody stored within the grace period. The receipt (what was removed, how many bytes were
+freed) is recorded in the store's catalog journal.
+
+Example: waybook gc --store file:sessions --grace 86400 --json
+"""
 
 from __future__ import annotations
 
@@ -8,21 +15,13 @@ from typing import Any
 from waybook.commands.common import activity, emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.stores import BlobError
 from waybook.stores._blobs import DEFAULT_GRACE
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "gc",
-        help="remove blobs no journal references, and print the receipt",
-        description=(
-            "Collect a store's blobs: remove each blob that no record of any journal references, that no "
-            "writer holds a lease on, and that nobody stored within the grace period. The receipt (what "
-            "was removed, how many bytes were freed) is recorded in the store's catalog journal."
-        ),
-        epilog="Example: waybook gc --store file:sessions --grace 86400 --json",
-    )
+    parser = add_command(commands, "gc", __doc__)
     add_store_option(parser, ids=None, required=True)
     parser.add_argument(
         "--grace",
@@ -31,7 +30,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="SECONDS",
         help=f"keep blobs stored more recently than this (default {DEFAULT_GRACE:.0f})",
     )
-    parser.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    add_json_option(parser, "print the receipt as JSON")
     parser.set_defaults(run=run)
 
 

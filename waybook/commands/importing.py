@@ -1,10 +1,21 @@
-"""`waybook import FORMAT PATH -o OUT`: turn another agent's session file into a waybook journal.
+"""`waybook import FORMAT PATH -o OUT`: import another agent's session (Pi, Claude Code, Codex, OpenAI Agents,
+LangGraph, OpenCode).
 
-Formats: `pi` (Pi session files), `claude-code` (Claude Code transcripts; the sub-agent transcripts found
-beside a session become journals of their own, next to OUT, linked from the session), `codex` (Codex CLI
-rollouts). Every import is validated in full before one atomic write per journal, and reports how every
-source line was used (`--json` prints the report). An import into a store (`--store`) keeps each image as
-a blob, stored before the journal that references it (waybook._offload).
+Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an OpenAI Agents SDK
+session database (SQLiteSession, or AdvancedSQLiteSession with its branches), a LangGraph SqliteSaver thread
+or an OpenCode session (its storage folder or SQLite database) into a new JSONL journal (auto: the format read
+from the content). Branches the source keeps implicit become explicit leaf moves. Lines that do not parse are
+refused with their line numbers unless --lenient skips them. Each journal is validated in full before one
+atomic write. A Claude Code session's sub-agent transcripts (SESSION/subagents/agent-*.jsonl, or agent-*.jsonl
+beside it) become journals named <OUT name>.agent-<id>.jsonl next to OUT, linked from the tool call that
+started them; so do an OpenCode session's sub-agent sessions (<OUT name>.agent-<session id>.jsonl).
+
+Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl
+Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json
+Example: waybook import auto rollout.jsonl --store file:audit my-rollout
+
+Every import reports how every source line was used (`--json` prints the report). An import into a store
+(`--store`) keeps each image as a blob, stored before the journal that references it (waybook._offload).
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from waybook.commands.store_option import (
     import_into_store,
     import_sealed_into_store,
 )
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.formats import (
     ImportedSession,
@@ -64,28 +76,7 @@ FORMATS = ("pi", "claude-code", "codex", "openai-agents", "langgraph", "opencode
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "import",
-        help="import another agent's session (Pi, Claude Code, Codex, OpenAI Agents, LangGraph, OpenCode)",
-        description=(
-            "Import a Pi session file (versions 1-3), a Claude Code transcript, a Codex CLI rollout, an"
-            " OpenAI Agents SDK session database (SQLiteSession, or AdvancedSQLiteSession with its "
-            "branches), a LangGraph SqliteSaver thread or an OpenCode session (its storage folder or "
-            "SQLite database) into a new JSONL journal (auto: the format read from the content). "
-            "Branches the source keeps implicit become explicit leaf moves. Lines that do not parse are"
-            " refused with their line numbers unless --lenient skips them. Each journal is validated in"
-            " full before one atomic write. A Claude Code session's sub-agent transcripts "
-            "(SESSION/subagents/agent-*.jsonl, or agent-*.jsonl beside it) become journals named <OUT "
-            "name>.agent-<id>.jsonl next to OUT, linked from the tool call that started them; so do an "
-            "OpenCode session's sub-agent sessions (<OUT name>.agent-<session id>.jsonl)."
-        ),
-        epilog=(
-            "Example: waybook import pi ~/.pi/agent/sessions/x.jsonl -o x.waybook.jsonl\n"
-            "Example: waybook import claude-code ~/.claude/projects/p/SESSION.jsonl -o s.jsonl --json\n"
-            "Example: waybook import auto rollout.jsonl --store file:audit my-rollout"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(commands, "import", __doc__)
     parser.add_argument(
         "source", choices=(*FORMATS, "auto"), help="the format of the file (auto: read from its content)"
     )
@@ -114,9 +105,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="skip lines and entries that cannot be imported (and, in a folder, files of another format), "
         "and report each",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="print the import report (or the failure) as one JSON object"
-    )
+    add_json_option(parser, "print the import report (or the failure) as one JSON object")
     parser.add_argument(
         "--verbose", action="store_true", help="list every inferred note, not only their count"
     )

@@ -1,9 +1,12 @@
-"""`waybook label PATH NODE chosen|rejected [--reason TEXT]`: record a preference label in the journal.
+"""`waybook label PATH NODE chosen|rejected [--reason TEXT]`: label a node chosen or rejected (preference
+pairs for export --pairs).
 
 The label is an Annotation record (type `waybook.preference`) on the node: the leaf does not move and
 nothing enters the model context. `waybook export --pairs` reads it: at a fork, a branch with a `chosen`
 label below the fork is paired with each sibling branch that is not chosen (rejected). With `--store URL`,
 PATH is a journal id. The append is compare-and-append: a writer that moved on meanwhile is refused.
+
+Example: waybook label session.jsonl c3d4 chosen --reason 'the correct fix'
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from waybook.commands.exits import OK, warn
 from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.export.trajectories import PREFERENCE
 from waybook.journal import JsonlJournal, NotAJournalError
 from waybook.model import Annotation
@@ -25,18 +29,13 @@ from waybook.projections import TreeProjection, replay
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "label",
-        help="label a node chosen or rejected (preference pairs for export --pairs)",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        epilog="Example: waybook label session.jsonl c3d4 chosen --reason 'the correct fix'",
-    )
+    parser = add_command(commands, "label", __doc__)
     parser.add_argument("path", type=Path, metavar="PATH", help="the journal file (with --store: its id)")
     parser.add_argument("node", metavar="NODE", help="the node's id (or a unique start of it)")
     parser.add_argument("label", choices=["chosen", "rejected"])
     parser.add_argument("--reason", default=None, help="why (kept with the label)")
     add_store_option(parser)
-    parser.add_argument("--json", action="store_true", help="print the record written as JSON")
+    add_json_option(parser, "print the record written as JSON")
     parser.set_defaults(run=run)
 
 

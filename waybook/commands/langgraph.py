@@ -1,11 +1,16 @@
-"""`waybook langgraph derive --store URL [JOURNAL_ID ...]`: give threads saved before `WaybookSaver`
-wrote session nodes their nodes, so `show`, `stats`, `export`, `search` and `view` read them.
+"""`waybook langgraph derive --store URL [JOURNAL_ID ...]`: append the session nodes of checkpoints saved
+without them.
 
 Each checkpoint saved without nodes gains its new messages as session nodes, appended after what the
 journal holds (one append per thread; nothing is rewritten), exactly where today's saver would have
 put them (docs/langgraph.md). Without ids, every LangGraph thread in the store. A thread that needs
 nothing is left as it is, so running it twice writes nothing the second time. Needs the langgraph
 extra (the values are read by the saver's strict serializer).
+
+Example: waybook langgraph derive --store file:checkpoints
+
+This gives threads saved before `WaybookSaver` wrote session nodes their nodes, so `show`, `stats`,
+`export`, `search` and `view` read them.
 """
 
 from __future__ import annotations
@@ -16,28 +21,24 @@ from typing import Any
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError, warn
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.integrations.errors import MissingExtraError
 from waybook.stores import JournalStore
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
         "langgraph",
+        __doc__,
         help="LangGraph threads: derive the session nodes of threads saved before WaybookSaver wrote them",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        epilog="Example: waybook langgraph derive --store file:checkpoints",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-    derive = actions.add_parser(
-        "derive",
-        help="append the session nodes of checkpoints saved without them",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        epilog="Example: waybook langgraph derive --store file:checkpoints",
-    )
+    derive = add_command(actions, "derive", __doc__)
     derive.add_argument("journals", nargs="*", metavar="JOURNAL_ID", help="threads' journals (default: all)")
     add_store_option(derive, ids=None, required=True)
-    derive.add_argument("--json", action="store_true", help="print what each thread gained as JSON")
+    add_json_option(derive, "print what each thread gained as JSON")
     derive.set_defaults(run=run)
 
 

@@ -1,11 +1,16 @@
-"""`waybook log PATH [--after SEQ] [--limit N] [--kind K]`: records in order, one per line."""
+"""`waybook log PATH [--after SEQ] [--limit N] [--kind K]`: list records in commit order.
+
+List records one per line: seq, time, kind, id (the shortest prefix unique in the journal) and a summary,
+fitted to the terminal (120 columns into a pipe; --json: JSON lines).
+
+Example: waybook log session.jsonl --after 100 --limit 20 --kind assistant
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from waybook.codecs import CURRENT_TAGS, LEGACY_TAGS, canonical_json
@@ -13,7 +18,7 @@ from waybook.commands.common import open_journal, seq_arg, short_kind, summary
 from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
 from waybook.commands.layout import width
-from waybook.commands.store_option import add_store_option
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal import iter_shown
 
@@ -22,17 +27,7 @@ MIN_SUMMARY = 20
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "log",
-        help="list records in commit order",
-        description=(
-            "List records one per line: seq, time, kind, id (the shortest prefix unique in the journal) "
-            "and a summary, fitted to the terminal (120 columns into a pipe; --json: JSON lines)."
-        ),
-        epilog="Example: waybook log session.jsonl --after 100 --limit 20 --kind assistant",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "log", __doc__)
     parser.add_argument("--after", type=seq_arg, default=0, metavar="SEQ", help="start after this seq")
     parser.add_argument("--limit", type=seq_arg, metavar="N", help="at most N records")
     parser.add_argument(
@@ -41,9 +36,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="K",
         help="only this kind: a tag (waybook.user/2) or short name (user)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="JSON lines: seq, id, kind, at, prev, digest, body"
-    )
+    add_json_option(parser, "JSON lines: seq, id, kind, at, prev, digest, body")
     parser.set_defaults(run=run)
 
 

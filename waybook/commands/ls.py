@@ -1,4 +1,12 @@
-"""`waybook ls --store URL`: the journals of a store, in creation order, a page at a time."""
+"""`waybook ls --store URL`: list the journals of a store.
+
+List a store's journals in creation order: id, records, last activity and title (the first user message),
+fitted to the terminal; --long lists role, creation time and metadata instead, each value cut to fit (the
+whole values: --json). Filter by role and by metadata (every --meta must match); hidden journals are listed
+with --hidden. Purged journals are never listed. Prints the cursor for the next page when there is one.
+
+Example: waybook ls --store file:./sessions --role session --meta user=ada --limit 20
+"""
 
 from __future__ import annotations
 
@@ -12,29 +20,18 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.layout import cut, width
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
 from waybook.journal import JournalError
-from waybook.stores import open_journal
+from waybook.stores import open_journals
 
 if TYPE_CHECKING:
     from waybook.stores import JournalPage, JournalStore
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "ls",
-        help="list the journals of a store",
-        description=(
-            "List a store's journals in creation order: id, records, last activity and title (the first "
-            "user message), fitted to the terminal; --long lists role, creation time and metadata instead, "
-            "each value cut to fit (the whole values: --json). "
-            "Filter by role and by metadata (every --meta must match); hidden journals are listed with "
-            "--hidden. "
-            "Purged journals are never listed. Prints the cursor for the next page when there is one."
-        ),
-        epilog="Example: waybook ls --store file:./sessions --role session --meta user=ada --limit 20",
-    )
+    parser = add_command(commands, "ls", __doc__)
     add_store_option(parser, ids=None, required=True)
     parser.add_argument("--role", help="only journals of this role (session, working_memory, ...)")
     parser.add_argument(
@@ -52,9 +49,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="id, role, creation time and metadata of each journal, values cut to the width (--json: whole)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="one JSON object: journals (every field) and cursor"
-    )
+    add_json_option(parser, "one JSON object: journals (every field) and cursor")
     parser.set_defaults(run=run)
 
 
@@ -69,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
                 role=args.role, metadata=metadata, hidden=args.hidden, after=args.after, limit=args.limit
             )
         looked = args.json or not args.long
-        glances = (
-            {info.journal_id: _glance(store, info.journal_id, damage) for info in page} if looked else {}
-        )
+        glances = _glances(store, [info.journal_id for info in page], damage) if looked else {}
     for journal_id, problem in damage.items():
         warn(f"journal {journal_id!r} is damaged: {problem}")
     status = PROBLEM if damage else OK
@@ -106,14 +99,22 @@ MIN_TITLE = 20
 """The fewest characters of a title a list shows."""
 
 
-def _glance(store: JournalStore, journal_id: str, damage: dict[str, str]) -> Glance:
-    """The journal's glance, or, if it cannot be read, a row saying so (its damage goes to `damage`)."""
-    try:
-        with open_journal(store, journal_id) as journal:
-            return glance(journal)
-    except JournalError as exc:
-        damage[journal_id] = str(exc)
-        return Glance(records=0, last_activity=None, title="(damaged: see `waybook verify --store`)")
+def _glances(store: JournalStore, journal_ids: list[str], damage: dict[str, str]) -> dict[str, Glance]:
+    """Each journal's glance (the page's journals read together where the store can: `open_journals`),
+    or, for one that cannot be read, a row saying so (its damage goes to `damage`)."""
+    glances = {}
+    for journal_id, opened in open_journals(store, journal_ids):
+        try:
+            if isinstance(opened, JournalError):
+                raise opened
+            with opened:
+                glances[journal_id] = glance(opened)
+        except JournalError as exc:
+            damage[journal_id] = str(exc)
+            glances[journal_id] = Glance(
+                records=0, last_activity=None, title="(damaged: see `waybook verify --store`)"
+            )
+    return glances
 
 
 def _print_short(page: JournalPage, glances: dict[str, Glance]) -> None:

@@ -1,9 +1,17 @@
-"""`waybook memory [show] PATH [--at SEQ] [--history FILE | --cat FILE]`: memory files at a seq, one file's
-history or its text; and the actions on a memory journal, `export-git` and `import-git` (commands.memory_git).
+"""`waybook memory [show] PATH [--at SEQ] [--history FILE | --cat FILE]`, `export-git`, `import-git`, `sync`:
+memory files at a seq, a file's revision history; memory as a git repository.
 
-`memory` is a command with actions. The word after it names an action, or else it is the PATH of the
-default action, `show`: `waybook memory M.jsonl --at 3` is `waybook memory show M.jsonl --at 3`. The
-options of `show` may also come before PATH (`waybook memory --store URL ID`).
+Show the files of a working-memory journal as they were at a seq (default: now), or with --history the
+revisions of one file: created, superseded, tombstoned, recreated, renamed, with the tool call that caused
+each, or with --cat the text of one file at that seq. Memory as a git repository: waybook memory export-git
+MEMORY.jsonl DIR, and waybook memory import-git DIR MEMORY.jsonl.
+
+Example: waybook memory agent.memory.jsonl --history /memories/notes.md
+
+`memory` is a command with actions (commands.memory_git, commands.memory_sync). The word after it names an
+action, or else it is the PATH of the default action, `show`: `waybook memory M.jsonl --at 3` is `waybook
+memory show M.jsonl --at 3`. The options of `show` may also come before PATH (`waybook memory --store URL
+ID`).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.memory_identity import add_identity_option
 from waybook.commands.memory_identity import resolve as resolve_identity
 from waybook.commands.store_option import add_store_option
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
 from waybook.memory.working import MemoryProjection
@@ -68,33 +77,13 @@ class PathOrAction(_Actions):
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "memory",
-        help="memory files at a seq, a file's revision history; memory as a git repository",
-        usage=SYNOPSIS,
-        description=(
-            "Show the files of a working-memory journal as they were at a seq (default: now), or with "
-            "--history the revisions of one file: created, superseded, tombstoned, recreated, renamed, "
-            "with the tool call that caused each, or with --cat the text of one file at that seq. Memory as "
-            "a git repository: waybook memory export-git MEMORY.jsonl DIR, and waybook memory import-git "
-            "DIR MEMORY.jsonl."
-        ),
-        epilog="Example: waybook memory agent.memory.jsonl --history /memories/notes.md",
-    )
+    parser = add_command(commands, "memory", __doc__, usage=SYNOPSIS)
     view_options(parser, default=None)  # before PATH: `waybook memory --store URL ID`
     actions = parser.add_subparsers(
         action=PathOrAction, title="actions", metavar="PATH | ACTION", prog=parser.prog
     )
     parser.set_defaults(run=run, path=None)  # `waybook memory --identity ID` names no PATH
-    show = actions.add_parser(
-        SHOW,
-        help="the default action: `waybook memory PATH` shows the memory files of PATH",
-        description=(
-            "The files of a working-memory journal at a seq (default: now), with --history the revisions "
-            "of one file, or with --cat its text at that seq. `waybook memory PATH` is short for this."
-        ),
-        epilog="Example: waybook memory show agent.memory.jsonl --cat /memories/notes.md",
-    )
+    show = add_command(actions, SHOW, run.__doc__)
     show.add_argument("path", type=Path, metavar="PATH", nargs="?")
     view_options(show, default=argparse.SUPPRESS)  # given after PATH, or else as given before it
     show.set_defaults(run=run)
@@ -118,10 +107,18 @@ def view_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
         "--cat", metavar="FILE", default=default, help="the text of one memory file (at --at SEQ)"
     )
     flag = False if default is None else default
-    parser.add_argument("--json", action="store_true", default=flag, help="machine-readable output")
+    add_json_option(parser, "machine-readable output", default=flag)
 
 
 def run(args: argparse.Namespace) -> int:
+    """`waybook memory show PATH [--at SEQ] [--history FILE | --cat FILE]`: the default action: `waybook
+    memory PATH` shows the memory files of PATH.
+
+    The files of a working-memory journal at a seq (default: now), with --history the revisions of one
+    file, or with --cat its text at that seq. `waybook memory PATH` is short for this.
+
+    Example: waybook memory show agent.memory.jsonl --cat /memories/notes.md
+    """
     if args.history is not None and args.cat is not None:
         msg = "choose one of --history FILE and --cat FILE"
         raise UsageError(msg)

@@ -18,42 +18,25 @@ from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option, resolve
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.subcommand import add_command, add_json_option
 
 
 def register(actions: argparse._SubParsersAction[Any]) -> None:
     """Add `export-git` and `import-git` to the actions of `waybook memory`. Their `--store` and `--json`
     default to SUPPRESS: `waybook memory` itself gives the defaults, so either may come before the action."""
-    out = actions.add_parser(
-        "export-git",
-        help="write a memory journal as a new git repository (one commit per record)",
-        description=(
-            "Write MEMORY.jsonl as a new git repository in DIR (missing or empty): one commit per memory "
-            "record with trailers Waybook-Journal, Waybook-Seq and Waybook-Receipt, files under "
-            "memories/, secrets redacted. The same journal always gives the same commit ids."
-        ),
-        epilog="Example: waybook memory export-git agent.memory.jsonl ./agent-memory",
-    )
+    out = add_command(actions, "export-git", _export.__doc__)
     out.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     out.add_argument("directory", type=Path, metavar="DIR")
     add_store_option(out, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(out, default=argparse.SUPPRESS)
-    out.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
+    add_json_option(out, "the report as JSON", default=argparse.SUPPRESS)
     out.set_defaults(run=_export)
-    back = actions.add_parser(
-        "import-git",
-        help="write commits made on an exported repository back as memory records",
-        description=(
-            "Write each commit made on top of the last exported commit in DIR into MEMORY.jsonl as one "
-            "batch of memory records, through the Memory port's rules (paths, limits, read-only notes). "
-            "Commits already imported are skipped."
-        ),
-        epilog="Example: waybook memory import-git ./agent-memory agent.memory.jsonl",
-    )
+    back = add_command(actions, "import-git", _import.__doc__)
     back.add_argument("directory", type=Path, metavar="DIR")
     back.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     add_store_option(back, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(back, default=argparse.SUPPRESS)
-    back.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="the report as JSON")
+    add_json_option(back, "the report as JSON", default=argparse.SUPPRESS)
     back.set_defaults(run=_import)
 
 
@@ -66,6 +49,15 @@ def _only_git_options(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
+    """`waybook memory export-git MEMORY.jsonl DIR`: write a memory journal as a new git repository (one
+    commit per record).
+
+    Write MEMORY.jsonl as a new git repository in DIR (missing or empty): one commit per memory record with
+    trailers Waybook-Journal, Waybook-Seq and Waybook-Receipt, files under memories/, secrets redacted. The
+    same journal always gives the same commit ids.
+
+    Example: waybook memory export-git agent.memory.jsonl ./agent-memory
+    """
     _only_git_options(args)
     from waybook.integrations.git_memory import export_git
 
@@ -80,6 +72,15 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    """`waybook memory import-git DIR MEMORY.jsonl`: write commits made on an exported repository back as
+    memory records.
+
+    Write each commit made on top of the last exported commit in DIR into MEMORY.jsonl as one batch of
+    memory records, through the Memory port's rules (paths, limits, read-only notes). Commits already
+    imported are skipped.
+
+    Example: waybook memory import-git ./agent-memory agent.memory.jsonl
+    """
     from waybook.integrations.git_memory import import_git
     from waybook.journal import JsonlJournal
 

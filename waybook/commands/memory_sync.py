@@ -1,7 +1,15 @@
-"""`waybook memory sync [--remote URL] (--identity ID | MEMORY.jsonl)`: memory pushed to a git remote, and
-reviewed commits pulled back (docs/memory-git.md, "Sync with a remote"). Without `--remote`, the remote
-this memory last synced with (recorded in its own sync repository, never the current directory's git
-remote); a memory that never synced is a usage error naming `--remote`.
+"""`waybook memory sync [--remote URL] (--identity ID | MEMORY.jsonl)`: push memory to a git remote and pull
+reviewed commits back.
+
+Push a working-memory journal to a git remote as a repository (export-git, secrets redacted) and pull back
+commits reviewers made on its main branch (import-git, through the Memory port's rules). When both sides
+changed, nothing is merged: the conflict is reported (exit 1).
+
+Example: waybook memory sync --identity coder --remote git@example.com:me/memory.git
+
+Without `--remote`, the remote this memory last synced with (recorded in its own sync repository, never
+the current directory's git remote); a memory that never synced is a usage error naming `--remote`
+(docs/memory-git.md, "Sync with a remote").
 
 Exit codes: 0 synced, 1 a typed conflict or a refused push (nothing merged), 2 a usage error.
 """
@@ -19,22 +27,14 @@ from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import check_journal_file
 from waybook.commands.memory_identity import add_identity_option
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.journal import SessionJournal
 
 
 def register(actions: argparse._SubParsersAction[Any]) -> None:
     """Add `sync` to the actions of `waybook memory`; its shared options default to SUPPRESS, so they
     may come before the action too."""
-    parser = actions.add_parser(
-        "sync",
-        help="push memory to a git remote and pull reviewed commits back",
-        description=(
-            "Push a working-memory journal to a git remote as a repository (export-git, secrets redacted) "
-            "and pull back commits reviewers made on its main branch (import-git, through the Memory "
-            "port's rules). When both sides changed, nothing is merged: the conflict is reported (exit 1)."
-        ),
-        epilog="Example: waybook memory sync --identity coder --remote git@example.com:me/memory.git",
-    )
+    parser = add_command(actions, "sync", __doc__)
     parser.add_argument("journal", type=Path, metavar="MEMORY.jsonl", nargs="?")
     parser.add_argument(
         "--remote",
@@ -47,9 +47,7 @@ def register(actions: argparse._SubParsersAction[Any]) -> None:
     )
     add_store_option(parser, ids="MEMORY.jsonl", default=argparse.SUPPRESS)
     add_identity_option(parser, default=argparse.SUPPRESS)
-    parser.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
-    )
+    add_json_option(parser, "machine-readable output", default=argparse.SUPPRESS)
     parser.set_defaults(run=run)
 
 

@@ -1,9 +1,15 @@
-"""`waybook migrate OLD.jsonl -o NEW.jsonl` | `--store URL ID --to NEW_ID`: a sealed copy of a journal.
+"""`waybook migrate OLD.jsonl -o NEW.jsonl` | `--store URL ID --to NEW_ID`: write a sealed (erasable) copy
+of an older journal.
 
-A journal written before erasable content (schema 1) cannot erase: its digests cover its content. This
-writes a new journal in the sealed shape (docs/erasure.md) holding the same records (ids, times, bodies,
-batches) after a header whose metadata names the old journal's head (`migrated_from`). The old journal
-is proved first and left as it was.
+Prove a journal and write a new one in the sealed shape, whose content can be erased (`waybook erase`),
+holding the same records after a header that names the old journal's head digest (metadata.migrated_from). The
+old journal is left as it was.
+
+Example: waybook migrate old.jsonl -o sealed.jsonl
+         waybook migrate --store sqlite:store.db chat-1 --to chat-1-sealed
+
+A journal written before erasable content (schema 1) cannot erase: its digests cover its content. The
+sealed copy (docs/erasure.md) keeps the records' ids, times, bodies and batches.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from typing import Any
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.store_option import connect_store, store_errors
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import (
     GENESIS,
     SEALED_SCHEMA,
@@ -34,25 +41,10 @@ MIGRATED_KEY = "migrated_from"
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "migrate",
-        help="write a sealed (erasable) copy of an older journal",
-        description=(
-            "Prove a journal and write a new one in the sealed shape, whose content can be erased "
-            "(`waybook erase`), holding the same records after a header that names the old journal's "
-            "head digest (metadata.migrated_from). The old journal is left as it was."
-        ),
-        epilog=(
-            "Example: waybook migrate old.jsonl -o sealed.jsonl\n"
-            "         waybook migrate --store sqlite:store.db chat-1 --to chat-1-sealed"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "migrate", __doc__)
     parser.add_argument("-o", "--output", type=Path, metavar="NEW", help="the new journal file")
     parser.add_argument("--to", metavar="NEW_ID", help="with --store: the new journal's id in the store")
-    parser.add_argument("--json", action="store_true", help="print what was written as JSON")
+    add_json_option(parser, "print what was written as JSON")
     parser.set_defaults(run=run)
 
 

@@ -1,4 +1,14 @@
-"""`waybook otel send PATH|--store URL [ID...] --endpoint URL`: sessions as OpenTelemetry GenAI traces.
+"""`waybook otel send PATH|--store URL [ID...] --endpoint URL`: send journals as traces to an OTLP/HTTP
+endpoint.
+
+Send session journals as OpenTelemetry traces following the GenAI semantic conventions: an invoke_agent
+span per turn, a chat span per model call (model, token usage, finish reason), an execute_tool span per
+tool call; sub-agent journals as child spans of the tool call that started them (found in the store, or
+beside the journal file as ID.jsonl). Span and trace ids are derived from the journal, so sending again
+sends the same ids. Message content is not sent unless --content says so, and is then masked like
+`waybook export --redact`. Needs the otel extra: pip install 'waybook[otel]'. See docs/otel.md.
+
+Example: waybook otel send --store file:sessions SESSION_ID --endpoint http://127.0.0.1:4318
 
 The mapping and the sending are `waybook.export.otel`'s; this module reads the options, opens the
 journals (one function, `_open`, for a journal of a store), and says what was sent.
@@ -17,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from waybook._redact import RedactPatternError
 from waybook.commands.common import emit_json, open_journal, seq_arg
 from waybook.commands.exits import OK, UsageError, warn
-from waybook.commands.redact_patterns import redact_patterns
+from waybook.commands.redact_patterns import add_redact_pattern_options, redact_patterns
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.journal import SessionJournal
 
@@ -33,28 +44,10 @@ TRACES = ("turn", "session")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "otel",
-        help="send sessions to an OpenTelemetry backend as GenAI traces",
-        description="Send session journals to an OpenTelemetry backend (OTLP/HTTP) as GenAI traces.",
-        epilog="Example: waybook otel send session.jsonl --endpoint http://127.0.0.1:6006/v1/traces",
-    )
+    parser = add_command(commands, "otel", _no_subcommand.__doc__)
     parser.set_defaults(run=_no_subcommand)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    send = sub.add_parser(
-        "send",
-        help="send journals as traces to an OTLP/HTTP endpoint",
-        description=(
-            "Send session journals as OpenTelemetry traces following the GenAI semantic conventions: an "
-            "invoke_agent span per turn, a chat span per model call (model, token usage, finish reason), "
-            "an execute_tool span per tool call; sub-agent journals as child spans of the tool call that "
-            "started them (found in the store, or beside the journal file as ID.jsonl). Span and trace ids "
-            "are derived from the journal, so sending again sends the same ids. Message content is not "
-            "sent unless --content says so, and is then masked like `waybook export --redact`. Needs the "
-            "otel extra: pip install 'waybook[otel]'. See docs/otel.md."
-        ),
-        epilog="Example: waybook otel send --store file:sessions SESSION_ID --endpoint http://127.0.0.1:4318",
-    )
+    send = add_command(sub, "send", __doc__)
     send.add_argument("path", nargs="?", metavar="PATH", help="a journal file, or with --store a journal id")
     send.add_argument("ids", nargs="*", metavar="ID", help="more journal ids of the --store")
     add_store_option(send, ids="PATH (and each ID)", detail="; with no id, every session journal of it")
@@ -83,19 +76,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     send.add_argument(
         "--since", type=seq_arg, default=0, metavar="SEQ", help="send only the spans of records after SEQ"
     )
-    send.add_argument(
-        "--redact-pattern",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="with --content: also mask what this regular expression matches; repeatable",
-    )
-    send.add_argument(
-        "--redact-patterns",
-        type=Path,
-        metavar="FILE",
-        help="with --content: also mask what each line of FILE matches (one regular expression a line)",
-    )
+    add_redact_pattern_options(send, applies="only with --content metadata or full")
     send.add_argument(
         "--provider", metavar="NAME", help="gen_ai.provider.name (default: guessed from each model's name)"
     )
@@ -108,11 +89,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     send.add_argument(
         "--dry-run", action="store_true", help="send nothing: print each span as one JSON line instead"
     )
-    send.add_argument("--json", action="store_true", help="print what was sent as one JSON object")
+    add_json_option(send, "print what was sent as one JSON object")
     send.set_defaults(run=run)
 
 
 def _no_subcommand(args: argparse.Namespace) -> int:
+    """`waybook otel COMMAND`: send sessions to an OpenTelemetry backend as GenAI traces.
+
+    Send session journals to an OpenTelemetry backend (OTLP/HTTP) as GenAI traces.
+
+    Example: waybook otel send session.jsonl --endpoint http://127.0.0.1:6006/v1/traces
+    """
     msg = "give a subcommand: waybook otel send PATH --endpoint URL (see waybook otel send --help)"
     raise UsageError(msg)
 

@@ -4,10 +4,31 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from waybook._redact import RedactPatternError, compile_patterns, read_patterns
 from waybook.commands.exits import UsageError
 from waybook.commands.input_files import read_text_file
+
+
+def add_redact_pattern_options(parser: argparse.ArgumentParser, *, applies: str) -> None:
+    """`--redact-pattern REGEX` and `--redact-patterns FILE`, which `redact_patterns(args)` reads;
+    `applies` ends their help saying when they mask (`export`: they imply --redact)."""
+    parser.add_argument(
+        "--redact-pattern",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also mask what this regular expression matches (its `secret` group if it has one); "
+        f"repeatable; {applies}",
+    )
+    parser.add_argument(
+        "--redact-patterns",
+        type=Path,
+        metavar="FILE",
+        help="also mask what each line of FILE matches (one regular expression a line, # comments); "
+        f"{applies}",
+    )
 
 
 def redact_patterns(args: argparse.Namespace) -> list[str]:

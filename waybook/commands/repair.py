@@ -1,34 +1,30 @@
-"""`waybook repair PATH [--yes]`: quarantine a torn tail, only with confirmation."""
+"""`waybook repair PATH [--yes]`: quarantine a torn final record (asks first).
+
+Show what a repair would remove: the torn bytes after the last valid record. With --yes (or a 'y' at the
+prompt) move them to a quarantine file beside the journal and truncate. Nothing changes without confirmation.
+Corruption before the final record is not repairable.
+
+Example: waybook repair session.jsonl --yes
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import add_store_option, file_to_repair
+from waybook.commands.store_option import file_to_repair
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import CorruptJournalError, JsonlJournal, RepairReceipt
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "repair",
-        help="quarantine a torn final record (asks first)",
-        description=(
-            "Show what a repair would remove: the torn bytes after the last valid record. With --yes (or "
-            "a 'y' at the prompt) move them to a quarantine file beside the journal and truncate. Nothing "
-            "changes without confirmation. Corruption before the final record is not repairable."
-        ),
-        epilog="Example: waybook repair session.jsonl --yes",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "repair", __doc__)
     parser.add_argument("--yes", action="store_true", help="repair without asking")
-    parser.add_argument("--json", action="store_true", help="print the repair receipt as JSON")
+    add_json_option(parser, "print the repair receipt as JSON")
     parser.set_defaults(run=run)
 
 

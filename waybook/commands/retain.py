@@ -1,5 +1,18 @@
-"""`waybook retain --store URL --older-than DURATION [--role R] [--meta K=V] [--erase-content | --purge]
-[--dry-run] [--json]`, and the store's own policy (`--set-policy`, `--show-policy`, `--clear-policy`).
+r"""`waybook retain --store URL --older-than DURATION [--role R] [--meta K=V] [--erase-content | --purge]
+[--dry-run] [--json]` (or `--set-policy`, `--show-policy`, `--clear-policy`): forget what is older than a
+duration: erase its content or purge whole journals, with receipts.
+
+Apply a retention policy to a store: erase the content of every record older than --older-than (an erasure
+record per journal naming the policy; every digest stays), or with --purge remove every journal whose last
+record is older (a purge receipt in the catalog each); then collect the blobs nothing references. --role and
+--meta choose the journals. Without --older-than, the store's own policy (--set-policy) is applied. Journals
+written before sealing cannot erase content and are listed as skipped (`waybook migrate`).
+
+Example: waybook retain --store file:sessions --older-than 90d --dry-run
+         waybook retain --store sqlite:agents.db --older-than 30d --role session \
+             --meta env=test --purge --json
+         waybook retain --store file:sessions --older-than 90d --set-policy --name gdpr-90d
+         waybook retain --store file:sessions
 
 The work is `waybook.stores.retain` (docs/erasure.md, "Retention"); this module reads the options in the
 CLI's terms and prints the receipts.
@@ -14,6 +27,7 @@ from typing import Any
 from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.journal import JOURNAL_ROLES
 from waybook.stores import (
     RetentionPolicy,
@@ -29,26 +43,7 @@ _ROLES = tuple(role for role in JOURNAL_ROLES if role != "catalog")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "retain",
-        help="forget what is older than a duration: erase its content or purge whole journals, with receipts",
-        description=(
-            "Apply a retention policy to a store: erase the content of every record older than "
-            "--older-than (an erasure record per journal naming the policy; every digest stays), or with "
-            "--purge remove every journal whose last record is older (a purge receipt in the catalog "
-            "each); then collect the blobs nothing references. --role and --meta choose the journals. "
-            "Without --older-than, the store's own policy (--set-policy) is applied. Journals written "
-            "before sealing cannot erase content and are listed as skipped (`waybook migrate`)."
-        ),
-        epilog=(
-            "Example: waybook retain --store file:sessions --older-than 90d --dry-run\n"
-            "         waybook retain --store sqlite:agents.db --older-than 30d --role session \\\n"
-            "             --meta env=test --purge --json\n"
-            "         waybook retain --store file:sessions --older-than 90d --set-policy --name gdpr-90d\n"
-            "         waybook retain --store file:sessions"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(commands, "retain", __doc__)
     add_store_option(parser, ids=None, required=True)
     parser.add_argument(
         "--older-than", metavar="DURATION", help="records (or journals) older than this: 90d, 12h, 1w2d, 45m"
@@ -87,7 +82,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     policy.add_argument("--show-policy", action="store_true", help="print the store's policy")
     policy.add_argument("--clear-policy", action="store_true", help="remove the store's policy")
-    parser.add_argument("--json", action="store_true", help="print the report (every receipt) as JSON")
+    add_json_option(parser, "print the report (every receipt) as JSON")
     parser.set_defaults(run=run)
 
 

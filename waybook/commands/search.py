@@ -1,4 +1,12 @@
-"""`waybook search QUERY --store URL`: ranked full-text search over a store's journals (docs/search.md)."""
+"""`waybook search QUERY --store URL`: search a store's transcripts and memory.
+
+Ranked full-text search (SQLite FTS5, BM25) over every journal of a store. The index is kept beside the store
+(DIR.search.sqlite for file:DIR, FILE.search.sqlite for sqlite:FILE, or --index) and brought up to date from
+the store's feed before each search. Every word of QUERY must match. Each hit shows its whole journal id, seq
+and role, then the snippet cut to the terminal's width. Exit 1 when nothing matched.
+
+Example: waybook search 'oat milk' --store file:./sessions --role user --json
+"""
 
 from __future__ import annotations
 
@@ -12,22 +20,12 @@ from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.layout import cut, width
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "search",
-        help="search a store's transcripts and memory",
-        description=(
-            "Ranked full-text search (SQLite FTS5, BM25) over every journal of a store. The index is kept "
-            "beside the store (DIR.search.sqlite for file:DIR, FILE.search.sqlite for sqlite:FILE, or "
-            "--index) and brought up to date from the store's feed before each search. Every word of "
-            "QUERY must match. Each hit shows its whole journal id, seq and role, then the snippet cut to "
-            "the terminal's width. Exit 1 when nothing matched."
-        ),
-        epilog="Example: waybook search 'oat milk' --store file:./sessions --role user --json",
-    )
+    parser = add_command(commands, "search", __doc__)
     parser.add_argument("query", metavar="QUERY")
     add_store_option(parser, ids=None, required=True)
     parser.add_argument("--index", type=Path, help="the index file (required for other stores)")
@@ -45,7 +43,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--limit", type=int, default=20, help="results (default 20)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index from the whole feed")
-    parser.add_argument("--json", action="store_true", help="a JSON list of results")
+    add_json_option(parser, "a JSON list of results")
     parser.set_defaults(run=run)
 
 

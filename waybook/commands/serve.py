@@ -1,4 +1,11 @@
-"""`waybook serve --store URL [--host H] [--port N]`: a read-only web UI over a store, on this machine."""
+"""`waybook serve --store URL [--host H] [--port N]`: serve a read-only web UI over a store's journals.
+
+Serve the journals of a store as web pages: the journal list, and each session's page (as `waybook view`
+writes it) following the store's feed, so new records appear as they commit. Read-only: nothing served can
+change a journal. Binds 127.0.0.1 unless --host says otherwise.
+
+Example: waybook serve --store file:sessions --port 8470
+"""
 
 from __future__ import annotations
 
@@ -9,22 +16,14 @@ from typing import Any
 
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, store_errors
+from waybook.commands.subcommand import add_command
 from waybook.view import ViewServer
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "serve",
-        help="serve a read-only web UI over a store's journals",
-        description=(
-            "Serve the journals of a store as web pages: the journal list, and each session's page (as "
-            "`waybook view` writes it) following the store's feed, so new records appear as they commit. "
-            "Read-only: nothing served can change a journal. Binds 127.0.0.1 unless --host says otherwise."
-        ),
-        epilog="Example: waybook serve --store file:sessions --port 8470",
-    )
+    parser = add_command(commands, "serve", __doc__)
     add_store_option(parser, ids=None, required=True)
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8470, help="the port (default 8470; 0 picks a free one)")

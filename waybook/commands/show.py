@@ -1,4 +1,10 @@
-"""`waybook show PATH [--leaf ID] [--at SEQ] [--context]`: a trajectory, or the model context at a leaf."""
+"""`waybook show PATH [--leaf ID] [--at SEQ] [--context]`: show a branch's entries, or what the model saw.
+
+Show the entries of one root-to-leaf path (default: the active leaf), or with --context the messages the model
+sees at that leaf after compaction and exclusions.
+
+Example: waybook show session.jsonl --leaf a1b2c3 --context
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,6 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from waybook.codecs import canonical_json
@@ -19,7 +24,7 @@ from waybook.commands.journal_files import damage_status
 from waybook.commands.pager import paged
 from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
-from waybook.commands.store_option import add_store_option
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal import Record, plain_text
 from waybook.model import (
@@ -44,17 +49,7 @@ from waybook.projections import (
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "show",
-        help="show a branch's entries, or what the model saw",
-        description=(
-            "Show the entries of one root-to-leaf path (default: the active leaf), or with --context the "
-            "messages the model sees at that leaf after compaction and exclusions."
-        ),
-        epilog="Example: waybook show session.jsonl --leaf a1b2c3 --context",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "show", __doc__)
     parser.add_argument(
         "--leaf",
         metavar="ID",
@@ -62,7 +57,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="as the session was at this seq")
     parser.add_argument("--context", action="store_true", help="show the model context instead of the path")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.add_argument(
         "--no-pager",
         action="store_true",

@@ -1,5 +1,16 @@
-"""`waybook stats PATH [--json]` (or `--store URL [ID]`): turns, tool calls, tokens, cost, latency, per
-branch; with `--by day|model|project|session`, tokens and cost grouped so (commands.cost_report)."""
+"""`waybook stats PATH [--json]` (or `--store URL [ID]`, or `--by day|model|project|session`): summarise a
+session: turns, tool calls, tokens and cost by model, latency, per branch.
+
+Summarise a session journal: user turns, assistant replies, tool calls by tool and tool errors, tokens by
+model (as the assistant turns recorded them) and their cost, and reply latency percentiles (from the journal's
+timestamps), for the whole tree and for each branch. With --store URL and no id, every session journal of the
+store. With --by, a cost report instead: input, output, cache write and cache read tokens and their cost in
+USD, by day, model, project or session (each request priced at its model's rates on its day, from Pydantic's
+genai-prices table: pip install 'waybook[prices]'); a model without a price is listed, never priced as zero.
+
+Example: waybook stats session.jsonl --json
+Example: waybook stats --store file:sessions --by day --since 2026-02-01 --json
+"""
 
 from __future__ import annotations
 
@@ -23,33 +34,17 @@ from waybook.commands.ids import short_ids
 from waybook.commands.journal_files import damage_status
 from waybook.commands.plain_table import Column, Row, print_table
 from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.projections import CostReport, SessionStats, Tally, session_stats
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "stats",
-        help="summarise a session: turns, tool calls, tokens and cost by model, latency, per branch",
-        description=(
-            "Summarise a session journal: user turns, assistant replies, tool calls by tool and tool errors, "
-            "tokens by model (as the assistant turns recorded them) and their cost, and reply latency "
-            "percentiles (from the journal's timestamps), for the whole tree and for each branch. With "
-            "--store URL and no id, every session journal of the store. With --by, a cost report instead: "
-            "input, output, cache write and cache read tokens and their cost in USD, by day, model, project "
-            "or session (each request priced at its model's rates on its day, from Pydantic's genai-prices "
-            "table: pip install 'waybook[prices]'); a model without a price is listed, never priced as zero."
-        ),
-        epilog=(
-            "Example: waybook stats session.jsonl --json\n"
-            "Example: waybook stats --store file:sessions --by day --since 2026-02-01 --json"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(commands, "stats", __doc__)
     parser.add_argument(
         "path", nargs="?", type=Path, metavar="PATH", help="a journal file, or an id with --store"
     )
     add_store_option(parser, detail="; with no PATH, every session journal of the store")
-    parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_json_option(parser, "one JSON object")
     parser.add_argument(
         "--harness",
         action="store_true",

@@ -3,14 +3,14 @@ that is not a harness entry: a Claude Code caveat or the context Codex injects i
 
 from __future__ import annotations
 
-from itertools import islice
+from collections.abc import Iterator
 from typing import Final
 
 import msgspec
 
 from waybook.commands.terminal import visible
 from waybook.journal import SessionJournal, plain_text
-from waybook.model import UserMessage
+from waybook.model import Erasure, Record, UserMessage, erased_placeholder
 from waybook.projections import is_harness
 
 TITLE_SEARCH: Final = 2000
@@ -32,11 +32,40 @@ def glance(journal: SessionJournal) -> Glance:
     the first `TITLE_SEARCH` records and the last one."""
     head = journal.head()
     title = ""
-    for record in islice(journal.read(), TITLE_SEARCH):
+    for record in _first_records(journal, min(TITLE_SEARCH, head.seq)):
         if not isinstance(record.body, UserMessage) or is_harness(record.body):
             continue  # a caveat or injected context is no title
+        if record.erased is not None:  # the hole is the title: the next message would hide that it is there
+            title = _erased_title(journal, record.erased.by)
+            break
         if text := " ".join(plain_text(record.body.content).split()):
             title = visible(text[:TITLE_CHARS], one_line=True)
             break
     last = next(iter(journal.read(after=head.seq - 1)), None) if head.seq else None
     return Glance(records=head.seq, last_activity=last.at if last else None, title=title)
+
+
+FIRST_READ: Final = 8
+"""Records read first looking for the title (it is nearly always among them); each further read takes
+eight times as many, so a journal whose title comes late costs a few reads, not one per record."""
+
+
+def _first_records(journal: SessionJournal, count: int) -> Iterator[Record]:
+    """The first `count` records, read in growing chunks: a glance proves what it reads (a database
+    journal's reads prove their lines again), so reading the whole first page for a title found in the
+    second record would prove records nobody looks at."""
+    after, size = 0, FIRST_READ
+    while after < count:
+        want = min(size, count - after)
+        got = list(journal.read(after=after, limit=want))
+        yield from got
+        if len(got) < want:
+            return
+        after += want
+        size *= 8
+
+
+def _erased_title(journal: SessionJournal, by: int) -> str:
+    erasure = next(iter(journal.read(after=by - 1)), None)
+    reason = erasure.body.reason if erasure is not None and isinstance(erasure.body, Erasure) else None
+    return visible(erased_placeholder(by, reason)[:TITLE_CHARS], one_line=True)

@@ -1,4 +1,12 @@
-"""`waybook tree PATH [--at SEQ]`: the branch tree, active leaf marked, abandoned branches dimmed."""
+"""`waybook tree PATH [--at SEQ]`: show the branch tree and every leaf move.
+
+Show the session tree. Straight runs of entries are folded into one line, summed up by their last message that
+is not a harness entry and cut to the terminal's width (120 columns into a pipe); node ids are the shortest
+prefixes unique in the journal. The active branch is marked with *, abandoned branches are dimmed, and every
+leaf move is listed with its reason (a run of moves of one action as one, with its count).
+
+Example: waybook tree session.jsonl --at 5
+"""
 
 from __future__ import annotations
 
@@ -23,7 +31,8 @@ from waybook.commands.common import (
 from waybook.commands.ids import check_at, short_ids
 from waybook.commands.journal_files import damage_status, subagent_file
 from waybook.commands.layout import fitted
-from waybook.commands.store_option import add_store_option, connect_store
+from waybook.commands.store_option import connect_store
+from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural, visible
 from waybook.journal import JsonlJournal, SessionJournal, shown_records
 from waybook.journal._reading import read_seqs
@@ -35,22 +44,9 @@ LABEL_CHARS = 200
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "tree",
-        help="show the branch tree and every leaf move",
-        description=(
-            "Show the session tree. Straight runs of entries are folded into one line, summed up by their "
-            "last message that is not a harness entry and cut to the terminal's width (120 columns into a "
-            "pipe); node ids are the shortest prefixes unique in the journal. The active branch is marked "
-            "with *, abandoned branches are dimmed, and every leaf move is listed with its reason (a run of "
-            "moves of one action as one, with its count)."
-        ),
-        epilog="Example: waybook tree session.jsonl --at 5",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "tree", __doc__)
     parser.add_argument("--at", type=seq_arg, metavar="SEQ", help="show the tree as it was at this seq")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_option(parser, "machine-readable output")
     parser.set_defaults(run=run)
 
 

@@ -1,4 +1,14 @@
-"""`waybook verify PATH...`: walk each journal's chain and report the first bad record."""
+"""`waybook verify PATH...`: prove journals' digest chains and session rules.
+
+Walk each journal's chain. Reports the first bad seq, its byte offset and why, and says whether a damaged tail
+is torn (what `waybook repair` would remove). Memory receipts in the session and pin journals given are
+re-derived from the memory journals given with them. With --store URL and no PATH, every journal of the store
+is verified (hidden ones too), and its catalog journal _catalog with them; with --store, each journal's
+sub-agent links are checked both ways (a link whose journal is missing or names another parent, a sub-agent
+whose parent is missing or does not link back). Exit 1 on any problem.
+
+Example: waybook verify sessions/*.jsonl --json; waybook verify --store file:sessions
+"""
 
 from __future__ import annotations
 
@@ -14,6 +24,7 @@ from waybook.commands.exits import OK, PROBLEM, USAGE, UsageError, warn
 from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.progress import Phases
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
@@ -30,23 +41,10 @@ from waybook.stores import CATALOG_ID, JournalStore, count_journals, iter_journa
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "verify",
-        help="prove journals' digest chains and session rules",
-        description=(
-            "Walk each journal's chain. Reports the first bad seq, its byte offset and why, and says "
-            "whether a damaged tail is torn (what `waybook repair` would remove). Memory receipts in the "
-            "session and pin journals given are re-derived from the memory journals given with them. "
-            "With --store URL and no PATH, every journal of the store is verified (hidden ones too), and "
-            f"its catalog journal {CATALOG_ID} with them; with --store, each journal's sub-agent links are "
-            "checked both ways (a link whose journal is missing or names another parent, a sub-agent whose "
-            "parent is missing or does not link back). Exit 1 on any problem."
-        ),
-        epilog="Example: waybook verify sessions/*.jsonl --json; waybook verify --store file:sessions",
-    )
+    parser = add_command(commands, "verify", __doc__)
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
     add_store_option(parser, ids=f"each PATH (none: every journal, and the catalog {CATALOG_ID})")
-    parser.add_argument("--json", action="store_true", help="one JSON object per journal")
+    add_json_option(parser, "one JSON object per journal")
     parser.add_argument(
         "--progress",
         action="store_true",

@@ -1,4 +1,14 @@
-"""`waybook view PATH -o OUT.html`: one self-contained HTML page of a session (no network, `file://`)."""
+"""`waybook view PATH -o OUT.html`: write a session as one self-contained HTML page.
+
+Write one HTML file that shows the session: its branches (abandoned ones greyed, never hidden), every leaf
+move and its reason, tool calls paired with their results, memory used per turn, usage and cost per turn, and
+the chain's proof. The sub-agent sessions it links are in the same page (the <journal>.jsonl files beside
+PATH, or the store's journals), opened at the call that started them. Harness entries (progress lines, hooks)
+are hidden behind a count until asked. The page loads nothing from the network and runs nothing from the
+session. A damaged journal shows its proven prefix and where the damage starts.
+
+Example: waybook view session.jsonl -o session.html
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,8 @@ from typing import Any
 from waybook._files import replace_private
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import open_proven_file, subagent_file
-from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.store_option import connect_store, store_errors
+from waybook.commands.subcommand import add_journal_command
 from waybook.journal import JournalError, Record, VerifyReport
 from waybook.projections import PriceTable
 from waybook.stores import JournalStore, StoreError
@@ -18,22 +29,7 @@ from waybook.view import installed_prices, journal_page_data, page_data, render_
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "view",
-        help="write a session as one self-contained HTML page",
-        description=(
-            "Write one HTML file that shows the session: its branches (abandoned ones greyed, never hidden), "
-            "every leaf move and its reason, tool calls paired with their results, memory used per turn, "
-            "usage and cost per turn, and the chain's proof. The sub-agent sessions it links are in the same "
-            "page (the <journal>.jsonl files beside PATH, or the store's journals), opened at the call that "
-            "started them. Harness entries (progress lines, hooks) are hidden behind a count until asked. "
-            "The page loads nothing from the network and runs nothing from the session. A damaged journal "
-            "shows its proven prefix and where the damage starts."
-        ),
-        epilog="Example: waybook view session.jsonl -o session.html",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH")
-    add_store_option(parser)
+    parser = add_journal_command(commands, "view", __doc__)
     parser.add_argument(
         "-o", "--output", type=Path, required=True, metavar="OUT.html", help="the page to write"
     )

@@ -1,5 +1,14 @@
-"""`waybook watch [PATH...] [--store URL] [--once]`: follow the agents' own session files into a store as
-they grow.
+"""`waybook watch [PATH...] [--store URL] [--once]`: follow agents' session files (Claude Code, Codex, Pi)
+into a store as they grow.
+
+Import every session under the folders watched into the store, and append what each session file gains as its
+agent writes it: a journal equals what `waybook import` of the file as it is would write. With no PATH: Claude
+Code's projects folder, Codex's sessions folder and Pi's sessions folder, each if present. A durable cursor
+per file makes it safe to stop or kill at any moment and start again; a file truncated, rewritten or replaced
+is imported again as a new journal (<id>.v2, ...) naming the one it replaces. See docs/watch.md.
+
+Example: waybook watch --once
+Example: waybook watch ~/.claude/projects --store file:audit
 
 Each session file under the folders watched (by default the agents' own: Claude Code's projects, Codex's
 sessions, Pi's sessions; waybook.commands.watch_sources) imports into a journal of the store named as
@@ -32,6 +41,7 @@ from typing import Any, Final
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.growth import bulk_url
 from waybook.commands.store_option import URLS, create_store
+from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.commands.watch_cursor import Cursors
 from waybook.commands.watch_follow import Context, Event, Follower
@@ -46,22 +56,7 @@ POLL: Final = 2.0
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    parser = commands.add_parser(
-        "watch",
-        help="follow agents' session files (Claude Code, Codex, Pi) into a store as they grow",
-        description=(
-            "Import every session under the folders watched into the store, and append what each session "
-            "file gains as its agent writes it: a journal equals what `waybook import` of the file as it "
-            "is would write. With no PATH: Claude Code's projects folder, Codex's sessions folder and "
-            "Pi's sessions folder, each if present. A durable cursor per file makes it safe to stop or "
-            "kill at any moment and start again; a file truncated, rewritten or replaced is imported "
-            "again as a new journal (<id>.v2, ...) naming the one it replaces. See docs/watch.md."
-        ),
-        epilog=(
-            "Example: waybook watch --once\nExample: waybook watch ~/.claude/projects --store file:audit"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(commands, "watch", __doc__)
     parser.add_argument(
         "paths", nargs="*", type=Path, metavar="PATH", help="a folder of sessions, or one file"
     )
@@ -94,7 +89,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--lenient", action="store_true", help="skip lines that cannot be imported, as import does"
     )
-    parser.add_argument("--json", action="store_true", help="print each import as one JSON line on stdout")
+    add_json_option(parser, "print each import as one JSON line on stdout")
     parser.add_argument(
         "--otel-endpoint",
         metavar="URL",

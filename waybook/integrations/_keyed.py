@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
-from waybook._masking import SecretMask
+from waybook._masking import Redact, SecretMask, secret_mask
 from waybook._session import new_id
 from waybook.journal import SessionJournal
 from waybook.journal._roles.session import next_leaf
@@ -28,9 +29,17 @@ from waybook.model import (
     Head,
     NewRecord,
     Record,
+    Reset,
     StaleWriterError,
 )
-from waybook.stores import JournalExistsError, JournalInfo, JournalPurgedError, JournalStore, NonBlockingStore
+from waybook.stores import (
+    JournalExistsError,
+    JournalInfo,
+    JournalPurgedError,
+    JournalStore,
+    NonBlockingStore,
+    StoreArgumentError,
+)
 
 MAX_RETRIES: Final = 16
 S = TypeVar("S")
@@ -243,3 +252,66 @@ class KeyedJournals(Generic[S]):
                 pass  # another process created it first
             self._ids[key] = journal_id
             return journal_id
+
+
+class KeyedRuntime(ABC):
+    """A runtime's session store on `KeyedJournals` (ADK's session service, the Claude Agent SDK's
+    session store): built from a store and the `delete=` and `redact=` options, which it checks, and
+    whose journals `_open_journals` makes. Thread-safe; safe across processes wherever the store is
+    (every write is a compare-and-append)."""
+
+    def __init__(
+        self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge", redact: Redact = False
+    ) -> None:
+        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
+        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
+        docs/erasure.md). `delete` says what deleting a session does: 'purge' erases its journal,
+        'reset' appends a reset and keeps its history."""
+        self._mask = secret_mask(redact, who=type(self).__name__)
+        if delete not in ("purge", "reset"):
+            msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
+            raise StoreArgumentError(msg)
+        self._delete_mode = delete
+        self._blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
+        self._open_journals()
+
+    @property
+    def store(self) -> JournalStore:
+        return self._blocking
+
+    @abstractmethod
+    def _open_journals(self) -> None:
+        """Make this runtime's `KeyedJournals` (with `_journals`)."""
+
+    def _journals(
+        self,
+        *,
+        runtime: str,
+        prefix: str,
+        fields: tuple[str, ...],
+        initial: Callable[[], S],
+        apply: Callable[[S, Record], S],
+    ) -> KeyedJournals[S]:
+        """The journals of one kind of key in the store, secrets masked as `redact=` says."""
+        return KeyedJournals(
+            self._blocking,
+            runtime=runtime,
+            prefix=prefix,
+            fields=fields,
+            initial=initial,
+            apply=apply,
+            mask=self._mask,
+        )
+
+    def _delete_key(
+        self, journals: KeyedJournals[S], key: tuple[str, ...], *, reason: str, live: Callable[[S], bool]
+    ) -> None:
+        """Delete the key's session as `delete=` says: purge its journal, or append a reset if the
+        session is `live` (its history is kept)."""
+        with journals.lock:
+            if self._delete_mode == "purge":
+                journals.purge(key, reason=reason)
+                return
+            tail = journals.tail(key, create=False)
+            if tail is not None:
+                retrying(tail, lambda: [Reset(reason=reason)] if live(tail.state) else None)

@@ -16,15 +16,14 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 
-from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
-from waybook.integrations._keyed import KeyedJournals, Tail, retrying, run_inline
+from waybook.integrations._keyed import KeyedRuntime, Tail, retrying, run_inline
 from waybook.model import AnyBody, CustomEntry, Head, Record, Reset, StaleWriterError
-from waybook.stores import JournalStore, StoreArgumentError
+from waybook.stores import JournalStore
 
 with needs_extra("waybook.integrations.adk", runtime="Google ADK", extra="adk", modules=("google",)):
     from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -123,44 +122,19 @@ def _as_stored(tail: Tail[Any], stored: dict[str, Any]) -> Any:
     return stored if tail.mask is None else tail.mask.value(stored)
 
 
-class WaybookSessionService(BaseSessionService):
+class WaybookSessionService(KeyedRuntime, BaseSessionService):
     """An ADK session service on a waybook `JournalStore`. Thread-safe; safe across processes wherever
     the store is (every write is a compare-and-append)."""
 
-    def __init__(
-        self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge", redact: Redact = False
-    ) -> None:
-        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
-        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
-        docs/erasure.md)."""
-        mask = secret_mask(redact, who="WaybookSessionService")
-        if delete not in ("purge", "reset"):
-            msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
-            raise StoreArgumentError(msg)
-        blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
-        self._sessions = KeyedJournals(
-            blocking,
-            runtime=RUNTIME,
-            prefix="adk",
-            fields=("app_name", "user_id", "session_id"),
-            initial=SessionFold,
-            apply=_apply_session,
-            mask=mask,
+    def _open_journals(self) -> None:
+        session_key = ("app_name", "user_id", "session_id")
+        self._sessions = self._journals(
+            runtime=RUNTIME, prefix="adk", fields=session_key, initial=SessionFold, apply=_apply_session
         )
-        self._scopes = KeyedJournals(
-            blocking,
-            runtime=SCOPES,
-            prefix="adks",
-            fields=("scope", "app_name", "user_id"),
-            initial=ScopeFold,
-            apply=_apply_scope,
-            mask=mask,
+        scope_key = ("scope", "app_name", "user_id")
+        self._scopes = self._journals(
+            runtime=SCOPES, prefix="adks", fields=scope_key, initial=ScopeFold, apply=_apply_scope
         )
-        self._delete_mode = delete
-
-    @property
-    def store(self) -> JournalStore:
-        return self._sessions.store
 
     # --- BaseSessionService ----------------------------------------------------------------------
 
@@ -233,13 +207,7 @@ class WaybookSessionService(BaseSessionService):
         key = (app_name, user_id, session_id)
 
         def delete() -> None:
-            with self._sessions.lock:
-                if self._delete_mode == "purge":
-                    self._sessions.purge(key, reason=DELETED)
-                    return
-                tail = self._sessions.tail(key, create=False)
-                if tail is not None:
-                    retrying(tail, lambda: [Reset(reason=DELETED)] if tail.state.live else None)
+            self._delete_key(self._sessions, key, reason=DELETED, live=lambda fold: fold.live)
 
         await _run(self.store, delete)
 

@@ -30,15 +30,7 @@ with needs_extra(
 ):
     import anyio
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
-    from anthropic.types.beta import (
-        BetaCacheControlEphemeralParam,
-        BetaMemoryTool20250818CreateCommand,
-        BetaMemoryTool20250818DeleteCommand,
-        BetaMemoryTool20250818InsertCommand,
-        BetaMemoryTool20250818RenameCommand,
-        BetaMemoryTool20250818StrReplaceCommand,
-        BetaMemoryTool20250818ViewCommand,
-    )
+    from anthropic.types.beta import BetaCacheControlEphemeralParam
 
 from waybook.integrations import _anthropic_rules as rules
 from waybook.integrations._anthropic_rules import Refusal
@@ -278,23 +270,8 @@ class WaybookMemoryTool(_ToolState, BetaAbstractMemoryTool):
     def execute(self, command: Any) -> str:
         return self._calls.run(*self._planned(command))
 
-    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return self.execute(command)
-
-    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        return self.execute(command)
-
-    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        return self.execute(command)
-
-    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        return self.execute(command)
-
-    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return self.execute(command)
-
-    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
-        return self.execute(command)
+    view = create = str_replace = insert = delete = rename = execute
+    """The SDK's command methods: each is `execute`, since every command runs through the one port."""
 
     def clear_all_memory(self) -> str:
         """Delete every file: tombstones in the journal, so an auditor still sees what was there."""
@@ -304,15 +281,8 @@ class WaybookMemoryTool(_ToolState, BetaAbstractMemoryTool):
 class AsyncWaybookMemoryTool(_ToolState, BetaAsyncAbstractMemoryTool):
     """The async twin: each call runs the port in a worker thread, one call at a time."""
 
-    def __init__(
-        self,
-        memory: Memory,
-        *,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
-        redact: Redact = False,
-    ) -> None:
-        super().__init__(memory, cache_control=cache_control, redact=redact)
-        self._lock: anyio.Lock | None = None
+    _lock: anyio.Lock | None = None
+    """What keeps calls one at a time; made by the first call, in the event loop that runs it."""
 
     async def call(self, input: object, *, call_id: str | None = None) -> str:
         """Run one tool call; `call_id` (the tool_use id) is stored on the record and the receipt."""
@@ -325,23 +295,8 @@ class AsyncWaybookMemoryTool(_ToolState, BetaAsyncAbstractMemoryTool):
     async def execute(self, command: Any) -> str:
         return await self._run(*self._planned(command))
 
-    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return await self.execute(command)
-
-    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        return await self.execute(command)
-
-    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        return await self.execute(command)
-
-    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        return await self.execute(command)
-
-    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return await self.execute(command)
-
-    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
-        return await self.execute(command)
+    view = create = str_replace = insert = delete = rename = execute
+    """The SDK's command methods: each is `execute`, since every command runs through the one port."""
 
     async def clear_all_memory(self) -> str:
         """Delete every file: tombstones in the journal, so an auditor still sees what was there."""

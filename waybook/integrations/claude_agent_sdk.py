@@ -11,16 +11,14 @@ the history for audit (`delete="reset"`). The SDK is imported lazily: install `w
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import attrs
 
-from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
-from waybook.integrations._keyed import KeyedJournals, Tail, epoch_ms, retrying, run_inline
+from waybook.integrations._keyed import KeyedRuntime, Tail, epoch_ms, retrying, run_inline
 from waybook.model import AnyBody, CustomEntry, Record, Reset
-from waybook.stores import JournalStore, StoreArgumentError
+from waybook.stores import JournalStore
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (
@@ -76,37 +74,17 @@ def _mtime(tail: Tail[Transcript]) -> int:
     return epoch_ms(tail.last.at) if tail.last is not None else 0
 
 
-class WaybookSessionStore:
+class WaybookSessionStore(KeyedRuntime):
     """A Claude Agent SDK `SessionStore` on a waybook `JournalStore` (duck-typed, as the SDK expects).
 
     Thread-safe within a process; safe across processes wherever the store is (compare-and-append).
     """
 
-    def __init__(
-        self, store: JournalStore, *, delete: Literal["purge", "reset"] = "purge", redact: Redact = False
-    ) -> None:
-        """`redact` masks secrets before anything is stored: True with the built-in detector (the one
-        `export --redact` uses), or a list of extra regular expressions to mask too (as `Session`'s;
-        docs/erasure.md)."""
-        mask = secret_mask(redact, who="WaybookSessionStore")
-        if delete not in ("purge", "reset"):
-            msg = f"delete={delete!r}: use 'purge' (erase the journal) or 'reset' (keep its history)"
-            raise StoreArgumentError(msg)
-        blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
-        self._journals = KeyedJournals(
-            blocking,
-            runtime=RUNTIME,
-            prefix="cas",
-            fields=("project_key", "session_id", "subpath"),
-            initial=Transcript,
-            apply=_apply,
-            mask=mask,
+    def _open_journals(self) -> None:
+        key = ("project_key", "session_id", "subpath")
+        self._transcripts = self._journals(
+            runtime=RUNTIME, prefix="cas", fields=key, initial=Transcript, apply=_apply
         )
-        self._delete_mode = delete
-
-    @property
-    def store(self) -> JournalStore:
-        return self._journals.store
 
     # --- the SessionStore protocol ---------------------------------------------------------------
 
@@ -118,7 +96,7 @@ class WaybookSessionStore:
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         def load() -> list[Any] | None:
-            tail = self._journals.tail(_key(key), create=False)
+            tail = self._transcripts.tail(_key(key), create=False)
             return list(tail.state.entries) if tail is not None and tail.state.entries else None
 
         return await _run(self.store, load)
@@ -155,8 +133,8 @@ class WaybookSessionStore:
     # --- internals --------------------------------------------------------------------------------
 
     def _append(self, key: SessionKey, entries: list[Any]) -> None:
-        with self._journals.lock:
-            tail = self._journals.tail(_key(key), create=True)
+        with self._transcripts.lock:
+            tail = self._transcripts.tail(_key(key), create=True)
             assert tail is not None
 
             def plan() -> list[AnyBody] | None:
@@ -182,33 +160,31 @@ class WaybookSessionStore:
             retrying(tail, plan)
 
     def _delete(self, key: SessionKey) -> None:
-        with self._journals.lock:
+        with self._transcripts.lock:
             targets: list[tuple[str, ...]]
             if key.get("subpath"):
                 targets = [_key(key)]
             else:
-                listed = self._journals.listed(project_key=key["project_key"], session_id=key["session_id"])
+                listed = self._transcripts.listed(
+                    project_key=key["project_key"], session_id=key["session_id"]
+                )
                 targets = [found for found, _ in listed]
             for target in targets:
-                if self._delete_mode == "purge":
-                    self._journals.purge(target, reason=DELETED)
-                    continue
-                tail = self._journals.tail(target, create=False)
-                if tail is not None:
-                    retrying(tail, partial(_reset_if_live, tail))
+                self._delete_key(self._transcripts, target, reason=DELETED, live=_live)
 
     def _live(self, **metadata: str) -> list[tuple[tuple[str, ...], Tail[Transcript]]]:
-        with self._journals.lock:
+        with self._transcripts.lock:
             found = []
-            for key, journal_id in self._journals.listed(**metadata):
-                tail = self._journals.tail_of(journal_id)
+            for key, journal_id in self._transcripts.listed(**metadata):
+                tail = self._transcripts.tail_of(journal_id)
                 if tail.state.entries:
                     found.append((key, tail))
             return found
 
 
-def _reset_if_live(tail: Tail[Transcript]) -> list[AnyBody] | None:
-    return [Reset(reason=DELETED)] if tail.state.entries else None
+def _live(transcript: Transcript) -> bool:
+    """Whether the key's session exists (since its last reset, it has entries)."""
+    return bool(transcript.entries)
 
 
 def _key(key: Any) -> tuple[str, str, str]:

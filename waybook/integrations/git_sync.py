@@ -111,8 +111,10 @@ class SyncReport:
     """Secrets the export masked."""
 
 
-def _git(directory: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    done = run_git(directory, *args, purpose="sync memory with a remote")
+def _git(
+    directory: Path, *args: str, check: bool = True, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    done = run_git(directory, *args, purpose="sync memory with a remote", stdin=stdin)
     if check and done.returncode != 0:
         msg = f"git {args[0]} failed: {one_line(done.stderr)}"
         raise GitMemoryError(msg)
@@ -425,12 +427,7 @@ def _push(work: Path, commit: str, remote_tip: str | None, head: int) -> int:
     commits = _out(work, "rev-list", *span).split()
     objects = [line.split(" ", 1)[0] for line in _out(work, "rev-list", "--objects", *span).splitlines()]
     listing = "\n".join(objects) + "\n"
-    done = subprocess.run(
-        ["git", "-C", str(work), "cat-file", "--batch"],
-        input=listing.encode(),
-        capture_output=True,
-        check=True,
-    )
+    done = _git(work, "cat-file", "--batch", stdin=listing.encode())
     _check_objects(done.stdout)
     lease = f"--force-with-lease=refs/heads/{BRANCH}:{remote_tip or ''}"
     pushed = _git(work, "push", "-q", lease, "origin", f"{commit}:refs/heads/{BRANCH}", check=False)

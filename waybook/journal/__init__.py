@@ -2,8 +2,18 @@
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import new_id, utc_now
+from waybook.journal._closing import ClosedOnExit
 from waybook.journal._durability import Durability
-from waybook.journal._erasure import ErasedEntry, ErasureReceipt, Skipped, erase, erasure_receipt, is_sealable
+from waybook.journal._erasure import (
+    ErasedEntry,
+    ErasingJournal,
+    ErasureReceipt,
+    ErasureRequest,
+    Skipped,
+    erase,
+    erasure_receipt,
+    is_sealable,
+)
 from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
@@ -117,6 +127,7 @@ __all__ = [
     "AppendResult",
     "AsyncSessionJournal",
     "Head",
+    "ClosedOnExit",
     "Durability",
     "InMemoryJournal",
     "JsonlJournal",
@@ -188,6 +199,8 @@ __all__ = [
     "ErasedRecord",
     "Erasure",
     "ErasureReceipt",
+    "ErasureRequest",
+    "ErasingJournal",
     "Skipped",
     "erase",
     "erasure_receipt",

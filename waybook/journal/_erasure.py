@@ -518,6 +518,37 @@ def is_sealable(body: Body) -> bool:
 # --- the library's face -------------------------------------------------------------------------------
 
 
+class ErasingJournal:
+    """A journal that erases (docs/erasure.md): its `erase` checks the request the same way for every
+    adapter (InvalidErasureError, nothing read or written, for a malformed one) and hands the checked
+    `ErasureRequest` to the adapter's `erase_checked`, which does the erasure."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def erase(
+        self,
+        seqs: Iterable[int] | int,
+        *,
+        reason: str,
+        actor: str | None = None,
+        policy: str | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> ErasureReceipt:
+        """Erase the content of the records `seqs` (sealed, content still there, holding one of `parts`
+        if given): append the erasure record, then remove the taken records' content. Returns the
+        receipt; `waybook.journal.erase` is the same for any journal."""
+        request = check_request(self.name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        return self.erase_checked(request)
+
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
+        """Erase as `erase` does, the request already checked (the adapter's own work)."""
+        raise NotImplementedError
+
+
 def erase(
     journal: object,
     seqs: Iterable[int] | int,

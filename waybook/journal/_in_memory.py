@@ -9,7 +9,14 @@ from waybook.codecs import decode_record
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._closing import ClosedOnExit
-from waybook.journal._erasure import ErasureReceipt, check_request, plan_erasure, receipt_of, records_at
+from waybook.journal._erasure import (
+    ErasingJournal,
+    ErasureReceipt,
+    ErasureRequest,
+    plan_erasure,
+    receipt_of,
+    records_at,
+)
 from waybook.journal._ledger import Ledger, Plan, iter_chain
 from waybook.journal._reading import check_cursor
 from waybook.model import (
@@ -24,7 +31,7 @@ from waybook.model import (
 )
 
 
-class InMemoryJournal(ClosedOnExit):
+class InMemoryJournal(ErasingJournal, ClosedOnExit):
     """A journal held in a list. Thread-safe: appends are serialised by one lock.
 
     Cost: append O(batch), head O(1), read O(returned records).
@@ -79,18 +86,9 @@ class InMemoryJournal(ClosedOnExit):
             ledger.commit(plan)
             return plan.result
 
-    def erase(
-        self,
-        seqs: Iterable[int] | int,
-        *,
-        reason: str,
-        actor: str | None = None,
-        policy: str | None = None,
-        parts: Iterable[str] | None = None,
-    ) -> ErasureReceipt:
-        """Erase the content of records `seqs` as every adapter does (docs/erasure.md): append the
-        erasure record, then replace each taken record's line and record by its erased one."""
-        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
+        """`erase`'s work here: append the erasure record, then replace each taken record's line and
+        record by its erased one."""
         with self._lock:
             self._check_open()
             ledger = self._ledger

@@ -20,7 +20,7 @@ from typing import Final, Protocol
 
 import attrs
 
-from waybook.projections._tokens import Tokens
+from waybook.projections._tokens import Tokens, added
 
 MILLION: Final = Decimal(1_000_000)
 
@@ -89,12 +89,7 @@ class Cost:
         return self.input + self.output + self.cache_read + self.cache_write
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(
-            input=self.input + other.input,
-            output=self.output + other.output,
-            cache_read=self.cache_read + other.cache_read,
-            cache_write=self.cache_write + other.cache_write,
-        )
+        return added(self, other)
 
     def as_json(self) -> dict[str, float]:
         return {

@@ -20,7 +20,7 @@ _providers). The journal is never touched: this is a pure function of the messag
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import attrs
 
@@ -49,19 +49,8 @@ RepairKind = Literal[
     "content_placeholder",
     "trailing_whitespace_trimmed",
 ]
-REPAIR_KINDS: Final[tuple[RepairKind, ...]] = (
-    "orphaned_call",
-    "orphaned_result",
-    "duplicate_result",
-    "roles_merged",
-    "empty_dropped",
-    "thinking_dropped",
-    "system_as_user",
-    "leading_user_added",
-    "call_id_rewritten",
-    "content_placeholder",
-    "trailing_whitespace_trimmed",
-)
+REPAIR_KINDS: Final[tuple[RepairKind, ...]] = get_args(RepairKind)
+"""Every repair kind, in the order `RepairKind` declares them."""
 
 NO_RESULT_RECORDED: Final = "[no result was recorded for this tool call]"
 """The text of the synthetic result an orphaned tool call gets (marked as an error where the provider

@@ -23,7 +23,7 @@ Recorded usage keeps each source's own names and meanings (docs/cost.md has the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -49,6 +49,16 @@ LANGCHAIN_CACHE_WRITE: Final = "input_token_details.cache_creation"
 """LangChain's cache counts, parts of its `input_tokens`."""
 
 
+Counts = TypeVar("Counts", bound=attrs.AttrsInstance)
+
+
+def added(one: Counts, other: Counts) -> Counts:
+    """`one` and `other` of the same counts class (`Tokens`, `Cost`), added category by category."""
+    return type(one)(
+        **{f.name: getattr(one, f.name) + getattr(other, f.name) for f in attrs.fields(type(one))}
+    )
+
+
 @attrs.frozen
 class Tokens:
     """Tokens by the category a price table charges. `cache_write` counts every cache write, and
@@ -71,13 +81,7 @@ class Tokens:
         return self.input + self.cache_read + self.cache_write
 
     def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(
-            input=self.input + other.input,
-            output=self.output + other.output,
-            cache_read=self.cache_read + other.cache_read,
-            cache_write=self.cache_write + other.cache_write,
-            cache_write_1h=self.cache_write_1h + other.cache_write_1h,
-        )
+        return added(self, other)
 
     def as_json(self) -> dict[str, int]:
         return {

@@ -159,6 +159,15 @@ class TreeState:
         assert reachable == n, "every node is reachable from exactly one root"
 
 
+def _link_child(state: TreeState, parent: int, child: int) -> None:
+    """Make `child` (a new node, appended last) the last child of `parent`."""
+    if state.first_child[parent] == NONE:
+        state.first_child[parent] = child
+    else:
+        state.next_sibling[state.last_child[parent]] = child
+    state.last_child[parent] = child
+
+
 class TreeProjection:
     """Folds a session journal into a TreeState."""
 
@@ -212,11 +221,7 @@ class TreeProjection:
         state.next_sibling.extend([NONE] * count)
         state.index.update(zip(ids, range(start, start + count), strict=True))
         if parent != NONE:
-            if state.first_child[parent] == NONE:
-                state.first_child[parent] = start
-            else:
-                state.next_sibling[state.last_child[parent]] = start
-            state.last_child[parent] = start
+            _link_child(state, parent, start)
         state.leaf = start + count - 1
         state.seq = seq + count
         state.digest = run[-1].digest
@@ -237,11 +242,7 @@ class TreeProjection:
             state.next_sibling.append(NONE)
             state.index[record.id] = position
             if parent != NONE:
-                if state.first_child[parent] == NONE:
-                    state.first_child[parent] = position
-                else:
-                    state.next_sibling[state.last_child[parent]] = position
-                state.last_child[parent] = position
+                _link_child(state, parent, position)
             state.leaf = position
             if isinstance(body, Compaction):
                 state.compactions[position] = (

@@ -43,9 +43,17 @@ from waybook.stores._protocol import (
     JournalFiles,
     JournalStore,
     NonBlockingStore,
+    PageReadingStore,
     SealedCreating,
 )
-from waybook.stores._proving import blobs_for, open_journal, open_proven, prove
+from waybook.stores._proving import (
+    blobs_for,
+    open_journal,
+    open_journals,
+    open_proven,
+    open_proven_journals,
+    prove,
+)
 from waybook.stores._retention import (
     RetentionPolicy,
     RetentionReport,
@@ -90,7 +98,9 @@ __all__ = [
     # reading and proving a store's journals
     "blobs_for",
     "open_journal",
+    "open_journals",
     "open_proven",
+    "open_proven_journals",
     "prove",
     # paging through a big store
     "count_journals",
@@ -103,6 +113,7 @@ __all__ = [
     "CountingStore",
     "JournalFiles",
     "NonBlockingStore",
+    "PageReadingStore",
     "SealedCreating",
     # delivery to extensions
     "Applied",

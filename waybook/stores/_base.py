@@ -15,11 +15,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal import PositionedJournal, SessionJournal
+from waybook.journal import ClosedOnExit, PositionedJournal, SessionJournal
 from waybook.model import GENESIS, Head, Header, IntegrityError, JournalClosedError, NewRecord, Record
 from waybook.stores._blobs import BlobEngine, Blobs
 from waybook.stores._catalog import (
@@ -89,7 +88,7 @@ def _first(runs: Iterator[tuple[int, Run]], limit: int | None) -> list[tuple[int
     return kept
 
 
-class CatalogStore(abc.ABC):
+class CatalogStore(ClosedOnExit, abc.ABC):
     """A JournalStore over separate journal adapters. Subclasses implement the abstract hooks (`_raw_*`,
     `_store_lock`, `_feed_lock`, `_feed_sync`, `_feed_write`, `_blob_engine`); everything else (the
     rules of create, open, list, hide, purge and the feed) lives here once.
@@ -406,14 +405,6 @@ class CatalogStore(abc.ABC):
             reader.close()
         if self._catalog_raw is not None:
             self._catalog_raw.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._url!r})"

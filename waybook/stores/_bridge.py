@@ -24,12 +24,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from types import TracebackType
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from waybook.codecs import decode_record, encode_record, line_digest
+from waybook.journal import ClosedOnExit
 from waybook.model import DecodeError, JournalError
 from waybook.stores._catalog import check_timeout
 from waybook.stores._errors import StoreArgumentError
@@ -147,7 +147,7 @@ class _Server(socketserver.ThreadingTCPServer):
         super().__init__(address, _Handler)
 
 
-class FeedServer:
+class FeedServer(ClosedOnExit):
     """Serves `store`'s feed to subscribers in other processes, on 127.0.0.1 by default."""
 
     def __init__(
@@ -171,16 +171,8 @@ class FeedServer:
         self._server.server_close()
         self._thread.join()
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-
-class RemoteSubscription:
+class RemoteSubscription(ClosedOnExit):
     """The subscriber side of a `FeedServer`: deliveries after `after`, acknowledged over the socket.
 
     Like a local `Subscription`: `next(timeout)` waits up to `timeout` seconds (None: until a delivery
@@ -305,14 +297,6 @@ class RemoteSubscription:
     def _close_wake(self) -> None:
         self._wake_reader.close()
         self._wake_writer.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # --- the transport: every failure becomes a BridgeError ---------------------------------------
 

@@ -8,7 +8,7 @@ hiding and the purge trail are therefore records, replayable like everything els
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, Final
 
 import attrs
@@ -78,7 +78,7 @@ class Catalog:
     seq: int = 0
     last: Record | None = None
     journals: JournalTable = attrs.field(factory=JournalTable)
-    purged: dict[str, PurgeReceipt] = attrs.field(factory=dict)
+    purged: MutableMapping[str, PurgeReceipt] = attrs.field(factory=dict)
     _created: list[int] = attrs.field(factory=list)
     """The creation seqs of `journals`, ascending (a catalog appends them in that order)."""
     _ids: list[str] = attrs.field(factory=list)
@@ -101,7 +101,7 @@ class Catalog:
         journal_id = str(data.get("journal", ""))
         if body.type == CREATED:
             if journal_id in self.journals:  # (a catalog names each journal once; a second replaces it)
-                self._forget(journal_id)
+                self._forget(journal_id, at=record.seq)
             self.journals[journal_id] = JournalInfo(
                 journal_id=journal_id,
                 role=str(data.get("role", "session")),
@@ -114,24 +114,28 @@ class Catalog:
         elif body.type == HIDDEN and journal_id in self.journals:
             info = self.journals[journal_id]
             if not info.hidden:
-                bisect.insort(self._hidden, info.created)
+                self._hide(info, at=record.seq)
             self.journals[journal_id] = attrs.evolve(info, hidden=True)
         elif body.type == PURGED:
-            self._forget(journal_id)
+            self._forget(journal_id, at=record.seq)
             self.purged[journal_id] = receipt_of(self.store, record)
 
-    def _forget(self, journal_id: str) -> None:
+    def _forget(self, journal_id: str, *, at: int) -> None:
+        """Drop a journal (purged at catalog seq `at`, or created again there)."""
         info = self.journals.pop(journal_id)
-        if info is None:
-            return
-        at = bisect.bisect_left(self._created, info.created)
-        del self._created[at], self._ids[at]
+        if info is not None:
+            self._unlist(info, at=at)
+
+    def _hide(self, info: JournalInfo, *, at: int) -> None:
+        """Note that a shown journal was hidden at catalog seq `at`."""
+        bisect.insort(self._hidden, info.created)
+
+    def _unlist(self, info: JournalInfo, *, at: int) -> None:
+        """Take a forgotten journal out of the creation order (and the hidden ones)."""
+        place = bisect.bisect_left(self._created, info.created)
+        del self._created[place], self._ids[place]
         if info.hidden:
             del self._hidden[bisect.bisect_left(self._hidden, info.created)]
-
-    def layout(self) -> tuple[list[str], list[int], list[int]]:
-        """The ids and creation seqs of the journals in creation order, and the hidden ones' seqs."""
-        return self._ids, self._created, self._hidden
 
     @property
     def leaf(self) -> str | None:

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from types import TracebackType
-from typing import Any, Self
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import msgspec
 
 from waybook.codecs import decode_record, line_digest, seal
-from waybook.journal import SessionJournal, VerifyReport, verify
+from waybook.journal import ClosedOnExit, SessionJournal, VerifyReport, verify
 from waybook.journal._ledger import Plan
 from waybook.model import (
     GENESIS_DIGEST,
     AppendResult,
+    Head,
     Header,
     IntegrityError,
     JournalClosedError,
+    JournalError,
     NewRecord,
     Record,
 )
@@ -51,6 +52,7 @@ from waybook.stores._database_journal import DatabaseJournal
 from waybook.stores._engine import PAGE, Engine, FeedRow, JournalRow, Transaction
 from waybook.stores._errors import JournalExistsError, JournalPurgedError, UnknownJournalError
 from waybook.stores._holding import Committed, checked_report
+from waybook.stores._page import read_page
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._read_only import ReadOnlyJournal, catalog_refusal, reader_refusal
 from waybook.stores._subscribe import Filter, Subscription
@@ -59,7 +61,7 @@ from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeRec
 __all__ = ["DatabaseJournal", "DatabaseStore", "Engine", "FeedRow", "JournalRow", "Transaction"]
 
 
-class DatabaseStore:
+class DatabaseStore(ClosedOnExit):
     """A JournalStore over an Engine: every journal, the catalog and the feed in one database.
 
     create, hide and purge are each one transaction that also appends to the catalog journal, so a
@@ -106,6 +108,13 @@ class DatabaseStore:
         meta, line = checked_creation(
             journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
         )
+        return self._create(journal_id, role, meta, line)
+
+    def _create(
+        self, journal_id: str, role: str, meta: dict[str, Any], line: bytes | None
+    ) -> DatabaseJournal:
+        """Create a journal `create` checked, holding its header `line` (or empty), in one transaction with
+        its catalog entry. An engine's store may override it with a faster path (PostgreSQL)."""
         with self._catalog_mutex, self._engine.transaction(write=True) as tx:
             self._lock_catalog(tx)
             existing = tx.journal(journal_id, lock=True)
@@ -148,15 +157,42 @@ class DatabaseStore:
                 self._live(tx, journal_id, lock=False)
             committed = tx.head(journal_id)
         stored = self.journal_type(self._engine, journal_id)
-        refusal = catalog_refusal if journal_id == CATALOG_ID else reader_refusal
-        journal = ReadOnlyJournal(stored, refusal=refusal)
-        try:
-            report = verify(_AsStored(stored))
-            held = Committed(committed.seq, committed.digest)
-            return journal, checked_report(report, held, lambda seq: _stored_digest(stored, seq))
-        except BaseException:
-            journal.close()
-            raise
+        return _proven(stored, committed, catalog_refusal if journal_id == CATALOG_ID else reader_refusal)
+
+    def open_page(self, journal_ids: Sequence[str]) -> Iterator[tuple[str, SessionJournal | JournalError]]:
+        """Each of `journal_ids`, in order, opened read-only as `open` opens it, or the error its open
+        raises: the page read together (waybook.stores._page: two statements for a page that fits)."""
+        for journal_id, held in read_page(self._engine, journal_ids):
+            try:
+                if isinstance(held, JournalError):
+                    raise held
+                journal = self.open(journal_id) if held is None else DatabaseJournal(held, journal_id)
+                journal.head()  # refuses unknown and purged journals, and proves the chain, as `open`
+            except JournalError as exc:
+                yield journal_id, exc
+                continue
+            yield journal_id, ReadOnlyJournal(journal, refusal=reader_refusal)
+
+    def open_proven_page(
+        self, journal_ids: Sequence[str]
+    ) -> Iterator[tuple[str, tuple[SessionJournal, VerifyReport] | JournalError]]:
+        """Each of `journal_ids`, in order, as `open_proven` gives it (the journal and `verify`'s report
+        on its stored lines), or the error it raises: the page read together, as `open_page` reads it."""
+        for journal_id, held in read_page(self._engine, journal_ids):
+            try:
+                if isinstance(held, JournalError):
+                    raise held
+                if held is None:
+                    proven = self.open_proven(journal_id, keep=True)
+                else:
+                    with held.transaction(write=False) as tx:
+                        self._live(tx, journal_id, lock=False)
+                        committed = tx.head(journal_id)
+                    proven = _proven(DatabaseJournal(held, journal_id), committed, reader_refusal)
+            except JournalError as exc:
+                yield journal_id, exc
+                continue
+            yield journal_id, proven
 
     def exists(self, journal_id: str) -> bool:
         check_journal_id(journal_id)
@@ -178,15 +214,16 @@ class DatabaseStore:
         wanted = msgspec.json.encode(dict(metadata or {}), order="sorted")
         wanted_items = msgspec.json.decode(wanted)
         chosen: builtins.list[JournalInfo] = []
+        size = PAGE if wanted_items else min(PAGE, limit + 1)  # unfiltered: one more tells a next page
         while True:
             with self._engine.transaction(write=False) as tx:
-                rows = tx.journals(role=role, hidden=hidden, after=start, limit=PAGE)
+                rows = tx.journals(role=role, hidden=hidden, after=start, limit=size)
             for row in rows:
                 if all(k in row.metadata and row.metadata[k] == v for k, v in wanted_items.items()):
                     if len(chosen) == limit:
                         return JournalPage(tuple(chosen), str(chosen[-1].created))
                     chosen.append(row.info())
-            if len(rows) < PAGE:
+            if len(rows) < size:
                 return JournalPage(tuple(chosen), None)
             start = rows[-1].created
 
@@ -301,14 +338,6 @@ class DatabaseStore:
             self._closed = True
             self._engine.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
 
@@ -369,6 +398,20 @@ class DatabaseStore:
             msg = f"{where}: the stored bytes are not the record committed there"
             raise IntegrityError(msg)
         return FeedEntry(row.position, row.journal_id, row.seq, record, row.line)
+
+
+def _proven(
+    stored: DatabaseJournal, committed: Head, refusal: Callable[[str], JournalError]
+) -> tuple[SessionJournal, VerifyReport]:
+    """`stored` read-only and `verify`'s report on its stored lines, checked against its committed head."""
+    journal = ReadOnlyJournal(stored, refusal=refusal)
+    try:
+        report = verify(_AsStored(stored))
+        held = Committed(committed.seq, committed.digest)
+        return journal, checked_report(report, held, lambda seq: _stored_digest(stored, seq))
+    except BaseException:
+        journal.close()
+        raise
 
 
 class _AsStored(ReadOnlyJournal):

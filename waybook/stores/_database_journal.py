@@ -9,14 +9,11 @@ read: each line's digest must cover its bytes and chain to the one before.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
+from collections.abc import Iterator, Sequence
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal import ErasureReceipt, new_id, utc_now
+from waybook.journal import ClosedOnExit, ErasingJournal, ErasureReceipt, ErasureRequest, new_id, utc_now
 from waybook.journal._erasure import (
-    check_request,
     erasure_check,
     pending_lines,
     plan_erasure,
@@ -40,7 +37,7 @@ from waybook.stores._engine import PAGE, Engine, Transaction
 from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
 
 
-class DatabaseJournal:
+class DatabaseJournal(ErasingJournal, ClosedOnExit):
     """One journal of a database store. Thread-safe; other processes' commits are seen on each call.
 
     Cost: append is one write transaction (lock the journal row, read the head, insert); read and
@@ -112,19 +109,10 @@ class DatabaseJournal:
 
         tx.after_commit(take)
 
-    def erase(
-        self,
-        seqs: Iterable[int] | int,
-        *,
-        reason: str,
-        actor: str | None = None,
-        policy: str | None = None,
-        parts: Iterable[str] | None = None,
-    ) -> ErasureReceipt:
-        """Erase the content of records `seqs` (docs/erasure.md) in one write transaction: the erasure
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
+        """`erase`'s work here (docs/erasure.md), in one write transaction: the erasure
         records inserted, the taken records' lines rewritten (same digest, same feed position). Then the
         engine scrubs what its log kept (SQLite: the WAL checkpointed and truncated)."""
-        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
         self._check_open()
         with self._mutex:
             with self._engine.transaction(write=True) as tx:
@@ -218,14 +206,6 @@ class DatabaseJournal:
 
     def close(self) -> None:
         self._closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"DatabaseJournal({self._name!r}, head={self._ledger.head})"

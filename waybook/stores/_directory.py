@@ -3,9 +3,10 @@
 Layout of DIR (this module alone names its files):
     catalog.jsonl           the catalog journal (role "catalog"): creations, hidings, purge receipts
     journals/ID.jsonl       one JsonlJournal per journal (with its `.lock` sidecar)
-    store.snapshot          the catalog's fold and the feed's runs as of a catalog head and a feed
-                            prefix it names (_snapshot.py): an open that finds it still a prefix folds
-                            only what follows; deleting it changes nothing but the speed of an open
+    store.index             the catalog's fold and what the feed fed, in SQLite, as of a catalog record
+                            and a feed prefix it names (_store_index.py): an open that finds them still
+                            there reads it by key and page and folds only what follows; deleting it
+                            changes nothing but the speed of an open
     feed.runs               the feed: one line `["ID",first,last,"DIGEST"]` per run of records fed
                             together (DIGEST: record last's); each journal's last run is the head the
                             store committed to it, so a file that holds less is lost records
@@ -17,28 +18,22 @@ the truth; `feed.runs` is an index over them that the next commit or open of a j
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 
-from waybook._files import (
-    FILE_MODE,
-    FileLock,
-    create_atomically,
-    fsync_dir,
-    os_reason,
-    replace_private,
-)
+from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir, os_reason
 from waybook.codecs._canonical import ENCODER
 from waybook.journal import Durability, JsonlJournal, PositionedJournal, SessionJournal, VerifyReport
 from waybook.journal._durability import DEFAULT_DURABILITY
 from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
-from waybook.model import Header, IntegrityError, StorageError
+from waybook.model import Head, Header, IntegrityError, Record, StorageError
 from waybook.stores import _sealed
 from waybook.stores._base import CatalogStore, store_clock, store_ids, stored_digest
 from waybook.stores._blob_files import FileBlobs
@@ -50,10 +45,13 @@ from waybook.stores._errors import (
     UnknownJournalError,
 )
 from waybook.stores._holding import checked_report, lost_journal
+from waybook.stores._indexed_catalog import IndexedCatalog, full_tail
+from waybook.stores._journal_table import Layered
+from waybook.stores._lazy_catalog import LazyCatalog
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run, Runs
 from waybook.stores._sealed import check_distinct, proved_header
-from waybook.stores._snapshot import decode_snapshot, encode_snapshot, restored_catalog, restored_runs
+from waybook.stores._store_index import IndexState, IndexTail, StoreIndex, write_index
 from waybook.stores._values import SealedJournal
 
 
@@ -69,9 +67,12 @@ class _RunLine(msgspec.Struct, array_like=True):
 _RUNS_DECODER = msgspec.json.Decoder(Run)
 """`feed.runs` read straight into runs, a read of many lines at once (a `_RunLine` is a `Run`'s line)."""
 CATALOG_FILE = "catalog.jsonl"
-SNAPSHOT_FILE = "store.snapshot"
+INDEX_FILE = "store.index"
 SNAPSHOT_TAIL = 1000
-"""How many catalog records and feed runs an open or close folds past the snapshot before saving anew."""
+"""How many catalog records and feed runs an open or close folds past the index before bringing it
+forward (the URL option keeps its first name, `snapshot_tail`)."""
+FED_CACHE = 1024
+"""How many journals' fed heads read from the index are kept (an open of a journal asks for it twice)."""
 JOURNALS = "journals"
 BLOBS = "blobs"
 
@@ -95,7 +96,7 @@ class DirectoryStore(CatalogStore):
     """Journals as JSONL files in a directory. `durability` (default `group`: an append that returns is
     on disk) applies to every journal and the catalog; `file_ops` are their system calls (tests count
     or fault them). An open or a close that folded more than `snapshot_tail` catalog records and feed
-    runs past the store's snapshot (or found one it could not use) saves a fresh one."""
+    runs past the store's index brings it forward; one that found none it could use writes a new one."""
 
     def _blob_engine(self) -> FileBlobs:
         return FileBlobs(self._dir)
@@ -138,16 +139,18 @@ class DirectoryStore(CatalogStore):
         self._feed_fd = _open_for_lock(self._feed_path, os.O_RDWR | os.O_APPEND)
         self._feed_file_lock = FileLock(self._feed_fd, self._feed_path)
         self._feed_seen = 0
-        self._feed_hash = hashlib.sha256()
-        """The SHA-256 of `feed.runs`'s first `_feed_seen` bytes, as they were read or written."""
-        self._snapshot_mark = (0, 0)
-        """(catalog seq, runs) the snapshot on disk holds, as far as this store knows."""
-        self._snapshot_stale = False
+        self._feed_last = ""
+        """The SHA-256 of `feed.runs`'s last line before `_feed_seen` ("" before any)."""
+        self._index: StoreIndex | None = None
+        self._index_mark = (0, 0)
+        """(catalog seq, runs) the index on disk holds, as far as this store knows."""
+        self._index_stale = False
+        self._catalog_mark = (0, 0)
+        """(seq, byte offset its line ends at) of a catalog record: where the index's next end counts from."""
         try:
-            catalog = self._open_catalog()
-            self._restore_snapshot(catalog)
+            catalog = self._catalog_from_index() or self._open_catalog()
             self._attach_catalog(catalog)
-            self._save_snapshot_if_behind()
+            self._save_index_if_behind()
         except BaseException:
             self._release()
             raise
@@ -250,11 +253,11 @@ class DirectoryStore(CatalogStore):
             return
         try:
             with contextlib.suppress(StorageError):  # (a store whose catalog was damaged meanwhile)
-                self._save_snapshot_if_behind()
+                self._save_index_if_behind()
             super().close()
         finally:
             self._release()
-            self._runs = Runs()  # (drops the snapshot's loader, which holds this store: no cycle to collect)
+            self._runs = Runs()  # (drops the index's loader, which holds this store: no cycle to collect)
 
     # --- hooks ----------------------------------------------------------------------------------------
 
@@ -313,7 +316,7 @@ class DirectoryStore(CatalogStore):
         end = data.rfind(b"\n") + 1  # a line being written, or torn by a crash, is not a run yet
         if end:
             self._runs.extend(_RUNS_DECODER.decode_lines(data[:end]))  # (blank lines are skipped)
-            self._feed_hash.update(data[:end])
+            self._feed_last = hashlib.sha256(data[data.rfind(b"\n", 0, end - 1) + 1 : end - 1]).hexdigest()
         self._feed_seen += end
 
     def _feed_write(self, run: Run) -> None:
@@ -328,75 +331,138 @@ class DirectoryStore(CatalogStore):
             raise StorageError(msg)
         if self._durability in (Durability.FSYNC, Durability.GROUP):
             os.fsync(self._feed_fd)
-        self._feed_hash.update(line)
+        self._feed_last = hashlib.sha256(line[:-1]).hexdigest()
         self._feed_seen += len(line)
 
     # --- internals ------------------------------------------------------------------------------------
 
-    def _open_catalog(self) -> PositionedJournal:
+    def _open_catalog(self) -> JsonlJournal:
         path = self._dir / CATALOG_FILE
         create_atomically(path, b"")  # False when it exists: then it is simply opened
         return JsonlJournal(path, create=False, durability=self._durability, file_ops=self._file_ops)
 
-    def _restore_snapshot(self, catalog: PositionedJournal) -> None:
-        """Start from the snapshot if it still names a prefix of the catalog and of `feed.runs` (before
-        anything is folded); otherwise leave it to be rewritten after the open."""
-        try:
-            data = (self._dir / SNAPSHOT_FILE).read_bytes()
-        except FileNotFoundError:
-            return
-        except OSError:
-            self._snapshot_stale = True
-            return
-        snapshot = decode_snapshot(data)
-        self._snapshot_stale = True
-        if snapshot is None or os.fstat(self._feed_fd).st_size < snapshot.feed_size:
-            return
-        prefix = hashlib.sha256(os.pread(self._feed_fd, snapshot.feed_size, 0))
-        if prefix.hexdigest() != snapshot.feed_sha256:
-            return
-        last = next(iter(catalog.read(after=snapshot.catalog_seq - 1, limit=1)), None)
-        if last is None or last.seq != snapshot.catalog_seq:
-            return
-        fold = restored_catalog(self._url, snapshot, last, where=str(self._dir / SNAPSHOT_FILE))
-        if fold is None:
-            return
-        size, sha = snapshot.feed_size, snapshot.feed_sha256
-        self._cat, self._runs = fold, restored_runs(snapshot, lambda: self._feed_prefix(size, sha))
-        self._feed_seen, self._feed_hash = size, prefix
-        self._snapshot_mark = (fold.seq, snapshot.feed_runs)
-        self._snapshot_stale = False
-
-    def _save_snapshot_if_behind(self) -> None:
-        """Save a fresh snapshot when the fold has gone `snapshot_tail` past the one on disk, or that one
-        could not be used. A snapshot that cannot be written is not an error: it only costs speed."""
-        with self._runs_mutex, self._cat_mutex:
-            seq, runs = self._cat.seq, self._runs.count
-            behind = seq - self._snapshot_mark[0] + runs - self._snapshot_mark[1]
-            if self._cat.last is None or not (self._snapshot_stale or behind > self._snapshot_tail):
-                return
-            data = encode_snapshot(
-                self._cat,
-                self._runs,
-                feed_size=self._feed_seen,
-                feed_sha256=self._feed_hash.hexdigest(),
-            )
+    def _catalog_from_index(self) -> LazyCatalog | None:
+        """Start from the index if the catalog and `feed.runs` still hold what it names (before anything is
+        folded): the catalog journal is then opened only when something needs it (LazyCatalog). None
+        when there is no index this store can use (one that is there is rewritten after the open)."""
+        path = self._dir / INDEX_FILE
+        index = StoreIndex.open(path)
+        if index is None:
+            self._index_stale = path.exists() or path.is_symlink()
+            return None
+        catalog_path = self._dir / CATALOG_FILE
+        found = None
         with contextlib.suppress(OSError):
-            replace_private(self._dir / SNAPSHOT_FILE, data)
-            fsync_dir(self._dir)
-            self._snapshot_mark, self._snapshot_stale = (seq, runs), False
+            fd = os.open(catalog_path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                found = index.check(fd, self._feed_fd)
+            finally:
+                os.close(fd)
+        if found is None:
+            index.close()
+            self._index_stale = True
+            return None
+        last, line = found
+        state = index.state
+        self._index = index
+        self._cat = IndexedCatalog.over(self._url, index, last)
+        size, last_sha = state.feed_size, state.feed_last_sha256
+        fed_of = functools.lru_cache(maxsize=FED_CACHE)(index.fed)  # (a seq and its digest: one lookup)
+        self._runs = Runs.pending(
+            head=state.feed_head,
+            count=state.feed_runs,
+            fed=Layered(lambda journal_id: _fed_seq(fed_of(journal_id))),
+            digests=Layered(lambda journal_id: _fed_digest(fed_of(journal_id))),
+            load=lambda: self._feed_prefix(size, last_sha),
+        )
+        self._feed_seen, self._feed_last = size, last_sha
+        self._index_mark = (state.catalog_seq, state.feed_runs)
+        self._catalog_mark = (state.catalog_seq, state.catalog_end)
+        return LazyCatalog(
+            catalog_path,
+            last=last,
+            line=line,
+            end=state.catalog_end,
+            opener=lambda: self._catalog_after(last),
+        )
 
-    def _feed_prefix(self, size: int, sha256: str) -> list[Run]:
-        """The runs in the first `size` bytes of `feed.runs`, which hashed to `sha256` when the store
-        opened from its snapshot (read when a feed read first needs them)."""
+    def _catalog_after(self, last: Record) -> JsonlJournal:
+        """The catalog journal itself (proven from its checkpoint), which must still hold `last`, the
+        record the index was checked against when the store opened."""
+        catalog = self._open_catalog()
+        if stored_digest(catalog, last.seq) != Head.of(last).digest:
+            catalog.close()
+            msg = (
+                f"{self._dir / CATALOG_FILE}: its record {last.seq} is no longer the one the store opened "
+                "with (the catalog was replaced while the store was open); open the store again"
+            )
+            raise IntegrityError(msg)
+        return catalog
+
+    def _save_index_if_behind(self) -> None:
+        """Bring the index forward when the fold has gone `snapshot_tail` past it, or write a new one when
+        the open found none it could use. One that cannot be written costs only speed."""
+        with self._runs_mutex, self._cat_mutex:
+            catalog, runs = self._cat, self._runs
+            seq, count = catalog.seq, runs.count
+            behind = seq - self._index_mark[0] + count - self._index_mark[1]
+            if catalog.last is None or not (self._index_stale or behind > self._snapshot_tail):
+                return
+            try:
+                end = self._catalog_end(seq)
+            except (StorageError, IntegrityError):
+                return
+            state = IndexState(
+                catalog_seq=seq,
+                catalog_digest=catalog.last.digest,
+                catalog_end=end,
+                feed_size=self._feed_seen,
+                feed_last_sha256=self._feed_last,
+                feed_head=runs.head,
+                feed_runs=count,
+                journals=catalog.count(hidden=True),
+                hidden=catalog.count(hidden=True) - catalog.count(hidden=False),
+            )
+            fed = [
+                (j, last, runs.committed(j).digest) for j, last in _own(runs.fed).items() if last is not None
+            ]
+            if isinstance(catalog, IndexedCatalog) and self._index is not None:
+                journals, gone, purged = catalog.tail()
+                tail = IndexTail(journals=journals, gone=gone, purged=purged, fed=fed, state=state)
+                index: StoreIndex | None = self._index
+            else:
+                tail, index = full_tail(catalog, state, fed), None
+        saved = index.bring_forward(tail) if index is not None else write_index(self._dir / INDEX_FILE, tail)
+        if saved:
+            self._index_mark, self._index_stale = (seq, count), False
+
+    def _catalog_end(self, seq: int) -> int:
+        """The byte offset where the catalog's line of record `seq` ends (counted from the last one known:
+        a journal's lines follow each other, one newline each)."""
+        known, end = self._catalog_mark
+        if seq > known:
+            assert self._catalog_raw is not None
+            end += sum(len(line) + 1 for line in self._catalog_raw.read_lines(after=known, limit=seq - known))
+            self._catalog_mark = (seq, end)
+        return end
+
+    def _feed_prefix(self, size: int, last_sha256: str) -> list[Run]:
+        """The runs in the first `size` bytes of `feed.runs`, whose last line hashed to `last_sha256` when
+        the store opened from its index (read when a feed read first needs them)."""
         data = os.pread(self._feed_fd, size, 0)
-        if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
+        last = data[data.rfind(b"\n", 0, size - 1) + 1 : size - 1] if size else b""
+        changed = len(data) != size or (size and hashlib.sha256(last).hexdigest() != last_sha256)
+        try:
+            runs = [] if changed else list(_RUNS_DECODER.decode_lines(data))
+        except (msgspec.DecodeError, ValueError):
+            changed = True
+        if changed:
             msg = (
                 f"{self._feed_path}: its first {size} bytes changed while the store was open (the feed only "
                 "grows); reopen the store"
             )
             raise IntegrityError(msg)
-        return list(_RUNS_DECODER.decode_lines(data))
+        return runs
 
     def _release(self) -> None:
         for fd in (self._feed_fd, self._lock_fd):
@@ -412,3 +478,16 @@ def _open_for_lock(path: Path, flags: int) -> int:
     except OSError as exc:
         msg = f"{path}: cannot open the store's file: {exc.strerror or exc}"
         raise StorageError(msg) from exc
+
+
+def _fed_seq(fed: tuple[int, str | None] | None) -> int | None:
+    return None if fed is None else fed[0]
+
+
+def _fed_digest(fed: tuple[int, str | None] | None) -> str | None:
+    return None if fed is None else fed[1]
+
+
+def _own(fed: Mapping[str, int]) -> Mapping[str, int | None]:
+    """What was fed past the index (a layered map's own entries), or all of it (a whole fold's dict)."""
+    return fed.own() if isinstance(fed, Layered) else fed

@@ -14,7 +14,7 @@ and types are the engine's own):
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
@@ -71,6 +71,16 @@ class Transaction(Protocol):
 
     def lines(self, journal_id: str, after: int, limit: int) -> builtins.list[bytes]:
         """The stored lines of records seq > `after`, in seq order, at most `limit`."""
+        ...
+
+    def page_rows(self, journal_ids: Sequence[str]) -> builtins.list[tuple[JournalRow, Head]]:
+        """The rows and committed heads of those of `journal_ids` that exist, in one statement (a page of
+        journals read together: waybook.stores._page)."""
+        ...
+
+    def page_lines(self, heads: Mapping[str, Head]) -> dict[str, builtins.list[bytes]]:
+        """The stored lines of each journal in `heads`, in seq order, in one statement; where the
+        engine's statements each see their own snapshot (PostgreSQL), none past the head given."""
         ...
 
     def allocate(self, count: int) -> int:

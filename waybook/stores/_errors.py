@@ -36,40 +36,48 @@ class InvalidJournalIdError(StoreArgumentError):
     """A journal id is not a valid id (it also names files, so it is checked before anything is written)."""
 
 
-class UnknownJournalError(StoreError, LookupError):
-    """No journal with this id exists in the store."""
+class _JournalOfStoreError(JournalError):
+    """An error about one journal id of a store: it carries `store` and `journal_id`, and its class
+    says what happened and what to do (`_message`)."""
 
     def __init__(self, *, store: str, journal_id: str) -> None:
         self.store = store
         self.journal_id = journal_id
-        msg = (
+        super().__init__(self._message(store, journal_id))
+
+    @staticmethod
+    def _message(store: str, journal_id: str) -> str:
+        raise NotImplementedError
+
+
+class UnknownJournalError(_JournalOfStoreError, StoreError, LookupError):
+    """No journal with this id exists in the store."""
+
+    @staticmethod
+    def _message(store: str, journal_id: str) -> str:
+        return (
             f"{store}: no journal {journal_id!r}; create it with store.create({journal_id!r}) or list "
             "the store's journals (`waybook ls --store URL`)"
         )
-        super().__init__(msg)
 
 
-class JournalExistsError(ConflictError):
+class JournalExistsError(_JournalOfStoreError, ConflictError):
     """`create` was given an id that is already a journal of the store."""
 
-    def __init__(self, *, store: str, journal_id: str) -> None:
-        self.store = store
-        self.journal_id = journal_id
-        msg = f"{store}: journal {journal_id!r} already exists; open it with store.open({journal_id!r})"
-        super().__init__(msg)
+    @staticmethod
+    def _message(store: str, journal_id: str) -> str:
+        return f"{store}: journal {journal_id!r} already exists; open it with store.open({journal_id!r})"
 
 
-class JournalPurgedError(StoreError, LookupError):
+class JournalPurgedError(_JournalOfStoreError, StoreError, LookupError):
     """The journal was purged: its bytes are gone and its id is retired (the catalog keeps the receipt)."""
 
-    def __init__(self, *, store: str, journal_id: str) -> None:
-        self.store = store
-        self.journal_id = journal_id
-        msg = (
+    @staticmethod
+    def _message(store: str, journal_id: str) -> str:
+        return (
             f"{store}: journal {journal_id!r} was purged; its records are erased and its id cannot be "
             "reused (feed positions would otherwise point at another journal). Use a new id"
         )
-        super().__init__(msg)
 
 
 class StoreBusyError(StorageError, TimeoutError):

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
+from collections.abc import Callable, Sequence
 
-from waybook.journal import Damage, DamageReporting, ErasureReceipt, PositionedJournal, SelfChecking, erase
-from waybook.model import AppendResult, Head, NewRecord, Record
+from waybook.journal import (
+    Damage,
+    DamageReporting,
+    ErasingJournal,
+    ErasureReceipt,
+    ErasureRequest,
+    PositionedJournal,
+    SelfChecking,
+)
+from waybook.model import AppendResult, Head, InvalidArgumentError, NewRecord
+from waybook.stores._passing import PassingJournal
 
 
-class FedJournal:
+class FedJournal(PassingJournal[PositionedJournal], ErasingJournal):
     """Wraps the adapter's journal; after each append, `on_commit(journal_id, new head)` feeds it.
 
     If the process dies between the two, the records are committed but not yet fed; the next commit
@@ -20,80 +27,49 @@ class FedJournal:
     def __init__(
         self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, Head], None]
     ) -> None:
+        super().__init__(inner)
         self.journal_id = journal_id
-        self._inner = inner
         self._on_commit = on_commit
 
     @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
     def inner(self) -> PositionedJournal:
-        return self._inner
+        return self._journal
 
     @property
     def damage(self) -> Damage | None:
         """The adapter's damage report (a JSONL journal's torn tail); None for one that has none."""
-        inner = self._inner
+        inner = self._journal
         return inner.damage if isinstance(inner, DamageReporting) else None
 
-    def head(self) -> Head:
-        return self._inner.head()
-
     def position(self) -> tuple[Head, str | None]:
-        return self._inner.position()
+        return self._journal.position()
 
     def check_invariants(self) -> None:
         """The adapter's own invariant check, where it has one."""
-        inner = self._inner
+        inner = self._journal
         if isinstance(inner, SelfChecking):
             inner.check_invariants()
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
-        result = self._inner.append(records, expected=expected)
+        result = self._journal.append(records, expected=expected)
         self._on_commit(self.journal_id, result.head)
         return result
 
-    def erase(
-        self,
-        seqs: Iterable[int] | int,
-        *,
-        reason: str,
-        actor: str | None = None,
-        policy: str | None = None,
-        parts: Iterable[str] | None = None,
-    ) -> ErasureReceipt:
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
         """The adapter's erase (docs/erasure.md), then the erasure records fed like any commit."""
-        receipt = erase(self._inner, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        inner = self._journal
+        if not isinstance(inner, ErasingJournal):
+            msg = f"{self.name}: this store's journals cannot erase ({type(inner).__name__} does not)"
+            raise InvalidArgumentError(msg)
+        receipt = inner.erase_checked(request)
         if receipt.erasures:
-            self._on_commit(self.journal_id, self._inner.head())  # the last erasure record is the head
+            self._on_commit(self.journal_id, self._journal.head())  # the last erasure record is the head
         return receipt
 
     def finish_erasures(self) -> tuple[int, ...]:
         """The adapter's `finish_erasures`: what an interrupted erasure left, finished."""
-        finish = getattr(self._inner, "finish_erasures", None)
+        finish = getattr(self._journal, "finish_erasures", None)
         return finish() if callable(finish) else ()
 
-    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        return self._inner.read(after, limit)
-
-    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        return self._inner.read_lines(after, limit)
-
-    def flush(self) -> None:
-        self._inner.flush()
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        return f"FedJournal({self.journal_id!r}, {self._inner!r})"
+        return f"FedJournal({self.journal_id!r}, {self._journal!r})"

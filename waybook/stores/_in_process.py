@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
+from collections.abc import Callable, Iterator, Sequence
 
-from waybook.journal import ErasureReceipt, InMemoryJournal, PositionedJournal
+from waybook.journal import (
+    ClosedOnExit,
+    ErasingJournal,
+    ErasureReceipt,
+    ErasureRequest,
+    InMemoryJournal,
+    PositionedJournal,
+)
 from waybook.model import AppendResult, Head, JournalClosedError, NewRecord, Record
 from waybook.stores._base import CatalogStore, store_clock, store_ids
 from waybook.stores._blob_tables import MemoryBlobs
@@ -21,7 +26,7 @@ from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run
 
 
-class _Handle:
+class _Handle(ErasingJournal, ClosedOnExit):
     """One caller's handle on a shared in-memory journal: closing it leaves the journal to the others."""
 
     def __init__(self, journal: InMemoryJournal) -> None:
@@ -40,17 +45,9 @@ class _Handle:
         self._check_open()
         return self._journal.append(records, expected=expected)
 
-    def erase(
-        self,
-        seqs: Iterable[int] | int,
-        *,
-        reason: str,
-        actor: str | None = None,
-        policy: str | None = None,
-        parts: Iterable[str] | None = None,
-    ) -> ErasureReceipt:
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
         self._check_open()
-        return self._journal.erase(seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+        return self._journal.erase_checked(request)
 
     def finish_erasures(self) -> tuple[int, ...]:
         self._check_open()
@@ -76,14 +73,6 @@ class _Handle:
 
     def check_invariants(self) -> None:
         self._journal.check_invariants()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _check_open(self) -> None:
         if self._closed:

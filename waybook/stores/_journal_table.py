@@ -1,69 +1,89 @@
-"""`JournalTable`: a catalog fold's journals by id, those a snapshot restored kept as their encoded rows.
+"""`JournalTable` and `Layered`: a catalog fold's maps, optionally over a base read by key.
 
-A store of 100,000 journals that opens from its snapshot makes a `JournalInfo` only for the journals a
-caller asks about (a page of a listing, the journal it opens), not one per journal on every open.
+A directory store that opens from its index (`_store_index.py`) folds only the catalog records and feed
+runs written after it: those live in these maps, and a key they do not hold is asked of the index. A
+store of 100,000 journals thus makes a `JournalInfo` only for the journals a caller asks about (a page of
+a listing, the journal it opens), not one per journal on every open.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Final, Generic, TypeVar
 
-import msgspec
-
-from waybook.model import StorageError
 from waybook.stores._values import JournalInfo
 
-JournalRow = tuple[str, dict[str, Any], int, str, bool]
-"""A journal as a snapshot keeps it: role, metadata, creation seq, creation time, hidden."""
-
-_ROW = msgspec.json.Decoder(JournalRow)
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
-def row_of(info: JournalInfo) -> JournalRow:
-    return (info.role, info.metadata, info.created, info.created_at, info.hidden)
+class _Removed:
+    """What a layer holds for a key it removed (the base's value is not looked up)."""
+
+
+_REMOVED: Final = _Removed()
+
+
+def _nothing(_key: object) -> None:
+    return None
+
+
+class Layered(MutableMapping[_K, _V], Generic[_K, _V]):
+    """A mapping whose own entries (set and removed on it) lie over `base`, asked for any other key.
+
+    It is not iterated (that would read the whole base): `own` gives what was set or removed on it."""
+
+    def __init__(self, base: Callable[[_K], _V | None] = _nothing) -> None:
+        self._own: dict[_K, _V | _Removed] = {}
+        self._base = base
+
+    def __getitem__(self, key: _K) -> _V:
+        value = self._own[key] if key in self._own else self._base(key)
+        if value is None or isinstance(value, _Removed):
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: _K, value: _V) -> None:
+        self._own[key] = value
+
+    def __delitem__(self, key: _K) -> None:
+        self[key]
+        self._own[key] = _REMOVED
+
+    def __iter__(self) -> Iterator[_K]:
+        msg = "a layered map is not iterated (it would read its whole base); use own()"
+        raise TypeError(msg)
+
+    def __len__(self) -> int:
+        msg = "a layered map has no length (it would count its whole base)"
+        raise TypeError(msg)
+
+    def own(self) -> dict[_K, _V | None]:
+        """The entries set on this layer (None for one removed)."""
+        return {key: None if isinstance(value, _Removed) else value for key, value in self._own.items()}
 
 
 class JournalTable:
-    """A dict of `JournalInfo` by journal id (the operations a fold uses), some entries still rows.
+    """A dict of `JournalInfo` by journal id (the operations a fold uses), over an optional `base` (the
+    journals of the store's index as of its catalog seq) asked for an id the fold did not touch.
 
-    Safe across threads as a dict is (a store reads it without its catalog mutex): an entry decoded
-    from its row stays in `_rows` too (so a reader never finds it in neither), and changes and decodes
-    take `_mutex` (so a purge never meets a decode that puts the journal back)."""
+    Safe across threads as a dict is (a store reads it without its catalog mutex)."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: Callable[[str], JournalInfo | None] = _nothing) -> None:
         self._made: dict[str, JournalInfo] = {}
-        self._rows: dict[str, msgspec.Raw] = {}
-        self._where = ""
+        self._removed: set[str] = set()
+        self._base = base
         self._mutex = threading.Lock()
 
-    @classmethod
-    def of_rows(cls, ids: Iterable[str], rows: Iterable[msgspec.Raw], *, where: str) -> JournalTable:
-        """The journals of a snapshot (`where` names it in the error a damaged row raises)."""
-        table = cls()
-        table._rows = dict(zip(ids, rows, strict=True))
-        table._where = where
-        return table
-
-    def __len__(self) -> int:
-        return len(self._rows) + sum(1 for journal_id in self._made if journal_id not in self._rows)
-
     def __contains__(self, journal_id: object) -> bool:
-        return journal_id in self._made or journal_id in self._rows
+        return isinstance(journal_id, str) and self.get(journal_id) is not None
 
     def get(self, journal_id: str) -> JournalInfo | None:
         info = self._made.get(journal_id)
-        if info is not None:
+        if info is not None or journal_id in self._removed:
             return info
-        if journal_id not in self._rows:
-            return self._made.get(journal_id)  # (a writer sets the entry before it drops the row)
-        with self._mutex:
-            info = self._made.get(journal_id)
-            raw = self._rows.get(journal_id)
-            if info is None and raw is not None:
-                info = self._made[journal_id] = self._decoded(journal_id, raw)
-            return info
+        return self._base(journal_id)
 
     def __getitem__(self, journal_id: str) -> JournalInfo:
         info = self.get(journal_id)
@@ -73,28 +93,15 @@ class JournalTable:
 
     def __setitem__(self, journal_id: str, info: JournalInfo) -> None:
         with self._mutex:
-            self._made[journal_id] = info  # (before the row goes: a reader finds one or the other)
-            self._rows.pop(journal_id, None)
+            self._made[journal_id] = info
 
     def pop(self, journal_id: str) -> JournalInfo | None:
         info = self.get(journal_id)
         with self._mutex:
             self._made.pop(journal_id, None)
-            self._rows.pop(journal_id, None)
+            self._removed.add(journal_id)  # (the base's entry, if any, is gone too)
         return info
 
-    def row(self, journal_id: str) -> msgspec.Raw | JournalRow:
-        """The journal's row for the next snapshot (its encoded row when it was never decoded)."""
-        raw = self._rows.get(journal_id)
-        return raw if raw is not None else row_of(self._made[journal_id])
-
-    def _decoded(self, journal_id: str, raw: msgspec.Raw) -> JournalInfo:
-        try:
-            role, metadata, created, created_at, hidden = _ROW.decode(raw)
-        except msgspec.DecodeError as exc:
-            msg = (
-                f"{self._where}: its row for journal {journal_id!r} does not decode ({exc}); delete the "
-                "snapshot file: the next open folds the catalog in full and writes a sound one"
-            )
-            raise StorageError(msg) from exc
-        return JournalInfo(journal_id, role, metadata, created, created_at, hidden)
+    def made(self) -> list[JournalInfo]:
+        """The journals the fold created or changed (not those only its base holds)."""
+        return list(self._made.values())

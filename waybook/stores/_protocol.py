@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from waybook.journal import AsyncSessionJournal, SessionJournal, VerifyReport
-from waybook.model import Record
+from waybook.model import JournalError, Record
 from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt, SealedJournal
 
 if TYPE_CHECKING:
@@ -236,4 +236,20 @@ class CountingStore(Protocol):
 
     def cursor_at(self, index: int, *, hidden: bool = False) -> str | None:
         """The cursor from which `list(hidden=hidden)` starts at its `index`-th journal (from 0: None)."""
+        ...
+
+
+@runtime_checkable
+class PageReadingStore(Protocol):
+    """An ability: the store opens a page of journals together (a listing's page: `ls`, the viewer's front
+    page) in a few statements rather than an open each (`open_journals`, `open_proven_journals`)."""
+
+    def open_page(self, journal_ids: Sequence[str]) -> Iterator[tuple[str, SessionJournal | JournalError]]:
+        """Each journal, in order, read-only and proven as `open_to_read` gives it, or its error."""
+        ...
+
+    def open_proven_page(
+        self, journal_ids: Sequence[str]
+    ) -> Iterator[tuple[str, tuple[SessionJournal, VerifyReport] | JournalError]]:
+        """Each journal, in order, as `open_proven(journal_id, keep=True)` gives it, or its error."""
         ...

@@ -5,6 +5,8 @@
 - `open_proven(store, journal_id)`: the journal read-only, every byte proved (the proven prefix of a
   damaged one), and the chain report, from one pass. `prove(store, journal_id)`: the report alone.
   Both take the store's catalog journal (CATALOG_ID) too.
+- `open_journals(store, ids)`, `open_proven_journals(store, ids)`: a page of journals (a listing's), each
+  as the calls above give it or its error; a `PageReadingStore` reads the page in a few statements.
 - `blobs_for(journal)`: where a journal's blobs are read from.
 
 A store whose own way is better says so with an ability (`ReadingStore`, `ProvingStore`,
@@ -15,24 +17,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from waybook.journal import Damage, DamageReporting, SessionJournal, VerifyReport, verify
-from waybook.model import AppendResult, Head, NewRecord, Record
+from waybook.journal import Damage, DamageReporting, JournalError, SessionJournal, VerifyReport, verify
 from waybook.stores._blobs import BlobRef, NoBlobStoreError
 from waybook.stores._errors import InvalidJournalIdError
+from waybook.stores._passing import PassingJournal
 from waybook.stores._protocol import (
     CATALOG_ID,
     CatalogReading,
     JournalStore,
+    PageReadingStore,
     ProvingStore,
     ReadingStore,
 )
 from waybook.stores._read_only import ReadOnlyJournal, reader_refusal
 from waybook.stores._url import open_store
 
-__all__ = ["BlobReader", "StoreJournal", "blobs_for", "open_journal", "open_proven", "prove"]
+__all__ = [
+    "BlobReader",
+    "StoreJournal",
+    "blobs_for",
+    "open_journal",
+    "open_journals",
+    "open_proven",
+    "open_proven_journals",
+    "prove",
+]
 
 
 def open_journal(store: JournalStore | str, journal_id: str) -> StoreJournal:
@@ -69,6 +80,47 @@ def prove(store: JournalStore, journal_id: str) -> VerifyReport:
     return report
 
 
+def open_journals(
+    store: JournalStore, journal_ids: Sequence[str]
+) -> Iterator[tuple[str, StoreJournal | JournalError]]:
+    """Each of `journal_ids`, in order, as `open_journal(store, journal_id)` opens it, or the JournalError
+    that open raises (a listing shows the others). A store that reads a page of journals together
+    (`PageReadingStore`: the database stores) does, in a few statements instead of an open each; any
+    other store opens them one by one. Lazy: a journal is opened when it is reached. Close each."""
+    if isinstance(store, PageReadingStore):
+        for journal_id, opened in store.open_page(journal_ids):
+            if isinstance(opened, JournalError):
+                yield journal_id, opened
+            else:
+                yield journal_id, StoreJournal(opened, store, owned=False)
+        return
+    for journal_id in journal_ids:
+        try:
+            journal = open_journal(store, journal_id)
+        except JournalError as exc:
+            yield journal_id, exc
+            continue
+        yield journal_id, journal
+
+
+def open_proven_journals(
+    store: JournalStore, journal_ids: Sequence[str]
+) -> Iterator[tuple[str, tuple[SessionJournal, VerifyReport] | JournalError]]:
+    """Each of `journal_ids`, in order, as `open_proven(store, journal_id)` gives it (the journal and the
+    report of its proof, from one pass), or the JournalError it raises; a `PageReadingStore` reads the
+    page together, as `open_journals` says. Lazy; close each journal."""
+    if isinstance(store, PageReadingStore):
+        yield from store.open_proven_page(journal_ids)
+        return
+    for journal_id in journal_ids:
+        try:
+            proven = open_proven(store, journal_id)
+        except JournalError as exc:
+            yield journal_id, exc
+            continue
+        yield journal_id, proven
+
+
 def _open_to_read(store: JournalStore, journal_id: str) -> SessionJournal:
     if isinstance(store, ReadingStore):
         return store.open_to_read(journal_id)
@@ -92,12 +144,12 @@ def _proven(store: JournalStore, journal_id: str, *, keep: bool) -> tuple[Sessio
         raise
 
 
-class StoreJournal:
+class StoreJournal(PassingJournal[SessionJournal]):
     """A journal of a store, read-only, that knows its store (where its blobs are) and, when it opened
     the store itself, closes it with the journal. Reports the damage of the journal under it."""
 
     def __init__(self, journal: SessionJournal, store: JournalStore, *, owned: bool) -> None:
-        self._journal = journal
+        super().__init__(journal)
         self._store = store
         self._owned = owned
 
@@ -106,28 +158,9 @@ class StoreJournal:
         return self._store
 
     @property
-    def name(self) -> str:
-        return self._journal.name
-
-    @property
     def damage(self) -> Damage | None:
         """The damage the open found (a torn tail), as the journal under it reports it; else None."""
         return self._journal.damage if isinstance(self._journal, DamageReporting) else None
-
-    def head(self) -> Head:
-        return self._journal.head()
-
-    def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
-        return self._journal.append(records, expected=expected)
-
-    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        return self._journal.read(after, limit)
-
-    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        return self._journal.read_lines(after, limit)
-
-    def flush(self) -> None:
-        self._journal.flush()
 
     def close(self) -> None:
         try:
@@ -135,14 +168,6 @@ class StoreJournal:
         finally:
             if self._owned:
                 self._store.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 @runtime_checkable

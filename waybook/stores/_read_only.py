@@ -3,13 +3,12 @@ journal opened to read)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from types import TracebackType
-from typing import Self
+from collections.abc import Callable, Sequence
 
 from waybook.journal import SessionJournal
-from waybook.model import AppendResult, Head, JournalError, NewRecord, Record, StorageError
+from waybook.model import AppendResult, Head, JournalError, NewRecord, StorageError
 from waybook.stores._errors import ReservedJournalError
+from waybook.stores._passing import PassingJournal
 
 
 def catalog_refusal(name: str) -> JournalError:
@@ -22,7 +21,7 @@ def reader_refusal(name: str) -> JournalError:
     return StorageError(msg)
 
 
-class ReadOnlyJournal:
+class ReadOnlyJournal(PassingJournal[SessionJournal]):
     """`journal`, read-only: `append` raises `refusal(name)` (by default ReservedJournalError, for the
     catalog) and writes nothing. Closing it calls `on_close` (default: closes `journal`); a view of a
     journal its store keeps open passes a no-op."""
@@ -34,36 +33,15 @@ class ReadOnlyJournal:
         on_close: Callable[[], None] | None = None,
         refusal: Callable[[str], JournalError] = catalog_refusal,
     ) -> None:
-        self._journal = journal
+        super().__init__(journal)
         self._on_close = journal.close if on_close is None else on_close
         self._refusal = refusal
 
-    @property
-    def name(self) -> str:
-        return self._journal.name
-
-    def head(self) -> Head:
-        return self._journal.head()
-
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         raise self._refusal(self.name)
-
-    def read(self, after: int = 0, limit: int | None = None) -> Iterator[Record]:
-        return self._journal.read(after, limit)
-
-    def read_lines(self, after: int = 0, limit: int | None = None) -> Iterator[bytes]:
-        return self._journal.read_lines(after, limit)
 
     def flush(self) -> None:
         """Nothing to flush: nothing is written through this view."""
 
     def close(self) -> None:
         self._on_close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()

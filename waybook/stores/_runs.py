@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import NamedTuple
 
 from waybook.model import Head, IntegrityError
@@ -31,14 +31,15 @@ class Run(NamedTuple):
 class Runs:
     """Runs in feed order with their end positions. `locate` is O(log runs).
 
-    Restored from a snapshot (`pending`), it knows what was fed of each journal and the feed's head at
-    once, and reads the runs of the snapshot's prefix only when a feed read needs them (`load`)."""
+    Restored from the directory store's index (`pending`), it knows what was fed of each journal (maps
+    that ask the index for a journal they were not told of) and the feed's head at once, and reads the
+    runs of the index's prefix only when a feed read needs them (`load`)."""
 
     def __init__(self) -> None:
         self._runs: list[Run] = []
         self._ends: list[int] = []
-        self.fed: dict[str, int] = {}
-        self._digests: dict[str, str] = {}
+        self.fed: MutableMapping[str, int] = {}
+        self._digests: MutableMapping[str, str] = {}
         self._load: Callable[[], list[Run]] | None = None
         self._prefix_head = 0
         self._prefix_count = 0
@@ -49,8 +50,8 @@ class Runs:
         *,
         head: int,
         count: int,
-        fed: dict[str, int],
-        digests: dict[str, str],
+        fed: MutableMapping[str, int],
+        digests: MutableMapping[str, str],
         load: Callable[[], list[Run]],
     ) -> Runs:
         """The runs of a prefix of the feed known by its outcome (`count` runs through position `head`,
@@ -90,10 +91,6 @@ class Runs:
     @property
     def head(self) -> int:
         return self._ends[-1] if self._ends else self._prefix_head
-
-    def digests(self) -> dict[str, str]:
-        """The digest of the last record fed, by journal (those an older waybook fed have none)."""
-        return self._digests
 
     def add(self, run: Run) -> None:
         """Take in a run read from storage or about to be written (it must follow what was fed)."""

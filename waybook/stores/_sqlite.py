@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -60,6 +60,9 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO counters (name, value) VALUES ('purged_through', 0);
 """
+
+_OWN_TABLES: Final = frozenset({"journals", "records", "counters", "blobs", "blob_leases"})
+"""The tables a store of any schema version may hold (a file with others is another program's)."""
 
 _HEADS: Final = f"""
 ALTER TABLE journals ADD COLUMN head_seq INTEGER NOT NULL DEFAULT 0;
@@ -107,6 +110,26 @@ class SqliteTransaction:
             (journal_id, after, limit),
         ).fetchall()
         return [_bytes(row[0]) for row in rows]
+
+    def page_rows(self, journal_ids: Sequence[str]) -> builtins.list[tuple[JournalRow, Head]]:
+        rows = self._conn.execute(
+            "SELECT journal_id, role, metadata, created, created_at, hidden, purged, head_seq, head_digest "
+            "FROM journals WHERE journal_id IN (SELECT value FROM json_each(?))",
+            (msgspec.json.encode(list(journal_ids)).decode(),),
+        ).fetchall()
+        return [(_journal_row(row[:7]), Head(row[7], row[8])) for row in rows]
+
+    def page_lines(self, heads: Mapping[str, Head]) -> dict[str, builtins.list[bytes]]:
+        """(One read transaction is one snapshot here: every line the journals hold, as `lines` reads.)"""
+        found: dict[str, builtins.list[bytes]] = {journal_id: [] for journal_id in heads}
+        rows = self._conn.execute(
+            "SELECT journal_id, line FROM records WHERE journal_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY journal_id, seq",
+            (msgspec.json.encode(list(heads)).decode(),),
+        )
+        for journal_id, line in rows:
+            found[journal_id].append(_bytes(line))
+        return found
 
     def allocate(self, count: int) -> int:
         """The next position after every record ever committed. Write transactions are serialised, so
@@ -284,6 +307,27 @@ class SqliteEngine:
                 conn.execute("ROLLBACK")
             raise
 
+    def _refuse_foreign(self, conn: sqlite3.Connection) -> None:
+        """StorageError if a database with no schema version holds another program's tables, asked on
+        the first connection before it changes anything (not even the switch to WAL): a store never
+        writes into someone else's database. (Never by reading the file itself: closing another
+        descriptor of the file would drop this process's SQLite locks on it.)"""
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version != 0:
+            return
+        tables = sorted(
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if name not in _OWN_TABLES and not name.startswith("sqlite_")
+        )
+        if tables:
+            shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+            msg = (
+                f"{self._url}: this SQLite database is not a waybook store (it holds the tables {shown}); "
+                "nothing was written to it. Name a new file for the store"
+            )
+            raise StorageError(msg)
+
     @property
     def url(self) -> str:
         return self._url
@@ -395,6 +439,14 @@ class SqliteEngine:
                 self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
             )
             self._connections.append(conn)
+        if len(self._connections) == 1:  # the store's first: is the file a store's?
+            try:
+                self._refuse_foreign(conn)
+            except BaseException:
+                with self._connections_mutex:
+                    self._connections.remove(conn)
+                conn.close()
+                raise
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[self._durability]}")
         conn.execute("PRAGMA secure_delete = ON")

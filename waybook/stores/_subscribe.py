@@ -21,11 +21,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Collection, Iterator
-from types import TracebackType
 from typing import TYPE_CHECKING, Final, Self
 
 import attrs
 
+from waybook.journal import ClosedOnExit
 from waybook.model import IntegrityError, Record
 from waybook.stores._catalog import check_position, check_timeout
 from waybook.stores._errors import StoreArgumentError
@@ -128,16 +128,14 @@ class Cursor:
             self.unacked.append(position)
 
 
-class Subscription:
-    """A blocking subscriber's view of a store's feed. Iterate it; `ack` what you processed; `close` ends
-    the iteration (also from another thread). Not for sharing between consumers."""
+class _Deliveries:
+    """What a blocking and an asyncio subscription share: the cursor, the filter, and the deliveries read
+    from the feed but not yet handed out."""
 
-    def __init__(self, store: JournalStore, after: int = 0, *, filter: Filter = None) -> None:
-        self._store = store
+    def __init__(self, after: int, filter: Filter) -> None:
         self._state = Cursor(_check_after(after))
         self._wanted = _predicate(filter)
         self._buffer: deque[Delivery] = deque()
-        self._closed = threading.Event()
 
     @property
     def cursor(self) -> int:
@@ -153,6 +151,34 @@ class Subscription:
         """Acknowledge every delivery up to `position` as processed. Acks never move back."""
         self._state.ack(position)
 
+    def _read(self, entry: FeedEntry) -> None:
+        """Take in one feed entry: read past it, and buffer its delivery if the filter wants it."""
+        delivery = Delivery.of(entry)
+        self._state.read = entry.position
+        if self._wanted(delivery):
+            self._buffer.append(delivery)
+
+    def _filled(self, start: int, head: int) -> bool:
+        """After reading the feed from `start` (`head` its head before): whether a delivery is buffered."""
+        if self._state.read == start:
+            self._state.read = max(start, head)  # positions of purged journals are skipped
+        return bool(self._buffer)
+
+    def _deliver(self) -> Delivery:
+        delivery = self._buffer.popleft()
+        self._state.delivering(delivery.position)
+        return delivery
+
+
+class Subscription(_Deliveries, ClosedOnExit):
+    """A blocking subscriber's view of a store's feed. Iterate it; `ack` what you processed; `close` ends
+    the iteration (also from another thread). Not for sharing between consumers."""
+
+    def __init__(self, store: JournalStore, after: int = 0, *, filter: Filter = None) -> None:
+        super().__init__(after, filter)
+        self._store = store
+        self._closed = threading.Event()
+
     def next(self, timeout: float | None = None) -> Delivery | None:
         """The next delivery, waiting up to `timeout` seconds (None, or past a year: until one comes or
         `close`; 0 or less: not at all). NaN is refused (StoreArgumentError)."""
@@ -160,9 +186,7 @@ class Subscription:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._closed.is_set():
             if self._buffer or self._fill():
-                delivery = self._buffer.popleft()
-                self._state.delivering(delivery.position)
-                return delivery
+                return self._deliver()
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return None
@@ -173,13 +197,8 @@ class Subscription:
         head = self._store.feed_head()  # every position up to here is readable now
         start = self._state.read
         for entry in self._store.feed(start, limit=READ_BATCH):
-            delivery = Delivery.of(entry)
-            self._state.read = entry.position
-            if self._wanted(delivery):
-                self._buffer.append(delivery)
-        if self._state.read == start:
-            self._state.read = max(start, head)  # positions of purged journals are skipped
-        return bool(self._buffer)
+            self._read(entry)
+        return self._filled(start, head)
 
     def __iter__(self) -> Iterator[Delivery]:
         while (delivery := self.next()) is not None:
@@ -192,36 +211,15 @@ class Subscription:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-
-class AsyncSubscription:
+class AsyncSubscription(_Deliveries):
     """`Subscription` for asyncio: `async for delivery in subscription`, `ack`, `aclose`. Cancelling the
     task mid-delivery leaves the cursor at the last acknowledged position."""
 
     def __init__(self, store: AsyncJournalStore, after: int = 0, *, filter: Filter = None) -> None:
+        super().__init__(after, filter)
         self._store = store
-        self._state = Cursor(_check_after(after))
-        self._wanted = _predicate(filter)
-        self._buffer: deque[Delivery] = deque()
         self._closed = False
-
-    @property
-    def cursor(self) -> int:
-        return self._state.cursor(bool(self._buffer))
-
-    @property
-    def acked(self) -> int:
-        return self._state.acked
-
-    def ack(self, position: int) -> None:
-        self._state.ack(position)
 
     async def next(self, timeout: float | None = None) -> Delivery | None:
         timeout = check_timeout(timeout)
@@ -229,9 +227,7 @@ class AsyncSubscription:
         deadline = None if timeout is None else loop.time() + timeout
         while not self._closed:
             if self._buffer or await self._fill():
-                delivery = self._buffer.popleft()
-                self._state.delivering(delivery.position)
-                return delivery
+                return self._deliver()
             left = None if deadline is None else deadline - loop.time()
             if left is not None and left <= 0:
                 return None
@@ -242,13 +238,8 @@ class AsyncSubscription:
         head = await self._store.feed_head()
         start = self._state.read
         async for entry in self._store.feed(start, limit=READ_BATCH):
-            delivery = Delivery.of(entry)
-            self._state.read = entry.position
-            if self._wanted(delivery):
-                self._buffer.append(delivery)
-        if self._state.read == start:
-            self._state.read = max(start, head)
-        return bool(self._buffer)
+            self._read(entry)
+        return self._filled(start, head)
 
     def __aiter__(self) -> AsyncIterator[Delivery]:
         return self._deliveries()

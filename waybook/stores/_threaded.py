@@ -28,7 +28,22 @@ CHUNK = 512
 """Records (or feed entries) fetched per worker-thread call when iterating."""
 
 
-class ThreadedJournal:
+class _ClosedOnAsyncExit:
+    """`async with thing:` awaits the thing's `close()` when the block ends."""
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+class ThreadedJournal(_ClosedOnAsyncExit):
     """A blocking `SessionJournal`, awaited."""
 
     def __init__(self, journal: SessionJournal) -> None:
@@ -70,19 +85,11 @@ class ThreadedJournal:
     async def close(self) -> None:
         await asyncio.to_thread(self._journal.close)
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
-
     def __repr__(self) -> str:
         return f"ThreadedJournal({self._journal!r})"
 
 
-class ThreadedStore:
+class ThreadedStore(_ClosedOnAsyncExit):
     """A blocking `JournalStore`, awaited; the journals it returns are `ThreadedJournal`s."""
 
     def __init__(self, store: JournalStore) -> None:
@@ -181,14 +188,6 @@ class ThreadedStore:
         if self._waiters is not None:
             self._waiters.shutdown(wait=False, cancel_futures=True)
         await asyncio.to_thread(self._store.close)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     def __repr__(self) -> str:
         return f"ThreadedStore({self._store!r})"

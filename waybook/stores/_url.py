@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from waybook.model import JournalError
 from waybook.stores._errors import InvalidStoreUrlError, StoreNotFoundError
 from waybook.stores._protocol import JournalStore
 
@@ -123,6 +124,8 @@ def open_store(url: str, *, create: bool = True) -> JournalStore:
         raise InvalidStoreUrlError(msg) from exc
     try:
         return opener(urllib.parse.unquote(location), dict(pairs))
+    except JournalError:  # the store's own typed errors (StorageError is an OSError) say it already
+        raise
     except OSError as exc:  # a path the system refuses outright (too long, a loop of links)
         msg = f"{scheme}:{location[:80]}{'...' if len(location) > 80 else ''}: {exc.strerror or exc}"
         raise InvalidStoreUrlError(msg) from None

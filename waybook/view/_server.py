@@ -26,7 +26,7 @@ import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import Any, Final, TypeVar
@@ -35,8 +35,8 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import attrs
 import jinja2
 
-from waybook.journal import JournalError
-from waybook.model import Header
+from waybook.journal import JournalError, SessionJournal, VerifyReport
+from waybook.model import Header, Record
 from waybook.projections import PriceTable
 from waybook.stores import (
     JournalStore,
@@ -44,6 +44,7 @@ from waybook.stores import (
     count_journals,
     list_from,
     open_proven,
+    open_proven_journals,
     open_store,
 )
 from waybook.view._data import node_data, page_data, summary_of
@@ -60,6 +61,8 @@ PAGE_SIZE: Final = 100
 """How many journals one front page lists (`/?page=N` for the rest, in the store's creation order)."""
 TITLE_SCAN: Final = 64
 """How many leading records are read to find a journal's first user message for its title."""
+TITLE_FIRST: Final = 8
+"""Records read first for a front page row's title; the rest of TITLE_SCAN only when it is not there."""
 PAGE_WORKERS: Final = 4
 """Threads that build pages (each proves journals: disk-bound work kept off the event loop)."""
 PAGE_QUEUE: Final = 64
@@ -112,33 +115,41 @@ td,th{padding:4px 10px;text-align:left;border-bottom:1px solid #eee}
 )
 
 
-def journal_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    """One line of the front page: id, title (the first user message), records, last activity, proof.
+def journal_rows(store: JournalStore, journal_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The front page's lines of `journal_ids`: id, title (the first user message), records, last
+    activity, proof; the page's journals read together where the store can (`open_proven_journals`:
+    two statements in a database store).
 
     A journal is proven as `waybook verify` proves it (`stores.open_proven`), so a torn tail, which an
     open leaves out of what it serves, still shows as damage; one damaged before its last record shows
     its proven prefix, and one damaged journal never takes the whole store's front page down: one that
     lost records (or cannot be read at all) is listed with what is wrong."""
-    try:
-        return _proven_row(store, journal_id)
-    except JournalError as exc:
-        return {
-            "id": journal_id,
-            "href": quote(journal_id, safe=""),
-            "title": journal_id,
-            "records": "?",
-            "last": "",
-            "status": str(exc),
-            "css": "damaged",
-        }
+    rows = []
+    for journal_id, proven in open_proven_journals(store, journal_ids):
+        try:
+            if isinstance(proven, JournalError):
+                raise proven
+            rows.append(_proven_row(journal_id, *proven))
+        except JournalError as exc:
+            rows.append(
+                {
+                    "id": journal_id,
+                    "href": quote(journal_id, safe=""),
+                    "title": journal_id,
+                    "records": "?",
+                    "last": "",
+                    "status": str(exc),
+                    "css": "damaged",
+                }
+            )
+    return rows
 
 
-def _proven_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
-    journal, report = open_proven(store, journal_id)
+def _proven_row(journal_id: str, journal: SessionJournal, report: VerifyReport) -> dict[str, Any]:
     with journal:
         head = report.head.seq
         title = journal_id
-        for record in journal.read(limit=min(TITLE_SCAN, head)):  # the proven records only
+        for record in _first_records(journal, min(TITLE_SCAN, head)):  # the proven records only
             node = None if isinstance(record.body, Header) else node_data(record)
             if node is not None and node["role"] == "user" and not node["harness"]:
                 title = summary_of(node)
@@ -153,6 +164,16 @@ def _proven_row(store: JournalStore, journal_id: str) -> dict[str, Any]:
         "status": "verified" if report.ok else str(report),
         "css": "ok" if report.ok else "damaged",
     }
+
+
+def _first_records(journal: SessionJournal, count: int) -> Iterator[Record]:
+    """The first `count` records, the first few read alone: the title is nearly always among them, and
+    a database journal's reads prove their lines again (a front page of 50 journals would prove each
+    one's first page twice)."""
+    first = list(journal.read(limit=min(TITLE_FIRST, count)))
+    yield from first
+    if len(first) == TITLE_FIRST < count:
+        yield from journal.read(after=TITLE_FIRST, limit=count - TITLE_FIRST)
 
 
 def journal_page_data(
@@ -512,7 +533,7 @@ class ViewServer:
                 raise NoSuchPageError(msg)
             start = (page - 1) * self.page_size
             listed = list_from(store, start, limit=self.page_size)
-            rows = [journal_row(store, info.journal_id) for info in listed]
+            rows = journal_rows(store, [info.journal_id for info in listed])
             return _LIST_PAGE.render(
                 url=self.store_url,
                 rows=rows,

@@ -21,7 +21,7 @@ import hashlib
 import os
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
@@ -33,7 +33,7 @@ from waybook.codecs import decode_record, line_digest
 from waybook.journal._clock import new_id, utc_now
 from waybook.journal._closing import ClosedOnExit
 from waybook.journal._durability import Durability
-from waybook.journal._erasure import ErasureReceipt, check_request
+from waybook.journal._erasure import ErasingJournal, ErasureReceipt, ErasureRequest
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl._checkpoint import Hasher, Mark
 from waybook.journal._jsonl._erase import erase as erase_in_place
@@ -66,7 +66,7 @@ from waybook.model import (
 _T = TypeVar("_T")
 
 
-class JsonlJournal(ProvedFile, ClosedOnExit):
+class JsonlJournal(ProvedFile, ErasingJournal, ClosedOnExit):
     """A journal in a JSONL file. See the module docstring and docs/jsonl.md.
 
     Its options are one `JsonlOptions` value (`options=`), or the same fields as keywords
@@ -419,19 +419,9 @@ class JsonlJournal(ProvedFile, ClosedOnExit):
 
     # --- erasure (docs/erasure.md) -------------------------------------------------------------------
 
-    def erase(
-        self,
-        seqs: Iterable[int] | int,
-        *,
-        reason: str,
-        actor: str | None = None,
-        policy: str | None = None,
-        parts: Iterable[str] | None = None,
-    ) -> ErasureReceipt:
-        """Erase the content of records `seqs` (sealed, content still there, holding one of `parts` if
-        given): append the erasure record, then overwrite each record's content in place under the
-        exclusive lock. Returns the receipt; `waybook.journal.erase` is the same for any journal."""
-        request = check_request(self._name, seqs, reason=reason, actor=actor, policy=policy, parts=parts)
+    def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
+        """`erase`'s work here: append the erasure record, then overwrite each taken record's content in
+        place under the exclusive lock."""
         return self._erasing(lambda: erase_in_place(self, request))
 
     def finish_erasures(self) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import attrs
 import msgspec
@@ -35,21 +35,11 @@ from waybook.model import (
     InvalidLeafMoveError,
     InvalidRecordError,
     LeafMoved,
-    MemoryAdoption,
-    MemoryDelete,
-    MemoryPinMoved,
-    MemoryRename,
-    MemorySynced,
-    MemoryUsed,
-    MemoryWrite,
     MisplacedHeaderError,
     NewRecord,
     ParentMismatchError,
     PartialAssistantError,
     Record,
-    ReflectionFinished,
-    ReflectionReserved,
-    ReflectionStarted,
     Reset,
     SubagentLink,
     SystemMessage,
@@ -500,27 +490,14 @@ def _check_erasure(
 
 
 _BODY_CHECKS: Final[dict[type, BodyCheck]] = {
+    **dict.fromkeys(get_args(AnyBody), _no_check),  # every record body type; these have rules of their own:
     Header: _check_header,
-    UserMessage: _no_check,
-    SystemMessage: _no_check,
-    ToolResult: _no_check,
     AssistantMessage: _check_assistant,
     Compaction: _check_refs,
     ContextExclusion: _check_refs,
     CustomEntry: _check_custom,
     LeafMoved: _check_leaf_move,
-    Reset: _no_check,
     Annotation: _check_annotation,
     Erasure: _check_erasure,
     SubagentLink: _check_link,
-    MemoryWrite: _no_check,
-    MemoryDelete: _no_check,
-    MemoryRename: _no_check,
-    MemoryAdoption: _no_check,
-    MemoryPinMoved: _no_check,
-    MemoryUsed: _no_check,
-    ReflectionReserved: _no_check,
-    ReflectionStarted: _no_check,
-    ReflectionFinished: _no_check,
-    MemorySynced: _no_check,
 }

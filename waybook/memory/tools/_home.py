@@ -22,12 +22,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import attrs
 
-from waybook.journal import SessionJournal
+from waybook.journal import ClosedOnExit, SessionJournal
 from waybook.memory._errors import RequestError
 from waybook.memory.working import Memory
 from waybook.stores import JournalExistsError, JournalStore, open_store
@@ -69,7 +68,7 @@ def check_identity(identity: object) -> str:
 
 
 @attrs.define(eq=False)
-class MemoryHome:
+class MemoryHome(ClosedOnExit):
     """One identity's memory journals, open. Close it (or use it as a context manager) when done; the
     store is closed with it only if `home()` opened it."""
 
@@ -96,14 +95,6 @@ class MemoryHome:
             journal.close()
         if self.owns_store:
             self.store.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def home(identity: str, *, store: JournalStore | str | None = None) -> MemoryHome:

@@ -7,6 +7,8 @@ journal's memory rules check that batch again, so a raw append of the same recor
 
 from __future__ import annotations
 
+import attrs
+
 from waybook.journal._roles.memory import Limits
 from waybook.journal._roles.memory_paths import ancestors
 from waybook.journal._roles.memory_text import (
@@ -78,9 +80,8 @@ def decide_changes(
             checked_writes[path] = text
         leaving = set(checked_deletes) | {a for a, _ in checked_moves}
         _no_new_conflicts(checked_writes, state, leaving)
-        bodies, evicted = _plan(
-            state, limits, checked_writes, checked_deletes, checked_moves, call_id, command, host=host
-        )
+        change = _Change(checked_writes, checked_deletes, checked_moves)
+        bodies, evicted = _plan(state, limits, change, call_id, command, host=host)
     except RefusedError as refused:
         return refused.failure
     added = tuple(p for p in checked_writes if p not in state.files and p not in moved_to)
@@ -104,7 +105,7 @@ def _update_description(
     writable(path, state)
     old = state.files[path]
     text = with_description(old.text, description)
-    bodies, evicted = _plan(state, limits, {path: text}, (), (), call_id, "update_description")
+    bodies, evicted = _plan(state, limits, _Change({path: text}), call_id, "update_description")
     return Write(bodies, Edited(path, byte_length(text), evicted), content_digest(text))
 
 
@@ -158,7 +159,8 @@ def _apply_patch(command: ApplyPatch, state: MemoryState, limits: Limits, call_i
             writes[target] = text
             updated.append(path)
     _no_new_conflicts(writes, state, set(deletes) | {old for old, _ in moves})
-    bodies, evicted = _plan(state, limits, writes, tuple(deletes), tuple(moves), call_id, "apply_patch")
+    change = _Change(writes, tuple(deletes), tuple(moves))
+    bodies, evicted = _plan(state, limits, change, call_id, "apply_patch")
     value = Patched(tuple(added), tuple(updated), tuple(deletes), tuple(moves), evicted)
     dropped = sorted(
         set().union(*(links_of(state.files[p].text) for p in deletes), *_dropped(state, writes, moves))
@@ -188,18 +190,26 @@ def _no_new_conflicts(writes: dict[str, str], state: MemoryState, leaving: set[s
                 raise RefusedError("PATH_CONFLICT", msg, path)
 
 
+@attrs.frozen
+class _Change:
+    """A whole change, checked: the files written (path to text), deleted, and moved (old, new)."""
+
+    writes: dict[str, str]
+    deletes: tuple[str, ...] = ()
+    moves: tuple[tuple[str, str], ...] = ()
+
+
 def _plan(
     state: MemoryState,
     limits: Limits,
-    writes: dict[str, str],
-    deletes: tuple[str, ...],
-    moves: tuple[tuple[str, str], ...],
+    change: _Change,
     call_id: str | None,
     command: str,
     *,
     host: bool = False,
 ) -> tuple[tuple[MemoryBody, ...], tuple[str, ...]]:
     """One batch for the whole change, evicting the earliest-written untouched files where needed."""
+    writes, deletes, moves = change.writes, change.deletes, change.moves
     if not host:
         for path, text in writes.items():
             not_making_read_only(path, text)

@@ -14,17 +14,7 @@ from typing import Final
 
 from waybook.journal._roles.memory_paths import is_under
 from waybook.memory.working._checks import Write
-from waybook.memory.working._commands import (
-    ApplyPatch,
-    Command,
-    Create,
-    Delete,
-    Insert,
-    Rename,
-    StrReplace,
-    UpdateDescription,
-    View,
-)
+from waybook.memory.working._commands import ApplyPatch, Command, Rename
 from waybook.memory.working._patch import PatchError, parse_patch
 from waybook.memory.working._results import Failure
 from waybook.memory.working._state import MemoryState
@@ -47,8 +37,6 @@ def paths_of(body: AnyBody) -> set[str]:
 
 def command_paths(command: Command) -> tuple[str, ...]:
     """The paths a command names: what it read to decide, whatever its write then touches."""
-    if isinstance(command, View | Create | StrReplace | Insert | Delete | UpdateDescription):
-        return (command.path,)
     if isinstance(command, Rename):
         return (command.old_path, command.new_path)
     if isinstance(command, ApplyPatch):
@@ -57,7 +45,7 @@ def command_paths(command: Command) -> tuple[str, ...]:
         except PatchError:
             return ()
         return tuple(p for op in operations for p in (op.path, getattr(op, "move_to", None)) if p)
-    return ()
+    return (command.path,)  # every other command names one note or directory
 
 
 def footprint(decision: Write) -> tuple[str, ...]:

@@ -110,29 +110,36 @@ class SharedMap(MutableMapping[K, V], Generic[K, V]):
             return default
 
     def __setitem__(self, key: K, value: V) -> None:
+        self._fresh.add(key)
+        node, index, bucket, shift = self._own_path(key)
+        if bucket is None:
+            node.slots[index] = _bucket(self._edit, ((key, value),))
+            self._size += 1
+            return
+        if key not in bucket:
+            self._size += 1
+        bucket[key] = value
+        if len(bucket) > BUCKET and shift + BITS < MAX_SHIFT:
+            node.slots[index] = self._split(bucket, shift + BITS)
+
+    def _own_path(self, key: K) -> tuple[_Node, int, _Bucket | None, int]:
+        """Walk `key`'s hash path down to the slot of its leaf, copying every node (and the leaf) that
+        this map does not own: (the node, the slot's index, the leaf or None if empty, the shift)."""
         edit = self._edit
         node = self._root
         if node.edit is not edit:
             node = self._root = _Node(edit, list(node.slots))
         code = hash(key)
         shift = 0
-        self._fresh.add(key)
         while True:
             index = (code >> shift) & MASK
             child = node.slots[index]
             if child is None:
-                node.slots[index] = _bucket(edit, ((key, value),))
-                self._size += 1
-                return
+                return node, index, None, shift
             if type(child) is _Bucket:
                 if child.edit is not edit:
                     child = node.slots[index] = _bucket(edit, child.items())
-                if key not in child:
-                    self._size += 1
-                child[key] = value
-                if len(child) > BUCKET and shift + BITS < MAX_SHIFT:
-                    node.slots[index] = self._split(child, shift + BITS)
-                return
+                return node, index, child, shift
             if child.edit is not edit:
                 child = node.slots[index] = _Node(edit, list(child.slots))
             node = child
@@ -153,28 +160,13 @@ class SharedMap(MutableMapping[K, V], Generic[K, V]):
     def __delitem__(self, key: K) -> None:
         if key not in self:
             raise KeyError(key)
-        edit = self._edit
-        node = self._root
-        if node.edit is not edit:
-            node = self._root = _Node(edit, list(node.slots))
-        code = hash(key)
-        shift = 0
         self._fresh.discard(key)
-        while True:
-            index = (code >> shift) & MASK
-            child = node.slots[index]
-            if type(child) is _Bucket:
-                if child.edit is not edit:
-                    child = node.slots[index] = _bucket(edit, child.items())
-                del child[key]
-                if not child:
-                    node.slots[index] = None
-                self._size -= 1
-                return
-            if child.edit is not edit:
-                child = node.slots[index] = _Node(edit, list(child.slots))
-            node = child
-            shift += BITS
+        node, index, bucket, _ = self._own_path(key)
+        assert bucket is not None, "a key this map holds is in a leaf"
+        del bucket[key]
+        if not bucket:
+            node.slots[index] = None
+        self._size -= 1
 
     def __iter__(self) -> Iterator[K]:
         stack = [self._root]

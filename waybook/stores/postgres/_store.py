@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from waybook.codecs import decode_record, line_digest
 from waybook.journal._ledger import prove_lines
 from waybook.journal._timeouts import check_seconds
 from waybook.model import AppendResult, Head, NewRecord, Record, RecordValidationError
-from waybook.stores._base import checked_creation, store_clock, store_ids
+from waybook.stores._base import store_clock, store_ids
 from waybook.stores._catalog import CREATED, catalog_entry, check_position, check_timeout
 from waybook.stores._database import DatabaseStore
 from waybook.stores._database_journal import DatabaseJournal
@@ -144,20 +144,12 @@ class PostgresStore(DatabaseStore):
             conn.execute("SELECT pg_switch_wal()")
             conn.execute("CHECKPOINT")
 
-    def create(
-        self,
-        journal_id: str,
-        *,
-        role: str = "session",
-        metadata: Mapping[str, Any] | None = None,
-        header: bool = True,
+    def _create(
+        self, journal_id: str, role: str, meta: dict[str, Any], line: bytes | None
     ) -> DatabaseJournal:
         """Create a journal in one round trip (waybook_create) when this process knows the catalog's
         head, in two when another process created or hid a journal since (the first reply brings the
         catalog records to catch up on). Under a storm of creators the generic locked path decides."""
-        meta, line = checked_creation(
-            journal_id, role, metadata, header=header, ids=self._ids, clock=self._clock
-        )
         sealed: tuple[str, bytes] | None = None
         if line is not None:
             digest = line_digest(line)
@@ -200,7 +192,7 @@ class PostgresStore(DatabaseStore):
             if line is not None:
                 journal._ledger.advance([decode_record(line, where=journal.name)])
             return journal
-        return super().create(journal_id, role=role, metadata=metadata, header=header)
+        return super()._create(journal_id, role, meta, line)
 
     def wait(self, after: int, timeout: float | None = None) -> bool:
         """True once a record after `after` is committed (the feed then has it), False at `timeout`.

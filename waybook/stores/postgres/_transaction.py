@@ -12,7 +12,7 @@ Inserts carry no feed position: the feed's sequencer numbers committed records (
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import msgspec
@@ -84,6 +84,33 @@ class PostgresTransaction:
             (journal_id, after, (2**63 - 1) if through is None else through.seq, limit),
         )
         return [row[0] for row in rows]
+
+    def page_rows(self, journal_ids: Sequence[str]) -> builtins.list[tuple[JournalRow, Head]]:
+        rows = self._query(
+            "SELECT journal_id, role, metadata, created, created_at, hidden, purged, head_seq, head_digest"
+            " FROM waybook_journals WHERE journal_id = ANY(%s)",
+            (list(journal_ids),),
+        )
+        found = []
+        for row in rows:
+            head = Head(row[7], row[8])
+            self._heads[row[0]] = head
+            journal = JournalRow(row[0], row[1], msgspec.json.decode(row[2]), row[3], row[4], row[5], row[6])
+            found.append((journal, head))
+        return found
+
+    def page_lines(self, heads: Mapping[str, Head]) -> dict[str, builtins.list[bytes]]:
+        # Each statement of a read sees its own snapshot (see `lines`): never past the heads read before.
+        found: dict[str, builtins.list[bytes]] = {journal_id: [] for journal_id in heads}
+        rows = self._query(
+            "SELECT r.journal_id, r.line FROM waybook_records AS r"
+            " JOIN unnest(%s::text[], %s::bigint[]) AS w (journal_id, through)"
+            " ON r.journal_id = w.journal_id AND r.seq <= w.through ORDER BY r.journal_id, r.seq",
+            (list(heads), [head.seq for head in heads.values()]),
+        )
+        for journal_id, line in rows:
+            found[journal_id].append(line)
+        return found
 
     def allocate(self, count: int) -> int:
         """No positions at write time: records go in without one and the feed's sequencer numbers them

@@ -1,11 +1,15 @@
-"""The directory store's snapshot (store.snapshot): an open that finds it still a prefix of the catalog
-and of feed.runs folds only what follows; any other snapshot is ignored and rewritten; deleting it
-changes nothing but speed. (The contract kit runs on `file:DIR?snapshot_tail=0` too: conftest.STORES.)"""
+"""The directory store's index (store.index): an open that finds the catalog record and the feed.runs
+prefix it names still there reads it by key and page and folds only what follows, without opening the
+catalog journal; any other index is ignored and rewritten; deleting it changes nothing but speed. (The
+contract kit runs on `file:DIR?snapshot_tail=0` too, the index on: conftest.STORES.)"""
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import json
+import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +21,9 @@ from waybook import Session
 from waybook.model import IntegrityError
 from waybook.stores import InvalidStoreUrlError, StoreArgumentError, open_store
 from waybook.stores._catalog import Catalog
-from waybook.stores._directory import SNAPSHOT_FILE, DirectoryStore
+from waybook.stores._directory import INDEX_FILE, DirectoryStore
+from waybook.stores._lazy_catalog import LazyCatalog
 from waybook.stores._runs import Runs
-from waybook.stores._snapshot import MAGIC
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +56,7 @@ def folded(monkeypatch: pytest.MonkeyPatch) -> Folded:
 
 
 def build(directory: Path, journals: int = 12) -> None:
-    """A store with plain, hidden and purged journals, its snapshot saved by its close."""
+    """A store with plain, hidden and purged journals, its index written by its close."""
     with DirectoryStore(directory, snapshot_tail=0) as store:
         for n in range(journals):
             session = Session(store.create(f"s{n}", metadata={"n": n, "team": ["a", "b"][n % 2]}))
@@ -87,10 +91,10 @@ def seen(store: DirectoryStore) -> tuple[object, ...]:
 
 
 def truth(directory: Path) -> tuple[object, ...]:
-    """What the store shows when its snapshot is not there (a copy without it, folded in full)."""
-    copy = directory.with_name(directory.name + "-unsnapshotted")
+    """What the store shows when its index is not there (a copy without it, folded in full)."""
+    copy = directory.with_name(directory.name + "-unindexed")
     shutil.copytree(directory, copy)
-    (copy / SNAPSHOT_FILE).unlink(missing_ok=True)
+    (copy / INDEX_FILE).unlink(missing_ok=True)
     with DirectoryStore(copy, snapshot_tail=10**9) as store:
         found = seen(store)
     shutil.rmtree(copy)
@@ -103,7 +107,13 @@ def _without_store_url(found: tuple[object, ...]) -> tuple[object, ...]:
     return (*found[:5], (receipt.journal_id, receipt.digest), *found[6:])  # type: ignore[attr-defined]
 
 
-def test_an_open_from_a_current_snapshot_folds_nothing_and_shows_what_a_full_fold_shows(
+def catalog_opened(store: DirectoryStore) -> bool:
+    """Whether the store opened its catalog journal (rather than answering from its index)."""
+    catalog = store._catalog_raw
+    return not isinstance(catalog, LazyCatalog) or catalog.opened
+
+
+def test_an_open_from_a_current_index_folds_nothing_and_shows_what_a_full_fold_shows(
     tmp_path: Path, folded: Folded
 ) -> None:
     build(tmp_path / "store")
@@ -111,14 +121,18 @@ def test_an_open_from_a_current_snapshot_folds_nothing_and_shows_what_a_full_fol
     folded.records = folded.runs = 0
     with DirectoryStore(tmp_path / "store") as store:
         assert (folded.records, folded.runs) == (0, 0)
+        assert store.count() == expected[0]
+        assert [j.journal_id for j in store.list(limit=3)] == ["s0", "s1", "s2"]
+        assert store.open_to_read("s7").head().seq == 3
+        assert not catalog_opened(store)  # listing and opening a journal need no catalog journal
         assert _without_store_url(seen(store)) == expected
 
 
-def test_an_open_folds_only_the_records_and_runs_written_after_its_snapshot(
+def test_an_open_folds_only_the_records_and_runs_written_after_its_index(
     tmp_path: Path, folded: Folded
 ) -> None:
     build(tmp_path / "store")
-    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:  # (saves no snapshot)
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:  # (writes no index)
         Session(store.create("late")).user("hello")
     folded.records = folded.runs = 0
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
@@ -128,69 +142,101 @@ def test_an_open_folds_only_the_records_and_runs_written_after_its_snapshot(
         assert [e.journal_id for e in store.feed(0)][-1] == "late"
 
 
-def test_without_its_snapshot_an_open_folds_the_whole_catalog(tmp_path: Path, folded: Folded) -> None:
+def test_without_its_index_an_open_folds_the_whole_catalog(tmp_path: Path, folded: Folded) -> None:
     build(tmp_path / "store")
-    (tmp_path / "store" / SNAPSHOT_FILE).unlink()
+    (tmp_path / "store" / INDEX_FILE).unlink()
     folded.records = folded.runs = 0
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9):
         # the header, 12 creations, a hiding and a purge receipt
         assert folded.records == 15
 
 
-def _truncated(data: bytes) -> bytes:
-    return data[: len(data) // 2]
+def test_writing_a_whole_index_sweeps_a_dead_writers_temp_file_and_the_old_snapshot(tmp_path: Path) -> None:
+    directory = tmp_path / "store"
+    build(directory)
+    (directory / INDEX_FILE).unlink()
+    dead = directory / f".{INDEX_FILE}.999999999.1.tmp"  # no process has that id
+    live = directory / f".{INDEX_FILE}.{os.getpid()}.1.tmp"  # a writer of this process may be busy
+    for leftover in (dead, live, directory / "store.snapshot"):
+        leftover.write_bytes(b"half an index")
+    with DirectoryStore(directory, snapshot_tail=0):
+        pass
+    assert (directory / INDEX_FILE).exists()
+    assert not dead.exists()
+    assert not (directory / "store.snapshot").exists()
+    assert live.exists()
 
 
-def _forged(data: bytes) -> bytes:
-    return data.replace(b'"team":"a"', b'"team":"z"', 1)
+def _truncated(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
 
 
-def _forged_with_its_checksum(data: bytes) -> bytes:
-    """A body whose catalog digest was changed and whose checksum was recomputed to match."""
-    head, _, body = data[len(MAGIC) :].partition(b"\n")
-    digest_at = body.index(b'"catalog_digest":"') + len(b'"catalog_digest":"')
-    body = body[:digest_at] + b"0" * 64 + body[digest_at + 64 :]
-    assert len(head) == 64
-    return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+def _sql(statement: str) -> Any:
+    def damage(path: Path) -> None:
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(statement)
+
+    return damage
 
 
-def _older_format(data: bytes) -> bytes:
-    return data.replace(MAGIC, b"waybook store snapshot 0\n", 1)
+_forged_head = _sql("UPDATE state SET catalog_digest = '" + "0" * 64 + "'")
+_forged_end = _sql("UPDATE state SET catalog_end = catalog_end - 1")
+_forged_seq = _sql("UPDATE state SET catalog_seq = catalog_seq - 1")
+_forged_feed = _sql("UPDATE state SET feed_last_sha256 = '" + "0" * 64 + "'")
+_feed_beyond = _sql("UPDATE state SET feed_size = feed_size + 1")
+_other_format = _sql("UPDATE state SET format = 0")
+_no_state = _sql("DELETE FROM state")
+_no_table = _sql("DROP TABLE journals")
 
 
-def _emptied(_data: bytes) -> bytes:
-    return b""
+def _emptied(path: Path) -> None:
+    path.write_bytes(b"")
 
 
-def _garbage(_data: bytes) -> bytes:
-    return b"\x00not a snapshot\xff"
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"\x00not an index\xff" * 100)
 
 
 @pytest.mark.parametrize(
-    "damage", [_truncated, _forged, _forged_with_its_checksum, _older_format, _emptied, _garbage]
+    "damage",
+    [
+        _truncated,
+        _forged_head,
+        _forged_end,
+        _forged_seq,
+        _forged_feed,
+        _feed_beyond,
+        _other_format,
+        _no_state,
+        _no_table,
+        _emptied,
+        _garbage,
+    ],
 )
-def test_a_damaged_snapshot_is_ignored_and_rewritten(tmp_path: Path, folded: Folded, damage: Any) -> None:
+def test_a_stale_forged_or_truncated_index_is_ignored_and_rewritten(
+    tmp_path: Path, folded: Folded, damage: Any
+) -> None:
     build(tmp_path / "store")
     expected = truth(tmp_path / "store")
-    path = tmp_path / "store" / SNAPSHOT_FILE
-    path.write_bytes(damage(path.read_bytes()))
+    damage(tmp_path / "store" / INDEX_FILE)
     folded.records = 0
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
         assert folded.records == 15  # folded in full
         assert _without_store_url(seen(store)) == expected
     folded.records = 0
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
-        assert folded.records == 0  # the open that ignored it saved a sound one
+        assert folded.records == 0  # the open that ignored it wrote a sound one
         assert _without_store_url(seen(store)) == expected
 
 
-def test_a_snapshot_ahead_of_its_catalog_restored_from_a_backup_is_ignored(
+def test_an_index_ahead_of_its_catalog_restored_from_a_backup_is_ignored(
     tmp_path: Path, folded: Folded
 ) -> None:
     build(tmp_path / "store", journals=6)
     backup = tmp_path / "backup"
     shutil.copytree(tmp_path / "store", backup)
-    build(tmp_path / "store", journals=0)  # (opens it again: more catalog records, a newer snapshot)
+    build(tmp_path / "store", journals=0)  # (opens it again: more catalog records, a newer index)
     with DirectoryStore(tmp_path / "store", snapshot_tail=0) as store:
         store.create("after-the-backup").close()
     for name in ("catalog.jsonl", "catalog.jsonl.checkpoint", "feed.runs"):
@@ -204,26 +250,36 @@ def test_a_snapshot_ahead_of_its_catalog_restored_from_a_backup_is_ignored(
         assert _without_store_url(seen(store))[:5] == expected[:5]
 
 
-def test_another_stores_snapshot_is_ignored(tmp_path: Path, folded: Folded) -> None:
+def test_another_stores_index_is_ignored(tmp_path: Path, folded: Folded) -> None:
     build(tmp_path / "store")
     build(tmp_path / "other")  # the same journals, created at other moments under other record ids
     expected = truth(tmp_path / "store")
-    shutil.copy(tmp_path / "other" / SNAPSHOT_FILE, tmp_path / "store" / SNAPSHOT_FILE)
+    shutil.copy(tmp_path / "other" / INDEX_FILE, tmp_path / "store" / INDEX_FILE)
     folded.records = 0
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
         assert folded.records == 15
         assert _without_store_url(seen(store)) == expected
 
 
-def test_a_snapshot_whose_feed_prefix_changed_is_ignored(tmp_path: Path, folded: Folded) -> None:
+def test_an_index_whose_feed_runs_ends_otherwise_is_ignored(tmp_path: Path, folded: Folded) -> None:
     build(tmp_path / "store")
     feed = tmp_path / "store" / "feed.runs"
     lines = feed.read_bytes().splitlines(keepends=True)
-    lines[0], lines[1] = lines[1], lines[0]  # same bytes, same size, another order
+    lines[-1], lines[-2] = lines[-2], lines[-1]  # same bytes, same size, another last line
     feed.write_bytes(b"".join(lines))
     folded.runs = 0
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9):
-        assert folded.runs == len(lines)  # every run read from feed.runs, none taken from the snapshot
+        assert folded.runs == len(lines)  # every run read from feed.runs, none taken from the index
+
+
+def test_a_feed_runs_shorter_than_its_index_says_is_ignored(tmp_path: Path, folded: Folded) -> None:
+    build(tmp_path / "store")
+    feed = tmp_path / "store" / "feed.runs"
+    lines = feed.read_bytes().splitlines(keepends=True)
+    feed.write_bytes(b"".join(lines[:-1]))
+    folded.runs = 0
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9):
+        assert folded.runs == len(lines) - 1
 
 
 def test_a_feed_prefix_rewritten_while_the_store_is_open_is_refused_when_the_feed_is_read(
@@ -233,28 +289,28 @@ def test_a_feed_prefix_rewritten_while_the_store_is_open_is_refused_when_the_fee
     with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
         feed = tmp_path / "store" / "feed.runs"
         data = bytearray(feed.read_bytes())
-        data[2:4] = data[3:4] + data[2:3]  # (its runs are read on the first feed read, not at the open)
+        data[-3:-2] = b"0" if data[-3:-2] != b"0" else b"1"  # (its runs are read on the first feed read)
         feed.write_bytes(bytes(data))
         with pytest.raises(IntegrityError, match=r"feed\.runs: its first [0-9]+ bytes changed.*reopen"):
             list(store.feed(0))
 
 
-def test_a_snapshot_that_cannot_be_read_or_written_costs_only_speed(tmp_path: Path) -> None:
+def test_an_index_that_cannot_be_read_or_written_costs_only_speed(tmp_path: Path) -> None:
     build(tmp_path / "store")
     expected = truth(tmp_path / "store")
-    path = tmp_path / "store" / SNAPSHOT_FILE
+    path = tmp_path / "store" / INDEX_FILE
     path.unlink()
-    path.mkdir()  # a directory where the snapshot goes: it reads as nothing and takes no new one
+    path.mkdir()  # a directory where the index goes: it reads as nothing and takes no new one
     with DirectoryStore(tmp_path / "store", snapshot_tail=0) as store:
         Session(store.create("more")).user("hello")
         assert _without_store_url(seen(store))[:2] == (expected[0] + 1, expected[1] + 1)  # type: ignore[operator]
     assert path.is_dir()
 
 
-def test_a_small_store_keeps_no_snapshot_by_default(tmp_path: Path) -> None:
+def test_a_small_store_keeps_no_index_by_default(tmp_path: Path) -> None:
     with open_store(f"file:{tmp_path}/store") as store:
         Session(store.create("one")).user("hello")
-    assert not (tmp_path / "store" / SNAPSHOT_FILE).exists()
+    assert not (tmp_path / "store" / INDEX_FILE).exists()
 
 
 @pytest.mark.parametrize("tail", ["-1", "x", "1.5", "99999999999999999999"])
@@ -271,20 +327,20 @@ def test_a_bad_snapshot_tail_is_refused_before_the_store_is_touched(tmp_path: Pa
     assert not (tmp_path / "store").exists()
 
 
-def test_a_store_whose_snapshot_saver_was_killed_at_any_point_opens_as_a_full_fold_shows_it(
+def test_a_store_whose_index_writer_was_killed_at_any_point_opens_as_a_full_fold_shows_it(
     tmp_path: Path,
 ) -> None:
     directory = tmp_path / "store"
     build(directory, journals=60)
     for round_ in range(3):
         saver = subprocess.Popen(
-            [sys.executable, "-m", "tests.stores.snapshot_saver", str(directory), f"r{round_}-"],
+            [sys.executable, "-m", "tests.stores.index_saver", str(directory), f"r{round_}-"],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
         )
         assert saver.stdout is not None
-        for _ in range(round_ + 2):  # killed somewhere in a later open, create, close or save
+        for _ in range(round_ + 2):  # killed somewhere in a later open, create, close or write
             assert saver.stdout.readline().startswith("saved")
         saver.kill()
         saver.wait()
@@ -292,3 +348,63 @@ def test_a_store_whose_snapshot_saver_was_killed_at_any_point_opens_as_a_full_fo
         expected = truth(directory)
         with DirectoryStore(directory, snapshot_tail=10**9) as store:
             assert _without_store_url(seen(store)) == expected
+
+
+class Reads:
+    """What a command read of a store: SQLite VM steps on its index (one per 10 instructions), records
+    and runs folded, and whether its catalog journal was opened."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.catalog_opened = False
+
+
+def _many(directory: Path, journals: int) -> None:
+    with DirectoryStore(directory, durability="none", snapshot_tail=0) as store:
+        for n in range(journals):
+            Session(store.create(f"j{n:05d}", metadata={"n": n})).user(f"question {n}")
+
+
+def _reads_of_an_ls_page(
+    directory: Path, monkeypatch: pytest.MonkeyPatch, folded: Folded, capsys: pytest.CaptureFixture[str]
+) -> Reads:
+    from waybook.cli import main
+    from waybook.stores._store_index import StoreIndex
+
+    reads = Reads()
+    opened = StoreIndex.__init__
+
+    def counting(index: StoreIndex, *args: Any) -> None:
+        opened(index, *args)
+
+        def step() -> int:
+            reads.steps += 1
+            return 0
+
+        index._db.set_progress_handler(step, 10)
+
+    close = DirectoryStore.close
+
+    def noting_close(store: DirectoryStore) -> None:
+        reads.catalog_opened = catalog_opened(store)
+        close(store)
+
+    folded.records = folded.runs = 0
+    with monkeypatch.context() as patch:
+        patch.setattr(StoreIndex, "__init__", counting)
+        patch.setattr(DirectoryStore, "close", noting_close)
+        assert main(["ls", "--store", f"file:{directory}", "--limit", "20", "--json"]) == 0
+    assert (folded.records, folded.runs) == (0, 0)
+    assert len(json.loads(capsys.readouterr().out)["journals"]) == 20
+    return reads
+
+
+def test_an_ls_page_reads_the_same_of_a_store_ten_times_bigger_and_never_opens_the_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folded: Folded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _many(tmp_path / "small", 50)
+    _many(tmp_path / "big", 500)
+    small = _reads_of_an_ls_page(tmp_path / "small", monkeypatch, folded, capsys)
+    big = _reads_of_an_ls_page(tmp_path / "big", monkeypatch, folded, capsys)
+    assert (small.catalog_opened, big.catalog_opened) == (False, False)
+    assert 0 < big.steps <= 1.5 * small.steps  # (not O(journals): ten times the journals)
