@@ -19,7 +19,13 @@ RSS` (the larger of the two imports'); then `peak RSS at the largest / at the sm
 most 1.25: independent of the folder's size). `--rounds` repeats each size (alternating the sizes) and
 reports the medians.
 
-Run: `python -m bench.home [--sessions 500 2000] [--rounds 1] [--keep DIR]`; writes bench/home.json.
+`--against DIR` runs another checkout's code (the code before a change) alternately with this one, on
+the same homes: its rows again, marked `(against)`, and per size the paired ratios (median over rounds)
+`records per CPU second, this / against`, `records/s (wall), this / against` and `peak RSS, this /
+against`, and whether every journal file is byte-identical between the two stores.
+
+Run: `python -m bench.home [--sessions 500 2000] [--rounds 1] [--keep DIR] [--against DIR]`; writes
+bench/home.json.
 """
 
 from __future__ import annotations
@@ -158,10 +164,12 @@ def generate(home: Path, sessions: int, *, seed: int = SEED) -> dict[str, Path]:
     return {"claude-code": projects, "codex": codex_root}
 
 
-def run_waybook(args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float, str]:
+def run_waybook(
+    args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,), code: Path = ROOT
+) -> tuple[float, float, float, str]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB and stdout of `python -m waybook ARGS`
-    (this checkout's code); an exit status not in `ok` stops the bench."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    (the code of the checkout `code`, by default this one); an exit status not in `ok` stops the bench."""
+    env = {**os.environ, "PYTHONPATH": str(code), "COLUMNS": "120"}
     cwd.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -180,32 +188,39 @@ def run_waybook(args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,)) -> tu
         return seconds, cpu, usage.ru_maxrss / 1024, out.read().decode()
 
 
-def one_run(folders: dict[str, Path], scratch: Path) -> dict[str, float]:
-    """Import both folders into a new store; verify it; the figures."""
+def one_run(
+    folders: dict[str, Path], scratch: Path, *, code: Path = ROOT, verify: bool = True
+) -> dict[str, float]:
+    """Import both folders into a new store with the code of `code`; with `verify`, prove every journal
+    (this checkout's `verify --store`: a failure stops the bench); the figures."""
     store = scratch / "store"
     shutil.rmtree(store, ignore_errors=True)
     url = f"file:{store}"
     seconds, cpu, peak = 0.0, 0.0, 0.0
     for folder in folders.values():
-        s, c, rss, _ = run_waybook(["import", "auto", str(folder), "--store", url, "--json"], cwd=scratch)
+        import_args = ["import", "auto", str(folder), "--store", url, "--json"]
+        s, c, rss, _ = run_waybook(import_args, cwd=scratch, code=code)
         seconds, cpu, peak = seconds + s, cpu + c, max(peak, rss)
-    # status 1: a problem reported; the spotter session that names a sub-agent transcript its fixture
-    # lacks is reported as a missing link (as the real session is); every journal must still prove
-    verify_s, _, verify_rss, out = run_waybook(["verify", "--store", url, "--json"], cwd=scratch, ok=(0, 1))
-    reports = [r for r in json.loads(out) if r["path"] != CATALOG]
-    bad = [r["path"] for r in reports if not r["ok"]]
-    if bad:
-        msg = f"the imported store does not verify: {', '.join(bad[:10])}"
-        raise SystemExit(msg)
-    records = sum(int(r["records"]) for r in reports)
-    return {
-        "seconds": seconds,
-        "cpu_seconds": cpu,
-        "peak_mib": peak,
-        "records": records,
-        "verify_seconds": verify_s,
-        "verify_peak_mib": verify_rss,
-    }
+    records = sum(p.read_bytes().count(b"\n") for p in (store / "journals").glob("*.jsonl"))
+    got = {"seconds": seconds, "cpu_seconds": cpu, "peak_mib": peak, "records": records}
+    if verify:
+        # status 1: a problem reported; the spotter session that names a sub-agent transcript its fixture
+        # lacks is reported as a missing link (as the real session is); every journal must still prove
+        verify_args = ["verify", "--store", url, "--json"]
+        verify_s, _, verify_rss, out = run_waybook(verify_args, cwd=scratch, ok=(0, 1))
+        reports = [r for r in json.loads(out) if r["path"] != CATALOG]
+        bad = [r["path"] for r in reports if not r["ok"]]
+        if bad:
+            msg = f"the imported store does not verify: {', '.join(bad[:10])}"
+            raise SystemExit(msg)
+        if sum(int(r["records"]) for r in reports) != records:
+            raise SystemExit("the store's proof counts other records than its journal files hold")
+        got |= {"verify_seconds": verify_s, "verify_peak_mib": verify_rss}
+    return got
+
+
+def journal_bytes(scratch: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (scratch / "store" / "journals").glob("*.jsonl")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,10 +229,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--keep", type=Path, help="generate the homes here and keep them")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout (the code before a change), run alternately with this"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     base = args.keep or Path(tempfile.mkdtemp(prefix="waybook-home-"))
-    results: dict[int, list[dict[str, float]]] = {n: [] for n in args.sessions}
+    codes = {"this": ROOT} | ({"against": args.against.resolve()} if args.against else {})
+    results: dict[tuple[str, int], list[dict[str, float]]] = {
+        (c, n): [] for c in codes for n in args.sessions
+    }
+    identical: dict[int, bool] = {}
     try:
         homes = {}
         for n in args.sessions:
@@ -226,72 +248,100 @@ def main(argv: list[str] | None = None) -> int:
                 generate(home, n, seed=args.seed)
             homes[n] = {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
         print(
-            f"{'sessions':>9}{'records':>10}{'import s':>10}{'records/s':>11}{'rec/cpu-s':>11}"
+            f"{'code':>8}{'sessions':>9}{'records':>10}{'import s':>10}{'records/s':>11}{'rec/cpu-s':>11}"
             f"{'peak MiB':>10}{'verify s':>10}"
         )
         for round_ in range(args.rounds):
             order = args.sessions if round_ % 2 == 0 else list(reversed(args.sessions))
             for n in order:
-                got = one_run(homes[n], base / f"scratch-{n}")
-                results[n].append(got)
-                print(
-                    f"{n:>9}{got['records']:>10.0f}{got['seconds']:>10.2f}"
-                    f"{got['records'] / got['seconds']:>11.0f}{got['records'] / got['cpu_seconds']:>11.0f}"
-                    f"{got['peak_mib']:>10.0f}"
-                    f"{got['verify_seconds']:>10.2f}",
-                    flush=True,
-                )
+                names = list(codes) if (round_ + n) % 2 == 0 else list(reversed(codes))
+                for name in names:
+                    scratch = base / f"scratch-{name}-{n}"
+                    got = one_run(homes[n], scratch, code=codes[name], verify=name == "this")
+                    results[name, n].append(got)
+                    print(
+                        f"{name:>8}{n:>9}{got['records']:>10.0f}{got['seconds']:>10.2f}"
+                        f"{got['records'] / got['seconds']:>11.0f}"
+                        f"{got['records'] / got['cpu_seconds']:>11.0f}"
+                        f"{got['peak_mib']:>10.0f}{got.get('verify_seconds', float('nan')):>10.2f}",
+                        flush=True,
+                    )
+                if "against" in codes:
+                    same = journal_bytes(base / f"scratch-this-{n}") == journal_bytes(
+                        base / f"scratch-against-{n}"
+                    )
+                    identical[n] = identical.get(n, True) and same
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
     rows: list[dict[str, object]] = []
     peaks = {}
-    for n in args.sessions:
-        runs = results[n]
-        rate = statistics.median(r["records"] / r["seconds"] for r in runs)
-        cpu_rate = statistics.median(r["records"] / r["cpu_seconds"] for r in runs)
-        peaks[n] = statistics.median(r["peak_mib"] for r in runs)
-        rows.append(
-            {
-                "name": f"import auto at {n} sessions: records/s",
+    for name in codes:
+        label = "" if name == "this" else " (against)"
+        for n in args.sessions:
+            runs = results[name, n]
+            rate = statistics.median(r["records"] / r["seconds"] for r in runs)
+            cpu_rate = statistics.median(r["records"] / r["cpu_seconds"] for r in runs)
+            peaks[name, n] = statistics.median(r["peak_mib"] for r in runs)
+            rows.append(
+                {
+                    "name": f"import auto at {n} sessions: records/s{label}",
+                    "sessions": n,
+                    "records": runs[0]["records"],
+                    "seconds": statistics.median(r["seconds"] for r in runs),
+                    "value": rate,
+                    "goal": "at least 5000",
+                    "passed": rate >= 5000,
+                }
+            )
+            rows.append(
+                {
+                    "name": f"import auto at {n} sessions: records per CPU second{label}",
+                    "sessions": n,
+                    "value": cpu_rate,
+                    "note": "user + system time of both imports: the rate on an idle core, whatever the load",
+                }
+            )
+            row: dict[str, object] = {
+                "name": f"import auto at {n} sessions: peak RSS{label}",
                 "sessions": n,
-                "records": runs[0]["records"],
-                "seconds": statistics.median(r["seconds"] for r in runs),
-                "value": rate,
-                "goal": "at least 5000",
-                "passed": rate >= 5000,
-            }
-        )
-        rows.append(
-            {
-                "name": f"import auto at {n} sessions: records per CPU second",
-                "sessions": n,
-                "value": cpu_rate,
-                "note": "user + system time of both imports: the rate on an idle core, whatever the load",
-            }
-        )
-        rows.append(
-            {
-                "name": f"import auto at {n} sessions: peak RSS",
-                "sessions": n,
-                "value": peaks[n],
+                "value": peaks[name, n],
                 "unit": "MiB",
-                "verify_seconds": statistics.median(r["verify_seconds"] for r in runs),
             }
-        )
-    if len(args.sessions) > 1:
-        small, large = min(args.sessions), max(args.sessions)
-        growth = peaks[large] / peaks[small]
-        print(f"peak RSS at {large} / at {small} sessions: {growth:.2f}")
-        rows.append(
-            {
-                "name": f"peak RSS at {large} / at {small} sessions",
-                "value": growth,
-                "goal": "at most 1.25 (independent of the folder's size)",
-                "passed": growth <= 1.25,
-            }
-        )
-    args.out.write_text(json.dumps({"seed": args.seed, "rows": rows}, indent=1) + "\n")
+            if name == "this":
+                row["verify_seconds"] = statistics.median(r["verify_seconds"] for r in runs)
+            rows.append(row)
+        if len(args.sessions) > 1:
+            small, large = min(args.sessions), max(args.sessions)
+            growth = peaks[name, large] / peaks[name, small]
+            print(f"{name}: peak RSS at {large} / at {small} sessions: {growth:.2f}")
+            rows.append(
+                {
+                    "name": f"peak RSS at {large} / at {small} sessions{label}",
+                    "value": growth,
+                    "goal": "at most 1.25 (independent of the folder's size)",
+                    "passed": growth <= 1.25,
+                }
+            )
+    if "against" in codes:
+        for n in args.sessions:
+            pairs = list(zip(results["this", n], results["against", n], strict=True))
+            for what, key in (("records per CPU second", "cpu_seconds"), ("records/s (wall)", "seconds")):
+                ratio = statistics.median(b[key] / a[key] for a, b in pairs)
+                print(f"import auto at {n} sessions: {what}, this / against: {ratio:.2f}")
+                rows.append({"name": f"import auto at {n} sessions: {what}, this / against", "value": ratio})
+            rss = statistics.median(a["peak_mib"] / b["peak_mib"] for a, b in pairs)
+            rows.append({"name": f"import auto at {n} sessions: peak RSS, this / against", "value": rss})
+            rows.append(
+                {
+                    "name": f"import auto at {n} sessions: journals byte-identical to against's",
+                    "value": identical[n],
+                    "passed": identical[n],
+                }
+            )
+            print(f"import auto at {n} sessions: peak RSS this / against {rss:.2f}; identical {identical[n]}")
+    against = str(args.against) if args.against else None
+    args.out.write_text(json.dumps({"seed": args.seed, "against": against, "rows": rows}, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0
 

@@ -35,10 +35,13 @@ class SpooledJournal:
 
     def read(self, after: int = 0) -> Iterator[Record]:
         """The journal's records after seq `after`, decoded from the spool."""
+        for line in self.read_lines(after):
+            yield decode_record(line, where="the import's spool")
+
+    def read_lines(self, after: int = 0) -> Iterator[bytes]:
+        """The journal's sealed lines after seq `after`, as the spool holds them."""
         data = os.pread(self.file.fileno(), self.size, self.offset)
-        for seq, line in enumerate(data.splitlines(), start=1):
-            if seq > after:
-                yield decode_record(line, where="the import's spool")
+        return iter(data.splitlines()[after:])
 
 
 class SpooledBlobs(Mapping[str, tuple[bytes, str]]):

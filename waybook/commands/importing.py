@@ -38,7 +38,13 @@ from waybook.commands.growth import JournalDivergedError, batches, bulk_url, hel
 from waybook.commands.import_report import Written, failure_json, say
 from waybook.commands.import_spool import Spool
 from waybook.commands.progress import Phases
-from waybook.commands.store_option import URLS, Staged, create_store, import_into_store
+from waybook.commands.store_option import (
+    URLS,
+    Staged,
+    create_store,
+    import_into_store,
+    import_sealed_into_store,
+)
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import plural
 from waybook.formats import (
@@ -60,7 +66,7 @@ from waybook.formats.opencode import import_opencode, is_storage_folder, read_op
 from waybook.formats.pi import import_pi
 from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
 from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
-from waybook.stores import JournalStore, copy_records
+from waybook.stores import JournalStore, SealedCreating, copy_records
 from waybook.stores._blobs import references
 
 T = TypeVar("T")
@@ -506,7 +512,11 @@ def _write_to_store(
         _warn_missing({digest for digest in unknown if not store.blobs.exists(digest)})
         for data, media_type in blobs.values():  # each lease runs out by itself once referenced
             store.blobs.put(data, media_type=media_type)
-        for target, staging in track(staged, description=f"writing {len(staged)} journals"):
+        writing = track(staged, description=f"writing {len(staged)} journals")
+        if isinstance(store, SealedCreating):  # each new journal whole: one write, fsyncs shared
+            import_sealed_into_store(store, ((t, s) for t, s in writing if t not in held))
+            writing = iter([(t, s) for t, s in staged if t in held])
+        for target, staging in writing:
             if target not in held:
                 import_into_store(store, target, staging)
             elif held[target] < staging.head().seq:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,6 +23,8 @@ from waybook.stores import (
     JournalExistsError,
     JournalFiles,
     JournalStore,
+    SealedCreating,
+    SealedJournal,
     StoreArgumentError,
     StoreNotFoundError,
     copy_records,
@@ -108,6 +110,8 @@ class Staged(Protocol):
 
     def read(self, after: int = 0) -> Iterator[Record]: ...
 
+    def read_lines(self, after: int = 0) -> Iterator[bytes]: ...
+
 
 def import_into_store(store: JournalStore, journal_id: str, staging: Staged) -> None:
     """Copy a validated journal into a new journal of `store`, with its own header, batch by batch: the
@@ -120,5 +124,36 @@ def import_into_store(store: JournalStore, journal_id: str, staging: Staged) -> 
         with store.create(journal_id, role=role, metadata=metadata, header=False) as journal:
             copy_records(records, journal)
             journal.flush()  # durable before the import reports (a store written with durability=flush)
+    except (StoreArgumentError, JournalExistsError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+SEALED_BATCH_BYTES = 32 << 20
+SEALED_BATCH_JOURNALS = 64
+"""A store that creates journals whole (SealedCreating) gets them in batches of at most this many bytes
+and journals: their fsyncs are committed together, and memory holds one batch."""
+
+
+def import_sealed_into_store(store: SealedCreating, staged: Iterable[tuple[str, Staged]]) -> None:
+    """Create each validated journal in `store` whole from its sealed lines (the bytes
+    `import_into_store` would append, record by record), in batches: one write and one shared fsync a
+    journal, one catalog batch and one directory fsync a batch. Each batch is durable (files and
+    directory) before its journals are catalogued."""
+    batch: list[SealedJournal] = []
+    size = 0
+    for journal_id, staging in staged:
+        journal = SealedJournal.of(journal_id, staging.read_lines(), staging.head())
+        batch.append(journal)
+        size += len(journal.data)
+        if size >= SEALED_BATCH_BYTES or len(batch) >= SEALED_BATCH_JOURNALS:
+            _create_sealed(store, batch)
+            batch, size = [], 0
+    if batch:
+        _create_sealed(store, batch)
+
+
+def _create_sealed(store: SealedCreating, batch: list[SealedJournal]) -> None:
+    try:
+        store.create_sealed(batch)
     except (StoreArgumentError, JournalExistsError) as exc:
         raise UsageError(str(exc)) from exc

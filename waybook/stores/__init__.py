@@ -44,6 +44,7 @@ from waybook.stores._protocol import (
     JournalStore,
     NonBlockingStore,
     PageReadingStore,
+    SealedCreating,
 )
 from waybook.stores._proving import (
     blobs_for,
@@ -73,7 +74,7 @@ from waybook.stores._subscribe import (
 )
 from waybook.stores._threaded import ThreadedJournal, ThreadedStore
 from waybook.stores._url import OPENERS, open_store
-from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt
+from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt, SealedJournal
 
 __all__ = [
     # opening and the protocols
@@ -113,6 +114,7 @@ __all__ = [
     "JournalFiles",
     "NonBlockingStore",
     "PageReadingStore",
+    "SealedCreating",
     # delivery to extensions
     "Applied",
     "AsyncSubscription",
@@ -132,6 +134,7 @@ __all__ = [
     "JournalInfo",
     "JournalPage",
     "PurgeReceipt",
+    "SealedJournal",
     # errors
     "BlobDigestError",
     "BlobError",

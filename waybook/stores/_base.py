@@ -471,16 +471,25 @@ class CatalogStore(ClosedOnExit, abc.ABC):
 
     def _append_catalog(self, kind: str, data: dict[str, Any]) -> Record:
         """Append one catalog entry (store lock held, catalog synced)."""
+        return self._append_catalog_batch([(kind, data)])[0]
+
+    def _append_catalog_batch(self, entries: builtins.list[tuple[str, dict[str, Any]]]) -> tuple[Record, ...]:
+        """Append catalog entries as one batch, each extending the one before (store lock held, catalog
+        synced): one write (and, by the store's durability, one fsync) for many journals created."""
         if self._catalog_lost is not None:
             raise self._catalog_lost
         assert self._catalog_fed is not None
         cat = self._cat
         expected = Head.of(cat.last) if cat.last is not None else GENESIS
-        new = catalog_entry(kind, data, cat.leaf, record_id=self._ids(), at=self._clock())
-        result = self._catalog_fed.append([new], expected=expected)
+        batch, leaf = [], cat.leaf
+        for kind, data in entries:
+            new = catalog_entry(kind, data, leaf, record_id=self._ids(), at=self._clock())
+            batch.append(new)
+            leaf = new.id
+        result = self._catalog_fed.append(batch, expected=expected)
         with self._cat_mutex:
             cat.apply(result.records)
-        return result.records[0]
+        return result.records
 
     def _fed(self, journal_id: str, head: Head) -> None:
         """Feed `journal_id` through `head` (a head it has committed), then wake waiting readers."""

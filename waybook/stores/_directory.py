@@ -23,7 +23,7 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -33,18 +33,26 @@ from waybook.codecs._canonical import ENCODER
 from waybook.journal import Durability, JsonlJournal, PositionedJournal, SessionJournal, VerifyReport
 from waybook.journal._durability import DEFAULT_DURABILITY
 from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
-from waybook.model import Head, IntegrityError, Record, StorageError
+from waybook.model import Head, Header, IntegrityError, Record, StorageError
+from waybook.stores import _sealed
 from waybook.stores._base import CatalogStore, store_clock, store_ids, stored_digest
 from waybook.stores._blob_files import FileBlobs
-from waybook.stores._catalog import check_journal_id
-from waybook.stores._errors import LostRecordsError, StoreArgumentError, UnknownJournalError
+from waybook.stores._catalog import CREATED, check_journal_id
+from waybook.stores._errors import (
+    JournalExistsError,
+    LostRecordsError,
+    StoreArgumentError,
+    UnknownJournalError,
+)
 from waybook.stores._holding import checked_report, lost_journal
 from waybook.stores._indexed_catalog import IndexedCatalog, full_tail
 from waybook.stores._journal_table import Layered
 from waybook.stores._lazy_catalog import LazyCatalog
 from waybook.stores._protocol import CATALOG_ID
 from waybook.stores._runs import Run, Runs
+from waybook.stores._sealed import check_distinct, proved_header
 from waybook.stores._store_index import IndexState, IndexTail, StoreIndex, write_index
+from waybook.stores._values import SealedJournal
 
 
 class _RunLine(msgspec.Struct, array_like=True):
@@ -194,6 +202,44 @@ class DirectoryStore(CatalogStore):
         journal, report = JsonlJournal.open_proven(path, read_prefix=True, keep=keep)
         committed = self.committed(journal_id)
         return journal, checked_report(report, committed, lambda seq: stored_digest(journal, seq))
+
+    def create_sealed(self, journals: Sequence[SealedJournal]) -> None:
+        """Create each of `journals` whole from its sealed lines (SealedCreating): each proved as an
+        open proves a file, and every id checked new, before anything is written (typed errors, nothing
+        written); then the files written, fsynced together and linked into place, their directory
+        fsynced once; then one catalog batch for all of them and a feed run each. The catalog and feed
+        follow the store's durability (`flush`: at `close()`). A crash leaves each journal absent or
+        whole; one whose catalog entry was lost is an orphan that `exists`, `open` and `list` adopt."""
+        journals = list(journals)
+        check_distinct(journals)
+        headers = [proved_header(journal) for journal in journals]
+        created: list[tuple[SealedJournal, Header]] = []
+        with self._store_lock():
+            self._sync_catalog()
+            for journal in journals:
+                self._refuse_taken(journal.journal_id)
+            if self._catalog_lost is not None:
+                raise self._catalog_lost  # before any file is made
+            orphans = [j.journal_id for j in journals if self._raw_exists(j.journal_id)]
+            if not orphans:
+                files = [(self.path_of(j.journal_id), j.data) for j in journals]
+                durable = self._durability is not Durability.NONE
+                taken = {p.name for p in _sealed.write_new_files(files, durable=durable)}
+                orphans = [j.journal_id for j in journals if self.path_of(j.journal_id).name in taken]
+                pairs = zip(journals, headers, strict=True)
+                created = [(j, h) for j, h in pairs if j.journal_id not in orphans]
+                entries = [
+                    (CREATED, {"journal": j.journal_id, "role": h.role, "metadata": dict(h.metadata)})
+                    for j, h in created
+                ]
+                if entries:
+                    self._append_catalog_batch(entries)
+            for journal_id in orphans:  # made by someone else meanwhile: listed, and refused
+                self._adopt_orphan(journal_id)
+        for journal, _ in created:
+            self._fed(journal.journal_id, journal.head)
+        if orphans:
+            raise JournalExistsError(store=self._url, journal_id=orphans[0])
 
     def _raw_missing(self, journal_id: str) -> str:
         path = self.path_of(journal_id)

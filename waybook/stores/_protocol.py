@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from waybook.journal import AsyncSessionJournal, SessionJournal, VerifyReport
 from waybook.model import JournalError, Record
-from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt
+from waybook.stores._values import FeedEntry, JournalPage, PurgeReceipt, SealedJournal
 
 if TYPE_CHECKING:
     from waybook.stores._blobs import Blobs
@@ -173,6 +173,17 @@ class JournalFiles(Protocol):
     def file_of(self, journal_id: str) -> Path:
         """The file of an existing journal. Raises UnknownJournalError, JournalPurgedError or
         InvalidJournalIdError, as `open` does."""
+        ...
+
+
+@runtime_checkable
+class SealedCreating(Protocol):
+    """An ability: the store creates journals whole from lines already sealed (the directory store), in
+    one write and one batched fsync each instead of an append per record: what `waybook import` of a
+    folder writes through (waybook.stores._sealed)."""
+
+    def create_sealed(self, journals: Sequence[SealedJournal]) -> None:
+        """Create every journal of `journals` (new ids), each proved before anything is written."""
         ...
 
 

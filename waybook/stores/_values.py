@@ -1,8 +1,9 @@
-"""Value types a store returns: journal listings, feed entries, purge receipts."""
+"""Value types a store returns (journal listings, feed entries, purge receipts) and takes (a sealed
+journal to create whole)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -94,3 +95,19 @@ class PurgeReceipt:
             "catalog_seq": self.catalog_seq,
             "receipt_digest": self.digest,
         }
+
+
+@attrs.frozen
+class SealedJournal:
+    """A journal to create whole: its id in the store, its lines (each ending in a newline, exactly as a
+    journal of this library sealed them: `b"".join(line + b"\\n" for line in staged.read_lines())`) and
+    the head they end at (the checked journal's `head()`: the lines must prove to exactly it)."""
+
+    journal_id: str
+    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
+    head: Head
+
+    @classmethod
+    def of(cls, journal_id: str, lines: Iterable[bytes], head: Head) -> SealedJournal:
+        """The journal from its lines without their newlines (a journal's `read_lines()`)."""
+        return cls(journal_id, b"".join(line + b"\n" for line in lines), head)
