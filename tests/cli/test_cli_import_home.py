@@ -106,6 +106,7 @@ def test_a_killed_folder_import_leaves_each_journal_absent_or_whole_and_a_rerun_
     report = {j["journal"]: j for j in json.loads(rerun.stdout)["journals"]}
     assert {f"{journal_id}.jsonl" for journal_id, j in report.items() if j["held"]} == set(left)
     assert journal_files(store) == expected
+    assert sorted((store / "journals").glob(".*.tmp")) == []  # the killed run's temp files swept
     verified = waybook("verify", "--store", f"file:{store}", "--json")
     proofs = [r for r in json.loads(verified.stdout) if r["path"] != "_catalog"]
     assert sorted(f"{r['path']}.jsonl" for r in proofs) == sorted(expected)

@@ -145,6 +145,7 @@ class DirectoryStore(CatalogStore):
         self._index_mark = (0, 0)
         """(catalog seq, runs) the index on disk holds, as far as this store knows."""
         self._index_stale = False
+        self._temps_swept = False
         self._catalog_mark = (0, 0)
         """(seq, byte offset its line ends at) of a catalog record: where the index's next end counts from."""
         try:
@@ -220,6 +221,9 @@ class DirectoryStore(CatalogStore):
                 self._refuse_taken(journal.journal_id)
             if self._catalog_lost is not None:
                 raise self._catalog_lost  # before any file is made
+            if not self._temps_swept:  # what a killed creator left (once per open: a listing of journals/)
+                _sealed.sweep_temps(self._journals)
+                self._temps_swept = True
             orphans = [j.journal_id for j in journals if self._raw_exists(j.journal_id)]
             if not orphans:
                 files = [(self.path_of(j.journal_id), j.data) for j in journals]

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Final
 
 from waybook._files import FILE_MODE, fsync_dir, reclaiming_descriptors, write_all
 from waybook.journal._ledger import Ledger, iter_chain
@@ -114,5 +115,25 @@ def write_new_files(
                 temp.unlink()
 
 
+TEMP_MARK: Final = ".sealed-"
+"""In the name of every temp file `write_new_files` makes (`.ID.jsonl.sealed-XXXX.tmp`), and of no other:
+`sweep_temps` removes only those, so it never touches a temp file another writer (an erasure's rewrite,
+a checkpoint) is making beside the journals."""
+
+
 def _temp_beside(path: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    return tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+
+
+def sweep_temps(directory: Path) -> int:
+    """Remove the temp files a killed `write_new_files` left in `directory`; how many. Call it holding the
+    lock under which every `write_new_files` of that directory runs (no creator is mid-write then)."""
+    swept = 0
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") and TEMP_MARK in name and name.endswith(".tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    swept += 1
+    return swept
