@@ -8,7 +8,8 @@ from pathlib import Path
 from tests.helpers.erased_sessions import CALL, NEIGHBOURS, RESULT, SECRET, tool_session
 from waybook import JsonlJournal
 from waybook.cli import main
-from waybook.journal import erase, erased_placeholder, verify
+from waybook.journal import erase, verify
+from waybook.model import erased_placeholder
 from waybook.view import page_data
 
 from .conftest import wait_for

@@ -17,7 +17,8 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.journal import CONTENT_PARTS, JsonlJournal, SessionJournal, erase
+from waybook.journal import JsonlJournal, SessionJournal, erase
+from waybook.model import CONTENT_PARTS
 
 _SEQS = re.compile(r"([1-9][0-9]*)(?:\.\.([1-9][0-9]*))?")
 

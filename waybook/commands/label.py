@@ -19,8 +19,8 @@ from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import EMPTY, check_journal_file, starts_with_header
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.export.trajectories import PREFERENCE
-from waybook.journal import JsonlJournal, NotAJournalError
-from waybook.model import Annotation
+from waybook.journal import JsonlJournal
+from waybook.model import Annotation, NotAJournalError
 from waybook.projections import TreeProjection, replay
 
 

@@ -14,7 +14,7 @@ from waybook.commands.layout import cut, width
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
-from waybook.journal import JournalError
+from waybook.model import JournalError
 from waybook.stores import open_journal
 
 if TYPE_CHECKING:

@@ -17,17 +17,8 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
-from waybook.journal import (
-    GENESIS,
-    SEALED_SCHEMA,
-    Header,
-    IntegrityError,
-    JsonlJournal,
-    NewRecord,
-    Record,
-    SessionJournal,
-    verify,
-)
+from waybook.journal import JsonlJournal, SessionJournal, verify
+from waybook.model import GENESIS, SEALED_SCHEMA, Header, IntegrityError, NewRecord, Record
 
 MIGRATED_KEY = "migrated_from"
 """The header metadata key naming the journal a migrated one was copied from, and its head."""

@@ -11,7 +11,8 @@ from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import add_store_option, file_to_repair
-from waybook.journal import CorruptJournalError, JsonlJournal, RepairReceipt
+from waybook.journal import JsonlJournal, RepairReceipt
+from waybook.model import CorruptJournalError
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

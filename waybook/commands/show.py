@@ -21,7 +21,6 @@ from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.store_option import add_store_option
 from waybook.commands.terminal import visible
-from waybook.journal import Record, plain_text
 from waybook.model import (
     AssistantMessage,
     Compaction,
@@ -29,7 +28,9 @@ from waybook.model import (
     CustomEntry,
     MemoryPinMoved,
     MemoryUsed,
+    Record,
     SubagentLink,
+    plain_text,
 )
 from waybook.projections import (
     LinkRef,

@@ -9,8 +9,8 @@ from typing import Final
 import msgspec
 
 from waybook.commands.terminal import visible
-from waybook.journal import SessionJournal, plain_text
-from waybook.model import Erasure, UserMessage, erased_placeholder
+from waybook.journal import SessionJournal
+from waybook.model import Erasure, UserMessage, erased_placeholder, plain_text
 from waybook.projections import is_harness
 
 TITLE_SEARCH: Final = 2000

@@ -35,8 +35,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import attrs
 import jinja2
 
-from waybook.journal import JournalError
-from waybook.model import Header
+from waybook.model import Header, JournalError
 from waybook.projections import PriceTable
 from waybook.stores import (
     JournalStore,
