@@ -306,6 +306,13 @@ def rewrite_embedded(text: str, faces: Faces, where: str, notes: list[str]) -> s
     return EMBEDDED.sub(one, text)
 
 
+MENTION = re.compile(
+    r"(?<![\w.])(waybook(?:\.[a-z][a-z0-9_]*)+)\.([A-Za-z_][A-Za-z0-9_]*)(?=[`\s),:;]|\.(?:\s|$)|$)", re.M
+)
+"""A dotted mention of a name under a package (`waybook.journal.JournalError`), not a wire tag or kind
+(`waybook.remember_receipt/1`, `"waybook.journal.id"`: a string, ended by its quote)."""
+
+
 def rewrite_prose(text: str, faces: Faces) -> str:
     """Dotted mentions (`waybook.journal.JournalError`) of a name its face does not export."""
 
@@ -314,7 +321,7 @@ def rewrite_prose(text: str, faces: Faces) -> str:
         face = faces.face_of(module, name) if module in faces.files else None
         return f"{face}.{name}" if isinstance(face, str) else match.group(0)
 
-    return re.sub(r"\b(waybook(?:\.[a-z][a-z0-9_]*)*)\.([A-Za-z_][A-Za-z0-9_]*)\b", one, text)
+    return re.sub(MENTION, one, text)
 
 
 def rewrite_markdown(text: str, faces: Faces, where: str, notes: list[str]) -> str:

@@ -47,7 +47,7 @@ from waybook.projections import replay
 
 def remember_receipt(authority: str, request_id: str, first_seq: int, head: Head) -> RememberReceipt:
     fields = {
-        "kind": "waybook.memory.canonical.receipts.remember_receipt/1",
+        "kind": "waybook.remember_receipt/1",
         "authority": authority,
         "request": request_id,
         "first_seq": first_seq,
