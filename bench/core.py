@@ -16,9 +16,10 @@ from bench.workload import session_records
 def bench_core(quick: bool) -> Iterator[Row]:
     import msgspec
 
-    from waybook.journal import GENESIS, InMemoryJournal, Record
+    from waybook.journal import InMemoryJournal
     from waybook.journal._ledger import iter_chain
     from waybook.journal._verify import verify
+    from waybook.model import GENESIS, Record
 
     n_append = 20_000 if quick else 100_000
     records = list(session_records(n_append))

@@ -26,15 +26,8 @@ if str(ROOT) not in sys.path:
 from bench.speed_pairing import PairedRow, row  # noqa: E402
 from tests.helpers.formats import SHARED_FIXTURES  # noqa: E402
 from waybook.formats import import_claude_code, import_codex, import_pi  # noqa: E402
-from waybook.journal import (  # noqa: E402
-    SEALED_SCHEMA,
-    Header,
-    InMemoryJournal,
-    JsonlJournal,
-    NewRecord,
-    erase,
-    verify_file,
-)
+from waybook.journal import InMemoryJournal, JsonlJournal, erase, verify_file  # noqa: E402
+from waybook.model import SEALED_SCHEMA, Header, NewRecord  # noqa: E402
 
 
 def real_records() -> list[list[NewRecord]]:

@@ -55,7 +55,8 @@ def side(what: str, folder: Path, repetitions: int) -> None:
     import msgspec
 
     from bench.erasure import appender, header  # noqa: F401  (the same imports for every side)
-    from waybook.journal import SEALED_SCHEMA, InMemoryJournal, NewRecord, verify_file
+    from waybook.journal import InMemoryJournal, verify_file
+    from waybook.model import SEALED_SCHEMA, NewRecord
 
     raw = pickle.loads((folder / "sessions.pkl").read_bytes())
     sessions = [msgspec.json.decode(s, type=list[NewRecord]) for s in raw]
@@ -80,7 +81,8 @@ def prepare(folder: Path) -> int:
     import msgspec
 
     from bench.erasure import real_records, write_files
-    from waybook.journal import SEALED_SCHEMA, JsonlJournal, erase
+    from waybook.journal import JsonlJournal, erase
+    from waybook.model import SEALED_SCHEMA
 
     sessions = real_records()
     (folder / "sessions.pkl").write_bytes(pickle.dumps([msgspec.json.encode(s) for s in sessions]))

@@ -17,7 +17,8 @@ def bench_export(quick: bool) -> Iterator[Row]:
 
     from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
     from waybook.formats.pi._codec import import_pi
-    from waybook.journal import GENESIS, InMemoryJournal
+    from waybook.journal import InMemoryJournal
+    from waybook.model import GENESIS
 
     real = (
         Path(__file__).resolve().parent.parent.parent

@@ -15,8 +15,8 @@ import threading
 import msgspec
 
 from waybook.codecs._canonical import ENCODER
-from waybook.journal import GENESIS, AppendResult, AssistantMessage, Head, NewRecord, Record
 from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.model import GENESIS, AppendResult, AssistantMessage, Head, NewRecord, Record
 from waybook.model._records import TERMINAL_STOP_REASONS, AnyBody, Header
 
 _BODY = msgspec.json.Decoder(AnyBody).decode

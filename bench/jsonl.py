@@ -20,7 +20,8 @@ def bench_jsonl(quick: bool) -> Iterator[Row]:
 
     import msgspec
 
-    from waybook.journal import GENESIS, JsonlJournal, Record, StaleWriterError
+    from waybook.journal import JsonlJournal
+    from waybook.model import GENESIS, Record, StaleWriterError
 
     tmp = Path(tempfile.mkdtemp(prefix="waybook-bench-"))
     n = 20_000 if quick else 100_000
@@ -88,7 +89,7 @@ def bench_jsonl(quick: bool) -> Iterator[Row]:
             per_thread = n_sync
 
             def writer(w: int) -> None:
-                from waybook.journal import NewRecord, Reset
+                from waybook.model import NewRecord, Reset
 
                 done = 0
                 while done < per_thread:

@@ -94,9 +94,10 @@ def bench_memory(quick: bool) -> Iterator[Row]:
 
 
 def bench_authority(quick: bool) -> Iterator[Row]:
-    from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
+    from waybook.journal import InMemoryJournal
     from waybook.journal._roles.memory_text import content_digest
     from waybook.memory import Limits, Memory, Route, create_authority
+    from waybook.model import MemoryWrite, NewRecord
 
     n = 200 if quick else 1_000
 
@@ -169,9 +170,10 @@ def advance_one_row(quick: bool) -> Row:
     8,000 notes (value) and of 10 (baseline), alternated round by round; the ratio is the median of the
     per-round ratios. The goal (issue 40): within 2x, a ratio of at least 0.5. Before issue 40 each
     advance copied the whole view: 0.05 ms at 10 notes, 5.7-15 ms at 8,000 (a ratio near 0.005)."""
-    from waybook.journal import Head, InMemoryJournal, MemoryWrite, NewRecord
+    from waybook.journal import InMemoryJournal
     from waybook.journal._roles.memory_text import content_digest
     from waybook.memory import Route, create_authority
+    from waybook.model import Head, MemoryWrite, NewRecord
 
     count, rounds = (100, 5) if quick else (300, 9)
     at = "2026-12-01T09:00:00.000Z"

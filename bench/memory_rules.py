@@ -17,8 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
+from waybook.model import MemoryWrite, NewRecord
 from waybook.model._records import Header, MemoryDelete
 
 RESULTS = Path(__file__).resolve().parent / "memory_rules.json"

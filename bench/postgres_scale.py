@@ -23,7 +23,7 @@ from bench.postgres_cluster import Row, fresh, rotated  # noqa: E402
 from bench.postgres_writers import scale_writers, writers  # noqa: E402
 from bench.stores import message  # noqa: E402
 from waybook import Session, ToolOutcome  # noqa: E402
-from waybook.journal import ToolCallBlock  # noqa: E402
+from waybook.model import ToolCallBlock  # noqa: E402
 from waybook.stores import open_store  # noqa: E402
 
 

@@ -20,13 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.stores import message  # noqa: E402
 from waybook.codecs._wire import seal  # noqa: E402
-from waybook.journal import (  # noqa: E402
-    GENESIS,
-    AssistantMessage,
-    NewRecord,
-    UserMessage,
-    text,
-)
+from waybook.model import GENESIS, AssistantMessage, NewRecord, UserMessage, text  # noqa: E402
 from waybook.stores import open_store  # noqa: E402
 
 THREAD = 50

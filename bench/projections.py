@@ -19,7 +19,8 @@ def bench_projections(quick: bool) -> Iterator[Row]:
 
     import msgspec
 
-    from waybook.journal import JsonlJournal, Record
+    from waybook.journal import JsonlJournal
+    from waybook.model import Record
     from waybook.projections import (
         ContextProjection,
         SnapshotStore,
@@ -83,7 +84,8 @@ def bench_projections(quick: bool) -> Iterator[Row]:
 
 def incremental_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     """Median cost of one append plus keeping tree + context current, at 1k and at a large size."""
-    from waybook.journal import JsonlJournal, NewRecord, UserMessage, text
+    from waybook.journal import JsonlJournal
+    from waybook.model import NewRecord, UserMessage, text
     from waybook.projections import ContextProjection, LiveProjection
 
     medians = {}

@@ -53,8 +53,9 @@ from waybook._redact import SCANNED, SCANNER, SEPARATOR, Detector, Redactor, fin
 from waybook._redact._literals import HyperscanScanner, Literal, PythonScanner, Scanner
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
 from waybook.formats import import_claude_code, import_codex, import_pi
-from waybook.journal import InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
+from waybook.journal import InMemoryJournal
 from waybook.journal._protocol import SessionJournal
+from waybook.model import NewRecord, TextBlock, ToolCallBlock
 from waybook.model._records import (
     Annotation,
     AssistantMessage,

@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from waybook.journal import InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
+from waybook.journal import InMemoryJournal
+from waybook.model import NewRecord, TextBlock, ToolCallBlock
 from waybook.model._records import AssistantMessage, Compaction, Header, ToolResult, UserMessage
 
 

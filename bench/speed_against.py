@@ -33,7 +33,7 @@ _LOOPS = """
 import asyncio, sys, time
 from pathlib import Path
 from waybook import AsyncSession, GENESIS, InMemoryJournal, JsonlJournal, Session
-from waybook.journal import Header, NewRecord, UserMessage, text
+from waybook.model import Header, NewRecord, UserMessage, text
 
 kind, n, tmp = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 words = text("the agent read the file, ran the tests and summarised what failed " * 2 + "in the end")

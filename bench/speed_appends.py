@@ -29,8 +29,8 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     import msgspec
 
     from waybook import GENESIS, JsonlJournal, Session
-    from waybook.journal import AppendResult, Head, NewRecord, Record
     from waybook.journal._jsonl._file_ops import FileIdentity, OsFileOps
+    from waybook.model import AppendResult, Head, NewRecord, Record
 
     n = 5_000 if quick else 20_000
     records = list(session_records(n))
@@ -141,8 +141,8 @@ def append_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     def session_floor() -> None:
         """`Session.user`'s floor: what a session adds to an append (a fresh id and timestamp, the body
         made with the leaf as its parent, a salt for the sealed content), then the append's floor."""
-        from waybook.journal import UserMessage
         from waybook.journal._clock import new_id, utc_now
+        from waybook.model import UserMessage
 
         made, leaf = [], None
         for content in texts:  # made inside the timed call, as Session.user makes each record
@@ -399,7 +399,7 @@ def durable_rows(tmp: Path, quick: bool) -> Iterator[Row]:
 
 def group_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     from waybook import GENESIS, JsonlJournal
-    from waybook.journal import NewRecord, Reset, StaleWriterError
+    from waybook.model import NewRecord, Reset, StaleWriterError
 
     per_thread = 100 if quick else 250
     threads_n = 8

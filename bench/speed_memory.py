@@ -36,7 +36,8 @@ def memory_rows(quick: bool) -> Iterator[Row]:
     import msgspec
 
     from bench.floor import InlineJournal
-    from waybook.journal import GENESIS, InMemoryJournal
+    from waybook.journal import InMemoryJournal
+    from waybook.model import GENESIS
 
     n = 20_000 if quick else 100_000
     records = list(session_records(n))

@@ -46,7 +46,8 @@ def open_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     import msgspec
 
     from waybook import JsonlJournal
-    from waybook.journal import Record, verify_file
+    from waybook.journal import verify_file
+    from waybook.model import Record
 
     decoder = msgspec.json.Decoder(Record)
     n = 20_000 if quick else 100_000
@@ -171,7 +172,7 @@ def checkpoint_floor(path: Path) -> int:
 
     import msgspec
 
-    from waybook.journal import Record
+    from waybook.model import Record
 
     data = path.read_bytes()
     hashlib.sha256(data).hexdigest()
@@ -182,7 +183,7 @@ def resume_rows(tmp: Path, quick: bool) -> Iterator[Row]:
     import msgspec
 
     from waybook import JsonlJournal, resume
-    from waybook.journal import Record
+    from waybook.model import Record
     from waybook.projections import ContextProjection, context_at, replay
 
     decoder = msgspec.json.Decoder(Record)

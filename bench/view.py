@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from waybook import JsonlJournal, Session, ToolOutcome
 from waybook.cli import main as waybook
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 
 OUT = Path(__file__).with_name("view.json")
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from waybook.journal import AssistantMessage, Header, NewRecord, UserMessage, text
+from waybook.model import AssistantMessage, Header, NewRecord, UserMessage, text
 
 AT = "2026-12-01T09:00:00.000Z"
 WORDS = "the agent read the file, ran the tests and summarised what failed and why it failed "
@@ -65,7 +65,7 @@ def proof_floor(path: Path) -> int:
 
     import msgspec
 
-    from waybook.journal import Record
+    from waybook.model import Record
     from waybook.model._head import GENESIS_DIGEST
 
     decode_lines = msgspec.json.Decoder(Record).decode_lines
@@ -110,7 +110,7 @@ def shape_records(n: int, *, branchy: bool) -> Iterator[NewRecord]:
     import hashlib
     from datetime import datetime, timedelta
 
-    from waybook.journal import LeafMoved
+    from waybook.model import LeafMoved
 
     start = datetime(2026, 12, 1, 9, 0, 0)
 

@@ -1,7 +1,7 @@
 """An extension indexes a store through a subscription over a socket, resuming from its cursor."""
 
 from waybook import Session
-from waybook.journal import plain_text
+from waybook.model import plain_text
 from waybook.stores import Applied, FeedServer, RemoteSubscription, open_store
 
 with open_store("memory:") as store, FeedServer(store) as server:

@@ -1,7 +1,7 @@
 """The README quickstart: a session with a tool call, a retry on a new branch, and a verified chain."""
 
 from waybook import InMemoryJournal, Session, verify
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 
 journal = InMemoryJournal("quickstart")
 session = Session.create(journal, journal_id="quickstart")

@@ -2,7 +2,8 @@
 
 Files move (the redaction corpus moved from tests/export/ to tests/helpers/secret_corpus.py) and the
 sentences that point at them stay behind; this test reads every docstring and comment of the package,
-the benches and the tests and checks each path it names under one of the project's folders.
+the benches and the tests, and every line of the README and docs/, and checks each path it names under
+one of the project's folders.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,14 @@ NAMED_PATH = re.compile(r"(?<![\w/.-])((?:docs|tests|bench|scripts|waybook|examp
 
 SOURCES = ("waybook", "bench", "tests")
 """(scripts/runtime_suites names the files of the runtimes' own repositories it patches.)"""
+
+OTHER_REPOSITORIES = {
+    "tests/utils/simple_session.py": "openai/openai-agents-python (docs/openai-agents.md)",
+    "docs/gen-ai/gen-ai-spans.md": "open-telemetry/semantic-conventions-genai (docs/otel.md)",
+    "docs/gen-ai/gen-ai-agent-spans.md": "open-telemetry/semantic-conventions-genai (docs/otel.md)",
+    "docs/gen-ai/gen-ai-input-messages.json": "open-telemetry/semantic-conventions-genai (docs/otel.md)",
+}
+"""Paths the docs name in another project's repository, each with that repository."""
 
 
 def prose_of(source: str) -> Iterator[tuple[int, str]]:
@@ -40,7 +49,11 @@ def prose_of(source: str) -> Iterator[tuple[int, str]]:
 
 
 def named_paths(source: str) -> Iterator[tuple[int, str]]:
-    for line, text in prose_of(source):
+    yield from paths_in(prose_of(source))
+
+
+def paths_in(texts: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    for line, text in texts:
         for found in NAMED_PATH.finditer(text):
             path, after = found.group(1), text[found.end() : found.end() + 1]
             if not any(mark in path + after for mark in "*<{"):  # a pattern or a placeholder, not a file
@@ -61,6 +74,16 @@ def test_every_file_a_docstring_or_comment_names_exists() -> None:
         if not (ROOT / path).exists()
     ]
     assert missing == [], "these docstrings or comments name files that do not exist:\n" + "\n".join(missing)
+
+
+def test_every_file_the_readme_or_a_doc_names_exists() -> None:
+    missing = [
+        f"{doc.relative_to(ROOT)}:{line}: {path}"
+        for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+        for line, path in paths_in(enumerate(doc.read_text().splitlines(), start=1))
+        if not (ROOT / path).exists() and path not in OTHER_REPOSITORIES
+    ]
+    assert missing == [], "these docs name files that do not exist:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize(

@@ -7,18 +7,8 @@ from waybook._async_session import AsyncSession
 from waybook._resume import Resumed, resume
 from waybook._session import Session, ToolOutcome, new_id, utc_now
 from waybook._version import __version__
-from waybook.journal import (
-    GENESIS,
-    AppendResult,
-    Head,
-    InMemoryJournal,
-    JournalError,
-    JsonlJournal,
-    Record,
-    SessionJournal,
-    StaleWriterError,
-    verify,
-)
+from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal, verify
+from waybook.model import GENESIS, AppendResult, Head, JournalError, Record, StaleWriterError
 
 __all__ = [
     "GENESIS",

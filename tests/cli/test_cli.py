@@ -257,9 +257,10 @@ def test_a_corrupt_journal_is_a_problem_not_a_crash(session_file: Path) -> None:
 
 
 def test_show_says_which_canonical_memory_the_agent_read_at_each_turn(tmp_path: Path) -> None:
-    from waybook.journal import InMemoryJournal, MemoryWrite, NewRecord
+    from waybook.journal import InMemoryJournal
     from waybook.journal._roles.memory_text import content_digest
     from waybook.memory import Route, create_authority
+    from waybook.model import MemoryWrite, NewRecord
 
     path = tmp_path / "s.jsonl"
     with JsonlJournal(path) as journal:
@@ -289,7 +290,7 @@ def test_show_says_which_canonical_memory_the_agent_read_at_each_turn(tmp_path: 
 
 def _long_journal(path: Path, records: int) -> None:
     from waybook.codecs._wire import seal
-    from waybook.journal import NewRecord, UserMessage, text
+    from waybook.model import NewRecord, UserMessage, text
     from waybook.model._head import GENESIS_DIGEST
     from waybook.model._records import Header
 

@@ -11,7 +11,8 @@ import pytest
 from tests.helpers.cli_runner import on_terminal, waybook
 from tests.helpers.paths import ROOT, SHARED_FIXTURES
 from waybook import Session
-from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify
+from waybook.journal import JsonlJournal, verify
+from waybook.model import TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.stores import CATALOG_ID, ReservedJournalError, open_store
 
 CLAUDE = SHARED_FIXTURES / "claude-code/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.cli_runner import waybook
 from tests.helpers.paths import ROOT, SHARED_FIXTURES
 from waybook.commands.growth import append_records
-from waybook.journal import GENESIS, Header, NewRecord
+from waybook.model import GENESIS, Header, NewRecord
 from waybook.stores import DirectoryStore, JournalStore, open_store
 
 pytestmark = pytest.mark.skipif(

@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers.cli_runner import waybook
 from tests.helpers.paths import SHARED_FIXTURES
-from waybook.journal import Header
+from waybook.model import Header
 from waybook.stores import open_store
 
 pytestmark = pytest.mark.skipif(

@@ -44,7 +44,7 @@ def test_content_is_redacted_and_the_command_says_how_much_it_masked(tmp_path: P
 def test_a_store_journal_is_sent_with_its_sub_agents_and_the_report_is_json(tmp_path: Path) -> None:
     from tests.helpers.otel import coding_session
     from waybook._session import Session
-    from waybook.journal import ToolCallBlock
+    from waybook.model import ToolCallBlock
     from waybook.stores import open_store
 
     store = f"file:{tmp_path / 'store'}"

@@ -21,8 +21,8 @@ from tests.helpers.blocking import finishes
 from tests.helpers.cli_runner import Ran, waybook
 from tests.helpers.paths import ROOT
 from waybook import JsonlJournal, Session
-from waybook.journal import JournalError
 from waybook.memory import Create, Memory
+from waybook.model import JournalError
 from waybook.stores import open_store
 
 READ_COMMANDS = [

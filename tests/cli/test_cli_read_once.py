@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.cli_runner import waybook
 from tests.helpers.reads import BytesRead
 from waybook import JsonlJournal, Session, ToolOutcome
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 from waybook.stores import JournalFiles, copy_records, open_store
 
 RECORDS = 3_000

@@ -11,7 +11,7 @@ import pytest
 from tests.cli.test_cli import session_file
 from tests.helpers.cli_runner import waybook
 from waybook import JsonlJournal
-from waybook.journal import NotAJournalError
+from waybook.model import NotAJournalError
 
 __all__ = ["session_file"]
 

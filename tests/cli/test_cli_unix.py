@@ -14,8 +14,8 @@ from tests.formats.test_pi_fidelity import HOSTILE
 from tests.helpers.cli_runner import installed, installed_env, waybook
 from tests.helpers.cli_runner import on_terminal as run_on_terminal
 from waybook import JsonlJournal, Session
-from waybook.journal import ToolCallBlock
 from waybook.memory import Memory
+from waybook.model import ToolCallBlock
 
 HOSTILE_TEXT = "title\x1b]0;pwned\x07 clear\x1b[2J bell\x07 rtl\u202eevil\u202c csi\x9b31m end"
 

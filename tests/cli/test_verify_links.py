@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.cli_runner import waybook
 from tests.helpers.paths import SHARED_FIXTURES
 from waybook import Session
-from waybook.journal import InvalidRecordError, ToolCallBlock
+from waybook.model import InvalidRecordError, ToolCallBlock
 from waybook.projections import SUBAGENT_OF, SubagentParent
 from waybook.stores import JournalStore, open_store
 

@@ -16,7 +16,8 @@ import pytest
 from tests.helpers.cli_runner import waybook
 from tests.helpers.shapes import calls_made
 from waybook import Session, cli
-from waybook.journal import JsonlJournal, Record, ToolCallBlock
+from waybook.journal import JsonlJournal
+from waybook.model import Record, ToolCallBlock
 from waybook.projections import SubagentParent
 from waybook.stores import CATALOG_ID, open_store
 

@@ -31,7 +31,8 @@ from waybook.codecs import (
     decode_value,
     register_value,
 )
-from waybook.journal import GENESIS, InvalidRecordError, NewRecord, SessionJournal, TextBlock
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS, InvalidRecordError, NewRecord, TextBlock
 from waybook.testing._records import AT, FREE_FIELDS, header, user
 
 

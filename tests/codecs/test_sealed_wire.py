@@ -26,10 +26,11 @@ from waybook.codecs._commitments import (
     sealed_value,
 )
 from waybook.codecs._sha256 import _python_resume, _python_state, resume, state_after
-from waybook.journal import (
+from waybook.model import (
     GENESIS,
     Annotation,
     AssistantMessage,
+    BatchPlace,
     CustomEntry,
     NewRecord,
     TextBlock,
@@ -37,7 +38,6 @@ from waybook.journal import (
     ToolResult,
     UserMessage,
 )
-from waybook.model import BatchPlace
 
 AT = "2026-12-01T09:00:00.000Z"
 SALT = "0123456789abcdef" * 2

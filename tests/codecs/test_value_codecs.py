@@ -26,7 +26,7 @@ from waybook.codecs import (
     decode_value,
     register_value,
 )
-from waybook.journal import CustomEntry, InvalidRecordError, UnknownTagError, WrongTypeError
+from waybook.model import CustomEntry, InvalidRecordError, UnknownTagError, WrongTypeError
 
 
 @attrs.frozen

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from tests.helpers.builders import header, user
 from tests.helpers.wire_samples import LEGACY_SAMPLES, SAMPLES, WIRE_DIR, fixture_name, sealed_lines
 from waybook.codecs import CURRENT_TAGS, LEGACY_TAGS, decode_record, encode_record, line_digest, seal
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import (
     GENESIS,
     AnyBody,
     AssistantMessage,
@@ -22,7 +23,6 @@ from waybook.journal import (
     DecodeError,
     Header,
     ImageBlock,
-    InMemoryJournal,
     InvalidUtf8Error,
     LeafMoved,
     MalformedJsonError,
@@ -43,7 +43,6 @@ from waybook.journal import (
     UnknownTagError,
     UserMessage,
     WrongTypeError,
-    verify,
 )
 
 AT = "2026-12-01T09:00:00.000Z"

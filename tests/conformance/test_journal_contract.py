@@ -14,7 +14,8 @@ from typing import ClassVar
 import pytest
 
 from tests.conformance import conftest
-from waybook.journal import AppendResult, Head, InMemoryJournal, NewRecord, SessionJournal
+from waybook.journal import InMemoryJournal, SessionJournal
+from waybook.model import AppendResult, Head, NewRecord
 from waybook.testing import JournalContract
 
 

@@ -21,15 +21,8 @@ from waybook.export._openai_format import problems
 from waybook.export._rows import SEE_ATTACHED, TOOL_IMAGES_INTRO
 from waybook.export.trajectories import PREFERENCE, Selection, TrajectoryExporter, encode_row
 from waybook.formats.pi._codec import import_pi
-from waybook.journal import (
-    Annotation,
-    BlobBlock,
-    ImageBlock,
-    InMemoryJournal,
-    JsonlJournal,
-    TextBlock,
-    ToolCallBlock,
-)
+from waybook.journal import InMemoryJournal, JsonlJournal
+from waybook.model import Annotation, BlobBlock, ImageBlock, TextBlock, ToolCallBlock
 from waybook.stores import open_store
 from waybook.stores._blobs import IMAGE_PREFIX, MissingBlobError, NoBlobStoreError
 

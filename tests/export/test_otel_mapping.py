@@ -16,7 +16,8 @@ from tests.helpers.otel import MODEL, by_name, coding_session, demo_session, exp
 from tests.helpers.paths import SHARED_FIXTURES
 from waybook._session import Session
 from waybook.export import otel
-from waybook.journal import InMemoryJournal, JsonlJournal, ToolCallBlock
+from waybook.journal import InMemoryJournal, JsonlJournal
+from waybook.model import ToolCallBlock
 from waybook.projections import session_stats
 
 
@@ -126,7 +127,7 @@ def test_since_sends_what_is_new_and_two_sends_make_the_whole_journal() -> None:
 
 
 def _replayed(records: list) -> InMemoryJournal:  # type: ignore[type-arg]
-    from waybook.journal import Head, NewRecord
+    from waybook.model import Head, NewRecord
 
     journal = InMemoryJournal("otel-session")
     for record in records:
@@ -313,7 +314,7 @@ def test_a_real_claude_code_session_sends_what_waybook_stats_counts(tmp_path: Pa
 
 
 def test_the_memory_a_prompt_carried_is_on_the_model_call_that_follows_it() -> None:
-    from waybook.journal import MemoryUsed
+    from waybook.model import MemoryUsed
 
     journal = InMemoryJournal("otel-session")
     session = coding_session(journal)

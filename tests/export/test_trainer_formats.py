@@ -26,7 +26,8 @@ from waybook import InMemoryJournal, JsonlJournal, Session
 from waybook.export._cleaning import TrainingOptions
 from waybook.export._openai_format import problems
 from waybook.export.trajectories import Selection, TrajectoryExporter, encode_row
-from waybook.journal import SessionJournal, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.journal import SessionJournal
+from waybook.model import TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.model._records import Annotation
 
 datasets = pytest.importorskip("datasets")

@@ -16,15 +16,8 @@ from waybook import JsonlJournal, Session
 from waybook.export._cleaning import NO_RESULT, TrainingOptions
 from waybook.export._openai_format import problems
 from waybook.export.trajectories import Selection, TrajectoryExporter
-from waybook.journal import (
-    BlobBlock,
-    ImageBlock,
-    InMemoryJournal,
-    SessionJournal,
-    TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
-)
+from waybook.journal import InMemoryJournal, SessionJournal
+from waybook.model import BlobBlock, ImageBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import TreeProjection, context_at, replay
 
 REAL = SHARED_FIXTURES / "pi" / "before-compaction.jsonl"
@@ -134,7 +127,7 @@ def test_every_openai_row_of_every_export_is_valid(build: Callable[[], SessionJo
 @needs_shared(REAL.is_file())
 def test_every_openai_row_of_a_real_pi_session_is_valid() -> None:
     from waybook.formats.pi._codec import import_pi
-    from waybook.journal import GENESIS
+    from waybook.model import GENESIS
 
     journal = InMemoryJournal("real")
     journal.append(list(import_pi(REAL.read_bytes()).records), expected=GENESIS)

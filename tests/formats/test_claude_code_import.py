@@ -18,16 +18,15 @@ from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
 from waybook.formats._foreign import ForeignFormatError
 from waybook.formats.claude_code import import_claude_code, subagent_anchor
 from waybook.formats.claude_code._context import api_messages, replay_context
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import (
     AssistantMessage,
     Compaction,
     CustomEntry,
-    InMemoryJournal,
     LeafMoved,
     SubagentLink,
     ToolResult,
     UserMessage,
-    verify,
 )
 from waybook.projections import TreeProjection, context_at, fold
 

@@ -16,7 +16,8 @@ from tests.helpers.cli_runner import waybook
 from tests.helpers.formats import journal_of
 from tests.helpers.paths import FIXTURES, SHARED_FIXTURES
 from waybook.formats.codex import context_items, import_codex, replay_history
-from waybook.journal import InMemoryJournal, UserMessage, plain_text, verify
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import UserMessage, plain_text
 from waybook.projections import TreeProjection, context_at, fold
 
 EVENT_PROMPTS = FIXTURES / "codex" / "event-prompts.jsonl"

@@ -16,16 +16,8 @@ import pytest
 from tests.helpers.formats import SHARED_FIXTURES, journal_of, needs_shared
 from waybook.formats._foreign import ForeignFormatError
 from waybook.formats.codex import context_items, import_codex, replay_history
-from waybook.journal import (
-    AssistantMessage,
-    InMemoryJournal,
-    LeafMoved,
-    Reset,
-    ToolResult,
-    UserMessage,
-    plain_text,
-    verify,
-)
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import AssistantMessage, LeafMoved, Reset, ToolResult, UserMessage, plain_text
 from waybook.projections import TreeProjection, context_at, fold
 
 FIXTURES = SHARED_FIXTURES / "codex"

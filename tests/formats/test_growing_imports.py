@@ -26,7 +26,7 @@ from waybook.formats.codex import import_codex
 from waybook.formats.codex._rollout import GrowingRollout
 from waybook.formats.pi import import_pi
 from waybook.formats.pi._growing import GrowingPi
-from waybook.journal import Compaction, NewRecord, SubagentLink
+from waybook.model import Compaction, NewRecord, SubagentLink
 
 CLAUDE = sorted((SHARED_FIXTURES / "claude-code").rglob("*.jsonl")) if SHARED_FIXTURES.is_dir() else []
 CODEX = sorted((SHARED_FIXTURES / "codex").glob("*.jsonl")) if SHARED_FIXTURES.is_dir() else []

@@ -12,7 +12,8 @@ import pytest
 from tests.helpers.paths import FIXTURES
 from waybook.formats.langgraph._database import LangGraphDatabaseError, read_thread
 from waybook.formats.langgraph._import import Checkpoint, import_langgraph
-from waybook.journal import GENESIS, InMemoryJournal, LeafMoved, plain_text, verify
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import GENESIS, LeafMoved, plain_text
 from waybook.projections import TreeProjection, context_at, fold
 
 pytest.importorskip("ormsgpack", reason="reading LangGraph checkpoints needs ormsgpack (waybook[langgraph])")

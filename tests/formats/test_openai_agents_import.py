@@ -16,7 +16,8 @@ from tests.helpers.paths import FIXTURES
 from waybook.formats._responses import items_of_context
 from waybook.formats.openai_agents._database import NotAnAgentsDatabaseError, read_session
 from waybook.formats.openai_agents._import import import_openai_agents
-from waybook.journal import GENESIS, InMemoryJournal, LeafMoved, verify
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import GENESIS, LeafMoved
 from waybook.projections import TreeProjection, context_at, fold
 
 OPENAI_AGENTS = FIXTURES / "openai-agents"

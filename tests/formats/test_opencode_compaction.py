@@ -22,8 +22,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from waybook.formats.opencode import Stored, import_opencode, read_opencode
-from waybook.journal import GENESIS, InMemoryJournal
-from waybook.model import Compaction, ContextExclusion, ToolCallBlock
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, Compaction, ContextExclusion, ToolCallBlock
 from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, context_at, replay
 
 Msg = tuple[dict[str, Any], list[dict[str, Any]]]

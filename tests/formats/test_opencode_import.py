@@ -18,7 +18,8 @@ from tests.helpers.cli_runner import waybook
 from waybook.formats._detect import detect_format
 from waybook.formats._foreign import NotThisFormatError
 from waybook.formats.opencode import OpenCodeStorageError, Stored, import_opencode, read_opencode
-from waybook.journal import GENESIS, InMemoryJournal, TextBlock, ThinkingBlock, ToolResult
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, TextBlock, ThinkingBlock, ToolResult
 from waybook.projections import TreeProjection, context_at, replay
 
 SESSION = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.helpers.cli_runner import waybook
 from waybook import JsonlJournal, Session, ToolOutcome
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 from waybook.stores import open_store
 
 

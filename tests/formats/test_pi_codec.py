@@ -16,18 +16,17 @@ from waybook.formats.pi._codec import (
     export_pi,
     import_pi,
 )
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, verify
+from waybook.model import (
     GENESIS,
     AssistantMessage,
     Compaction,
     CustomEntry,
-    InMemoryJournal,
     LeafMoved,
     SystemMessage,
     ToolResult,
     UserMessage,
     plain_text,
-    verify,
 )
 from waybook.projections import COMPACTION_PREAMBLE, TreeProjection, context_at, replay
 

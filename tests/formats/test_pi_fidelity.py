@@ -22,16 +22,8 @@ from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
 from waybook.formats._json_patch import same
 from waybook.formats.pi._codec import PiFormatError, export_pi, import_pi
-from waybook.journal import (
-    Compaction,
-    CustomEntry,
-    InMemoryJournal,
-    LeafMoved,
-    NewRecord,
-    Record,
-    TextBlock,
-    ToolResult,
-)
+from waybook.journal import InMemoryJournal
+from waybook.model import Compaction, CustomEntry, LeafMoved, NewRecord, Record, TextBlock, ToolResult
 from waybook.projections import TreeProjection, context_at, replay
 
 SHARED_PI = SHARED_FIXTURES / "pi"

@@ -21,7 +21,8 @@ from tests.helpers.paths import FIXTURES
 from tests.helpers.pi import HEADER_V3, answer, entry, user
 from waybook.export._openai_format import problems
 from waybook.formats.pi._codec import PiFormatError, import_pi
-from waybook.journal import CustomEntry, InMemoryJournal, TextBlock
+from waybook.journal import InMemoryJournal
+from waybook.model import CustomEntry, TextBlock
 from waybook.projections import TreeProjection, context_at, replay
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 
 from waybook.formats import import_claude_code, import_codex, import_pi
-from waybook.journal import GENESIS, InMemoryJournal, JournalError
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, JournalError
 
 
 def one_input(data: bytes) -> None:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from tests.fuzz import seeds
 from waybook import AsyncSession, Session, resume
 from waybook.cli import main
-from waybook.journal import JournalError
+from waybook.model import JournalError
 from waybook.stores import JournalStore, open_store
 
 URLS = ["memory:", "file:{tmp}/d", "sqlite:{tmp}/s.db"]

@@ -21,7 +21,8 @@ from tests.fuzz import seeds
 from tests.fuzz.garbage import WRONG, dumps, hostile_lines, mutated, nested
 from waybook.formats import import_claude_code, import_codex, import_openai_agents, import_pi
 from waybook.formats.openai_agents._import import Row
-from waybook.journal import GENESIS, InMemoryJournal, JournalError
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, JournalError
 
 FEW, MANY = 40, 1500
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from tests.fuzz.garbage import mutated
 from waybook.formats.langgraph import import_langgraph
 from waybook.formats.langgraph._database import read_thread
-from waybook.journal import GENESIS, InMemoryJournal, JournalError
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, JournalError
 
 ormsgpack = pytest.importorskip("ormsgpack")
 sqlite_saver = pytest.importorskip("langgraph.checkpoint.sqlite")

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from tests.fuzz.garbage import dumps, mutated
 from waybook.formats.opencode import Stored, import_opencode
-from waybook.journal import GENESIS, InMemoryJournal, JournalError
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, JournalError
 
 FEW, MANY = 40, 1000
 T = 1760000000000

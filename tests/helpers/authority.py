@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.builders import AT
-from waybook.journal import Head, InMemoryJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import Authority
 from waybook.memory.canonical._nominations import Nomination
+from waybook.model import Head, MemoryWrite, NewRecord
 
 WAIT = 60.0
 """The bound on every wait for another thread: generous, since it is only reached when a test fails."""

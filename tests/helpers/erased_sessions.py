@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from waybook import Session
-from waybook.journal import SessionJournal, TextBlock, ToolCallBlock, erase
+from waybook.journal import SessionJournal, erase
+from waybook.model import TextBlock, ToolCallBlock
 
 SECRET = "vault-secret-4f1a"
 REASON = "GDPR request"

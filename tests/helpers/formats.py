@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from waybook.formats.pi import PiImport
-from waybook.journal import GENESIS, InMemoryJournal, NewRecord
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, NewRecord
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 """Real sessions of other agents (Pi, Claude Code, Codex), kept beside the checkout, not in it."""

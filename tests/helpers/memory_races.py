@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tests.helpers.builders import AT
-from waybook.journal import Head, InMemoryJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
+from waybook.model import Head, MemoryWrite, NewRecord
 from waybook.model._records import ReflectionReserved
 
 

@@ -19,7 +19,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.helpers.sessions import fixed_clock
 from waybook._session import Session
 from waybook.export import otel
-from waybook.journal import JsonlJournal, SessionJournal, ToolCallBlock
+from waybook.journal import JsonlJournal, SessionJournal
+from waybook.model import ToolCallBlock
 
 MODEL = "claude-sonnet-4-5"
 USAGE = {

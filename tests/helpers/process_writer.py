@@ -22,8 +22,8 @@ import sys
 import time
 
 from waybook import JsonlJournal, Session, StaleWriterError, utc_now
-from waybook.journal import NewRecord, TornTailError, UserMessage, text
 from waybook.journal._jsonl._file_ops import OS_FILE_OPS, OsFileOps
+from waybook.model import NewRecord, TornTailError, UserMessage, text
 
 TORN_TAIL_EXIT = 3
 

@@ -20,7 +20,7 @@ from rich.tree import Tree
 
 from waybook.commands.common import short_kind, summary
 from waybook.commands.terminal import visible
-from waybook.journal import AssistantMessage, Record, ToolCallBlock, ToolResult, UserMessage
+from waybook.model import AssistantMessage, Record, ToolCallBlock, ToolResult, UserMessage
 from waybook.model._records import Node
 from waybook.projections import BranchStats, SessionStats, Tally, TreeProjection, TreeState, fold, is_harness
 from waybook.projections._stats import _seconds

@@ -16,7 +16,7 @@ import sys
 from tests.helpers.wire_samples import AT, SAMPLES, WIRE_DIR
 from waybook.codecs._commitments import SEALED_FIELDS, erase_line, sealed_content
 from waybook.codecs._wire import seal
-from waybook.journal import (
+from waybook.model import (
     AssistantMessage,
     CustomEntry,
     NewRecord,

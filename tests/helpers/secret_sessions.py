@@ -9,7 +9,8 @@ import json
 from typing import Any, Final
 
 from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryExporter, encode_row
-from waybook.journal import InMemoryJournal, NewRecord, TextBlock, ToolCallBlock
+from waybook.journal import InMemoryJournal
+from waybook.model import NewRecord, TextBlock, ToolCallBlock
 from waybook.model._records import (
     Annotation,
     AssistantMessage,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from waybook import Session
-from waybook.journal import InMemoryJournal, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.journal import InMemoryJournal
+from waybook.model import TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import TreeProjection, replay
 
 _STEPS = (

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from waybook._session import Session
 from waybook.commands.demo import TOOLS
-from waybook.journal import InMemoryJournal, SessionJournal, ToolCallBlock
+from waybook.journal import InMemoryJournal, SessionJournal
+from waybook.model import ToolCallBlock
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "export"
 
@@ -74,7 +75,7 @@ def golden_exports(journal: SessionJournal, exporter_cls: type, selection_cls: t
 
 def chosen_retry(journal: SessionJournal) -> SessionJournal:
     """`journal` with the preferred retry (e07) labelled chosen, as `waybook label` records it."""
-    from waybook.journal import NewRecord
+    from waybook.model import NewRecord
     from waybook.model._records import Annotation
 
     label = Annotation(target="e07", type="waybook.preference", data={"label": "chosen"})

@@ -20,15 +20,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal
+from waybook.model import (
     AssistantMessage,
     Header,
-    InMemoryJournal,
-    JsonlJournal,
     LeafMoved,
     NewRecord,
     Record,
-    SessionJournal,
     ToolCallBlock,
     ToolResult,
     UserMessage,

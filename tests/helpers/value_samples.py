@@ -15,7 +15,7 @@ import attrs
 from tests.helpers.paths import FIXTURES
 from waybook import InMemoryJournal, Session
 from waybook.codecs import ValueRegistry
-from waybook.journal import CustomEntry
+from waybook.model import CustomEntry
 
 VALUES_DIR = FIXTURES / "values"
 PLAN_V1 = VALUES_DIR / "plan-v1.jsonl"

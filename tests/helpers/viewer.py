@@ -40,7 +40,7 @@ def long_session(path: Any, records: int) -> dict[str, Any]:
     """A coding session of about `records` records (questions, tool calls, results, answers), written
     fast (durability "none"): the ids of its last node and of a tool result halfway, and its turns."""
     from waybook import JsonlJournal, Session, ToolOutcome
-    from waybook.journal import ToolCallBlock
+    from waybook.model import ToolCallBlock
 
     session = Session.create(JsonlJournal(path, durability="none"), journal_id=path.stem)
     written, turn, middle, last = 1, 0, "", ""

@@ -12,7 +12,7 @@ from pathlib import Path
 from waybook.codecs._canonical import ENCODER
 from waybook.codecs._legacy import UserMessageV1
 from waybook.codecs._wire import seal
-from waybook.journal import (
+from waybook.model import (
     Annotation,
     AnyBody,
     AssistantMessage,

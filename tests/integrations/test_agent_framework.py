@@ -15,7 +15,7 @@ from agent_framework import Content, Message
 from tests.integrations.runtime_checks import recorded, run_python, tree
 from waybook.integrations.agent_framework import WaybookHistoryProvider
 from waybook.integrations.errors import StaleHistoryError
-from waybook.journal import AssistantMessage, ToolCallBlock, ToolResult, UserMessage
+from waybook.model import AssistantMessage, ToolCallBlock, ToolResult, UserMessage
 from waybook.stores import open_store
 
 

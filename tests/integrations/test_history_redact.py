@@ -14,8 +14,8 @@ import pytest
 from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook._masking import SecretMask
 from waybook.integrations._history import Threads, node, replaced
-from waybook.journal import TextBlock, UserMessage, verify
-from waybook.model import AnyBody
+from waybook.journal import verify
+from waybook.model import AnyBody, TextBlock, UserMessage
 from waybook.stores import open_store
 
 NAMESPACE = "chat"

@@ -21,7 +21,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from waybook.integrations.langgraph import CheckpointValueError, WaybookSaver
-from waybook.journal import JournalError
+from waybook.model import JournalError
 from waybook.stores import open_store
 
 

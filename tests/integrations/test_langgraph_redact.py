@@ -20,7 +20,8 @@ from langgraph.graph import START, MessagesState, StateGraph
 
 from tests.helpers.redaction import DB, STORE_URLS, TOKEN, decoded_values, raw_bytes
 from waybook.integrations.langgraph import WaybookSaver
-from waybook.journal import CustomEntry, InvalidArgumentError, UserMessage, verify
+from waybook.journal import verify
+from waybook.model import CustomEntry, InvalidArgumentError, UserMessage
 from waybook.stores import open_store
 
 

@@ -19,7 +19,8 @@ from langgraph.graph.message import add_messages
 
 from waybook.integrations.langgraph import StaleThreadError, WaybookSaver
 from waybook.integrations.langgraph._state import CHECKPOINT, HIDDEN, WRITES
-from waybook.journal import Annotation, CustomEntry, LeafMoved, Reset, verify
+from waybook.journal import verify
+from waybook.model import Annotation, CustomEntry, LeafMoved, Reset
 from waybook.stores import JournalStore
 
 

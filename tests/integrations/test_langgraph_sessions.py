@@ -35,10 +35,10 @@ from waybook.formats.langgraph._database import read_thread
 from waybook.formats.langgraph._import import import_langgraph
 from waybook.integrations.langgraph import WaybookSaver
 from waybook.integrations.langgraph._state import CHECKPOINT
-from waybook.journal import (
+from waybook.journal import InMemoryJournal
+from waybook.model import (
     AssistantMessage,
     CustomEntry,
-    InMemoryJournal,
     LeafMoved,
     NewRecord,
     Record,

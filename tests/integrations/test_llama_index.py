@@ -13,7 +13,7 @@ from llama_index.core.llms import ChatMessage
 from tests.integrations.runtime_checks import recorded, run_python, tree
 from waybook.integrations.errors import StaleHistoryError
 from waybook.integrations.llama_index import WaybookChatStore
-from waybook.journal import AssistantMessage, UserMessage
+from waybook.model import AssistantMessage, UserMessage
 from waybook.stores import open_store
 
 

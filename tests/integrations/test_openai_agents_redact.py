@@ -13,7 +13,8 @@ pytest.importorskip("agents")
 
 from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.openai_agents import WaybookSession
-from waybook.journal import AssistantMessage, InvalidArgumentError, UserMessage, verify
+from waybook.journal import verify
+from waybook.model import AssistantMessage, InvalidArgumentError, UserMessage
 from waybook.stores import open_store
 
 ITEMS: list[Any] = [

@@ -23,7 +23,8 @@ from agents.testing import ScriptedModel, assistant_message
 
 from waybook.integrations.openai_agents import WaybookSession
 from waybook.integrations.openai_agents._items import ITEM, body_of, item_of
-from waybook.journal import (
+from waybook.journal import verify
+from waybook.model import (
     AssistantMessage,
     CustomEntry,
     InvalidRecordError,
@@ -31,7 +32,6 @@ from waybook.journal import (
     Reset,
     ToolResult,
     UserMessage,
-    verify,
 )
 from waybook.stores import JournalStore
 

@@ -20,7 +20,7 @@ pytest.importorskip("agents")
 from tests.helpers.provider_checks import provider_problems
 from waybook.integrations._history import Threads, extended, node
 from waybook.integrations.openai_agents import WaybookSession
-from waybook.journal import TextBlock, ToolCallBlock
+from waybook.model import TextBlock, ToolCallBlock
 from waybook.projections import NO_RESULT_RECORDED, PROVIDERS
 from waybook.stores import JournalStore
 

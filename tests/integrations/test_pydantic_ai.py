@@ -17,7 +17,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.integrations.runtime_checks import recorded, run_python, tree
 from waybook.integrations.errors import StaleHistoryError
 from waybook.integrations.pydantic_ai import WaybookMessageHistory
-from waybook.journal import (
+from waybook.model import (
     AssistantMessage,
     StaleWriterError,
     ToolCallBlock,

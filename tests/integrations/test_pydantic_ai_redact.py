@@ -15,7 +15,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.pydantic_ai import WaybookMessageHistory
-from waybook.journal import UserMessage
+from waybook.model import UserMessage
 from waybook.stores import open_store
 
 

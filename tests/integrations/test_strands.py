@@ -14,7 +14,7 @@ from strands.types.session import Session, SessionAgent, SessionMessage, Session
 
 from tests.integrations.runtime_checks import recorded, run_python, tree
 from waybook.integrations.strands import WaybookSessionRepository
-from waybook.journal import AssistantMessage, ToolCallBlock, ToolResult, UserMessage
+from waybook.model import AssistantMessage, ToolCallBlock, ToolResult, UserMessage
 from waybook.stores import open_store
 
 

@@ -14,7 +14,7 @@ from strands.types.session import Session, SessionAgent, SessionMessage, Session
 
 from tests.helpers.redaction import DB, STORE_URLS, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.strands import WaybookSessionRepository
-from waybook.journal import AssistantMessage, UserMessage
+from waybook.model import AssistantMessage, UserMessage
 from waybook.stores import open_store
 
 

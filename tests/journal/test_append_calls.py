@@ -11,8 +11,8 @@ import pytest
 
 from tests.helpers.builders import chat, header
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import JournalReplacedError
 from waybook.journal._jsonl._file_ops import FileIdentity, OsFileOps
+from waybook.model import JournalReplacedError
 
 
 class CountingOps(OsFileOps):
@@ -82,7 +82,7 @@ def test_a_session_user_message_is_the_same_record_given_text_a_list_or_a_tuple_
     tmp_path: Path,
 ) -> None:
     from waybook import Session
-    from waybook.journal import TextBlock
+    from waybook.model import TextBlock
 
     bodies = []
     for i, given in enumerate(["hi", [TextBlock(text="hi")], (TextBlock(text="hi"),)]):

@@ -12,9 +12,10 @@ from tests.helpers.builders import AT, assistant, header, move, reset, user
 from tests.helpers.wire_samples import _seal_legacy
 from waybook.codecs._legacy import UserMessageV1
 from waybook.codecs._wire import seal
-from waybook.journal import GENESIS, Head, InMemoryJournal, JournalError, NewRecord, Record
+from waybook.journal import InMemoryJournal
 from waybook.journal._ledger import check_line, prove_lines
 from waybook.journal._roles.session import SessionRules
+from waybook.model import GENESIS, Head, JournalError, NewRecord, Record
 
 
 def proved_one_by_one(lines: list[bytes], start: Head) -> tuple[list[Record], JournalError | None]:

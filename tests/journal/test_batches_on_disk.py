@@ -19,13 +19,12 @@ from tests.helpers.faults import FailingWriteOps
 from tests.helpers.paths import FIXTURES
 from waybook import verify
 from waybook.codecs._wire import decode_record, encode_record, line_digest, seal
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, JsonlJournal
+from waybook.model import (
     GENESIS,
     BrokenBatchError,
     CorruptJournalError,
     Header,
-    InMemoryJournal,
-    JsonlJournal,
     NewRecord,
     TornTailError,
     UserMessage,

@@ -17,14 +17,9 @@ from hypothesis import strategies as st
 from tests.helpers.builders import chat, header, move, user
 from tests.helpers.faults import SIDECAR_DAMAGE, CountingFileOps
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import (
-    CorruptJournalError,
-    DuplicateIdError,
-    JournalError,
-    TornTailError,
-    verify_file,
-)
+from waybook.journal import verify_file
 from waybook.journal._jsonl import checkpoint_path
+from waybook.model import CorruptJournalError, DuplicateIdError, JournalError, TornTailError
 
 
 def write_session(path: Path, nodes: int = 40, **options: object) -> None:
@@ -200,9 +195,9 @@ def test_any_history_of_reopens_ends_where_a_full_proof_does(
 def test_a_journal_whose_role_has_rules_of_its_own_is_never_restored_from_a_checkpoint(
     tmp_path: Path,
 ) -> None:
-    from waybook.journal import Header, MemoryWrite, NewRecord
     from waybook.journal._jsonl import _checkpoint as checkpoints
     from waybook.journal._roles.memory_text import content_digest
+    from waybook.model import Header, MemoryWrite, NewRecord
     from waybook.model._errors import MemoryRuleError
 
     path = tmp_path / "memory.jsonl"

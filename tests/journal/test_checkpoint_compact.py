@@ -19,12 +19,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from tests.helpers.builders import header, move, user
 from tests.helpers.faults import SIDECAR_DAMAGE
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import DuplicateIdError, JournalError, NewRecord, Record
 from waybook.journal import _id_index as id_index
 from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex, IdLog
 from waybook.journal._jsonl import _open as jsonl_open
 from waybook.journal._jsonl import checkpoint_path
 from waybook.journal._roles import session as session_rules
+from waybook.model import DuplicateIdError, JournalError, NewRecord, Record
 
 LIMIT = 24
 """The patched threshold (and cap): a journal of more records keeps its ids in the compact index."""

@@ -13,21 +13,17 @@ from tests.helpers.paths import ROOT
 from waybook import JsonlJournal, Session
 from waybook.codecs._commitments import erase_line
 from waybook.codecs._wire import decode_record, encode_record
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, erase, erasure_receipt, verify, verify_file
+from waybook.journal._jsonl import erasure_marker_path
+from waybook.model import (
     CONTENT_PARTS,
     ErasedRecord,
     Erasure,
     ErasureInterruptedError,
     Header,
-    InMemoryJournal,
     NewRecord,
     NotSealedError,
-    erase,
-    erasure_receipt,
-    verify,
-    verify_file,
 )
-from waybook.journal._jsonl import erasure_marker_path
 
 SECRET = "a secret that must go 51c0"
 

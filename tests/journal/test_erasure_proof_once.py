@@ -14,8 +14,9 @@ from tests.helpers.faults import CountingFileOps
 from waybook import JsonlJournal, Session
 from waybook.codecs._commitments import erase_line
 from waybook.codecs._wire import decode_record
-from waybook.journal import ErasedRecord, Erasure, NewRecord, erase, verify, verify_file
+from waybook.journal import erase, verify, verify_file
 from waybook.journal._erasure import erasure_finding, logged_erasure_finding
+from waybook.model import ErasedRecord, Erasure, NewRecord
 
 SECRET = "a secret that must go 9e1f"
 

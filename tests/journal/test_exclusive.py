@@ -12,8 +12,8 @@ import pytest
 
 from tests.helpers.builders import chat, header, user
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import JournalBusyError, JournalReplacedError
 from waybook.journal._jsonl._file_ops import OsFileOps
+from waybook.model import JournalBusyError, JournalReplacedError
 
 
 class CountingSizeOps(OsFileOps):
@@ -67,7 +67,7 @@ def test_a_single_writer_in_another_process_is_refused(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from waybook import JsonlJournal\n"
-        "from waybook.journal import JournalBusyError\n"
+        "from waybook.model import JournalBusyError\n"
         "try:\n"
         "    JsonlJournal(sys.argv[1], exclusive=True)\n"
         "except JournalBusyError as exc:\n"

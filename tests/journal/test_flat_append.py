@@ -12,15 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.builders import AT, assistant, header, move, reset, user
-from waybook.journal import (
-    Compaction,
-    CustomEntry,
-    JournalError,
-    NewRecord,
-    ToolResult,
-    text,
-)
 from waybook.journal._ledger import Ledger
+from waybook.model import Compaction, CustomEntry, JournalError, NewRecord, ToolResult, text
 from waybook.model._head import GENESIS, AppendResult
 
 
@@ -125,8 +118,8 @@ def test_the_remembered_second_never_changes_what_a_valid_timestamp_is(
 def memory_candidates(known: list[str]) -> st.SearchStrategy[Any]:
     """Memory records that keep or break the memory rules: hostile paths, wrong digests, a read-only
     file changed, moves onto files, deletes of files that are not there, reused ids."""
-    from waybook.journal import MemoryDelete, MemoryRename, MemoryWrite
     from waybook.journal._roles.memory_text import content_digest
+    from waybook.model import MemoryDelete, MemoryRename, MemoryWrite
 
     ids = st.sampled_from([*known, "m1", "m2", "m3", "m4"])
     paths = st.sampled_from(
@@ -159,7 +152,7 @@ def memory_candidates(known: list[str]) -> st.SearchStrategy[Any]:
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_flat_path_keeps_the_memory_rules_as_plan_does(data: st.DataObject) -> None:
-    from waybook.journal import Header
+    from waybook.model import Header
 
     flat, planned = Ledger.empty("m"), Ledger.empty("m")
     role = data.draw(st.sampled_from(["working_memory", "canonical_memory"]))

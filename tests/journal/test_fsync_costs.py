@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import Header, NewRecord, UserMessage, text
+from waybook.model import Header, NewRecord, UserMessage, text
 
 
 class FsyncCounter:
@@ -100,7 +100,7 @@ def test_a_failed_directory_sync_is_a_durability_error_and_the_journal_refuses_m
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import waybook.journal._jsonl._journal as jsonl_module
-    from waybook.journal import DurabilityError, JournalFailedError
+    from waybook.model import DurabilityError, JournalFailedError
 
     def failing(directory: Path) -> None:
         raise OSError(5, "Input/output error (injected)")

@@ -17,7 +17,8 @@ import pytest
 from tests.helpers.cli_runner import installed_env
 from waybook import JsonlJournal, Session
 from waybook.codecs._wire import MAX_LINE_BYTES
-from waybook.journal import CorruptJournalError, verify_file
+from waybook.journal import verify_file
+from waybook.model import CorruptJournalError
 
 MB = 1 << 20
 GB = 1 << 30

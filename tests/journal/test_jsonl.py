@@ -15,7 +15,10 @@ import pytest
 from tests.helpers.builders import chat, header, move, reset, user
 from tests.helpers.faults import CountingFileOps, CrashableFileOps, FailingFsyncOps
 from waybook import Session
-from waybook.journal import (
+from waybook.journal import JsonlJournal, verify, verify_file
+from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
+from waybook.journal._jsonl._group_commit import GroupCommit
+from waybook.model import (
     GENESIS,
     CorruptJournalError,
     DuplicateIdError,
@@ -23,16 +26,11 @@ from waybook.journal import (
     Head,
     InvalidLeafMoveError,
     JournalFailedError,
-    JsonlJournal,
     LockUnsupportedError,
     StaleWriterError,
     StorageError,
     TornTailError,
-    verify,
-    verify_file,
 )
-from waybook.journal._id_index import COMPACT_ABOVE, CompactIdIndex, DictIdIndex
-from waybook.journal._jsonl._group_commit import GroupCommit
 
 
 def make_file(path: Path, nodes: int = 4, **options: object) -> JsonlJournal:

@@ -26,28 +26,25 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from tests.helpers.builders import AT, header
 from tests.helpers.faults import Fault, FaultyFileOps
-from waybook.journal import (
+from waybook.journal import ErasureReceipt, JsonlJournal, erase, verify
+from waybook.journal._durability import Durability
+from waybook.model import (
     GENESIS,
     SEALED_SCHEMA,
     AppendResult,
     DurabilityError,
-    ErasureReceipt,
     Header,
     JournalError,
     JournalFailedError,
     JournalReplacedError,
-    JsonlJournal,
     NewRecord,
     NotSealedError,
     StorageError,
     UserMessage,
     WriteFailedError,
-    erase,
     plain_text,
     text,
-    verify,
 )
-from waybook.journal._durability import Durability
 
 T = TypeVar("T")
 

@@ -15,8 +15,9 @@ import pytest
 
 from tests.helpers.builders import header, user
 from waybook import Session
-from waybook.journal import GENESIS, JournalReplacedError, JsonlJournal
+from waybook.journal import JsonlJournal
 from waybook.journal._jsonl._file_ops import OsFileOps
+from waybook.model import GENESIS, JournalReplacedError
 
 
 def new_session(path: Path) -> Session:

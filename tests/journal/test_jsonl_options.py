@@ -14,8 +14,9 @@ import pytest
 
 from tests.helpers.builders import header, user
 from waybook import GENESIS
-from waybook.journal import Durability, InvalidArgumentError, JsonlJournal, JsonlOptions, StorageError
+from waybook.journal import Durability, JsonlJournal, JsonlOptions
 from waybook.journal._jsonl._file_ops import OsFileOps
+from waybook.model import InvalidArgumentError, StorageError
 
 EACH_OPTION: list[dict[str, Any]] = [
     {"durability": "fsync"},

@@ -169,7 +169,7 @@ def test_a_writer_killed_during_large_batches_never_leaves_part_of_a_batch_reada
 FILE_SIZE_LIMIT_CHILD = """
 import resource, signal, sys
 from waybook import JsonlJournal, Session
-from waybook.journal import NewRecord, UserMessage, WriteFailedError, text
+from waybook.model import NewRecord, UserMessage, WriteFailedError, text
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the kernel then answers EFBIG instead of killing us
 path, limit = sys.argv[1], int(sys.argv[2])
 journal = JsonlJournal(path, create=False)

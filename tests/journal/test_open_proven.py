@@ -10,7 +10,8 @@ import pytest
 from tests.helpers.faults import CountingFileOps
 from tests.helpers.sessions import branching_session
 from waybook import JsonlJournal, Session
-from waybook.journal import CorruptJournalError, StorageError, verify_file
+from waybook.journal import verify_file
+from waybook.model import CorruptJournalError, StorageError
 
 
 def golden_file(tmp_path: Path) -> Path:

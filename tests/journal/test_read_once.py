@@ -16,8 +16,9 @@ from tests.helpers.session_steps import actions, build_session
 from tests.helpers.sessions import branching_session
 from waybook import JsonlJournal, Session, ToolOutcome, resume
 from waybook.codecs._wire import decode_record
-from waybook.journal import DecodeError, InMemoryJournal, ToolCallBlock
+from waybook.journal import InMemoryJournal
 from waybook.journal._ledger import decode_records
+from waybook.model import DecodeError, ToolCallBlock
 from waybook.projections import (
     ContextProjection,
     ProjectionOrderError,

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from waybook import Session
-from waybook.journal import IntegrityError, JsonlJournal, Record
+from waybook.journal import JsonlJournal
+from waybook.model import IntegrityError, Record
 from waybook.stores import open_store
 
 COUNT = 9  # a header and eight messages

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from waybook.codecs import decode_record, encode_record, seal
 from waybook.codecs._wire import round_trips
-from waybook.journal import AssistantMessage, NewRecord, TextBlock, UserMessage
+from waybook.model import AssistantMessage, NewRecord, TextBlock, UserMessage
 
 AT = "2026-12-01T09:00:00.000Z"
 

@@ -23,23 +23,20 @@ from tests.helpers.builders import AT, header, user
 from tests.helpers.paths import ROOT
 from waybook import Session
 from waybook.codecs._wire import decode_record
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, JsonlJournal, SessionJournal, verify_file
+from waybook.journal._jsonl._file_ops import OsFileOps
+from waybook.memory import Create, Insert, Memory, View
+from waybook.model import (
     GENESIS,
     DecodeError,
-    InMemoryJournal,
     InvalidArgumentError,
     InvalidRecordError,
     JournalError,
-    JsonlJournal,
     NewRecord,
     NotAJournalFileError,
     Reset,
-    SessionJournal,
     StorageError,
-    verify_file,
 )
-from waybook.journal._jsonl._file_ops import OsFileOps
-from waybook.memory import Create, Insert, Memory, View
 
 
 def deeply_nested(depth: int) -> list[Any]:
@@ -147,7 +144,8 @@ def test_repair_in_a_read_only_directory_is_a_typed_error(tmp_path: Path) -> Non
 
 REPAIR_AS_NOBODY = """
 import os, sys
-from waybook.journal import JsonlJournal, StorageError  # imported first: nobody cannot read root's packages
+from waybook.journal import JsonlJournal  # imported first: nobody cannot read root's packages
+from waybook.model import StorageError  # imported first: nobody cannot read root's packages
 os.setgid(65534)
 os.setuid(65534)
 with JsonlJournal(sys.argv[1], create=False) as journal:

@@ -14,8 +14,8 @@ import anyio
 
 from tests.helpers.redaction import DB, TOKEN, assert_no_secret_in, raw_bytes
 from waybook.integrations.anthropic_memory import AsyncWaybookMemoryTool, WaybookMemoryTool
-from waybook.journal import InvalidArgumentError
 from waybook.memory import Memory
+from waybook.model import InvalidArgumentError
 from waybook.stores import open_store
 
 M = "/memories"

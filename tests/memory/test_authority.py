@@ -12,16 +12,7 @@ import pytest
 from tests.helpers.authority import WAIT, Probe, asleep_in_line, foreign_write, nominate, pin_of, wait_until
 from tests.helpers.builders import AT
 from waybook import Session
-from waybook.journal import (
-    CapacityError,
-    ConflictError,
-    Head,
-    InMemoryJournal,
-    IntegrityError,
-    MemoryWrite,
-    NewRecord,
-    StorageError,
-)
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import (
     AdoptionConflictError,
@@ -34,6 +25,15 @@ from waybook.memory import (
     create_authority,
 )
 from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
+from waybook.model import (
+    CapacityError,
+    ConflictError,
+    Head,
+    IntegrityError,
+    MemoryWrite,
+    NewRecord,
+    StorageError,
+)
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
 PINS: dict[int, Any] = {}

@@ -7,10 +7,11 @@ import pytest
 
 from tests.helpers.authority import nominate, pin_of
 from tests.helpers.builders import AT
-from waybook.journal import CapacityError, Head, InMemoryJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import Route, create_authority
 from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
+from waybook.model import CapacityError, Head, MemoryWrite, NewRecord
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
 

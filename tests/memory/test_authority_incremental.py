@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.builders import AT
-from waybook.journal import Head, InMemoryJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import MemoryProjection, Route, create_authority
 from waybook.memory.canonical.receipts import derive_pin_receipt
 from waybook.memory.working._shared import SharedMap, SharedSet
+from waybook.model import Head, MemoryWrite, NewRecord
 from waybook.model._records import Header, MemoryDelete, MemoryRename
 from waybook.projections import replay
 

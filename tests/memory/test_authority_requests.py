@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from tests.helpers.authority import Probe, foreign_write, nominate, pin_of
-from waybook.journal import CapacityError, Head, InMemoryJournal, IntegrityError, JsonlJournal
+from waybook.journal import InMemoryJournal, JsonlJournal
 from waybook.memory import AUTHORITY_LIMITS, ProfileError, RequestError, Route, create_async_authority
 from waybook.memory import create_authority as make
+from waybook.model import CapacityError, Head, IntegrityError
 from waybook.stores import open_store
 
 ROUTES = [Route("shared", frozenset({"facts"}))]

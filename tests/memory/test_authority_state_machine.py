@@ -20,10 +20,11 @@ from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from waybook.journal import Head, InMemoryJournal, JournalError, MemoryWrite, NewRecord, StorageError
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import MemoryProjection, Route, create_async_authority, create_authority
 from waybook.memory.canonical.receipts import check_receipts
+from waybook.model import Head, JournalError, MemoryWrite, NewRecord, StorageError
 from waybook.model._records import MemoryPinMoved
 from waybook.projections import replay
 

@@ -17,15 +17,7 @@ import pytest
 from tests.helpers.authority import WAIT, Probe, asleep_in_line, foreign_write, nominate, pin_of
 from tests.helpers.builders import AT
 from waybook import Session
-from waybook.journal import (
-    CapacityError,
-    ConflictError,
-    Head,
-    InMemoryJournal,
-    MemoryWrite,
-    NewRecord,
-    StorageError,
-)
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import (
     AdoptionConflictError,
@@ -35,6 +27,7 @@ from waybook.memory import (
     create_authority,
 )
 from waybook.memory.canonical.receipts import derive_adoption_receipt, derive_pin_receipt
+from waybook.model import CapacityError, ConflictError, Head, MemoryWrite, NewRecord, StorageError
 from waybook.model._records import MemoryPinMoved, UserMessage, text
 
 ROUTES = [Route("shared", frozenset({"facts"}))]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from waybook.journal import CapacityError, ConflictError, Head, InMemoryJournal, StorageError
+from waybook.journal import InMemoryJournal
 from waybook.memory import (
     AdoptionConflictError,
     ProfileError,
@@ -14,6 +14,7 @@ from waybook.memory import (
     Route,
     create_authority,
 )
+from waybook.model import CapacityError, ConflictError, Head, StorageError
 
 from .test_authority import Probe, foreign_write, nominate, pin_of
 

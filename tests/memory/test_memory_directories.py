@@ -14,8 +14,9 @@ import msgspec
 import pytest
 
 from tests.memory.test_memory_rules import AT, append, memory_journal, put, refused
-from waybook.journal import InMemoryJournal, JsonlJournal, NewRecord
+from waybook.journal import InMemoryJournal, JsonlJournal
 from waybook.memory import Memory, MemoryProjection
+from waybook.model import NewRecord
 from waybook.model._records import Header, MemoryDelete, MemoryRename
 from waybook.projections import replay
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.builders import AT
-from waybook.journal import MemoryWrite, NewRecord
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import Route, create_authority, home
+from waybook.model import MemoryWrite, NewRecord
 from waybook.model._errors import MemoryRuleError
 from waybook.stores import MemoryStore
 

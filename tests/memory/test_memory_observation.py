@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from waybook import Session
-from waybook.journal import InMemoryJournal, IntegrityError, SessionJournal
+from waybook.journal import InMemoryJournal, SessionJournal
 from waybook.memory import (
     ContextContribution,
     Memory,
@@ -26,6 +26,7 @@ from waybook.memory import (
     record_prompt,
     replay_index,
 )
+from waybook.model import IntegrityError
 from waybook.model._records import MemoryUsed
 
 

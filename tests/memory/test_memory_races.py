@@ -20,12 +20,13 @@ import pytest
 from tests.helpers.authority import nominate, pin_of
 from tests.helpers.memory_races import Interleaved, raw_reservation, raw_write
 from waybook import Session
-from waybook.journal import InMemoryJournal, IntegrityError
+from waybook.journal import InMemoryJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import Memory, Route, create_authority
 from waybook.memory.canonical.receipts import derive_adoption_receipt
 from waybook.memory.tools import ReflectionBranch
 from waybook.memory.tools.reflection import ReflectionScheduler
+from waybook.model import IntegrityError
 
 NOTE = "---\ndescription: where the user lives\n---\n"
 

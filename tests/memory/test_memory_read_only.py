@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.builders import AT
-from waybook.journal import InMemoryJournal, MemoryDelete, NewRecord
+from waybook.journal import InMemoryJournal
 from waybook.memory import Limits, Memory, RequestError, Route, create_authority
+from waybook.model import MemoryDelete, NewRecord
 from waybook.model._errors import MemoryRuleError
 
 NOTE = "---\ndescription: rules\n---\nbe kind\n"

@@ -9,9 +9,10 @@ import pytest
 
 from waybook import Session
 from waybook.codecs._wire import seal
-from waybook.journal import InMemoryJournal, JournalError, JsonlJournal, MemoryWrite, NewRecord
+from waybook.journal import InMemoryJournal, JsonlJournal
 from waybook.journal._roles.memory_text import content_digest
 from waybook.memory import Memory, ProfileError, RequestError, Route, create_authority
+from waybook.model import JournalError, MemoryWrite, NewRecord
 from waybook.model._errors import InvalidRecordError, MemoryRuleError
 from waybook.model._head import GENESIS_DIGEST
 from waybook.model._records import Header, MemoryDelete, MemoryRename, UserMessage, text

@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from waybook import Session
-from waybook.journal import Head, IntegrityError, JsonlJournal
+from waybook.journal import JsonlJournal
 from waybook.memory import Memory, RequestError, Route, create_authority
 from waybook.memory.canonical._outcomes import AdoptionReceipt, PinReceipt
 from waybook.memory.canonical.receipts import (
@@ -20,6 +20,7 @@ from waybook.memory.canonical.receipts import (
     derive_tool_receipt,
 )
 from waybook.memory.tools._index import MemoryUnavailable, load_index
+from waybook.model import Head, IntegrityError
 from waybook.model._records import MemoryPinMoved, MemoryUsed
 
 ROUTES = [Route("shared", frozenset({"facts"}))]
@@ -136,8 +137,8 @@ def test_waybook_verify_rederives_every_receipt_and_refuses_a_forged_one(files: 
 
 
 def foreign_write_jsonl(journal: JsonlJournal, n: int = 1) -> None:
-    from waybook.journal import MemoryWrite, NewRecord
     from waybook.journal._roles.memory_text import content_digest
+    from waybook.model import MemoryWrite, NewRecord
 
     body = MemoryWrite(path="/memories/f.md", text="f", digest=content_digest("f"))
     journal.append(

@@ -24,7 +24,7 @@ def test_a_session_on_something_that_is_not_a_journal_is_refused_typed() -> None
 
 def test_verify_of_something_that_is_not_a_journal_is_refused_typed() -> None:
     from waybook import verify
-    from waybook.journal import InvalidArgumentError
+    from waybook.model import InvalidArgumentError
 
     for not_a_journal in ("session.jsonl", None, 3, object()):
         with pytest.raises(InvalidArgumentError, match="verify takes a journal"):

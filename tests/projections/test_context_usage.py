@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from waybook import InMemoryJournal, Session, ToolOutcome
-from waybook.journal import AssistantMessage, Compaction, MemoryUsed, ToolCallBlock, UnknownNodeError
+from waybook.model import AssistantMessage, Compaction, MemoryUsed, ToolCallBlock, UnknownNodeError
 from waybook.projections import ContextUsage, RequestContext, context_usage, usage_tokens
 
 TOOLS = [{"name": "bash", "description": "run a command", "parameters": {"type": "object"}}]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.formats import SHARED_FIXTURES, needs_shared, real_session
 from waybook import InMemoryJournal, Session
-from waybook.journal import Record
+from waybook.model import Record
 from waybook.prices import GenaiPrices
 from waybook.projections import (
     Cost,

@@ -25,15 +25,8 @@ from tests.helpers.erased_sessions import (
 from tests.helpers.provider_checks import provider_problems
 from tests.helpers.session_steps import build_session, tool_actions
 from waybook import InMemoryJournal
-from waybook.journal import (
-    TextBlock,
-    ToolCallBlock,
-    erase,
-    erased_placeholder,
-    plain_text,
-    verify,
-)
-from waybook.model import ERASED_TOOL_NAME
+from waybook.journal import erase, verify
+from waybook.model import ERASED_TOOL_NAME, TextBlock, ToolCallBlock, erased_placeholder, plain_text
 from waybook.projections import (
     PROVIDERS,
     ContextProjection,

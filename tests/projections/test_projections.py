@@ -15,11 +15,10 @@ from hypothesis import strategies as st
 from tests.conformance.conftest import ADAPTERS, Adapter
 from tests.helpers.session_steps import actions, build_session
 from waybook import InMemoryJournal, Session
-from waybook.journal import (
+from waybook.journal import JsonlJournal, SessionJournal
+from waybook.model import (
     Compaction,
     InvalidLeafMoveError,
-    JsonlJournal,
-    SessionJournal,
     SnapshotMismatchError,
     TextBlock,
     UnknownNodeError,
@@ -244,7 +243,7 @@ def test_a_snapshot_restores_only_into_its_own_history(tmp_path: Path) -> None:
 
 
 def test_a_snapshot_of_another_projection_or_damaged_bytes_is_refused() -> None:
-    from waybook.journal import DecodeError
+    from waybook.model import DecodeError
 
     journal = InMemoryJournal()
     Session.create(journal).user("q")

@@ -21,7 +21,8 @@ from tests.helpers.provider_checks import (
 )
 from tests.helpers.session_steps import build_session, tool_actions
 from waybook import InMemoryJournal, JsonlJournal, Session, resume
-from waybook.journal import SessionJournal, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.journal import SessionJournal
+from waybook.model import TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import (
     NO_RESULT_RECORDED,
     PROVIDERS,
@@ -261,6 +262,6 @@ def test_a_resumed_session_that_crashed_mid_turn_resumes_as_a_valid_request(
 
 
 def _new(record):  # type: ignore[no-untyped-def]
-    from waybook.journal import NewRecord
+    from waybook.model import NewRecord
 
     return NewRecord(id=record.id, at=record.at, body=record.body)

@@ -10,7 +10,7 @@ from tests.helpers.reference_outputs import reference_session_stats
 from tests.helpers.session_steps import build_session, tool_actions
 from tests.helpers.sessions import branching_session
 from tests.helpers.shapes import committed, deep_branchy_records, growth, linear_records
-from waybook.journal import Record
+from waybook.model import Record
 from waybook.projections import ContextProjection, TreeProjection, fold, session_stats
 from waybook.projections._context import context_refs
 

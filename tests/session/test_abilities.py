@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from waybook import GENESIS, JsonlJournal
-from waybook.journal import InMemoryJournal, InvalidArgumentError
+from waybook.journal import InMemoryJournal
 from waybook.journal._protocol import DamageReporting, PositionedJournal, SelfChecking, SessionJournal
+from waybook.model import InvalidArgumentError
 from waybook.stores import open_store
 from waybook.stores._base import CatalogStore
 

@@ -13,15 +13,8 @@ import pytest
 
 from tests.helpers.sessions import branching_session, fixed_clock
 from waybook import AsyncSession, InMemoryJournal, JsonlJournal, Session
-from waybook.journal import (
-    Header,
-    InvalidArgumentError,
-    InvalidRecordError,
-    UnknownNodeError,
-    check_fork,
-    fork_point,
-    verify_file,
-)
+from waybook.journal import check_fork, fork_point, verify_file
+from waybook.model import Header, InvalidArgumentError, InvalidRecordError, UnknownNodeError
 from waybook.projections import TreeProjection, replay
 from waybook.stores import ThreadedJournal
 

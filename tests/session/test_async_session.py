@@ -10,7 +10,8 @@ from typing import TypeVar
 import pytest
 
 from waybook import AsyncSession, InMemoryJournal, JsonlJournal, Session, StaleWriterError
-from waybook.journal import AsyncSessionJournal, ParentMismatchError, UserMessage, text
+from waybook.journal import AsyncSessionJournal
+from waybook.model import ParentMismatchError, UserMessage, text
 from waybook.stores import AsyncJournalStore, ThreadedJournal, ThreadedStore, open_async_store, open_store
 
 T = TypeVar("T")
@@ -146,7 +147,7 @@ def test_reading_in_chunks_returns_every_record_once() -> None:
 
 def test_a_turn_and_a_subagent_link_write_what_the_blocking_session_writes() -> None:
     from waybook._session import ToolOutcome
-    from waybook.journal import ToolCallBlock
+    from waybook.model import ToolCallBlock
 
     clock = lambda: "2026-12-01T09:00:00.000Z"  # noqa: E731
     call = ToolCallBlock(call_id="c1", name="bash", arguments={"cmd": "ls"})
@@ -174,7 +175,7 @@ def test_a_turn_and_a_subagent_link_write_what_the_blocking_session_writes() -> 
 
 
 def test_an_unpaired_async_turn_is_refused_like_a_blocking_one() -> None:
-    from waybook.journal import ToolCallBlock, ToolPairingError
+    from waybook.model import ToolCallBlock, ToolPairingError
 
     async def unpaired() -> None:
         session = await AsyncSession.create(InMemoryJournal())
@@ -188,7 +189,7 @@ def test_an_unpaired_async_turn_is_refused_like_a_blocking_one() -> None:
 def test_an_async_session_keeps_an_oversized_tool_result_as_a_blob_and_refuses_it_without_one(
     tmp_path: Path,
 ) -> None:
-    from waybook.journal import BlobBlock
+    from waybook.model import BlobBlock
     from waybook.stores._blobs import BlobTooLargeError
 
     output = "compiler output\n" * 40_000  # 640 KB: over the 256 KiB inline limit
@@ -211,7 +212,7 @@ def test_an_async_session_keeps_an_oversized_tool_result_as_a_blob_and_refuses_i
 
 
 def test_an_async_compaction_records_the_revision_it_summarized_as_a_blocking_one_does() -> None:
-    from waybook.journal import Compaction
+    from waybook.model import Compaction
     from waybook.projections import RequestContext
 
     plan = RequestContext(model="m-1", system="Be brief.")

@@ -12,15 +12,8 @@ import pytest
 
 from tests.helpers.sessions import branching_session, fixed_clock
 from waybook import InMemoryJournal, JsonlJournal, Session
-from waybook.journal import (
-    ForkProvenanceError,
-    Header,
-    InvalidRecordError,
-    NewRecord,
-    UnknownNodeError,
-    check_fork,
-    fork_point,
-)
+from waybook.journal import ForkProvenanceError, check_fork, fork_point
+from waybook.model import Header, InvalidRecordError, NewRecord, UnknownNodeError
 from waybook.projections import TreeProjection, replay
 
 

@@ -12,17 +12,15 @@ import pytest
 
 from tests.helpers.sessions import branching_session, fixed_clock
 from waybook import GENESIS, AsyncSession, InMemoryJournal, JsonlJournal, Session
-from waybook.journal import (
+from waybook.journal import SessionJournal, check_fork, verify_file
+from waybook.model import (
     Annotation,
     Header,
     InvalidArgumentError,
     InvalidRecordError,
     NewRecord,
-    SessionJournal,
     StorageError,
     UnknownNodeError,
-    check_fork,
-    verify_file,
 )
 from waybook.stores import JournalExistsError, open_async_store, open_store
 

@@ -13,16 +13,14 @@ import pytest
 from tests.helpers.secret_corpus import SECRETS
 from waybook import AsyncSession, Session, ToolOutcome
 from waybook._masking import SecretMask
-from waybook.journal import (
-    InMemoryJournal,
+from waybook.journal import InMemoryJournal, JsonlJournal, verify
+from waybook.model import (
     InvalidArgumentError,
-    JsonlJournal,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     ToolResult,
     UserMessage,
-    verify,
 )
 from waybook.projections import ContextProjection, for_provider, render_context, replay
 from waybook.stores import open_store

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from waybook import InMemoryJournal, Session, StaleWriterError, utc_now, verify
-from waybook.journal import (
+from waybook.journal._roles.session import TIMESTAMP_PATTERN
+from waybook.model import (
     SEALED_SCHEMA,
     AssistantMessage,
     Header,
@@ -19,7 +20,6 @@ from waybook.journal import (
     UnknownNodeError,
     UserMessage,
 )
-from waybook.journal._roles.session import TIMESTAMP_PATTERN
 
 
 def test_create_writes_the_header_once() -> None:

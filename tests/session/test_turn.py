@@ -9,7 +9,7 @@ import pytest
 from tests.helpers.faults import CountingFileOps
 from tests.helpers.paths import DOCS
 from waybook import InMemoryJournal, JsonlJournal, Session, ToolOutcome, verify
-from waybook.journal import (
+from waybook.model import (
     AssistantMessage,
     InvalidRecordError,
     TextBlock,

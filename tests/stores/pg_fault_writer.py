@@ -14,8 +14,9 @@ import itertools
 import sys
 
 from waybook import StaleWriterError
-from waybook.journal import AssistantMessage, Head, NewRecord, SessionJournal, UserMessage, text
+from waybook.journal import SessionJournal
 from waybook.journal._roles.session import next_leaf
+from waybook.model import AssistantMessage, Head, NewRecord, UserMessage, text
 from waybook.stores import open_store
 
 AT = "2026-12-01T12:00:00.000Z"

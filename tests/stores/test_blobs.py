@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from tests.helpers.pg_fixtures import pg_store_url
 from waybook import Session
-from waybook.journal import BlobBlock, ImageBlock, RecordTooLargeError, erase, verify
+from waybook.journal import erase, verify
+from waybook.model import BlobBlock, ImageBlock, RecordTooLargeError
 from waybook.stores import CATALOG_ID, open_store
 from waybook.stores._blob_files import FileBlobs
 from waybook.stores._blob_tables import SqliteBlobs

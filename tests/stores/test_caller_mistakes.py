@@ -9,8 +9,7 @@ import pytest
 
 from tests.helpers.ids import stable_id
 from waybook import JsonlJournal, Session, resume
-from waybook.journal import InvalidArgumentError, StorageError
-from waybook.model import Head
+from waybook.model import Head, InvalidArgumentError, StorageError
 from waybook.stores import StoreArgumentError, copy_records, open_store, tail
 
 

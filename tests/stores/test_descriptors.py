@@ -15,7 +15,7 @@ from tests.helpers.cli_runner import installed_env
 PRELUDE = """
 import gc, os, resource, sys
 from waybook import JsonlJournal, Session
-from waybook.journal import StorageError
+from waybook.model import StorageError
 from waybook.stores import open_store
 
 def open_now() -> int:

@@ -14,16 +14,8 @@ from tests.helpers.paths import ROOT
 from tests.stores.conftest import StoreKind
 from waybook import Session
 from waybook.codecs._commitments import guess_state
-from waybook.journal import (
-    Erasure,
-    InvalidArgumentError,
-    InvalidErasureError,
-    TextBlock,
-    UserMessage,
-    erase,
-    erasure_receipt,
-    verify,
-)
+from waybook.journal import erase, erasure_receipt, verify
+from waybook.model import Erasure, InvalidArgumentError, InvalidErasureError, TextBlock, UserMessage
 from waybook.stores import JournalStore, copy_records, open_store
 
 SECRET = "the patient's diagnosis is 7f3a-confidential"

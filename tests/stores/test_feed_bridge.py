@@ -21,7 +21,7 @@ import pytest
 from tests.helpers.feed_server import ROOT, ServerProcess
 from waybook import Session
 from waybook.codecs import seal
-from waybook.journal import GENESIS_DIGEST, Header, NewRecord
+from waybook.model import GENESIS_DIGEST, Header, NewRecord
 from waybook.stores import (
     Applied,
     BridgeError,

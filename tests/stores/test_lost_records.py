@@ -21,7 +21,8 @@ from tests.helpers.blocking import outcome
 from tests.helpers.cli_runner import waybook
 from tests.stores.conftest import STORES, StoreKind
 from waybook import Session
-from waybook.journal import IntegrityError, VerifyReport
+from waybook.journal import VerifyReport
+from waybook.model import IntegrityError
 from waybook.stores import (
     LostRecordsError,
     open_journal,

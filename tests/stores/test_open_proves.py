@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.builders import chat
-from waybook.journal import JournalError
 from waybook.journal._jsonl import checkpoint_path
+from waybook.model import JournalError
 from waybook.stores import open_store
 
 

@@ -17,7 +17,8 @@ import pytest
 from tests.helpers import store_damage
 from tests.helpers.builders import chat
 from tests.stores.conftest import STORES, StoreKind
-from waybook.journal import JournalError, SessionJournal
+from waybook.journal import SessionJournal
+from waybook.model import JournalError
 from waybook.stores import (
     DatabaseStore,
     JournalStore,

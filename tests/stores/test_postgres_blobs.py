@@ -21,7 +21,7 @@ import pytest
 
 from tests.helpers.tcp_cutter import Cutter
 from waybook import AsyncSession
-from waybook.journal import BlobBlock
+from waybook.model import BlobBlock
 from waybook.stores import open_async_store, open_store
 from waybook.stores._blobs import CHUNK, BlobDigestError, MissingBlobError
 from waybook.stores.postgres import ConnectionLostError, PostgresStore

@@ -22,7 +22,7 @@ from tests.stores.pg_fault_writer import Writer
 from tests.stores.test_postgres_faults import TailingReader, WriterProcess, terminate_backends
 from waybook import StaleWriterError
 from waybook.codecs._wire import decode_record, seal
-from waybook.journal import Header, NewRecord, UserMessage, text
+from waybook.model import Header, NewRecord, UserMessage, text
 from waybook.stores import open_store
 
 PROCESSES = 3

@@ -19,7 +19,8 @@ import pytest
 from tests.helpers.tcp_cutter import Cutter
 from waybook import Session, StaleWriterError
 from waybook.codecs._wire import seal
-from waybook.journal import NewRecord, UserMessage, text, verify
+from waybook.journal import verify
+from waybook.model import NewRecord, UserMessage, text
 from waybook.stores.postgres import PostgresStore
 from waybook.stores.postgres._connection import PREPARE_AFTER
 from waybook.stores.postgres._engine import _append_statement

@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.pg_server import Cluster, fresh_schema, standby_of, with_schema
 from waybook import Session
 from waybook.cli import main
-from waybook.journal import StorageError
+from waybook.model import StorageError
 from waybook.stores import open_store
 
 

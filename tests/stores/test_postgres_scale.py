@@ -17,7 +17,7 @@ from tests.helpers.tcp_cutter import Cutter
 from tests.stores.test_postgres_store import connect, cutter, through, turn  # noqa: F401  (cutter: a fixture)
 from waybook import Session
 from waybook.codecs._wire import seal
-from waybook.journal import NewRecord, UserMessage, text
+from waybook.model import NewRecord, UserMessage, text
 from waybook.model._head import GENESIS_DIGEST
 from waybook.stores import open_store
 from waybook.stores._base import first_line

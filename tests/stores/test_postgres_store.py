@@ -14,16 +14,15 @@ import pytest
 from tests.helpers.builders import AT, header
 from tests.helpers.tcp_cutter import Cutter
 from waybook import AsyncSession, Session
-from waybook.journal import (
+from waybook.journal import SessionJournal, verify
+from waybook.model import (
     AssistantMessage,
     BrokenChainError,
     Head,
     IntegrityError,
     NewRecord,
-    SessionJournal,
     UserMessage,
     text,
-    verify,
 )
 from waybook.stores import open_async_store, open_store
 from waybook.stores.postgres import (

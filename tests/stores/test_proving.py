@@ -10,7 +10,8 @@ import pytest
 
 from tests.helpers.builders import chat
 from waybook import JsonlJournal, Session
-from waybook.journal import JournalError, StorageError, TextBlock, verify_file
+from waybook.journal import verify_file
+from waybook.model import JournalError, StorageError, TextBlock
 from waybook.stores import (
     CATALOG_ID,
     InvalidJournalIdError,

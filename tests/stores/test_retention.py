@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from waybook import Session
-from waybook.journal import GENESIS, Header, NewRecord, erasure_receipt, verify
+from waybook.journal import erasure_receipt, verify
+from waybook.model import GENESIS, Header, NewRecord
 from waybook.stores import (
     JournalStore,
     RetentionPolicy,

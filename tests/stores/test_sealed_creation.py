@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.sessions import branching_session
-from waybook.journal import BrokenChainError, DecodeError, InMemoryJournal, SessionJournal
-from waybook.model import Head
+from waybook.journal import InMemoryJournal, SessionJournal
+from waybook.model import BrokenChainError, DecodeError, Head
 from waybook.stores import (
     DirectoryStore,
     JournalExistsError,

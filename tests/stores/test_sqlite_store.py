@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from waybook import Session
-from waybook.journal import BrokenChainError, IntegrityError, StorageError
+from waybook.model import BrokenChainError, IntegrityError, StorageError
 from waybook.stores import SqliteStore, StoreBusyError, open_store
 
 

@@ -10,7 +10,8 @@ import pytest
 from tests.stores.conftest import StoreKind
 from waybook import Session
 from waybook.codecs import line_digest
-from waybook.journal import Header, JournalClosedError, Reset, UserMessage, text, verify
+from waybook.journal import verify
+from waybook.model import Header, JournalClosedError, Reset, UserMessage, text
 from waybook.stores import (
     CATALOG_ID,
     FeedEntry,

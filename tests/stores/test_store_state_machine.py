@@ -19,7 +19,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from tests.stores.conftest import STORES, StoreKind
 from waybook import Session
-from waybook.journal import InvalidRecordError, erase, verify
+from waybook.journal import erase, verify
+from waybook.model import InvalidRecordError
 from waybook.stores import (
     CATALOG_ID,
     JournalExistsError,

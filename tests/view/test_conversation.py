@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.helpers.viewer import open_page, severe, wait_for
 from waybook import JsonlJournal, Session
 from waybook.cli import main
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 from waybook.view._markdown import render_markdown, safe_link
 
 HOSTILE_MARKDOWN = """Here is the fix:

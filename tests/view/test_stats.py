@@ -10,7 +10,7 @@ import pytest
 from waybook import InMemoryJournal, JsonlJournal, Session
 from waybook.cli import main
 from waybook.commands.ids import short_ids
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 from waybook.projections import session_stats
 from waybook.stores import open_store
 

@@ -11,7 +11,7 @@ from tests.helpers.formats import SHARED_FIXTURES, needs_shared
 from tests.helpers.viewer import open_page, severe, wait_for
 from waybook import JsonlJournal, Session
 from waybook.cli import main
-from waybook.journal import ToolCallBlock
+from waybook.model import ToolCallBlock
 
 SPOTTER_SESSION = SHARED_FIXTURES / "claude-code" / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 

@@ -11,7 +11,8 @@ import pytest
 from tests.helpers.erased_sessions import ASK, CALL, ERASURE, NEIGHBOURS, REASON, RESULT, SECRET, tool_session
 from waybook import JsonlJournal
 from waybook.cli import main
-from waybook.journal import erase, erased_placeholder, verify
+from waybook.journal import erase, verify
+from waybook.model import erased_placeholder
 from waybook.stores import open_store
 from waybook.view import ViewServer, page_data
 

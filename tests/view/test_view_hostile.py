@@ -19,7 +19,8 @@ import pytest
 from tests.helpers.pi import HEADER_V3, answer, pi_lines, user
 from waybook import JsonlJournal, Session
 from waybook.cli import main
-from waybook.journal import ImageBlock, TextBlock, ToolCallBlock, verify
+from waybook.journal import verify
+from waybook.model import ImageBlock, TextBlock, ToolCallBlock
 from waybook.view import page_data
 
 from .conftest import wait_for

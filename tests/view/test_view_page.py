@@ -10,7 +10,8 @@ import pytest
 
 from waybook import JsonlJournal, Session
 from waybook.cli import main
-from waybook.journal import ToolCallBlock, verify
+from waybook.journal import verify
+from waybook.model import ToolCallBlock
 from waybook.view import page_data, render_page
 
 from .conftest import wait_for

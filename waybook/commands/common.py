@@ -21,7 +21,7 @@ from waybook.commands.journal_files import open_journal_file
 from waybook.commands.progress import PROGRESS_THRESHOLD
 from waybook.commands.store_option import open_in_store
 from waybook.commands.terminal import fit, visible
-from waybook.journal import Record, SessionJournal, plain_text
+from waybook.journal import SessionJournal
 from waybook.model import (
     AssistantMessage,
     Compaction,
@@ -29,11 +29,13 @@ from waybook.model import (
     CustomEntry,
     Header,
     LeafMoved,
+    Record,
     Reset,
     SubagentLink,
     SystemMessage,
     ToolResult,
     UserMessage,
+    plain_text,
 )
 from waybook.projections import replay
 

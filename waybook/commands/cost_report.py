@@ -21,7 +21,7 @@ from waybook.commands.common import emit_json, open_journal, stdout
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import damage_status
 from waybook.commands.store_option import connect_store
-from waybook.journal import Record
+from waybook.model import Record
 from waybook.prices import GenaiPrices, PricesMissingError
 from waybook.projections import (
     CostReport,

@@ -15,8 +15,9 @@ from typing import Any
 from waybook._session import Session
 from waybook.commands.exits import OK, PROBLEM, UsageError
 from waybook.commands.subcommand import add_command
-from waybook.journal import JsonlJournal, TextBlock, ThinkingBlock, ToolCallBlock, verify_file
+from waybook.journal import JsonlJournal, verify_file
 from waybook.memory import Memory
+from waybook.model import TextBlock, ThinkingBlock, ToolCallBlock
 
 TOOLS = [
     {

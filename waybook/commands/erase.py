@@ -29,7 +29,8 @@ from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
-from waybook.journal import CONTENT_PARTS, JsonlJournal, SessionJournal, erase
+from waybook.journal import JsonlJournal, SessionJournal, erase
+from waybook.model import CONTENT_PARTS
 
 _SEQS = re.compile(r"([1-9][0-9]*)(?:\.\.([1-9][0-9]*))?")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from waybook.commands.terminal import visible
-from waybook.journal import CorruptJournalError, JournalError
+from waybook.model import CorruptJournalError, JournalError
 
 OK: Final = 0
 PROBLEM: Final = 1

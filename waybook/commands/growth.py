@@ -21,8 +21,8 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from waybook.journal import SEALED_SCHEMA, Head, Header, JournalError, NewRecord, Record, SessionJournal
-from waybook.model import BatchPlace
+from waybook.journal import SessionJournal
+from waybook.model import SEALED_SCHEMA, BatchPlace, Head, Header, JournalError, NewRecord, Record
 
 __all__ = [
     "JournalDivergedError",

@@ -18,7 +18,8 @@ from typing import IO
 import attrs
 
 from waybook.codecs import decode_record
-from waybook.journal import Head, InMemoryJournal, Record
+from waybook.journal import InMemoryJournal
+from waybook.model import Head, Record
 
 
 @attrs.frozen

@@ -65,7 +65,8 @@ from waybook.formats.openai_agents._database import read_session
 from waybook.formats.opencode import import_opencode, is_storage_folder, read_opencode
 from waybook.formats.pi import import_pi
 from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
-from waybook.journal import GENESIS, InMemoryJournal, JournalError, NewRecord
+from waybook.journal import InMemoryJournal
+from waybook.model import GENESIS, JournalError, NewRecord
 from waybook.stores import JournalStore, SealedCreating, copy_records
 from waybook.stores._blobs import references
 

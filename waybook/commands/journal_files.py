@@ -15,15 +15,8 @@ from waybook.codecs import decode_record
 from waybook.codecs._wire import FIRST_LINE_START
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
-from waybook.journal import (
-    CorruptJournalError,
-    DamageReporting,
-    DecodeError,
-    JsonlJournal,
-    NotAJournalError,
-    VerifyReport,
-)
-from waybook.model import Header
+from waybook.journal import DamageReporting, JsonlJournal, VerifyReport
+from waybook.model import CorruptJournalError, DecodeError, Header, NotAJournalError
 
 HEADER_SNIFF = 1 << 20
 """How much of a file is read to see whether its first line is a waybook header."""

@@ -23,8 +23,8 @@ from waybook.commands.journal_files import EMPTY, check_journal_file, starts_wit
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.export.trajectories import PREFERENCE
-from waybook.journal import JsonlJournal, NotAJournalError
-from waybook.model import Annotation
+from waybook.journal import JsonlJournal
+from waybook.model import Annotation, NotAJournalError
 from waybook.projections import TreeProjection, replay
 
 

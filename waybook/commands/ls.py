@@ -23,7 +23,7 @@ from waybook.commands.store_option import add_store_option, connect_store, store
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
-from waybook.journal import JournalError
+from waybook.model import JournalError
 from waybook.stores import open_journals
 
 if TYPE_CHECKING:

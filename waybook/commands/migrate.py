@@ -24,17 +24,8 @@ from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
-from waybook.journal import (
-    GENESIS,
-    SEALED_SCHEMA,
-    Header,
-    IntegrityError,
-    JsonlJournal,
-    NewRecord,
-    Record,
-    SessionJournal,
-    verify,
-)
+from waybook.journal import JsonlJournal, SessionJournal, verify
+from waybook.model import GENESIS, SEALED_SCHEMA, Header, IntegrityError, NewRecord, Record
 
 MIGRATED_KEY = "migrated_from"
 """The header metadata key naming the journal a migrated one was copied from, and its head."""

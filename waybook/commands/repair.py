@@ -18,7 +18,8 @@ from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import file_to_repair
 from waybook.commands.subcommand import add_journal_command, add_json_option
-from waybook.journal import CorruptJournalError, JsonlJournal, RepairReceipt
+from waybook.journal import JsonlJournal, RepairReceipt
+from waybook.model import CorruptJournalError
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

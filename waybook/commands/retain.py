@@ -28,7 +28,7 @@ from waybook.commands.common import emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
-from waybook.journal import JOURNAL_ROLES
+from waybook.model import JOURNAL_ROLES
 from waybook.stores import (
     RetentionPolicy,
     RetentionReport,

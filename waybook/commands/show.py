@@ -26,7 +26,6 @@ from waybook.commands.progress import Phases
 from waybook.commands.provenance import describe, memory_used, turn_memory
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import visible
-from waybook.journal import Record, plain_text
 from waybook.model import (
     AssistantMessage,
     Compaction,
@@ -34,7 +33,9 @@ from waybook.model import (
     CustomEntry,
     MemoryPinMoved,
     MemoryUsed,
+    Record,
     SubagentLink,
+    plain_text,
 )
 from waybook.projections import (
     LinkRef,

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from waybook.commands.exits import UsageError
-from waybook.journal import Head, Header, Record, SessionJournal
+from waybook.journal import SessionJournal
+from waybook.model import Head, Header, Record
 from waybook.stores import (
     JournalExistsError,
     JournalFiles,

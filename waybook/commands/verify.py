@@ -28,14 +28,8 @@ from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
-from waybook.journal import (
-    JournalError,
-    JsonlJournal,
-    NotAJournalError,
-    Record,
-    SessionJournal,
-    VerifyReport,
-)
+from waybook.journal import JsonlJournal, SessionJournal, VerifyReport
+from waybook.model import JournalError, NotAJournalError, Record
 from waybook.projections import LinkProblem
 from waybook.stores import CATALOG_ID, JournalStore, count_journals, iter_journals, open_proven, prove
 

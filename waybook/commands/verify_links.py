@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final
 
-from waybook.journal import JournalError, Record
+from waybook.model import JournalError, Record
 from waybook.projections import LinkFacts, LinkProblem, link_facts, link_problems, linked_journals
 from waybook.stores import JournalStore
 

@@ -13,9 +13,9 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 
 from waybook.commands.exits import OK, PROBLEM, warn
-from waybook.journal import JournalError, SessionJournal
+from waybook.journal import SessionJournal
 from waybook.memory.canonical.receipts import ReceiptCheck, check_receipts, holds_receipts
-from waybook.model import Header, Record
+from waybook.model import Header, JournalError, Record
 from waybook.stores import JournalStore, open_journal
 
 

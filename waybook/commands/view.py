@@ -22,7 +22,8 @@ from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.journal_files import open_proven_file, subagent_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command
-from waybook.journal import JournalError, Record, VerifyReport
+from waybook.journal import VerifyReport
+from waybook.model import JournalError, Record
 from waybook.projections import PriceTable
 from waybook.stores import JournalStore, StoreError
 from waybook.view import installed_prices, journal_page_data, page_data, render_page, with_subagents

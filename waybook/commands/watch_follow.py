@@ -37,8 +37,7 @@ from waybook.formats.claude_code import GrowingTranscript, SubagentStart
 from waybook.formats.claude_code._folder import subagent_journal
 from waybook.formats.codex import GrowingRollout
 from waybook.formats.pi import GrowingPi
-from waybook.journal import Head, JournalError, NewRecord
-from waybook.model import BatchPlace, SubagentLink
+from waybook.model import BatchPlace, Head, JournalError, NewRecord, SubagentLink
 from waybook.projections import SubagentParent
 from waybook.stores import JournalStore
 

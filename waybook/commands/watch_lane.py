@@ -16,8 +16,8 @@ from typing import Any
 
 from waybook._offload import images_as_blobs
 from waybook.commands.growth import JournalDivergedError, batches, held_prefix, same_record
-from waybook.journal import GENESIS, Head, Header, NewRecord, SessionJournal
-from waybook.model import BatchPlace
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS, BatchPlace, Head, Header, NewRecord
 from waybook.stores import JournalStore
 
 Prepare = Callable[[NewRecord], NewRecord]

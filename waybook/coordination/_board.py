@@ -28,19 +28,9 @@ from waybook.coordination._notes import (
     make_note,
     note_of,
 )
-from waybook.journal import (
-    GENESIS,
-    CustomEntry,
-    Head,
-    Header,
-    InMemoryJournal,
-    NewRecord,
-    SessionJournal,
-    StaleWriterError,
-    new_id,
-    utc_now,
-)
+from waybook.journal import InMemoryJournal, SessionJournal, new_id, utc_now
 from waybook.journal._timeouts import check_timeout
+from waybook.model import GENESIS, CustomEntry, Head, Header, NewRecord, StaleWriterError
 
 if TYPE_CHECKING:
     from waybook.stores import JournalStore

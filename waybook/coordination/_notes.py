@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from waybook.codecs import digest_of
-from waybook.journal import ConflictError, CustomEntry, JournalError, Record
+from waybook.model import ConflictError, CustomEntry, JournalError, Record
 
 NOTE_TYPE: Final = "waybook.coordination.note"
 STATUSES: Final = ("done", "failed", "cancelled")

@@ -31,15 +31,8 @@ from waybook._redact import Redactor
 from waybook._version import __version__
 from waybook.export._otel_spans import journal_spans
 from waybook.export._otel_types import JournalSpans, OtelOptionError, OtelOptions, SpanData, SpanEvent
-from waybook.journal import (
-    Header,
-    JournalError,
-    JsonlJournal,
-    Record,
-    SessionJournal,
-    SubagentLink,
-    iter_shown,
-)
+from waybook.journal import JsonlJournal, SessionJournal, iter_shown
+from waybook.model import Header, JournalError, Record, SubagentLink
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan

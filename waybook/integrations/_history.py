@@ -35,7 +35,8 @@ from waybook import new_id
 from waybook._masking import SecretMask
 from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, masked, run_inline
 from waybook.integrations.errors import StaleHistoryError
-from waybook.journal import (
+from waybook.journal._roles.session import next_leaf
+from waybook.model import (
     AnyBody,
     AssistantMessage,
     Block,
@@ -53,7 +54,6 @@ from waybook.journal import (
     ToolResult,
     UserMessage,
 )
-from waybook.journal._roles.session import next_leaf
 from waybook.projections import Provider, ProviderContext, for_provider, provider_context
 from waybook.stores import JournalStore
 

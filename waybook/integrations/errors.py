@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from waybook.journal import ConflictError, Head, StaleWriterError
+from waybook.model import ConflictError, Head, StaleWriterError
 
 
 class MissingExtraError(ImportError):

@@ -34,7 +34,7 @@ from waybook.integrations._history import (
     replaced,
     truncated,
 )
-from waybook.journal import Block, NodeBody, Reset, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.model import Block, NodeBody, Reset, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 

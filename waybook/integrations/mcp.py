@@ -23,10 +23,11 @@ from typing import Any
 import msgspec
 
 from waybook._masking import Redact, SecretMask, secret_mask
-from waybook.journal import InvalidArgumentError, JournalError, JsonlJournal, SessionJournal
+from waybook.journal import JsonlJournal, SessionJournal
 from waybook.memory import Memory, Route, create_authority
 from waybook.memory.canonical import AgentFace, Nomination
 from waybook.memory.working import MemoryProjection
+from waybook.model import InvalidArgumentError, JournalError
 from waybook.projections import replay
 
 AGENT_TOOLS = ("remember", "query", "explain", "nominate")

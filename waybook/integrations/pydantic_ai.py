@@ -32,7 +32,7 @@ from waybook.integrations._history import (
     result_text,
     truncated,
 )
-from waybook.journal import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.model import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 

@@ -27,7 +27,7 @@ from waybook._masking import Redact, secret_mask
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._history import Thread, Threads, arguments, extended, message_of, node, replaced
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying
-from waybook.journal import (
+from waybook.model import (
     AnyBody,
     Block,
     CustomEntry,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from waybook.journal import SessionJournal, plain_text
-from waybook.model import Erasure, Record, UserMessage, erased_placeholder
+from waybook.journal import SessionJournal
+from waybook.model import Erasure, Record, UserMessage, erased_placeholder, plain_text
 from waybook.projections._harness import is_harness
 
 FIRST_READ: Final = 8

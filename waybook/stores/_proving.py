@@ -19,7 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from waybook.journal import Damage, DamageReporting, JournalError, SessionJournal, VerifyReport, verify
+from waybook.journal import Damage, DamageReporting, SessionJournal, VerifyReport, verify
+from waybook.model import JournalError
 from waybook.stores._blobs import BlobRef, NoBlobStoreError
 from waybook.stores._errors import InvalidJournalIdError
 from waybook.stores._passing import PassingJournal

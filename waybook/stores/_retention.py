@@ -24,15 +24,8 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 import attrs
 
-from waybook.journal import (
-    ErasureReceipt,
-    Header,
-    Record,
-    SessionJournal,
-    erase,
-    is_sealable,
-)
-from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry
+from waybook.journal import ErasureReceipt, SessionJournal, erase, is_sealable
+from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, Record
 from waybook.stores._blobs import DEFAULT_GRACE, CollectReceipt
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._protocol import JournalStore

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from waybook.journal import GENESIS, Head, SessionJournal
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS, Head
 from waybook.testing._records import chat, header
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from waybook.journal import GENESIS, SessionJournal
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS
 from waybook.testing._journal_base import JournalFactory
 from waybook.testing._records import chat, header, reset
 

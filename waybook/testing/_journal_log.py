@@ -10,7 +10,8 @@ import msgspec
 import pytest
 
 from waybook.codecs import decode_record, line_digest, seal
-from waybook.journal import (
+from waybook.journal import InMemoryJournal, SessionJournal, VerifyReport, verify
+from waybook.model import (
     GENESIS,
     AssistantMessage,
     BrokenBatchError,
@@ -18,17 +19,13 @@ from waybook.journal import (
     DuplicateIdError,
     EmptyBatchError,
     Head,
-    InMemoryJournal,
     InvalidArgumentError,
     InvalidRecordError,
     NewRecord,
     OverlappingBatchError,
     ParentMismatchError,
-    SessionJournal,
     StaleWriterError,
     UnknownTagError,
-    VerifyReport,
-    verify,
 )
 from waybook.testing._journal_base import JournalFactory, LinesJournal, started, stored
 from waybook.testing._records import AT, assistant, chat, header, reset, user

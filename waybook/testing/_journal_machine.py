@@ -16,7 +16,8 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from waybook.journal import (
+from waybook.journal import SessionJournal, verify
+from waybook.model import (
     GENESIS,
     AnyBody,
     AppendResult,
@@ -26,11 +27,9 @@ from waybook.journal import (
     NewRecord,
     ParentMismatchError,
     Reset,
-    SessionJournal,
     StaleWriterError,
     UserMessage,
     text,
-    verify,
 )
 from waybook.projections import TreeProjection, replay
 from waybook.testing._journal_base import JournalFactory

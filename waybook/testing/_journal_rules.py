@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from waybook.journal import (
+from waybook.journal import SessionJournal
+from waybook.model import (
     GENESIS,
     Annotation,
     AnyBody,
@@ -18,7 +19,6 @@ from waybook.journal import (
     NewRecord,
     ParentMismatchError,
     PartialAssistantError,
-    SessionJournal,
     UnknownNodeError,
 )
 from waybook.projections import TreeProjection, fold

@@ -14,7 +14,8 @@ import attrs
 import pytest
 
 from waybook.codecs import NotJsonDataError, UnregisteredValueError
-from waybook.journal import GENESIS, NewRecord, SessionJournal
+from waybook.journal import SessionJournal
+from waybook.model import GENESIS, NewRecord
 from waybook.testing._journal_base import JournalFactory, started, stored
 from waybook.testing._records import AT, FREE_FIELDS, user
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from waybook.journal import (
+from waybook.model import (
     Annotation,
     AssistantMessage,
     Compaction,
@@ -20,7 +20,7 @@ from waybook.journal import (
     UserMessage,
     text,
 )
-from waybook.journal import AnyBody as Body
+from waybook.model import AnyBody as Body
 
 AT = "2026-12-01T09:00:00.000Z"
 """The one timestamp every built record carries: only `seq` orders records, never `at`."""

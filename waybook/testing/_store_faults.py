@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import pytest
 
-from waybook.journal import IntegrityError
+from waybook.model import IntegrityError
 from waybook.stores import JournalStore, LostRecordsError, StoreArgumentError, StoreBusyError, tail
 from waybook.testing._records import assistant, chat, user
 

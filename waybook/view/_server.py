@@ -35,7 +35,8 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import attrs
 import jinja2
 
-from waybook.journal import JournalError, SessionJournal, VerifyReport
+from waybook.journal import SessionJournal, VerifyReport
+from waybook.model import JournalError
 from waybook.projections import PriceTable, title_record, title_text
 from waybook.stores import (
     JournalStore,

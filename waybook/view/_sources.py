@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from waybook.journal import JournalError
 from waybook.memory.working import MemoryProjection
+from waybook.model import JournalError
 from waybook.projections import replay
 from waybook.stores import JournalStore, StoreError, open_journal
 from waybook.view._data import SHOWN_MEMORY_FILES
