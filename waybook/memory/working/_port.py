@@ -111,6 +111,8 @@ class Memory:
 
     @property
     def limits(self) -> Limits:
+        """The limits this port enforces: the `limits` given, lowered to the journal header's where the
+        header declares smaller ones (a writer never passes what the journal itself would refuse)."""
         return self._limits
 
     def execute(self, command: Mapping[str, Any] | Command, *, call_id: str | None = None) -> Result:
