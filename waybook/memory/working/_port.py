@@ -80,7 +80,6 @@ class Memory:
         self._journal = journal
         self._require_description = require_description
         self._scope = scope
-        self._limits = limits
         self._clock = clock
         self._ids = ids
         self._live = LiveProjection(MemoryProjection(), journal)
