@@ -234,6 +234,17 @@ def test_memory_shows_files_at_a_seq_and_a_files_history(tmp_path: Path) -> None
     assert json.loads(waybook("memory", journal, "--json", "--at", "1").stdout)["files"] == []
     (created,) = json.loads(waybook("memory", journal, "--history", "/memories/payments.md", "--json").stdout)
     assert (created["event"], created["call_id"]) == ("created", "call-5")
+    assert sorted(created) == [
+        "at",
+        "call_id",
+        "command",
+        "digest",
+        "event",
+        "id",
+        "other_path",
+        "prior",
+        "seq",
+    ]  # a revision's fields, `record_id` named `id`: what `--history --json` has always printed
     session = tmp_path / "d" / "session.jsonl"
     receipts = [
         json.loads(x)["body"]

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 from rich.markup import escape
 from rich.table import Table
 
@@ -36,7 +37,7 @@ from waybook.commands.store_option import add_store_option
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import visible
 from waybook.journal._roles.memory import MEMORY_ROLES
-from waybook.memory.working import MemoryProjection
+from waybook.memory.working import MemoryProjection, Revision
 from waybook.projections import replay
 
 SHOW: Final = "show"
@@ -149,22 +150,7 @@ def _print(args: argparse.Namespace, state: Any) -> None:
             )
             raise UsageError(msg)
         if args.json:
-            emit_json(
-                [
-                    {
-                        "seq": r.seq,
-                        "id": r.record_id,
-                        "event": r.event,
-                        "digest": r.digest,
-                        "prior": r.prior,
-                        "command": r.command,
-                        "call_id": r.call_id,
-                        "at": r.at,
-                        "other_path": r.other_path,
-                    }
-                    for r in revisions
-                ]
-            )
+            emit_json([_revision_json(r) for r in revisions])
             return
         table = Table(
             "seq",
@@ -212,6 +198,13 @@ def _print(args: argparse.Namespace, state: Any) -> None:
     for f in files:
         table.add_row(escape(visible(f.path)), str(f.size), str(f.written))
     console.print(table)
+
+
+def _revision_json(revision: Revision) -> dict[str, Any]:
+    """A revision as `--history FILE --json` prints it: every field, `record_id` named `id`."""
+    fields = attrs.asdict(revision)
+    fields["id"] = fields.pop("record_id")
+    return fields
 
 
 def _cat(args: argparse.Namespace, state: Any) -> None:

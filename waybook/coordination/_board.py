@@ -14,8 +14,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from waybook.coordination._notes import (
     NOTE_TYPE,
@@ -28,7 +27,7 @@ from waybook.coordination._notes import (
     make_note,
     note_of,
 )
-from waybook.journal import InMemoryJournal, SessionJournal, new_id, utc_now
+from waybook.journal import ClosedOnExit, InMemoryJournal, SessionJournal, new_id, utc_now
 from waybook.journal._timeouts import check_timeout
 from waybook.model import GENESIS, CustomEntry, Head, Header, NewRecord, StaleWriterError
 
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from waybook.stores import JournalStore
 
 
-class _Board:
+class _Board(ClosedOnExit):
     """What both boards share: the notes replayed from the journal, and publishing by compare-and-append."""
 
     def __init__(self, journal: SessionJournal, name: str) -> None:
@@ -163,14 +162,6 @@ class _Board:
 
     def close(self) -> None:
         """Nothing to release here; a store board closes its store."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 class Blackboard(_Board):

@@ -33,12 +33,17 @@ class StaleWriterError(ConflictError):
         self.journal = journal
         self.expected = expected
         self.actual = actual
-        msg = (
-            f"{journal}: stale writer: expected head seq {expected.seq} ({expected.digest[:12]}) but the "
-            f"committed head is seq {actual.seq} ({actual.digest[:12]}); nothing was written. "
-            "Read the records after your head (Session.sync()), decide again, and retry with the new head."
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        """The message. A writer that knows more (a thread, a key) subclasses this error, keeps what it
+        knows as attributes before calling this constructor, and says it in its own terms here."""
+        return (
+            f"{self.journal}: stale writer: expected head seq {self.expected.seq} "
+            f"({self.expected.digest[:12]}) but the committed head is seq {self.actual.seq} "
+            f"({self.actual.digest[:12]}); nothing was written. Read the records after your head "
+            "(Session.sync()), decide again, and retry with the new head."
         )
-        super().__init__(msg)
 
 
 class OverlappingBatchError(ConflictError):
@@ -212,38 +217,46 @@ class MalformedJsonError(DecodeError):
     """The bytes are not one complete JSON object."""
 
 
-class TornTailError(IntegrityError):
-    """The final record is incomplete or damaged. Reads of the prefix work; appends need `repair()`."""
-
-    def __init__(self, *, path: str, offset: int, seq: int, reason: str, torn_bytes: int) -> None:
-        self.path = path
-        self.offset = offset
-        self.seq = seq
-        self.reason = reason
-        self.torn_bytes = torn_bytes
-        msg = (
-            f"{path}: torn tail at byte {offset} (would be seq {seq}): {reason}; {torn_bytes} bytes after "
-            "the last valid record. Committed records before it are intact and readable. Appends are "
-            "refused until the host repairs it explicitly: JsonlJournal.repair() or `waybook repair PATH`, "
-            "which keeps the torn bytes in a quarantine file."
-        )
-        super().__init__(msg)
-
-
-class CorruptJournalError(IntegrityError):
-    """A record before the final one is damaged. Only an explicit prefix read is allowed."""
+class _DamagedRecordError(IntegrityError):
+    """A damaged record of a journal file: where it is (`path`, byte `offset`, the `seq` it has or would
+    have) and why (`reason`); the subclass says what it means for reads and appends (`_describe`)."""
 
     def __init__(self, *, path: str, offset: int, seq: int, reason: str) -> None:
         self.path = path
         self.offset = offset
         self.seq = seq
         self.reason = reason
-        msg = (
-            f"{path}: corrupt record at seq {seq} (byte {offset}): {reason}. Records after it cannot be "
-            "trusted and appends are refused. Open with read_prefix=True to read the intact records "
-            "before it, and restore the file from a copy."
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        raise NotImplementedError
+
+
+class TornTailError(_DamagedRecordError):
+    """The final record is incomplete or damaged. Reads of the prefix work; appends need `repair()`."""
+
+    def __init__(self, *, path: str, offset: int, seq: int, reason: str, torn_bytes: int) -> None:
+        self.torn_bytes = torn_bytes
+        super().__init__(path=path, offset=offset, seq=seq, reason=reason)
+
+    def _describe(self) -> str:
+        return (
+            f"{self.path}: torn tail at byte {self.offset} (would be seq {self.seq}): {self.reason}; "
+            f"{self.torn_bytes} bytes after the last valid record. Committed records before it are intact "
+            "and readable. Appends are refused until the host repairs it explicitly: JsonlJournal.repair() "
+            "or `waybook repair PATH`, which keeps the torn bytes in a quarantine file."
         )
-        super().__init__(msg)
+
+
+class CorruptJournalError(_DamagedRecordError):
+    """A record before the final one is damaged. Only an explicit prefix read is allowed."""
+
+    def _describe(self) -> str:
+        return (
+            f"{self.path}: corrupt record at seq {self.seq} (byte {self.offset}): {self.reason}. Records "
+            "after it cannot be trusted and appends are refused. Open with read_prefix=True to read the "
+            "intact records before it, and restore the file from a copy."
+        )
 
 
 class NotAJournalError(IntegrityError):

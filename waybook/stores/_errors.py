@@ -5,6 +5,8 @@ Each carries the journal id or the store it concerns, and says what to do next.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from waybook.model import ConflictError, Head, IntegrityError, JournalError, StorageError
 
 
@@ -37,47 +39,40 @@ class InvalidJournalIdError(StoreArgumentError):
 
 
 class _JournalOfStoreError(JournalError):
-    """An error about one journal id of a store: it carries `store` and `journal_id`, and its class
-    says what happened and what to do (`_message`)."""
+    """An error about one journal id of a store: it carries `store` and `journal_id` (and whatever a
+    subclass adds), and its class's `_message` says what happened and what to do, naming those
+    attributes in braces (`str.format`)."""
+
+    _message: ClassVar[str]
 
     def __init__(self, *, store: str, journal_id: str) -> None:
         self.store = store
         self.journal_id = journal_id
-        super().__init__(self._message(store, journal_id))
-
-    @staticmethod
-    def _message(store: str, journal_id: str) -> str:
-        raise NotImplementedError
+        super().__init__(self._message.format_map(vars(self)))
 
 
 class UnknownJournalError(_JournalOfStoreError, StoreError, LookupError):
     """No journal with this id exists in the store."""
 
-    @staticmethod
-    def _message(store: str, journal_id: str) -> str:
-        return (
-            f"{store}: no journal {journal_id!r}; create it with store.create({journal_id!r}) or list "
-            "the store's journals (`waybook ls --store URL`)"
-        )
+    _message = (
+        "{store}: no journal {journal_id!r}; create it with store.create({journal_id!r}) or list the "
+        "store's journals (`waybook ls --store URL`)"
+    )
 
 
 class JournalExistsError(_JournalOfStoreError, ConflictError):
     """`create` was given an id that is already a journal of the store."""
 
-    @staticmethod
-    def _message(store: str, journal_id: str) -> str:
-        return f"{store}: journal {journal_id!r} already exists; open it with store.open({journal_id!r})"
+    _message = "{store}: journal {journal_id!r} already exists; open it with store.open({journal_id!r})"
 
 
 class JournalPurgedError(_JournalOfStoreError, StoreError, LookupError):
     """The journal was purged: its bytes are gone and its id is retired (the catalog keeps the receipt)."""
 
-    @staticmethod
-    def _message(store: str, journal_id: str) -> str:
-        return (
-            f"{store}: journal {journal_id!r} was purged; its records are erased and its id cannot be "
-            "reused (feed positions would otherwise point at another journal). Use a new id"
-        )
+    _message = (
+        "{store}: journal {journal_id!r} was purged; its records are erased and its id cannot be reused "
+        "(feed positions would otherwise point at another journal). Use a new id"
+    )
 
 
 class StoreBusyError(StorageError, TimeoutError):
@@ -89,20 +84,19 @@ class ReservedJournalError(StoreArgumentError):
     """The catalog journal is the store's own: it is read through the store, never written by callers."""
 
 
-class LostRecordsError(IntegrityError, StoreError):
+class LostRecordsError(_JournalOfStoreError, IntegrityError, StoreError):
     """A journal holds less than the store committed to it: records (or its whole file) were removed
     behind the store's back: a file truncated, emptied, deleted or replaced, rows deleted. The store
     knows each journal's committed head (`committed`); `found` says what is there instead. Nothing is
     served from it and nothing is written to it: restore it from a copy."""
 
+    _message = (
+        "{store}: journal {journal_id!r} lost records: the store committed it through seq {committed.seq} "
+        "(digest {committed.digest:.12}...), but {found}. It was changed outside waybook; restore it from "
+        "a copy (`waybook verify --store URL` names every damaged journal)"
+    )
+
     def __init__(self, *, store: str, journal_id: str, committed: Head, found: str) -> None:
-        self.store = store
-        self.journal_id = journal_id
         self.committed = committed
         self.found = found
-        msg = (
-            f"{store}: journal {journal_id!r} lost records: the store committed it through seq "
-            f"{committed.seq} (digest {committed.digest[:12]}...), but {found}. It was changed outside "
-            "waybook; restore it from a copy (`waybook verify --store URL` names every damaged journal)"
-        )
-        super().__init__(msg)
+        super().__init__(store=store, journal_id=journal_id)

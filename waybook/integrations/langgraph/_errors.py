@@ -11,15 +11,15 @@ class StaleThreadError(StaleWriterError):
     def __init__(self, *, thread_id: str, checkpoint_ns: str, journal: str, expected: Head, actual: Head):
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
-        self.journal = journal
-        self.expected = expected
-        self.actual = actual
-        msg = (
-            f"thread {thread_id!r} (namespace {checkpoint_ns!r}, journal {journal}): another writer "
-            f"committed up to seq {actual.seq} since this saver last read the thread at seq {expected.seq}; "
-            "nothing was written. Read the thread again (graph.get_state or get_tuple) and run from there."
+        super().__init__(journal=journal, expected=expected, actual=actual)
+
+    def _describe(self) -> str:
+        return (
+            f"thread {self.thread_id!r} (namespace {self.checkpoint_ns!r}, journal {self.journal}): another "
+            f"writer committed up to seq {self.actual.seq} since this saver last read the thread at seq "
+            f"{self.expected.seq}; nothing was written. Read the thread again (graph.get_state or "
+            "get_tuple) and run from there."
         )
-        JournalError.__init__(self, msg)
 
 
 class UnknownPruneStrategyError(JournalError, ValueError):

@@ -49,7 +49,7 @@ from waybook.integrations.langgraph._secrets import masked_value
 from waybook.integrations.langgraph._serde import StrictSerializer
 from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
-from waybook.journal import SessionJournal
+from waybook.journal import ClosedOnExit, SessionJournal
 from waybook.model import (
     Annotation,
     AnyBody,
@@ -73,7 +73,7 @@ def encrypts(serde: SerializerProtocol) -> bool:
     return isinstance(serde, EncryptedSerializer)
 
 
-class WaybookSaver(BaseCheckpointSaver[str]):
+class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
     """A LangGraph checkpointer whose every thread is a waybook journal in `store`.
 
     `store` is any `JournalStore` (`waybook.stores.open_store("file:DIR")`, `sqlite:FILE`, ...).
@@ -112,15 +112,7 @@ class WaybookSaver(BaseCheckpointSaver[str]):
         self._views: dict[str, ThreadView] = {}
         self._views_lock = threading.Lock()
 
-    # --- context manager (as LangGraph's savers) -----------------------------------------------------
-
-    def __enter__(self) -> WaybookSaver:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+    # --- context manager (as LangGraph's savers): `with` comes from ClosedOnExit, `async with` here -----
 
     async def __aenter__(self) -> WaybookSaver:
         return self

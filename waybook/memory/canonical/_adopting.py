@@ -113,31 +113,16 @@ def adopt(
     if later != result.head:
         return _after_later_writes(core, expected, nomination, pin, view, later)
     new_view = proven_view(core, pin, view, result.head)
-    receipt = AdoptionReceipt.make(
-        actor=core.actor,
-        authority=core.canonical_id,
-        binding=core.binding,
-        nomination=nomination.digest,
+    return _move_pin(
+        core,
+        new_view,
+        nomination,
+        pin,
+        result.head,
         prior=current,
-        new=result.head,
-        status="adopted",
         operation=operation,
         operation_digest=sent[0].digest,
     )
-    core.install(
-        new_view,
-        pin_record(
-            core,
-            pin,
-            result.head,
-            "adopted",
-            receipt.receipt_sha256,
-            nomination=nomination.digest,
-            operation=operation,
-            operation_digest=sent[0].digest,
-        ),
-    )
-    return receipt
 
 
 def _sealed(batch: list[NewRecord], prior: Head) -> list[Record]:
@@ -276,21 +261,36 @@ def already_present(
     """Every nominated record is in canonical memory at `current`: move the pin there, record it."""
     if new_view is None:
         new_view = view if current == pin else proven_view(core, pin, view, current)
+    return _move_pin(core, new_view, nomination, pin, current, prior=pin)
+
+
+def _move_pin(
+    core: Core,
+    new_view: MemoryState,
+    nomination: Nomination,
+    pin: Head,
+    new: Head,
+    *,
+    prior: Head,
+    operation: str | None = None,
+    operation_digest: str | None = None,
+) -> AdoptionReceipt:
+    """Install `new_view` and move the pin from `pin` to `new` for `nomination`: adopted by `operation`
+    (with the digest of its first record), written on canonical head `prior`, or already present (no
+    operation; `prior` is the pin). Returns the receipt; the pin record is made from it."""
+    status = "already-present" if operation is None else "adopted"
     receipt = AdoptionReceipt.make(
         actor=core.actor,
         authority=core.canonical_id,
         binding=core.binding,
         nomination=nomination.digest,
-        prior=pin,
-        new=current,
-        status="already-present",
-        operation=None,
-        operation_digest=None,
+        prior=prior,
+        new=new,
+        status=status,
+        operation=operation,
+        operation_digest=operation_digest,
     )
-    record = pin_record(
-        core, pin, current, "already-present", receipt.receipt_sha256, nomination=nomination.digest
-    )
-    core.install(new_view, record)
+    core.install(new_view, pin_record(core, pin, receipt))
     return receipt
 
 

@@ -13,7 +13,7 @@ from typing import Final
 from waybook.journal._ledger import check_line
 from waybook.memory._errors import AUTHORITY_LIMITS
 from waybook.memory.canonical._core import Core
-from waybook.memory.canonical._outcomes import PinReceipt
+from waybook.memory.canonical._outcomes import AdoptionReceipt, PinReceipt
 from waybook.memory.working import MemoryProjection, MemoryState
 from waybook.model import (
     CapacityError,
@@ -64,7 +64,7 @@ def advance(core: Core, expected: Head, target: Head) -> PinReceipt:
     check_bound(pin, target)
     new_view = proven_view(core, pin, view, target)
     receipt = PinReceipt.make(core.canonical_id, core.binding, pin, target, "advanced")
-    core.install(new_view, pin_record(core, pin, target, "advanced", receipt.receipt_sha256))
+    core.install(new_view, pin_record(core, pin, receipt))
     return receipt
 
 
@@ -174,29 +174,24 @@ def read_page(core: Core, after: int, limit: int) -> list[bytes]:
     return page
 
 
-def pin_record(
-    core: Core,
-    prior: Head,
-    new: Head,
-    status: str,
-    receipt: str,
-    *,
-    nomination: str | None = None,
-    operation: str | None = None,
-    operation_digest: str | None = None,
-) -> MemoryPinMoved:
-    """The record of one host call's outcome: what its receipt is re-derived from (receipts.py)."""
-    adoption = status in ("adopted", "already-present")
+def pin_record(core: Core, pin: Head, receipt: PinReceipt | AdoptionReceipt) -> MemoryPinMoved:
+    """The record of one host call's outcome, moving the pin from `pin` to the receipt's new head: what
+    the receipt is re-derived from (receipts.py), so every field it shares is taken from the receipt."""
+    actor, nomination, operation, operation_digest = (
+        (receipt.actor, receipt.nomination, receipt.operation, receipt.operation_digest)
+        if isinstance(receipt, AdoptionReceipt)
+        else (None, None, None, None)
+    )
     return MemoryPinMoved(
         canonical=core.canonical_id,
-        prior_seq=prior.seq,
-        prior_digest=prior.digest,
-        new_seq=new.seq,
-        new_digest=new.digest,
-        receipt=receipt,
-        status=status,
+        prior_seq=pin.seq,
+        prior_digest=pin.digest,
+        new_seq=receipt.new.seq,
+        new_digest=receipt.new.digest,
+        receipt=receipt.receipt_sha256,
+        status=receipt.status,
         binding=core.binding,
-        actor=core.actor if adoption else None,
+        actor=actor,
         nomination=nomination,
         operation=operation,
         operation_digest=operation_digest,

@@ -80,7 +80,6 @@ class Memory:
         self._journal = journal
         self._require_description = require_description
         self._scope = scope
-        self._limits = limits
         self._clock = clock
         self._ids = ids
         self._live = LiveProjection(MemoryProjection(), journal)
@@ -111,6 +110,8 @@ class Memory:
 
     @property
     def limits(self) -> Limits:
+        """The limits this port enforces: the `limits` given, lowered to the journal header's where the
+        header declares smaller ones (a writer never passes what the journal itself would refuse)."""
         return self._limits
 
     def execute(self, command: Mapping[str, Any] | Command, *, call_id: str | None = None) -> Result:
