@@ -167,6 +167,17 @@ def test_writing_a_whole_index_sweeps_a_dead_writers_temp_file_and_the_old_snaps
     assert live.exists()
 
 
+def test_an_index_in_a_directory_whose_name_looks_like_a_uri_query_is_its_own(
+    tmp_path: Path, folded: Folded
+) -> None:
+    directory = tmp_path / "odd?mode=ro#%41"
+    build(directory)
+    folded.records = folded.runs = 0
+    with DirectoryStore(directory, snapshot_tail=10**9) as store:
+        assert folded.records == 0  # the index was read, not some other file the name points at
+        assert len(store.list(limit=100).journals) > 0
+
+
 def _truncated(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])

@@ -32,6 +32,7 @@ import json
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -116,7 +117,8 @@ class StoreIndex:
         if not path.is_file():
             return None
         try:
-            db = sqlite3.connect(f"file:{path}?mode=rw", uri=True, check_same_thread=False, timeout=30)
+            uri = f"file:{urllib.parse.quote(str(path))}?mode=rw"  # (a `?` or `#` in a directory's name)
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
         except sqlite3.Error:
             return None
         try:
