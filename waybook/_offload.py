@@ -19,8 +19,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from waybook.codecs._data_urls import base64_payload, data_url
-from waybook.codecs._media_types import is_text
+from waybook.codecs import base64_payload, data_url, is_text
 from waybook.model import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
 from waybook.stores import BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
 from waybook.stores._blobs import IMAGE_PREFIX

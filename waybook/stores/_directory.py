@@ -29,7 +29,7 @@ from pathlib import Path
 import msgspec
 
 from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir, os_reason
-from waybook.codecs._canonical import ENCODER
+from waybook.codecs import ENCODER
 from waybook.journal import Durability, JsonlJournal, PositionedJournal, SessionJournal, VerifyReport
 from waybook.journal._durability import DEFAULT_DURABILITY
 from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
