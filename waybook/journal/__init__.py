@@ -1,11 +1,17 @@
 """Journals: the `SessionJournal` protocol, its adapters, verification, forks and erasure.
 
-The records, heads and errors a journal carries are `waybook.model`'s: import them from there."""
+The records, heads and errors a journal carries are `waybook.model`'s: import them from there.
+
+What the journal gives its neighbours: the ledger a store appends through (`Ledger`, `Plan`,
+`prove_lines`, `iter_chain`, `check_line`), reads by seqs (`read_seqs`, `check_cursor`), the checks of
+timeout arguments (`check_timeout`, `check_seconds`), a session's clock (`SessionClock`), the default
+durability (`DEFAULT_DURABILITY`) and the fork rules a writer plans with (`plan_fork`, `provenance`,
+`FORK_KEY`)."""
 
 from waybook.journal._async_protocol import AsyncSessionJournal
-from waybook.journal._clock import new_id, utc_now
+from waybook.journal._clock import SessionClock, new_id, utc_now
 from waybook.journal._closing import ClosedOnExit
-from waybook.journal._durability import Durability
+from waybook.journal._durability import DEFAULT_DURABILITY, Durability
 from waybook.journal._erasure import (
     ErasedEntry,
     ErasingJournal,
@@ -16,9 +22,18 @@ from waybook.journal._erasure import (
     erasure_receipt,
     is_sealable,
 )
-from waybook.journal._fork import ForkPoint, ForkProvenanceError, check_fork, fork_point
+from waybook.journal._fork import (
+    FORK_KEY,
+    ForkPoint,
+    ForkProvenanceError,
+    check_fork,
+    fork_point,
+    plan_fork,
+    provenance,
+)
 from waybook.journal._in_memory import InMemoryJournal
 from waybook.journal._jsonl import JsonlJournal, JsonlOptions, RepairReceipt, verify_file
+from waybook.journal._ledger import Ledger, Plan, check_line, iter_chain, prove_lines
 from waybook.journal._placeholders import iter_shown, shown_records
 from waybook.journal._protocol import (
     Damage,
@@ -27,6 +42,8 @@ from waybook.journal._protocol import (
     SelfChecking,
     SessionJournal,
 )
+from waybook.journal._reading import check_cursor, read_seqs
+from waybook.journal._timeouts import check_seconds, check_timeout
 from waybook.journal._verify import VerifyReport, verify
 
 __all__ = [
@@ -67,4 +84,24 @@ __all__ = [
     "erase",
     "erasure_receipt",
     "is_sealable",
+    # the ledger (compare-and-append, proven lines): the database stores append through it
+    "Ledger",
+    "Plan",
+    "check_line",
+    "iter_chain",
+    "prove_lines",
+    # reading records by seqs, in runs; the check of a read cursor
+    "check_cursor",
+    "read_seqs",
+    # the checks of a timeout or seconds argument, shared by the stores and the blackboard
+    "check_seconds",
+    "check_timeout",
+    # a clock that never runs backwards, for a session's records
+    "SessionClock",
+    # what an embedded journal promises when nobody says otherwise
+    "DEFAULT_DURABILITY",
+    # the fork rules a session writer plans a fork with
+    "FORK_KEY",
+    "plan_fork",
+    "provenance",
 ]
