@@ -34,8 +34,7 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.stores import NoBlobStoreError
-from waybook.stores._blobs import IMAGE_PREFIX
+from waybook.stores import IMAGE_PREFIX, NoBlobStoreError
 
 IMAGE_ROLES: Final = frozenset({"user", "tool"})
 """Roles whose images a chat fine-tuning row can carry (a tool's are attached in a user message)."""
