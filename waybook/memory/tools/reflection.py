@@ -50,8 +50,7 @@ from waybook.model import (
     ReflectionStarted,
     StaleWriterError,
 )
-from waybook.projections import LiveProjection, replay
-from waybook.projections._base import check_next
+from waybook.projections import LiveProjection, check_next, replay
 
 __all__ = [
     "MAX_CONVERSATIONS",

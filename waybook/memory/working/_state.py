@@ -30,7 +30,7 @@ from waybook.model import (
     MemoryWrite,
     Record,
 )
-from waybook.projections._base import check_next
+from waybook.projections import check_next
 
 Event = Literal["created", "superseded", "tombstoned", "recreated", "renamed"]
 
