@@ -21,8 +21,15 @@ import msgspec
 from waybook._masking import Found, SecretMask
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook.codecs import NotJsonDataError, json_data
-from waybook.journal import FORK_KEY, PositionedJournal, SessionClock, new_id, plan_fork, provenance
-from waybook.journal._roles.session import next_leaf
+from waybook.journal import (
+    FORK_KEY,
+    PositionedJournal,
+    SessionClock,
+    new_id,
+    next_leaf,
+    plan_fork,
+    provenance,
+)
 from waybook.model import (
     GENESIS,
     SEALED_SCHEMA,

@@ -6,7 +6,9 @@ What the journal gives its neighbours: the ledger a store appends through (`Ledg
 `prove_lines`, `iter_chain`, `check_line`), reads by seqs (`read_seqs`, `check_cursor`), the checks of
 timeout arguments (`check_timeout`, `check_seconds`), a session's clock (`SessionClock`), the default
 durability (`DEFAULT_DURABILITY`) and the fork rules a writer plans with (`plan_fork`, `provenance`,
-`FORK_KEY`)."""
+`FORK_KEY`), and the rules a writer checks before it appends, as the journal checks them: the session
+role's (`ID_PATTERN`, `TIMESTAMP_PATTERN`, `next_leaf`, `SessionRules`) and a memory note's text
+(`front_matter`, `byte_length`, `content_digest`, `links_of`, ...)."""
 
 from waybook.journal._async_protocol import AsyncSessionJournal
 from waybook.journal._clock import SessionClock, new_id, utc_now
@@ -43,6 +45,21 @@ from waybook.journal._protocol import (
     SessionJournal,
 )
 from waybook.journal._reading import check_cursor, read_seqs
+from waybook.journal._roles.memory_text import (
+    DESCRIPTION_ADVICE,
+    byte_length,
+    content_digest,
+    description_line,
+    front_matter,
+    front_matter_problems,
+    is_valid_unicode,
+    lacks_description,
+    links_of,
+    logical_lines,
+    with_description,
+    with_read_only,
+)
+from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN, SessionRules, next_leaf
 from waybook.journal._timeouts import check_seconds, check_timeout
 from waybook.journal._verify import VerifyReport, verify
 
@@ -104,4 +121,22 @@ __all__ = [
     "FORK_KEY",
     "plan_fork",
     "provenance",
+    # the session role's rules: what ids and timestamps look like, the leaf after a record, the rules a writer checks before it appends
+    "ID_PATTERN",
+    "TIMESTAMP_PATTERN",
+    "SessionRules",
+    "next_leaf",
+    # the memory role's text rules: a note's size, digest, front matter, description and links, as the journal checks them on append
+    "DESCRIPTION_ADVICE",
+    "byte_length",
+    "content_digest",
+    "description_line",
+    "front_matter",
+    "front_matter_problems",
+    "is_valid_unicode",
+    "lacks_description",
+    "links_of",
+    "logical_lines",
+    "with_description",
+    "with_read_only",
 ]

@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import attrs
 
+from waybook.journal import ID_PATTERN
 from waybook.journal import check_timeout as check_timeout_argument
-from waybook.journal._roles.session import ID_PATTERN
 from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Head, Header, NewRecord, Record
 from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
 from waybook.stores._journal_table import JournalTable

@@ -67,7 +67,7 @@ from waybook.formats.pi._form import (
     WRAPPED,
 )
 from waybook.formats.pi._map import bash_text
-from waybook.journal._roles.session import SessionRules
+from waybook.journal import SessionRules
 from waybook.model import (
     AssistantMessage,
     BatchPlace,
