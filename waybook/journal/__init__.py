@@ -121,12 +121,12 @@ __all__ = [
     "FORK_KEY",
     "plan_fork",
     "provenance",
-    # the session role's rules: what ids and timestamps look like, the leaf after a record, the rules a writer checks before it appends
+    # the session role's rules a writer checks before it appends: ids, timestamps, the leaf after a record
     "ID_PATTERN",
     "TIMESTAMP_PATTERN",
     "SessionRules",
     "next_leaf",
-    # the memory role's text rules: a note's size, digest, front matter, description and links, as the journal checks them on append
+    # the memory role's text rules: a note's size, digest, front matter, description and links
     "DESCRIPTION_ADVICE",
     "byte_length",
     "content_digest",
