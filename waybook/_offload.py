@@ -19,12 +19,9 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from waybook.codecs._data_urls import base64_payload, data_url
-from waybook.codecs._media_types import is_text
+from waybook.codecs import base64_payload, data_url, is_text
 from waybook.model import BlobBlock, Block, Content, ImageBlock, NewRecord, Record, TextBlock
-from waybook.stores import BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
-from waybook.stores._blobs import IMAGE_PREFIX
-from waybook.stores._proving import BlobReader
+from waybook.stores import IMAGE_PREFIX, BlobReader, BlobRef, BlobStore, BlobTooLargeError, NoBlobStoreError
 
 R = TypeVar("R", Record, NewRecord)
 

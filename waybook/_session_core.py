@@ -21,10 +21,15 @@ import msgspec
 from waybook._masking import Found, SecretMask
 from waybook._offload import DEFAULT_INLINE_LIMIT
 from waybook.codecs import NotJsonDataError, json_data
-from waybook.journal import PositionedJournal, new_id
-from waybook.journal._clock import SessionClock
-from waybook.journal._fork import FORK_KEY, plan_fork, provenance
-from waybook.journal._roles.session import next_leaf
+from waybook.journal import (
+    FORK_KEY,
+    PositionedJournal,
+    SessionClock,
+    new_id,
+    next_leaf,
+    plan_fork,
+    provenance,
+)
 from waybook.model import (
     GENESIS,
     SEALED_SCHEMA,

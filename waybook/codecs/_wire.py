@@ -31,6 +31,7 @@ from waybook.codecs._canonical import ENCODER
 from waybook.codecs._json_data import plain_body
 from waybook.codecs._legacy import UserMessageV1, upcast_user_v1
 from waybook.model import (
+    BODY_TYPES,
     Annotation,
     AnyBody,
     AssistantMessage,
@@ -70,7 +71,6 @@ from waybook.model import (
     UserMessage,
     WrongTypeError,
 )
-from waybook.model._records import BODY_TYPES
 
 # --- the registry ---------------------------------------------------------------------------------
 

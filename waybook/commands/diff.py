@@ -18,8 +18,7 @@ from waybook.commands.ids import resolve_id
 from waybook.commands.journal_files import damage_status
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural
-from waybook.journal import shown_records
-from waybook.journal._reading import read_seqs
+from waybook.journal import read_seqs, shown_records
 from waybook.projections import TreeProjection
 
 

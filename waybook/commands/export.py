@@ -37,8 +37,7 @@ from waybook.export.trajectories import Selection, TrainingOptions, TrajectoryEx
 from waybook.formats.pi import export_pi
 from waybook.journal import iter_shown
 from waybook.projections import TreeProjection
-from waybook.stores import blobs_for
-from waybook.stores._url import local_path
+from waybook.stores import blobs_for, local_path
 
 FORMATS = ("openai", "openai-dpo", "trl-sft", "trl-dpo", "trl-kto", "sharegpt", "hf", "archival", "pi")
 PAIR_FORMATS = ("openai-dpo", "trl-dpo", "trl-kto")

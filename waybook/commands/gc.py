@@ -16,8 +16,7 @@ from waybook.commands.common import activity, emit_json, stdout
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.store_option import add_store_option, connect_store
 from waybook.commands.subcommand import add_command, add_json_option
-from waybook.stores import BlobError
-from waybook.stores._blobs import DEFAULT_GRACE
+from waybook.stores import DEFAULT_GRACE, BlobError
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:

@@ -67,8 +67,7 @@ from waybook.formats.pi import import_pi
 from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
 from waybook.journal import InMemoryJournal
 from waybook.model import GENESIS, JournalError, NewRecord
-from waybook.stores import JournalStore, SealedCreating, copy_records
-from waybook.stores._blobs import references
+from waybook.stores import JournalStore, SealedCreating, copy_records, references
 
 T = TypeVar("T")
 Output = tuple[str, Sequence[NewRecord], ImportReport]

@@ -11,8 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from waybook.codecs import decode_record
-from waybook.codecs._wire import FIRST_LINE_START
+from waybook.codecs import FIRST_LINE_START, decode_record
 from waybook.commands.exits import OK, PROBLEM, UsageError, warn
 from waybook.commands.terminal import plural
 from waybook.journal import DamageReporting, JsonlJournal, VerifyReport

@@ -34,8 +34,7 @@ from waybook.commands.layout import fitted
 from waybook.commands.store_option import connect_store
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural, visible
-from waybook.journal import JsonlJournal, SessionJournal, shown_records
-from waybook.journal._reading import read_seqs
+from waybook.journal import JsonlJournal, SessionJournal, read_seqs, shown_records
 from waybook.projections import LinkRef, TreeProjection, TreeState, is_harness, move_runs, subagent_links
 from waybook.projections._tree import NONE
 

@@ -245,8 +245,7 @@ def _say(
 
 def check_blobs(store: JournalStore, journal: SessionJournal) -> dict[str, Any]:
     """Every blob the journal references: is it in the store, and do its bytes hash to its digest?"""
-    from waybook.stores import BlobDigestError, MissingBlobError
-    from waybook.stores._blobs import references
+    from waybook.stores import BlobDigestError, MissingBlobError, references
 
     missing, damaged = [], []
     referenced = sorted(references(journal.read()))

@@ -27,8 +27,7 @@ from waybook.coordination._notes import (
     make_note,
     note_of,
 )
-from waybook.journal import ClosedOnExit, InMemoryJournal, SessionJournal, new_id, utc_now
-from waybook.journal._timeouts import check_timeout
+from waybook.journal import ClosedOnExit, InMemoryJournal, SessionJournal, check_timeout, new_id, utc_now
 from waybook.model import GENESIS, CustomEntry, Head, Header, NewRecord, StaleWriterError
 
 if TYPE_CHECKING:

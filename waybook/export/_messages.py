@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Final
 
-from waybook.codecs._data_urls import base64_payload, data_url
-from waybook.codecs._media_types import is_text
+from waybook.codecs import base64_payload, data_url, is_text
 from waybook.export._cleaning import ImagePart, Message, Role, TrainingOptions
 from waybook.export._openai_format import MAX_IMAGE_BYTES
 from waybook.model import (
@@ -35,8 +34,7 @@ from waybook.model import (
     ToolResult,
     UserMessage,
 )
-from waybook.stores import NoBlobStoreError
-from waybook.stores._blobs import IMAGE_PREFIX
+from waybook.stores import IMAGE_PREFIX, NoBlobStoreError
 
 IMAGE_ROLES: Final = frozenset({"user", "tool"})
 """Roles whose images a chat fine-tuning row can carry (a tool's are attached in a user message)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from waybook.codecs._data_urls import base64_payload
+from waybook.codecs import base64_payload
 
 ROW_KEYS: Final = frozenset({"messages", "tools", "parallel_tool_calls"})
 ROLES: Final = frozenset({"system", "user", "assistant", "tool"})

@@ -32,8 +32,7 @@ from waybook.export._forks import ForkEnds
 from waybook.export._formats import openai_dpo_row, sharegpt_row, tools_for, trl_messages
 from waybook.export._messages import BlobReader, to_message
 from waybook.export._rows import encode_row, openai_messages, openai_row
-from waybook.journal import SessionJournal, shown_records
-from waybook.journal._reading import read_seqs
+from waybook.journal import SessionJournal, read_seqs, shown_records
 from waybook.model import (
     Annotation,
     AssistantMessage,

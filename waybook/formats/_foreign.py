@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.journal import ID_PATTERN, TIMESTAMP_PATTERN
 from waybook.model import JournalError
 
 FALLBACK_TIMESTAMP: Final = "1970-01-01T00:00:00.000Z"

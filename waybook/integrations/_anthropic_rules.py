@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from waybook.journal import logical_lines
 from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, normalize
-from waybook.journal._roles.memory_text import logical_lines
 from waybook.memory.working import MemoryState
 
 LINE_NUMBER_WIDTH: Final = 6

@@ -35,7 +35,7 @@ from waybook import new_id
 from waybook._masking import SecretMask
 from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, masked, run_inline
 from waybook.integrations.errors import StaleHistoryError
-from waybook.journal._roles.session import next_leaf
+from waybook.journal import next_leaf
 from waybook.model import (
     AnyBody,
     AssistantMessage,

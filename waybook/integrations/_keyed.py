@@ -19,8 +19,7 @@ from typing import Any, Final, Generic, Literal, TypeVar
 
 from waybook._masking import Redact, SecretMask, secret_mask
 from waybook._session import new_id
-from waybook.journal import SessionJournal
-from waybook.journal._roles.session import next_leaf
+from waybook.journal import SessionJournal, next_leaf
 from waybook.model import (
     GENESIS,
     AnyBody,

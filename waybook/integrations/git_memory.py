@@ -29,9 +29,8 @@ from typing import Final
 import attrs
 
 from waybook._redact import Redactor
-from waybook.journal import SessionJournal
+from waybook.journal import SessionJournal, front_matter, front_matter_problems
 from waybook.journal._roles.memory_paths import PathError, check_extension, normalize
-from waybook.journal._roles.memory_text import front_matter, front_matter_problems
 from waybook.memory.working import Memory, MemoryProjection
 from waybook.model import (
     Header,

@@ -17,8 +17,7 @@ from typing import Any, Final, TypeVar
 
 import attrs
 
-from waybook.codecs._canonical import ENCODER
-from waybook.codecs._commitments import SEALED_FIELDS, content_state, erase_line, sealed_content
+from waybook.codecs import ENCODER, SEALED_FIELDS, content_state, erase_line, sealed_content
 from waybook.journal._ledger import decode_records
 from waybook.journal._protocol import SessionJournal
 from waybook.model import (

@@ -15,10 +15,16 @@ from typing import Final
 import attrs
 import msgspec
 
-from waybook.codecs import NotJsonDataError, decode_record, line_digest, seal
-from waybook.codecs._canonical import ENCODER
-from waybook.codecs._commitments import SEALED_FIELDS
-from waybook.codecs._wire import decode_record_lines, erased_line_digest
+from waybook.codecs import (
+    ENCODER,
+    SEALED_FIELDS,
+    NotJsonDataError,
+    decode_record,
+    decode_record_lines,
+    erased_line_digest,
+    line_digest,
+    seal,
+)
 from waybook.journal._clock import new_salt
 from waybook.journal._id_index import CompactIdIndex, DictIdIndex
 from waybook.journal._roles.session import RulesDelta, SessionRules

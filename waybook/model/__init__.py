@@ -1,5 +1,6 @@
 """The data model at the bottom of every layer: record value types, journal positions and the error
-hierarchy. Nothing here imports another waybook package."""
+hierarchy. Nothing here imports another waybook package. `BODY_TYPES` lists every body type (the codec
+registers each by its tag)."""
 
 from waybook.model._errors import (
     BrokenBatchError,
@@ -62,6 +63,7 @@ from waybook.model._placeholders import (
     placeholder_records,
 )
 from waybook.model._records import (
+    BODY_TYPES,
     CONTENT_PARTS,
     JOURNAL_ROLES,
     SEALED_SCHEMA,
@@ -209,4 +211,6 @@ __all__ = [
     "placeholder_records",
     "ERASED_TOOL_NAME",
     "text",
+    # every body type (the codec registers each by its tag)
+    "BODY_TYPES",
 ]

@@ -1,10 +1,13 @@
 """Projections: pure folds of session journals (tree, context, trajectories, stats and cost), snapshots,
-time travel."""
+time travel.
+
+`check_next` is the order check every fold applies (memory's projections fold with it too)."""
 
 from waybook.projections._base import (
     LiveProjection,
     Projection,
     ProjectionOrderError,
+    check_next,
     fold,
     replay,
 )
@@ -155,4 +158,6 @@ __all__ = [
     "usage_entries",
     "usage_tokens",
     "UsageEntry",
+    # the order check a fold applies to each record (memory's projections fold with it)
+    "check_next",
 ]

@@ -24,8 +24,7 @@ from typing import Final, Literal
 import attrs
 import msgspec
 
-from waybook.journal import SessionJournal, shown_records
-from waybook.journal._reading import read_seqs
+from waybook.journal import SessionJournal, read_seqs, shown_records
 from waybook.model import (
     AssistantMessage,
     Compaction,

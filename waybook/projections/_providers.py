@@ -34,8 +34,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from waybook.codecs._data_urls import base64_payload
-from waybook.codecs._media_types import is_text
+from waybook.codecs import base64_payload, is_text
 from waybook.journal import SessionJournal
 from waybook.model import BlobBlock, Block, ImageBlock, JournalError, TextBlock, ThinkingBlock, ToolCallBlock
 from waybook.projections._base import replay

@@ -37,9 +37,7 @@ from waybook.model import (
     placeholder_record,
 )
 from waybook.search._documents import document_of
-from waybook.stores import CATALOG_ID, JournalStore
-from waybook.stores._catalog import HIDDEN, PURGED
-from waybook.stores._url import local_path
+from waybook.stores import CATALOG_ID, HIDDEN, PURGED, JournalStore, local_path
 
 SCHEMA: Final = "waybook.search/2"
 """/2 added the `notes` table (which memory documents are current); an index of /1 is rebuilt."""

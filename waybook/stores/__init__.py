@@ -4,10 +4,17 @@
 `memory:`, and `postgresql://...` with the postgresql extra (waybook.stores.postgres). A store's journals
 are read with `open_journal`, proven with `prove` (or `open_proven`, the journal and its proof from one
 pass), and their blobs found with `blobs_for`: no caller needs to know how a store keeps them.
+
+What the stores give their neighbours besides: which blobs records reference (`references`, the image
+reference prefix `IMAGE_PREFIX`, gc's `DEFAULT_GRACE`), what reading blobs takes (`BlobReader`), a store
+URL's local path (`local_path`) and the custom entry types the catalog marks a hidden or purged journal
+with (`HIDDEN`, `PURGED`).
 """
 
 from waybook.stores._async_open import open_async_store
 from waybook.stores._blobs import (
+    DEFAULT_GRACE,
+    IMAGE_PREFIX,
     BlobDigestError,
     BlobError,
     BlobRef,
@@ -16,8 +23,10 @@ from waybook.stores._blobs import (
     BlobTooLargeError,
     MissingBlobError,
     NoBlobStoreError,
+    references,
 )
 from waybook.stores._bridge import BridgeError, FeedServer, RemoteSubscription
+from waybook.stores._catalog import HIDDEN, PURGED
 from waybook.stores._copying import copy_records
 from waybook.stores._counting import count_journals, iter_journals, list_from
 from waybook.stores._database import DatabaseJournal, DatabaseStore
@@ -47,6 +56,7 @@ from waybook.stores._protocol import (
     SealedCreating,
 )
 from waybook.stores._proving import (
+    BlobReader,
     blobs_for,
     open_journal,
     open_journals,
@@ -73,7 +83,7 @@ from waybook.stores._subscribe import (
     tail,
 )
 from waybook.stores._threaded import ThreadedJournal, ThreadedStore
-from waybook.stores._url import OPENERS, open_store
+from waybook.stores._url import OPENERS, local_path, open_store
 from waybook.stores._values import FeedEntry, JournalInfo, JournalPage, PurgeReceipt, SealedJournal
 
 __all__ = [
@@ -155,4 +165,15 @@ __all__ = [
     "StoreError",
     "StoreNotFoundError",
     "UnknownJournalError",
+    # what a record's blobs are: the image reference prefix, the digests referenced, gc's grace
+    "DEFAULT_GRACE",
+    "IMAGE_PREFIX",
+    "references",
+    # a file: or sqlite: URL's local path
+    "local_path",
+    # the catalog's marks of a hidden or purged journal
+    "HIDDEN",
+    "PURGED",
+    # what reading a journal's blobs takes
+    "BlobReader",
 ]

@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal import _timeouts as timeouts
-from waybook.journal._roles.session import ID_PATTERN
+from waybook.journal import ID_PATTERN
+from waybook.journal import check_timeout as check_timeout_argument
 from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Head, Header, NewRecord, Record
 from waybook.stores._errors import InvalidJournalIdError, ReservedJournalError, StoreArgumentError
 from waybook.stores._journal_table import JournalTable
@@ -290,7 +290,7 @@ def check_position(after: object, limit: object = None) -> int:
 def check_timeout(timeout: object) -> float | None:
     """A wait's timeout in seconds (None: no limit, as is anything past a year, infinity included; at
     most 0: do not block), checked: NaN and anything that is not a number are refused."""
-    return timeouts.check_timeout(timeout, what="wait timeout", error=StoreArgumentError)
+    return check_timeout_argument(timeout, what="wait timeout", error=StoreArgumentError)
 
 
 def check_reason(reason: object) -> str:

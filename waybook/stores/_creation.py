@@ -10,9 +10,8 @@ from typing import Any
 
 import msgspec
 
-from waybook.codecs import seal
-from waybook.codecs._canonical import ENCODER
-from waybook.journal._ledger import Ledger
+from waybook.codecs import ENCODER, seal
+from waybook.journal import Ledger
 from waybook.model import GENESIS_DIGEST
 from waybook.stores._catalog import check_journal_id, check_role, header_record
 from waybook.stores._errors import StoreArgumentError

@@ -16,8 +16,7 @@ from typing import Any
 import msgspec
 
 from waybook.codecs import decode_record, line_digest, seal
-from waybook.journal import ClosedOnExit, SessionJournal, VerifyReport, verify
-from waybook.journal._ledger import Plan
+from waybook.journal import ClosedOnExit, Plan, SessionJournal, VerifyReport, verify
 from waybook.model import (
     GENESIS_DIGEST,
     AppendResult,

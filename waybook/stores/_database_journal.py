@@ -12,7 +12,18 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal import ClosedOnExit, ErasingJournal, ErasureReceipt, ErasureRequest, new_id, utc_now
+from waybook.journal import (
+    ClosedOnExit,
+    ErasingJournal,
+    ErasureReceipt,
+    ErasureRequest,
+    Ledger,
+    Plan,
+    check_cursor,
+    new_id,
+    prove_lines,
+    utc_now,
+)
 from waybook.journal._erasure import (
     erasure_check,
     pending_lines,
@@ -20,8 +31,6 @@ from waybook.journal._erasure import (
     receipt_of,
     records_at,
 )
-from waybook.journal._ledger import Ledger, Plan, prove_lines
-from waybook.journal._reading import check_cursor
 from waybook.model import (
     GENESIS,
     GENESIS_DIGEST,

@@ -29,9 +29,15 @@ from pathlib import Path
 import msgspec
 
 from waybook._files import FILE_MODE, FileLock, create_atomically, fsync_dir, os_reason
-from waybook.codecs._canonical import ENCODER
-from waybook.journal import Durability, JsonlJournal, PositionedJournal, SessionJournal, VerifyReport
-from waybook.journal._durability import DEFAULT_DURABILITY
+from waybook.codecs import ENCODER
+from waybook.journal import (
+    DEFAULT_DURABILITY,
+    Durability,
+    JsonlJournal,
+    PositionedJournal,
+    SessionJournal,
+    VerifyReport,
+)
 from waybook.journal._jsonl import OS_FILE_OPS, FileOps, checkpoint_path, erasure_marker_path
 from waybook.model import Head, Header, IntegrityError, Record, StorageError
 from waybook.stores import _sealed

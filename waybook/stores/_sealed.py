@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from waybook._files import FILE_MODE, fsync_dir, reclaiming_descriptors, write_all
-from waybook.journal._ledger import Ledger, iter_chain
+from waybook.journal import Ledger, iter_chain
 from waybook.model import Header
 from waybook.stores._catalog import check_journal_id, check_role
 from waybook.stores._errors import StoreArgumentError

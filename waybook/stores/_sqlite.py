@@ -24,8 +24,7 @@ from typing import Any, Final
 import msgspec
 
 from waybook._files import create_private
-from waybook.journal import Durability
-from waybook.journal._timeouts import check_seconds
+from waybook.journal import Durability, check_seconds
 from waybook.model import GENESIS, GENESIS_DIGEST, Head, JournalClosedError, StorageError
 from waybook.stores._base import store_clock, store_ids
 from waybook.stores._blob_tables import SqliteBlobs

@@ -191,7 +191,7 @@ def _durability_option(scheme: str, value: str) -> str:
 
 def seconds_option(value: str, *, name: str = "busy_timeout") -> float:
     """A URL option in seconds, from 0 to a day (InvalidStoreUrlError naming it otherwise)."""
-    from waybook.journal._timeouts import check_seconds
+    from waybook.journal import check_seconds
 
     try:
         seconds: object = float(value)

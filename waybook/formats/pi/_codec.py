@@ -50,9 +50,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from waybook.codecs import canonical_json, decode_body
-from waybook.codecs._commitments import is_salt
-from waybook.codecs._data_urls import base64_payload
+from waybook.codecs import base64_payload, canonical_json, decode_body, is_salt
 from waybook.formats import _js_json as js_json
 from waybook.formats import _json_patch as json_patch
 from waybook.formats.pi import _form as pi_form
@@ -69,7 +67,7 @@ from waybook.formats.pi._form import (
     WRAPPED,
 )
 from waybook.formats.pi._map import bash_text
-from waybook.journal._roles.session import SessionRules
+from waybook.journal import SessionRules
 from waybook.model import (
     AssistantMessage,
     BatchPlace,

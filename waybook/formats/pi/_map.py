@@ -13,7 +13,7 @@ from waybook.formats.pi._form import (
     STOP_FROM_PI,
     WRAPPED,
 )
-from waybook.journal._roles.session import ID_PATTERN, TIMESTAMP_PATTERN
+from waybook.journal import ID_PATTERN, TIMESTAMP_PATTERN
 from waybook.model import (
     AnyBody,
     AssistantMessage,

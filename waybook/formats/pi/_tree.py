@@ -17,7 +17,7 @@ from typing import Any, Final
 import attrs
 
 from waybook.formats.pi._form import CARRIER, TRAILER
-from waybook.journal._roles.session import ID_PATTERN
+from waybook.journal import ID_PATTERN
 
 RESUME: Final = "pi: resumes at the last entry of the file"
 """The reason of the leaf move import adds when the file's last entry is not the last node placed."""

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import attrs
 
-from waybook.journal._roles.session import next_leaf
+from waybook.journal import next_leaf
 from waybook.model import GENESIS, Annotation, CustomEntry, Head, Header, Node, Record, Reset
 
 CHECKPOINT: Final = "langgraph.checkpoint"

@@ -23,8 +23,7 @@ from waybook._masking import Redact, secret_mask
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, open_or_create
 from waybook.integrations.openai_agents._items import body_of, item_of
-from waybook.journal import SessionJournal
-from waybook.journal._roles.session import next_leaf
+from waybook.journal import SessionJournal, next_leaf
 from waybook.model import GENESIS, AnyBody, Head, LeafMoved, NewRecord, Record, Reset, StaleWriterError
 from waybook.projections import Provider, ProviderContext, provider_context
 

@@ -17,7 +17,7 @@ from itertools import repeat
 from operator import add, attrgetter, getitem
 from typing import Final
 
-from waybook.codecs._wire import decode_record_lines, erased_line_digest
+from waybook.codecs import decode_record_lines, erased_line_digest
 from waybook.journal._ledger import prove_lines
 from waybook.model import Head, JournalError, Record
 

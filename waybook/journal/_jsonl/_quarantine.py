@@ -12,7 +12,7 @@ from pathlib import Path
 import attrs
 
 from waybook._files import FILE_MODE, fsync_dir, write_all
-from waybook.codecs._wire import FIRST_LINE_START
+from waybook.codecs import FIRST_LINE_START
 from waybook.model import Head, StorageError
 
 

@@ -24,7 +24,7 @@ from itertools import accumulate
 
 import attrs
 
-from waybook.codecs._wire import MAX_LINE_BYTES
+from waybook.codecs import MAX_LINE_BYTES
 from waybook.journal._batches import CLOSED, cut_batch_reason, whole_batches
 from waybook.journal._jsonl._checkpoint import Hasher
 from waybook.journal._jsonl._chunk_proof import prove_chunk

@@ -18,8 +18,7 @@ import hashlib
 from typing import Final
 
 from waybook.codecs import seal
-from waybook.journal import utc_now
-from waybook.journal._roles.memory_text import byte_length
+from waybook.journal import byte_length, utc_now
 from waybook.memory._errors import AUTHORITY_LIMITS, AdoptionConflictError, ProfileError, RequestError
 from waybook.memory.canonical._advancing import pin_record, proven_view
 from waybook.memory.canonical._core import Core

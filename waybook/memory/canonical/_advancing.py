@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from waybook.journal._ledger import check_line
+from waybook.journal import check_line
 from waybook.memory._errors import AUTHORITY_LIMITS
 from waybook.memory.canonical._core import Core
 from waybook.memory.canonical._outcomes import AdoptionReceipt, PinReceipt

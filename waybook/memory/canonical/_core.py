@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from itertools import count
 from typing import Final
 
-from waybook.journal import SessionJournal, new_id, utc_now
-from waybook.journal._roles.memory_text import byte_length, content_digest
+from waybook.journal import SessionJournal, byte_length, content_digest, new_id, utc_now
 from waybook.memory._errors import (
     AUTHORITY_LIMITS,
     ExplanationExpiredError,

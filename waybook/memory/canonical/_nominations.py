@@ -13,7 +13,7 @@ from typing import Final
 import attrs
 
 from waybook.codecs import digest_of
-from waybook.journal._roles.memory_text import byte_length, links_of
+from waybook.journal import byte_length, links_of
 from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.working import MemoryState
 from waybook.model import CapacityError, Head

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from waybook.journal import front_matter, is_valid_unicode
 from waybook.journal._roles.memory_paths import MAX_PATH_BYTES, PathError, check_extension, normalize
-from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory._copy import exact, items_of, sequence_of
 from waybook.memory._errors import AUTHORITY_LIMITS, RequestError
 from waybook.memory.canonical._nominations import NominatedRecord, Nomination

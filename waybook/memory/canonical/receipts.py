@@ -19,8 +19,7 @@ from functools import partial
 
 import attrs
 
-from waybook.journal import SessionJournal
-from waybook.journal._roles.memory_text import links_of
+from waybook.journal import SessionJournal, links_of
 from waybook.memory.canonical._outcomes import (
     AdoptionReceipt,
     PinReceipt,

@@ -37,8 +37,7 @@ from typing import Final
 import attrs
 
 from waybook._redact import Redactor
-from waybook.journal import SessionJournal
-from waybook.journal._roles.memory_text import front_matter, logical_lines
+from waybook.journal import SessionJournal, front_matter, logical_lines
 from waybook.memory._errors import RequestError
 from waybook.memory.working import MemoryFile, MemoryProjection, MemoryState
 from waybook.model import Header

@@ -28,8 +28,7 @@ from typing import Final, Literal
 
 import attrs
 
-from waybook.journal import InMemoryJournal
-from waybook.journal._roles.memory_text import front_matter, front_matter_problems
+from waybook.journal import InMemoryJournal, front_matter, front_matter_problems
 from waybook.memory._errors import RequestError
 from waybook.memory.tools.reflection import ReflectionRun, ReflectionScheduler
 from waybook.memory.working import DEFAULT_LIMITS, Limits, Memory, MemoryState

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 import attrs
 
-from waybook.journal import SessionJournal
-from waybook.journal._roles.memory_text import front_matter
+from waybook.journal import SessionJournal, front_matter
 from waybook.memory._errors import RequestError
 from waybook.memory.working import MemoryProjection, MemoryState
 from waybook.model import IntegrityError, JournalError, MemoryUsed

@@ -22,8 +22,7 @@ from typing import Final, Literal
 
 import attrs
 
-from waybook.journal import SessionJournal
-from waybook.journal._roles.memory_text import front_matter
+from waybook.journal import SessionJournal, front_matter
 from waybook.memory._errors import RequestError
 from waybook.memory.tools.reflection import scheduler_state
 from waybook.memory.working import DEFAULT_LIMITS, MemoryProjection, MemoryState

@@ -15,8 +15,7 @@ from typing import Final
 
 import attrs
 
-from waybook.journal import SessionJournal
-from waybook.journal._roles.memory_text import description_line, front_matter
+from waybook.journal import SessionJournal, description_line, front_matter
 from waybook.memory._errors import RequestError
 from waybook.memory.tools._home import MemoryHome
 from waybook.memory.working import Memory, MemoryState

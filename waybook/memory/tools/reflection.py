@@ -23,7 +23,7 @@ from typing import Final
 import attrs
 
 from waybook._session import new_id, utc_now
-from waybook.codecs._canonical import ENCODER
+from waybook.codecs import ENCODER
 from waybook.journal import SessionJournal
 from waybook.journal._roles.memory import MEMORY_ROLES
 from waybook.journal._roles.reflection import (
@@ -50,8 +50,7 @@ from waybook.model import (
     ReflectionStarted,
     StaleWriterError,
 )
-from waybook.projections import LiveProjection, replay
-from waybook.projections._base import check_next
+from waybook.projections import LiveProjection, check_next, replay
 
 __all__ = [
     "MAX_CONVERSATIONS",

@@ -7,11 +7,11 @@ from collections.abc import Iterable
 
 import attrs
 
+from waybook.journal import front_matter, is_valid_unicode
 from waybook.journal._roles.memory import HOST_DELETE as HOST_DELETE
 from waybook.journal._roles.memory import HOST_WRITE as HOST_WRITE
 from waybook.journal._roles.memory import Limits
 from waybook.journal._roles.memory_paths import ROOT, PathError, ancestors, check_extension, normalize
-from waybook.journal._roles.memory_text import front_matter, is_valid_unicode
 from waybook.memory.working._results import Failure, Value
 from waybook.memory.working._state import MemoryFile, MemoryState
 from waybook.model import MemoryDelete, MemoryRename, MemoryWrite

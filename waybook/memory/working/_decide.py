@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Final
 
+from waybook.journal import (
+    byte_length,
+    content_digest,
+    links_of,
+    logical_lines,
+)
 from waybook.journal._roles.memory import Limits as Limits
 from waybook.journal._roles.memory_paths import (
     MAX_PATH_BYTES,
     ROOT,
     ancestors,
-)
-from waybook.journal._roles.memory_text import (
-    byte_length,
-    content_digest,
-    links_of,
-    logical_lines,
 )
 from waybook.memory.working._checks import (
     MemoryBody,

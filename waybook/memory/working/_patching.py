@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import attrs
 
-from waybook.journal._roles.memory import Limits
-from waybook.journal._roles.memory_paths import ancestors
-from waybook.journal._roles.memory_text import (
+from waybook.journal import (
     byte_length,
     content_digest,
     links_of,
     logical_lines,
     with_description,
 )
+from waybook.journal._roles.memory import Limits
+from waybook.journal._roles.memory_paths import ancestors
 from waybook.memory.working._checks import (
     MemoryBody,
     RefusedError,

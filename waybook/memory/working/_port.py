@@ -17,15 +17,17 @@ from typing import Any
 
 import attrs
 
-from waybook.journal import SessionJournal, new_id, utc_now
-from waybook.journal._roles.memory_paths import ROOT
-from waybook.journal._roles.memory_text import (
+from waybook.journal import (
     DESCRIPTION_ADVICE,
+    SessionJournal,
     byte_length,
     content_digest,
     lacks_description,
+    new_id,
+    utc_now,
     with_read_only,
 )
+from waybook.journal._roles.memory_paths import ROOT
 from waybook.memory._copy import exact, items_of, sequence_of
 from waybook.memory._errors import require_role
 from waybook.memory.working._checks import HOST_DELETE, HOST_WRITE, Write

@@ -12,6 +12,7 @@ from typing import Final, Literal
 
 import attrs
 
+from waybook.journal import byte_length, front_matter
 from waybook.journal._roles.memory import MEMORY_ROLES, Limits, header_limits
 from waybook.journal._roles.memory_paths import (
     ancestors,
@@ -19,7 +20,6 @@ from waybook.journal._roles.memory_paths import (
     is_under,
     leave_directories,
 )
-from waybook.journal._roles.memory_text import byte_length, front_matter
 from waybook.memory.working._shared import SharedMap, SharedSet, fork_map, fork_set
 from waybook.model import (
     GENESIS_DIGEST,
@@ -30,7 +30,7 @@ from waybook.model import (
     MemoryWrite,
     Record,
 )
-from waybook.projections._base import check_next
+from waybook.projections import check_next
 
 Event = Literal["created", "superseded", "tombstoned", "recreated", "renamed"]
 

@@ -22,7 +22,7 @@ import msgspec
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from waybook.journal._ledger import Plan
+from waybook.journal import Plan
 from waybook.model import IntegrityError, JournalClosedError, StorageError
 from waybook.stores._engine import JournalRow
 from waybook.stores.postgres._connection import (

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from waybook.codecs import decode_record, line_digest
-from waybook.journal._ledger import prove_lines
-from waybook.journal._timeouts import check_seconds
+from waybook.journal import check_seconds, prove_lines
 from waybook.model import AppendResult, Head, NewRecord, Record, RecordValidationError
 from waybook.stores._base import store_clock, store_ids
 from waybook.stores._catalog import CREATED, catalog_entry, check_position, check_timeout
