@@ -52,19 +52,19 @@ from waybook.formats import (
     ImportReport,
     RefusedFileError,
     SkippedFile,
+    check_regular,
     claude_code,
     codex,
+    detect_folder_format,
+    detect_format,
     linked_both_ways,
+    read_regular,
 )
-from waybook.formats._detect import detect_folder_format, detect_format
-from waybook.formats._source_files import check_regular, read_regular
-from waybook.formats.langgraph import import_langgraph
-from waybook.formats.langgraph._database import read_thread
-from waybook.formats.openai_agents import import_openai_agents
-from waybook.formats.openai_agents._database import read_session
+from waybook.formats.langgraph import import_langgraph, read_thread
+from waybook.formats.openai_agents import import_openai_agents, read_session
 from waybook.formats.opencode import import_opencode, is_storage_folder, read_opencode
+from waybook.formats.pi import NO_PLACES as PI_NO_PLACES
 from waybook.formats.pi import import_pi
-from waybook.formats.pi._codec import NO_PLACES as PI_NO_PLACES
 from waybook.journal import InMemoryJournal
 from waybook.model import GENESIS, JournalError, NewRecord
 from waybook.stores import JournalStore, SealedCreating, copy_records, references

@@ -97,7 +97,7 @@ def check_journal_file(path: Path) -> None:
 def _not_a_journal(path: Path, reason: str) -> NotAJournalError:
     """The error for a file that is not a journal, saying which import reads it if it is a session of
     a format waybook imports."""
-    from waybook.formats._detect import import_hint
+    from waybook.formats import import_hint
 
     error = NotAJournalError(path=str(path), reason=reason)
     hint = import_hint(path)

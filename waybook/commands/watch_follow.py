@@ -29,12 +29,15 @@ import attrs
 from waybook.commands.growth import JournalDivergedError
 from waybook.commands.watch_cursor import Cursor, Cursors, line_digest
 from waybook.commands.watch_lane import Lane
-from waybook.formats import GrowingImport, RefusedFileError
-from waybook.formats._growing import JsonLines, complete_lines
-from waybook.formats._source_files import read_regular_from
-from waybook.formats._subagent_links import naming_parent
-from waybook.formats.claude_code import GrowingTranscript, SubagentStart
-from waybook.formats.claude_code._folder import subagent_journal
+from waybook.formats import (
+    GrowingImport,
+    JsonLines,
+    RefusedFileError,
+    complete_lines,
+    naming_parent,
+    read_regular_from,
+)
+from waybook.formats.claude_code import GrowingTranscript, SubagentStart, subagent_journal
 from waybook.formats.codex import GrowingRollout
 from waybook.formats.pi import GrowingPi
 from waybook.model import BatchPlace, Head, JournalError, NewRecord, SubagentLink

@@ -18,7 +18,7 @@ from typing import Final
 
 import attrs
 
-from waybook.formats._detect import detect_format
+from waybook.formats import detect_format
 
 PEEK: Final = 64 << 10
 """A file whose first 64 KiB show no format is no session (the detection reads that much)."""

@@ -5,7 +5,12 @@ from waybook.formats.claude_code._context import (
     api_messages,
     replay_context,
 )
-from waybook.formats.claude_code._folder import import_folder, import_session, sessions_in_folder
+from waybook.formats.claude_code._folder import (
+    import_folder,
+    import_session,
+    sessions_in_folder,
+    subagent_journal,
+)
 from waybook.formats.claude_code._subagents import Anchor, SubagentStart, subagent_anchor, subagent_start
 from waybook.formats.claude_code._transcript import (
     ClaudeCodeImport,
@@ -16,10 +21,9 @@ from waybook.formats.claude_code._transcript import (
 
 __all__ = [
     "Anchor",
+    "api_messages",
     "ClaudeCodeImport",
     "GrowingTranscript",
-    "SubagentStart",
-    "api_messages",
     "import_claude_code",
     "import_folder",
     "import_session",
@@ -27,5 +31,7 @@ __all__ = [
     "replay_context",
     "sessions_in_folder",
     "subagent_anchor",
+    "subagent_journal",
     "subagent_start",
+    "SubagentStart",
 ]

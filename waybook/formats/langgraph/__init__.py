@@ -2,6 +2,7 @@
 
 from waybook.formats.langgraph._database import (
     LangGraphDatabaseError,
+    read_thread,
 )
 from waybook.formats.langgraph._import import (
     LangGraphImport,
@@ -9,7 +10,8 @@ from waybook.formats.langgraph._import import (
 )
 
 __all__ = [
+    "import_langgraph",
     "LangGraphDatabaseError",
     "LangGraphImport",
-    "import_langgraph",
+    "read_thread",
 ]

@@ -2,6 +2,7 @@
 imported as it grows (`GrowingPi`)."""
 
 from waybook.formats.pi._codec import (
+    NO_PLACES,
     PiFormatError,
     PiImport,
     export_pi,
@@ -10,9 +11,10 @@ from waybook.formats.pi._codec import (
 from waybook.formats.pi._growing import GrowingPi
 
 __all__ = [
+    "export_pi",
     "GrowingPi",
+    "import_pi",
+    "NO_PLACES",
     "PiFormatError",
     "PiImport",
-    "export_pi",
-    "import_pi",
 ]
