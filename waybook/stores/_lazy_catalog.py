@@ -15,15 +15,13 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
-from waybook.journal import Damage, JsonlJournal
+from waybook.journal import ClosedOnExit, Damage, JsonlJournal
 from waybook.model import AppendResult, Head, JournalClosedError, NewRecord, Record
 from waybook.stores._catalog import leaf_of
 
 
-class LazyCatalog:
+class LazyCatalog(ClosedOnExit):
     """The catalog journal at `path`, whose record `last` (stored as `line`) ends at byte `end`; `opener`
     opens the journal itself when first needed."""
 
@@ -112,14 +110,6 @@ class LazyCatalog:
             journal, self._journal, self._closed = self._journal, None, True
         if journal is not None:
             journal.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"LazyCatalog({str(self._path)!r})"

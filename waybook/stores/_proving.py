@@ -15,9 +15,9 @@ A store whose own way is better says so with an ability (`ReadingStore`, `Provin
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from waybook.journal import Damage, DamageReporting, SessionJournal, VerifyReport, verify
 from waybook.model import JournalError
@@ -34,6 +34,8 @@ from waybook.stores._protocol import (
 )
 from waybook.stores._read_only import ReadOnlyJournal, reader_refusal
 from waybook.stores._url import open_store
+
+T = TypeVar("T")
 
 __all__ = [
     "BlobReader",
@@ -95,13 +97,7 @@ def open_journals(
             else:
                 yield journal_id, StoreJournal(opened, store, owned=False)
         return
-    for journal_id in journal_ids:
-        try:
-            journal = open_journal(store, journal_id)
-        except JournalError as exc:
-            yield journal_id, exc
-            continue
-        yield journal_id, journal
+    yield from _each(journal_ids, lambda journal_id: open_journal(store, journal_id))
 
 
 def open_proven_journals(
@@ -113,13 +109,18 @@ def open_proven_journals(
     if isinstance(store, PageReadingStore):
         yield from store.open_proven_page(journal_ids)
         return
+    yield from _each(journal_ids, lambda journal_id: open_proven(store, journal_id))
+
+
+def _each(journal_ids: Sequence[str], opener: Callable[[str], T]) -> Iterator[tuple[str, T | JournalError]]:
+    """Each id with what `opener` gives for it, or the JournalError it raises (the others go on)."""
     for journal_id in journal_ids:
         try:
-            proven = open_proven(store, journal_id)
+            opened = opener(journal_id)
         except JournalError as exc:
             yield journal_id, exc
             continue
-        yield journal_id, proven
+        yield journal_id, opened
 
 
 def _open_to_read(store: JournalStore, journal_id: str) -> SessionJournal:
