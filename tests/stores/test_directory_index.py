@@ -178,6 +178,31 @@ def test_an_index_in_a_directory_whose_name_looks_like_a_uri_query_is_its_own(
         assert len(store.list(limit=100).journals) > 0
 
 
+def test_reading_the_feed_after_its_indexed_head_never_reads_the_indexed_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `search --index` does on each run: read the feed after the position it indexed to. That must
+    cost what was fed since, not the whole `feed.runs` (0.44 s at 100,000 journals before)."""
+    build(tmp_path / "store")
+    loads: list[int] = []
+    take = Runs._take_prefix
+
+    def counting(runs: Runs) -> None:
+        loads.append(int(runs._load is not None))
+        take(runs)
+
+    monkeypatch.setattr(Runs, "_take_prefix", counting)
+    with DirectoryStore(tmp_path / "store", snapshot_tail=10**9) as store:
+        head = store.feed_head()
+        assert list(store.feed(after=head)) == []
+        Session.create(store.create("late"), journal_id="late").user("new")
+        fed = [(e.journal_id, e.seq) for e in store.feed(after=head)]
+        assert [entry for entry in fed if entry[0] == "late"] == [("late", 1), ("late", 2)]
+        assert sum(loads) == 0
+        assert [e.journal_id for e in store.feed()][-2:] == ["late", "late"]
+        assert sum(loads) == 1  # the whole feed still reads the indexed runs
+
+
 def _truncated(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])

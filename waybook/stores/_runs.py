@@ -130,8 +130,12 @@ class Runs:
 
     def after(self, position: int) -> Iterator[tuple[int, Run]]:
         """(position of the run's first record, run) for every run holding a position > `position`,
-        trimmed so that its first record is the first one after `position`."""
-        runs, ends = self.runs, self.ends
+        trimmed so that its first record is the first one after `position`. A position at or past the
+        prefix not read yet reads only the runs fed since (what a reader that keeps up asks for)."""
+        if self._load is not None and position >= self._prefix_head:
+            runs, ends = self._runs, self._ends  # (their ends count from the prefix's head)
+        else:
+            runs, ends = self.runs, self.ends
         index = bisect.bisect_right(ends, position)
         for i in range(index, len(runs)):
             run = runs[i]
