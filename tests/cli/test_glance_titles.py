@@ -5,28 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.builders import header
+from tests.helpers.builders import header, titled_at
 from waybook.commands.titles import TITLE_SEARCH, glance
 from waybook.journal import InMemoryJournal
-from waybook.model import AssistantMessage, NewRecord, SystemMessage, TextBlock, UserMessage
 from waybook.projections._titles import FIRST_READ
 
 
 def journal_with_title_at(seq: int, records: int) -> InMemoryJournal:
     """A journal of `records` records (its header first) whose only user message is record `seq`."""
     journal = InMemoryJournal()
-    batch, parent = [header()], None
-    for n in range(2, records + 1):
-        content = (TextBlock(text=f"message {n}"),)
-        body: object
-        if n == seq:
-            body = UserMessage(parent=parent, content=content)
-        elif n % 2:
-            body = SystemMessage(parent=parent, content=content)
-        else:
-            body = AssistantMessage(parent=parent, content=content, stop_reason="end_turn")
-        batch.append(NewRecord(id=f"r{n}", at="2026-01-01T00:00:00Z", body=body))  # type: ignore[arg-type]
-        parent = f"r{n}"
+    batch = [header(), *titled_at(seq, records)]
     for start in range(0, len(batch), 500):
         journal.append(batch[start : start + 500], expected=journal.head())
     return journal

@@ -8,24 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.builders import chat
+from tests.helpers.builders import fill_store
 from tests.helpers.cli_runner import waybook
 from tests.helpers.sql_counting import counting_statements
-from waybook.stores import open_store
-
-
-def fill(url: str, journals: int) -> None:
-    with open_store(url) as store:
-        for n in range(journals):
-            with store.create(f"j{n:03d}") as journal:
-                journal.append(list(chat(4)), expected=journal.head())
 
 
 def test_ls_runs_as_many_statements_for_forty_journals_as_for_four(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"sqlite:{tmp_path}/store.db"
-    fill(url, 40)
+    fill_store(url, 40)
     counts = {}
     for limit in (4, 40):
         with counting_statements(monkeypatch) as statements:
