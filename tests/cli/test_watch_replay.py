@@ -124,7 +124,11 @@ def test_sessions_replayed_through_kills_a_truncation_and_a_replacement_equal_on
             got = journal_lines(url)
             return all(got.get(journal) == journal_lines_of for journal, journal_lines_of in expected.items())
 
-        await_until(equal, timeout=300, what="every journal equal to one import of its final file")
+        try:
+            await_until(equal, timeout=300, what="every journal equal to one import of its final file")
+        except AssertionError as exc:
+            shown = f"{exc}\n{differences(expected, journal_lines(url), watcher)}"
+            raise AssertionError(shown) from None
     finally:
         assert watcher.stop() == 0
     assert watcher.starts == 4
@@ -132,6 +136,25 @@ def test_sessions_replayed_through_kills_a_truncation_and_a_replacement_equal_on
     assert set(got) == {*expected, codex_journal(watcher), pi_journal(watcher)}  # and the two old ones
     for old in (codex_journal(watcher), pi_journal(watcher)):
         assert catalog_metadata(url, f"{old}.v2")["watch"]["replaces"] == old
+
+
+def differences(expected: dict[str, list[bytes]], got: dict[str, list[bytes]], watcher: WatchProcess) -> str:
+    """What a failure shows: each journal that differs from its one-shot import (where it first differs),
+    the watcher's events that explain a new generation or a source left, and the end of its stderr."""
+    shown = []
+    for journal, want in expected.items():
+        have = got.get(journal)
+        if have is None:
+            shown.append(f"{journal}: missing")
+        elif have != want:
+            first = next((i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b), None)
+            where = f"line {first + 1} differs" if first is not None else "one is a prefix of the other"
+            shown.append(f"{journal}: {len(have)} lines, the import {len(want)}; {where}")
+    shown += [
+        f"extra journal {journal} ({len(got[journal])} lines)" for journal in sorted(set(got) - set(expected))
+    ]
+    shown += [f"event {event}" for event in watcher.events if event.get("why") or event.get("failed")]
+    return "\n".join([*shown, "stderr of the watcher:", watcher.stderr_tail()])
 
 
 def codex_journal(watcher: WatchProcess) -> str:

@@ -104,15 +104,22 @@ class WatchProcess:
 
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "waybook", "watch", *self.args, "--json"],
-            cwd=self.cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        with (self.cwd / "watch.stderr").open("ab") as stderr:  # every start appends: shown on a failure
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "waybook", "watch", *self.args, "--json"],
+                cwd=self.cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+            )
         self.starts += 1
         threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
+
+    def stderr_tail(self, size: int = 4000) -> str:
+        try:
+            return (self.cwd / "watch.stderr").read_bytes()[-size:].decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
 
     def _read(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None
