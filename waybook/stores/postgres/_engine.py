@@ -163,8 +163,7 @@ class PostgresEngine:
             return bool(rows[0][0])
         last = records[-1].digest
         params: list[object] = [prior.seq + n, last, journal_id, prior.seq, prior.digest]
-        for record, line in zip(records, plan.lines, strict=True):
-            params += (record.digest, line)
+        params += plan.lines
         return self._changed_now(_append_statement(n), params) == n
 
     def _changed_now(self, query: str, params: Sequence[object]) -> int:
@@ -299,19 +298,20 @@ def _append_statement(n: int) -> str:
     wait, then see the new head and match nothing, so the insert, which takes its rows from the moved
     row, inserts nothing. A moved head also sets `synchronous_commit` for this transaction, which holds
     behind a pooler that resets session settings. Its parameters: the new head seq and digest, the
-    journal, the expected head seq and digest, then each record's digest and line (scalars: dumping
-    Python lists as arrays costs the client more than the statement costs the server)."""
+    journal, the expected head seq and digest, then each record's line (scalars: dumping Python lists
+    as arrays costs the client more than the statement costs the server; no digest column: each line
+    ends with its digest)."""
     moved = (
         "WITH waybook_append AS (UPDATE waybook_journals SET head_seq = %s, head_digest = %s"
         " WHERE journal_id = %s AND head_seq = %s AND head_digest = %s AND purged IS NULL"
         f" RETURNING journal_id, head_seq - {n} AS prior, set_config('synchronous_commit', 'on', true))"
-        " INSERT INTO waybook_records (journal_id, seq, digest, line, xact)"
+        " INSERT INTO waybook_records (journal_id, seq, line, xact)"
     )
     xact = "pg_current_xact_id()::text::bigint"
     if n == 1:
-        return f"{moved} SELECT m.journal_id, m.prior + 1, %s, %s, {xact} FROM waybook_append AS m"
-    rows = ", ".join(f"({i}, %s, %s::bytea)" for i in range(1, n + 1))
+        return f"{moved} SELECT m.journal_id, m.prior + 1, %s, {xact} FROM waybook_append AS m"
+    rows = ", ".join(f"({i}, %s::bytea)" for i in range(1, n + 1))
     return (
-        f"{moved} SELECT m.journal_id, m.prior + r.i, r.digest, r.line, {xact}"
-        f" FROM waybook_append AS m, (VALUES {rows}) AS r(i, digest, line)"
+        f"{moved} SELECT m.journal_id, m.prior + r.i, r.line, {xact}"
+        f" FROM waybook_append AS m, (VALUES {rows}) AS r(i, line)"
     )
