@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import urllib.parse
 
+import msgspec
 import psycopg
 import pytest
 
@@ -24,6 +25,7 @@ from waybook.model import NewRecord, UserMessage, text
 from waybook.model._head import GENESIS_DIGEST
 from waybook.stores import open_store
 from waybook.stores._base import first_line
+from waybook.stores._engine import JournalRow
 from waybook.stores.postgres import PostgresStore
 from waybook.stores.postgres import _engine as engine
 from waybook.stores.postgres import _schema as schema
@@ -271,6 +273,30 @@ def _schema_3_append_now(self: PostgresEngine, journal_id: str, plan: Plan) -> b
     return self._changed_now(_schema_3_append_statement(len(records)), params) == len(records)
 
 
+def _schema_3_create_now(
+    self: PostgresEngine, catalog: Plan, journal_id: str, row: JournalRow, header: bytes | None
+) -> tuple[str, list[bytes]]:
+    """`PostgresEngine.create_now` as it was at schema version 3 (the function, with digests)."""
+    prior = catalog.result.prior
+    with self.transaction(write=False) as tx:
+        rows = tx.statement(
+            "SELECT outcome, line FROM waybook_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                prior.seq,
+                prior.digest,
+                catalog.result.records[0].digest,
+                catalog.lines[0],
+                journal_id,
+                row.role,
+                msgspec.json.encode(row.metadata, order="sorted").decode(),
+                row.created_at,
+                None if header is None else _digest(header),
+                header,
+            ),
+        )
+    return str(rows[0][0]), [bytes(r[1]) for r in rows[1:]]
+
+
 def test_a_store_written_at_schema_version_3_migrates_to_records_without_a_digest_column(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -280,6 +306,7 @@ def test_a_store_written_at_schema_version_3_migrates_to_records_without_a_diges
     with monkeypatch.context() as old:  # the waybook of schema version 3
         old.setattr(engine, "migrate", functools.partial(schema.migrate, migrations=schema.MIGRATIONS[:3]))
         old.setattr(PostgresEngine, "append_now", _schema_3_append_now)
+        old.setattr(PostgresEngine, "create_now", _schema_3_create_now)
         with open_store(pg_url) as store:
             first = store.create("first")
             first.append(turn("t", None), expected=first.head())  # a batch of 2: one scalar statement

@@ -381,51 +381,6 @@ END
 $fn$
 """
 
-_CREATE_FUNCTION_4: Final = """
-CREATE OR REPLACE FUNCTION waybook_create(
-    p_catalog_seq bigint, p_catalog_digest text, p_entry_digest text, p_entry_line bytea,
-    p_journal text, p_role text, p_metadata text, p_created_at text,
-    p_header_digest text, p_header_line bytea
-) RETURNS TABLE (outcome text, line bytea) LANGUAGE plpgsql AS $fn$
--- Create a journal in one statement: unless the id is taken, append its `created` entry to the catalog
--- journal if the catalog's head is still the one the entry was sealed after (the catalog row is the
--- lock every catalog write takes, so a racing creator of the same id waits here, then finds the head
--- moved), add the journal's row and insert its header. Outcomes: 'created'; 'exists' or 'purged'
--- (nothing written); 'stale' (nothing written), followed by ('line', bytes) rows: the catalog records
--- after p_catalog_seq, so the caller can catch up and seal again.
-BEGIN
-    RETURN QUERY SELECT CASE WHEN j.purged IS NULL THEN 'exists' ELSE 'purged' END, NULL::bytea
-        FROM waybook_journals AS j WHERE j.journal_id = p_journal;
-    IF FOUND THEN
-        RETURN;
-    END IF;
-    PERFORM set_config('synchronous_commit', 'on', true);
-    UPDATE waybook_journals AS j SET head_seq = p_catalog_seq + 1, head_digest = p_entry_digest
-     WHERE j.journal_id = '_catalog' AND j.head_seq = p_catalog_seq AND j.head_digest = p_catalog_digest;
-    IF NOT FOUND THEN
-        RETURN QUERY SELECT 'stale'::text, NULL::bytea;
-        RETURN QUERY SELECT 'line'::text, r.line FROM waybook_records AS r
-            WHERE r.journal_id = '_catalog' AND r.seq > p_catalog_seq ORDER BY r.seq;
-        RETURN;
-    END IF;
-    IF p_header_line IS NULL THEN
-        INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at)
-        VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at);
-    ELSE
-        INSERT INTO waybook_journals (journal_id, role, metadata, created, created_at, head_seq, head_digest)
-        VALUES (p_journal, p_role, p_metadata, p_catalog_seq + 1, p_created_at, 1, p_header_digest);
-    END IF;
-    INSERT INTO waybook_records (journal_id, seq, line, xact)
-    VALUES ('_catalog', p_catalog_seq + 1, p_entry_line, pg_current_xact_id()::text::bigint);
-    IF p_header_line IS NOT NULL THEN
-        INSERT INTO waybook_records (journal_id, seq, line, xact)
-        VALUES (p_journal, 1, p_header_line, pg_current_xact_id()::text::bigint);
-    END IF;
-    RETURN QUERY SELECT 'created'::text, NULL::bytea;
-END
-$fn$
-"""
-
 LINE_DIGEST: Final = "convert_from(substring({line} FROM octet_length({line}) - 65 FOR 64), 'SQL_ASCII')"
 """SQL for the digest a stored line ends with (`,"digest":"<64 hex>"}`: the 64 bytes before the last
 two), as text; `{line}` is the line's column or expression. What the dropped `digest` column held."""
@@ -520,11 +475,12 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     ),
     Migration(
         4,
-        "records without a digest column: each line ends with its digest",
+        "records without a digest column (each line ends with its digest); creates without waybook_create",
         (
             _APPEND_FUNCTION_4,
             _INSERT_FUNCTION_4,
-            _CREATE_FUNCTION_4,
+            # Creates are one plain statement now (`_engine._CREATE`), as appends are.
+            "DROP FUNCTION waybook_create(bigint, text, text, bytea, text, text, text, text, text, bytea)",
             # Metadata only: rows written before keep the bytes until rewritten; new rows store none.
             "ALTER TABLE waybook_records DROP COLUMN digest",
         ),

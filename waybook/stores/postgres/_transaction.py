@@ -21,7 +21,7 @@ import psycopg
 from waybook.model import GENESIS, Head
 from waybook.stores._engine import FeedRow, JournalRow
 from waybook.stores._errors import JournalExistsError, JournalPurgedError
-from waybook.stores.postgres._connection import Backoff, Connection, Statement, transient
+from waybook.stores.postgres._connection import Backoff, Connection, Params, Statement, transient
 from waybook.stores.postgres._schema import LINE_DIGEST
 
 _JOURNAL: Final = (
@@ -215,7 +215,7 @@ class PostgresTransaction:
     def after_commit(self, action: Callable[[], None]) -> None:
         self.after.append(action)
 
-    def statement(self, query: str, params: Sequence[object] | None = None) -> builtins.list[tuple[Any, ...]]:
+    def statement(self, query: str, params: Params = None) -> builtins.list[tuple[Any, ...]]:
         """Run one statement that returns rows in this transaction (BEGIN, first in a write, goes with
         it, and a first statement is retried on a fresh connection); its rows. For the blob tables."""
         return self._query(query, params)
@@ -227,9 +227,7 @@ class PostgresTransaction:
 
     # --- sending ------------------------------------------------------------------------------------
 
-    def _query(
-        self, query: str, params: Sequence[object] | None, *, count: bool = False
-    ) -> builtins.list[tuple[Any, ...]]:
+    def _query(self, query: str, params: Params, *, count: bool = False) -> builtins.list[tuple[Any, ...]]:
         """Send the pending writes (and BEGIN, first in a write) with `query`; return its rows (with
         `count`, one row holding the number of rows it changed)."""
         statements: list[Statement] = []
@@ -288,7 +286,7 @@ class PostgresTransaction:
             self.conn.close()
 
 
-def _prepare(params: Sequence[object] | None) -> bool | None:
+def _prepare(params: Params) -> bool | None:
     """Statements without parameters (BEGIN, COMMIT, a feed glance) are never prepared; the others as
     the connection's `prepare_threshold` says (_connection.py, `configure`)."""
     return False if params is None else None
