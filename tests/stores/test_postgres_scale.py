@@ -9,6 +9,7 @@ or a single statement) is one round trip.
 from __future__ import annotations
 
 import functools
+import threading
 import urllib.parse
 
 import msgspec
@@ -127,6 +128,73 @@ def test_a_second_create_of_one_id_is_refused_with_nothing_written(pg_url: str) 
         with pytest.raises(JournalExistsError):
             store.create("s1")
         assert store.feed_head() == head
+
+
+def test_a_creator_that_waits_on_a_racing_create_of_the_same_id_is_refused_with_nothing_written(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Store a's create of "x" is held in flight (its statement ran in a transaction not yet committed);
+    store b's create of "x" (its statement's snapshot cannot see a's) waits on the catalog row. Once
+    a commits, b's statement finds the catalog moved and writes nothing; b catches up, sees "x" taken
+    and raises JournalExistsError. One `created` entry for "x", and x's header is a's."""
+    from waybook.stores import JournalExistsError
+
+    held = connect(pg_url)
+    held.execute("BEGIN")
+    headers: list[bytes | None] = []
+
+    def in_flight(
+        self: PostgresEngine, catalog: Plan, journal_id: str, row: JournalRow, header: bytes | None
+    ) -> tuple[str, list[bytes]]:
+        headers.append(header)
+        rows = held.execute(
+            engine._CREATE.encode(),
+            {
+                "journal": journal_id,
+                "catalog_seq": catalog.result.prior.seq,
+                "catalog_digest": catalog.result.prior.digest,
+                "entry": catalog.lines[0],
+                "role": row.role,
+                "metadata": "{}",
+                "created_at": row.created_at,
+                "header": header,
+            },
+        ).fetchall()
+        return str(rows[0][0]), []
+
+    with open_store(pg_url) as a, open_store(pg_url) as b:
+        a.create("first")
+        b.create("second")  # both now know the catalog's head
+        a.create("third")
+        b.list()
+        with monkeypatch.context() as patch:
+            patch.setattr(PostgresEngine, "create_now", in_flight)
+            a.create("x")
+        outcome: list[object] = []
+
+        def race() -> None:
+            try:
+                outcome.append(b.create("x"))
+            except Exception as exc:  # the answer the test checks
+                outcome.append(exc)
+
+        racer = threading.Thread(target=race)
+        racer.start()
+        with connect(pg_url) as watch:  # await b's statement waiting on the catalog row a holds
+            while not watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+                ("%waybook_create%",),
+            ).fetchone()[0]:  # type: ignore[index]
+                watch.execute("SELECT pg_sleep(0.01)")
+        held.execute("COMMIT")
+        racer.join(timeout=30)
+        (refused,) = outcome
+        assert isinstance(refused, JournalExistsError), refused
+        created = [e for e in a.feed() if e.journal_id == "_catalog"]
+        assert list(b.open("x").read_lines()) == headers
+        assert verify(b.open("x")).ok
+        assert sum(b'"journal":"x"' in e.line for e in created) == 1, [e.line for e in created]
+    held.close()
 
 
 def test_writers_of_different_journals_take_no_common_lock(pg_url: str) -> None:
