@@ -4,15 +4,18 @@ The deep branchy shape: each level a user question, an answer, a leaf move back 
 second answer, the next level under the second answer. Every level leaves a branch and the tree is as
 deep as the session is long, which made every per-branch or per-move walk of the path quadratic (the
 red team at 80,000 records: resume 74 s, tree 170 s, tree --json a MemoryError at 6.6 GB, stats past
-300 s). Each operation runs in its own process (its own time after the import, and peak RSS from
-`wait4`) on the branchy
-session and on a linear session of the same number of records (user and assistant turns alternating,
-records of the same size), alternately, `--rounds` times; each row pairs the two in one run.
+300 s). Each operation runs in its own process on the branchy session and on a linear session of the same
+number of records (user and assistant turns alternating, records of the same size), alternately,
+`--rounds` times; each row pairs the two in one run. The figure is the operation's CPU time (user +
+system seconds of the operation alone, after the imports; the whole process's from `wait4` is kept
+beside it in the JSON), which a loaded machine does not inflate the way it does wall time; wall
+seconds are printed beside it, with the load average.
 
-Rows, per operation and size: `per-record cost, branchy / linear` (median of the rounds' ratios; goal
-at most 2) and `peak memory, branchy / linear` (goal at most 2); per operation, `per-record cost, largest
-/ smallest size` on the branchy shape (goal at most 2: constant cost per record). `--code DIR` runs the
-commands of another checkout (e.g. the code before the fix), with `--timeout` per process.
+Rows, per operation and size: `CPU per record, branchy / linear` (median of the rounds' ratios; goal
+at most 2) and `peak memory, branchy / linear` (peak RSS from `wait4`; goal at most 2); per operation,
+`CPU per record, largest / smallest size` and `most / least over the sizes` on the branchy shape
+(medians over the rounds; goal at most 2: constant cost per record). `--code DIR` runs the commands of
+another checkout (e.g. the code before the fix), with `--timeout` per process.
 
 Run: `python -m bench.shapes [--records 20000 80000] [--big] [--rounds 3] [--ops tree stats ...]`;
 `--big` adds 320,000 records (opt-in: minutes per operation on 2 cores); writes bench/shapes.json (or
@@ -22,6 +25,7 @@ Run: `python -m bench.shapes [--records 20000 80000] [--big] [--rounds 3] [--ops
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import statistics
@@ -30,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import attrs
 
 from bench.workload import write_shape_file
 
@@ -48,10 +54,15 @@ OPS: dict[str, list[str]] = {
 """Each operation's arguments to `waybook` (`resume`: the library's `waybook.resume(PATH)`)."""
 
 CHILD = """
-import sys, time
+import resource, sys, time
 import waybook, waybook.cli
 args = sys.argv[2:]
-start = time.perf_counter()
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+start, start_cpu = time.perf_counter(), cpu()
 if args[0] == "resume":
     waybook.resume(args[1]).journal.close()
 else:
@@ -60,9 +71,11 @@ else:
     except SystemExit:
         pass
 with open(sys.argv[1], "w") as out:
-    out.write(repr(time.perf_counter() - start))
+    out.write(repr((time.perf_counter() - start, cpu() - start_cpu)))
 """
-"""The child process: imports waybook, then times the operation alone (start-up is not counted)."""
+"""The child process: imports waybook, then times the operation alone (start-up is not counted): it
+writes the operation's wall seconds and its user + system seconds (the process's own rusage, the
+counters `wait4` reports for the whole process, read before and after the operation)."""
 
 
 BIG = 320_000
@@ -74,9 +87,28 @@ in the records (700 MB at 20,000 records), so it is measured only when asked for
 flat: the paths are written one at a time)."""
 
 
-def run_once(code: Path, op: str, path: Path, scratch: Path, timeout: float) -> tuple[float, float]:
-    """Seconds and peak RSS in MiB of `op` on `path` in a new process of the checkout at `code`;
-    (inf, inf) when it fails or passes `timeout`."""
+@attrs.frozen
+class Run:
+    """One operation in its own process: wall and CPU seconds of the operation alone, and peak RSS."""
+
+    wall: float
+    """Seconds from the end of the imports to the end of the operation (the machine's load is in it)."""
+    cpu: float
+    """User + system seconds of the operation alone: the work done, whatever the load (time spent
+    waiting for a core busy elsewhere does not count here)."""
+    process_cpu: float
+    """User + system seconds of the whole process from `wait4` (the interpreter's start, the imports,
+    about 0.9 s, and its exit, which frees what the operation left: kept beside the operation's)."""
+    mib: float
+    """Peak RSS in MiB."""
+
+
+FAILED = Run(wall=float("inf"), cpu=float("inf"), process_cpu=float("inf"), mib=float("inf"))
+
+
+def run_once(code: Path, op: str, path: Path, scratch: Path, timeout: float) -> Run:
+    """`op` on `path` in a new process of the checkout at `code`; `FAILED` when it fails or passes
+    `timeout`."""
     timing = scratch / "seconds"
     timing.unlink(missing_ok=True)
     args = [a.format(path=path, out=scratch / "out") for a in OPS[op]]
@@ -92,11 +124,13 @@ def run_once(code: Path, op: str, path: Path, scratch: Path, timeout: float) -> 
             if time.perf_counter() > deadline:
                 process.kill()
                 os.wait4(process.pid, 0)
-                return float("inf"), float("inf")
+                return FAILED
             time.sleep(0.02)
     if not timing.exists():
-        return float("inf"), float("inf")
-    return float(timing.read_text()), usage.ru_maxrss / 1024
+        return FAILED
+    wall, cpu = ast.literal_eval(timing.read_text())
+    process_cpu = usage.ru_utime + usage.ru_stime
+    return Run(wall=wall, cpu=cpu, process_cpu=process_cpu, mib=usage.ru_maxrss / 1024)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,10 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     code = args.code.resolve()
     rows: list[dict[str, object]] = []
     per_record: dict[str, dict[int, float]] = {op: {} for op in args.ops}
-    print(f"code {code}")
+    """Per operation and size: the branchy session's CPU seconds per record (median over the rounds)."""
+    loads: list[float] = []
+    print(f"code {code}; load average {os.getloadavg()[0]:.1f}")
     print(
-        f"{'operation':<14}{'records':>9}{'branchy s':>11}{'linear s':>10}{'us/rec br':>11}"
-        f"{'cost br/lin':>12}{'MiB br':>9}{'MiB lin':>9}{'mem br/lin':>11}"
+        f"{'operation':<14}{'records':>9}{'cpu br s':>10}{'cpu lin s':>10}{'us/rec br':>10}"
+        f"{'cpu br/lin':>11}{'wall br s':>10}{'wall br/lin':>12}{'MiB br':>8}{'MiB lin':>8}"
+        f"{'mem br/lin':>11}{'load':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
@@ -130,41 +167,56 @@ def main(argv: list[str] | None = None) -> int:
             for shape, path in files.items():
                 write_shape_file(path, n, branchy=shape == "branchy")
             for op in args.ops:
-                ratios: list[float] = []
-                mem_ratios: list[float] = []
-                times: dict[str, list[float]] = {"branchy": [], "linear": []}
-                mems: dict[str, list[float]] = {"branchy": [], "linear": []}
+                runs: dict[str, list[Run]] = {"branchy": [], "linear": []}
+                row_loads: list[float] = []
                 for round_ in range(args.rounds):
                     order = ("branchy", "linear") if round_ % 2 == 0 else ("linear", "branchy")
-                    got = {}
                     for shape in order:
-                        got[shape] = run_once(code, op, files[shape], scratch, args.timeout)
-                        times[shape].append(got[shape][0])
-                        mems[shape].append(got[shape][1])
-                    ratios.append(got["branchy"][0] / max(got["linear"][0], 1e-6))
-                    mem_ratios.append(got["branchy"][1] / got["linear"][1])
-                    if got["branchy"][0] == float("inf"):
+                        row_loads.append(os.getloadavg()[0])
+                        runs[shape].append(run_once(code, op, files[shape], scratch, args.timeout))
+                    if runs["branchy"][-1] is FAILED:
                         break  # failed or timed out: no point repeating it
-                ratio, mem_ratio = statistics.median(ratios), statistics.median(mem_ratios)
-                branchy_s = statistics.median(times["branchy"])
-                linear_s = statistics.median(times["linear"])
-                mib_b, mib_l = statistics.median(mems["branchy"]), statistics.median(mems["linear"])
-                per_record[op][n] = branchy_s / n
+                loads.extend(row_loads)
+                pairs = list(zip(runs["branchy"], runs["linear"], strict=True))
+                cpu_ratio = statistics.median(b.cpu / max(lin.cpu, 1e-6) for b, lin in pairs)
+                wall_ratio = statistics.median(b.wall / max(lin.wall, 1e-6) for b, lin in pairs)
+                mem_ratio = statistics.median(b.mib / lin.mib for b, lin in pairs)
+                cpu_b = statistics.median(r.cpu for r in runs["branchy"])
+                cpu_l = statistics.median(r.cpu for r in runs["linear"])
+                wall_b = statistics.median(r.wall for r in runs["branchy"])
+                wall_l = statistics.median(r.wall for r in runs["linear"])
+                mib_b = statistics.median(r.mib for r in runs["branchy"])
+                mib_l = statistics.median(r.mib for r in runs["linear"])
+                load = statistics.median(row_loads)
+                per_record[op][n] = cpu_b / n
                 print(
-                    f"{op:<14}{n:>9}{branchy_s:>11.2f}{linear_s:>10.2f}{1e6 * branchy_s / n:>11.1f}"
-                    f"{ratio:>12.2f}{mib_b:>9.0f}{mib_l:>9.0f}{mem_ratio:>11.2f}",
+                    f"{op:<14}{n:>9}{cpu_b:>10.2f}{cpu_l:>10.2f}{1e6 * cpu_b / n:>10.1f}"
+                    f"{cpu_ratio:>11.2f}{wall_b:>10.2f}{wall_ratio:>12.2f}{mib_b:>8.0f}{mib_l:>8.0f}"
+                    f"{mem_ratio:>11.2f}{load:>6.1f}",
                     flush=True,
                 )
                 rows.append(
                     {
-                        "name": f"{op} at {n} records: per-record cost, branchy / linear",
+                        "name": f"{op} at {n} records: CPU per record, branchy / linear",
                         "operation": op,
                         "records": n,
-                        "branchy_seconds": branchy_s,
-                        "linear_seconds": linear_s,
-                        "ratio": ratio,
+                        "rounds": len(pairs),
+                        "branchy_cpu_seconds": cpu_b,
+                        "linear_cpu_seconds": cpu_l,
+                        "branchy_cpu_us_per_record": 1e6 * cpu_b / n,
+                        "ratio": cpu_ratio,
+                        "branchy_process_cpu_seconds": statistics.median(
+                            r.process_cpu for r in runs["branchy"]
+                        ),
+                        "linear_process_cpu_seconds": statistics.median(
+                            r.process_cpu for r in runs["linear"]
+                        ),
+                        "branchy_wall_seconds": wall_b,
+                        "linear_wall_seconds": wall_l,
+                        "wall_ratio": wall_ratio,
+                        "load_average": [min(row_loads), max(row_loads)],
                         "goal": "at most 2",
-                        "passed": ratio <= 2,
+                        "passed": cpu_ratio <= 2,
                     }
                 )
                 rows.append(
@@ -186,12 +238,12 @@ def main(argv: list[str] | None = None) -> int:
             growth = costs[large] / costs[small]
             spread = max(costs.values()) / min(costs.values())
             print(
-                f"{op}: per-record cost at {large} / at {small} records (branchy): {growth:.2f}; "
+                f"{op}: CPU per record at {large} / at {small} records (branchy): {growth:.2f}; "
                 f"most / least over the {len(costs)} sizes: {spread:.2f}"
             )
             rows.append(
                 {
-                    "name": f"{op}: per-record cost at {large} / at {small} records, branchy",
+                    "name": f"{op}: CPU per record at {large} / at {small} records, branchy",
                     "operation": op,
                     "ratio": growth,
                     "goal": "at most 2",
@@ -200,15 +252,24 @@ def main(argv: list[str] | None = None) -> int:
             )
             rows.append(
                 {
-                    "name": f"{op}: per-record cost, most / least over {len(costs)} sizes, branchy",
+                    "name": f"{op}: CPU per record, most / least over {len(costs)} sizes, branchy",
                     "operation": op,
                     "sizes": sorted(costs),
+                    "us_per_record": {str(k): 1e6 * v for k, v in sorted(costs.items())},
                     "ratio": spread,
                     "goal": "at most 2",
                     "passed": spread <= 2,
                 }
             )
-    args.out.write_text(json.dumps({"code": str(code), "rows": rows}, indent=1) + "\n")
+    if loads:
+        print(f"load average over the run: {min(loads):.1f} to {max(loads):.1f}")
+    args.out.write_text(
+        json.dumps(
+            {"code": str(code), "load_average": [min(loads, default=0), max(loads, default=0)], "rows": rows},
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"wrote {args.out}")
     return 0
 

@@ -22,7 +22,16 @@ from waybook.commands.common import short_kind, summary
 from waybook.commands.terminal import visible
 from waybook.model import AssistantMessage, Record, ToolCallBlock, ToolResult, UserMessage
 from waybook.model._records import Node
-from waybook.projections import BranchStats, SessionStats, Tally, TreeProjection, TreeState, fold, is_harness
+from waybook.projections import (
+    BranchStats,
+    SessionStats,
+    Tally,
+    TreeProjection,
+    TreeState,
+    fold,
+    is_harness,
+    move_runs,
+)
 from waybook.projections._stats import _seconds
 
 
@@ -216,3 +225,19 @@ def reference_fork_ends(tree: TreeState, labels: Mapping[str, str], child: int, 
 def reference_prompt_exclusions(tree: TreeState, fork: int, ends: Iterable[int]) -> set[int]:
     """The entries the exclusions on any of `ends`' paths take back."""
     return {tree.exclusions[p] for end in ends for p in tree.path_positions(end) if p in tree.exclusions}
+
+
+def reference_move_lines(console: Any, tree: TreeState, names: Mapping[str, str]) -> None:
+    """`waybook tree`'s leaf moves as it printed them before issue 50: a `console.print` of markup per
+    line (about 75 us a line in Rich)."""
+    console.print("leaf moves:")
+    for run in move_runs(tree.moves):
+        move = run.first
+        ends = (names.get(run.from_leaf or "", run.from_leaf), names.get(run.to_leaf or "", run.to_leaf))
+        what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
+        who = f" by {move.actor}" if move.actor else ""
+        many = f" ({run.count} moves, one after another)" if run.count > 1 else ""
+        seqs = f"{move.seq}-{run.last.seq}" if run.count > 1 else str(move.seq)
+        console.print(f"  seq {seqs}: {escape(visible(what + who + many, one_line=True))}")
+        if move.reason:
+            console.print(f"    {escape(visible(move.reason))}")

@@ -11,7 +11,7 @@ Example: waybook tree session.jsonl --at 5
 from __future__ import annotations
 
 import argparse
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from waybook.commands.common import (
 from waybook.commands.ids import check_at, short_ids
 from waybook.commands.journal_files import damage_status, subagent_file
 from waybook.commands.layout import fitted
+from waybook.commands.plain_print import print_lines
 from waybook.commands.store_option import connect_store
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import plural, visible
@@ -71,20 +72,7 @@ def run(args: argparse.Namespace) -> int:
     for root in tree.roots():
         console.print(_segment_tree(tree, root, active, labels, names, deepest, harness))
     if tree.moves:
-        console.print("leaf moves:")
-        for run in move_runs(tree.moves):  # a rewind of many pops is one line, with its count
-            move = run.first
-            ends = (
-                names.get(run.from_leaf or "", run.from_leaf),
-                names.get(run.to_leaf or "", run.to_leaf),
-            )
-            what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
-            who = f" by {move.actor}" if move.actor else ""
-            many = f" ({run.count} moves, one after another)" if run.count > 1 else ""
-            seqs = f"{move.seq}-{run.last.seq}" if run.count > 1 else str(move.seq)
-            console.print(f"  seq {seqs}: {escape(visible(what + who + many, one_line=True))}")
-            if move.reason:
-                console.print(f"    {escape(visible(move.reason))}")
+        print_lines(console, _move_lines(tree, names))
     if links:
         console.print("sub-agents:")
         for link in links:
@@ -103,6 +91,22 @@ def run(args: argparse.Namespace) -> int:
             if link.reason:
                 console.print(f"    {escape(visible(link.reason, one_line=True))}")
     return damage_status(journal)
+
+
+def _move_lines(tree: TreeState, names: dict[str, str]) -> Iterator[str]:
+    """The leaf moves' lines (text, not markup): each run of moves, then its reason on a line of its
+    own. A rewind of many pops is one run, with its count."""
+    yield "leaf moves:"
+    for run in move_runs(tree.moves):
+        move = run.first
+        ends = (names.get(run.from_leaf or "", run.from_leaf), names.get(run.to_leaf or "", run.to_leaf))
+        what = "reset" if move.reset else f"{ends[0]} -> {ends[1]}"
+        who = f" by {move.actor}" if move.actor else ""
+        many = f" ({run.count} moves, one after another)" if run.count > 1 else ""
+        seqs = f"{move.seq}-{run.last.seq}" if run.count > 1 else str(move.seq)
+        yield f"  seq {seqs}: {visible(what + who + many, one_line=True)}"
+        if move.reason:
+            yield f"    {visible(move.reason)}"
 
 
 def _in_store(store: stores.JournalStore, journal_id: str) -> bool:
