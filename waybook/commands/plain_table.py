@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.style import Style
 from rich.table import Table
 
+from waybook.commands.plain_print import plain
+
 
 @attrs.frozen
 class Column:
@@ -33,9 +35,9 @@ class Row:
 
 
 def _plain(cell: str) -> bool:
-    """Whether Rich would print `cell` as it is: printable ASCII, no markup, no trailing space (which
-    Rich's justifying strips)."""
-    return cell.isascii() and cell.isprintable() and "[" not in cell and not cell.endswith(" ")
+    """Whether Rich would print `cell` as it is (plain_print.plain: no markup, emoji code or trailing
+    space; the table's width is checked as a whole)."""
+    return plain(cell, width=None)
 
 
 def rich_table(columns: Sequence[Column], rows: Sequence[Row]) -> Table:
