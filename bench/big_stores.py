@@ -4,6 +4,11 @@ Each store (directory `file:`, `sqlite:`, and PostgreSQL when a server is at han
 the public API (a journal is created with its header, then its 49 messages appended as one batch) and
 cached under /tmp/bigstores/N/ (a `.done` file marks a finished one; delete the folder to build again;
 WAYBOOK_BIG_STORES_PARTS=K builds a PostgreSQL store with K processes, each its share of the ids).
+A PostgreSQL store is copied row for row from the finished SQLite store of the same size when there is
+one (bench/big_store_copy.py: the same DatabaseStore code wrote those rows; 100,000 journals in ~2.5
+minutes where the public API takes about an hour), and its search index is the SQLite store's, labelled
+with its URL (the same feed, position for position); WAYBOOK_BIG_STORES_PG=api builds it through the
+public API instead.
 Then every row runs in a fresh child process (`python -m bench.big_store_probe`), so the row pays what a
 command pays (opening the store) and the child's peak RSS is the row's memory:
 
@@ -29,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.big_store_copy import copy_sqlite_to_postgres, relabel_index
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("WAYBOOK_BIG_STORES", "/tmp/bigstores"))
@@ -121,6 +128,15 @@ def ensure(journals: int, *, only: str | None = None) -> dict[str, str]:
                 indexed.write_text("built\n")
             continue
         local = kind != "postgres"
+        sqlite_done = place / "sqlite.done"
+        if not local and sqlite_done.exists() and os.environ.get("WAYBOOK_BIG_STORES_PG", "copy") == "copy":
+            print(f"copying the sqlite store of {journals} journals into {url} ...", flush=True)
+            started = time.perf_counter()
+            copy_sqlite_to_postgres(place / "store.db", url)
+            done.write_text(f"{time.perf_counter() - started:.1f} (copied from sqlite)\n")
+            relabel_index(place / "sqlite.search.sqlite", place / f"{kind}.search.sqlite", url)
+            indexed.write_text("copied from sqlite.search.sqlite\n")
+            continue
         scratch = Path(scratch_root) / str(journals) if scratch_root and local else place
         scratch.mkdir(parents=True, exist_ok=True)
         built = store_urls(journals, scratch)[kind]
