@@ -44,7 +44,7 @@ def test_readers_at_once_still_get_connections_of_their_own(pg_url: str) -> None
                 with store.postgres_engine.connection("hold a connection"):
                     inside.wait()  # all three hold a connection at once
                 store.open("s").close()
-            except BaseException as exc:  # noqa: BLE001 - reported by the test
+            except BaseException as exc:  # reported by the test
                 failures.append(exc)
 
         readers = [threading.Thread(target=read) for _ in range(3)]
