@@ -198,6 +198,7 @@ def rows_for(kind: str, url: str, journals: int) -> list[dict[str, Any]]:
                 "journals": journals,
                 "ms": round(got["seconds"] * 1000, 2),
                 "cold_ms": round(got["cold"] * 1000, 2),
+                "cpu_ms": round(got["cpu"] * 1000, 2),
                 "goal_ms": goal,
                 "met": got["seconds"] * 1000 < goal,
                 "peak_rss_mb": round(got["rss_kb"] / 1024, 1),
@@ -233,27 +234,37 @@ def verify_rows(kind: str, small: tuple[int, str], big: tuple[int, str]) -> list
     ]
 
 
-def run(journals: int, *, verify: bool = True) -> None:
+def run(
+    journals: int, *, verify: bool = True, stores: list[str] | None = None, results: Path = RESULTS
+) -> None:
+    """Every row on the stores of `journals` journals (and memory beside the stores of a tenth);
+    `stores` picks some of directory, sqlite and postgres; without `verify` no `verify --store` rows
+    (each reads every record of both sizes)."""
     tenth = max(1, journals // 10)
-    urls = ensure(journals)
-    small_urls = ensure(tenth) if verify else {}
+    kinds = list(store_urls(journals)) if stores is None else stores
+    urls = {kind: ensure(journals, only=kind)[kind] for kind in kinds}  # only these: others untouched
+    small_urls = {kind: ensure(tenth, only=kind)[kind] for kind in kinds} if tenth != journals else {}
     rows: list[dict[str, Any]] = []
     for kind, url in urls.items():
         rows += rows_for(kind, url, journals)
-        if tenth in (journals,) or not verify:
+        if tenth == journals:
             continue
         small_rows = rows_for(kind, small_urls[kind], tenth)
         for row, small_row in zip(rows[-len(small_rows) :], small_rows, strict=True):
             row["peak_rss_mb_at_tenth"] = small_row["peak_rss_mb"]
             row["rss_ratio"] = round(row["peak_rss_mb"] / small_row["peak_rss_mb"], 2)
-        rows += verify_rows(kind, (tenth, small_urls[kind]), (journals, url))
+        if verify:
+            rows += verify_rows(kind, (tenth, small_urls[kind]), (journals, url))
     print(f"\nbig stores: {journals} journals of {RECORDS} records (memory at {tenth} beside it)")
-    print(f"{'store':10} {'row':28} {'ms':>9} {'goal':>7} {'met':>4} {'RSS MB':>8} {'RSS x':>6}")
+    print(
+        f"{'store':10} {'row':28} {'ms':>9} {'goal':>7} {'met':>4} {'RSS MB':>8} {'RSS x':>6} {'CPU ms':>7}"
+    )
     for row in rows:
         if "ms" in row:
             print(
                 f"{row['store']:10} {row['row']:28} {row['ms']:>9.1f} {row['goal_ms']:>7.0f} "
                 f"{'yes' if row['met'] else 'NO':>4} {row['peak_rss_mb']:>8.1f} {row.get('rss_ratio', ''):>6}"
+                f" {row['cpu_ms']:>7.1f}"
             )
         else:
             print(
@@ -261,5 +272,5 @@ def run(journals: int, *, verify: bool = True) -> None:
                 f"{'yes' if row['met'] else 'NO':>4} {row['peak_rss_mb']:>8.1f} {row['rss_ratio']:>6}"
                 f"   ({row['seconds']} s; {row['us_per_record_at_tenth']} us at {tenth}; goal {row['goal']})"
             )
-    RESULTS.write_text(json.dumps({"journals": journals, "records": RECORDS, "rows": rows}, indent=2) + "\n")
-    print(f"\nwrote {RESULTS}")
+    results.write_text(json.dumps({"journals": journals, "records": RECORDS, "rows": rows}, indent=2) + "\n")
+    print(f"\nwrote {results}")
