@@ -134,8 +134,10 @@ def run_one(
         ).fetchone()[0]  # type: ignore[index]
         if wal_split is not None:
             for kind, size in conn.execute(
+                # Up to the flushed end: pg_walinspect refuses an end past it ("cannot accept future end
+                # LSN"), and a record inserted since (a background one, never an append's) is not ours.
                 'SELECT "resource_manager/record_type", combined_size FROM pg_get_wal_stats(%s::pg_lsn,'
-                " pg_current_wal_insert_lsn(), true) WHERE count > 0 ORDER BY combined_size DESC",
+                " pg_current_wal_flush_lsn(), true) WHERE count > 0 ORDER BY combined_size DESC",
                 (wal_before,),
             ).fetchall():
                 wal_split[str(kind)] = float(size) / count

@@ -12,6 +12,8 @@ import json
 import os
 import random
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,12 @@ import pytest
 from tests.helpers.claude_code import Transcript
 from tests.helpers.cli_runner import waybook
 from tests.helpers.formats import SHARED_FIXTURES, needs_shared
-from tests.helpers.watching import catalog_metadata, interleaved, journal_lines, write_lines
+from tests.helpers.watching import await_until, catalog_metadata, interleaved, journal_lines, write_lines
+from waybook.commands.watch import Watcher
+from waybook.commands.watch_cursor import Cursors
+from waybook.commands.watch_follow import Context
+from waybook.commands.watch_sources import Root
+from waybook.stores import open_store
 
 CLAUDE = SHARED_FIXTURES / "claude-code"
 CODEX = sorted((SHARED_FIXTURES / "codex").glob("*.jsonl")) if SHARED_FIXTURES.is_dir() else []
@@ -323,7 +330,7 @@ def test_each_newly_imported_span_is_sent_to_the_otel_endpoint(tmp_path: Path) -
 def test_a_second_watcher_on_one_store_is_refused_and_polling_follows_a_growing_file(tmp_path: Path) -> None:
     """Without notifications (`--poll`), the watcher looks every few tenths of a second; a second watcher
     of the same store is refused while the first runs."""
-    from tests.helpers.watching import WatchProcess, await_until
+    from tests.helpers.watching import WatchProcess
 
     watched = Watched(tmp_path)
     t = Transcript()
@@ -348,3 +355,57 @@ def test_a_second_watcher_on_one_store_is_refused_and_polling_follows_a_growing_
         await_until(lambda: journal_lines(watched.url) == whole, what="the journal equal to one import")
     finally:
         assert running.stop() == 0
+
+
+@needs_shared(CODEX)
+def test_what_is_written_while_the_watcher_starts_is_imported_once_its_notifications_are_live(
+    tmp_path: Path,
+) -> None:
+    """A session at rest when the watcher starts (its end taken at the first look) that its agent writes
+    on between the watcher's first look and the moment its notifications listen, and a session made
+    then, are imported: no notification will come for either, so the watcher looks again once it
+    listens. (Before, both waited for another write, forever if none came.)"""
+    pytest.importorskip("watchfiles")
+    watched = Watched(tmp_path)
+    t = Transcript()
+    t.user("q1")
+    t.assistant("m1", {"type": "text", "text": "a1"}, stop="end_turn")
+    source = watched.folder / "s.jsonl"
+    source.write_text(t.text())
+    long_ago = time.time() - 3600
+    os.utime(source, (long_ago, long_ago))
+    t.user("q2")
+    t.assistant("m2", {"type": "text", "text": "a2"}, stop="end_turn")
+    final = tmp_path / "final" / "s.jsonl"
+    final.parent.mkdir()
+    final.write_text(t.text())
+    rollout_id = REAL["codex"].stem[-36:]  # a rollout's journal is its session id, the end of its name
+    expected = {
+        **watched.one_shot("claude-code", final, "s-1"),
+        **watched.one_shot("codex", REAL["codex"], rollout_id),
+    }
+
+    class Starting(Watcher):
+        def sync_all(self, *, every: bool = False) -> None:
+            super().sync_all(every=every)
+            if every:  # the first look is over; the notifications do not listen yet
+                source.write_text(t.text())
+                shutil.copyfile(REAL["codex"], watched.folder / REAL["codex"].name)
+
+    with open_store(watched.url) as store:
+        watcher = Starting(
+            [Root(watched.folder)], Context(store, Cursors(watched.state), 0.5), report=lambda *_: None
+        )
+
+        def stop_when_imported() -> None:
+            try:
+                await_until(lambda: journal_lines(watched.url) == expected, what="both sessions imported")
+            finally:
+                watcher.stop.set()
+
+        checker = threading.Thread(target=stop_when_imported)
+        checker.start()
+        watcher.run(poll=None)  # in this thread: it sets the signal handlers
+        checker.join()
+        watcher.close()
+    assert journal_lines(watched.url) == expected

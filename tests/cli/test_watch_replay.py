@@ -39,8 +39,11 @@ CODEX = sorted((SHARED_FIXTURES / "codex").glob("*.jsonl")) if SHARED_FIXTURES.i
 PI = SHARED_FIXTURES / "pi" / "before-compaction.jsonl"
 SPOTTER = "258c7280-ae70-4798-800f-63464d01a85d"
 CODEMIE = "4c2ddfdc-b619-4525-8d03-1950fb1b0257"
-SETTLE = "10"
-"""Seconds a file rests before the message it ends on is taken as finished: longer than any pause here."""
+SETTLE = "600"
+"""Seconds a file rests before the message it ends on is taken as finished: longer than any pause here,
+the test's own waits for the watcher included (a session resting mid-message for SETTLE seconds is taken
+as finished there, and a later line starts it again as a new journal: under load a wait of the truncation
+once lasted longer than a 10 s SETTLE). The files' ends are taken once the agents stop: see `at_rest`."""
 
 
 def streams(folder: Path) -> dict[str, list[tuple[Path, bytes]]]:
@@ -56,6 +59,14 @@ def streams(folder: Path) -> dict[str, list[tuple[Path, bytes]]]:
         "codex": interleaved([(CODEX[0], folder / "codex" / CODEX[0].name)]),
         "pi": interleaved([(PI, folder / "pi" / PI.name)]),
     }
+
+
+def at_rest(folder: Path) -> None:
+    """The agents stopped long ago: every file's modification time an hour back, so the watcher (told of
+    the change) takes the message each file ends on as finished."""
+    long_ago = time.time() - 3600
+    for path in folder.rglob("*.jsonl"):
+        os.utime(path, (long_ago, long_ago))
 
 
 def final_count(growing: type, data: bytes) -> int:
@@ -112,6 +123,7 @@ def test_sessions_replayed_through_kills_a_truncation_and_a_replacement_equal_on
                 kills.pop(0)
                 watcher.kill()  # at whatever point it is
                 watcher.start()
+        at_rest(folder)
         expected = {
             **one_shot(tmp_path, "claude-code", folder / "claude" / "p" / f"{SPOTTER}.jsonl", SPOTTER),
             **one_shot(tmp_path, "claude-code", folder / "claude" / "q" / f"{CODEMIE}.jsonl", CODEMIE),

@@ -96,8 +96,7 @@ def test_the_append_statement_commits_synchronously_whatever_the_session_says(pg
         records.append((sealed.digest, line))
         prior = type(head)(prior.seq + 1, sealed.digest)
     params: list[object] = [prior.seq, prior.digest, "s1", head.seq, head.digest]
-    for digest, line in records:
-        params += (digest, line)
+    params += (line for _, line in records)
     with psycopg.connect(pg_url) as conn:  # a transaction, in a session that asks for no durability
         conn.execute("SET synchronous_commit = off")
         inserted = conn.execute(_append_statement(size).encode(), params).rowcount

@@ -8,22 +8,30 @@ or a single statement) is one round trip.
 
 from __future__ import annotations
 
+import functools
+import threading
 import urllib.parse
 
+import msgspec
 import psycopg
 import pytest
 
+from tests.helpers.builders import AT
 from tests.helpers.tcp_cutter import Cutter
 from tests.stores.test_postgres_store import connect, cutter, through, turn  # noqa: F401  (cutter: a fixture)
 from waybook import Session
 from waybook.codecs._wire import seal
+from waybook.journal import Plan, erase, verify
 from waybook.model import NewRecord, UserMessage, text
 from waybook.model._head import GENESIS_DIGEST
 from waybook.stores import open_store
 from waybook.stores._base import first_line
+from waybook.stores._engine import JournalRow
 from waybook.stores.postgres import PostgresStore
+from waybook.stores.postgres import _engine as engine
 from waybook.stores.postgres import _schema as schema
 from waybook.stores.postgres._connection import Statement
+from waybook.stores.postgres._engine import PostgresEngine
 from waybook.stores.postgres._transaction import PostgresTransaction
 
 
@@ -122,6 +130,73 @@ def test_a_second_create_of_one_id_is_refused_with_nothing_written(pg_url: str) 
         assert store.feed_head() == head
 
 
+def test_a_creator_that_waits_on_a_racing_create_of_the_same_id_is_refused_with_nothing_written(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Store a's create of "x" is held in flight (its statement ran in a transaction not yet committed);
+    store b's create of "x" (its statement's snapshot cannot see a's) waits on the catalog row. Once
+    a commits, b's statement finds the catalog moved and writes nothing; b catches up, sees "x" taken
+    and raises JournalExistsError. One `created` entry for "x", and x's header is a's."""
+    from waybook.stores import JournalExistsError
+
+    held = connect(pg_url)
+    held.execute("BEGIN")
+    headers: list[bytes | None] = []
+
+    def in_flight(
+        self: PostgresEngine, catalog: Plan, journal_id: str, row: JournalRow, header: bytes | None
+    ) -> tuple[str, list[bytes]]:
+        headers.append(header)
+        rows = held.execute(
+            engine._CREATE.encode(),
+            {
+                "journal": journal_id,
+                "catalog_seq": catalog.result.prior.seq,
+                "catalog_digest": catalog.result.prior.digest,
+                "entry": catalog.lines[0],
+                "role": row.role,
+                "metadata": "{}",
+                "created_at": row.created_at,
+                "header": header,
+            },
+        ).fetchall()
+        return str(rows[0][0]), []
+
+    with open_store(pg_url) as a, open_store(pg_url) as b:
+        a.create("first")
+        b.create("second")  # both now know the catalog's head
+        a.create("third")
+        b.list()
+        with monkeypatch.context() as patch:
+            patch.setattr(PostgresEngine, "create_now", in_flight)
+            a.create("x")
+        outcome: list[object] = []
+
+        def race() -> None:
+            try:
+                outcome.append(b.create("x"))
+            except Exception as exc:  # the answer the test checks
+                outcome.append(exc)
+
+        racer = threading.Thread(target=race)
+        racer.start()
+        with connect(pg_url) as watch:  # await b's statement waiting on the catalog row a holds
+            while not watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+                ("%waybook_create%",),
+            ).fetchone()[0]:  # type: ignore[index]
+                watch.execute("SELECT pg_sleep(0.01)")
+        held.execute("COMMIT")
+        racer.join(timeout=30)
+        (refused,) = outcome
+        assert isinstance(refused, JournalExistsError), refused
+        created = [e for e in a.feed() if e.journal_id == "_catalog"]
+        assert list(b.open("x").read_lines()) == headers
+        assert verify(b.open("x")).ok
+        assert sum(b'"journal":"x"' in e.line for e in created) == 1, [e.line for e in created]
+    held.close()
+
+
 def test_writers_of_different_journals_take_no_common_lock(pg_url: str) -> None:
     """An append to journal a is held in flight (begun, not committed). Appends and creates of other
     journals, and feed reads, go on meanwhile under lock_timeout=2s: any wait on a lock would fail
@@ -177,9 +252,9 @@ def test_open_and_list_of_one_journal_among_100000_cost_the_same_as_among_ten(
                 (GENESIS_DIGEST,),
             )
             conn.execute(
-                "INSERT INTO waybook_records (journal_id, seq, digest, line, position)"
-                " SELECT 'j' || i, 1, %s, %s, 1000 + i FROM generate_series(1, 100000) AS i",
-                (GENESIS_DIGEST, line),
+                "INSERT INTO waybook_records (journal_id, seq, line, position)"
+                " SELECT 'j' || i, 1, %s, 1000 + i FROM generate_series(1, 100000) AS i",
+                (line,),
             )
             conn.execute("ANALYZE waybook_journals")
             conn.execute("ANALYZE waybook_records")
@@ -228,7 +303,145 @@ def test_a_store_at_schema_version_2_migrates_and_keeps_its_feed_positions(pg_ur
     assert fed == [(6, "_catalog", 1), (7, "old", 6)], "an old cursor (5) still reads on from where it was"
     with connect(pg_url) as conn:
         versions = [v for (v,) in conn.execute("SELECT version FROM waybook_schema ORDER BY version")]
-    assert versions == [1, 2, 3]
+    assert versions == [v.version for v in schema.MIGRATIONS]
+
+
+def _schema_3_append_statement(n: int) -> str:
+    """The compare-and-append statement waybook sent at schema version 3 (before issue 50's last round):
+    each record's digest in its own column beside the line that ends with it."""
+    moved = (
+        "WITH waybook_append AS (UPDATE waybook_journals SET head_seq = %s, head_digest = %s"
+        " WHERE journal_id = %s AND head_seq = %s AND head_digest = %s AND purged IS NULL"
+        f" RETURNING journal_id, head_seq - {n} AS prior, set_config('synchronous_commit', 'on', true))"
+        " INSERT INTO waybook_records (journal_id, seq, digest, line, xact)"
+    )
+    xact = "pg_current_xact_id()::text::bigint"
+    if n == 1:
+        return f"{moved} SELECT m.journal_id, m.prior + 1, %s, %s, {xact} FROM waybook_append AS m"
+    rows = ", ".join(f"({i}, %s, %s::bytea)" for i in range(1, n + 1))
+    return (
+        f"{moved} SELECT m.journal_id, m.prior + r.i, r.digest, r.line, {xact}"
+        f" FROM waybook_append AS m, (VALUES {rows}) AS r(i, digest, line)"
+    )
+
+
+def _schema_3_append_now(self: PostgresEngine, journal_id: str, plan: Plan) -> bool:
+    """`PostgresEngine.append_now` as it was at schema version 3 (scalar batches with their digests)."""
+    prior, records = plan.result.prior, plan.result.records
+    if len(records) > engine.SCALAR_BATCH:
+        with self.transaction(write=False) as tx:
+            rows = tx.statement(
+                "SELECT waybook_append(%s, %s, %s, %s, %s)",
+                (journal_id, prior.seq, prior.digest, [r.digest for r in records], list(plan.lines)),
+            )
+        return bool(rows[0][0])
+    params: list[object] = [prior.seq + len(records), records[-1].digest, journal_id, prior.seq, prior.digest]
+    for record, line in zip(records, plan.lines, strict=True):
+        params += (record.digest, line)
+    return self._changed_now(_schema_3_append_statement(len(records)), params) == len(records)
+
+
+def _schema_3_create_now(
+    self: PostgresEngine, catalog: Plan, journal_id: str, row: JournalRow, header: bytes | None
+) -> tuple[str, list[bytes]]:
+    """`PostgresEngine.create_now` as it was at schema version 3 (the function, with digests)."""
+    prior = catalog.result.prior
+    with self.transaction(write=False) as tx:
+        rows = tx.statement(
+            "SELECT outcome, line FROM waybook_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                prior.seq,
+                prior.digest,
+                catalog.result.records[0].digest,
+                catalog.lines[0],
+                journal_id,
+                row.role,
+                msgspec.json.encode(row.metadata, order="sorted").decode(),
+                row.created_at,
+                None if header is None else _digest(header),
+                header,
+            ),
+        )
+    return str(rows[0][0]), [bytes(r[1]) for r in rows[1:]]
+
+
+def test_a_store_written_at_schema_version_3_migrates_to_records_without_a_digest_column(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Schema 4 drops `waybook_records.digest` (each line ends with its digest). A store written by the
+    schema-3 code (its migrations, functions and append statement) opens, proves, reads its feed in the
+    same order, takes appends on both paths and erases, and its column is gone."""
+    with monkeypatch.context() as old:  # the waybook of schema version 3
+        old.setattr(engine, "migrate", functools.partial(schema.migrate, migrations=schema.MIGRATIONS[:3]))
+        old.setattr(PostgresEngine, "append_now", _schema_3_append_now)
+        old.setattr(PostgresEngine, "create_now", _schema_3_create_now)
+        with open_store(pg_url) as store:
+            first = store.create("first")
+            first.append(turn("t", None), expected=first.head())  # a batch of 2: one scalar statement
+            stale = store.open("first")  # its head is about to be old: the locked path (waybook_insert)
+            first.append(turn("u", "t-a"), expected=first.head())
+            stale.append(turn("v", "u-a"), expected=first.head())
+            Session(store.open("first")).user("one record")  # one record: one scalar statement
+            big = Session(store.create("big"))
+            big.journal.append(  # more than SCALAR_BATCH records: the waybook_append function
+                expected=big.journal.head(),
+                records=[
+                    NewRecord(
+                        id=f"m{i}",
+                        at=AT,
+                        body=UserMessage(parent=f"m{i - 1}" if i else None, content=text(str(i))),
+                    )
+                    for i in range(40)
+                ],
+            )
+            erase(store.open("first"), 2, reason="before the migration")
+            before = {name: [(r.seq, r.digest) for r in store.open(name).read()] for name in ("first", "big")}
+            feed = [(e.position, e.journal_id, e.seq) for e in store.feed(limit=1000)]
+        with connect(pg_url) as conn:
+            assert conn.execute("SELECT max(version) FROM waybook_schema").fetchone() == (3,)
+            assert conn.execute("SELECT count(*) FROM waybook_records WHERE digest IS NULL").fetchone() == (
+                0,
+            )
+
+    with open_store(pg_url) as store:  # today's waybook migrates it
+        assert [(e.position, e.journal_id, e.seq) for e in store.feed(limit=1000)] == feed
+        for name, records in before.items():
+            journal = store.open(name)
+            assert verify(journal).ok, name
+            assert [(r.seq, r.digest) for r in journal.read()] == records
+        first = Session(store.open("first"))
+        first.user("after the migration")  # the one-statement path
+        big_journal = store.open("big")
+        big_journal.append(
+            expected=big_journal.head(),
+            records=[
+                NewRecord(
+                    id=f"n{i}",
+                    at=AT,
+                    body=UserMessage(parent=f"n{i - 1}" if i else "m39", content=text(str(i))),
+                )
+                for i in range(40)
+            ],
+        )
+        erase(store.open("first"), 3, reason="after the migration")  # rewrites lines written at schema 3
+        assert verify(store.open("first")).ok
+        assert verify(store.open("big")).ok
+        assert [(e.journal_id, e.seq) for e in store.feed(after=feed[-1][0])] == [
+            ("first", len(before["first"]) + 1),
+            *(("big", 42 + i) for i in range(40)),
+            ("first", len(before["first"]) + 2),
+        ]
+    with connect(pg_url) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM waybook_schema ORDER BY version")]
+        columns = [
+            c
+            for (c,) in conn.execute(
+                "SELECT column_name FROM information_schema.columns"
+                " WHERE table_schema = current_schema() AND table_name = 'waybook_records'"
+            )
+        ]
+    assert versions == [1, 2, 3, 4]
+    assert "digest" not in columns
 
 
 def _digest(line: bytes) -> str:

@@ -156,8 +156,8 @@ def test_migrations_are_versioned_and_running_them_again_changes_nothing(pg_url:
             " AND pronamespace = current_schema()::regnamespace"
         ).fetchone()
     assert [v for (v,) in versions] == list(range(1, SCHEMA_VERSION + 1))
-    # insert, append, create, feed_shift, first_position, feed_horizon; blob_keep, blob_add
-    assert functions == (8,)
+    # channel, insert, append, sequence, feed; blob_keep, blob_add (schema 4 dropped create)
+    assert functions == (7,)
 
 
 def test_a_schema_newer_than_this_code_is_refused_and_left_unchanged(pg_url: str) -> None:

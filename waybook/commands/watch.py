@@ -261,9 +261,11 @@ class Watcher:
             if changes is None:
                 self._poll(poll or POLL)
             else:
-                for changed in changes:
+                for batch, changed in enumerate(changes):
                     if self.stop.is_set():
                         break
+                    if batch == 0:  # notifications are live from the first batch: what changed before is
+                        self.sync_all()  # seen by looking again (a file written during the first sync)
                     self.sync_paths(changed)
         finally:
             for sig, handler in previous.items():

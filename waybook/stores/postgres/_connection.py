@@ -13,7 +13,7 @@ import ipaddress
 import socket
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import psycopg
@@ -37,7 +37,10 @@ class Connection(psycopg.Connection[tuple[Any, ...]]):
         return cursor
 
 
-Statement = tuple[str, Sequence[object] | None]
+Params = Sequence[object] | Mapping[str, object] | None
+"""A statement's parameters: positional (`%s`) or named (`%(name)s`, each sent once however often used)."""
+
+Statement = tuple[str, Params]
 
 _SETTINGS: Final = (
     # An acknowledged append must survive a crash, and a reader must never see a commit that a crash

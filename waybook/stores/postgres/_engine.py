@@ -23,7 +23,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from waybook.journal import Plan
-from waybook.model import IntegrityError, JournalClosedError, StorageError
+from waybook.model import GENESIS_DIGEST, IntegrityError, JournalClosedError, StorageError
 from waybook.stores._engine import JournalRow
 from waybook.stores.postgres._connection import (
     RETRY_FOR,
@@ -35,7 +35,7 @@ from waybook.stores.postgres._connection import (
 )
 from waybook.stores.postgres._errors import ConnectionLostError
 from waybook.stores.postgres._feed import FeedWaker
-from waybook.stores.postgres._schema import migrate
+from waybook.stores.postgres._schema import LINE_DIGEST, migrate
 from waybook.stores.postgres._transaction import PostgresTransaction
 
 SCALAR_BATCH: Final = 32
@@ -166,8 +166,7 @@ class PostgresEngine:
             return bool(rows[0][0])
         last = records[-1].digest
         params: list[object] = [prior.seq + n, last, journal_id, prior.seq, prior.digest]
-        for record, line in zip(records, plan.lines, strict=True):
-            params += (record.digest, line)
+        params += plan.lines
         return self._changed_now(_append_statement(n), params) == n
 
     def _changed_now(self, query: str, params: Sequence[object]) -> int:
@@ -198,34 +197,26 @@ class PostgresEngine:
         return self._pool.getconn()
 
     def create_now(
-        self,
-        catalog: Plan,
-        journal_id: str,
-        row: JournalRow,
-        header: tuple[str, bytes] | None,
+        self, catalog: Plan, journal_id: str, row: JournalRow, header: bytes | None
     ) -> tuple[str, builtins.list[bytes]]:
-        """Create a journal in one statement (waybook_create): the catalog entry `catalog` (sealed after
-        the catalog head this process knows), the journal's row and its header. Returns the outcome
+        """Create a journal in one statement (`_CREATE`): the catalog entry `catalog` (sealed after the
+        catalog head this process knows), the journal's row and its `header` line. Returns the outcome
         ('created', 'exists', 'purged', or 'stale' with the catalog lines to catch up on)."""
-        (entry,) = catalog.result.records
         prior = catalog.result.prior
         metadata = msgspec.json.encode(row.metadata, order="sorted").decode()
-        digest, line = header if header is not None else (None, None)
         with self.transaction(write=False) as tx:
             rows = tx.statement(
-                "SELECT outcome, line FROM waybook_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    prior.seq,
-                    prior.digest,
-                    entry.digest,
-                    catalog.lines[0],
-                    journal_id,
-                    row.role,
-                    metadata,
-                    row.created_at,
-                    digest,
-                    line,
-                ),
+                _CREATE,
+                {
+                    "journal": journal_id,
+                    "catalog_seq": prior.seq,
+                    "catalog_digest": prior.digest,
+                    "entry": catalog.lines[0],
+                    "role": row.role,
+                    "metadata": metadata,
+                    "created_at": row.created_at,
+                    "header": header,
+                },
             )
         return str(rows[0][0]), [bytes(r[1]) for r in rows[1:]]
 
@@ -294,6 +285,43 @@ _READ_ONLY_STATES: Final = frozenset({"25006", "42501"})
 """read_only_sql_transaction (a hot standby, default_transaction_read_only) and insufficient_privilege."""
 
 
+_CREATE: Final = (
+    "WITH taken AS (SELECT CASE WHEN j.purged IS NULL THEN 'exists' ELSE 'purged' END AS outcome"
+    " FROM waybook_journals AS j WHERE j.journal_id = %(journal)s),"
+    " waybook_create AS (UPDATE waybook_journals"
+    f" SET head_seq = %(catalog_seq)s + 1, head_digest = {LINE_DIGEST.format(line='%(entry)s::bytea')}"
+    " WHERE journal_id = '_catalog' AND head_seq = %(catalog_seq)s AND head_digest = %(catalog_digest)s"
+    " AND NOT EXISTS (SELECT FROM taken)"
+    " RETURNING pg_current_xact_id()::text::bigint AS xact, set_config('synchronous_commit', 'on', true)),"
+    " added AS (INSERT INTO waybook_journals"
+    " (journal_id, role, metadata, created, created_at, head_seq, head_digest)"
+    " SELECT %(journal)s, %(role)s, %(metadata)s, %(catalog_seq)s + 1, %(created_at)s,"
+    " (%(header)s::bytea IS NOT NULL)::int,"
+    f" coalesce({LINE_DIGEST.format(line='%(header)s::bytea')}, '{GENESIS_DIGEST}') FROM waybook_create),"
+    " inserted AS (INSERT INTO waybook_records (journal_id, seq, line, xact)"
+    " SELECT r.journal_id, r.seq, r.line, m.xact FROM waybook_create AS m,"
+    " (VALUES ('_catalog', %(catalog_seq)s + 1, %(entry)s::bytea), (%(journal)s, 1, %(header)s::bytea))"
+    " AS r (journal_id, seq, line) WHERE r.line IS NOT NULL)"
+    " SELECT t.outcome, NULL::bytea AS line, 0 AS o, 0::bigint AS seq FROM taken AS t"
+    " UNION ALL SELECT 'created', NULL, 0, 0 FROM waybook_create"
+    " UNION ALL SELECT 'stale', NULL, 0, 0 WHERE NOT EXISTS (SELECT FROM taken)"
+    " AND NOT EXISTS (SELECT FROM waybook_create)"
+    " UNION ALL SELECT 'line', r.line, 1, r.seq FROM waybook_records AS r"
+    " WHERE r.journal_id = '_catalog' AND r.seq > %(catalog_seq)s"
+    " AND NOT EXISTS (SELECT FROM taken) AND NOT EXISTS (SELECT FROM waybook_create)"
+    " ORDER BY o, seq"
+)
+"""Create a journal in one statement (its CTE `waybook_create` names it in `pg_stat_statements`; no
+function call: PL/pgSQL's per-call setup, as for appends), sending each line once (the head digests the
+rows keep are the lines' tails). Unless the id is taken, append its `created` entry to the catalog
+journal if the catalog's head is still the one the entry was sealed after (the catalog row is the lock
+every catalog write takes, so a racing creator of the same id makes this wait, then find the head
+moved), add the journal's row and insert its header (if any). Rows: ('created'); ('exists') or
+('purged'), nothing written; ('stale'), nothing written, then ('line', bytes): the catalog records after
+the head it was sealed after, as of the statement's snapshot (a racer's that committed while this waited
+may be missing: the caller catches up on what it got and seals again)."""
+
+
 @functools.cache
 def _append_statement(n: int) -> str:
     """Compare-and-append of `n` records as one statement (no function call: PL/pgSQL's per-call
@@ -302,19 +330,20 @@ def _append_statement(n: int) -> str:
     wait, then see the new head and match nothing, so the insert, which takes its rows from the moved
     row, inserts nothing. A moved head also sets `synchronous_commit` for this transaction, which holds
     behind a pooler that resets session settings. Its parameters: the new head seq and digest, the
-    journal, the expected head seq and digest, then each record's digest and line (scalars: dumping
-    Python lists as arrays costs the client more than the statement costs the server)."""
+    journal, the expected head seq and digest, then each record's line (scalars: dumping Python lists
+    as arrays costs the client more than the statement costs the server; no digest column: each line
+    ends with its digest)."""
     moved = (
         "WITH waybook_append AS (UPDATE waybook_journals SET head_seq = %s, head_digest = %s"
         " WHERE journal_id = %s AND head_seq = %s AND head_digest = %s AND purged IS NULL"
         f" RETURNING journal_id, head_seq - {n} AS prior, set_config('synchronous_commit', 'on', true))"
-        " INSERT INTO waybook_records (journal_id, seq, digest, line, xact)"
+        " INSERT INTO waybook_records (journal_id, seq, line, xact)"
     )
     xact = "pg_current_xact_id()::text::bigint"
     if n == 1:
-        return f"{moved} SELECT m.journal_id, m.prior + 1, %s, %s, {xact} FROM waybook_append AS m"
-    rows = ", ".join(f"({i}, %s, %s::bytea)" for i in range(1, n + 1))
+        return f"{moved} SELECT m.journal_id, m.prior + 1, %s, {xact} FROM waybook_append AS m"
+    rows = ", ".join(f"({i}, %s::bytea)" for i in range(1, n + 1))
     return (
-        f"{moved} SELECT m.journal_id, m.prior + r.i, r.digest, r.line, {xact}"
-        f" FROM waybook_append AS m, (VALUES {rows}) AS r(i, digest, line)"
+        f"{moved} SELECT m.journal_id, m.prior + r.i, r.line, {xact}"
+        f" FROM waybook_append AS m, (VALUES {rows}) AS r(i, line)"
     )

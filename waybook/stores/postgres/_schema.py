@@ -317,6 +317,75 @@ END
 $fn$
 """
 
+_INSERT_FUNCTION_4: Final = """
+CREATE OR REPLACE FUNCTION waybook_insert(
+    p_journal text, p_expected_seq bigint, p_expected_digest text,
+    p_seqs bigint[], p_positions bigint[], p_digests text[], p_lines bytea[]
+) RETURNS void LANGUAGE plpgsql AS $fn$
+-- Insert a batch and move the journal's head row, only if the head row still is the head the batch
+-- follows. The writer holds the journal row (SELECT ... FOR UPDATE), so this cannot fail for a waybook
+-- writer; it fails closed if anything else has moved the head. The records go in without a feed
+-- position (p_positions is ignored: the feed's sequencer numbers them once committed) and without
+-- their digests (each line ends with its own; p_digests gives the new head's).
+DECLARE
+    n integer := cardinality(p_lines);
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_seqs) <> n OR cardinality(p_digests) <> n
+       OR p_seqs[1] <> p_expected_seq + 1 OR p_seqs[n] <> p_expected_seq + n THEN
+        RAISE EXCEPTION 'waybook_insert: a batch of % must follow seq %', n, p_expected_seq
+            USING ERRCODE = 'WB400';
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_seqs[n], head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'waybook_insert: the head of % is no longer seq %', p_journal, p_expected_seq
+            USING ERRCODE = 'WB409';
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, line, xact)
+    SELECT p_journal, r.seq, r.line, pg_current_xact_id()::text::bigint
+      FROM unnest(p_seqs, p_lines) AS r(seq, line);
+END
+$fn$
+"""
+
+_APPEND_FUNCTION_4: Final = """
+CREATE OR REPLACE FUNCTION waybook_append(
+    p_journal text, p_expected_seq bigint, p_expected_digest text, p_digests text[], p_lines bytea[]
+) RETURNS boolean LANGUAGE plpgsql AS $fn$
+-- Compare-and-append in one statement (so one round trip and, in autocommit, one transaction): move
+-- the journal's head row only if it still is the head the writer planned against (a writer holding
+-- the row makes this wait, then see the new head and match nothing), then insert the records verbatim,
+-- without a feed position (the feed's sequencer numbers them once committed) or a digest column (each
+-- line ends with its digest; p_digests gives the new head's). False, with nothing written, when the
+-- head has moved (or the journal is purged or unknown): the writer then takes the locked path.
+DECLARE
+    n integer := cardinality(p_lines);
+BEGIN
+    IF n IS NULL OR n < 1 OR cardinality(p_digests) <> n THEN
+        RAISE EXCEPTION 'waybook_append: % lines and % digests', n, cardinality(p_digests)
+            USING ERRCODE = 'WB400';
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    UPDATE waybook_journals AS j SET head_seq = p_expected_seq + n, head_digest = p_digests[n]
+     WHERE j.journal_id = p_journal AND j.head_seq = p_expected_seq AND j.head_digest = p_expected_digest
+       AND j.purged IS NULL;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO waybook_records (journal_id, seq, line, xact)
+    SELECT p_journal, p_expected_seq + i, p_lines[i], pg_current_xact_id()::text::bigint
+      FROM generate_series(1, n) AS i;
+    RETURN true;
+END
+$fn$
+"""
+
+LINE_DIGEST: Final = "convert_from(substring({line} FROM octet_length({line}) - 65 FOR 64), 'SQL_ASCII')"
+"""SQL for the digest a stored line ends with (`,"digest":"<64 hex>"}`: the 64 bytes before the last
+two), as text; `{line}` is the line's column or expression. What the dropped `digest` column held."""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -403,6 +472,18 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             _SEQUENCE_FUNCTION,
             _FEED_FUNCTION,
             _CREATE_FUNCTION,
+        ),
+    ),
+    Migration(
+        4,
+        "records without a digest column (each line ends with its digest); creates without waybook_create",
+        (
+            _APPEND_FUNCTION_4,
+            _INSERT_FUNCTION_4,
+            # Creates are one plain statement now (`_engine._CREATE`), as appends are.
+            "DROP FUNCTION waybook_create(bigint, text, text, bytea, text, text, text, text, text, bytea)",
+            # Metadata only: rows written before keep the bytes until rewritten; new rows store none.
+            "ALTER TABLE waybook_records DROP COLUMN digest",
         ),
     ),
 )

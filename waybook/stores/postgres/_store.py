@@ -13,7 +13,7 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from waybook.codecs import decode_record, line_digest
+from waybook.codecs import decode_record
 from waybook.journal import check_seconds, prove_lines
 from waybook.model import AppendResult, Head, NewRecord, Record, RecordValidationError
 from waybook.stores._base import store_clock, store_ids
@@ -146,14 +146,9 @@ class PostgresStore(DatabaseStore):
     def _create(
         self, journal_id: str, role: str, meta: dict[str, Any], line: bytes | None
     ) -> DatabaseJournal:
-        """Create a journal in one round trip (waybook_create) when this process knows the catalog's
-        head, in two when another process created or hid a journal since (the first reply brings the
+        """Create a journal in one round trip (`PostgresEngine.create_now`) when this process knows the
+        catalog's head, in two when another process created or hid a journal since (the first reply brings the
         catalog records to catch up on). Under a storm of creators the generic locked path decides."""
-        sealed: tuple[str, bytes] | None = None
-        if line is not None:
-            digest = line_digest(line)
-            assert digest is not None
-            sealed = (digest, line)
         catalog = self._catalog
         if catalog._ledger.head.seq == 0:  # the first create of this store object: take in the catalog
             catalog.head()
@@ -167,7 +162,7 @@ class PostgresStore(DatabaseStore):
                 assert not isinstance(plan, AppendResult)
                 record = plan.result.records[0]
                 row = JournalRow(journal_id, role, meta, record.seq, record.at, False, None)
-                outcome, lines = self._pg.create_now(plan, journal_id, row, sealed)
+                outcome, lines = self._pg.create_now(plan, journal_id, row, line)
                 if outcome == "created":
                     catalog._ledger.commit(plan)
                 elif outcome == "stale":

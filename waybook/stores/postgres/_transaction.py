@@ -21,12 +21,16 @@ import psycopg
 from waybook.model import GENESIS, Head
 from waybook.stores._engine import FeedRow, JournalRow
 from waybook.stores._errors import JournalExistsError, JournalPurgedError
-from waybook.stores.postgres._connection import Backoff, Connection, Statement, transient
+from waybook.stores.postgres._connection import Backoff, Connection, Params, Statement, transient
+from waybook.stores.postgres._schema import LINE_DIGEST
 
 _JOURNAL: Final = (
     "SELECT journal_id, role, metadata, created, created_at, hidden, purged, head_seq, head_digest"
     " FROM waybook_journals WHERE journal_id = %s"
 )
+
+
+_STORED_DIGEST: Final = LINE_DIGEST.format(line="r.line")
 
 
 class TransactionHost(Protocol):
@@ -150,7 +154,8 @@ class PostgresTransaction:
         self._heads[row.journal_id] = GENESIS
 
     def replace_lines(self, journal_id: str, rows: Sequence[tuple[int, str, bytes]]) -> None:
-        """Rewrite erased records' lines (the old row versions stay until VACUUM: docs/erasure.md)."""
+        """Rewrite erased records' lines (the old row versions stay until VACUUM: docs/erasure.md), each
+        only where the stored line ends with the same digest (the same record)."""
         if not rows:
             return
         seqs, digests, lines = (list(column) for column in zip(*rows, strict=True))
@@ -158,7 +163,7 @@ class PostgresTransaction:
             (
                 "UPDATE waybook_records AS r SET line = u.line"
                 " FROM unnest(%s::bigint[], %s::text[], %s::bytea[]) AS u(seq, digest, line)"
-                " WHERE r.journal_id = %s AND r.seq = u.seq AND r.digest = u.digest",
+                f" WHERE r.journal_id = %s AND r.seq = u.seq AND {_STORED_DIGEST} = u.digest",
                 (seqs, digests, lines, journal_id),
             )
         )
@@ -214,7 +219,7 @@ class PostgresTransaction:
     def after_commit(self, action: Callable[[], None]) -> None:
         self.after.append(action)
 
-    def statement(self, query: str, params: Sequence[object] | None = None) -> builtins.list[tuple[Any, ...]]:
+    def statement(self, query: str, params: Params = None) -> builtins.list[tuple[Any, ...]]:
         """Run one statement that returns rows in this transaction (BEGIN, first in a write, goes with
         it, and a first statement is retried on a fresh connection); its rows. For the blob tables."""
         return self._query(query, params)
@@ -226,9 +231,7 @@ class PostgresTransaction:
 
     # --- sending ------------------------------------------------------------------------------------
 
-    def _query(
-        self, query: str, params: Sequence[object] | None, *, count: bool = False
-    ) -> builtins.list[tuple[Any, ...]]:
+    def _query(self, query: str, params: Params, *, count: bool = False) -> builtins.list[tuple[Any, ...]]:
         """Send the pending writes (and BEGIN, first in a write) with `query`; return its rows (with
         `count`, one row holding the number of rows it changed)."""
         statements: list[Statement] = []
@@ -287,7 +290,7 @@ class PostgresTransaction:
             self.conn.close()
 
 
-def _prepare(params: Sequence[object] | None) -> bool | None:
+def _prepare(params: Params) -> bool | None:
     """Statements without parameters (BEGIN, COMMIT, a feed glance) are never prepared; the others as
     the connection's `prepare_threshold` says (_connection.py, `configure`)."""
     return False if params is None else None
