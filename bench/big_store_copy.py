@@ -59,6 +59,15 @@ def copy_sqlite_to_postgres(sqlite_file: Path, url: str) -> None:
                     " head_digest FROM journals ORDER BY created"
                 ):
                     copy.write_row(row)
+        # Schema 4 dropped the records' digest column (each line ends with its digest): copy it where
+        # the schema still has it.
+        columns = ["journal_id", "seq", "position", "digest", "line", "xact"]
+        has_digest = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+            " AND table_name = 'waybook_records' AND column_name = 'digest')"
+        ).fetchone()
+        if not (has_digest and has_digest[0]):
+            columns.remove("digest")
         last = 0
         while True:
             rows = source.execute(
@@ -71,11 +80,13 @@ def copy_sqlite_to_postgres(sqlite_file: Path, url: str) -> None:
             with (
                 conn.transaction(),
                 conn.cursor().copy(
-                    "COPY waybook_records (journal_id, seq, position, digest, line, xact) FROM STDIN"
+                    f"COPY waybook_records ({', '.join(columns)}) FROM STDIN".encode()
                 ) as copy,
             ):
                 for journal_id, seq, position, digest, line in rows:
-                    copy.write_row((journal_id, seq, position, digest, line, position))
+                    row = {"journal_id": journal_id, "seq": seq, "position": position, "digest": digest}
+                    row.update(line=line, xact=position)
+                    copy.write_row([row[column] for column in columns])
             last = rows[-1][2]
             if last // COPY_ROWS % 50 == 0:
                 print(f"  copied {last} records in {time.perf_counter() - started:.0f} s", flush=True)
