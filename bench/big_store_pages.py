@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,49 @@ OPS = {"ls": "ls first page", "front": "serve front page"}
 
 
 def probe(code: Path, op: str, url: str, journals: int) -> dict[str, Any]:
-    """One probe by the waybook at `code` (this file's probe, which runs alone under any checkout)."""
+    """One probe by the waybook at `code` (this file's probe, which runs alone under any checkout); on
+    a PostgreSQL server of this machine whose data directory WAYBOOK_BENCH_POSTGRES_DATA names, also
+    the CPU seconds the server's processes spent for it (`server_cpu`)."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     argv = [sys.executable, str(PROBE), op, url, str(journals)]
+    data = os.environ.get("WAYBOOK_BENCH_POSTGRES_DATA") if url.startswith("postgres") else None
+    spent = server_cpu(Path(data)) if data else None
     out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env, cwd="/")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    if data and spent is not None:
+        result["server_cpu"] = server_cpu(Path(data)) - spent
     return result
+
+
+def server_cpu(data: Path) -> float:
+    """CPU seconds of the PostgreSQL server's ended backends so far (user + system of the postmaster's
+    reaped children, /proc), once no client backend is left: a probe's connections all ended, their
+    CPU is in. Every run of a probe connects anew, so its backends' whole lives are counted (to the
+    clock tick: read the sum over many probes)."""
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    for _ in range(5_000):  # a closed connection's backend ends within moments of the client's exit
+        children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
+        if not any(_is_client_backend(child) for child in children):
+            break
+        time.sleep(0.002)
+    fields = Path(f"/proc/{postmaster}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # cutime, cstime
+
+
+def _is_client_backend(pid: str) -> bool:
+    try:
+        title = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it ended meanwhile
+        return False
+    return not title.startswith(
+        (
+            b"postgres: checkpointer",
+            b"postgres: background writer",
+            b"postgres: walwriter",
+            b"postgres: autovacuum launcher",
+            b"postgres: logical replication launcher",
+        )
+    )
 
 
 def pair_rows(kind: str, url: str, journals: int, before: Path, rounds: int) -> list[dict[str, Any]]:
@@ -54,6 +92,14 @@ def pair_rows(kind: str, url: str, journals: int, before: Path, rounds: int) -> 
             for side in ("before", "after"):
                 row[f"{field}_ms_{side}"] = round(statistics.median(p[field] for p in sides[side]) * scale, 1)
             row[f"{field}_ratio"] = round(statistics.median(a[field] / b[field] for b, a in pairs), 3)
+        if "server_cpu" in sides["after"][0]:  # tick-grained per probe: the sums over the rounds
+            for side in ("before", "after"):
+                row[f"server_cpu_ms_{side}"] = round(
+                    sum(p["server_cpu"] for p in sides[side]) / rounds * 1000, 1
+                )
+            row["server_cpu_ratio"] = round(
+                row["server_cpu_ms_after"] / max(row["server_cpu_ms_before"], 1e-9), 3
+            )
         row["rss_mb_before"] = round(statistics.median(p["rss_kb"] for p in sides["before"]) / 1024, 1)
         row["rss_mb_after"] = round(statistics.median(p["rss_kb"] for p in sides["after"]) / 1024, 1)
         if "selects" in sides["after"][0]:
@@ -95,7 +141,21 @@ def main() -> None:
             f"{row['seconds_ratio']:>6.2f} {row['cpu_ms_before']:>7.0f}/{row['cpu_ms_after']:<7.0f} "
             f"{row['cpu_ratio']:>6.2f} {selects:>12}"
         )
+    for row in rows:
+        if "server_cpu_ms_after" in row:
+            print(
+                f"{row['store']:9} {row['row']:18} server CPU per probe (4 runs) "
+                f"{row['server_cpu_ms_before']:.0f}/{row['server_cpu_ms_after']:.0f} ms, "
+                f"ratio {row['server_cpu_ratio']:.2f}"
+            )
     previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    kept = previous.get(str(args.journals), {})  # the rows of stores not run this time stay
+    others = [
+        {"against": kept.get("against"), **row}
+        for row in kept.get("rows", [])
+        if row["store"] not in args.stores
+    ]
+    rows = others + [{"against": args.against, **row} for row in rows]
     previous[str(args.journals)] = {"against": args.against, "rows": rows}
     RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
     print(f"\nwrote {RESULTS}")

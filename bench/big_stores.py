@@ -4,6 +4,11 @@ Each store (directory `file:`, `sqlite:`, and PostgreSQL when a server is at han
 the public API (a journal is created with its header, then its 49 messages appended as one batch) and
 cached under /tmp/bigstores/N/ (a `.done` file marks a finished one; delete the folder to build again;
 WAYBOOK_BIG_STORES_PARTS=K builds a PostgreSQL store with K processes, each its share of the ids).
+A PostgreSQL store is copied row for row from the finished SQLite store of the same size when there is
+one (bench/big_store_copy.py: the same DatabaseStore code wrote those rows; 100,000 journals in ~2.5
+minutes where the public API takes about an hour), and its search index is the SQLite store's, labelled
+with its URL (the same feed, position for position); WAYBOOK_BIG_STORES_PG=api builds it through the
+public API instead.
 Then every row runs in a fresh child process (`python -m bench.big_store_probe`), so the row pays what a
 command pays (opening the store) and the child's peak RSS is the row's memory:
 
@@ -29,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.big_store_copy import copy_sqlite_to_postgres, relabel_index
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("WAYBOOK_BIG_STORES", "/tmp/bigstores"))
@@ -121,6 +128,15 @@ def ensure(journals: int, *, only: str | None = None) -> dict[str, str]:
                 indexed.write_text("built\n")
             continue
         local = kind != "postgres"
+        sqlite_done = place / "sqlite.done"
+        if not local and sqlite_done.exists() and os.environ.get("WAYBOOK_BIG_STORES_PG", "copy") == "copy":
+            print(f"copying the sqlite store of {journals} journals into {url} ...", flush=True)
+            started = time.perf_counter()
+            copy_sqlite_to_postgres(place / "store.db", url)
+            done.write_text(f"{time.perf_counter() - started:.1f} (copied from sqlite)\n")
+            relabel_index(place / "sqlite.search.sqlite", place / f"{kind}.search.sqlite", url)
+            indexed.write_text("copied from sqlite.search.sqlite\n")
+            continue
         scratch = Path(scratch_root) / str(journals) if scratch_root and local else place
         scratch.mkdir(parents=True, exist_ok=True)
         built = store_urls(journals, scratch)[kind]
@@ -182,6 +198,7 @@ def rows_for(kind: str, url: str, journals: int) -> list[dict[str, Any]]:
                 "journals": journals,
                 "ms": round(got["seconds"] * 1000, 2),
                 "cold_ms": round(got["cold"] * 1000, 2),
+                "cpu_ms": round(got["cpu"] * 1000, 2),
                 "goal_ms": goal,
                 "met": got["seconds"] * 1000 < goal,
                 "peak_rss_mb": round(got["rss_kb"] / 1024, 1),
@@ -217,27 +234,37 @@ def verify_rows(kind: str, small: tuple[int, str], big: tuple[int, str]) -> list
     ]
 
 
-def run(journals: int, *, verify: bool = True) -> None:
+def run(
+    journals: int, *, verify: bool = True, stores: list[str] | None = None, results: Path = RESULTS
+) -> None:
+    """Every row on the stores of `journals` journals (and memory beside the stores of a tenth);
+    `stores` picks some of directory, sqlite and postgres; without `verify` no `verify --store` rows
+    (each reads every record of both sizes)."""
     tenth = max(1, journals // 10)
-    urls = ensure(journals)
-    small_urls = ensure(tenth) if verify else {}
+    kinds = list(store_urls(journals)) if stores is None else stores
+    urls = {kind: ensure(journals, only=kind)[kind] for kind in kinds}  # only these: others untouched
+    small_urls = {kind: ensure(tenth, only=kind)[kind] for kind in kinds} if tenth != journals else {}
     rows: list[dict[str, Any]] = []
     for kind, url in urls.items():
         rows += rows_for(kind, url, journals)
-        if tenth in (journals,) or not verify:
+        if tenth == journals:
             continue
         small_rows = rows_for(kind, small_urls[kind], tenth)
         for row, small_row in zip(rows[-len(small_rows) :], small_rows, strict=True):
             row["peak_rss_mb_at_tenth"] = small_row["peak_rss_mb"]
             row["rss_ratio"] = round(row["peak_rss_mb"] / small_row["peak_rss_mb"], 2)
-        rows += verify_rows(kind, (tenth, small_urls[kind]), (journals, url))
+        if verify:
+            rows += verify_rows(kind, (tenth, small_urls[kind]), (journals, url))
     print(f"\nbig stores: {journals} journals of {RECORDS} records (memory at {tenth} beside it)")
-    print(f"{'store':10} {'row':28} {'ms':>9} {'goal':>7} {'met':>4} {'RSS MB':>8} {'RSS x':>6}")
+    print(
+        f"{'store':10} {'row':28} {'ms':>9} {'goal':>7} {'met':>4} {'RSS MB':>8} {'RSS x':>6} {'CPU ms':>7}"
+    )
     for row in rows:
         if "ms" in row:
             print(
                 f"{row['store']:10} {row['row']:28} {row['ms']:>9.1f} {row['goal_ms']:>7.0f} "
                 f"{'yes' if row['met'] else 'NO':>4} {row['peak_rss_mb']:>8.1f} {row.get('rss_ratio', ''):>6}"
+                f" {row['cpu_ms']:>7.1f}"
             )
         else:
             print(
@@ -245,5 +272,5 @@ def run(journals: int, *, verify: bool = True) -> None:
                 f"{'yes' if row['met'] else 'NO':>4} {row['peak_rss_mb']:>8.1f} {row['rss_ratio']:>6}"
                 f"   ({row['seconds']} s; {row['us_per_record_at_tenth']} us at {tenth}; goal {row['goal']})"
             )
-    RESULTS.write_text(json.dumps({"journals": journals, "records": RECORDS, "rows": rows}, indent=2) + "\n")
-    print(f"\nwrote {RESULTS}")
+    results.write_text(json.dumps({"journals": journals, "records": RECORDS, "rows": rows}, indent=2) + "\n")
+    print(f"\nwrote {results}")

@@ -285,11 +285,21 @@ def main() -> None:
         type=int,
         help="instead: the big-store rows (bench/big_stores.py) on stores of this many journals",
     )
+    parser.add_argument(
+        "--stores", nargs="*", help="with --journals: only these of directory, sqlite, postgres"
+    )
+    parser.add_argument(
+        "--no-verify", action="store_true", help="with --journals: leave out the verify --store rows"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="with --journals: write the rows here (default bench/big_stores.json)"
+    )
     args = parser.parse_args()
     if args.journals is not None:
+        from bench.big_stores import RESULTS as BIG_RESULTS
         from bench.big_stores import run
 
-        run(args.journals)
+        run(args.journals, verify=not args.no_verify, stores=args.stores, results=args.out or BIG_RESULTS)
         return
     rows = run_level("flush", args.sessions, args.records, args.rounds)
     rows += run_level("fsync", args.fsync_sessions, args.fsync_records, args.fsync_rounds)

@@ -57,7 +57,10 @@ class PostgresEngine:
         self._closed = False
         self._pool: ConnectionPool[Connection] = ConnectionPool(
             conninfo,
-            min_size=1,
+            # Empty at first: the first read grows it by the one connection it waits for. With one
+            # connection started in the background, that read found it not yet made and the pool grew
+            # a second: two server processes forked for every command that uses one at a time.
+            min_size=0,
             max_size=self.pool_size,
             # No server-side prepared statements: a pooler in transaction mode (PgBouncer) hands each
             # transaction to any server connection, where a statement prepared on another is unknown.

@@ -105,11 +105,15 @@ class PostgresTransaction:
 
     def page_lines(self, heads: Mapping[str, Head]) -> dict[str, builtins.list[bytes]]:
         # Each statement of a read sees its own snapshot (see `lines`): never past the heads read before.
+        # Ordered by the page's own order, then seq: each journal's index scan already yields its lines
+        # in seq order, so PostgreSQL sorts only within a journal (an incremental sort), where ordering
+        # by journal_id sorted every line of the page again (5,000 lines of 100 journals: ~8 of ~12 ms).
         found: dict[str, builtins.list[bytes]] = {journal_id: [] for journal_id in heads}
         rows = self._query(
-            "SELECT r.journal_id, r.line FROM waybook_records AS r"
-            " JOIN unnest(%s::text[], %s::bigint[]) AS w (journal_id, through)"
-            " ON r.journal_id = w.journal_id AND r.seq <= w.through ORDER BY r.journal_id, r.seq",
+            "SELECT w.journal_id, r.line FROM unnest(%s::text[], %s::bigint[]) WITH ORDINALITY"
+            " AS w (journal_id, through, page_order) CROSS JOIN LATERAL (SELECT r.seq, r.line"
+            " FROM waybook_records AS r WHERE r.journal_id = w.journal_id AND r.seq <= w.through) AS r"
+            " ORDER BY w.page_order, r.seq",
             (list(heads), [head.seq for head in heads.values()]),
         )
         for journal_id, line in rows:
