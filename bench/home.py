@@ -5,7 +5,9 @@ session is a copy of one of them (Claude Code: the long spotter session with its
 the three short spotter sessions, the codemie session with its sub-agents beside it, the older layout;
 Codex: the rollout) with fresh ids (every UUID, and each sub-agent's id, mapped to a new one), its times
 moved by a whole number of minutes, and a prefix of its lines kept (30-100 %, so lengths vary; a sub-agent
-file is copied whole). Claude Code sessions go to `HOME/.claude/projects/<project>/` (25 sessions a
+file is copied whole). A session file is named by a UUID, as Claude Code names them (a fixture named for
+its shape, `short.jsonl`, gets a fresh one: copies named alike replaced each other, and a home of 2,000
+sessions held 1,529). Claude Code sessions go to `HOME/.claude/projects/<project>/` (25 sessions a
 project), Codex rollouts to `HOME/.codex/sessions/YYYY/MM/DD/`, half each. The seed makes the folder
 byte-identical from run to run.
 
@@ -157,6 +159,8 @@ def generate(home: Path, sessions: int, *, seed: int = SEED) -> dict[str, Path]:
         else:
             folder = projects / f"-home-user-project-{i // 2 // SESSIONS_PER_PROJECT:03d}"
             target = folder / copier.name(template.session.name)
+            if not UUID.fullmatch(template.session.stem.encode()):  # (a fixture named for its shape)
+                target = folder / f"{uuid.uuid5(uuid.NAMESPACE_URL, f'waybook-home-{seed}-{i}')}.jsonl"
         folder.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         for agent in template.subagents:
