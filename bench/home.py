@@ -5,12 +5,15 @@ session is a copy of one of them (Claude Code: the long spotter session with its
 the three short spotter sessions, the codemie session with its sub-agents beside it, the older layout;
 Codex: the rollout) with fresh ids (every UUID, and each sub-agent's id, mapped to a new one), its times
 moved by a whole number of minutes, and a prefix of its lines kept (30-100 %, so lengths vary; a sub-agent
-file is copied whole). Claude Code sessions go to `HOME/.claude/projects/<project>/` (25 sessions a
+file is copied whole). A session file is named by a UUID, as Claude Code names them (a fixture named for
+its shape, `short.jsonl`, gets a fresh one: copies named alike replaced each other, and a home of 2,000
+sessions held 1,529). Claude Code sessions go to `HOME/.claude/projects/<project>/` (25 sessions a
 project), Codex rollouts to `HOME/.codex/sessions/YYYY/MM/DD/`, half each. The seed makes the folder
 byte-identical from run to run.
 
-Each size runs, in its own process each (peak RSS from `wait4`), `waybook import auto` of the Claude Code
-projects folder and of the Codex sessions folder into one new `file:` store, then `waybook verify --store`
+Each size runs, in its own process each (CPU time from `wait4`, peak RSS the process's own VmHWM),
+`waybook import auto` of the Claude Code projects folder and of the Codex sessions folder into one new
+`file:` store, then `waybook verify --store`
 of every journal (the full proof, as a check that the import is sound: a failure stops the bench).
 Rows, per size: `import auto at S sessions: records/s` (records written, over both imports' wall time
 including start-up; goal at least 5,000), `records per CPU second` (over their user + system time: what
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import filecmp
 import json
 import os
 import random
@@ -155,6 +159,8 @@ def generate(home: Path, sessions: int, *, seed: int = SEED) -> dict[str, Path]:
         else:
             folder = projects / f"-home-user-project-{i // 2 // SESSIONS_PER_PROJECT:03d}"
             target = folder / copier.name(template.session.name)
+            if not UUID.fullmatch(template.session.stem.encode()):  # (a fixture named for its shape)
+                target = folder / f"{uuid.uuid5(uuid.NAMESPACE_URL, f'waybook-home-{seed}-{i}')}.jsonl"
         folder.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         for agent in template.subagents:
@@ -164,19 +170,45 @@ def generate(home: Path, sessions: int, *, seed: int = SEED) -> dict[str, Path]:
     return {"claude-code": projects, "codex": codex_root}
 
 
+PEAK_PROBE = """\
+import os, runpy, sys
+peak_file = os.environ.pop("WAYBOOK_BENCH_PEAK_FILE")
+try:
+    runpy.run_module("waybook", run_name="__main__", alter_sys=True)
+finally:
+    with open("/proc/self/status") as status, open(peak_file, "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+"""`python -m waybook` that writes, as it exits, its own peak RSS (VmHWM, in KiB) to a file. Not the
+child's `ru_maxrss` from `wait4`: Linux carries the parent's high-water mark across the (v)fork and
+exec into the child's, so a bench that once held 500 MiB reports every later child at 500 MiB or more
+(this bench's `--against` comparison read both stores whole, and the 2,000-session rows showed it)."""
+
+
 def run_waybook(
     args: list[str], *, cwd: Path, ok: tuple[int, ...] = (0,), code: Path = ROOT
 ) -> tuple[float, float, float, str]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB and stdout of `python -m waybook ARGS`
-    (the code of the checkout `code`, by default this one); an exit status not in `ok` stops the bench."""
-    env = {**os.environ, "PYTHONPATH": str(code), "COLUMNS": "120"}
+    (the code of the checkout `code`, by default this one); an exit status not in `ok` stops the bench.
+    The peak is the process's own (`PEAK_PROBE`), whatever this process holds."""
     cwd.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        peak_file = Path(tmp) / "peak"
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(code),
+            "COLUMNS": "120",
+            "WAYBOOK_BENCH_PEAK_FILE": str(peak_file),
+        }
         start = time.perf_counter()
         process = subprocess.Popen(
-            [sys.executable, "-m", "waybook", *args], stdout=out, stderr=err, env=env, cwd=cwd
+            [sys.executable, "-c", PEAK_PROBE, *args], stdout=out, stderr=err, env=env, cwd=cwd
         )
-        _, status, usage = os.wait4(process.pid, 0)  # not process.wait(): wait4 keeps the peak RSS
+        _, status, usage = os.wait4(process.pid, 0)  # not process.wait(): wait4 gives its CPU time
         seconds = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -185,7 +217,7 @@ def run_waybook(
             msg = f"waybook {' '.join(args)} failed ({process.returncode}): {err.read().decode()[-2000:]}"
             raise SystemExit(msg)
         cpu = usage.ru_utime + usage.ru_stime
-        return seconds, cpu, usage.ru_maxrss / 1024, out.read().decode()
+        return seconds, cpu, int(peak_file.read_text()) / 1024, out.read().decode()
 
 
 def one_run(
@@ -219,8 +251,16 @@ def one_run(
     return got
 
 
-def journal_bytes(scratch: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in (scratch / "store" / "journals").glob("*.jsonl")}
+def same_journals(one: Path, other: Path) -> bool:
+    """Whether the two scratch folders' stores hold the same journal files, byte for byte (compared a
+    file at a time: this process's memory stays small, whatever the stores' size)."""
+    names = sorted(p.name for p in (one / "store" / "journals").glob("*.jsonl"))
+    if names != sorted(p.name for p in (other / "store" / "journals").glob("*.jsonl")):
+        return False
+    return all(
+        filecmp.cmp(one / "store" / "journals" / name, other / "store" / "journals" / name, shallow=False)
+        for name in names
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -267,9 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                 if "against" in codes:
-                    same = journal_bytes(base / f"scratch-this-{n}") == journal_bytes(
-                        base / f"scratch-against-{n}"
-                    )
+                    same = same_journals(base / f"scratch-this-{n}", base / f"scratch-against-{n}")
                     identical[n] = identical.get(n, True) and same
     finally:
         if args.keep is None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import attrs
+import msgspec
 
 from waybook.journal import ID_PATTERN, TIMESTAMP_PATTERN
 from waybook.model import JournalError
@@ -123,7 +124,7 @@ def read_json_lines(
             continue
         total += 1
         try:
-            value = json.loads(line)
+            value = json_value(line)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
             bad.append((number, f"not JSON ({why})"))
@@ -164,6 +165,21 @@ def check_fields(
     skipped.extend(bad)
     skipped.sort()
     return kept
+
+
+_JSON: Final = msgspec.json.Decoder()
+
+
+def json_value(line: str) -> Any:
+    """`json.loads(line)`: decoded by msgspec (several times faster), and by `json.loads` itself when
+    msgspec refuses the line. msgspec refuses what `json.loads` also refuses and what it reads otherwise
+    (NaN and Infinity, a number past a double, a lone surrogate, very deep nesting); where both decode a
+    line, the values are equal, of the same types (tests/formats/test_json_lines.py). So the value, or
+    the error, is `json.loads`'s, and a journal's bytes are those `json.loads` gave."""
+    try:
+        return _JSON.decode(line)
+    except (msgspec.DecodeError, RecursionError):  # (a ValidationError is a number it cannot hold)
+        return json.loads(line)
 
 
 MAX_DEPTH: Final = 100

@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from waybook.formats._foreign import MAX_DEPTH, ForeignFormatError, ImportReport, depth
+from waybook.formats._foreign import MAX_DEPTH, ForeignFormatError, ImportReport, depth, json_value
 from waybook.model import NewRecord
 
 __all__ = ["GrowingImport", "JsonLines", "complete_lines", "feed_all"]
@@ -127,7 +127,7 @@ class JsonLines:
             return None
         self.total += 1
         try:
-            value = json.loads(line)
+            value = json_value(line)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
             self._bad(number, f"not JSON ({why})")

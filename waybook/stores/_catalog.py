@@ -67,6 +67,28 @@ def leaf_of(last: Record | None) -> str | None:
     return None if last is None or isinstance(last.body, Header) else last.id
 
 
+SHARED_TEXT: Final = 1024
+"""A metadata string at least this long is held once by the catalog, whatever the journals carrying it."""
+
+
+def shared_metadata(metadata: Mapping[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+    """A copy of `metadata` (its dicts and lists new) whose long strings are the copies in `texts` (each
+    one added the first time it is met). A store lists every journal's metadata from memory, and agents
+    repeat long texts in every session's header (a Codex rollout carries its ~21 KB base instructions):
+    held once per journal, they grew a home's import with its size."""
+
+    def shared(value: Any) -> Any:
+        if type(value) is str:
+            return texts.setdefault(value, value) if len(value) >= SHARED_TEXT else value
+        if type(value) is dict:
+            return {key: shared(item) for key, item in value.items()}
+        if type(value) is list:
+            return [shared(item) for item in value]
+        return value
+
+    return {key: shared(value) for key, value in metadata.items()}
+
+
 @attrs.define
 class Catalog:
     """The fold of a catalog journal: which journals exist, in creation order, hidden, or purged.
@@ -85,6 +107,8 @@ class Catalog:
     """The ids of `journals`, in the order of `_created`."""
     _hidden: list[int] = attrs.field(factory=list)
     """The creation seqs of the hidden journals, ascending."""
+    _texts: dict[str, str] = attrs.field(factory=dict, repr=False, eq=False)
+    """One copy of each long text the journals' metadata carries (`shared_metadata`)."""
 
     def apply(self, records: Iterable[Record]) -> None:
         """Fold in the records after `seq` (records already folded in are skipped)."""
@@ -105,7 +129,7 @@ class Catalog:
             self.journals[journal_id] = JournalInfo(
                 journal_id=journal_id,
                 role=str(data.get("role", "session")),
-                metadata=dict(data.get("metadata") or {}),
+                metadata=shared_metadata(dict(data.get("metadata") or {}), self._texts),
                 created=record.seq,
                 created_at=record.at,
             )

@@ -315,7 +315,7 @@ def _write_tail(db: sqlite3.Connection, tail: IndexTail) -> None:
     db.executemany(
         "INSERT INTO journals (created, id, role, metadata, created_at, hidden_at) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (created) DO UPDATE SET hidden_at = coalesce(journals.hidden_at, excluded.hidden_at)",
-        [_journal_row(info, hidden_at) for info, hidden_at in tail.journals],
+        (_journal_row(info, hidden_at) for info, hidden_at in tail.journals),  # (a row at a time)
     )
     db.executemany(
         "INSERT OR REPLACE INTO purged VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
