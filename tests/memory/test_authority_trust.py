@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 import time
 import types
@@ -394,23 +395,34 @@ def test_cancelling_an_async_call_that_waits_for_its_turn_leaves_the_queue_and_w
     asyncio.run(scenario())
 
 
-def interrupt_once_asleep_in_line(thread: threading.Thread, then: threading.Event) -> threading.Thread:
+class Interrupter:
     """A watcher that sends `thread` a real Ctrl-C (SIGINT) once it sleeps waiting for its turn, or
-    gives up after WAIT seconds (and sets `then`, so nothing stays held)."""
+    gives up after WAIT seconds (and sets `then`, so nothing stays held). `seen` says what it saw, for a
+    failure's message."""
 
-    def watch() -> None:
+    def __init__(self, thread: threading.Thread, *, then: threading.Event) -> None:
+        self.seen = "nothing yet"
+        self._thread = thread
+        self._then = then
+        self._watcher = threading.Thread(target=self._watch, name="interrupter", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
         deadline = time.monotonic() + WAIT
-        while not asleep_in_line(thread):
+        while not asleep_in_line(self._thread):
             if time.monotonic() > deadline:
-                then.set()
+                frame = sys._current_frames().get(self._thread.ident or -1)
+                where = "gone" if frame is None else f"{frame.f_code.co_qualname} line {frame.f_lineno}"
+                self.seen = f"never asleep in line within {WAIT:g} s (last in {where})"
+                self._then.set()
                 return
             time.sleep(0.001)  # polling for the state itself, not waiting for time to pass
-        assert thread.ident is not None
-        signal.pthread_kill(thread.ident, signal.SIGINT)
+        assert self._thread.ident is not None
+        self.seen = "asleep in line: sent SIGINT"
+        signal.pthread_kill(self._thread.ident, signal.SIGINT)
 
-    watcher = threading.Thread(target=watch, name="interrupter", daemon=True)
-    watcher.start()
-    return watcher
+    def join(self, timeout: float) -> None:
+        self._watcher.join(timeout)
 
 
 def test_a_sync_call_interrupted_while_waiting_gives_up_its_place() -> None:
@@ -423,9 +435,13 @@ def test_a_sync_call_interrupted_while_waiting_gives_up_its_place() -> None:
     holder = threading.Thread(target=lambda: host.host.advance_canonical(pin, inner.head()), daemon=True)
     holder.start()
     assert canonical.started.wait(WAIT), "the holder never began its journal call"
-    watcher = interrupt_once_asleep_in_line(threading.main_thread(), then=canonical.gate)
-    with pytest.raises(KeyboardInterrupt):
+    watcher = Interrupter(threading.main_thread(), then=canonical.gate)
+    try:
         host.host.advance_canonical(pin, inner.head())  # waits behind the holder, then is interrupted
+    except KeyboardInterrupt:
+        pass
+    else:
+        pytest.fail(f"the call returned, not interrupted; the interrupter saw: {watcher.seen}")
     watcher.join(WAIT)
     assert not canonical.gate.is_set(), "the interrupt came while the holder still held its turn"
     canonical.armed = False
