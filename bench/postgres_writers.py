@@ -198,6 +198,16 @@ def scale_writers(
                 "goal >= 2 at 8",
             )
         )
+        ceiling = [rates["raw"][n][r] / rates["langgraph"][n][r] for r in range(repeats)]
+        ratios[f"raw/langgraph at {n}"] = statistics.median(ceiling)
+        rows.append(
+            (
+                f"{n} writers: raw / LangGraph, the ceiling of waybook / LangGraph (median of paired rounds)",
+                "ratio",
+                ratios[f"raw/langgraph at {n}"],
+                "floor row: raw inserts of the same bytes",
+            )
+        )
         for before in BEFORE:
             paired = [rates[before][n][r] / rates["raw"][n][r] for r in range(repeats)]
             ratios[f"{before}/raw at {n}"] = statistics.median(paired)
