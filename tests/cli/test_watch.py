@@ -66,6 +66,16 @@ class Watched:
         return journal_lines(url)
 
 
+def one_turn(watched: Watched) -> tuple[Transcript, Path]:
+    """A Claude Code session of one question and its answer, written as s.jsonl in the watched folder."""
+    t = Transcript()
+    t.user("q1")
+    t.assistant("m1", {"type": "text", "text": "a1"}, stop="end_turn")
+    source = watched.folder / "s.jsonl"
+    source.write_text(t.text())
+    return t, source
+
+
 def replay_in_pieces(watched: Watched, source: Path, target: Path, *, seed: int, most: int) -> None:
     lines = source.read_bytes().splitlines(keepends=True)
     rng, at = random.Random(seed), 0
@@ -238,11 +248,7 @@ def test_lost_or_stale_cursors_duplicate_nothing(tmp_path: Path) -> None:
     """The journal is the truth: a cursor lost, or one older than the journal (a kill between an append
     and the cursor's save), sends the watcher to compare, not to append again."""
     watched = Watched(tmp_path)
-    t = Transcript()
-    t.user("q1")
-    t.assistant("m1", {"type": "text", "text": "a1"}, stop="end_turn")
-    source = watched.folder / "s.jsonl"
-    source.write_text(t.text())
+    t, source = one_turn(watched)
     watched.once()
     (cursor,) = (watched.state).rglob("*.json")
     stale = cursor.read_bytes()
@@ -333,11 +339,7 @@ def test_a_second_watcher_on_one_store_is_refused_and_polling_follows_a_growing_
     from tests.helpers.watching import WatchProcess
 
     watched = Watched(tmp_path)
-    t = Transcript()
-    t.user("q1")
-    t.assistant("m1", {"type": "text", "text": "a1"}, stop="end_turn")
-    source = watched.folder / "s.jsonl"
-    source.write_text(t.text())
+    t, source = one_turn(watched)
     running = WatchProcess(
         [str(watched.folder), "--store", watched.url, "--state", str(watched.state), "--poll", "0.2",
          "--settle", "0.5"], cwd=tmp_path,
@@ -367,11 +369,7 @@ def test_what_is_written_while_the_watcher_starts_is_imported_once_its_notificat
     listens. (Before, both waited for another write, forever if none came.)"""
     pytest.importorskip("watchfiles")
     watched = Watched(tmp_path)
-    t = Transcript()
-    t.user("q1")
-    t.assistant("m1", {"type": "text", "text": "a1"}, stop="end_turn")
-    source = watched.folder / "s.jsonl"
-    source.write_text(t.text())
+    t, source = one_turn(watched)
     long_ago = time.time() - 3600
     os.utime(source, (long_ago, long_ago))
     t.user("q2")
