@@ -75,6 +75,18 @@ def test_a_table_prints_the_bytes_rich_printed_on_every_console(
     assert _printed(kind, width, lambda console: print_table(console, columns, rows)) == printed
 
 
+@pytest.mark.parametrize("cell", [":smile:", "a\\b", "x :+1: y"])
+@pytest.mark.parametrize("kind", sorted(_CONSOLES))
+def test_a_cell_rich_reads_as_an_emoji_code_or_an_escape_prints_as_rich_prints_it(
+    cell: str, kind: str
+) -> None:
+    """Rich replaces `:smile:` by its emoji in a table's cell: such a cell goes to Rich (the one-pass
+    path wrote it as it was)."""
+    columns, rows = [Column("what", right=False), Column("n", right=True)], [Row([cell, "1"])]
+    printed = _printed(kind, 120, lambda console: console.print(rich_table(columns, rows)))
+    assert _printed(kind, 120, lambda console: print_table(console, columns, rows)) == printed
+
+
 def test_plain_cells_that_fit_take_the_one_pass_path_and_others_go_to_rich() -> None:
     columns = [Column("", right=False), Column("n", right=True)]
     assert plain_lines(columns, [Row(["total", "12"])], width=120) == ["        n", "total  12"]
