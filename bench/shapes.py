@@ -12,10 +12,10 @@ beside it in the JSON), which a loaded machine does not inflate the way it does 
 seconds are printed beside it, with the load average.
 
 Rows, per operation and size: `CPU per record, branchy / linear` (median of the rounds' ratios; goal
-at most 2) and `peak memory, branchy / linear` (peak RSS from `wait4`; goal at most 2); per operation,
-`CPU per record, largest / smallest size` and `most / least over the sizes` on the branchy shape
-(medians over the rounds; goal at most 2: constant cost per record). `--code DIR` runs the commands of
-another checkout (e.g. the code before the fix), with `--timeout` per process.
+at most 2) and `peak memory, branchy / linear` (each process's own peak RSS, VmHWM; goal at most 2);
+per operation, `CPU per record, largest / smallest size` and `most / least over the sizes` on the
+branchy shape (medians over the rounds; goal at most 2: constant cost per record). `--code DIR` runs
+the commands of another checkout (e.g. the code before the fix), with `--timeout` per process.
 
 Run: `python -m bench.shapes [--records 20000 80000] [--big] [--rounds 3] [--ops tree stats ...]`;
 `--big` adds 320,000 records (opt-in: minutes per operation on 2 cores); writes bench/shapes.json (or
@@ -70,12 +70,17 @@ else:
         waybook.cli.main(args)
     except SystemExit:
         pass
+wall, used = time.perf_counter() - start, cpu() - start_cpu
+with open("/proc/self/status") as status:
+    peak = int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
 with open(sys.argv[1], "w") as out:
-    out.write(repr((time.perf_counter() - start, cpu() - start_cpu)))
+    out.write(repr((wall, used, peak)))
 """
 """The child process: imports waybook, then times the operation alone (start-up is not counted): it
-writes the operation's wall seconds and its user + system seconds (the process's own rusage, the
-counters `wait4` reports for the whole process, read before and after the operation)."""
+writes the operation's wall seconds, its user + system seconds (the process's own rusage, the counters
+`wait4` reports for the whole process, read before and after the operation) and its own peak RSS
+(VmHWM, KiB). Not `wait4`'s `ru_maxrss`: Linux carries the parent's high-water mark across the (v)fork
+and exec into the child's, and this bench's parent writes the sessions (bench/home.py found the same)."""
 
 
 BIG = 320_000
@@ -100,7 +105,7 @@ class Run:
     """User + system seconds of the whole process from `wait4` (the interpreter's start, the imports,
     about 0.9 s, and its exit, which frees what the operation left: kept beside the operation's)."""
     mib: float
-    """Peak RSS in MiB."""
+    """Peak RSS in MiB (the process's own VmHWM)."""
 
 
 FAILED = Run(wall=float("inf"), cpu=float("inf"), process_cpu=float("inf"), mib=float("inf"))
@@ -128,9 +133,9 @@ def run_once(code: Path, op: str, path: Path, scratch: Path, timeout: float) -> 
             time.sleep(0.02)
     if not timing.exists():
         return FAILED
-    wall, cpu = ast.literal_eval(timing.read_text())
+    wall, cpu, peak_kib = ast.literal_eval(timing.read_text())
     process_cpu = usage.ru_utime + usage.ru_stime
-    return Run(wall=wall, cpu=cpu, process_cpu=process_cpu, mib=usage.ru_maxrss / 1024)
+    return Run(wall=wall, cpu=cpu, process_cpu=process_cpu, mib=peak_kib / 1024)
 
 
 def main(argv: list[str] | None = None) -> int:
