@@ -43,7 +43,7 @@ def test_a_store_read_one_statement_at_a_time_opens_one_server_connection(pg_url
 def test_readers_at_once_still_get_connections_of_their_own(pg_url: str) -> None:
     with PostgresStore(pg_url, pool_size=3) as store:
         store.create("s").close()
-        inside = threading.Barrier(3, timeout=10)
+        inside = threading.Barrier(3, timeout=60)  # a bound only: reached when the test fails
         failures: list[BaseException] = []
 
         def read() -> None:
