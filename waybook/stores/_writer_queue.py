@@ -11,6 +11,12 @@ Each turn opens the file anew (its own open file description: threads of one pro
 as processes do) and waits at most `timeout` seconds, after which it gives up without ever holding the
 lock: a wait that timed out leaves its descriptor to the thread still blocked in `flock`, which closes
 it (releasing the lock at once if it was granted late).
+
+The threads of one process first take a ticket in a line of their own (`_Line`, one per lock file),
+then the `flock`: a released `flock` wakes its waiters and goes to the first to run, and on a loaded
+machine that was the writer that had just released it, still on its core, back for its next append
+(8 threads: 10 appends for one while another made 154). In the line, a writer back for its next turn
+stands behind the ones already waiting.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import errno
 import fcntl
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,18 +44,85 @@ class WritersQueue:
     def turn(self, timeout: float) -> Iterator[bool]:
         """Hold the queue's lock for the body; yields False (nothing held) if `timeout` seconds passed
         first, for the caller to refuse typed. StorageError if the lock file cannot be opened."""
+        deadline = time.monotonic() + timeout
+        line = _line_of(self.path)
+        ticket = line.take()
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
-        except OSError as exc:
-            msg = f"{self.path}: cannot open the SQLite store's writers' lock: {os_reason(exc)}"
-            raise StorageError(msg) from exc
-        if not _take(fd, timeout):
-            yield False  # (the descriptor now belongs to the waiting thread, which closes it)
-            return
-        try:
-            yield True
+            if not line.wait(ticket, timeout):
+                yield False
+                return
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+            except OSError as exc:
+                msg = f"{self.path}: cannot open the SQLite store's writers' lock: {os_reason(exc)}"
+                raise StorageError(msg) from exc
+            if not _take(fd, max(deadline - time.monotonic(), 0.0)):
+                yield False  # (the descriptor now belongs to the waiting thread, which closes it)
+                return
+            try:
+                yield True
+            finally:
+                os.close(fd)  # releases the lock
         finally:
-            os.close(fd)  # releases the lock
+            line.leave(ticket)
+
+
+class _Line:
+    """This process's threads waiting for one writers' lock, served in the order they came: a ticket
+    each (`take`), then `wait` for its turn; `leave` ends the turn, or drops a ticket whose turn has
+    not come (a wait that timed out)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._next = 0
+        self._serving = 0
+        self._abandoned: set[int] = set()
+
+    def take(self) -> int:
+        with self._cond:
+            ticket = self._next
+            self._next += 1
+            return ticket
+
+    def wait(self, ticket: int, timeout: float) -> bool:
+        """Whether `ticket`'s turn came within `timeout` seconds."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._serving == ticket, timeout)
+
+    def leave(self, ticket: int) -> None:
+        with self._cond:
+            if self._serving == ticket:
+                self._serving += 1
+                while self._serving in self._abandoned:
+                    self._abandoned.discard(self._serving)
+                    self._serving += 1
+                self._cond.notify_all()
+            elif self._serving < ticket:
+                self._abandoned.add(ticket)
+
+
+_LINES: dict[str, _Line] = {}
+"""This process's lines, by lock file (a few: one per SQLite store the process writes)."""
+_LINES_GUARD = threading.Lock()
+
+
+def _line_of(path: Path) -> _Line:
+    key = os.path.abspath(path)
+    with _LINES_GUARD:
+        line = _LINES.get(key)
+        if line is None:
+            line = _LINES[key] = _Line()
+        return line
+
+
+def _forget_lines() -> None:
+    """In a child made by fork: the parent's threads and their tickets are not here."""
+    global _LINES_GUARD
+    _LINES.clear()
+    _LINES_GUARD = threading.Lock()  # (one another thread held at the fork stays held in the child)
+
+
+os.register_at_fork(after_in_child=_forget_lines)
 
 
 def _take(fd: int, timeout: float) -> bool:
