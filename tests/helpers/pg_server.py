@@ -263,7 +263,7 @@ def standby_of(primary: Cluster) -> Iterator[Cluster]:
         standby._run(
             "pg_basebackup",
             *("-D", str(standby.datadir), "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres"),
-            *("-R", "-X", "stream", "--no-sync"),
+            *("-R", "-X", "stream", "--no-sync", "--checkpoint=fast"),  # (spread: up to minutes of pacing)
         )
         if not (standby.datadir / "standby.signal").exists():
             msg = "pg_basebackup -R wrote no standby.signal"
