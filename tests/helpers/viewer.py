@@ -59,3 +59,14 @@ def long_session(path: Any, records: int) -> dict[str, Any]:
         written += 4
     session.journal.close()
     return {"last": last, "middle_result": middle, "turns": turn}
+
+
+def front_page(url: str) -> str:
+    """serve's front page (its first page) of the store at `url`, from a server made and closed for it."""
+    from waybook.view import ViewServer
+
+    server = ViewServer(url)
+    try:
+        return server.front_page(1)
+    finally:
+        server.server_close()

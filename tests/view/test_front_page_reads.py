@@ -11,6 +11,7 @@ import pytest
 from tests.helpers import store_damage
 from tests.helpers.builders import fill_store, titled_at
 from tests.helpers.sql_counting import counting_statements
+from tests.helpers.viewer import front_page
 from waybook.stores import open_store
 from waybook.view import ViewServer
 
@@ -46,9 +47,5 @@ def test_a_front_page_row_is_titled_by_its_first_user_message_in_the_first_64_re
     with open_store(url) as store, store.create("late") as journal:
         batch = titled_at(seq, 69)
         journal.append(batch, expected=journal.head())
-    server = ViewServer(url)
-    try:
-        page = server.front_page(1)
-    finally:
-        server.server_close()
+    page = front_page(url)
     assert f"<td>message {seq}</td>" in page

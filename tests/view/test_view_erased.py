@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.erased_sessions import ASK, CALL, ERASURE, NEIGHBOURS, REASON, RESULT, SECRET, tool_session
+from tests.helpers.viewer import front_page
 from waybook import JsonlJournal
 from waybook.cli import main
 from waybook.journal import erase, verify
 from waybook.model import erased_placeholder
 from waybook.stores import open_store
-from waybook.view import ViewServer, page_data
+from waybook.view import page_data
 
 from .conftest import wait_for
 
@@ -71,11 +72,7 @@ def test_the_front_page_titles_a_journal_whose_first_question_was_erased_by_its_
     url = f"{scheme}:{tmp_path}/store"
     with open_store(url) as store:
         erase(tool_session(store.create("vault")), [ASK], reason=REASON)
-    server = ViewServer(url)
-    try:
-        page = server.front_page(1)
-    finally:
-        server.server_close()
+    page = front_page(url)
     assert f"<td>{html.escape(erased_placeholder(ERASURE, REASON))}</td>" in page
     assert NEIGHBOURS[0] not in page
     assert NEIGHBOURS[2] not in page
