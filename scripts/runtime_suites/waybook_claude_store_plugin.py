@@ -33,18 +33,18 @@ class WaybookBackedSessionStore(WaybookSessionStore):
         super().__init__(_fresh_store())
 
     def get_entries(self, key: Any) -> list[Any]:
-        tail = self._journals.tail(
+        tail = self._transcripts.tail(
             (key["project_key"], key["session_id"], key.get("subpath") or ""), create=False
         )
         return list(tail.state.entries) if tail is not None else []
 
     def clear(self) -> None:
-        for key, _ in list(self._journals.listed()):
-            self._journals.purge(key, reason="InMemorySessionStore.clear (SDK test helper)")
+        for key, _ in list(self._transcripts.listed()):
+            self._transcripts.purge(key, reason="InMemorySessionStore.clear (SDK test helper)")
 
     @property
     def size(self) -> int:
-        return sum(1 for key, _ in self._journals.listed() if not key[2] and self.get_entries(_as_key(key)))
+        return sum(1 for key, _ in self._transcripts.listed() if not key[2] and self.get_entries(_as_key(key)))
 
 
 def _as_key(key: tuple[str, ...]) -> dict[str, str]:
