@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 import sys
 import time
 import uuid
@@ -61,8 +62,10 @@ class Waybook:
 
 
 class Raw:
-    """The floor: one table, one INSERT (or one two-row INSERT) per commit; no chain, no rules. The rows
-    are the bytes waybook stores for the same records (their sealed canonical lines)."""
+    """The floor: one table, one INSERT (or one two-row INSERT) per commit; no chain check, no rules. The
+    rows are the bytes waybook stores for the same records: their sealed lines, salted and padded as in
+    a journal of schema 2 (until 2026-12-07 they were schema 1's lines, 104 bytes shorter a record
+    here: the floor stored less than waybook did)."""
 
     name = "raw psycopg"
 
@@ -74,18 +77,27 @@ class Raw:
         )
         self.conn.execute("CREATE INDEX IF NOT EXISTS raw_by_session ON raw_messages (session, id)")
         self.thread = ""
+        self.prev = GENESIS.digest
 
     def new_thread(self, thread: str) -> None:
         self.thread = thread
         self._insert([{"kind": "header", "session": thread}])
 
     def append(self, i: int, turn: bool) -> None:
-        question = NewRecord(id=f"m{i}", at=AT, body=UserMessage(parent=None, content=text(message(0, i))))
-        lines = [seal(i + 2, question, "0" * 64)[1].decode()]
+        parent = f"m{i - 1}" if i else None
+        question = NewRecord(id=f"m{i}", at=AT, body=UserMessage(parent=parent, content=text(message(0, i))))
+        lines = [self._sealed(i + 2, question)]
         if turn:
             reply = AssistantMessage(parent=question.id, content=text(message(1, i)), stop_reason="end_turn")
-            lines.append(seal(i + 3, NewRecord(id=f"r{i}", at=AT, body=reply), "0" * 64)[1].decode())
+            lines.append(self._sealed(i + 3, NewRecord(id=f"r{i}", at=AT, body=reply)))
         self._insert_lines(lines)
+
+    def _sealed(self, seq: int, new: NewRecord) -> str:
+        """The line waybook's store writes for `new` in a new journal (schema 2: salted, its content
+        padded to whole SHA-256 blocks so that it can be erased), chained to the line before."""
+        record, line = seal(seq, new, self.prev, None, secrets.token_hex(16))
+        self.prev = record.digest
+        return line.decode()
 
     def _insert(self, rows: list[dict[str, str]]) -> None:
         self._insert_lines([json.dumps(row) for row in rows])
