@@ -51,9 +51,12 @@ def test_a_copy_under_another_id_is_refused_before_any_record_is_written(url: st
 
 
 def test_the_refusal_names_both_ids_and_what_to_do(url: str) -> None:
-    with open_store(url) as store, store.create("other", header=False) as target:
-        with pytest.raises(StoreArgumentError) as caught:  # a caller's mistake, as a store says them
-            copy_records(golden().read(), target)
+    with (
+        open_store(url) as store,
+        store.create("other", header=False) as target,
+        pytest.raises(StoreArgumentError) as caught,  # a caller's mistake, as a store says them
+    ):
+        copy_records(golden().read(), target)
     message = str(caught.value)
     assert "journal 'other' would start with a header naming journal 'golden'" in message
     assert "Create it as 'golden'" in message
