@@ -27,15 +27,3 @@ def check_first_header(store: str, journal_id: str, records: Sequence[object], e
     body = getattr(records[0], "body", None)
     if type(body) is Header:
         check_header_names(body, store=store, journal_id=journal_id)
-
-
-def foreign_header_note(journal_id: str, header: object) -> str | None:
-    """What `waybook verify --store` says of a stored journal whose header names another journal (data
-    written before the rule, or a file renamed in a directory store); None when it names `journal_id`."""
-    if type(header) is not Header or header.journal == journal_id:
-        return None
-    return (
-        f"its header names journal {header.journal!r}, not {journal_id!r} (stored before a store refused "
-        "that, or its file renamed); its chain is not at fault. A copy whose header names its id: "
-        f"`waybook migrate --store URL {journal_id} --to NEW_ID`"
-    )
