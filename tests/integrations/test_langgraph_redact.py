@@ -310,9 +310,11 @@ def test_a_masked_defaultdict_keeps_its_factory_and_a_deque_its_maxlen() -> None
     with open_store("memory:") as store, WaybookSaver(store, redact=True) as saver:
         table = saver._masked(defaultdict(list, {"cmds": [SECRET]}))
         queue = saver._masked(deque([SECRET], maxlen=5))
-    assert type(table) is defaultdict and table.default_factory is list
+    assert type(table) is defaultdict
+    assert table.default_factory is list
     assert table["cmds"] == ["deploy with [REDACTED:github-token]"]
-    assert type(queue) is deque and queue.maxlen == 5
+    assert type(queue) is deque
+    assert queue.maxlen == 5
 
 
 # --- what the walk cannot mask is refused before any byte is written ---------------------------------
@@ -346,8 +348,11 @@ def test_a_secret_the_walk_cannot_mask_is_refused_and_nothing_is_written(
             assert journal.head() == before
     assert TOKEN.core.encode() not in stored(tmp_path, url)
     message = str(refused.value)
-    assert "thread 'families'" in message and "github-token" in message and holder in message
-    assert "nothing was written" in message and "mask the secret before it reaches the graph" in message
+    assert "thread 'families'" in message
+    assert "github-token" in message
+    assert holder in message
+    assert "nothing was written" in message
+    assert "mask the secret before it reaches the graph" in message
     assert refused.value.where == NAMED[where]
 
 
