@@ -211,13 +211,16 @@ def leaked(mask: SecretMask, kind: str, data: bytes, value: Any) -> Leak | None:
     A msgpack value is read back to its strings (each type the serializer named kept as the holder of
     its own strings): its bytes cannot be scanned as they are, since a string's length prefix before a
     token can be a letter or digit, which the detector takes for the token's left neighbour. Any other
-    kind (bytes, JSON, pickle) is scanned as its bytes."""
+    kind (bytes, JSON, pickle), or msgpack that does not read back, is scanned as its bytes."""
     if not data:
         return None
+    strings: list[tuple[str, str]] = []
     if kind == "msgpack":
-        strings: list[tuple[str, str]] = []
-        _collect(_read(data), _type_name(value), strings)
-    else:
+        try:
+            _collect(_read(data), _type_name(value), strings)
+        except (ormsgpack.MsgpackDecodeError, RecursionError):  # a serde of its own: its bytes as they are
+            strings = []
+    if not strings:
         strings = [(data.decode("latin-1"), _type_name(value))]
     found = mask.secrets_in([text for text, _ in strings])
     if not found:
