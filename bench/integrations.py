@@ -10,8 +10,15 @@ SQLite's default synchronous setting (a sync per commit), so waybook's directory
 Rows alternate between savers round by round so machine drift hits all alike; each figure is the
 median of the rounds.
 
-Run: `python bench/integrations.py [--steps N] [--rounds R]`; prints a table, writes
-bench/integrations.json. Needs `pip install -e '.[dev]'` (LangGraph's SQLite saver is in the dev extra).
+LangGraph with `redact=True`: what the check after serialization costs (the saver reads each value it
+serialized back to its strings and runs the detector over them, to refuse a secret its masking could
+not reach): serializing a 200-message list alone against serializing it and checking it, and
+`WaybookSaver(redact=True)` puts against the same saver with the check left out, paired (alternate
+rounds, order flipped, median of the per-round ratios).
+
+Run: `python bench/integrations.py [--steps N] [--rounds R] [--only redact]`; prints a table, writes
+bench/integrations.json (`--only redact`: its `langgraph_redact` key only).
+Needs `pip install -e '.[dev]'` (LangGraph's SQLite saver is in the dev extra).
 """
 
 from __future__ import annotations
@@ -37,7 +44,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from bench.speed_pairing import paired
+from waybook._masking import SecretMask
 from waybook.integrations.langgraph import WaybookSaver
+from waybook.integrations.langgraph._secrets import leaked, masked_value
 from waybook.integrations.openai_agents import WaybookSession
 from waybook.stores import open_store
 
@@ -116,6 +126,74 @@ def langgraph_sqlite(work: Path, steps: int) -> dict[str, float]:
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
     return {**rates, "bytes": dir_bytes(work)}
+
+
+class UncheckedSaver(WaybookSaver):
+    """`redact=` without the check after serialization: only what the check costs differs."""
+
+    def _checked(self, view: Any, where: str) -> Any:
+        return self.serde
+
+
+def langgraph_puts(saver_type: type[WaybookSaver], steps: int) -> None:
+    """`steps` puts (and their pending writes) of a growing messages list, with `redact=True`."""
+    with (
+        tempfile.TemporaryDirectory(prefix="waybook-bench-") as work,
+        open_store(store_url(Path(work), "flush")) as store,
+        saver_type(store, redact=True) as saver,
+    ):
+        config: Any = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
+        messages: list[Any] = []
+        version: Any = None
+        for step in range(steps):
+            message = (HumanMessage if step % 2 == 0 else AIMessage)(f"{step}: {TEXT}", id=f"m{step}")
+            messages = [*messages, message]
+            version = saver.get_next_version(version, None)
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"messages": messages}
+            checkpoint["channel_versions"] = {"messages": version}
+            config = saver.put(config, checkpoint, {"source": "loop", "step": step}, {"messages": version})
+            saver.put_writes(config, [("messages", [message])], f"task-{step}")
+
+
+def langgraph_redact(steps: int, rounds: int) -> dict[str, dict[str, float]]:
+    """The check's cost: on one serialized value, and on the saver's puts (paired rows)."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    serde = JsonPlusSerializer()
+    mask = SecretMask()
+    messages = [(HumanMessage if n % 2 == 0 else AIMessage)(f"{n}: {TEXT}", id=f"m{n}") for n in range(200)]
+    masked_value(mask, messages)  # the saver masks (and so remembers) every string before it serializes
+    repeats = 50
+
+    def serialize() -> None:
+        for _ in range(repeats):
+            serde.dumps_typed(messages)
+
+    def serialize_and_check() -> None:
+        for _ in range(repeats):
+            kind, data = serde.dumps_typed(messages)
+            assert leaked(mask, kind, data, messages) is None
+
+    value = paired(repeats, serialize, serialize_and_check, rounds=rounds)
+    saver = paired(
+        steps,
+        lambda: langgraph_puts(UncheckedSaver, steps),
+        lambda: langgraph_puts(WaybookSaver, steps),
+        rounds=rounds,
+    )
+    return {
+        "langgraph.redact.check.200_messages_value": {
+            "serialize_per_s": value[0],
+            "serialize_and_check_per_s": value[1],
+            "ratio": value[2],
+        },
+        f"langgraph.redact.check.{steps}_puts": {
+            "unchecked_puts_per_s": saver[0],
+            "checked_puts_per_s": saver[1],
+            "ratio": saver[2],
+        },
+    }
 
 
 # --- OpenAI Agents ------------------------------------------------------------------------------------
@@ -209,7 +287,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=["redact"], help="run only the redact= check's rows")
     args = parser.parse_args()
+    redact = langgraph_redact(min(args.steps, 500), max(args.rounds, 5))
+    redact_lines = [
+        "LangGraph redact=True: the check after serialization (paired; ratio = with / without the check)",
+        *(
+            f"{name:<44}" + "".join(f"{key}={figure:,.2f}  " for key, figure in figures.items())
+            for name, figures in redact.items()
+        ),
+    ]
+    if args.only == "redact":
+        print("\n".join(redact_lines))
+        saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        RESULTS.write_text(json.dumps({**saved, "langgraph_redact": redact}, indent=2) + "\n")
+        return
     langgraph = measure(
         {
             "LangGraph SqliteSaver": langgraph_sqlite,
@@ -237,6 +329,8 @@ def main() -> None:
         "",
         "(ratios against the runtime's own SQLite saver, measured in the same run; higher is better "
         "except for bytes)",
+        "",
+        *redact_lines,
     ]
     print("\n".join(lines))
     RESULTS.write_text(
@@ -248,6 +342,7 @@ def main() -> None:
                 "rounds": args.rounds,
                 "langgraph": langgraph,
                 "openai_agents": agents,
+                "langgraph_redact": redact,
             },
             indent=2,
         )

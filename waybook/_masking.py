@@ -122,6 +122,12 @@ class SecretMask:
         with self._lock:
             return self._redactor.value(value)
 
+    def secrets_in(self, texts: Sequence[str]) -> list[str]:
+        """The kinds of secret still in `texts` (nothing masked or counted): a writer's last check of
+        what it is about to store."""
+        with self._lock:
+            return self._redactor.kinds_in(texts)
+
     def record(self, record: NewRecord) -> NewRecord:
         """`record` with its body masked (`body`)."""
         body = self.body(record.body)

@@ -44,7 +44,9 @@ class WaybookBackedSessionStore(WaybookSessionStore):
 
     @property
     def size(self) -> int:
-        return sum(1 for key, _ in self._transcripts.listed() if not key[2] and self.get_entries(_as_key(key)))
+        return sum(
+            1 for key, _ in self._transcripts.listed() if not key[2] and self.get_entries(_as_key(key))
+        )
 
 
 def _as_key(key: tuple[str, ...]) -> dict[str, str]:

@@ -6,20 +6,33 @@ and LangGraph's own conformance suite passes with masking on."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import dataclasses
+import enum
+import pathlib
+from collections import OrderedDict, defaultdict, deque
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import pydantic
+import pydantic.v1
 import pytest
 
 pytest.importorskip("langgraph")
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.store.base import Item
+from langgraph.types import Interrupt, Send
 
 from tests.helpers.redaction import DB, STORE_URLS, TOKEN, decoded_values, raw_bytes
-from waybook.integrations.langgraph import WaybookSaver
+from waybook.integrations.langgraph import UnmaskedSecretError, WaybookSaver
 from waybook.journal import verify
 from waybook.model import CustomEntry, InvalidArgumentError, UserMessage
 from waybook.stores import open_store
@@ -131,3 +144,234 @@ def test_langgraphs_conformance_suite_passes_with_masking_on(tmp_path: Path) -> 
     report = asyncio.run(validate(masking_saver))
     failures = {name: result.failures for name, result in report.results.items() if result.passed is not True}
     assert not failures, failures
+
+
+# --- every family LangGraph's serializer stores a string of (issue 46: they were stored in clear) -------
+
+
+@dataclasses.dataclass(frozen=True)
+class Ticket:
+    """A frozen state dataclass with a field the constructor does not take."""
+
+    note: str
+    tags: tuple[str, ...] = ()
+    echo: str = dataclasses.field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "echo", f"copied: {self.note}")
+
+
+class Pair(NamedTuple):
+    key: str
+    value: str
+
+
+class Notes(list):  # type: ignore[type-arg]
+    """A list subclass (stored as a plain list)."""
+
+
+class Loose(pydantic.BaseModel, extra="allow"):
+    """A pydantic v2 model with an extra field."""
+
+    title: str
+
+
+class OldModel(pydantic.v1.BaseModel):
+    """A pydantic v1 model."""
+
+    title: str
+    body: str
+
+
+class Vault(enum.Enum):
+    """An Enum member cannot be rebuilt with a masked value: a secret in one is refused."""
+
+    KEY = TOKEN.text
+
+
+class Padded(enum.Enum):
+    """A token that starts a 50-character string."""
+
+    KEY = TOKEN.text + "x" * 10
+
+
+SECRET = f"deploy with {TOKEN.text}"
+FAMILIES: dict[str, Callable[[], Any]] = {
+    "dataclass (frozen, init=False field)": lambda: Ticket(SECRET, tags=(TOKEN.text,)),
+    "LangGraph Send": lambda: Send("worker", {"cmd": SECRET}),
+    "LangGraph Interrupt": lambda: Interrupt(value={"ask": SECRET}, id="i1"),
+    "namedtuple": lambda: Pair("token", SECRET),
+    "LangGraph _DeltaSnapshot": lambda: _DeltaSnapshot([SECRET]),
+    "set": lambda: {SECRET, "plain"},
+    "frozenset": lambda: frozenset({SECRET}),
+    "deque": lambda: deque([SECRET, "plain"], maxlen=5),
+    "OrderedDict": lambda: OrderedDict([("first", SECRET), (DB.text, "as a key")]),
+    "defaultdict": lambda: defaultdict(list, {"cmds": [SECRET]}),
+    "list subclass": lambda: Notes([SECRET]),
+    "pydantic v2 extra field": lambda: Loose(title="t", extra_note=SECRET),  # type: ignore[call-arg]
+    "pydantic v1 model": lambda: OldModel(title="t", body=SECRET),
+    "pydantic SecretStr": lambda: pydantic.SecretStr(SECRET),
+    "path": lambda: pathlib.Path("/tmp") / TOKEN.text / "log",
+    "exception": lambda: RuntimeError(SECRET),
+    "LangGraph store Item": lambda: Item(
+        value={"memo": SECRET}, key="k", namespace=("users", "u1"), created_at=NOW, updated_at=NOW
+    ),
+}
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+USER_TYPES = [Ticket, Pair, Notes, Loose, OldModel, Vault, pydantic.SecretStr, Item, RuntimeError]
+THREAD = {"configurable": {"thread_id": "families", "checkpoint_ns": ""}}
+
+
+def serde() -> JsonPlusSerializer:
+    """LangGraph's serializer, allowed to rebuild this module's types (the saver's default is strict)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=USER_TYPES)
+
+
+def put_value(saver: WaybookSaver, where: str, value: Any) -> Any:
+    """Store `value` as a channel value, a pending write or in the metadata; the stored value read back."""
+    config = saver.put(THREAD, empty_checkpoint(), {"source": "loop", "step": 0}, {})
+    return put_again(saver, config, where, value)
+
+
+def put_again(saver: WaybookSaver, config: Any, where: str, value: Any) -> Any:
+    """`put_value` on a thread that has a checkpoint (`config`)."""
+    if where == "pending write":
+        saver.put_writes(config, [("state", value)], "task-1")
+    else:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"state": value} if where == "channel value" else {}
+        checkpoint["channel_versions"] = {"state": saver.get_next_version(None, None)}
+        metadata: Any = {"source": "loop", "step": 1, **({"note": value} if where == "metadata" else {})}
+        config = saver.put(config, checkpoint, metadata, checkpoint["channel_versions"])
+    found = saver.get_tuple(config)
+    assert found is not None
+    if where == "channel value":
+        return found.checkpoint["channel_values"]["state"]
+    if where == "metadata":
+        return found.metadata["note"]
+    [(_, _, written)] = found.pending_writes or []
+    return written
+
+
+PLACES = ["channel value", "pending write", "metadata"]
+NAMED = {
+    "channel value": "channel 'state'",
+    "pending write": "a pending write to channel 'state' (task task-1)",
+    "metadata": "the checkpoint's metadata",
+}
+"""How a refusal names each place."""
+
+
+@pytest.mark.parametrize("where", PLACES)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_secret_in_every_family_the_serializer_stores_is_masked_and_reads_back_as_its_type(
+    tmp_path: Path, family: str, where: str
+) -> None:
+    value = FAMILIES[family]()
+    url = STORE_URLS["directory"](tmp_path)
+    with open_store(url) as store, WaybookSaver(store, serde=serde(), redact=True) as saver:
+        read = put_value(saver, where, value)
+    data = stored(tmp_path, url)
+    assert TOKEN.core.encode() not in data
+    assert b"[REDACTED:github-token]" in data
+    as_serialized = serde().loads_typed(serde().dumps_typed(value))
+    assert type(read) is type(as_serialized)  # masked, it round-trips as the original would
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_without_redact_every_family_stores_the_secret(tmp_path: Path, family: str) -> None:
+    url = STORE_URLS["directory"](tmp_path)
+    with open_store(url) as store, WaybookSaver(store, serde=serde()) as saver:
+        put_value(saver, "channel value", FAMILIES[family]())
+    assert TOKEN.core.encode() in stored(tmp_path, url)  # the masking test above can fail
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_value_with_nothing_to_mask_is_the_very_object(family: str) -> None:
+    clean = FAMILIES[family]()
+    with open_store("memory:") as store, WaybookSaver(store, redact=True) as saver:
+        masked = saver._masked(clean)
+        assert masked is not clean  # it held the secret
+        assert saver._masked(masked) is masked  # masked, nothing is left to mask: the same object
+
+
+def test_a_masked_dataclass_keeps_its_type_its_frozen_fields_and_its_init_false_field() -> None:
+    with open_store("memory:") as store, WaybookSaver(store, redact=True) as saver:
+        masked = saver._masked(Ticket(SECRET, tags=(TOKEN.text, "kept")))
+    assert type(masked) is Ticket
+    assert masked.note == "deploy with [REDACTED:github-token]"
+    assert masked.tags == ("[REDACTED:github-token]", "kept")
+    assert masked.echo == "copied: deploy with [REDACTED:github-token]"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        masked.note = "changed"  # type: ignore[misc]
+
+
+def test_a_masked_defaultdict_keeps_its_factory_and_a_deque_its_maxlen() -> None:
+    with open_store("memory:") as store, WaybookSaver(store, redact=True) as saver:
+        table = saver._masked(defaultdict(list, {"cmds": [SECRET]}))
+        queue = saver._masked(deque([SECRET], maxlen=5))
+    assert type(table) is defaultdict
+    assert table.default_factory is list
+    assert table["cmds"] == ["deploy with [REDACTED:github-token]"]
+    assert type(queue) is deque
+    assert queue.maxlen == 5
+
+
+# --- what the walk cannot mask is refused before any byte is written ---------------------------------
+
+UNMASKABLE: dict[str, tuple[Callable[[], Any], str]] = {
+    "Enum member": (lambda: {"vault": Vault.KEY}, f"{__name__}.Vault"),
+    "bytes": (lambda: [SECRET.encode()], ""),  # held by the stored value itself: a list, or the metadata
+    # a token that starts a 48-57 byte string: its msgpack length prefix is a digit, which a scan of the
+    # raw bytes takes for the token's left neighbour (and so misses the token)
+    "Enum member, token after a digit length prefix": (
+        lambda: Padded.KEY,
+        f"{__name__}.Padded",
+    ),
+}
+
+
+@pytest.mark.parametrize("where", PLACES)
+@pytest.mark.parametrize("case", sorted(UNMASKABLE))
+def test_a_secret_the_walk_cannot_mask_is_refused_and_nothing_is_written(
+    tmp_path: Path, case: str, where: str
+) -> None:
+    make, holder = UNMASKABLE[case]
+    url = STORE_URLS["directory"](tmp_path)
+    with open_store(url) as store, WaybookSaver(store, redact=True) as saver:
+        config = saver.put(THREAD, empty_checkpoint(), {"source": "loop", "step": 0}, {})
+        with store.open(saver.journal_id("families")) as journal:
+            before = journal.head()
+        with pytest.raises(UnmaskedSecretError) as refused:
+            put_again(saver, config, where, make())
+        with store.open(saver.journal_id("families")) as journal:
+            assert journal.head() == before
+    assert TOKEN.core.encode() not in stored(tmp_path, url)
+    message = str(refused.value)
+    assert "thread 'families'" in message
+    assert "github-token" in message
+    assert holder in message
+    assert "nothing was written" in message
+    assert "mask the secret before it reaches the graph" in message
+    assert refused.value.where == NAMED[where]
+
+
+class XorCipher:
+    """A stand-in cipher for LangGraph's EncryptedSerializer (its AES needs pycryptodome)."""
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        return "xor", bytes(b ^ 0x5A for b in plaintext)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        return bytes(b ^ 0x5A for b in ciphertext)
+
+
+def test_with_an_encrypting_serde_the_check_reads_the_bytes_before_encryption(tmp_path: Path) -> None:
+    encrypting = EncryptedSerializer(XorCipher(), JsonPlusSerializer())
+    with open_store(STORE_URLS["directory"](tmp_path)) as store:
+        saver = WaybookSaver(store, serde=encrypting, redact=True)
+        with pytest.raises(UnmaskedSecretError, match="channel 'state'"):
+            put_value(saver, "channel value", {"vault": Vault.KEY})
+        assert put_value(saver, "channel value", Pair("token", SECRET)).value == (
+            "deploy with [REDACTED:github-token]"
+        )

@@ -408,6 +408,21 @@ class Redactor:
             return value if unchanged else dict(pairs)
         return value
 
+    def kinds_in(self, texts: Sequence[str]) -> list[str]:
+        """The kinds of secret the detector finds in `texts`, in order (nothing masked, counted or
+        remembered): one detection pass over the texts joined, skipping those remembered as texts
+        masking leaves as they are. What a writer checks the bytes it is about to store with."""
+        memo = self._memo
+        unknown = [
+            text
+            for text in dict.fromkeys(texts)
+            if (known := memo.get(text)) is None or (known[0] is not text and known[0] != text)
+        ]
+        if not unknown:
+            return []
+        names = self._detector.names
+        return list(dict.fromkeys(names[p] for _, _, p in self._detector.spans(SEPARATOR.join(unknown))))
+
     def prepare(self, values: Iterable[str]) -> None:
         """Mask the texts not yet remembered in one detection pass, and remember them (counted when
         `text` is asked for them): an export prepares a row's texts, then asks for each."""

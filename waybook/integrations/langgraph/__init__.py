@@ -16,6 +16,7 @@ with needs_extra(
         StaleThreadError,
         ThreadExistsError,
         UnknownPruneStrategyError,
+        UnmaskedSecretError,
     )
     from waybook.integrations.langgraph._saver import WaybookSaver
 
@@ -24,5 +25,6 @@ __all__ = [
     "StaleThreadError",
     "ThreadExistsError",
     "UnknownPruneStrategyError",
+    "UnmaskedSecretError",
     "WaybookSaver",
 ]

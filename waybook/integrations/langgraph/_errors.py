@@ -45,3 +45,25 @@ class CheckpointValueError(JournalError, ValueError):
             "data this saver's serializer does not rebuild: read it with the serializer that wrote it "
             "(WaybookSaver(store, serde=...))",
         )
+
+
+class UnmaskedSecretError(JournalError, ValueError):
+    """`WaybookSaver(redact=...)` found a secret in a value as serialized that its masking could not reach
+    (a type it does not walk). Nothing was written."""
+
+    def __init__(
+        self, *, thread_id: str, checkpoint_ns: str, where: str, holder: str, kinds: tuple[str, ...]
+    ) -> None:
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.where = where
+        self.holder = holder
+        self.kinds = kinds
+        JournalError.__init__(
+            self,
+            f"thread {thread_id!r} (namespace {checkpoint_ns!r}), {where}: a value of type {holder} holds a "
+            f"secret ({', '.join(kinds)}) that WaybookSaver(redact=...) cannot mask, since its masking does "
+            "not walk that type; nothing was written. Make the value a type the saver masks (str, list, "
+            "tuple, dict, set, deque, a namedtuple, a dataclass, a pydantic model: docs/langgraph.md), or "
+            "mask the secret before it reaches the graph.",
+        )

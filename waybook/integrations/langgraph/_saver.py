@@ -43,9 +43,10 @@ from waybook.integrations.langgraph._errors import (
     StaleThreadError,
     ThreadExistsError,
     UnknownPruneStrategyError,
+    UnmaskedSecretError,
 )
 from waybook.integrations.langgraph._nodes import MESSAGES, MessagePlan, messages_of, node_body, plan
-from waybook.integrations.langgraph._secrets import masked_value
+from waybook.integrations.langgraph._secrets import CheckedSerde, Leak, masked_value
 from waybook.integrations.langgraph._serde import StrictSerializer
 from waybook.integrations.langgraph._state import CHECKPOINT, DERIVED, HIDDEN, WRITES, Entry, ThreadState
 from waybook.integrations.langgraph._view import ThreadView, channel_ref, channel_value, checkpoint_tuple
@@ -268,7 +269,14 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
                 records.append(node)
                 node_parent = node.id
             refs = {
-                channel: channel_ref(self.serde, view, parent, channel, version, values[channel])
+                channel: channel_ref(
+                    self._checked(view, f"channel {channel!r}"),
+                    view,
+                    parent,
+                    channel,
+                    version,
+                    values[channel],
+                )
                 if channel in values
                 else {"v": version, "empty": True}
                 for channel, version in new_versions.items()
@@ -281,7 +289,12 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
             }
             skeleton = {key: value for key, value in checkpoint.items() if key != "channel_values"}
             dump_field(self.serde, data, "checkpoint", skeleton)
-            dump_field(self.serde, data, "metadata", self._masked(get_checkpoint_metadata(config, metadata)))
+            dump_field(
+                self._checked(view, "the checkpoint's metadata"),
+                data,
+                "metadata",
+                self._masked(get_checkpoint_metadata(config, metadata)),
+            )
             label = _label(metadata, new_versions)
             node = self._record(
                 CustomEntry(parent=node_parent, type=CHECKPOINT, data=data, content=text(label))
@@ -318,7 +331,8 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
                 idx = WRITES_IDX_MAP.get(channel, position)
                 if idx >= 0 and (task_id, idx) in known:
                     continue  # a retried write: the first one stands, as in LangGraph's savers
-                new.append([channel, idx, dump(self.serde, self._masked(value))])
+                serde = self._checked(view, f"a pending write to channel {channel!r} (task {task_id})")
+                new.append([channel, idx, dump(serde, self._masked(value))])
             if not new:
                 return
             data = {"checkpoint": checkpoint_id, "task_id": task_id, "task_path": task_path, "writes": new}
@@ -553,6 +567,23 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
 
     def _masked(self, value: Any) -> Any:
         return value if self.mask is None else masked_value(self.mask, value)
+
+    def _checked(self, view: ThreadView, where: str) -> SerializerProtocol:
+        """The serde to write a value with: with `redact`, one that refuses a value still holding a secret
+        once serialized (`UnmaskedSecretError`, naming `where`), before anything is written."""
+        if self.mask is None:
+            return self.serde
+
+        def refuse(leak: Leak) -> None:
+            raise UnmaskedSecretError(
+                thread_id=str(view.thread_id),
+                checkpoint_ns=view.checkpoint_ns,
+                where=where,
+                holder=leak.holder,
+                kinds=leak.kinds,
+            )
+
+        return CheckedSerde(self.serde, self.mask, refuse)
 
     def _masked_node(self, body: AnyBody) -> AnyBody:
         return body if self.mask is None else self.mask.body(body)
