@@ -7,12 +7,14 @@ still opens and reads.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.sessions import branching_session
+from waybook import AsyncSession, Session
 from waybook.journal import InMemoryJournal, SessionJournal
 from waybook.model import GENESIS, Header
 from waybook.stores import (
@@ -22,6 +24,7 @@ from waybook.stores import (
     JournalStore,
     SealedJournal,
     StoreArgumentError,
+    ThreadedStore,
     copy_records,
     open_store,
 )
@@ -114,3 +117,26 @@ def test_a_directory_store_file_copied_under_another_name_still_opens_and_reads(
             first = next(iter(journal.read()))
     assert isinstance(first.body, Header)
     assert first.body.journal == "golden"
+
+
+def test_a_session_created_on_an_empty_journal_of_a_store_names_its_id(url: str) -> None:
+    with open_store(url) as store, store.create("s1", header=False) as journal:
+        Session.create(journal).user("hi")  # main: a fresh random id, which no store should keep
+        first = next(iter(journal.read()))
+    assert isinstance(first.body, Header)
+    assert first.body.journal == "s1"
+
+
+def test_an_async_session_created_on_an_empty_journal_of_a_store_names_its_id(url: str) -> None:
+    async def write() -> Header:
+        with open_store(url) as store:
+            journal = await ThreadedStore(store).create("s2", header=False)
+            session = await AsyncSession.create(journal)
+            await session.user("hi")
+            records = [record async for record in journal.read()]
+            first = records[0]
+            await journal.close()
+        assert isinstance(first.body, Header)
+        return first.body
+
+    assert asyncio.run(write()).journal == "s2"
