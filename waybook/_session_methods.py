@@ -41,6 +41,14 @@ BatchT = TypeVar("BatchT")
 MadeT = TypeVar("MadeT")
 
 
+def stored_id(journal: object) -> str | None:
+    """The id of a store's journal (a `FedJournal`'s or `DatabaseJournal`'s `journal_id`, also under a
+    `ThreadedJournal`), which its header must name; None for a journal of no store (a file, memory)."""
+    inner = getattr(journal, "blocking", journal)
+    value = getattr(inner, "journal_id", None)
+    return value if type(value) is str else None
+
+
 class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
     """Writes one conversation into a journal: the methods of `Session` and `AsyncSession`."""
 
@@ -85,12 +93,15 @@ class SessionMethods(ABC, Generic[JournalT, WrittenT, BatchT, MadeT]):
         inline_limit: int = DEFAULT_INLINE_LIMIT,
         redact: Redact = False,
     ) -> MadeT:
-        """A session on `journal`, writing its header first if the journal is empty."""
+        """A session on `journal`, writing its header first if the journal is empty. The header names
+        `journal_id`; by default a store's journal's own id (a store refuses a header naming another),
+        else a fresh id."""
         mask = secret_mask(redact, who=cls._WHO)
         options = WriterOptions(
             actor=actor, clock=clock, ids=ids, blobs=blobs, inline_limit=inline_limit, mask=mask
         )
-        return cls._create(journal, options, lambda core: core.header(journal_id, creator, metadata, role))
+        named = journal_id if journal_id is not None else stored_id(journal)
+        return cls._create(journal, options, lambda core: core.header(named, creator, metadata, role))
 
     @property
     def head(self) -> Head:

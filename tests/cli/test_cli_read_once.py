@@ -23,7 +23,7 @@ SLACK = 1.1
 @pytest.fixture(scope="module")
 def journals(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
     """A coding session of a few thousand records as a file, and the same journal in a directory store:
-    the file, the store's URL and the store's file of journal s1."""
+    the file, the store's URL and the store's file of journal session (a copy keeps its id)."""
     home = tmp_path_factory.mktemp("read-once")
     path = home / "session.jsonl"
     session = Session.create(JsonlJournal(path, durability="none"), journal_id="session")
@@ -38,10 +38,10 @@ def journals(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]
     session.journal.close()
     url = f"file:{home / 'store'}"
     with open_store(url) as store, JsonlJournal(path, readonly=True) as source:
-        with store.create("s1", header=False) as copy:
+        with store.create("session", header=False) as copy:
             copy_records(source.read(), copy)
         assert isinstance(store, JournalFiles)
-        stored = store.file_of("s1")
+        stored = store.file_of("session")
     return path, url, stored
 
 
@@ -61,7 +61,7 @@ def test_a_read_command_reads_the_journal_file_once(
     journals: tuple[Path, str, Path], command: str, given: str, tmp_path: Path
 ) -> None:
     path, url, stored = journals
-    journal, where = (str(path), []) if given == "file" else ("s1", ["--store", url])
+    journal, where = (str(path), []) if given == "file" else ("session", ["--store", url])
     args = [arg.replace("{J}", journal).replace("{OUT}", str(tmp_path / "out")) for arg in COMMANDS[command]]
     read_from = path if given == "file" else stored
     with BytesRead(read_from) as read:

@@ -106,14 +106,17 @@ def test_repair_in_a_directory_store_quarantines_a_torn_tail(tmp_path: Path) -> 
 
 @pytest.mark.skipif(not PI_FIXTURE.is_file(), reason="the Pi fixture is not on this machine")
 def test_import_into_a_store_keeps_every_digest(url: str, tmp_path: Path) -> None:
+    """Under the session's own id, which the file's header names (under another, the header names that
+    id: tests/cli/test_cli_header_names_journal.py)."""
     alone = tmp_path / "alone.jsonl"
     assert waybook("import", "pi", PI_FIXTURE, "-o", alone).returncode == 0
-    run = waybook("import", "pi", PI_FIXTURE, "--store", url, "-o", "imported")
+    session_id = json.loads(alone.read_bytes().splitlines()[0])["body"]["journal"]
+    run = waybook("import", "pi", PI_FIXTURE, "--store", url, "-o", session_id)
     assert run.returncode == 0, run.stderr
     with open_store(url) as store:
-        lines = list(store.open("imported").read_lines())
+        lines = list(store.open(session_id).read_lines())
     assert b"".join(line + b"\n" for line in lines) == alone.read_bytes()
-    again = waybook("import", "pi", PI_FIXTURE, "--store", url, "-o", "imported")
+    again = waybook("import", "pi", PI_FIXTURE, "--store", url, "-o", session_id)
     assert again.returncode == 0, again.stderr  # issue 47: the journal holds it all; nothing to append
     assert "is up to date" in again.stderr
 

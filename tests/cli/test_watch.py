@@ -242,6 +242,8 @@ def test_a_file_truncated_replaced_or_rewritten_is_imported_again_as_a_new_journ
         journal_lines(watched.url)[f"{journal}.v2"]
         == watched.one_shot("codex", source, f"{journal}.v2")[f"{journal}.v2"]
     )
+    header = json.loads(journal_lines(watched.url)[f"{journal}.v2"][0])["body"]
+    assert header["journal"] == f"{journal}.v2"  # a store's journal names its own id (main: the first's)
 
 
 def test_lost_or_stale_cursors_duplicate_nothing(tmp_path: Path) -> None:

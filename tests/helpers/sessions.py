@@ -29,12 +29,13 @@ def fixed_clock() -> Callable[[], str]:
     return clock
 
 
-def branching_session(journal: SessionJournal | None = None) -> SessionJournal:
-    """A tool-using session with an abandoned answer, a preferred retry, an exclusion and a compaction."""
-    journal = journal if journal is not None else InMemoryJournal("golden")
+def branching_session(journal: SessionJournal | None = None, *, journal_id: str = "golden") -> SessionJournal:
+    """A tool-using session with an abandoned answer, a preferred retry, an exclusion and a compaction;
+    its header names `journal_id`."""
+    journal = journal if journal is not None else InMemoryJournal(journal_id)
     ids = (f"e{i:02d}" for i in itertools.count())
     session = Session.create(
-        journal, journal_id="golden", metadata={"tools": TOOLS}, clock=fixed_clock(), ids=lambda: next(ids)
+        journal, journal_id=journal_id, metadata={"tools": TOOLS}, clock=fixed_clock(), ids=lambda: next(ids)
     )
     session.system("Be brief.")
     ask = session.user("What is in notes.txt? My token is ghp_abcdefghijklmnopqrstuvwxyz0123456789AB")

@@ -135,14 +135,14 @@ def test_a_sqlite_eraser_killed_before_it_scrubs_the_log_leaves_the_next_open_to
 
 
 def test_a_sealed_journal_copies_verbatim_and_one_with_erased_records_is_refused_by_name(url: str) -> None:
-    with open_store(url) as store:
+    with open_store(url) as store, open_store("memory:") as first, open_store("memory:") as second:
         session, _ = written(store)
         journal = store.open("chat")
-        copy = store.create("copy", header=False)
+        copy = first.create("chat", header=False)  # a copy keeps its id: its header names it
         copy_records(journal.read(), copy)
         assert list(copy.read_lines()) == list(journal.read_lines())  # salts kept: the same bytes
         erase(journal, 4, reason="asked")
-        other = store.create("other", header=False)
+        other = second.create("chat", header=False)
         with pytest.raises(InvalidArgumentError, match="copy its file"):
             copy_records(journal.read(), other)
         for opened in (journal, copy, other, session.journal):

@@ -71,7 +71,7 @@ def started(store: PostgresStore, journal_id: str, *, behind: bool) -> tuple[Ses
     """A journal with a header and one turn. `behind`: another writer appended last, so this object's
     own idea of the head is stale and its next append takes the locked path."""
     journal = store.create(journal_id, header=False)
-    head = journal.append([header()], expected=Head(0, "0" * 64)).head
+    head = journal.append([header(journal=journal_id)], expected=Head(0, "0" * 64)).head
     head = journal.append(turn("first", None), expected=head).head
     if behind:
         other = store.open(journal_id)

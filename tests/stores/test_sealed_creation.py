@@ -28,7 +28,7 @@ from waybook.stores import (
 
 def staged(journal_id: str) -> SessionJournal:
     """A checked journal, as an import stages it (records appended in memory, every rule checked)."""
-    return branching_session(InMemoryJournal(journal_id))
+    return branching_session(InMemoryJournal(journal_id), journal_id=journal_id)
 
 
 def sealed(journal_id: str, journal: SessionJournal | None = None) -> SealedJournal:

@@ -55,11 +55,12 @@ def test_create_writes_a_header_declaring_the_id_role_and_metadata(store: Journa
 
 
 def test_create_without_header_gives_an_empty_journal_for_a_verbatim_copy(store: JournalStore) -> None:
-    source = chat(store, "source")
-    source.append(UserMessage(parent=source.leaf, content=text("a")), Reset(reason="a batch of two"))
-    copy = store.create("copy", header=False)
-    copy_records(source.journal.read(), copy)
-    assert list(copy.read_lines()) == list(source.journal.read_lines())
+    with open_store("memory:") as elsewhere:
+        source = chat(elsewhere, "copy")  # a verbatim copy keeps its id: its header names it
+        source.append(UserMessage(parent=source.leaf, content=text("a")), Reset(reason="a batch of two"))
+        copy = store.create("copy", header=False)
+        copy_records(source.journal.read(), copy)
+        assert list(copy.read_lines()) == list(source.journal.read_lines())
 
 
 def test_an_existing_id_cannot_be_created_again(store: JournalStore) -> None:

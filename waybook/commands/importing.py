@@ -66,7 +66,7 @@ from waybook.formats.opencode import import_opencode, is_storage_folder, read_op
 from waybook.formats.pi import NO_PLACES as PI_NO_PLACES
 from waybook.formats.pi import import_pi
 from waybook.journal import InMemoryJournal
-from waybook.model import GENESIS, JournalError, NewRecord
+from waybook.model import GENESIS, Header, JournalError, NewRecord
 from waybook.stores import JournalStore, SealedCreating, copy_records, references
 
 T = TypeVar("T")
@@ -173,7 +173,7 @@ def _import(args: argparse.Namespace) -> int:
     out = str(args.output)
     if args.source == "openai-agents":
         session_id, rows, branches = read_session(args.path, args.session)
-        agents = import_openai_agents(session_id, rows, branches, lenient=args.lenient)
+        agents = import_openai_agents(session_id, rows, branches, lenient=args.lenient, name=_store_id(args))
         held = _write(args, args.output, agents.records)
         say(
             args,
@@ -183,7 +183,7 @@ def _import(args: argparse.Namespace) -> int:
         return OK
     if args.source == "langgraph":
         thread_id, checkpoints = read_thread(args.path, args.thread)
-        graph = import_langgraph(thread_id, checkpoints)
+        graph = import_langgraph(thread_id, checkpoints, name=_store_id(args))
         held = _write(args, args.output, graph.records)
         what = f"LangGraph thread {thread_id!r} ({len(checkpoints)} checkpoints)"
         say(args, [Written(out, len(graph.records), graph.report, held)], what)
@@ -196,7 +196,7 @@ def _import(args: argparse.Namespace) -> int:
         return OK
     data = read_regular(args.path)
     if args.source == "pi":
-        imported = import_pi(data, lenient=args.lenient)
+        imported = import_pi(data, lenient=args.lenient, name=_store_id(args))
         held = _write(args, args.output, imported.records, shown=imported.blobs, sizes=imported.places)
         warnings = []
         if imported.joined:
@@ -214,7 +214,7 @@ def _import(args: argparse.Namespace) -> int:
             warnings=warnings,
         )
         return OK
-    rollout = codex.import_codex(data, lenient=args.lenient)
+    rollout = codex.import_codex(data, lenient=args.lenient, name=_store_id(args))
     held = _write(args, args.output, rollout.records)
     say(args, [Written(out, len(rollout.records), rollout.report, held)], "a Codex rollout")
     return OK
@@ -231,7 +231,8 @@ def _opencode(args: argparse.Namespace) -> int:
     if args.output is None:
         msg = "say where the journal goes: -o OUT (a new file), or --store URL JOURNAL_ID"
         raise UsageError(msg)
-    imported = import_opencode(read_opencode(args.path, args.session, lenient=args.lenient), name=_name(args))
+    stored = read_opencode(args.path, args.session, lenient=args.lenient)
+    imported = import_opencode(stored, name=_name(args), journal=_store_id(args))
     outputs = [(str(args.output), imported.records, imported.report)]
     outputs += [(_beside(args, sub.journal), sub.records, sub.report) for sub in imported.subagents]
     held_by = _write_all(args, outputs)
@@ -283,6 +284,12 @@ def _target(args: argparse.Namespace) -> None:
 def _name(args: argparse.Namespace) -> str:
     """The name the journals of one import follow: the store id, or the output file's stem."""
     return str(args.output) if args.store is not None else Path(args.output).name.removesuffix(".jsonl")
+
+
+def _store_id(args: argparse.Namespace) -> str | None:
+    """The id a single session's journal gets in the store, which its header names (a store's journal
+    names its own id); None for a file, whose header names the source's session as before."""
+    return str(args.output) if args.store is not None else None
 
 
 def _beside(args: argparse.Namespace, journal: str) -> str:
@@ -429,7 +436,9 @@ def _write_all(
         elif shown:
             records = inline_known(records, shown)
         staged.append((target, stage(target, records, (places or {}).get(target))))
-    if args.store is not None:
+    if args.store is not None:  # (a folder's journals are named by their headers: no check needed there)
+        for target, staging in staged:
+            _check_header_names(args.store, target, staging)
         return _write_to_store(args.store, staged, blobs, _unknown_blobs(staged, blobs))
     _warn_missing(_unknown_blobs(staged, blobs))
     taken = [target for target, _ in staged if Path(target).exists() or Path(target).is_symlink()]
@@ -524,6 +533,22 @@ def _write_to_store(
                     copy_records(staging.read(after=held[target]), journal, expected=journal.head())
                     journal.flush()
     return held
+
+
+def _check_header_names(url: str, target: str, staging: Staged) -> None:
+    """A usage error, before anything is written, if the journal's header names another journal than
+    JOURNAL_ID (a waybook journal its export carried whole keeps its header): a store refuses it."""
+    first = next(iter(staging.read()), None)  # (an InMemoryJournal: its first record, decoded already)
+    header = first.body if first is not None else None
+    if isinstance(header, Header) and header.journal != target:
+        msg = (
+            f"--store {url} {target}: the journal's header names journal {header.journal!r} (a waybook "
+            "journal its export carried whole keeps its header, and every digest after it), and a store's "
+            f"journal names its own id: import it as `--store {url} {header.journal}` (then `waybook "
+            f"migrate --store {url} {header.journal} --to {target}` makes a copy named {target!r}); "
+            "nothing was written"
+        )
+        raise UsageError(msg)
 
 
 def _held(store: JournalStore, url: str, target: str, staging: Staged) -> int:

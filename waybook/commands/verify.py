@@ -29,7 +29,7 @@ from waybook.commands.terminal import visible
 from waybook.commands.verify_links import LinkCheck, links_entry
 from waybook.commands.verify_receipts import needs_receipt_check, verify_receipts
 from waybook.journal import JsonlJournal, SessionJournal, VerifyReport
-from waybook.model import JournalError, NotAJournalError, Record
+from waybook.model import Header, JournalError, NotAJournalError, Record
 from waybook.projections import LinkProblem
 from waybook.stores import CATALOG_ID, JournalStore, count_journals, iter_journals, open_proven, prove
 
@@ -215,6 +215,9 @@ def _say(
         entry["links"] = links_entry(facts, problems)
         if any(problem.is_problem for problem in problems):
             status = max(status, PROBLEM)
+    warning = foreign_header(str(path), records) if store is not None and records else None
+    if warning is not None:
+        entry["warnings"] = [warning]
     reports.append(entry)
     if not entry["ok"]:
         status = max(status, PROBLEM)
@@ -236,11 +239,26 @@ def _say(
                 print(f"  damaged blob {digest} (its bytes do not hash to its digest)")
         for problem in problems:
             print(visible(f"  {'link' if problem.is_problem else 'note'}: {problem.message}"))
+        if warning is not None:
+            print(visible(f"  warning: {warning}"))
         if str(path) == CATALOG_ID and not report.ok:
             print("  the store's catalog is damaged: restore it from a copy; no command repairs it")
         elif entry["torn_tail"]:
             print(f"  `waybook repair {path}` would quarantine the bytes from byte {report.offset} on")
     return status
+
+
+def foreign_header(journal_id: str, records: Sequence[Record]) -> str | None:
+    """What verify says of a store's journal whose header names another journal (stored before a store
+    refused that, or a directory store's file renamed): a warning, not a broken chain."""
+    header = records[0].body
+    if not isinstance(header, Header) or header.journal == journal_id:
+        return None
+    return (
+        f"its header names journal {header.journal!r}, not {journal_id!r} (stored before stores refused "
+        "that, or its file renamed); the chain is sound. A copy whose header names its own id: "
+        f"`waybook migrate --store URL {journal_id} --to NEW_ID`"
+    )
 
 
 def check_blobs(store: JournalStore, journal: SessionJournal) -> dict[str, Any]:

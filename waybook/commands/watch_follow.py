@@ -76,9 +76,9 @@ def new_import(fmt: str, *, lenient: bool, name: str | None) -> GrowingImport:
     if fmt == "claude-code":
         return GrowingTranscript(lenient=lenient, name=name)
     if fmt == "codex":
-        return GrowingRollout(lenient=lenient)
+        return GrowingRollout(lenient=lenient, name=name)
     if fmt == "pi":
-        return GrowingPi(lenient=lenient)
+        return GrowingPi(lenient=lenient, name=name)
     msg = f"no growing import for {fmt}"
     raise ValueError(msg)
 

@@ -23,7 +23,7 @@ import attrs
 import msgspec
 
 from waybook.journal import ID_PATTERN, TIMESTAMP_PATTERN
-from waybook.model import JournalError
+from waybook.model import Header, JournalError, NewRecord
 
 FALLBACK_TIMESTAMP: Final = "1970-01-01T00:00:00.000Z"
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^A-Za-z0-9_.:\-]")
@@ -214,6 +214,16 @@ def timestamp(value: Any, fallback: str) -> str:
     if isinstance(value, str) and TIMESTAMP_PATTERN.fullmatch(value):
         return value
     return fallback
+
+
+def named(header: NewRecord, name: str | None) -> NewRecord:
+    """A new journal's `header` record naming journal `name` instead, if one is given: an import into a
+    store under an id of the caller's (a store's journal names its own id in its header; the source's
+    own id stays in the record's id and metadata)."""
+    body = header.body
+    if name is None or not isinstance(body, Header) or body.journal == name:
+        return header
+    return NewRecord(id=header.id, at=header.at, body=msgspec.structs.replace(body, journal=name))
 
 
 def stable_id(*parts: str) -> str:

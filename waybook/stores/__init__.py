@@ -32,6 +32,7 @@ from waybook.stores._counting import count_journals, iter_journals, list_from
 from waybook.stores._database import DatabaseJournal, DatabaseStore
 from waybook.stores._directory import DirectoryStore
 from waybook.stores._errors import (
+    HeaderMismatchError,
     InvalidJournalIdError,
     InvalidStoreUrlError,
     JournalExistsError,
@@ -152,6 +153,7 @@ __all__ = [
     "BlobTooLargeError",
     "BridgeError",
     "DeliveryConflictError",
+    "HeaderMismatchError",
     "InvalidJournalIdError",
     "InvalidStoreUrlError",
     "JournalExistsError",

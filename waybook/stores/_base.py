@@ -170,7 +170,7 @@ class CatalogStore(ClosedOnExit, abc.ABC):
     def _attach_catalog(self, catalog: PositionedJournal) -> None:
         """Adopt the catalog journal, writing its header if it is new."""
         self._catalog_raw = catalog
-        self._catalog_fed = FedJournal(CATALOG_ID, catalog, self._fed)
+        self._catalog_fed = FedJournal(CATALOG_ID, catalog, self._fed, store=self._url)
         with self._store_lock():
             try:
                 self._check_holds(CATALOG_ID, catalog)
@@ -211,7 +211,7 @@ class CatalogStore(ClosedOnExit, abc.ABC):
                 self._adopt_orphan(journal_id)
                 raise JournalExistsError(store=self._url, journal_id=journal_id)
             self._append_catalog(CREATED, {"journal": journal_id, "role": role, "metadata": meta})
-        journal = FedJournal(journal_id, self._raw_open(journal_id), self._fed)
+        journal = FedJournal(journal_id, self._raw_open(journal_id), self._fed, store=self._url)
         if line is not None:
             self._fed(journal_id, Head(1, line_digest(line) or ""))
         return journal
@@ -230,7 +230,7 @@ class CatalogStore(ClosedOnExit, abc.ABC):
                 self._adopt_orphan(journal_id)
         raw = self._opened(journal_id)
         self._fed(journal_id, raw.head())  # feeds what a crashed writer committed but never fed
-        return FedJournal(journal_id, raw, self._fed)
+        return FedJournal(journal_id, raw, self._fed, store=self._url)
 
     def _opened(self, journal_id: str, *, readonly: bool = False) -> PositionedJournal:
         """The catalogued journal's adapter, once it is shown to hold what the store committed to it;

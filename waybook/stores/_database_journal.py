@@ -44,6 +44,7 @@ from waybook.model import (
 )
 from waybook.stores._engine import PAGE, Engine, Transaction
 from waybook.stores._errors import JournalPurgedError, LostRecordsError, UnknownJournalError
+from waybook.stores._header_id import check_first_header
 
 
 class DatabaseJournal(ErasingJournal, ClosedOnExit):
@@ -84,6 +85,7 @@ class DatabaseJournal(ErasingJournal, ClosedOnExit):
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         self._check_open()
+        check_first_header(self._engine.url, self._id, records, expected)  # a header names its journal
         with self._mutex:
             with self._engine.transaction(write=True) as tx:
                 outcome = self.append_in(tx, records, expected)

@@ -214,12 +214,13 @@ class DirectoryStore(CatalogStore):
         """Create each of `journals` whole from its sealed lines (SealedCreating): each proved as an
         open proves a file, and every id checked new, before anything is written (typed errors, nothing
         written); then the files written, fsynced together and linked into place, their directory
-        fsynced once; then one catalog batch for all of them and a feed run each. The catalog and feed
+        fsynced once; then one catalog batch for all of them and a feed run each. Each journal's header
+        names its id (HeaderMismatchError otherwise). The catalog and feed
         follow the store's durability (`flush`: at `close()`). A crash leaves each journal absent or
         whole; one whose catalog entry was lost is an orphan that `exists`, `open` and `list` adopt."""
         journals = list(journals)
         check_distinct(journals)
-        headers = [proved_header(journal) for journal in journals]
+        headers = [proved_header(journal, store=self._url) for journal in journals]
         created: list[tuple[SealedJournal, Header]] = []
         with self._store_lock():
             self._sync_catalog()

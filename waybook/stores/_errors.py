@@ -75,6 +75,23 @@ class JournalPurgedError(_JournalOfStoreError, StoreError, LookupError):
     )
 
 
+class HeaderMismatchError(_JournalOfStoreError, StoreArgumentError):
+    """Lines or a header record given to a store for journal `journal_id` start with a header naming
+    another journal (`header_journal`): a store's journal names its own id in its header, so an auditor
+    reading either knows which journal is meant. Nothing was written."""
+
+    _message = (
+        "{store}: journal {journal_id!r} would start with a header naming journal {header_journal!r}; a "
+        "store's journal names its own id in its header. Create it as {header_journal!r}, or give a new "
+        "header naming {journal_id!r} (a migrated copy: `waybook migrate --store URL {header_journal} --to "
+        "{journal_id}`); nothing was written"
+    )
+
+    def __init__(self, *, store: str, journal_id: str, header_journal: str) -> None:
+        self.header_journal = header_journal
+        super().__init__(store=store, journal_id=journal_id)
+
+
 class StoreBusyError(StorageError, TimeoutError):
     """The store stayed locked by other writers for longer than the store's bounded wait. Nothing was
     written; retry later, or raise the store's `busy_timeout`."""

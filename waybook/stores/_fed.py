@@ -14,6 +14,7 @@ from waybook.journal import (
     SelfChecking,
 )
 from waybook.model import AppendResult, Head, InvalidArgumentError, NewRecord
+from waybook.stores._header_id import check_first_header
 from waybook.stores._passing import PassingJournal
 
 
@@ -25,11 +26,17 @@ class FedJournal(PassingJournal[PositionedJournal], ErasingJournal):
     """
 
     def __init__(
-        self, journal_id: str, inner: PositionedJournal, on_commit: Callable[[str, Head], None]
+        self,
+        journal_id: str,
+        inner: PositionedJournal,
+        on_commit: Callable[[str, Head], None],
+        *,
+        store: str,
     ) -> None:
         super().__init__(inner)
         self.journal_id = journal_id
         self._on_commit = on_commit
+        self._store = store
 
     @property
     def inner(self) -> PositionedJournal:
@@ -51,6 +58,7 @@ class FedJournal(PassingJournal[PositionedJournal], ErasingJournal):
             inner.check_invariants()
 
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
+        check_first_header(self._store, self.journal_id, records, expected)  # a header names its journal
         result = self._journal.append(records, expected=expected)
         self._on_commit(self.journal_id, result.head)
         return result

@@ -42,7 +42,9 @@ class JournalStore(Protocol):
     ) -> SessionJournal:
         """Create a journal and return it open. Its header (record 1) declares `journal_id`, `role` and
         `metadata`. `header=False` creates it empty instead, for a caller that appends its own header
-        (copying a journal verbatim). Raises JournalExistsError, JournalPurgedError, InvalidJournalIdError.
+        (copying a journal verbatim under its own id): a header naming another journal is refused with
+        HeaderMismatchError, nothing written. Raises JournalExistsError, JournalPurgedError,
+        InvalidJournalIdError.
         """
         ...
 
@@ -183,7 +185,8 @@ class SealedCreating(Protocol):
     folder writes through (waybook.stores._sealed)."""
 
     def create_sealed(self, journals: Sequence[SealedJournal]) -> None:
-        """Create every journal of `journals` (new ids), each proved before anything is written."""
+        """Create every journal of `journals` (new ids, each named by its header), each proved before
+        anything is written."""
         ...
 
 

@@ -27,6 +27,7 @@ from waybook.journal import Ledger, iter_chain
 from waybook.model import Header
 from waybook.stores._catalog import check_journal_id, check_role
 from waybook.stores._errors import StoreArgumentError
+from waybook.stores._header_id import check_header_names
 from waybook.stores._values import SealedJournal
 
 SYNC_THREADS = 16
@@ -34,10 +35,11 @@ SYNC_THREADS = 16
 commits a group of waiting fsyncs as one), which one after another cost a disk flush each."""
 
 
-def proved_header(journal: SealedJournal) -> Header:
+def proved_header(journal: SealedJournal, *, store: str) -> Header:
     """Prove `journal`'s lines as an open proves a journal file (decoded, chained from seq 1, every
-    session rule held) and that they end at its head; its header. Raises the proof's typed error
-    (DecodeError, BrokenChainError, a RecordValidationError) or StoreArgumentError; nothing is written."""
+    session rule held), that they end at its head and that its header names its id; its header. Raises
+    the proof's typed error (DecodeError, BrokenChainError, a RecordValidationError), HeaderMismatchError
+    or StoreArgumentError; nothing is written."""
     if not isinstance(journal, SealedJournal):
         msg = f"create_sealed takes SealedJournal values, not {type(journal).__name__}"
         raise StoreArgumentError(msg)
@@ -59,6 +61,7 @@ def proved_header(journal: SealedJournal) -> Header:
     if type(header) is not Header:
         msg = f"{name}: a sealed journal starts with its header record; nothing was written"
         raise StoreArgumentError(msg)
+    check_header_names(header, store=store, journal_id=name)
     check_role(header.role)
     return header
 

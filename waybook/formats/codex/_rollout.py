@@ -46,6 +46,7 @@ from waybook.formats._foreign import (
     ImportReport,
     LineTally,
     NotThisFormatError,
+    named,
     read_json_lines,
     stable_id,
     text_of,
@@ -81,9 +82,10 @@ class CodexImport:
     report: ImportReport
 
 
-def import_codex(data: bytes | str, *, lenient: bool = False) -> CodexImport:
-    """Map a Codex rollout file's content to the records of a new journal, with a report of every line."""
-    rollout = GrowingRollout(lenient=lenient)
+def import_codex(data: bytes | str, *, lenient: bool = False, name: str | None = None) -> CodexImport:
+    """Map a Codex rollout file's content to the records of a new journal, with a report of every line.
+    `name` names the journal in its header instead of the session's id (which its metadata keeps)."""
+    rollout = GrowingRollout(lenient=lenient, name=name)
     feed_all(rollout, data)
     rollout.raise_problems()
     return CodexImport(records=tuple(rollout.records), report=rollout.report())
@@ -94,8 +96,9 @@ class GrowingRollout:
     wait for the `session_meta` line (the header); a run of model output items waits for the item that
     ends it, as the whole-file import writes it as one assistant entry."""
 
-    def __init__(self, *, lenient: bool = False) -> None:
+    def __init__(self, *, lenient: bool = False, name: str | None = None) -> None:
         self.lines = JsonLines(source=SOURCE, lenient=lenient)
+        self._name = name
         self._builder = _Builder()
         self._token_counts = 0  # lines read that hold only token counts
         self._other = False  # whether a line read holds anything else
@@ -126,7 +129,7 @@ class GrowingRollout:
     @property
     def records(self) -> Sequence[NewRecord]:
         header = self._builder.header
-        return () if header is None else [header, *self._builder.records]
+        return () if header is None else [named(header, self._name), *self._builder.records]
 
     @property
     def problems(self) -> Sequence[tuple[int, str]]:

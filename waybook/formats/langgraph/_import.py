@@ -50,15 +50,20 @@ class LangGraphImport:
     """checkpoint id -> the node whose context is that checkpoint's messages."""
 
 
-def import_langgraph(thread_id: str, checkpoints: Sequence[Checkpoint]) -> LangGraphImport:
-    """Map one thread's checkpoints (any order) to the records of a new journal."""
+def import_langgraph(
+    thread_id: str, checkpoints: Sequence[Checkpoint], *, name: str | None = None
+) -> LangGraphImport:
+    """Map one thread's checkpoints (any order) to the records of a new journal. `name` names the
+    journal in its header instead of the thread's (which its metadata keeps)."""
     ordered = sorted(checkpoints, key=lambda c: c.id)  # LangGraph's ids sort in creation order
     journal = stable_id(f"langgraph-{thread_id}")
     first_at = ordered[0].at if ordered else FALLBACK_TIMESTAMP
     header = NewRecord(
         id=journal,
         at=first_at,
-        body=Header(journal=journal, creator="langgraph", metadata={SOURCE: {"thread_id": thread_id}}),
+        body=Header(
+            journal=name or journal, creator="langgraph", metadata={SOURCE: {"thread_id": thread_id}}
+        ),
     )
     builder = _Builder()
     for number, checkpoint in enumerate(ordered, start=1):

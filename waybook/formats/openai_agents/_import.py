@@ -59,9 +59,11 @@ def import_openai_agents(
     branches: Mapping[str, Sequence[int]] | None = None,
     *,
     lenient: bool = False,
+    name: str | None = None,
 ) -> OpenAIAgentsImport:
     """Map one session's rows (and, for the advanced session, its branches: branch id -> row ids in
-    sequence order) to the records of a new journal."""
+    sequence order) to the records of a new journal. `name` names the journal in its header instead of
+    the session's id (which its metadata keeps)."""
     items: dict[int, dict[str, Any]] = {}
     skipped: list[tuple[int, str]] = []
     for row in rows:
@@ -91,7 +93,9 @@ def import_openai_agents(
     header = NewRecord(
         id=journal,
         at=at[rows[0].id] if rows else FALLBACK_TIMESTAMP,
-        body=Header(journal=journal, creator="openai-agents", metadata={SOURCE: {"session_id": session_id}}),
+        body=Header(
+            journal=name or journal, creator="openai-agents", metadata={SOURCE: {"session_id": session_id}}
+        ),
     )
     builder = _Builder(items, at)
     leaves: dict[str, str | None] = {}

@@ -84,11 +84,12 @@ def subagent_journal(name: str, session_id: str) -> str:
     return stable_id(f"{name}.agent-{session_id}")
 
 
-def import_opencode(stored: Stored, *, name: str | None = None) -> OpenCodeImport:
-    """The session's records (its journal `oc:<session id>`), and a journal per sub-agent session,
-    `<name>.agent-<session id>` (`name`: the import's output name; default the session's journal id),
-    each linked from the task tool call that started it."""
-    journal = stable_id("oc", stored.id)
+def import_opencode(stored: Stored, *, name: str | None = None, journal: str | None = None) -> OpenCodeImport:
+    """The session's records (its journal `journal`, default `oc:<session id>`: an import into a store
+    names the id it is stored under), and a journal per sub-agent session, `<name>.agent-<session id>`
+    (`name`: the import's output name; default the session's journal id), each linked from the task tool
+    call that started it."""
+    journal = journal or stable_id("oc", stored.id)
     imported = _session(stored, journal, name or journal, stored.skipped)
     names = Counter([imported.journal, *(sub.journal for sub in imported.subagents)])
     twice = sorted(n for n, count in names.items() if count > 1)

@@ -164,11 +164,14 @@ class PiImport:
 # --- import ---------------------------------------------------------------------------------------
 
 
-def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
+def import_pi(data: bytes | str, *, lenient: bool = False, name: str | None = None) -> PiImport:
     """Parse, migrate and map a Pi session file's content to records (a new journal's first records).
 
     Every record is checked against the session rules as it is made, so what import returns appends;
-    a problem names its source line, and with `lenient` a per-entry problem skips that entry.
+    a problem names its source line, and with `lenient` a per-entry problem skips that entry. `name`
+    names the journal in its header instead of the Pi session's id (an import into a store under an id
+    of the caller's: a store's journal names its own id); the session's id is kept in the header's Pi
+    patch, so an export gives it back. A header a waybook export carried whole is kept as it was.
     """
     entries, skipped, joined = pi_lines.parse(data)
     if skipped and not lenient:
@@ -184,7 +187,7 @@ def import_pi(data: bytes | str, *, lenient: bool = False) -> PiImport:
     places: list[BatchPlace | None] = []
     rules = SessionRules()
     try:
-        header_records = _header_records(header)
+        header_records = _header_records(header, name)
         rules.commit(rules.check(header_records))
         records.extend(header_records)
         places.append(_place(_carrier(header).get("batch")))
@@ -348,20 +351,21 @@ def _migrate(
     return out
 
 
-def _header_records(header: dict[str, Any]) -> list[NewRecord]:
+def _header_records(header: dict[str, Any], name: str | None = None) -> list[NewRecord]:
     carried = header.get(CARRIER)
     if isinstance(carried, dict) and "record" in carried:
         return [_carried(carried["record"], parent=None, node=False)]
     migrated = {k: v for k, v in header.items() if k != CARRIER} | {"version": PI_VERSION}
     session_id = pi_map.record_id(migrated.get("id"))
+    journal = name or session_id  # named otherwise, the patch below carries the session's id
     at = pi_map.timestamp(migrated.get("timestamp"))
-    body = Header(journal=session_id, creator="pi", metadata={})
+    body = Header(journal=journal, creator="pi", metadata={})
     extra = json_patch.diff(pi_form.header_entry(NewRecord(id=session_id, at=at, body=body)), migrated)
     if extra:
-        body = Header(journal=session_id, creator="pi", metadata={"pi": extra})
+        body = Header(journal=journal, creator="pi", metadata={"pi": extra})
         stored = _as_stored(NewRecord(id=session_id, at=at, body=body))
         if orders := json_patch.key_orders(pi_form.header_entry(stored), migrated):
-            body = Header(journal=session_id, creator="pi", metadata={"pi": extra | {"order": orders}})
+            body = Header(journal=journal, creator="pi", metadata={"pi": extra | {"order": orders}})
     return [NewRecord(id=session_id, at=at, body=body)]
 
 
@@ -578,8 +582,9 @@ def _exact(
     if carried:
         entry = {**entry, CARRIER: carried}
     try:
-        if header:
-            (again,) = _header_records(entry)
+        if header:  # an import named the journal (`import_pi(name=...)`): the patch keeps the session id
+            named = record.body.journal if isinstance(record.body, Header) else None
+            (again,) = _header_records(entry, named)
         else:
             again = _mapped(entry, entry.get("parentId"))
         exact = (

@@ -21,8 +21,9 @@ from waybook.model import BatchPlace, LeafMoved, NewRecord
 
 
 class GrowingPi:
-    def __init__(self, *, lenient: bool = False) -> None:
+    def __init__(self, *, lenient: bool = False, name: str | None = None) -> None:
         self.lenient = lenient
+        self.name = name
         self._lines: list[bytes] = []
         self._done: tuple[int, PiImport | None, list[tuple[int, str]]] | None = None
         self._finished = False
@@ -39,7 +40,9 @@ class GrowingPi:
     def _imported(self) -> tuple[PiImport | None, list[tuple[int, str]]]:
         if self._done is None or self._done[0] != len(self._lines):
             try:
-                imported: PiImport | None = import_pi(b"\n".join(self._lines) + b"\n", lenient=self.lenient)
+                imported: PiImport | None = import_pi(
+                    b"\n".join(self._lines) + b"\n", lenient=self.lenient, name=self.name
+                )
                 problems: list[tuple[int, str]] = []
             except PiFormatError as exc:
                 imported, problems = None, list(exc.problems)

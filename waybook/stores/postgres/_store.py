@@ -27,6 +27,7 @@ from waybook.stores._errors import (
     JournalPurgedError,
     StoreArgumentError,
 )
+from waybook.stores._header_id import check_first_header
 from waybook.stores.postgres._blobs import PostgresBlobs
 from waybook.stores.postgres._connection import RETRY_FOR, Backoff, public_url
 from waybook.stores.postgres._engine import PostgresEngine
@@ -56,6 +57,7 @@ class PostgresJournal(DatabaseJournal):
     def append(self, records: Sequence[NewRecord], *, expected: Head) -> AppendResult:
         self._check_open()
         batch = tuple(records)
+        check_first_header(self._engine.url, self._id, batch, expected)  # a header names its journal
         engine = self._engine
         assert isinstance(engine, PostgresEngine)
         backoff = Backoff(engine.retry_for)
