@@ -2,7 +2,7 @@
 journal"): the check every path that hands a store a ready-made header makes before anything is written:
 `create_sealed`'s lines, and a header appended to a journal created empty (`create(..., header=False)`:
 a copy, a fork, an import). Reading is never refused: a journal stored before the rule whose header names
-another id still opens, and `waybook verify --store` notes it."""
+another id still opens, and `waybook verify --store` warns of it."""
 
 from __future__ import annotations
 
