@@ -356,6 +356,32 @@ def test_a_secret_the_walk_cannot_mask_is_refused_and_nothing_is_written(
     assert refused.value.where == NAMED[where]
 
 
+def first_write(saver: WaybookSaver, where: str, value: Any) -> None:
+    """`value` in the first write to the thread: its first checkpoint, or a pending write before one."""
+    if where == "pending write":
+        saver.put_writes(
+            {"configurable": {**THREAD["configurable"], "checkpoint_id": "c-1"}}, [("state", value)], "task-1"
+        )
+        return
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"state": value} if where == "channel value" else {}
+    checkpoint["channel_versions"] = {"state": saver.get_next_version(None, None)}
+    metadata: Any = {"source": "loop", "step": 0, **({"note": value} if where == "metadata" else {})}
+    saver.put(THREAD, checkpoint, metadata, checkpoint["channel_versions"])
+
+
+@pytest.mark.parametrize("where", PLACES)
+def test_a_refused_first_write_of_a_thread_leaves_no_journal(tmp_path: Path, where: str) -> None:
+    url = STORE_URLS["directory"](tmp_path)
+    with open_store(url) as store, WaybookSaver(store, redact=True) as saver:
+        with pytest.raises(UnmaskedSecretError) as refused:
+            first_write(saver, where, Vault.KEY)
+        assert not store.exists(saver.journal_id("families"))
+        assert [info.journal_id for info in store.list()] == []
+    assert refused.value.where == NAMED[where]
+    assert TOKEN.core.encode() not in stored(tmp_path, url)
+
+
 class XorCipher:
     """A stand-in cipher for LangGraph's EncryptedSerializer (its AES needs pycryptodome)."""
 

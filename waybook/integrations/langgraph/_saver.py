@@ -239,7 +239,16 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
         conf = config["configurable"]
         thread_id, namespace = conf["thread_id"], conf.get("checkpoint_ns", "")
         parent_id: str | None = conf.get("checkpoint_id")
-        view = self._view(thread_id, namespace, create=True)
+        view = self._view(thread_id, namespace, create=False)
+        if view is None:  # a new thread: a refused value must not leave its journal made
+            values = checkpoint["channel_values"]
+            self._check_first(
+                thread_id,
+                namespace,
+                [(f"channel {c!r}", values[c]) for c in new_versions if c in values]
+                + [("the checkpoint's metadata", get_checkpoint_metadata(config, metadata))],
+            )
+            view = self._view(thread_id, namespace, create=True)
         assert view is not None
         with view.lock:
             state = view.state
@@ -319,7 +328,12 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
     ) -> None:
         conf = config["configurable"]
         checkpoint_id = conf["checkpoint_id"]
-        view = self._view(conf["thread_id"], conf.get("checkpoint_ns", ""), create=True)
+        thread_id, namespace = conf["thread_id"], conf.get("checkpoint_ns", "")
+        view = self._view(thread_id, namespace, create=False)
+        if view is None:  # a new thread: a refused write must not leave its journal made
+            where = f"a pending write to channel {{}} (task {task_id})"
+            self._check_first(thread_id, namespace, [(where.format(repr(c)), v) for c, v in writes])
+            view = self._view(thread_id, namespace, create=True)
         assert view is not None
         with view.lock:
             entry = view.state.by_id.get(checkpoint_id)
@@ -571,19 +585,31 @@ class WaybookSaver(BaseCheckpointSaver[str], ClosedOnExit):
     def _checked(self, view: ThreadView, where: str) -> SerializerProtocol:
         """The serde to write a value with: with `redact`, one that refuses a value still holding a secret
         once serialized (`UnmaskedSecretError`, naming `where`), before anything is written."""
+        return self._checked_for(view.thread_id, view.checkpoint_ns, where)
+
+    def _checked_for(self, thread_id: Any, namespace: str, where: str) -> SerializerProtocol:
         if self.mask is None:
             return self.serde
 
         def refuse(leak: Leak) -> None:
             raise UnmaskedSecretError(
-                thread_id=str(view.thread_id),
-                checkpoint_ns=view.checkpoint_ns,
+                thread_id=str(thread_id),
+                checkpoint_ns=namespace,
                 where=where,
                 holder=leak.holder,
                 kinds=leak.kinds,
             )
 
         return CheckedSerde(self.serde, self.mask, refuse)
+
+    def _check_first(self, thread_id: Any, namespace: str, values: Sequence[tuple[str, Any]]) -> None:
+        """With `redact`, the check of a new thread's first write, before its journal is made: a value
+        the saver would refuse (`UnmaskedSecretError`) leaves no journal behind. The values are
+        serialized twice on a thread's first write only."""
+        if self.mask is None:
+            return
+        for where, value in values:
+            self._checked_for(thread_id, str(namespace), where).dumps_typed(self._masked(value))
 
     def _masked_node(self, body: AnyBody) -> AnyBody:
         return body if self.mask is None else self.mask.body(body)
