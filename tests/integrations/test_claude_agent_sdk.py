@@ -121,3 +121,30 @@ def test_a_key_purged_and_written_again_by_another_process_is_found_again(tmp_pa
         return seen_by_first, await second.load(KEY)
 
     assert anyio.run(run) == ([entry("b", 2)], None)
+
+
+def test_the_runtime_suites_plugin_helpers_read_what_the_store_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/runtime_suites/waybook_claude_store_plugin.py gives the SDK's own tests the helpers of its
+    InMemorySessionStore (`get_entries`, `size`, `clear`) on a WaybookSessionStore; they read the store's
+    private keyed journals, so a rename there must fail here, not only in CI's suite run."""
+    import importlib.util
+
+    import claude_agent_sdk
+    import claude_agent_sdk._internal.session_store as sdk_store
+
+    for module in (claude_agent_sdk, sdk_store):  # the plugin puts its class under the SDK's name
+        monkeypatch.setattr(module, "InMemorySessionStore", module.InMemorySessionStore)
+    monkeypatch.setenv("WAYBOOK_STORE", "memory")
+    path = Path(__file__).parents[2] / "scripts" / "runtime_suites" / "waybook_claude_store_plugin.py"
+    spec = importlib.util.spec_from_file_location("waybook_claude_store_plugin", path)
+    assert spec is not None
+    assert spec.loader is not None
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    store = plugin.WaybookBackedSessionStore()
+    anyio.run(store.append, KEY, [entry("a", 1), entry("b", 2)])
+    assert store.get_entries(KEY) == [entry("a", 1), entry("b", 2)]
+    assert store.size == 1
+    store.clear()
+    assert store.get_entries(KEY) == []
+    assert store.size == 0
