@@ -98,14 +98,20 @@ def blocking_wait_line() -> int:
 
 def asleep_in_line(thread: threading.Thread) -> bool:
     """Whether `thread` sleeps waiting for its turn: its innermost frame is Condition.wait's blocking
-    acquire called from `Turns.turn`, and (where /proc tells) the kernel has the thread asleep, so a
-    signal now interrupts that wait and nothing else."""
+    acquire, called (through `Condition.wait_for` and `TicketLine.wait`) from `Turns.turn`, and (where
+    /proc tells) the kernel has the thread asleep, so a signal now interrupts that wait and nothing
+    else."""
     frame = sys._current_frames().get(thread.ident or -1)
     if frame is None or frame.f_code is not threading.Condition.wait.__code__:
         return False
-    if frame.f_lineno != blocking_wait_line() or frame.f_back is None:
+    if frame.f_lineno != blocking_wait_line():
         return False
-    if frame.f_back.f_code.co_qualname != "Turns.turn":
+    callers = []
+    caller = frame.f_back
+    while caller is not None and len(callers) < 3:
+        callers.append(caller.f_code.co_qualname)
+        caller = caller.f_back
+    if callers != ["Condition.wait_for", "TicketLine.wait", "Turns.turn"]:
         return False
     stat = Path(f"/proc/self/task/{thread.native_id}/stat")
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "S"

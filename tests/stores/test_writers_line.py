@@ -10,14 +10,15 @@ import os
 import threading
 from pathlib import Path
 
-from waybook.stores._writer_queue import WritersQueue, _Line, _line_of
+from waybook._tickets import TicketLine
+from waybook.stores._writer_queue import WritersQueue, _line_of
 
 WAIT = 60.0
 """A bound only: reached when a test fails."""
 
 
 def test_a_writer_back_for_its_next_turn_waits_behind_the_writers_already_waiting() -> None:
-    line = _Line()
+    line = TicketLine()
     first = line.take()
     assert line.wait(first, WAIT)
     waiting = [line.take(), line.take()]  # two writers came while the first wrote
@@ -42,7 +43,7 @@ def test_a_writer_back_for_its_next_turn_waits_behind_the_writers_already_waitin
 
 
 def test_a_wait_that_timed_out_leaves_the_line_without_holding_up_the_writers_behind_it() -> None:
-    line = _Line()
+    line = TicketLine()
     first, gives_up, after = line.take(), line.take(), line.take()
     assert line.wait(first, WAIT)
     assert not line.wait(gives_up, 0.0)  # its turn has not come: it gives up

@@ -12,7 +12,7 @@ as processes do) and waits at most `timeout` seconds, after which it gives up wi
 lock: a wait that timed out leaves its descriptor to the thread still blocked in `flock`, which closes
 it (releasing the lock at once if it was granted late).
 
-The threads of one process first take a ticket in a line of their own (`_Line`, one per lock file),
+The threads of one process first take a ticket in a line of their own (`TicketLine`, one per lock file),
 then the `flock`: a released `flock` wakes its waiters and goes to the first to run, and on a loaded
 machine that was the writer that had just released it, still on its core, back for its next append
 (8 threads: 10 appends for one while another made 154). In the line, a writer back for its next turn
@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from waybook._files import FILE_MODE, os_reason
+from waybook._tickets import TicketLine
 from waybook.model import StorageError
 
 
@@ -67,51 +68,17 @@ class WritersQueue:
             line.leave(ticket)
 
 
-class _Line:
-    """This process's threads waiting for one writers' lock, served in the order they came: a ticket
-    each (`take`), then `wait` for its turn; `leave` ends the turn, or drops a ticket whose turn has
-    not come (a wait that timed out)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._next = 0
-        self._serving = 0
-        self._abandoned: set[int] = set()
-
-    def take(self) -> int:
-        with self._cond:
-            ticket = self._next
-            self._next += 1
-            return ticket
-
-    def wait(self, ticket: int, timeout: float) -> bool:
-        """Whether `ticket`'s turn came within `timeout` seconds."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._serving == ticket, timeout)
-
-    def leave(self, ticket: int) -> None:
-        with self._cond:
-            if self._serving == ticket:
-                self._serving += 1
-                while self._serving in self._abandoned:
-                    self._abandoned.discard(self._serving)
-                    self._serving += 1
-                self._cond.notify_all()
-            elif self._serving < ticket:
-                self._abandoned.add(ticket)
-
-
-_LINES: dict[str, _Line] = {}
+_LINES: dict[str, TicketLine] = {}
 """This process's lines, by lock file (a few: one per SQLite store the process writes)."""
 _LINES_GUARD = threading.Lock()
 
 
-def _line_of(path: Path) -> _Line:
+def _line_of(path: Path) -> TicketLine:
     key = os.path.abspath(path)
     with _LINES_GUARD:
         line = _LINES.get(key)
         if line is None:
-            line = _LINES[key] = _Line()
+            line = _LINES[key] = TicketLine()
         return line
 
 

@@ -11,51 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections import deque
 from collections.abc import Iterator
+
+from waybook._tickets import TicketLine
 
 
 class Turns:
     """First come, first served between threads: `take()` at call time, then `with turns.turn(t):`."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._next = 0
-        self._serving = 0
-        self._abandoned: set[int] = set()
+        self._line = TicketLine()
 
     def take(self) -> int:
-        with self._cond:
-            ticket = self._next
-            self._next += 1
-            return ticket
+        return self._line.take()
 
     @contextlib.contextmanager
     def turn(self, ticket: int) -> Iterator[None]:
         try:
-            with self._cond:
-                while self._serving != ticket:
-                    self._cond.wait()
+            self._line.wait(ticket)
         except BaseException:
-            self._give_up(ticket)
+            self._line.leave(ticket)  # interrupted while waiting: leave the line without running
             raise
         try:
             yield
         finally:
-            self._give_up(ticket)
-
-    def _give_up(self, ticket: int) -> None:
-        """End `ticket`'s turn, or drop it from the line if its turn has not come."""
-        with self._cond:
-            if self._serving == ticket:
-                self._serving += 1
-                while self._serving in self._abandoned:
-                    self._abandoned.discard(self._serving)
-                    self._serving += 1
-                self._cond.notify_all()
-            elif self._serving < ticket:
-                self._abandoned.add(ticket)
+            self._line.leave(ticket)
 
 
 class AsyncTurns:
