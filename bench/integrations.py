@@ -62,14 +62,13 @@ def dir_bytes(path: Path) -> int:
 # --- LangGraph ----------------------------------------------------------------------------------------
 
 
-def langgraph_run(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, float]:
-    """Put `steps` checkpoints of a growing messages list, then read some back. Returns rates."""
-    thread = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
-    config: Any = thread
+def put_growing(saver: BaseCheckpointSaver[Any], steps: int) -> list[str]:
+    """`steps` checkpoints of a growing messages list (each with its pending write) on thread "bench";
+    their ids."""
+    config: Any = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
     messages: list[Any] = []
     version: Any = None
     ids: list[str] = []
-    start = time.perf_counter()
     for step in range(steps):
         message = (HumanMessage if step % 2 == 0 else AIMessage)(f"{step}: {TEXT}", id=f"m{step}")
         messages = [*messages, message]
@@ -81,6 +80,14 @@ def langgraph_run(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, floa
         config = saver.put(config, checkpoint, {"source": "loop", "step": step}, {"messages": version})
         saver.put_writes(config, [("messages", [message])], f"task-{step}")
         ids.append(checkpoint["id"])
+    return ids
+
+
+def langgraph_run(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, float]:
+    """Put `steps` checkpoints of a growing messages list, then read some back. Returns rates."""
+    thread = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
+    start = time.perf_counter()
+    ids = put_growing(saver, steps)
     put_seconds = time.perf_counter() - start
     reads = 50
     start = time.perf_counter()
@@ -142,18 +149,7 @@ def langgraph_puts(saver_type: type[WaybookSaver], steps: int) -> None:
         open_store(store_url(Path(work), "flush")) as store,
         saver_type(store, redact=True) as saver,
     ):
-        config: Any = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
-        messages: list[Any] = []
-        version: Any = None
-        for step in range(steps):
-            message = (HumanMessage if step % 2 == 0 else AIMessage)(f"{step}: {TEXT}", id=f"m{step}")
-            messages = [*messages, message]
-            version = saver.get_next_version(version, None)
-            checkpoint = empty_checkpoint()
-            checkpoint["channel_values"] = {"messages": messages}
-            checkpoint["channel_versions"] = {"messages": version}
-            config = saver.put(config, checkpoint, {"source": "loop", "step": step}, {"messages": version})
-            saver.put_writes(config, [("messages", [message])], f"task-{step}")
+        put_growing(saver, steps)
 
 
 def langgraph_redact(steps: int, rounds: int) -> dict[str, dict[str, float]]:
