@@ -20,6 +20,25 @@ def open_page(driver: Any, url: str) -> None:
     wait_for(driver, "return document.body.dataset.complete === '1'")
 
 
+def change_hash(driver: Any, fragment: str) -> None:
+    """The page's location.hash set to `fragment` as a link within the page would, and awaited: the browser
+    fires `hashchange` as a task after the assignment returns, so a look straight after it sees the old
+    view. A listener added now runs after the page's own; its mark says the page's has run. A hash set to
+    what it already is fires nothing, and there is nothing to await."""
+    driver.execute_script(
+        """
+        const seen = () => { document.body.dataset.hashSeen = "1"; };
+        delete document.body.dataset.hashSeen;
+        const before = location.hash;
+        window.addEventListener("hashchange", seen, { once: true });
+        location.hash = arguments[0];
+        if (location.hash === before) { window.removeEventListener("hashchange", seen); seen(); }
+        """,
+        fragment,
+    )
+    wait_for(driver, "return document.body.dataset.hashSeen && document.body.dataset.complete === '1'")
+
+
 def severe(driver: Any) -> list[dict[str, Any]]:
     """The console errors the page logged since the last look."""
     return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

@@ -111,8 +111,8 @@ def test_in_a_browser_the_graph_opens_a_branch_and_two_leaves_compare_with_their
     assert conversation.text.count("Plan the migration.") == 0  # the shared beginning is folded, once
     prefix = conversation.find_element(By.CSS_SELECTOR, "details.diff-prefix")
     prefix.find_element(By.TAG_NAME, "summary").click()
-    # The browser fires `toggle` as a task after the click: the prefix is filled then, not at the click's return
-    # (CI once read the text in between).
+    # The browser fires `toggle` as a task after the click: the prefix is filled then, not when the click
+    # returns (CI once read the text in between).
     wait_for(browser, "return document.querySelector('details.diff-prefix').dataset.filled === '1'")
     assert conversation.text.count("Plan the migration.") == 1
     assert conversation.text.count("Step one: back up the database.") == 2  # in the prefix and at the fork

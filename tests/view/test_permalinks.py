@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.viewer import in_view, long_session, open_page, severe, wait_for
+from tests.helpers.viewer import change_hash, in_view, long_session, open_page, severe, wait_for
 from waybook.cli import main
 
 
@@ -57,8 +57,7 @@ def test_in_a_browser_a_permalink_to_a_tool_result_opens_its_call(
     assert result.is_displayed()  # its tool call is open
     assert in_view(browser, result)
 
-    browser.execute_script("location.hash = '#n=' + arguments[0]", ids["last"])  # a link within the page
-    wait_for(browser, "return document.body.dataset.complete === '1'")
+    change_hash(browser, "#n=" + ids["last"])  # a link within the page
     assert in_view(browser, browser.find_element(By.ID, f"n-{ids['last']}"))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.pi import HEADER_V3, answer, pi_lines, user
+from tests.helpers.viewer import change_hash
 from waybook import JsonlJournal, Session
 from waybook.cli import main
 from waybook.journal import verify
@@ -160,7 +161,7 @@ def test_any_hash_opens_the_page_on_its_default_branch(
     main(["view", str(tmp_path / "s.jsonl"), "-o", str(tmp_path / "s.html")])
     open_page(browser, (tmp_path / "s.html").as_uri() + fragment)
     assert "an answer" in browser.find_element(By.ID, "conversation").text
-    browser.execute_script("location.hash = arguments[0]", "#n=%E0%A4%A")  # a hash changed on the page
+    change_hash(browser, "#n=%E0%A4%A")  # a hash changed on the page
     assert "an answer" in browser.find_element(By.ID, "conversation").text
     assert errors_logged(browser) == []
 
