@@ -35,6 +35,13 @@ class TestInProcessStore(conftest.InProcessStore):
     pass
 
 
+class TestInProcessStoreOnAnotherJournal(conftest.InProcessStore):
+    """A kit run on a journal of another id than the default writes headers naming that id (a store
+    refuses a header naming another journal: HeaderMismatchError)."""
+
+    journal_id = "another-journal"
+
+
 class TestDirectoryStore(conftest.DirectoryStore):
     pass
 

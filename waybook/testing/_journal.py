@@ -77,10 +77,6 @@ class StoreJournalContract(StoreFaultsContract, JournalContract):
     The store checks (`StoreFaultsContract`: lost records, changed bytes, timeouts, competing writers)
     run on stores of their own; define `lose_tail`, `lose_storage` and `alter_record` to run them all."""
 
-    journal_id: ClassVar[str] = "test"
-    """The journal the contract's headers name (`waybook.testing.header()`): a store refuses a header
-    naming another journal than the one it is appended to (HeaderMismatchError)."""
-
     def make_store(self, directory: Path) -> JournalStore:
         """A fresh, empty store. `directory` is empty and belongs to this store alone."""
         msg = f"{type(self).__name__} must define make_store(directory)"

@@ -4,16 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from waybook.journal import SessionJournal
-from waybook.model import GENESIS, Head
+from waybook.model import GENESIS, Head, NewRecord
 from waybook.testing._records import chat, header
 
 
 class JournalFactory:
     """The hooks a subclass fills in. Only `make_journal` is required."""
+
+    journal_id: ClassVar[str] = "test"
+    """The journal the contract's headers name. A store refuses a header naming another journal than the
+    one it is appended to (HeaderMismatchError): a store's contract (`StoreJournalContract`) runs on the
+    journal of this id."""
+
+    def header(self, record_id: str = "h") -> NewRecord:
+        """A header record naming `journal_id`, as every header the contract writes."""
+        return header(record_id, journal=self.journal_id)
+
+    def started(self, journal: SessionJournal, n: int = 0) -> Head:
+        """Write a header and n chat nodes; return the head."""
+        head = journal.append([self.header()], expected=GENESIS).head
+        if n:
+            head = journal.append(list(chat(n)), expected=head).head
+        return head
 
     def make_journal(self, directory: Path) -> SessionJournal:
         """A fresh, empty journal (no header: the contract writes its own). `directory` is empty and
@@ -43,14 +60,6 @@ class JournalFactory:
             yield journal
         finally:
             self.close_journal(journal)
-
-
-def started(journal: SessionJournal, n: int = 0) -> Head:
-    """Write a header and n chat nodes; return the head."""
-    head = journal.append([header()], expected=GENESIS).head
-    if n:
-        head = journal.append(list(chat(n)), expected=head).head
-    return head
 
 
 def stored(journal: SessionJournal) -> list[bytes]:

@@ -14,7 +14,7 @@ import pytest
 from waybook.journal import SessionJournal
 from waybook.model import GENESIS
 from waybook.testing._journal_base import JournalFactory
-from waybook.testing._records import chat, header, reset
+from waybook.testing._records import chat, reset
 
 
 class DurabilityContract(JournalFactory):
@@ -31,7 +31,7 @@ class DurabilityContract(JournalFactory):
     def test_r15_an_append_that_returns_is_durable_under_the_default_options(
         self, journal: SessionJournal
     ) -> None:
-        head = journal.append([header()], expected=GENESIS).head
+        head = journal.append([self.header()], expected=GENESIS).head
         durable = self.acknowledged_durable(journal)
         if durable is None:
             pytest.skip(f"{type(self).__name__} keeps nothing on disk: R15 does not apply")

@@ -27,8 +27,8 @@ from waybook.model import (
     StaleWriterError,
     UnknownTagError,
 )
-from waybook.testing._journal_base import JournalFactory, LinesJournal, started, stored
-from waybook.testing._records import AT, assistant, chat, header, reset, user
+from waybook.testing._journal_base import JournalFactory, LinesJournal, stored
+from waybook.testing._records import AT, assistant, chat, reset, user
 
 
 def verify_lines(lines: list[bytes]) -> VerifyReport:
@@ -40,11 +40,11 @@ class LogContract(JournalFactory):
     # --- R1 ---------------------------------------------------------------------------------------
 
     def test_r1_committed_positions_are_one_based_and_gapless(self, journal: SessionJournal) -> None:
-        started(journal, 5)
+        self.started(journal, 5)
         assert [r.seq for r in journal.read()] == [1, 2, 3, 4, 5, 6]
 
     def test_r1_racing_threads_win_each_position_exactly_once(self, journal: SessionJournal) -> None:
-        started(journal)
+        self.started(journal)
         threads, attempts = 8, 500
         wins: list[list[int]] = [[] for _ in range(threads)]
         barrier = threading.Barrier(threads)
@@ -72,7 +72,7 @@ class LogContract(JournalFactory):
     # --- R2 ---------------------------------------------------------------------------------------
 
     def test_r2_stale_writer_is_refused_before_any_byte_is_written(self, journal: SessionJournal) -> None:
-        stale = started(journal)
+        stale = self.started(journal)
         current = journal.append([user("u1", None)], expected=stale).head
         before = stored(journal)
         with pytest.raises(StaleWriterError) as caught:
@@ -83,7 +83,7 @@ class LogContract(JournalFactory):
         assert journal.head() == current
 
     def test_r2_a_head_with_the_right_seq_but_another_digest_is_stale(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         forged = Head(head.seq, "f" * 64)
         with pytest.raises(StaleWriterError):
             journal.append([user("u1", None)], expected=forged)
@@ -92,7 +92,7 @@ class LogContract(JournalFactory):
     # --- R3 ---------------------------------------------------------------------------------------
 
     def test_r3_a_batch_with_one_invalid_record_commits_nothing(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         batch = [user("a", None), assistant("b", "a"), user("c", "wrong-parent")]
         with pytest.raises(ParentMismatchError):
             journal.append(batch, expected=head)
@@ -100,21 +100,21 @@ class LogContract(JournalFactory):
         assert [r.id for r in journal.read()] == ["h"]
 
     def test_r3_a_batch_commits_at_consecutive_positions(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         result = journal.append(list(chat(4)), expected=head)
         assert [r.seq for r in result.records] == [2, 3, 4, 5]
         assert result.prior == head
         assert result.head == Head(5, result.records[-1].digest)
 
     def test_r3_an_empty_batch_is_refused(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         with pytest.raises(EmptyBatchError):
             journal.append([], expected=head)
 
     def test_r3_records_of_a_batch_carry_their_place_in_the_stored_bytes(
         self, journal: SessionJournal
     ) -> None:
-        head = started(journal)
+        head = self.started(journal)
         head = journal.append(list(chat(3)), expected=head).head
         journal.append([user("alone", "m2")], expected=head)
         lines = list(journal.read_lines())
@@ -128,7 +128,7 @@ class LogContract(JournalFactory):
     # --- R4 ---------------------------------------------------------------------------------------
 
     def test_r4_read_order_is_commit_order_with_after_and_limit(self, journal: SessionJournal) -> None:
-        started(journal, 9)
+        self.started(journal, 9)
         assert [r.seq for r in journal.read()] == list(range(1, 11))
         assert [r.seq for r in journal.read(after=4)] == [5, 6, 7, 8, 9, 10]
         assert [r.seq for r in journal.read(after=4, limit=3)] == [5, 6, 7]
@@ -136,13 +136,13 @@ class LogContract(JournalFactory):
         assert [r.seq for r in journal.read(limit=0)] == []
 
     def test_r4_read_lines_are_the_stored_bytes_of_the_same_records(self, journal: SessionJournal) -> None:
-        started(journal, 3)
+        self.started(journal, 3)
         lines = list(journal.read_lines(after=1, limit=2))
         records = list(journal.read(after=1, limit=2))
         assert [decode_record(line) for line in lines] == records
 
     def test_r4_a_cursor_continues_where_the_reader_stopped(self, journal: SessionJournal) -> None:
-        head = started(journal, 2)
+        head = self.started(journal, 2)
         seen = [r.seq for r in journal.read()]
         journal.append([user("x", None)], expected=journal.append([reset("z")], expected=head).head)
         seen += [r.seq for r in journal.read(after=seen[-1])]
@@ -162,7 +162,7 @@ class LogContract(JournalFactory):
     def test_r5_each_prev_is_the_digest_before_and_each_digest_covers_the_bytes(
         self, journal: SessionJournal
     ) -> None:
-        started(journal, 4)
+        self.started(journal, 4)
         prev = GENESIS.digest
         for record, line in zip(journal.read(), journal.read_lines(), strict=True):
             assert record.prev == prev
@@ -171,7 +171,7 @@ class LogContract(JournalFactory):
         assert verify(journal).ok
 
     def test_r5_verify_reports_the_first_bad_seq(self, journal: SessionJournal) -> None:
-        started(journal, 4)
+        self.started(journal, 4)
         lines = stored(journal)
         lines[2] = lines[2].replace(b"answer", b"ANSWER")
         report = verify_lines(lines)
@@ -183,7 +183,7 @@ class LogContract(JournalFactory):
     def test_r5_verify_names_the_first_record_that_breaks_a_session_rule(
         self, journal: SessionJournal
     ) -> None:
-        started(journal, 6)
+        self.started(journal, 6)
         lines = stored(journal)[:4]
         prev = list(journal.read())[3].digest
         _, rogue = seal(5, user("rogue", None), prev)  # well chained, but not a child of the leaf
@@ -196,7 +196,7 @@ class LogContract(JournalFactory):
     # --- R6 ---------------------------------------------------------------------------------------
 
     def test_r6_an_unknown_tag_fails_closed(self, journal: SessionJournal) -> None:
-        started(journal, 1)
+        self.started(journal, 1)
         line = next(journal.read_lines(after=1))
         with pytest.raises(UnknownTagError) as caught:
             decode_record(line.replace(b"waybook.user/2", b"waybook.user/9"), where="line 2")
@@ -208,7 +208,7 @@ class LogContract(JournalFactory):
     def test_r7_resending_a_committed_batch_returns_the_original_result(
         self, journal: SessionJournal
     ) -> None:
-        head = started(journal)
+        head = self.started(journal)
         batch = list(chat(3))
         first = journal.append(batch, expected=head)
         before = stored(journal)
@@ -217,14 +217,14 @@ class LogContract(JournalFactory):
         assert stored(journal) == before
 
     def test_r7_a_retry_is_recognised_after_other_writers_moved_on(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         batch = [user("a", None)]
         first = journal.append(batch, expected=head)
         journal.append([assistant("b", "a")], expected=first.head)
         assert journal.append(batch, expected=head) == first
 
     def test_r7_a_batch_partially_overlapping_committed_ids_is_refused(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         committed = journal.append([user("a", None), assistant("b", "a")], expected=head)
         with pytest.raises(OverlappingBatchError) as caught:
             journal.append([user("a", None), user("new", "a")], expected=head)
@@ -234,7 +234,7 @@ class LogContract(JournalFactory):
         assert journal.head() == committed.head
 
     def test_r7_same_ids_with_another_body_is_not_a_retry(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         journal.append([user("a", None, "one")], expected=head)
         with pytest.raises(OverlappingBatchError):
             journal.append([user("a", None, "two")], expected=head)
@@ -242,7 +242,7 @@ class LogContract(JournalFactory):
     def test_r7_a_retry_of_part_of_a_committed_batch_is_not_taken_for_the_batch(
         self, journal: SessionJournal
     ) -> None:
-        head = journal.append([header()], expected=GENESIS).head
+        head = journal.append([self.header()], expected=GENESIS).head
         first, second = user("p1", None, "a"), user("p2", "p1", "b")
         whole = journal.append([first, second], expected=head)
         assert journal.append([first, second], expected=head) == whole  # the exact retry
@@ -253,7 +253,7 @@ class LogContract(JournalFactory):
     # --- R12 --------------------------------------------------------------------------------------
 
     def test_r12_the_committed_record_equals_what_replay_reads(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         data = {"z": 1, "a": [1.5, None], "pair": (1, 2)}
         body = CustomEntry(parent=None, type="test.note", data=data)
         result = journal.append([NewRecord(id="c", at=AT, body=body)], expected=head)
@@ -262,7 +262,7 @@ class LogContract(JournalFactory):
         assert replayed[0].body.data == {"a": [1.5, None], "pair": [1, 2], "z": 1}  # type: ignore[union-attr]
 
     def test_r12_a_body_that_is_not_json_is_refused_before_writing(self, journal: SessionJournal) -> None:
-        head = started(journal)
+        head = self.started(journal)
         body = CustomEntry(parent=None, type="test.note", data={"when": object()})
         with pytest.raises(InvalidRecordError):
             journal.append([NewRecord(id="c", at=AT, body=body)], expected=head)
@@ -287,7 +287,7 @@ class LogContract(JournalFactory):
     def test_r12_ids_and_timestamps_have_one_wire_form(
         self, journal: SessionJournal, field: str, value: str
     ) -> None:
-        head = started(journal)
+        head = self.started(journal)
         bad = msgspec.structs.replace(user("u", None), **{field: value})
         with pytest.raises(InvalidRecordError):
             journal.append([bad], expected=head)
@@ -297,14 +297,14 @@ class LogContract(JournalFactory):
 
     def test_r13_the_head_names_the_last_record(self, journal: SessionJournal) -> None:
         assert journal.head() == GENESIS
-        started(journal, 2)
+        self.started(journal, 2)
         last = list(journal.read())[-1]
         assert journal.head() == Head(last.seq, last.digest)
 
     def test_r13_an_append_result_carries_the_heads_before_and_after_it(
         self, journal: SessionJournal
     ) -> None:
-        head = started(journal)
+        head = self.started(journal)
         result = journal.append(list(chat(2)), expected=head)
         assert result.prior == head
         assert result.head == journal.head() == Head(3, result.records[-1].digest)

@@ -33,7 +33,7 @@ from waybook.model import (
 )
 from waybook.projections import TreeProjection, replay
 from waybook.testing._journal_base import JournalFactory
-from waybook.testing._records import AT, header
+from waybook.testing._records import AT
 
 
 def leaf_after(leaf: str | None, record_id: str, body: AnyBody) -> str | None:
@@ -100,7 +100,7 @@ def machine_for(kit: JournalFactory) -> type[RuleBasedStateMachine]:
 
         @initialize()
         def start(self) -> None:
-            batch = [header()]
+            batch = [kit.header()]
             result = self.journal.append(batch, expected=GENESIS)
             self.model.commit(batch, result)
 
