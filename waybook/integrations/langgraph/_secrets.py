@@ -10,8 +10,9 @@ its `_msgpack_default`) stores a string of, in the order it tries them:
   every `Serializable`: fields and extra fields), pydantic secret types (`SecretStr`: the secret it
   holds), pydantic v1 models (`copy(update=...)`), paths (their parts), LangGraph's `Send` (its arg),
   dataclasses (LangGraph's `Interrupt`, state dataclasses: every field the serializer stores, init=False
-  and frozen ones too, set on a copy as the serializer reads them), LangGraph's store `Item`, and
-  exceptions (the serializer stores their repr, so a masked one becomes its masked repr).
+  and frozen ones too, set on a copy as the serializer reads them), LangGraph's store `Item`, numpy str
+  arrays (a new array of the same shape, as wide as its longest masked string), and exceptions (the
+  serializer stores their repr, so a masked one becomes its masked repr).
 
 A value with nothing to mask comes back as the very object, so the saver's comparisons of a checkpoint's
 lists with its parent's stay cheap; a masked value is a copy of the same type (a str, list or dict
@@ -20,8 +21,9 @@ round-trips through the serde as the original would.
 
 What the walk cannot mask (an Enum member whose value holds a secret, a compiled pattern, bytes, a type
 it does not know) is caught after serialization: `leaked` reads the serialized bytes (a msgpack value's
-strings, else the bytes themselves) and names the secrets still there and the type that holds them; the
-saver then refuses the value before anything is written (`UnmaskedSecretError`).
+strings, a numpy str array's UTF-32 buffer decoded, else the bytes themselves) and names the secrets
+still there and the type that holds them; the saver then refuses the value before anything is written
+(`UnmaskedSecretError`).
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ def _masked_other(mask: SecretMask, value: Any) -> Any:
         return _set_on_copy(value, _masked_attributes(mask, value, names))
     if isinstance(value, Item):
         return _set_on_copy(value, _masked_attributes(mask, value, list(Item.__slots__)))
+    if _is_numpy_str_array(value):
+        return _masked_str_array(mask, value)
     if isinstance(value, BaseException):  # the serializer stores its repr
         shown = repr(value)
         masked = mask.value(shown)
@@ -116,6 +120,24 @@ def _is_pydantic_v1(value: Any) -> bool:
     """Whether `value` is a pydantic v1 model (none can exist before `pydantic.v1` is imported)."""
     v1 = sys.modules.get("pydantic.v1")
     return v1 is not None and isinstance(value, v1.BaseModel)
+
+
+def _is_numpy_str_array(value: Any) -> bool:
+    """Whether `value` is a numpy array of str (none can exist before numpy is imported)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.ndarray) and value.dtype.kind == "U"
+
+
+def _masked_str_array(mask: SecretMask, value: Any) -> Any:
+    """A numpy str array with its strings masked: a new str array of the same shape and memory order,
+    as wide as its longest masked string (the serializer stores the array's buffer)."""
+    numpy = sys.modules["numpy"]
+    flat = value.ravel(order="A").tolist()
+    masked = _masked_items(mask, flat)
+    if masked is None:
+        return value
+    order = "F" if value.flags.f_contiguous and not value.flags.c_contiguous else "C"
+    return numpy.array(masked, dtype=str).reshape(value.shape, order=order)
 
 
 def _masked_items(mask: SecretMask, items: Any) -> list[Any] | None:
@@ -232,13 +254,36 @@ def leaked(mask: SecretMask, kind: str, data: bytes, value: Any) -> Leak | None:
 def _read(data: bytes) -> Any:
     def named(code: int, payload: bytes) -> Any:
         inner = ormsgpack.unpackb(payload, ext_hook=named, option=ormsgpack.OPT_NON_STR_KEYS)
-        if code in (_EXT_DELTA_SNAPSHOT, _EXT_NUMPY_ARRAY):
+        if code == _EXT_NUMPY_ARRAY:
+            return _array_strings(inner)
+        if code == _EXT_DELTA_SNAPSHOT:
             return inner
         if type(inner) is list and len(inner) >= 3 and type(inner[0]) is str and type(inner[1]) is str:
             return _Named(f"{inner[0]}.{inner[1]}", inner[2:])
         return inner
 
     return ormsgpack.unpackb(data, ext_hook=named, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def _array_strings(stored: Any) -> Any:
+    """A numpy array as the serializer stores it (dtype, shape, order, buffer): a str array's strings
+    (its buffer holds each as fixed-width UTF-32, which no scan of the bytes would read), else what it
+    stores."""
+    if type(stored) is not list or len(stored) != 4:
+        return stored
+    dtype, _shape, _order, buffer = stored
+    if type(dtype) is not str or type(buffer) is not bytes:
+        return stored
+    if len(dtype) < 3 or dtype[1] != "U" or not dtype[2:].isdigit() or dtype[0] not in "<>":
+        return stored
+    width = int(dtype[2:]) * 4
+    codec = "utf-32-le" if dtype[0] == "<" else "utf-32-be"
+    if not width or len(buffer) % width:
+        return stored
+    try:
+        return [buffer[at : at + width].decode(codec).rstrip("\x00") for at in range(0, len(buffer), width)]
+    except UnicodeDecodeError:
+        return stored
 
 
 def _collect(value: Any, owner: str, out: list[tuple[str, str]]) -> None:
