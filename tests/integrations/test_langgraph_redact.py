@@ -280,7 +280,9 @@ def test_a_secret_in_every_family_the_serializer_stores_is_masked_and_reads_back
         read = put_value(saver, where, value)
     data = stored(tmp_path, url)
     assert not holds(data, TOKEN.core)
-    assert holds(data, "[REDACTED:github-token]")
+    assert holds(
+        data, "[REDACTED:secret-type]" if family == "pydantic SecretStr" else "[REDACTED:github-token]"
+    )
     as_serialized = serde().loads_typed(serde().dumps_typed(value))
     assert type(read) is type(as_serialized)  # masked, it round-trips as the original would
 
@@ -300,6 +302,29 @@ def test_a_value_with_nothing_to_mask_is_the_very_object(family: str) -> None:
         masked = saver._masked(clean)
         assert masked is not clean  # it held the secret
         assert saver._masked(masked) is masked  # masked, nothing is left to mask: the same object
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [pydantic.SecretStr("hunter2"), pydantic.SecretBytes(b"hunter2"), pydantic.v1.SecretStr("hunter2")],
+    ids=["SecretStr", "SecretBytes", "v1 SecretStr"],
+)
+def test_a_pydantic_secret_type_is_masked_whole_though_the_detector_sees_no_secret_in_it(
+    tmp_path: Path, secret: Any
+) -> None:
+    url = STORE_URLS["directory"](tmp_path)
+    allowed = [*USER_TYPES, pydantic.SecretBytes, pydantic.v1.SecretStr]
+    with (
+        open_store(url) as store,
+        WaybookSaver(store, serde=JsonPlusSerializer(allowed_msgpack_modules=allowed), redact=True) as saver,
+    ):
+        read = put_value(saver, "channel value", {"password": secret})
+        masked = saver._masked(secret)
+        assert saver._masked(masked) is masked  # masked once, nothing is left to mask
+    assert b"hunter2" not in stored(tmp_path, url)
+    assert type(read["password"]) is type(secret)
+    shown = read["password"].get_secret_value()
+    assert shown in ("[REDACTED:secret-type]", b"[REDACTED:secret-type]")
 
 
 def test_a_masked_dataclass_keeps_its_type_its_frozen_fields_and_its_init_false_field() -> None:

@@ -7,12 +7,13 @@ its `_msgpack_default`) stores a string of, in the order it tries them:
 - str and its subclasses (stored as a plain string), lists and their subclasses, tuples, dicts and their
   subclasses (OrderedDict, defaultdict, Counter: keys too), sets, frozensets and deques;
 - namedtuples (`_make`; LangGraph's `_DeltaSnapshot` is one), pydantic v2 models (LangChain messages and
-  every `Serializable`: fields and extra fields), pydantic secret types (`SecretStr`: the secret it
-  holds), pydantic v1 models (`copy(update=...)`), paths (their parts), LangGraph's `Send` (its arg),
-  dataclasses (LangGraph's `Interrupt`, state dataclasses: every field the serializer stores, init=False
-  and frozen ones too, set on a copy as the serializer reads them), LangGraph's store `Item`, numpy str
-  arrays (a new array of the same shape, as wide as its longest masked string), and exceptions (the
-  serializer stores their repr, so a masked one becomes its masked repr).
+  every `Serializable`: fields and extra fields), pydantic secret types (`SecretStr`, `SecretBytes`:
+  masked whole, the type saying it is a secret), pydantic v1 models (`copy(update=...)`), paths (their
+  parts), LangGraph's `Send` (its arg), dataclasses (LangGraph's `Interrupt`, state dataclasses: every
+  field the serializer stores, init=False and frozen ones too, set on a copy as the serializer reads
+  them), LangGraph's store `Item`, numpy str arrays (a new array of the same shape, as wide as its
+  longest masked string), and exceptions (the serializer stores their repr, so a masked one becomes its
+  masked repr).
 
 A value with nothing to mask comes back as the very object, so the saver's comparisons of a checkpoint's
 lists with its parent's stay cheap; a masked value is a copy of the same type (a str, list or dict
@@ -91,9 +92,7 @@ def _masked_other(mask: SecretMask, value: Any) -> Any:
     if isinstance(value, BaseModel):
         return _masked_model(mask, value)
     if hasattr(value, "get_secret_value") and callable(value.get_secret_value):  # pydantic SecretStr
-        secret = value.get_secret_value()
-        masked = masked_value(mask, secret)
-        return value if masked is secret else type(value)(masked)
+        return _masked_secret_type(value)
     if _is_pydantic_v1(value):
         changes = _masked_attributes(mask, value, list(value.__dict__))
         return value.copy(update=changes) if changes else value
@@ -114,6 +113,22 @@ def _masked_other(mask: SecretMask, value: Any) -> Any:
         masked = mask.value(shown)
         return value if masked == shown else masked
     return value
+
+
+SECRET_TYPE_MASK: Final = "[REDACTED:secret-type]"
+"""What a pydantic secret type (`SecretStr`, `SecretBytes`) holds once masked: all of it, whatever the
+detector finds in it, since its type says it is a secret (the serializer stores the secret in clear)."""
+
+
+def _masked_secret_type(value: Any) -> Any:
+    secret = value.get_secret_value()
+    if isinstance(secret, bytes):
+        masked: Any = SECRET_TYPE_MASK.encode()
+    elif isinstance(secret, str):
+        masked = SECRET_TYPE_MASK
+    else:
+        return value  # not a secret type this walk knows: the check after serialization reads it
+    return value if secret == masked else _same_type(value, lambda: type(value)(masked), masked)
 
 
 def _is_pydantic_v1(value: Any) -> bool:
