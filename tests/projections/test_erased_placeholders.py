@@ -18,8 +18,10 @@ from tests.helpers.erased_sessions import (
     REASON,
     RESULT,
     SECRET,
+    SPLIT_TEXTS,
     erased_session,
     placeholder,
+    split_turn_session,
     tool_session,
 )
 from tests.helpers.provider_checks import provider_problems
@@ -160,3 +162,22 @@ def test_an_erasure_never_adds_a_repair_the_session_did_not_already_need(seqs: l
         after = for_provider(context_at(erased, replay(TreeProjection(), erased)), provider)
         assert [r.kind for r in after.repairs] == [r.kind for r in before.repairs]
         assert len(after.messages) == len(before.messages)
+
+
+@pytest.mark.parametrize("seqs", [[3], [4], [3, 4], [3, 5], [4, 6], [3, 4, 5, 6]])
+def test_an_erased_call_of_a_turn_recorded_as_several_messages_keeps_every_result_paired_once(
+    seqs: list[int],
+) -> None:
+    """Erasing the first call's message orphaned its result, which providers' repairs then dropped (a
+    neighbour's text lost); erasing the second gave back both calls, so c1 was made twice (refused)."""
+    journal = split_turn_session()
+    erase(journal, seqs, reason=REASON)
+    messages = context_at(journal, replay(TreeProjection(), journal))
+    calls = [b.call_id for m in messages for b in m.content if isinstance(b, ToolCallBlock)]
+    assert sorted(calls) == ["c1", "c2"]
+    for provider in PROVIDERS:
+        request = for_provider(messages, provider)
+        assert provider_problems(request) == [], (provider, request.messages)
+        assert "orphaned_result" not in [r.kind for r in request.repairs], provider
+        for seq, text in SPLIT_TEXTS.items():
+            assert (text in str(request.messages)) is (seq not in seqs), (provider, seq)

@@ -64,28 +64,51 @@ def placeholder_record(record: Record, reasons: Mapping[int, str]) -> Record:
 
 def placeholder_records(records: Sequence[Record], reasons: Mapping[int, str]) -> list[Record]:
     """`records` (a path or a context, in order) each through `placeholder_record`, keeping every tool
-    result paired with its call.
+    result paired with its call, once.
 
     An erased assistant message loses its tool calls with its text, but each result that answers one
-    keeps its `call_id` and `tool_name`: the results right after the message (before the next other
-    record) give it back one call each, with no arguments, after the placeholder text. So no result is
-    orphaned and no neighbour's content is dropped."""
+    keeps its `call_id` and `tool_name`. A turn is a run of assistant messages (one message per call,
+    as Claude Code and the OpenAI Agents SDK record parallel calls, or one with them all); the results
+    right after the run (before the next other record) that answer no call the run still holds are
+    given back, one call each with no arguments, to the run's first erased message, after its
+    placeholder text. So no result is orphaned, no call is made twice, and no neighbour's content is
+    dropped."""
     out = [placeholder_record(record, reasons) for record in records]
-    for i, record in enumerate(records):
-        body = record.body
-        if record.erased is None or not isinstance(body, AssistantMessage):
+    start = 0
+    while start < len(records):
+        end = start
+        while end < len(records) and isinstance(records[end].body, AssistantMessage):
+            end += 1
+        if end == start:
+            start += 1
             continue
-        calls: list[ToolCallBlock] = []
-        for later in records[i + 1 :]:
-            result = later.body
-            if not isinstance(result, ToolResult):
-                break
-            if all(call.call_id != result.call_id for call in calls):
-                calls.append(ToolCallBlock(call_id=result.call_id, name=result.tool_name or ERASED_TOOL_NAME))
-        if calls:
-            shown = out[i].body
-            assert isinstance(shown, AssistantMessage)
-            out[i] = msgspec.structs.replace(
-                out[i], body=msgspec.structs.replace(shown, content=(*shown.content, *calls))
-            )
+        erased = [k for k in range(start, end) if records[k].erased is not None]
+        if erased:
+            calls = _rebuilt_calls(records[start:end], records[end:])
+            if calls:
+                shown = out[erased[0]].body
+                assert isinstance(shown, AssistantMessage)
+                out[erased[0]] = msgspec.structs.replace(
+                    out[erased[0]], body=msgspec.structs.replace(shown, content=(*shown.content, *calls))
+                )
+        start = end
     return out
+
+
+def _rebuilt_calls(turn: Sequence[Record], after: Sequence[Record]) -> list[ToolCallBlock]:
+    """A call for each result right after `turn` (its assistant messages) that answers none it holds."""
+    made = {
+        block.call_id
+        for record in turn
+        for block in record.body.content  # type: ignore[union-attr]
+        if isinstance(block, ToolCallBlock)
+    }
+    calls: list[ToolCallBlock] = []
+    for later in after:
+        result = later.body
+        if not isinstance(result, ToolResult):
+            break
+        if result.call_id not in made:
+            made.add(result.call_id)
+            calls.append(ToolCallBlock(call_id=result.call_id, name=result.tool_name or ERASED_TOOL_NAME))
+    return calls
