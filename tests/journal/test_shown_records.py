@@ -26,3 +26,12 @@ def test_a_whole_journal_read_in_order_shows_the_rebuilt_calls_a_path_shows(seqs
         if isinstance(block, ToolCallBlock)
     ]
     assert sorted(calls) == ["c1", "c2"]
+
+
+def test_each_erased_message_of_a_turn_gets_back_its_own_call_in_the_results_order() -> None:
+    journal = split_turn_session()
+    erase(journal, [3, 4], reason=REASON)
+    shown = {record.seq: record for record in shown_records(journal, list(journal.read()))}
+    for seq, call in ((3, "c1"), (4, "c2")):
+        blocks = shown[seq].body.content  # type: ignore[union-attr]
+        assert [b.call_id for b in blocks if isinstance(b, ToolCallBlock)] == [call]

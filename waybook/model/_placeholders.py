@@ -69,10 +69,11 @@ def placeholder_records(records: Sequence[Record], reasons: Mapping[int, str]) -
     An erased assistant message loses its tool calls with its text, but each result that answers one
     keeps its `call_id` and `tool_name`. A turn is a run of assistant messages (one message per call,
     as Claude Code and the OpenAI Agents SDK record parallel calls, or one with them all); the results
-    right after the run (before the next other record) that answer no call the run still holds are
-    given back, one call each with no arguments, to the run's first erased message, after its
-    placeholder text. So no result is orphaned, no call is made twice, and no neighbour's content is
-    dropped."""
+    right after the run (before the next other record) that answer no call the run still holds give
+    back one call each, with no arguments, after the placeholder text: in order, one to each erased
+    message of the run and the rest to its last (so a turn recorded one message per call gets each call
+    back where it was when its results came in the calls' order). So no result is orphaned, no call is
+    made twice, and no neighbour's content is dropped."""
     out = [placeholder_record(record, reasons) for record in records]
     start = 0
     while start < len(records):
@@ -83,13 +84,14 @@ def placeholder_records(records: Sequence[Record], reasons: Mapping[int, str]) -
             start += 1
             continue
         erased = [k for k in range(start, end) if records[k].erased is not None]
-        if erased:
-            calls = _rebuilt_calls(records[start:end], records[end:])
-            if calls:
-                shown = out[erased[0]].body
+        calls = _rebuilt_calls(records[start:end], records[end:]) if erased else []
+        for n, k in enumerate(erased):
+            given = calls[n:] if n == len(erased) - 1 else calls[n : n + 1]
+            if given:
+                shown = out[k].body
                 assert isinstance(shown, AssistantMessage)
-                out[erased[0]] = msgspec.structs.replace(
-                    out[erased[0]], body=msgspec.structs.replace(shown, content=(*shown.content, *calls))
+                out[k] = msgspec.structs.replace(
+                    out[k], body=msgspec.structs.replace(shown, content=(*shown.content, *given))
                 )
         start = end
     return out
