@@ -10,7 +10,9 @@ caller from the erasure records (`erasure_reasons`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
 import msgspec
 
@@ -31,10 +33,31 @@ ERASED_TOOL_NAME = "erased"
 """The tool name a rebuilt call carries when its result does not name its tool either."""
 
 
+REASON_SHOWN: Final = 200
+"""The most characters of an erasure's reason its placeholder shows (cut with `…`): the placeholder
+stands in every context sent to a model and every export, once per erased record; the erasure record
+keeps the whole reason."""
+_HIDDEN: Final = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Control characters and bidirectional controls (`waybook.commands.terminal` hides the same set)."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def erased_placeholder(by: int, reason: str | None) -> str:
     """The text shown in place of content that erasure `by` (its record's seq) removed, with its reason
-    on one line (None when the erasure record is not at hand, as at a seq before it)."""
+    on one line (None when the erasure record is not at hand, as at a seq before it).
+
+    The reason is the erasing caller's text inside waybook's own: its whitespace is folded, it is cut to
+    `REASON_SHOWN` characters, and each control or bidirectional control character in it is shown as a
+    `\\xNN` / `\\uNNNN` escape, so it can neither reorder the placeholder's closing bracket and what
+    follows it on a page or in a context, nor drive a terminal."""
     said = " ".join(reason.split()) if reason else ""
+    if len(said) > REASON_SHOWN:
+        said = said[: REASON_SHOWN - 1] + "…"
+    said = _HIDDEN.sub(_escaped, said)
     return f"[erased by #{by}: {said}]" if said else f"[erased by #{by}]"
 
 
