@@ -75,3 +75,21 @@ def test_a_session_that_read_the_items_before_the_erasure_shows_the_hole_after_i
     assert SAID[5] not in json.dumps(items)
     assert openai_responses_problems(items) == [], items
     assert erased_placeholder(ERASURE, REASON) in json.dumps(items)
+
+
+def test_an_erased_item_stored_verbatim_comes_back_as_a_placeholder_message(store: JournalStore) -> None:
+    session = WaybookSession("verbatim", store)
+    reasoning = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "vault-plan"}],
+    }
+    asyncio.run(session.add_items([{"role": "user", "content": "go"}, reasoning]))
+    journal = store.open(session.journal_id)
+    by = erase(journal, [3], reason=REASON).erasures[0].seq
+    items = asyncio.run(WaybookSession("verbatim", store).get_items())
+    assert items == [
+        {"role": "user", "content": "go"},
+        {"role": "user", "content": erased_placeholder(by, REASON)},
+    ]
+    assert openai_responses_problems(items) == []
