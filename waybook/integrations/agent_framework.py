@@ -13,7 +13,8 @@ Saving drops the messages the history already ends with, as the framework's own 
 saved to the session since this provider loaded it (a second process running the same session), the
 save raises `StaleHistoryError` and writes nothing, instead of interleaving two runs. `clear` appends a
 reset; nothing is erased. A message whose content `waybook erase` took comes back as the placeholder
-naming the erasure, every function call still answered (`_erased`). The framework is imported lazily: install `waybook[agent-framework]`.
+naming the erasure, every function call still answered (`_erased`). The framework is imported lazily:
+install `waybook[agent-framework]`.
 """
 
 from __future__ import annotations
