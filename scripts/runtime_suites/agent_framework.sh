@@ -9,5 +9,5 @@
 # Environment: PYTHON (default python3), WORK (default ${TMPDIR:-/tmp}/waybook-suites/agent-framework).
 LABEL=agent-framework EXTRA=agent-framework DIST=agent-framework-core MODULE=agent_framework
 CONTRACT=tests/integrations/test_agent_framework_contract.py
-TESTS="tests/integrations/test_agent_framework.py tests/integrations/test_agent_framework_redact.py" EXAMPLE_TEST=agent_framework
+TESTS="tests/integrations/test_agent_framework.py tests/integrations/test_agent_framework_redact.py tests/integrations/test_agent_framework_erased.py" EXAMPLE_TEST=agent_framework
 source "$(dirname "$0")/contract_suite.sh"

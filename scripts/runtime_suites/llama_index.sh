@@ -8,5 +8,5 @@
 # Environment: PYTHON (default python3), WORK (default ${TMPDIR:-/tmp}/waybook-suites/llama-index).
 LABEL=llama-index EXTRA=llama-index DIST=llama-index-core MODULE=llama_index.core
 CONTRACT=tests/integrations/test_llama_index_contract.py
-TESTS="tests/integrations/test_llama_index.py tests/integrations/test_llama_index_redact.py" EXAMPLE_TEST=llama_index
+TESTS="tests/integrations/test_llama_index.py tests/integrations/test_llama_index_redact.py tests/integrations/test_llama_index_erased.py" EXAMPLE_TEST=llama_index
 source "$(dirname "$0")/contract_suite.sh"

@@ -8,5 +8,5 @@
 # Environment: PYTHON (default python3), WORK (default ${TMPDIR:-/tmp}/waybook-suites/pydantic-ai).
 LABEL=pydantic-ai EXTRA=pydantic-ai DIST=pydantic-ai-slim MODULE=pydantic_ai
 CONTRACT=tests/integrations/test_pydantic_ai_contract.py
-TESTS="tests/integrations/test_pydantic_ai.py tests/integrations/test_pydantic_ai_redact.py" EXAMPLE_TEST=pydantic_ai
+TESTS="tests/integrations/test_pydantic_ai.py tests/integrations/test_pydantic_ai_redact.py tests/integrations/test_pydantic_ai_erased.py" EXAMPLE_TEST=pydantic_ai
 source "$(dirname "$0")/contract_suite.sh"

@@ -35,7 +35,8 @@ venv() { "$WORK/venv/bin/python" "$@"; }
 echo "Strands Agents $VERSION: waybook's own tests, example, doc page and waybook.integrations.strands' names"
 # A test skipped for want of Strands fails the run (tests/helpers/runtimes.py).
 (cd "$ROOT" && WAYBOOK_SUITE=strands venv -m pytest -q -p no:cacheprovider -m "slow or not slow" \
-    tests/integrations/test_strands.py tests/integrations/test_strands_redact.py tests/integrations/test_runtime_examples_34.py \
+    tests/integrations/test_strands.py tests/integrations/test_strands_redact.py tests/integrations/test_strands_erased.py \
+    tests/integrations/test_runtime_examples_34.py \
     tests/integrations/test_missing_extras.py tests/test_docs.py tests/test_public_api.py \
     -k "not (test_docs.py or test_public_api.py or example) or strands")
 

@@ -20,21 +20,25 @@ venv -c 'import agents, claude_agent_sdk, google.adk, langgraph.checkpoint.confo
 
 FILES=(
   tests/integrations/test_adk_contract.py
+  tests/integrations/test_adk_erased.py
   tests/integrations/test_adk_redact.py
   tests/integrations/test_adk_state_machine.py
   tests/integrations/test_adk_waybook.py
   tests/integrations/test_claude_agent_sdk.py
+  tests/integrations/test_claude_agent_sdk_erased.py
   tests/integrations/test_claude_agent_sdk_redact.py
   tests/integrations/test_claude_agent_sdk_state_machine.py
   tests/integrations/test_examples.py
   tests/integrations/test_integration_docs.py
   tests/integrations/test_langgraph_conformance.py
+  tests/integrations/test_langgraph_erased.py
   tests/integrations/test_langgraph_hostile_state.py
   tests/integrations/test_langgraph_redact.py
   tests/integrations/test_langgraph_saver.py
   tests/integrations/test_langgraph_sessions.py
   tests/integrations/test_missing_extras.py
   tests/integrations/test_openai_agents_crash.py
+  tests/integrations/test_openai_agents_erased.py
   tests/integrations/test_openai_agents_redact.py
   tests/integrations/test_openai_agents_session.py
   tests/integrations/test_provider_contexts.py

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from waybook import Session
+from waybook import InMemoryJournal, Session
 from waybook.journal import SessionJournal, erase
 from waybook.model import TextBlock, ToolCallBlock
 
@@ -42,3 +42,26 @@ def erased_session(journal: SessionJournal, seqs: Sequence[int] = (CALL, RESULT)
 
 def placeholder(by: int = ERASURE, reason: str = REASON) -> str:
     return f"[erased by #{by}: {reason}]"
+
+
+def split_turn_session() -> InMemoryJournal:
+    """One assistant turn recorded as one message per tool call, its results after them all (as Claude
+    Code's transcripts and the OpenAI Agents SDK's items record parallel calls): seqs 3 and 4 make calls
+    c1 and c2, seqs 5 and 6 answer them."""
+    journal = InMemoryJournal("split")
+    session = Session.create(journal)
+    session.user("read both")
+    session.assistant(
+        [ToolCallBlock(call_id="c1", name="read", arguments={"p": "a"})], stop_reason="tool_use"
+    )
+    session.assistant(
+        [ToolCallBlock(call_id="c2", name="read", arguments={"p": "b"})], stop_reason="tool_use"
+    )
+    session.tool_result("c1", "out-one", tool_name="read")
+    session.tool_result("c2", "out-two", tool_name="read")
+    session.assistant("both read")
+    return journal
+
+
+SPLIT_TEXTS = {2: "read both", 5: "out-one", 6: "out-two", 7: "both read"}
+"""The text of each record of `split_turn_session` that holds one."""

@@ -18,15 +18,23 @@ from tests.helpers.erased_sessions import (
     REASON,
     RESULT,
     SECRET,
+    SPLIT_TEXTS,
     erased_session,
     placeholder,
+    split_turn_session,
     tool_session,
 )
 from tests.helpers.provider_checks import provider_problems
 from tests.helpers.session_steps import build_session, tool_actions
 from waybook import InMemoryJournal
 from waybook.journal import erase, verify
-from waybook.model import ERASED_TOOL_NAME, TextBlock, ToolCallBlock, erased_placeholder, plain_text
+from waybook.model import (
+    ERASED_TOOL_NAME,
+    TextBlock,
+    ToolCallBlock,
+    erased_placeholder,
+    plain_text,
+)
 from waybook.projections import (
     PROVIDERS,
     ContextProjection,
@@ -48,6 +56,38 @@ def test_the_placeholder_names_the_erasure_by_seq_and_its_reason_on_one_line() -
     assert erased_placeholder(41, "GDPR request") == "[erased by #41: GDPR request]"
     assert erased_placeholder(41, "the user\nasked  twice") == "[erased by #41: the user asked twice]"
     assert erased_placeholder(41, None) == "[erased by #41]"
+
+
+@pytest.mark.parametrize(
+    ("reason", "shown"),
+    [
+        ("\u202egnp.exe", "[erased by #41: \\u202egnp.exe]"),  # would read "exe.png]" reversed
+        ("ok\u2066x\u2069\u200f", "[erased by #41: ok\\u2066x\\u2069\\u200f]"),
+        ("\x1b]0;owned\x07 GDPR", "[erased by #41: \\x1b]0;owned\\x07 GDPR]"),  # a terminal title
+        ("a\x00b\x85c", "[erased by #41: a\\x00b c]"),  # NEL is whitespace: folded like the rest
+    ],
+)
+def test_the_placeholder_shows_a_reason_s_control_and_bidirectional_characters_as_escapes(
+    reason: str, shown: str
+) -> None:
+    """The placeholder is waybook's own text around the reason: a bidirectional override in the reason
+    reordered its closing bracket and whatever follows it on the line, wherever it was shown (a page, a
+    context, a search snippet)."""
+    assert erased_placeholder(41, reason) == shown
+
+
+def test_the_placeholder_cuts_a_long_reason_and_the_erasure_record_keeps_it_whole() -> None:
+    """A 100 KB reason rode whole in every erased record's placeholder, in every context sent to a model
+    (a thousand erased records: 100 MB of prompt)."""
+    reason = "why " * 25_000
+    shown = erased_placeholder(41, reason)
+    assert shown.startswith("[erased by #41: why why")
+    assert shown.endswith("…]")
+    assert len(shown) <= 300
+    journal = tool_session(InMemoryJournal("vault"))
+    receipt = erase(journal, [CALL, RESULT], reason=reason)
+    (erasure,) = list(journal.read(after=receipt.erasures[0].seq - 1))
+    assert erasure.body.reason == reason  # type: ignore[union-attr]
 
 
 def test_a_path_shows_each_erased_record_as_the_placeholder_and_every_other_text_as_written() -> None:
@@ -160,3 +200,22 @@ def test_an_erasure_never_adds_a_repair_the_session_did_not_already_need(seqs: l
         after = for_provider(context_at(erased, replay(TreeProjection(), erased)), provider)
         assert [r.kind for r in after.repairs] == [r.kind for r in before.repairs]
         assert len(after.messages) == len(before.messages)
+
+
+@pytest.mark.parametrize("seqs", [[3], [4], [3, 4], [3, 5], [4, 6], [3, 4, 5, 6]])
+def test_an_erased_call_of_a_turn_recorded_as_several_messages_keeps_every_result_paired_once(
+    seqs: list[int],
+) -> None:
+    """Erasing the first call's message orphaned its result, which providers' repairs then dropped (a
+    neighbour's text lost); erasing the second gave back both calls, so c1 was made twice (refused)."""
+    journal = split_turn_session()
+    erase(journal, seqs, reason=REASON)
+    messages = context_at(journal, replay(TreeProjection(), journal))
+    calls = [b.call_id for m in messages for b in m.content if isinstance(b, ToolCallBlock)]
+    assert sorted(calls) == ["c1", "c2"]
+    for provider in PROVIDERS:
+        request = for_provider(messages, provider)
+        assert provider_problems(request) == [], (provider, request.messages)
+        assert "orphaned_result" not in [r.kind for r in request.repairs], provider
+        for seq, text in SPLIT_TEXTS.items():
+            assert (text in str(request.messages)) is (seq not in seqs), (provider, seq)

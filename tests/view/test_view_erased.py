@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.erased_sessions import ASK, CALL, ERASURE, NEIGHBOURS, REASON, RESULT, SECRET, tool_session
-from tests.helpers.viewer import front_page
+from tests.helpers.viewer import front_page, severe
 from waybook import JsonlJournal
 from waybook.cli import main
 from waybook.journal import erase, verify
@@ -23,11 +23,11 @@ HOSTILE_REASON = "<img src=x onerror=document.title='pwned'> GDPR request"
 COMPLETE = "return document.body.dataset.complete === '1'"
 
 
-def erased_file(path: Path) -> int:
+def erased_file(path: Path, reason: str = HOSTILE_REASON) -> int:
     """The tool session with its call and result erased for a reason that is HTML; the erasure's seq."""
     with JsonlJournal(path) as journal:
         tool_session(journal)
-        receipt = erase(journal, [CALL, RESULT], reason=HOSTILE_REASON)
+        receipt = erase(journal, [CALL, RESULT], reason=reason)
     return receipt.erasures[0].seq
 
 
@@ -76,3 +76,37 @@ def test_the_front_page_titles_a_journal_whose_first_question_was_erased_by_its_
     assert f"<td>{html.escape(erased_placeholder(ERASURE, REASON))}</td>" in page
     assert NEIGHBOURS[0] not in page
     assert NEIGHBOURS[2] not in page
+
+
+SHOWN_TEXT = """const body = document.body.cloneNode(true);
+body.querySelectorAll('script').forEach((script) => script.remove());
+return body.textContent;"""
+"""The page's text but its scripts' (the page's data, where the reason is JSON)."""
+HOSTILE_REASONS = {
+    "script": "</script><script>document.title='pwned'</script>",
+    "attribute": "\"><img src=x onerror=document.title='pwned'>",
+    "bidi": "\u202egnp.exe \u2066isolate",
+    "long": "</script>" + "x" * 100_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_REASONS))
+def test_a_hostile_reason_shows_escaped_with_no_console_error_and_no_bidirectional_control(
+    tmp_path: Path, browser: object, name: str
+) -> None:
+    """Before, a reason's bidirectional override reached the page raw: the placeholder's closing
+    bracket, and the text after it, were drawn reordered."""
+    reason = HOSTILE_REASONS[name]
+    path = tmp_path / "s.jsonl"
+    by = erased_file(path, reason)
+    out = tmp_path / "s.html"
+    assert main(["view", str(path), "-o", str(out)]) == 0
+    browser.get(out.as_uri())  # type: ignore[attr-defined]
+    wait_for(browser, COMPLETE)
+    assert severe(browser) == []
+    text = browser.execute_script(SHOWN_TEXT)  # type: ignore[attr-defined]
+    assert text.count(erased_placeholder(by, reason)) == 2
+    assert not any(char in text for char in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert len(out.read_bytes()) < 150_000  # the placeholder cuts a long reason
+    assert browser.execute_script("return document.title") != "pwned"  # type: ignore[attr-defined]
+    assert browser.execute_script("return document.querySelectorAll('img[src=x]').length") == 0  # type: ignore[attr-defined]

@@ -10,7 +10,13 @@ a tree node extending the one before it, so a key's messages are the path from t
 - a message with no part waybook knows is a `waybook.custom/1` entry of type `<namespace>.message`
   holding the JSON.
 
-Nothing is erased. `truncated` moves the leaf back (the removed messages stay, on an abandoned branch);
+A message whose record's content was erased (docs/erasure.md) is shown in its place as the runtime's
+`Placeholder` makes it from the record as `waybook.model.placeholder_records` shows it in its path (the
+placeholder naming the erasure; an erased call's turn with the calls its results answer), so the history
+a runtime sends its model keeps every call paired; a thread read before the erasure reads the erased
+records again when it folds the erasure record.
+
+Nothing else is erased: `truncated` moves the leaf back (the removed messages stay, on an abandoned branch);
 `replaced` moves the leaf back to the last message both lists share and appends the rest; `cleared`
 appends a reset. `waybook tree` shows every branch.
 
@@ -35,13 +41,14 @@ from waybook import new_id
 from waybook._masking import SecretMask
 from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, masked, run_inline
 from waybook.integrations.errors import StaleHistoryError
-from waybook.journal import next_leaf
+from waybook.journal import next_leaf, read_seqs
 from waybook.model import (
     AnyBody,
     AssistantMessage,
     Block,
     ConflictError,
     CustomEntry,
+    Erasure,
     Head,
     LeafMoved,
     NewRecord,
@@ -53,6 +60,7 @@ from waybook.model import (
     ToolCallBlock,
     ToolResult,
     UserMessage,
+    placeholder_records,
 )
 from waybook.projections import Provider, ProviderContext, for_provider, provider_context
 from waybook.stores import JournalStore
@@ -60,6 +68,10 @@ from waybook.stores import JournalStore
 Role = Literal["user", "assistant", "system", "tool"]
 Key = tuple[str, ...]
 Plan = Callable[["Thread"], Sequence[AnyBody] | None]
+Placeholder = Callable[[Record, Any, Any], Any]
+"""A runtime's message (its JSON) shown for an erased record: called with the record as
+`placeholder_records` shows it in its path, the message shown before it and the one after it (None at an
+end; the one after None too when it is erased); None to show nothing."""
 _MESSAGE: Final = "message"
 T = TypeVar("T")
 
@@ -72,35 +84,83 @@ class Thread:
     mask: SecretMask | None = None
     """What the writer masks secrets with (`redact=`): the stored messages are masked, so a message
     given to compare with them is masked the same way first (`as_stored`)."""
+    placeholder: Placeholder | None = None
     nodes: dict[str, tuple[str | None, Any]] = attrs.Factory(dict)
     path: list[str] = attrs.Factory(list)
     leaf: str | None = None
     live: bool = True
     """False after a reset, until the next node or leaf move: a key its runtime deleted."""
+    records: dict[str, Record] = attrs.Factory(dict)
+    """Each node's record, for the placeholders of erased ones (which pair calls across their path)."""
+    ids: dict[int, str] = attrs.Factory(dict)
+    """Each node's id by its seq (an erasure names seqs)."""
+    erased: set[str] = attrs.Factory(set)
+    reasons: dict[int, str] = attrs.Factory(dict)
+    """Each erasure's reason by its record's seq."""
+    stale: list[int] = attrs.Factory(list)
+    """Seqs of nodes an erasure folded here took after they were read: `Threads` reads them again."""
 
     def messages(self) -> list[Any]:
         """The messages from the root to the leaf, in order (each the runtime's JSON)."""
-        return [message for rid in self.path if (message := self.nodes[rid][1]) is not None]
+        return [message for _, message in self.entries()]
 
     def as_stored(self, message: Any) -> Any:
         """`message` (the runtime's JSON) as the journal holds it: with its secrets masked."""
         return message if self.mask is None else self.mask.value(message)
 
     def message_ids(self) -> list[str]:
-        return [rid for rid in self.path if self.nodes[rid][1] is not None]
+        return [rid for rid, _ in self.entries()]
+
+    def entries(self) -> list[tuple[str, Any]]:
+        """Each message of the path with its record's id, in order; an erased one as `placeholder`
+        shows it."""
+        if not self.erased.intersection(self.path):
+            return [(rid, message) for rid in self.path if (message := self.nodes[rid][1]) is not None]
+        shown = placeholder_records([self.records[rid] for rid in self.path], self.reasons)
+        found: list[tuple[str, Any]] = []
+        for at, (rid, record) in enumerate(zip(self.path, shown, strict=True)):
+            if rid not in self.erased:
+                if (message := self.nodes[rid][1]) is not None:
+                    found.append((rid, message))
+                continue
+            if self.placeholder is None:
+                continue
+            before = found[-1][1] if found else None
+            after = self.nodes[self.path[at + 1]][1] if at + 1 < len(self.path) else None
+            if (message := self.placeholder(record, before, after)) is not None:
+                found.append((rid, message))
+        return found
 
     def apply(self, record: Record) -> Thread:
         body = record.body
         if body.IS_NODE:
-            self.nodes[record.id] = (body.parent, self.decode(body))  # type: ignore[union-attr]
+            self._node(record, body.parent)  # type: ignore[union-attr]
             self.path.append(record.id)
         elif isinstance(body, LeafMoved | Reset):
             target = next_leaf(self.leaf, record.id, body)
             self.path = self.path[: self.path.index(target) + 1] if target in self.path else self._to(target)
+        elif isinstance(body, Erasure):
+            self.reasons[record.seq] = body.reason
+            taken = (self.ids.get(entry.seq) for entry in body.records)
+            self.stale += [self.records[rid].seq for rid in taken if rid and rid not in self.erased]
         self.leaf = next_leaf(self.leaf, record.id, body)
         if body.IS_NODE or isinstance(body, LeafMoved | Reset):
             self.live = not isinstance(body, Reset)
         return self
+
+    def refresh(self, records: Sequence[Record]) -> None:
+        """Take `records` (the `stale` ones, read again after their erasure) in place of what was held."""
+        for record in records:
+            self._node(record, self.nodes[record.id][0])
+        self.stale.clear()
+
+    def _node(self, record: Record, parent: str | None) -> None:
+        erased = record.erased is not None
+        self.nodes[record.id] = (parent, None if erased else self.decode(record.body))
+        self.records[record.id] = record
+        self.ids[record.seq] = record.id
+        if erased:
+            self.erased.add(record.id)
 
     def _to(self, node: str | None) -> list[str]:
         path: list[str] = []
@@ -190,8 +250,8 @@ def cleared(thread: Thread, reason: str) -> list[AnyBody]:
 # --- the journals ---------------------------------------------------------------------------------------
 
 
-def _fold(decode: Callable[[Any], Any], mask: SecretMask | None) -> Thread:
-    return Thread(decode, mask)
+def _fold(decode: Callable[[Any], Any], mask: SecretMask | None, placeholder: Placeholder | None) -> Thread:
+    return Thread(decode, mask, placeholder)
 
 
 def _apply(thread: Thread, record: Record) -> Thread:
@@ -213,15 +273,17 @@ class Threads:
         fields: tuple[str, ...],
         decode: Callable[[Any], Any],
         mask: SecretMask | None = None,
+        placeholder: Placeholder | None = None,
     ) -> None:
-        """`mask` masks secrets in every message before it is appended (the integration's `redact=`)."""
+        """`mask` masks secrets in every message before it is appended (the integration's `redact=`);
+        `placeholder` makes the message shown for an erased record (None: erased messages are left out)."""
         blocking: JournalStore = getattr(store, "blocking", store)  # a ThreadedStore's blocking store
         self.keyed = KeyedJournals(
             blocking,
             runtime=runtime,
             prefix=prefix,
             fields=fields,
-            initial=partial(_fold, decode, mask),
+            initial=partial(_fold, decode, mask, placeholder),
             apply=_apply,
             mask=mask,
         )
@@ -239,7 +301,7 @@ class Threads:
                 self._seen[key] = None
                 return None
             self._seen[key] = tail.head
-            return tail.state
+            return _current(tail)
 
     def journal_id(self, key: Key) -> str | None:
         return self.keyed.current(key)
@@ -266,7 +328,7 @@ class Threads:
                 assert tail is not None
                 known = self._known(key, tail)
                 expected = known if checked and known is not None else tail.head
-                bodies = plan(tail.state)
+                bodies = plan(_current(tail))
                 if not bodies:
                     return tail.state
                 try:
@@ -293,6 +355,14 @@ class Threads:
             first = next(iter(tail.journal.read(limit=1)))
             return Head.of(first)
         return seen
+
+
+def _current(tail: Tail[Thread]) -> Thread:
+    """The tail's thread, the records an erasure took since they were read read again."""
+    thread = tail.state
+    if thread.stale:
+        thread.refresh(read_seqs(tail.journal, sorted(thread.stale)))
+    return thread
 
 
 def _append(tail: Tail[Thread], bodies: Sequence[AnyBody], expected: Head) -> None:

@@ -7,6 +7,10 @@ head its `Session` was read at as the stale-writer check (`StaleSessionError` ex
 appended since), and its `app:` and `user:` deltas are then applied to the scope journals, each marked
 with the session record it came from, so applying twice changes nothing and an interrupted write is
 completed by the next call that reads the session. ADK is imported lazily: install `waybook[adk]`.
+
+An event whose content was erased (docs/erasure.md) is shown in its place as a user event holding the
+placeholder naming the erasure (its id the record's, its time the record's); an erased creation or state
+record costs the state it held, never the session.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from functools import partial
 from typing import Any, Final, TypeVar
 
@@ -22,7 +27,16 @@ import attrs
 
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedRuntime, Tail, retrying, run_inline
-from waybook.model import AnyBody, CustomEntry, Head, Record, Reset, StaleWriterError
+from waybook.model import (
+    AnyBody,
+    CustomEntry,
+    Erasure,
+    Head,
+    Record,
+    Reset,
+    StaleWriterError,
+    erased_placeholder,
+)
 from waybook.stores import JournalStore
 
 with needs_extra("waybook.integrations.adk", runtime="Google ADK", extra="adk", modules=("google",)):
@@ -62,20 +76,71 @@ class SessionFold:
         self.ids: dict[str, int] = {}
         self.last_update_time = 0.0
         self.outbox: list[tuple[int, dict[str, Any], dict[str, Any]]] = []  # (seq, app delta, user delta)
+        self.records: dict[int, tuple[int, str, str]] = {}
+        """Each event's place in `events`, its record's id and time, by the record's seq (an erasure
+        names seqs)."""
+
+
+def _epoch(at: str) -> float:
+    return datetime.fromisoformat(at).timestamp()
+
+
+def _erased_event(record_id: str, at: str, by: int, reason: str | None) -> dict[str, Any]:
+    """The event shown in place of record `record_id`'s, whose content erasure `by` took: the placeholder
+    naming it (its reason None until the erasure record is read), as the user, at the record's time."""
+    return {
+        "id": record_id,
+        "invocation_id": "",
+        "author": "user",
+        "timestamp": _epoch(at),
+        "content": {"role": "user", "parts": [{"text": erased_placeholder(by, reason)}]},
+    }
+
+
+def _apply_erased(fold: SessionFold, record: Record) -> SessionFold:
+    """A record whose content was erased before it was read: an event's placeholder, or a creation
+    record's session with no state."""
+    assert isinstance(record.body, CustomEntry)
+    assert record.erased is not None
+    if record.body.type == CREATED:
+        fold.live, fold.state, fold.events, fold.ids = True, {}, [], {}
+        fold.last_update_time = _epoch(record.at)
+        return fold
+    event = _erased_event(record.id, record.at, record.erased.by, None)
+    fold.records[record.seq] = (len(fold.events), record.id, record.at)
+    fold.ids[event["id"]] = len(fold.events)
+    fold.events.append(event)
+    fold.last_update_time = event["timestamp"]
+    return fold
+
+
+def _apply_erasure(fold: SessionFold, record: Record, body: Erasure) -> SessionFold:
+    """Each event `body` took shown as its placeholder, with the reason, whether it was read before the
+    erasure (its content, held in memory, dropped) or after."""
+    for taken in body.records:
+        if taken.seq in fold.records:
+            index, record_id, at = fold.records[taken.seq]
+            fold.events[index] = _erased_event(record_id, at, record.seq, body.reason)
+    return fold
 
 
 def _apply_session(fold: SessionFold, record: Record) -> SessionFold:
     body = record.body
     if isinstance(body, Reset):
         return SessionFold()
+    if isinstance(body, Erasure):
+        return _apply_erasure(fold, record, body)
     if not isinstance(body, CustomEntry) or body.type not in (CREATED, EVENT):
         return fold
+    if record.erased is not None:
+        return _apply_erased(fold, record)
     if body.type == CREATED:
         fold.live, fold.state, fold.events, fold.ids = True, dict(body.data["state"]), [], {}
         fold.last_update_time = body.data["created"]
         deltas = {"app": body.data["app"], "user": body.data["user"]}
     else:
         event = body.data
+        fold.records[record.seq] = (len(fold.events), record.id, record.at)
         fold.ids[event["id"]] = len(fold.events)
         fold.events.append(event)
         fold.last_update_time = event["timestamp"]
@@ -96,7 +161,7 @@ class ScopeFold:
 
 def _apply_scope(fold: ScopeFold, record: Record) -> ScopeFold:
     body = record.body
-    if isinstance(body, CustomEntry) and body.type == DELTA:
+    if isinstance(body, CustomEntry) and body.type == DELTA and record.erased is None:
         fold.state.update(body.data["delta"])
         fold.applied.add(body.data["source"])
     return fold

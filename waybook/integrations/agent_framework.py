@@ -12,7 +12,9 @@ Saving drops the messages the history already ends with, as the framework's own 
 (`filter_new_messages`), and appends the rest at the head the history was loaded at: if another writer
 saved to the session since this provider loaded it (a second process running the same session), the
 save raises `StaleHistoryError` and writes nothing, instead of interleaving two runs. `clear` appends a
-reset; nothing is erased. The framework is imported lazily: install `waybook[agent-framework]`.
+reset; nothing is erased. A message whose content `waybook erase` took comes back as the placeholder
+naming the erasure, every function call still answered (`_erased`). The framework is imported lazily:
+install `waybook[agent-framework]`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,19 @@ from waybook.integrations._history import (
     node,
     result_text,
 )
-from waybook.model import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.model import (
+    ERASED_TOOL_NAME,
+    AssistantMessage,
+    Block,
+    CustomEntry,
+    NodeBody,
+    Record,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResult,
+)
 from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
@@ -77,6 +91,42 @@ def _node(message: dict[str, Any]) -> NodeBody:
     return node(NAMESPACE, _ROLES.get(str(role)), message, found)  # type: ignore[arg-type]
 
 
+def _erased(record: Record, before: Any, after: Any) -> dict[str, Any] | None:
+    """The message shown for an erased record (as `placeholder_records` shows it): the placeholder as a
+    tool message with a result for the same call, an assistant message giving back the calls the results
+    after it answer, a system message, or a user message (for a message stored whole right after an
+    assistant message with calls: a tool message answering them). So every function call is answered."""
+    body = record.body
+    shown = next((b.text for b in getattr(body, "content", ()) if isinstance(b, TextBlock)), "")
+    text = {"type": "text", "text": shown}
+    if isinstance(body, ToolResult):
+        return _message("tool", [{"type": "function_result", "call_id": body.call_id, "result": shown}])
+    if isinstance(body, AssistantMessage):
+        calls = [(call.call_id, call.name) for call in body.tool_calls]
+        for result in _contents(after, "function_result"):  # a tool message of several results
+            if isinstance(result.get("call_id"), str) and all(result["call_id"] != c for c, _ in calls):
+                calls.append((result["call_id"], ERASED_TOOL_NAME))
+        uses = [{"type": "function_call", "call_id": c, "name": n, "arguments": {}} for c, n in calls]
+        return _message("assistant", [text, *uses])
+    if isinstance(body, SystemMessage):
+        return _message("system", [text])
+    if isinstance(body, CustomEntry) and body.type != f"{NAMESPACE}.message":
+        return None  # not a message of this runtime
+    made = [c["call_id"] for c in _contents(before, "function_call") if isinstance(c.get("call_id"), str)]
+    if made and isinstance(before, dict) and before.get("role") == "assistant":
+        return _message("tool", [{"type": "function_result", "call_id": c, "result": shown} for c in made])
+    return _message("user", [text])
+
+
+def _contents(message: Any, kind: str) -> list[dict[str, Any]]:
+    contents = message.get("contents") if isinstance(message, dict) else None
+    return [c for c in contents or [] if isinstance(c, dict) and c.get("type") == kind]
+
+
+def _message(role: str, contents: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "message", "role": role, "contents": contents}
+
+
 class WaybookHistoryProvider(HistoryProvider):
     """An Agent Framework history provider on a waybook store: `WaybookHistoryProvider(store)`.
 
@@ -100,7 +150,13 @@ class WaybookHistoryProvider(HistoryProvider):
         mask = secret_mask(redact, who="WaybookHistoryProvider")
         super().__init__(source_id, **options)
         self._threads = Threads(
-            store, runtime=RUNTIME, prefix="maf", fields=("session_id",), decode=_decode, mask=mask
+            store,
+            runtime=RUNTIME,
+            prefix="maf",
+            fields=("session_id",),
+            decode=_decode,
+            mask=mask,
+            placeholder=_erased,
         )
 
     @property

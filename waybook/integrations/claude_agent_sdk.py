@@ -6,18 +6,22 @@ SDK's summary sidecar in the same atomic append, so a summary never disagrees wi
 Appends are compare-and-append on the journal head (a lost race re-reads, drops what is already there,
 retries). `delete` purges the journal's bytes (`delete="purge"`, the default) or appends a reset and keeps
 the history for audit (`delete="reset"`). The SDK is imported lazily: install `waybook[claude-agent-sdk]`.
+
+An entry whose content was erased (docs/erasure.md) loads as an entry holding the placeholder naming the
+erasure, in the transcript's uuid chain (`shown_entries`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid as uuids
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import attrs
 
 from waybook.integrations._extras import needs_extra
 from waybook.integrations._keyed import KeyedRuntime, Tail, epoch_ms, retrying, run_inline
-from waybook.model import AnyBody, CustomEntry, Record, Reset
+from waybook.model import AnyBody, CustomEntry, Erasure, Record, Reset, erased_placeholder
 from waybook.stores import JournalStore
 
 if TYPE_CHECKING:
@@ -48,25 +52,166 @@ def _fold_session_summary() -> Callable[..., Any]:
 
 
 @attrs.frozen
+class ErasedEntry:
+    """An entry whose content erasure `by` took (its `reason` once the erasure record is read): shown by
+    `shown_entries` as the placeholder."""
+
+    record_id: str
+    at: str
+    by: int
+    reason: str | None = None
+
+
+@attrs.frozen
 class Transcript:
     """A key's transcript since its last reset: the entries, their uuids, the summary sidecar."""
 
     entries: tuple[Any, ...] = ()
     uuids: frozenset[str] = frozenset()
     summary: dict[str, Any] | None = None
+    places: Mapping[int, tuple[int, str, str]] = attrs.field(factory=dict)
+    """Each entry's index in `entries`, its record's id and time, by the record's seq, and the summary's
+    (index -1): an erasure names seqs."""
 
 
 def _apply(transcript: Transcript, record: Record) -> Transcript:
     body = record.body
     if isinstance(body, Reset):
         return Transcript()
+    if isinstance(body, Erasure):
+        return _apply_erasure(transcript, record.seq, body)
     if isinstance(body, CustomEntry) and body.type == ENTRY:
+        place = (len(transcript.entries), record.id, record.at)
+        places = {**transcript.places, record.seq: place}
+        if record.erased is not None:
+            item = ErasedEntry(record.id, record.at, record.erased.by)
+            return attrs.evolve(transcript, entries=(*transcript.entries, item), places=places)
         uuid = body.data.get("uuid") if isinstance(body.data, dict) else None
         uuids = transcript.uuids | {uuid} if isinstance(uuid, str) else transcript.uuids
-        return attrs.evolve(transcript, entries=(*transcript.entries, body.data), uuids=uuids)
+        return attrs.evolve(transcript, entries=(*transcript.entries, body.data), uuids=uuids, places=places)
     if isinstance(body, CustomEntry) and body.type == SUMMARY:
-        return attrs.evolve(transcript, summary=body.data)
+        places = {**transcript.places, record.seq: (-1, record.id, record.at)}
+        summary = body.data if record.erased is None else None  # an erased sidecar: folded anew
+        return attrs.evolve(transcript, summary=summary, places=places)
     return transcript
+
+
+def _apply_erasure(transcript: Transcript, by: int, body: Erasure) -> Transcript:
+    """Each entry `body` took shown as its placeholder with the reason, whether it was read before the
+    erasure (its content, held in memory, dropped) or after; an erased summary sidecar dropped."""
+    entries, summary = list(transcript.entries), transcript.summary
+    for taken in body.records:
+        place = transcript.places.get(taken.seq)
+        if place is None:
+            continue
+        index, record_id, at = place
+        if index < 0:
+            summary = None
+        else:
+            entries[index] = ErasedEntry(record_id, at, by, body.reason)
+    return attrs.evolve(transcript, entries=tuple(entries), summary=summary)
+
+
+_ERASED_IDS: Final = uuids.UUID("0d1b6c1e-6a4f-4c3e-9d0e-46b1e2a7c5f9")
+"""The namespace of the uuid a placeholder takes when its neighbours do not name the erased one's."""
+
+
+def shown_entries(entries: Sequence[Any]) -> list[Any]:
+    """`entries` with each erased one as an entry holding the placeholder naming its erasure, linked into
+    the uuid chain (its uuid the one the next entry names as its parent, its parent the entry before),
+    so the SDK's chain builder keeps every neighbour. When tool results after it (past the assistant
+    entries of its turn) answer calls no entry holds, it is an assistant entry giving back those calls
+    (name `erased`, no input), so no result is orphaned; else a user entry."""
+    if not any(isinstance(item, ErasedEntry) for item in entries):
+        return list(entries)
+    present = {
+        item["uuid"] for item in entries if isinstance(item, dict) and isinstance(item.get("uuid"), str)
+    }
+    made = {
+        block["id"]
+        for item in entries
+        for block in _blocks(item, "tool_use")
+        if isinstance(block.get("id"), str)
+    }
+    shown: list[Any] = []
+    for i, item in enumerate(entries):
+        if not isinstance(item, ErasedEntry):
+            shown.append(item)
+            continue
+        calls = _unanswered(entries[i + 1 :], made)
+        made.update(calls)
+        before = shown[-1] if shown else None
+        after = entries[i + 1] if i + 1 < len(entries) else None
+        shown.append(_placeholder(item, calls, before, after, present))
+    return shown
+
+
+def _blocks(item: Any, kind: str) -> list[dict[str, Any]]:
+    message = item.get("message") if isinstance(item, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == kind]
+
+
+def _unanswered(after: Sequence[Any], made: set[str]) -> list[str]:
+    """The call ids the tool results right after the assistant entries (and holes) at the start of
+    `after` answer, that no entry's tool use holds."""
+    start = 0
+    while start < len(after) and (
+        isinstance(after[start], ErasedEntry)
+        or (isinstance(after[start], dict) and after[start].get("type") == "assistant")
+    ):
+        start += 1
+    found: list[str] = []
+    for item in after[start:]:
+        results = _blocks(item, "tool_result")
+        if not results:
+            break
+        found += [
+            block["tool_use_id"]
+            for block in results
+            if isinstance(block.get("tool_use_id"), str)
+            and block["tool_use_id"] not in made
+            and block["tool_use_id"] not in found
+        ]
+    return found
+
+
+def _placeholder(
+    item: ErasedEntry, calls: list[str], before: Any, after: Any, present: set[str]
+) -> dict[str, Any]:
+    shown = erased_placeholder(item.by, item.reason)
+    parent = before.get("uuid") if isinstance(before, dict) else None
+    named = after.get("parentUuid") if isinstance(after, dict) else None
+    own = (
+        named
+        if isinstance(named, str) and named not in present
+        else str(uuids.uuid5(_ERASED_IDS, item.record_id))
+    )
+    message: dict[str, Any]
+    if calls:
+        uses = [{"type": "tool_use", "id": call, "name": "erased", "input": {}} for call in calls]
+        message = {
+            "role": "assistant",
+            "id": f"erased_{item.record_id}",
+            "content": [{"type": "text", "text": shown}, *uses],
+        }
+    else:
+        message = {"role": "user", "content": shown}
+    entry: dict[str, Any] = {
+        "type": message["role"],
+        "uuid": own,
+        "parentUuid": parent,
+        "timestamp": item.at,
+        "message": message,
+    }
+    session = next(
+        (n.get("sessionId") for n in (before, after) if isinstance(n, dict) and n.get("sessionId")), None
+    )
+    if session is not None:
+        entry["sessionId"] = session
+    return entry
 
 
 def _mtime(tail: Tail[Transcript]) -> int:
@@ -97,7 +242,7 @@ class WaybookSessionStore(KeyedRuntime):
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         def load() -> list[Any] | None:
             tail = self._transcripts.tail(_key(key), create=False)
-            return list(tail.state.entries) if tail is not None and tail.state.entries else None
+            return shown_entries(tail.state.entries) if tail is not None and tail.state.entries else None
 
         return await _run(self.store, load)
 

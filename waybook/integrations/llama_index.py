@@ -2,7 +2,8 @@
 
 One journal per chat key; each `ChatMessage` is a tree node (user, system, assistant or tool-result, with
 its text, thinking and tool-call blocks as waybook blocks, and its own JSON, `model_dump(mode="json")`,
-kept verbatim beside them). Nothing is erased:
+kept verbatim beside them; a message whose content `waybook erase` took comes back as the placeholder
+naming the erasure, every tool call still answered). Nothing else is erased:
 
 - `delete_message(key, idx)` moves the leaf back to message idx-1 and appends copies of the messages after
   idx: message idx stays in the journal, on the abandoned branch, and so do the originals of its
@@ -34,7 +35,20 @@ from waybook.integrations._history import (
     replaced,
     truncated,
 )
-from waybook.model import Block, NodeBody, Reset, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.model import (
+    ERASED_TOOL_NAME,
+    AssistantMessage,
+    Block,
+    CustomEntry,
+    NodeBody,
+    Record,
+    Reset,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResult,
+)
 from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
@@ -85,6 +99,28 @@ def _node(message: dict[str, Any]) -> NodeBody:
     return node(NAMESPACE, _ROLES.get(str(role)), message, blocks)  # type: ignore[arg-type]
 
 
+def _erased(record: Record, before: Any, after: Any) -> dict[str, Any] | None:
+    """The message shown for an erased record (as `placeholder_records` shows it): the placeholder as a
+    tool message for the same call, an assistant message giving back the calls the tool messages after
+    it answer, a system message, or a user message. So every tool call is answered."""
+    body = record.body
+    shown = next((b.text for b in getattr(body, "content", ()) if isinstance(b, TextBlock)), "")
+    text = {"block_type": "text", "text": shown}
+    if isinstance(body, ToolResult):
+        extra = {"tool_call_id": body.call_id, "name": body.tool_name or ERASED_TOOL_NAME}
+        return {"role": "tool", "additional_kwargs": extra, "blocks": [text]}
+    if isinstance(body, AssistantMessage):
+        calls = [
+            {"block_type": "tool_call", "tool_call_id": c.call_id, "tool_name": c.name, "tool_kwargs": {}}
+            for c in body.tool_calls
+        ]
+        return {"role": "assistant", "additional_kwargs": {}, "blocks": [text, *calls]}
+    if isinstance(body, CustomEntry) and body.type != f"{NAMESPACE}.message":
+        return None  # not a message of this runtime
+    role = "system" if isinstance(body, SystemMessage) else "user"
+    return {"role": role, "additional_kwargs": {}, "blocks": [text]}
+
+
 def _dump(message: ChatMessage) -> dict[str, Any]:
     """The message's own JSON (`model_dump(mode="json")`; SimpleChatStore's wrapper around it fails under
     pydantic 2.14)."""
@@ -111,7 +147,13 @@ class WaybookChatStore(BaseChatStore):
         mask = secret_mask(redact, who="WaybookChatStore")
         super().__init__(**data)
         self._threads = Threads(
-            store, runtime=RUNTIME, prefix="lix", fields=("chat_key",), decode=_decode, mask=mask
+            store,
+            runtime=RUNTIME,
+            prefix="lix",
+            fields=("chat_key",),
+            decode=_decode,
+            mask=mask,
+            placeholder=_erased,
         )
 
     @classmethod

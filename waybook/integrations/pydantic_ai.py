@@ -10,7 +10,9 @@ every part comes back exactly, known or not). One line around a run:
 loads the history, runs the agent with it, and appends the run's new messages at the head the history was
 read at: if another writer appended meanwhile, `StaleHistoryError` and nothing is written (the run saw a
 history that is no longer the conversation). `undo_run` moves the leaf back before the last run and
-`clear` appends a reset; nothing is erased. Pydantic AI is imported lazily: install `waybook[pydantic-ai]`.
+`clear` appends a reset; nothing is erased. A message whose content `waybook erase` took comes back as
+the placeholder naming the erasure, in the part its kind was (`_erased`), every tool call still answered.
+Pydantic AI is imported lazily: install `waybook[pydantic-ai]`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,19 @@ from waybook.integrations._history import (
     result_text,
     truncated,
 )
-from waybook.model import Block, NodeBody, TextBlock, ThinkingBlock, ToolCallBlock
+from waybook.model import (
+    ERASED_TOOL_NAME,
+    AssistantMessage,
+    Block,
+    CustomEntry,
+    NodeBody,
+    Record,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResult,
+)
 from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
 
@@ -91,6 +105,60 @@ def _node(message: dict[str, Any]) -> NodeBody:
     return node(NAMESPACE, "user", message, blocks)
 
 
+def _erased(record: Record, before: Any, after: Any) -> dict[str, Any] | None:
+    """The message shown for an erased record (as `placeholder_records` shows it): the placeholder as a
+    tool return for the same call, a response giving back the calls the returns after it answer, a system
+    prompt, or a user prompt (for a request stored whole right after a response with calls: the returns
+    for them), each stamped with the record's time. So every tool call of the history is answered."""
+    body = record.body
+    shown = next((b.text for b in getattr(body, "content", ()) if isinstance(b, TextBlock)), "")
+    at = record.at
+    if isinstance(body, ToolResult):
+        name = body.tool_name or ERASED_TOOL_NAME
+        return _request([_return(body.call_id, name, shown, at)])
+    if isinstance(body, AssistantMessage):
+        calls = [(call.call_id, call.name) for call in body.tool_calls]
+        for part in _parts(after, "tool-return"):  # a request of several returns, stored whole
+            if isinstance(part.get("tool_call_id"), str) and all(part["tool_call_id"] != c for c, _ in calls):
+                calls.append((part["tool_call_id"], str(part.get("tool_name") or ERASED_TOOL_NAME)))
+        uses = [
+            {"part_kind": "tool-call", "tool_name": name, "args": {}, "tool_call_id": call}
+            for call, name in calls
+        ]
+        return {
+            "kind": "response",
+            "parts": [{"part_kind": "text", "content": shown}, *uses],
+            "timestamp": at,
+        }
+    if isinstance(body, SystemMessage):
+        return _request([{"part_kind": "system-prompt", "content": shown, "timestamp": at}])
+    if isinstance(body, CustomEntry) and body.type != f"{NAMESPACE}.message":
+        return None  # not a message of this runtime
+    made = [p for p in _parts(before, "tool-call") if isinstance(p.get("tool_call_id"), str)]
+    if made and isinstance(before, dict) and before.get("kind") == "response":
+        return _request([_return(p["tool_call_id"], str(p.get("tool_name")), shown, at) for p in made])
+    return _request([{"part_kind": "user-prompt", "content": shown, "timestamp": at}])
+
+
+def _parts(message: Any, kind: str) -> list[dict[str, Any]]:
+    parts = message.get("parts") if isinstance(message, dict) else None
+    return [p for p in parts or [] if isinstance(p, dict) and p.get("part_kind") == kind]
+
+
+def _return(call_id: str, tool_name: str, shown: str, at: str) -> dict[str, Any]:
+    return {
+        "part_kind": "tool-return",
+        "tool_name": tool_name,
+        "content": shown,
+        "tool_call_id": call_id,
+        "timestamp": at,
+    }
+
+
+def _request(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"kind": "request", "parts": parts}
+
+
 def _dump(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
     dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
     return dumped
@@ -109,7 +177,13 @@ class WaybookMessageHistory:
         mask = secret_mask(redact, who="WaybookMessageHistory")
         self.conversation_id = conversation_id
         self._threads = Threads(
-            store, runtime=RUNTIME, prefix="pai", fields=("conversation_id",), decode=_decode, mask=mask
+            store,
+            runtime=RUNTIME,
+            prefix="pai",
+            fields=("conversation_id",),
+            decode=_decode,
+            mask=mask,
+            placeholder=_erased,
         )
         self._key = (conversation_id,)
 

@@ -10,6 +10,10 @@ Nothing is erased. `update_message` (Strands redacts a message that way) moves t
 message before it and appends the updated message and copies of the ones after it: the original stays
 in the journal, on the abandoned branch. `delete_session` appends a reset to the session's journals.
 
+A message whose content `waybook erase` took is listed in its place as the placeholder naming the
+erasure (`_erased`), every tool use still answered; an erased session or agent record is read as never
+written (Strands writes it again when it needs it), never as a broken session.
+
 Writes are compare-and-append, so the checks Strands' repositories make hold across processes: two
 writers creating the same message id (two processes running one session) cannot both succeed; the one
 that commits second gets Strands' own `SessionException` ("already exists"), and nothing of it is
@@ -28,7 +32,9 @@ from waybook.integrations._extras import needs_extra
 from waybook.integrations._history import Thread, Threads, arguments, extended, message_of, node, replaced
 from waybook.integrations._keyed import KeyedJournals, Tail, retrying
 from waybook.model import (
+    ERASED_TOOL_NAME,
     AnyBody,
+    AssistantMessage,
     Block,
     CustomEntry,
     NodeBody,
@@ -37,6 +43,7 @@ from waybook.model import (
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
+    ToolResult,
 )
 from waybook.projections import Provider, ProviderContext
 from waybook.stores import JournalStore
@@ -72,7 +79,7 @@ def _apply_session(fold: SessionFold, record: Record) -> SessionFold:
     body = record.body
     if isinstance(body, Reset):
         return SessionFold()
-    if isinstance(body, CustomEntry):
+    if isinstance(body, CustomEntry) and record.erased is None:  # an erased one: as if never written
         if body.type == SESSION:
             fold.session = body.data
         elif body.type == AGENT:
@@ -122,6 +129,58 @@ def _node(stored: dict[str, Any]) -> NodeBody:
     return node(NAMESPACE, role if role in ("user", "assistant") else None, stored, blocks)
 
 
+def _erased(record: Record, before: Any, after: Any) -> dict[str, Any] | None:
+    """The session message shown for an erased record (as `placeholder_records` shows it): the
+    placeholder as a tool result for the same tool use, an assistant message giving back the tool uses
+    the results after it answer, or a user message; its id the one after the message before it (Strands
+    numbers an agent's messages in order), its times the record's."""
+    body = record.body
+    shown = next((b.text for b in getattr(body, "content", ()) if isinstance(b, TextBlock)), "")
+    content: list[dict[str, Any]]
+    if isinstance(body, ToolResult):
+        result = {"toolUseId": body.call_id, "status": "success", "content": [{"text": shown}]}
+        role, content = "user", [{"toolResult": result}]
+    elif isinstance(body, AssistantMessage):
+        calls = [(c.call_id, c.name) for c in body.tool_calls]
+        for answer in _parts(after, "toolResult"):  # a message of several results, stored whole
+            use_id = answer.get("toolUseId")
+            if isinstance(use_id, str) and all(use_id != c for c, _ in calls):
+                calls.append((use_id, ERASED_TOOL_NAME))
+        uses = [{"toolUse": {"toolUseId": c, "name": n, "input": {}}} for c, n in calls]
+        role, content = "assistant", [{"text": shown}, *uses]
+    elif isinstance(body, CustomEntry) and body.type != f"{NAMESPACE}.message":
+        return None  # not a message of this runtime
+    elif made := [u["toolUseId"] for u in _parts(before, "toolUse") if isinstance(u.get("toolUseId"), str)]:
+        results = [{"toolUseId": c, "status": "success", "content": [{"text": shown}]} for c in made]
+        role, content = "user", [{"toolResult": result} for result in results]
+    else:
+        role, content = "user", [{"text": shown}]
+    previous = before.get("message_id") if isinstance(before, dict) else None
+    following = after.get("message_id") if isinstance(after, dict) else None
+    if isinstance(previous, int):
+        message_id = previous + 1
+    else:
+        message_id = following - 1 if isinstance(following, int) and following > 0 else 0
+    return {
+        "message": {"role": role, "content": content},
+        "message_id": message_id,
+        "redact_message": None,
+        "created_at": record.at,
+        "updated_at": record.at,
+    }
+
+
+def _parts(stored: Any, kind: str) -> list[dict[str, Any]]:
+    """The `kind` parts (`toolUse`, `toolResult`) of a stored session message's content."""
+    message = stored.get("message") if isinstance(stored, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return [
+        block[kind]
+        for block in content or []
+        if isinstance(block, dict) and isinstance(block.get(kind), dict)
+    ]
+
+
 def _by_id(thread: Thread) -> dict[int, dict[str, Any]]:
     return {stored["message_id"]: stored for stored in thread.messages()}
 
@@ -152,6 +211,7 @@ class WaybookSessionRepository(SessionRepository):
             fields=("session_id", "agent_id"),
             decode=_decode,
             mask=mask,
+            placeholder=_erased,
         )
 
     @property

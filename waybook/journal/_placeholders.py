@@ -42,22 +42,29 @@ def shown_records(
 
 def iter_shown(journal: SessionJournal, records: Iterable[Record]) -> Iterator[Record]:
     """`records` (read in seq order from `journal`, as a whole-journal export streams them) shown as
-    `shown_records` shows a path: an erased assistant message is held until the results after it are
-    seen, so it gets back their calls. Each erasure's reason is read once, when first needed."""
+    `shown_records` shows a path: a run of assistant messages (one turn, perhaps one message per call)
+    is held until the results after it are seen, so an erased one gets back their calls. Each erasure's
+    reason is read once, when first needed."""
     reasons: dict[int, str] = {}
     head = journal.head().seq
-    held: list[Record] = []  # an erased assistant message and the tool results right after it
+    held: list[Record] = []  # a run of assistant messages and the tool results right after it
+    answered = False  # whether `held` has reached its results
     for record in records:
         erased = record.erased
         if erased is not None and erased.by not in reasons and erased.by <= head:
             reasons.update(erasure_reasons(read_seqs(journal, [erased.by])))
-        if held and isinstance(record.body, ToolResult):
+        body = record.body
+        if isinstance(body, AssistantMessage) and not answered:
             held.append(record)
+            continue
+        if held and isinstance(body, ToolResult):
+            held.append(record)
+            answered = True
             continue
         if held:
             yield from placeholder_records(held, reasons)
-            held = []
-        if erased is not None and isinstance(record.body, AssistantMessage):
+            held, answered = [], False
+        if isinstance(body, AssistantMessage):
             held.append(record)
         else:
             yield placeholder_record(record, reasons)

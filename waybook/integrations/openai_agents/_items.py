@@ -7,6 +7,9 @@ assistant turn with a tool call; its output becomes a tool result. The item's ot
 `details["openai"]`. Every mapping is checked by mapping back: if the item does not come back equal,
 it is stored verbatim instead, as a `waybook.custom/1` entry of type `openai_agents.item`. So
 `item_of(body_of(item, parent)) == item` for every JSON item.
+
+An item whose record's content was erased (docs/erasure.md) comes back as `erased_items` shows it: the
+placeholder naming the erasure, in an item the Responses API accepts where the old one stood.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from waybook.model import (
     AssistantMessage,
     CustomEntry,
     NodeBody,
+    Record,
     SystemMessage,
     TextBlock,
     ToolCallBlock,
@@ -68,6 +72,28 @@ def item_of(body: Any) -> Any:
             return {**rest, "content": [{**part, "text": t} for part, t in zip(parts, texts, strict=True)]}
         return {**rest, "content": "\n\n".join(texts)}
     return None
+
+
+def erased_items(record: Record) -> list[Any]:
+    """The items shown for an erased record (`record` as `waybook.model.placeholder_records` shows it in
+    its path): a message holding the placeholder (a user message for an item stored verbatim, whose
+    shape the erasure took), a tool output keeping its call id, and an erased assistant turn's message
+    followed by a function call (no arguments) for each call its outputs answer, so none is orphaned."""
+    body = record.body
+    if isinstance(body, CustomEntry) and body.type != ITEM:
+        return []  # not an item
+    content = getattr(body, "content", ())
+    shown = next((block.text for block in content if isinstance(block, TextBlock)), "")
+    if isinstance(body, ToolResult):
+        return [{"type": "function_call_output", "call_id": body.call_id, "output": shown}]
+    if isinstance(body, AssistantMessage):
+        calls = [
+            {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": "{}"}
+            for call in body.tool_calls
+        ]
+        return [{"role": "assistant", "content": shown}, *calls]
+    role = "system" if isinstance(body, SystemMessage) else "user"
+    return [{"role": role, "content": shown}]
 
 
 def _native(item: Any, parent: str | None) -> NodeBody | None:

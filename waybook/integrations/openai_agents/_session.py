@@ -22,9 +22,20 @@ import attrs
 from waybook._masking import Redact, secret_mask
 from waybook._session import new_id, utc_now
 from waybook.integrations._stores import StoreLike, journal_id_for, open_or_create
-from waybook.integrations.openai_agents._items import body_of, item_of
-from waybook.journal import SessionJournal, next_leaf
-from waybook.model import GENESIS, AnyBody, Head, LeafMoved, NewRecord, Record, Reset, StaleWriterError
+from waybook.integrations.openai_agents._items import body_of, erased_items, item_of
+from waybook.journal import SessionJournal, next_leaf, read_seqs
+from waybook.model import (
+    GENESIS,
+    AnyBody,
+    Erasure,
+    Head,
+    LeafMoved,
+    NewRecord,
+    Record,
+    Reset,
+    StaleWriterError,
+    placeholder_records,
+)
 from waybook.projections import Provider, ProviderContext, provider_context
 
 if TYPE_CHECKING:
@@ -39,20 +50,32 @@ _T = TypeVar("_T")
 
 @attrs.define
 class ItemsState:
-    """The fold of a session journal: every node (its parent and item), the leaf, and the path to it."""
+    """The fold of a session journal: every node (its parent and item), the leaf, and the path to it.
+
+    An erased node's item is shown as `erased_items` shows it. An erasure folded after its records were
+    read names them in `stale`: the session reads them again (`refresh`), so the items it held for them
+    are dropped and their text is never shown again."""
 
     head: Head = GENESIS
     leaf: str | None = None
     nodes: dict[str, tuple[str | None, Any]] = attrs.field(factory=dict)
     path: list[str] = attrs.field(factory=list)
     """Record ids from the root to the leaf: the items `get_items` returns, in order."""
+    records: dict[str, Record] = attrs.field(factory=dict)
+    """Each node's record, for the placeholders of erased ones (which pair calls across their path)."""
+    ids: dict[int, str] = attrs.field(factory=dict)
+    """Each node's id by its seq (an erasure names seqs)."""
+    erased: set[str] = attrs.field(factory=set)
+    reasons: dict[int, str] = attrs.field(factory=dict)
+    """Each erasure's reason by its record's seq."""
+    stale: list[int] = attrs.field(factory=list)
 
     def apply(self, records: Sequence[Record] | Any) -> None:
         for record in records:
             body = record.body
             if body.IS_NODE:
                 parent: str | None = body.parent  # type: ignore[union-attr]
-                self.nodes[record.id] = (parent, item_of(body))
+                self._node(record, parent)
                 if parent != self.leaf:  # pragma: no cover - the journal's rules forbid it
                     msg = f"node {record.id} does not extend the leaf"
                     raise AssertionError(msg)
@@ -63,8 +86,28 @@ class ItemsState:
                     self.path.pop()
                 else:
                     self.path = self._path_to(target)
+            elif isinstance(body, Erasure):
+                self.reasons[record.seq] = body.reason
+                taken = (self.ids.get(entry.seq) for entry in body.records)
+                self.stale += [
+                    self.records[rid].seq for rid in taken if rid is not None and rid not in self.erased
+                ]
             self.leaf = next_leaf(self.leaf, record.id, body)
             self.head = Head.of(record)
+
+    def refresh(self, records: Sequence[Record]) -> None:
+        """Take `records` (the `stale` ones, read again after their erasure) in place of what was held."""
+        for record in records:
+            self._node(record, self.nodes[record.id][0])
+        self.stale.clear()
+
+    def _node(self, record: Record, parent: str | None) -> None:
+        erased = record.erased is not None
+        self.nodes[record.id] = (parent, None if erased else item_of(record.body))
+        self.records[record.id] = record
+        self.ids[record.seq] = record.id
+        if erased:
+            self.erased.add(record.id)
 
     def _path_to(self, node: str | None) -> list[str]:
         path: list[str] = []
@@ -74,11 +117,25 @@ class ItemsState:
         path.reverse()
         return path
 
+    def entries(self) -> list[tuple[str, Any]]:
+        """Each item of the path with its record's id, in order (an erased record's as `erased_items`
+        shows it: one record may show several)."""
+        if not self.erased.intersection(self.path):
+            return [(rid, item) for rid in self.path if (item := self.nodes[rid][1]) is not None]
+        shown = placeholder_records([self.records[rid] for rid in self.path], self.reasons)
+        found: list[tuple[str, Any]] = []
+        for rid, record in zip(self.path, shown, strict=True):
+            if rid in self.erased:
+                found += [(rid, item) for item in erased_items(record)]
+            elif (item := self.nodes[rid][1]) is not None:
+                found.append((rid, item))
+        return found
+
     def items(self) -> list[Any]:
-        return [item for rid in self.path if (item := self.nodes[rid][1]) is not None]
+        return [item for _, item in self.entries()]
 
     def item_ids(self) -> list[str]:
-        return [rid for rid in self.path if self.nodes[rid][1] is not None]
+        return [rid for rid, _ in self.entries()]
 
 
 class WaybookSession:
@@ -159,9 +216,10 @@ class WaybookSession:
             with self._lock:
                 self._sync()
                 state = self._state
-                ids = state.item_ids()
-                window = ids[-limit:] if limit > 0 else []
-                return window, [state.nodes[rid][1] for rid in window], len(ids) <= limit, state.head
+                entries = state.entries()
+                window = entries[-limit:] if limit > 0 else []
+                ids, items = [rid for rid, _ in window], [item for _, item in window]
+                return ids, items, len(entries) <= limit, state.head
 
         window, items, complete, seen = await asyncio.to_thread(read)
 
@@ -209,11 +267,11 @@ class WaybookSession:
 
         def plan(state: ItemsState) -> list[AnyBody]:
             popped.clear()
-            ids = state.item_ids()
-            if not ids:
+            entries = state.entries()
+            if not entries:
                 return []
-            last = ids[-1]
-            parent, item = state.nodes[last]
+            last, item = entries[-1]
+            parent = state.nodes[last][0]
             popped.append(item)
             return [
                 LeafMoved(
@@ -243,8 +301,8 @@ class WaybookSession:
     ) -> list[AnyBody]:
         """Keep the first `keep` items, then `output`: a leaf move back to the last kept item (or to a new
         root, re-adding the kept items when `prune_prefix` drops some from the front), then the nodes."""
-        ids = state.item_ids()[:keep]
-        kept = [state.nodes[rid][1] for rid in ids]
+        entries = state.entries()[:keep]
+        ids, kept = [rid for rid, _ in entries], [item for _, item in entries]
         expired = 0
         if prune_prefix is not None:
             while expired < len(kept) and prune_prefix(kept[expired]):
@@ -299,6 +357,8 @@ class WaybookSession:
     def _sync(self) -> None:
         journal = self._journal_now()
         self._state.apply(journal.read(after=self._state.head.seq))
+        if self._state.stale:  # records erased since they were read: never show what they held again
+            self._state.refresh(read_seqs(journal, sorted(self._state.stale)))
 
     def _journal_now(self) -> SessionJournal:
         if self._journal is None:
