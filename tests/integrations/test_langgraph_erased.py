@@ -1,8 +1,10 @@
-"""Issue 46 for LangGraph threads saved by `WaybookSaver`: found by the red team, NOT fixed (strict xfail,
-so each turns into a failure to notice when it is fixed). A saved thread holds each message twice: as a
-session node (what `show`, the viewer, search and exports read, and what `erase` empties) and inside the
-checkpoint records' channel values (`[serde type, base64 bytes]`, what the saver gives back to the
-graph, so to the model). docs/erasure.md's caveat on `details` copying content does not name them."""
+"""Issue 46 for LangGraph threads saved by `WaybookSaver` (docs/langgraph.md, "Erasing a thread's
+content"). A saved thread holds each message twice: as a session node (what `show`, the viewer, search
+and exports read, and what `erase` empties) and inside the checkpoint records' channel values (`[serde
+type, base64 bytes]`, what the saver gives back to the graph, so to the model). Found by the red team:
+erasing the node leaves the copy (NOT fixed: a strict xfail, so that a fix shows; the documented way to
+forget a thread is to purge it), and a checkpoint built on an erased checkpoint record cannot be rebuilt
+(a typed error naming the erasure, no longer a misleading integrity error)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,10 @@ pytest.importorskip("langgraph")
 
 from tests.helpers.erased_sessions import REASON
 from tests.helpers.langgraph_threads import generator
-from waybook.integrations.langgraph import WaybookSaver
+from waybook.integrations.langgraph import ErasedCheckpointError, WaybookSaver
 from waybook.integrations.langgraph._state import CHECKPOINT
 from waybook.journal import erase, verify
-from waybook.model import CustomEntry, IntegrityError, UserMessage, plain_text
+from waybook.model import CustomEntry, UserMessage, plain_text
 from waybook.stores import open_store
 
 QUESTION = "second vault-secret-4f1a?"
@@ -58,19 +60,26 @@ def test_an_erased_message_node_is_not_given_back_to_the_graph(tmp_path: Path) -
     assert QUESTION not in said
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=IntegrityError,
-    reason="an erased checkpoint record (as `waybook retain --erase-content` erases every old record) makes "
-    "every later checkpoint that extends its values unloadable: IntegrityError 'not one this saver wrote'",
-)
-def test_a_thread_whose_old_checkpoint_was_erased_still_loads_its_latest_checkpoint(tmp_path: Path) -> None:
+def test_a_checkpoint_built_on_an_erased_checkpoint_is_refused_with_a_typed_error_naming_the_erasure(
+    tmp_path: Path,
+) -> None:
+    """An erased checkpoint record (as `waybook retain --erase-content` erases every old record) leaves
+    every later checkpoint that extends its values unable to rebuild them: a typed error naming the
+    erasure and what to do, where it once said the journal was not one this saver wrote."""
     url, journal_id = thread(tmp_path)
     store = open_store(url)
     with store.open(journal_id) as journal:
         checkpoints = [
             r.seq for r in journal.read() if isinstance(r.body, CustomEntry) and r.body.type == CHECKPOINT
         ]
-        erase(journal, checkpoints[3:4], reason=REASON)
-    with WaybookSaver(open_store(url)) as saver:
-        assert saver.get_tuple(CONFIG) is not None
+        receipt = erase(journal, checkpoints[3:4], reason=REASON)
+        assert verify(journal).ok
+    with WaybookSaver(open_store(url)) as saver, pytest.raises(ErasedCheckpointError) as refused:
+        saver.get_tuple(CONFIG)
+    assert refused.value.record_seq == checkpoints[3]
+    assert refused.value.erasure_seq == receipt.erasures[0].seq
+    assert refused.value.channel == "messages"
+    message = str(refused.value)
+    assert f"erasure #{receipt.erasures[0].seq}" in message
+    assert "waybook purge --store URL JOURNAL" in message
+    assert "not one this saver wrote" not in message

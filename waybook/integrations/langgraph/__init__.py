@@ -13,6 +13,7 @@ with needs_extra(
 ):
     from waybook.integrations.langgraph._errors import (
         CheckpointValueError,
+        ErasedCheckpointError,
         StaleThreadError,
         ThreadExistsError,
         UnknownPruneStrategyError,
@@ -22,6 +23,7 @@ with needs_extra(
 
 __all__ = [
     "CheckpointValueError",
+    "ErasedCheckpointError",
     "StaleThreadError",
     "ThreadExistsError",
     "UnknownPruneStrategyError",

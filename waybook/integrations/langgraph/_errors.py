@@ -1,4 +1,5 @@
-"""The typed errors of `WaybookSaver`: a stale thread, an unknown prune strategy, a copy onto a used one."""
+"""The typed errors of `WaybookSaver`: a stale thread, an unknown prune strategy, a copy onto a used one, a
+checkpoint built on erased content."""
 
 from __future__ import annotations
 
@@ -66,4 +67,28 @@ class UnmaskedSecretError(JournalError, ValueError):
             "not walk that type; nothing was written. Make the value a type the saver masks (str, list, "
             "tuple, dict, set, deque, a namedtuple, a dataclass, a pydantic model: docs/langgraph.md), or "
             "mask the secret before it reaches the graph.",
+        )
+
+
+class ErasedCheckpointError(JournalError, ValueError):
+    """A checkpoint's channel value extends one stored in a checkpoint record whose content was erased
+    (`waybook erase`, `waybook retain --erase-content`): the saver cannot rebuild the value, so the graph
+    cannot resume from that checkpoint. Nothing was changed."""
+
+    def __init__(
+        self, *, thread_id: str, checkpoint_ns: str, channel: str, record_seq: int, erasure_seq: int
+    ) -> None:
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.channel = channel
+        self.record_seq = record_seq
+        self.erasure_seq = erasure_seq
+        JournalError.__init__(
+            self,
+            f"thread {thread_id!r} (namespace {checkpoint_ns!r}): channel {channel!r} of this checkpoint "
+            f"extends the value stored at seq {record_seq}, whose content erasure #{erasure_seq} removed; "
+            "the value cannot be rebuilt, so the graph cannot resume from this checkpoint. A LangGraph "
+            "thread keeps its messages in its checkpoints: to forget a thread, purge it (`waybook purge "
+            "--store URL JOURNAL`, or WaybookSaver(store, purge_on_delete=True) and delete_thread), and "
+            'go on in a new thread (docs/langgraph.md, "Erasing a thread\'s content")',
         )

@@ -112,6 +112,8 @@ class ThreadState:
     """node -> (its parent, how many message nodes its path holds, itself included)."""
     ends: dict[str, str] = attrs.field(factory=dict)
     """checkpoint record -> the node its messages end at, where that is not the record itself (derived)."""
+    erased: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+    """checkpoint record -> (its seq, the seq of the erasure that removed its content)."""
 
     def apply(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -121,7 +123,9 @@ class ThreadState:
         body = record.body
         if isinstance(body, Header):
             self.metadata = dict(body.metadata)
-        if isinstance(body, CustomEntry) and body.type == CHECKPOINT and isinstance(body.data, dict):
+        if isinstance(body, CustomEntry) and body.type == CHECKPOINT and record.erased is not None:
+            self.erased[record.id] = (record.seq, record.erased.by)
+        elif isinstance(body, CustomEntry) and body.type == CHECKPOINT and isinstance(body.data, dict):
             self._checkpoint(record, body)
         elif isinstance(body, CustomEntry) and body.type == DERIVED and isinstance(body.data, dict):
             self.ends[str(body.data.get("checkpoint"))] = record.id
@@ -134,6 +138,7 @@ class ThreadState:
             self.written.clear()
             self.nodes.clear()
             self.ends.clear()
+            self.erased.clear()
         if isinstance(body, Node):
             counted = not (isinstance(body, CustomEntry) and body.type in (CHECKPOINT, DERIVED))
             self.nodes[record.id] = (body.parent, self.message_count(body.parent) + counted)

@@ -11,6 +11,7 @@ from langgraph.checkpoint.base import CheckpointMetadata, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from waybook.integrations.langgraph._codec import dump, load, load_field
+from waybook.integrations.langgraph._errors import ErasedCheckpointError
 from waybook.integrations.langgraph._state import Entry, ThreadState
 from waybook.journal import SessionJournal
 from waybook.model import IntegrityError
@@ -87,6 +88,15 @@ def channel_value(
         additions.append(ref["add"])
         base = str(ref.get("base"))
         ref = view.state.ref(base, channel)
+        if base in view.state.erased:
+            record_seq, erasure_seq = view.state.erased[base]
+            raise ErasedCheckpointError(
+                thread_id=str(view.thread_id),
+                checkpoint_ns=view.checkpoint_ns,
+                channel=channel,
+                record_seq=record_seq,
+                erasure_seq=erasure_seq,
+            )
         if "set" not in ref and "add" not in ref:
             msg = (
                 f"{view.journal_id}: channel {channel!r} of record {record_id} extends record {base}, "
