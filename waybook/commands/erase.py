@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
@@ -30,9 +33,11 @@ from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.journal import JsonlJournal, SessionJournal, erase
-from waybook.model import CONTENT_PARTS
+from waybook.model import CONTENT_PARTS, Header
 
 _SEQS = re.compile(r"([1-9][0-9]*)(?:\.\.([1-9][0-9]*))?")
+_MAX_DIGITS = 20
+"""Digits a seq is read with: more than any journal's seq has (a seq is a 64-bit count)."""
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -58,21 +63,66 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def parse_seqs(values: list[str]) -> list[int]:
-    """`--seq` values as seqs; a usage error names the bad one."""
-    seqs: list[int] = []
+@attrs.frozen
+class SeqRange:
+    """One `--seq` value as given (`value`, for messages) and the inclusive range of seqs it names."""
+
+    value: str
+    first: int
+    last: int
+
+
+def parse_seqs(values: list[str]) -> list[SeqRange]:
+    """`--seq` values as ranges, not yet expanded (a range is checked against the journal's head before
+    its seqs are made); a usage error names the bad one."""
+    ranges: list[SeqRange] = []
     for value in values:
         found = _SEQS.fullmatch(value.strip())
         if found is None:
-            msg = f"--seq {value!r}: give a record's seq (4) or an inclusive range (4..9)"
+            msg = f"--seq {_quoted(value)}: give a record's seq (4) or an inclusive range (4..9)"
             raise UsageError(msg)
-        first = int(found.group(1))
-        last = int(found.group(2) or first)
+        first, last = (_seq(text) for text in (found.group(1), found.group(2) or found.group(1)))
         if last < first:
-            msg = f"--seq {value!r}: a range runs from the smaller seq to the larger (e.g. {last}..{first})"
+            msg = f"--seq {_quoted(value)}: a range runs from the smaller seq to the larger ({last}..{first})"
             raise UsageError(msg)
-        seqs.extend(range(first, last + 1))
-    return seqs
+        ranges.append(SeqRange(value, first, last))
+    return ranges
+
+
+def _seq(digits: str) -> int:
+    """A seq's digits as an int; more digits than any journal's seq has stand for "past every head" (int()
+    refuses more than 4300 digits)."""
+    return int(digits) if len(digits) <= _MAX_DIGITS else 10**_MAX_DIGITS
+
+
+def _quoted(value: str) -> str:
+    """`value` as a message quotes it: repr, cut to 40 characters."""
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
+def seqs_in(journal: SessionJournal, ranges: list[SeqRange]) -> Iterator[int]:
+    """The seqs `ranges` name, each checked first against `journal`: a seq past its head or its header is a
+    usage error naming the `--seq` value; the seqs are then made lazily (the erasure bounds how many)."""
+    head = journal.head().seq
+    for given in ranges:
+        if given.last > head:
+            past = given.last if given.last < 10**_MAX_DIGITS else "past it"
+            msg = (
+                f"--seq {_quoted(given.value)}: the journal ends at seq {head} (asked for {past}); nothing "
+                "was erased. `waybook log` lists its records"
+            )
+            raise UsageError(msg)
+    if any(given.first == 1 for given in ranges):
+        (first,) = journal.read(0, 1)
+        if type(first.body) is Header:
+            value = next(given.value for given in ranges if given.first == 1)
+            msg = (
+                f"--seq {_quoted(value)}: record 1 is the journal's header, which holds no content to erase; "
+                "give seqs from 2"
+            )
+            raise UsageError(msg)
+    return itertools.chain.from_iterable(range(given.first, given.last + 1) for given in ranges)
 
 
 @contextlib.contextmanager
@@ -118,10 +168,15 @@ def run(args: argparse.Namespace) -> int:
     if args.reason is None or not args.reason.strip():
         msg = "erase needs --reason TEXT: why the content goes (it is recorded in the journal)"
         raise UsageError(msg)
-    seqs = parse_seqs(args.seq)
+    ranges = parse_seqs(args.seq)
     with writable(args) as journal:
         receipt = erase(
-            journal, seqs, reason=args.reason, actor=args.actor, policy=args.policy, parts=args.part
+            journal,
+            seqs_in(journal, ranges),
+            reason=args.reason,
+            actor=args.actor,
+            policy=args.policy,
+            parts=args.part,
         )
     if args.json:
         emit_json(receipt.as_json())
