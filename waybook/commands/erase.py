@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, UsageError
+from waybook.commands.exits import OK, UsageError, quoted
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
@@ -79,11 +79,11 @@ def parse_seqs(values: list[str]) -> list[SeqRange]:
     for value in values:
         found = _SEQS.fullmatch(value.strip())
         if found is None:
-            msg = f"--seq {_quoted(value)}: give a record's seq (4) or an inclusive range (4..9)"
+            msg = f"--seq {quoted(value)}: give a record's seq (4) or an inclusive range (4..9)"
             raise UsageError(msg)
         first, last = (_seq(text) for text in (found.group(1), found.group(2) or found.group(1)))
         if last < first:
-            msg = f"--seq {_quoted(value)}: a range runs from the smaller seq to the larger ({last}..{first})"
+            msg = f"--seq {quoted(value)}: a range runs from the smaller seq to the larger ({last}..{first})"
             raise UsageError(msg)
         ranges.append(SeqRange(value, first, last))
     return ranges
@@ -95,12 +95,6 @@ def _seq(digits: str) -> int:
     return int(digits) if len(digits) <= _MAX_DIGITS else 10**_MAX_DIGITS
 
 
-def _quoted(value: str) -> str:
-    """`value` as a message quotes it: repr, cut to 40 characters."""
-    shown = repr(value)
-    return shown if len(shown) <= 40 else shown[:39] + "…"
-
-
 def seqs_in(journal: SessionJournal, ranges: list[SeqRange]) -> Iterator[int]:
     """The seqs `ranges` name, each checked first against `journal`: a seq past its head or its header is a
     usage error naming the `--seq` value; the seqs are then made lazily (the erasure bounds how many)."""
@@ -109,7 +103,7 @@ def seqs_in(journal: SessionJournal, ranges: list[SeqRange]) -> Iterator[int]:
         if given.last > head:
             past = given.last if given.last < 10**_MAX_DIGITS else "past it"
             msg = (
-                f"--seq {_quoted(given.value)}: the journal ends at seq {head} (asked for {past}); nothing "
+                f"--seq {quoted(given.value)}: the journal ends at seq {head} (asked for {past}); nothing "
                 "was erased. `waybook log` lists its records"
             )
             raise UsageError(msg)
@@ -118,7 +112,7 @@ def seqs_in(journal: SessionJournal, ranges: list[SeqRange]) -> Iterator[int]:
         if type(first.body) is Header:
             value = next(given.value for given in ranges if given.first == 1)
             msg = (
-                f"--seq {_quoted(value)}: record 1 is the journal's header, which holds no content to erase; "
+                f"--seq {quoted(value)}: record 1 is the journal's header, which holds no content to erase; "
                 "give seqs from 2"
             )
             raise UsageError(msg)

@@ -25,9 +25,10 @@ import datetime as dt
 from typing import Any
 
 from waybook.commands.common import emit_json, stdout
-from waybook.commands.exits import OK, UsageError
+from waybook.commands.exits import OK, PROBLEM, UsageError, quoted, warn
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
+from waybook.commands.terminal import visible
 from waybook.model import JOURNAL_ROLES
 from waybook.stores import (
     RetentionPolicy,
@@ -40,6 +41,8 @@ from waybook.stores import (
 )
 
 _ROLES = tuple(role for role in JOURNAL_ROLES if role != "catalog")
+MAX_NAME = 200
+"""The longest policy name (`RetentionPolicy` refuses a longer one)."""
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -97,17 +100,26 @@ def policy_of(args: argparse.Namespace) -> RetentionPolicy | None:
     try:
         seconds = parse_duration(args.older_than)
     except StoreArgumentError as exc:
-        msg = f"--older-than {args.older_than!r}: give a whole number and a unit (w, d, h, m, s), e.g. 90d"
+        msg = (
+            f"--older-than {quoted(args.older_than)}: give a whole number and a unit (w, d, h, m, s), e.g. "
+            "90d or 1w2d, more than 0 and at most 100 years"
+        )
         raise UsageError(msg) from exc
     metadata: dict[str, str] = {}
     for item in args.meta:
         key, equals, value = item.partition("=")
         if not equals or not key:
-            msg = f"--meta {item!r}: give KEY=VALUE (the journal's metadata key and the text it holds)"
+            msg = f"--meta {quoted(item)}: give KEY=VALUE (the journal's metadata key and the text it holds)"
+            raise UsageError(msg)
+        if metadata.get(key, value) != value:
+            msg = f"--meta {quoted(item)}: --meta {quoted(key)} was given another value; a key holds one text"
             raise UsageError(msg)
         metadata[key] = value
-    if args.name is not None and not args.name.strip():
-        msg = "--name must be a short text (the policy's name, recorded with every action), not empty"
+    if args.name is not None and not (args.name.strip() and len(args.name) <= MAX_NAME):
+        msg = (
+            f"--name {quoted(args.name)}: give a short text (1 to {MAX_NAME} characters): the policy's name, "
+            "recorded with every action"
+        )
         raise UsageError(msg)
     return RetentionPolicy(
         older_than=seconds,
@@ -158,9 +170,14 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.json:
         emit_json(report.as_json())
-        return OK
-    _print(report)
-    return OK
+    else:
+        _print(report)
+    for journal, why in report.damaged:
+        warn(
+            f"{journal} is damaged: {why.rstrip('.')}. It was left as it is, and no blob was collected; "
+            f"`waybook verify --store {args.store} {journal}` reports the damage"
+        )
+    return PROBLEM if report.damaged else OK
 
 
 def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str | None) -> int:
@@ -170,15 +187,14 @@ def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str |
             document["recorded"] = where
         emit_json(document)
         return OK
-    out = stdout()
     if policy is None:
-        out.print(f"{args.store}: no retention policy" + (f" ({where})" if where else ""))
+        _say(f"{args.store}: no retention policy" + (f" ({where})" if where else ""))
         return OK
     shown = policy.as_json()
     scope = f" of role {policy.role}" if policy.role else ""
     meta = "".join(f" {k}={v}" for k, v in policy.metadata.items())
     verb = "purge journals" if policy.action == "purge" else "erase content"
-    out.print(
+    _say(
         f"{args.store}: policy {shown['name']}: {verb} older than {shown['older_than']}{scope}"
         + (f" with{meta}" if meta else "")
         + (f" (recorded at {where})" if where else "")
@@ -187,30 +203,37 @@ def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str |
 
 
 def _print(report: RetentionReport) -> None:
-    out = stdout()
     would = "would " if report.dry_run else ""
     action = "purge" if report.policy.action == "purge" else "erase"
-    out.print(f"policy {report.policy.name}: {action} what is older than {report.cut}")
+    _say(f"policy {report.policy.name}: {action} what is older than {report.cut}")
     if report.dry_run:
         for journal, seqs in report.planned:
             what = f"{len(seqs)} record(s)' content" if seqs else "the whole journal"
-            out.print(f"  {would}{action} {journal}: {what}")
+            _say(f"  {would}{action} {journal}: {what}")
     for receipt in report.erased:
         erasure = ", ".join(str(head.seq) for head in receipt.erasures)
-        out.print(
+        _say(
             f"  erased {len(receipt.erased)} record(s) of {receipt.journal} (erasure record {erasure}; "
             f"receipt {receipt.sha256[:16]})"
         )
     for purged in report.purged:
-        out.print(
+        _say(
             f"  purged {purged.journal_id}: {purged.records} record(s); receipt at catalog seq "
             f"{purged.catalog_seq} (digest {purged.digest[:16]})"
         )
     for journal, why in report.skipped:
-        out.print(f"  skipped {journal}: {why}")
-    if not report.planned:
-        out.print("  nothing is older than the cut")
+        _say(f"  skipped {journal}: {why}")
+    if not report.planned and not report.damaged:
+        _say("  nothing is older than the cut")
     elif report.dry_run:
-        out.print("  nothing was written")
+        _say("  nothing was written")
     if report.collected is not None:
-        out.print(f"  blobs collected: {len(report.collected.removed)} ({report.collected.freed} bytes)")
+        _say(f"  blobs collected: {len(report.collected.removed)} ({report.collected.freed} bytes)")
+    for journal, why in report.damaged:
+        _say(f"  damaged {journal}: {why}")
+
+
+def _say(line: str) -> None:
+    """One line of the report as text: never read as Rich markup (a policy's name is the user's, or the
+    store's: `[/x]` raised, `[bold]` vanished), and its control characters shown as escapes."""
+    stdout().print(visible(line, one_line=True), markup=False, emoji=False, highlight=False)

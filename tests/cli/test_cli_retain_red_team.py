@@ -1,0 +1,114 @@
+"""`waybook retain` attacked (issue 46, red team): a hostile or malformed option is a usage error (exit 2)
+naming the option, never a traceback; text the user gave is printed as text (not as Rich markup, not as
+terminal escapes); and a damaged journal in the store is named and passed over, every other journal's
+receipt still printed, so nothing is half-applied silently."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli_runner import waybook
+from tests.helpers.store_damage import alter_record
+from waybook import Session
+from waybook.stores import open_store
+
+SECRET = "retained-red-team-secret-Quillon"
+
+
+def old_clock() -> Callable[[], str]:
+    ticks = itertools.count()
+    return lambda: f"2020-01-01T09:00:{next(ticks):02d}.000Z"
+
+
+@pytest.fixture(params=["file", "sqlite"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store of three old journals, a, b and c, each a user message holding SECRET."""
+    url = f"file:{tmp_path}/store" if request.param == "file" else f"sqlite:{tmp_path}/store.db"
+    with open_store(url) as store:
+        for journal_id in ("a", "b", "c"):
+            with store.create(journal_id) as journal:
+                Session(journal, clock=old_clock()).user(f"{journal_id} says {SECRET}")
+    return url
+
+
+def store_bytes(tmp_path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file())
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        pytest.param(["--older-than", "9" * 5000 + "d"], "--older-than '999", id="a 5000-digit duration"),
+        pytest.param(["--older-than", "0s"], "more than 0", id="zero"),
+        pytest.param(["--older-than", "99999999999d"], "at most 100 years", id="past 100 years"),
+        pytest.param(["--older-than", "1d", "--name", "x" * 300], "--name", id="a 300-character name"),
+        pytest.param(["--older-than", "1d", "--meta", "k=v", "--meta", "k=w"], "--meta", id="a key twice"),
+    ],
+)
+def test_a_bad_option_is_a_usage_error_naming_it_that_writes_nothing(
+    url: str, tmp_path: Path, options: list[str], says: str
+) -> None:
+    before = store_bytes(tmp_path)
+    ran = waybook("retain", "--store", url, *options)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.startswith("waybook: ")
+    assert says in ran.stderr
+    assert len(ran.stderr) < 400
+    assert ran.stdout == ""
+    assert store_bytes(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("[/bad]", id="a closing markup tag"),
+        pytest.param("[bold red]gdpr", id="a markup tag"),
+        pytest.param("\x1b[2J\x1b]0;owned\x07gdpr", id="terminal escapes"),
+    ],
+)
+def test_a_policy_name_is_printed_as_text_not_markup_or_escapes(url: str, name: str) -> None:
+    """Rich read `--name '[/bad]'` as markup and raised (a traceback after the erasure was done), ate
+    `[bold red]`, and sent ESC to the terminal as it was."""
+    for options in (["--dry-run"], ["--set-policy"], ["--show-policy"], []):
+        described = options in (["--dry-run"], ["--set-policy"])
+        policy = ["--older-than", "90d", "--name", name] if described else []
+        ran = waybook("retain", "--store", url, *policy, *options)
+        assert ran.returncode == 0, (options, ran.stderr)
+        assert "\x1b" not in ran.stdout
+        shown = name.replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+        assert f"policy {shown}" in ran.stdout, (options, ran.stdout)
+
+
+def test_a_damaged_journal_is_named_the_others_are_erased_with_their_receipts_and_the_exit_is_1(
+    url: str, tmp_path: Path
+) -> None:
+    """Retain erased a, then stopped at a damaged b with b's error alone: a's receipt was never printed,
+    c was never reached, and the blobs were not collected."""
+    alter_record(url, "b", 2)
+    dry = waybook("retain", "--store", url, "--older-than", "90d", "--dry-run", "--json")
+    assert dry.returncode == 1, dry.stderr
+    planned = json.loads(dry.stdout)
+    assert [item["journal"] for item in planned["planned"]] == ["a", "c"]
+    assert [item["journal"] for item in planned["damaged"]] == ["b"]
+
+    ran = waybook("retain", "--store", url, "--older-than", "90d", "--json")
+    assert ran.returncode == 1
+    report = json.loads(ran.stdout)
+    assert [receipt["journal"] for receipt in report["erased"]] == ["a", "c"]
+    ((journal, why),) = [(item["journal"], item["why"]) for item in report["damaged"]]
+    assert journal == "b"
+    assert "seq 2" in why
+    assert "waybook: b is damaged" in ran.stderr
+    assert f"waybook verify --store {url} b" in ran.stderr
+    for journal_id in ("a", "c"):
+        assert waybook("verify", "--store", url, journal_id).returncode == 0
+        assert SECRET not in waybook("show", "--store", url, journal_id).stdout
+
+    text = waybook("retain", "--store", url, "--older-than", "90d")
+    assert text.returncode == 1
+    assert "  damaged b: " in text.stdout
