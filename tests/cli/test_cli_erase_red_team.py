@@ -75,3 +75,19 @@ def test_overlapping_and_repeated_seqs_erase_each_record_once(tmp_path: Path) ->
     assert "erased records 3, 4 (erasure record 5;" in ran.stdout
     assert SECRET.encode() not in path.read_bytes()
     assert waybook("verify", path).returncode == 0
+
+
+def test_a_hostile_file_name_reaches_the_terminal_escaped_from_erase_and_migrate(tmp_path: Path) -> None:
+    """`verify` showed `evil\\x1b[31m.jsonl`; `erase`, `erase --resume`, `migrate` printed the ESC."""
+    path = tmp_path / "evil\x1b]0;owned\x07\x1b[31m.jsonl"
+    chat(path)
+    for args in (
+        ["erase", path, "--seq", "3", "--reason", "asked"],
+        ["erase", "--resume", path],
+        ["migrate", path, "-o", tmp_path / "sealed\x1b[2J.jsonl"],
+    ):
+        ran = waybook(*args)
+        assert ran.returncode == 0, ran.stderr
+        assert "\x1b" not in ran.stdout
+        assert "\x07" not in ran.stdout
+        assert "evil\\x1b]0;owned\\x07\\x1b[31m.jsonl" in ran.stdout

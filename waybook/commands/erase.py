@@ -32,6 +32,7 @@ from waybook.commands.exits import OK, UsageError, quoted
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
+from waybook.commands.terminal import say
 from waybook.journal import JsonlJournal, SessionJournal, erase
 from waybook.model import CONTENT_PARTS, Header
 
@@ -152,9 +153,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json({"journal": str(args.path), "finished": list(done)})
         elif done:
-            print(f"{args.path}: finished erasing records {', '.join(map(str, done))}")
+            say(f"{args.path}: finished erasing records {', '.join(map(str, done))}")
         else:
-            print(f"{args.path}: no erasure was left unfinished")
+            say(f"{args.path}: no erasure was left unfinished")
         return OK
     if not args.seq:
         msg = "erase needs --seq N or --seq N..M: the records whose content to erase"
@@ -176,13 +177,13 @@ def run(args: argparse.Namespace) -> int:
         emit_json(receipt.as_json())
         return OK
     if not receipt.erased:
-        print(f"{args.path}: nothing erased")
+        say(f"{args.path}: nothing erased")
     else:
         erasures = ", ".join(str(h.seq) for h in receipt.erasures)
         erased = ", ".join(str(e.seq) for e in receipt.erased)
-        print(
+        say(
             f"{args.path}: erased records {erased} (erasure record {erasures}; receipt {receipt.sha256[:16]})"
         )
     for skipped in receipt.skipped:
-        print(f"  skipped {skipped.seq}: {skipped.why}")
+        say(f"  skipped {skipped.seq}: {skipped.why}")
     return OK

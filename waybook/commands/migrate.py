@@ -24,6 +24,7 @@ from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
+from waybook.commands.terminal import say
 from waybook.journal import JsonlJournal, SessionJournal, verify
 from waybook.model import GENESIS, SEALED_SCHEMA, Header, IntegrityError, NewRecord, Record
 
@@ -104,5 +105,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"journal": where, "header_digest": header.digest, MIGRATED_KEY: provenance})
     else:
-        print(f"{where}: sealed copy of {args.path} (head {provenance['seq']}:{provenance['digest'][:12]})")
+        say(f"{where}: sealed copy of {args.path} (head {provenance['seq']}:{provenance['digest'][:12]})")
     return OK

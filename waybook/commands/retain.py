@@ -24,11 +24,11 @@ import argparse
 import datetime as dt
 from typing import Any
 
-from waybook.commands.common import emit_json, stdout
+from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, UsageError, quoted, warn
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
-from waybook.commands.terminal import visible
+from waybook.commands.terminal import say
 from waybook.model import JOURNAL_ROLES
 from waybook.stores import (
     RetentionPolicy,
@@ -188,13 +188,13 @@ def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str |
         emit_json(document)
         return OK
     if policy is None:
-        _say(f"{args.store}: no retention policy" + (f" ({where})" if where else ""))
+        say(f"{args.store}: no retention policy" + (f" ({where})" if where else ""))
         return OK
     shown = policy.as_json()
     scope = f" of role {policy.role}" if policy.role else ""
     meta = "".join(f" {k}={v}" for k, v in policy.metadata.items())
     verb = "purge journals" if policy.action == "purge" else "erase content"
-    _say(
+    say(
         f"{args.store}: policy {shown['name']}: {verb} older than {shown['older_than']}{scope}"
         + (f" with{meta}" if meta else "")
         + (f" (recorded at {where})" if where else "")
@@ -205,35 +205,29 @@ def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str |
 def _print(report: RetentionReport) -> None:
     would = "would " if report.dry_run else ""
     action = "purge" if report.policy.action == "purge" else "erase"
-    _say(f"policy {report.policy.name}: {action} what is older than {report.cut}")
+    say(f"policy {report.policy.name}: {action} what is older than {report.cut}")
     if report.dry_run:
         for journal, seqs in report.planned:
             what = f"{len(seqs)} record(s)' content" if seqs else "the whole journal"
-            _say(f"  {would}{action} {journal}: {what}")
+            say(f"  {would}{action} {journal}: {what}")
     for receipt in report.erased:
         erasure = ", ".join(str(head.seq) for head in receipt.erasures)
-        _say(
+        say(
             f"  erased {len(receipt.erased)} record(s) of {receipt.journal} (erasure record {erasure}; "
             f"receipt {receipt.sha256[:16]})"
         )
     for purged in report.purged:
-        _say(
+        say(
             f"  purged {purged.journal_id}: {purged.records} record(s); receipt at catalog seq "
             f"{purged.catalog_seq} (digest {purged.digest[:16]})"
         )
     for journal, why in report.skipped:
-        _say(f"  skipped {journal}: {why}")
+        say(f"  skipped {journal}: {why}")
     if not report.planned and not report.damaged:
-        _say("  nothing is older than the cut")
+        say("  nothing is older than the cut")
     elif report.dry_run:
-        _say("  nothing was written")
+        say("  nothing was written")
     if report.collected is not None:
-        _say(f"  blobs collected: {len(report.collected.removed)} ({report.collected.freed} bytes)")
+        say(f"  blobs collected: {len(report.collected.removed)} ({report.collected.freed} bytes)")
     for journal, why in report.damaged:
-        _say(f"  damaged {journal}: {why}")
-
-
-def _say(line: str) -> None:
-    """One line of the report as text: never read as Rich markup (a policy's name is the user's, or the
-    store's: `[/x]` raised, `[bold]` vanished), and its control characters shown as escapes."""
-    stdout().print(visible(line, one_line=True), markup=False, emoji=False, highlight=False)
+        say(f"  damaged {journal}: {why}")
