@@ -26,7 +26,7 @@ from waybook.commands.store_option import connect_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.journal import JsonlJournal, SessionJournal, verify
-from waybook.model import GENESIS, SEALED_SCHEMA, Header, IntegrityError, NewRecord, Record
+from waybook.model import GENESIS, SEALED_SCHEMA, Erasure, Header, IntegrityError, NewRecord, Record
 
 MIGRATED_KEY = "migrated_from"
 """The header metadata key naming the journal a migrated one was copied from, and its head."""
@@ -70,12 +70,31 @@ def migrated(records: Iterable[Record], *, journal_id: str | None = None) -> Ite
         yield batch
 
 
-def copy_sealed(source: SessionJournal, target: SessionJournal, journal_id: str | None = None) -> Record:
-    """Prove `source`, append its sealed copy to the empty `target`; returns the target's header."""
+def check_migratable(source: SessionJournal) -> None:
+    """Refuse, before anything is created, a journal whose sealed copy would not be faithful: one that does
+    not verify (IntegrityError), or one holding erasures (a UsageError: an erasure names the erased
+    records' commitments, which a copy's new seals cannot carry)."""
     report = verify(source)
     if not report.ok:
         msg = f"{source.name}: does not verify ({report}); nothing was migrated. Run `waybook verify`"
         raise IntegrityError(msg)
+    (first,) = source.read(0, 1)
+    if type(first.body) is not Header or first.body.schema < SEALED_SCHEMA:
+        return  # written before sealing: it holds no erasure
+    for record in source.read():
+        if record.erased is not None or type(record.body) is Erasure:
+            msg = (
+                f"{source.name}: record {record.seq} is an erasure or erased; a sealed copy cannot carry "
+                "erasures (they name the erased records' commitments, which the copy's new seals would not "
+                "match). The journal is sealed already: `waybook erase` works on it as it is; nothing was "
+                "migrated"
+            )
+            raise UsageError(msg)
+
+
+def copy_sealed(source: SessionJournal, target: SessionJournal, journal_id: str | None = None) -> Record:
+    """Append the sealed copy of `source` (checked by `check_migratable`) to the empty `target`; returns
+    the target's header."""
     head = GENESIS
     for batch in migrated(source.read(), journal_id=journal_id):
         head = target.append(batch, expected=head).head
@@ -88,8 +107,10 @@ def run(args: argparse.Namespace) -> int:
             msg = "with --store, give the new journal's id with --to NEW_ID (not -o)"
             raise UsageError(msg)
         with connect_store(args.store) as store, store_errors():
-            with store.open(str(args.path)) as source, store.create(args.to, header=False) as target:
-                header = copy_sealed(source, target, journal_id=args.to)
+            with store.open(str(args.path)) as source:
+                check_migratable(source)  # before the new journal exists: a refusal leaves nothing
+                with store.create(args.to, header=False) as target:
+                    header = copy_sealed(source, target, journal_id=args.to)
             where = f"{args.store} {args.to}"
     else:
         if args.output is None or args.to is not None:
@@ -98,8 +119,10 @@ def run(args: argparse.Namespace) -> int:
         if args.output.exists():
             msg = f"-o {args.output}: the file exists; migrate writes a new journal, never over one"
             raise UsageError(msg)
-        with open_journal_file(args.path) as source, JsonlJournal(args.output) as target:
-            header = copy_sealed(source, target)
+        with open_journal_file(args.path) as source:
+            check_migratable(source)  # before the new file exists: a refusal leaves nothing
+            with JsonlJournal(args.output) as target:
+                header = copy_sealed(source, target)
         where = str(args.output)
     provenance = header.body.metadata[MIGRATED_KEY]  # type: ignore[union-attr]
     if args.json:
