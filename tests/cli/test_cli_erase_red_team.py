@@ -4,12 +4,17 @@ range expanded into memory before it is checked; nothing is written by a refused
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli_runner import waybook
+from tests.helpers.paths import ROOT
 from waybook import JsonlJournal, Session
 
 SECRET = "red-team-erased-secret-5c1e"
@@ -82,12 +87,65 @@ def test_a_hostile_file_name_reaches_the_terminal_escaped_from_erase_and_migrate
     path = tmp_path / "evil\x1b]0;owned\x07\x1b[31m.jsonl"
     chat(path)
     for args in (
+        ["migrate", path, "-o", tmp_path / "sealed\x1b[2J.jsonl"],
         ["erase", path, "--seq", "3", "--reason", "asked"],
         ["erase", "--resume", path],
-        ["migrate", path, "-o", tmp_path / "sealed\x1b[2J.jsonl"],
     ):
         ran = waybook(*args)
         assert ran.returncode == 0, ran.stderr
         assert "\x1b" not in ran.stdout
         assert "\x07" not in ran.stdout
         assert "evil\\x1b]0;owned\\x07\\x1b[31m.jsonl" in ran.stdout
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"", id="an empty file"),
+        pytest.param(b'{"a": 1}\n', id="another tool's JSONL"),
+        pytest.param(b"#!/bin/sh\necho hi\n", id="a script"),
+    ],
+)
+@pytest.mark.parametrize("resume", [False, True], ids=["erase", "erase --resume"])
+def test_a_file_that_is_not_a_journal_is_refused_as_show_refuses_it(
+    tmp_path: Path, content: bytes, resume: bool
+) -> None:
+    """`erase` told an empty file or another tool's JSONL "the journal ends at seq 0" (or "no record 2"),
+    a script "corrupt record at seq 1 ... restore the file from a copy", and `erase --resume` said of
+    all three "no erasure was left unfinished", exit 0."""
+    path = tmp_path / "other.jsonl"
+    path.write_bytes(content)
+    args = ["--resume", path] if resume else [path, "--seq", "2", "--reason", "asked"]
+    ran = waybook("erase", *args)
+    assert ran.returncode == 1
+    assert f"waybook: {path}: not a waybook journal" in ran.stderr
+    assert ran.stdout == ""
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.jsonl"]
+
+
+@pytest.mark.parametrize("step", ["marked", "appended", "region 2 of 3", "checkpoint removed"])
+def test_resume_after_a_sigkill_says_it_finished_the_interrupted_erasure(tmp_path: Path, step: str) -> None:
+    """The writer's open finishes an erasure's marker before `finish_erasures` looks, so `erase --resume`
+    said "no erasure was left unfinished" of a journal a read-only open refused and whose content it had
+    just removed."""
+    path = tmp_path / "s.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal, journal_id="chat")
+        for text in ("hello", SECRET, f"echo {SECRET}", f"again {SECRET}", "bye"):
+            session.user(text)
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.killed_eraser", str(path), step],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert waybook("show", path).returncode == 1  # refused: an erasure was interrupted
+    ran = waybook("erase", "--resume", path, "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["interrupted"] is True
+    assert waybook("verify", path).returncode == 0
+    again = waybook("erase", "--resume", path)
+    assert again.stdout.endswith("no erasure was left unfinished\n")

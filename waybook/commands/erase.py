@@ -21,7 +21,7 @@ import argparse
 import contextlib
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,17 @@ import attrs
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError, quoted
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import connect_store, store_errors
+from waybook.commands.store_option import connect_store, open_in_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.journal import JsonlJournal, SessionJournal, erase
-from waybook.model import CONTENT_PARTS, Header
+from waybook.model import (
+    CONTENT_PARTS,
+    ErasureInterruptedError,
+    Header,
+    JournalError,
+    NotAJournalError,
+)
 
 _SEQS = re.compile(r"([1-9][0-9]*)(?:\.\.([1-9][0-9]*))?")
 _MAX_DIGITS = 20
@@ -121,25 +127,41 @@ def seqs_in(journal: SessionJournal, ranges: list[SeqRange]) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def writable(args: argparse.Namespace) -> Iterator[SessionJournal]:
-    """The journal to erase, open for writing (a JSONL writer's open finishes an interrupted erasure)."""
+def writable(args: argparse.Namespace) -> Iterator[tuple[SessionJournal, bool]]:
+    """The journal to erase, open for writing (a JSONL writer's open finishes an interrupted erasure), and
+    whether it had one (its marker: a read-only open refuses it) that this open finished."""
     if args.store is not None:
+        journal_id = str(args.path)
+        interrupted = args.resume and _refused_as_interrupted(lambda: open_in_store(args.store, journal_id))
         with connect_store(args.store) as store, store_errors():
-            journal = store.open(str(args.path))
+            journal = store.open(journal_id)
             try:
-                yield journal
+                yield journal, interrupted
             finally:
                 journal.close()
         return
     path: Path = args.path
-    if path.exists():  # a missing path, a directory or a non-journal is refused before a writer opens it
-        with contextlib.suppress(Exception):
-            open_journal_file(path).close()
+    # a file that is not a journal is refused before a writer opens it
+    interrupted = path.is_file() and _refused_as_interrupted(lambda: open_journal_file(path))
     if not path.is_file():
         msg = f"{path}: no such journal file (give a JSONL journal, or --store URL ID)"
         raise UsageError(msg)
     with JsonlJournal(path, create=False) as journal:
-        yield journal
+        yield journal, interrupted
+
+
+def _refused_as_interrupted(open_to_read: Callable[[], SessionJournal]) -> bool:
+    """Whether a read-only open refuses the journal for an interrupted erasure. A file that is not a journal
+    raises NotAJournalError; any other refusal (damage, a bad id) is left to the writer's open to say."""
+    try:
+        open_to_read().close()
+    except ErasureInterruptedError:
+        return True
+    except NotAJournalError:
+        raise
+    except (JournalError, UsageError):
+        return False
+    return False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,13 +169,15 @@ def run(args: argparse.Namespace) -> int:
         if args.seq or args.reason is not None or args.part:
             msg = "--resume finishes an interrupted erasure; it takes no --seq, --part or --reason"
             raise UsageError(msg)
-        with writable(args) as journal:
+        with writable(args) as (journal, interrupted):
             finish = getattr(journal, "finish_erasures", None)
             done: tuple[int, ...] = finish() if callable(finish) else ()
         if args.json:
-            emit_json({"journal": str(args.path), "finished": list(done)})
+            emit_json({"journal": str(args.path), "finished": list(done), "interrupted": interrupted})
         elif done:
             say(f"{args.path}: finished erasing records {', '.join(map(str, done))}")
+        elif interrupted:
+            say(f"{args.path}: finished an interrupted erasure; `waybook verify` proves the journal")
         else:
             say(f"{args.path}: no erasure was left unfinished")
         return OK
@@ -164,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         msg = "erase needs --reason TEXT: why the content goes (it is recorded in the journal)"
         raise UsageError(msg)
     ranges = parse_seqs(args.seq)
-    with writable(args) as journal:
+    with writable(args) as (journal, _):
         receipt = erase(
             journal,
             seqs_in(journal, ranges),
