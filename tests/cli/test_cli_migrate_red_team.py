@@ -105,3 +105,60 @@ def test_a_sealed_journal_without_erasures_is_still_copied_under_a_new_id(tmp_pa
     ran = waybook("migrate", "--store", url, "chat", "--to", "chat-2")
     assert ran.returncode == 0, ran.stderr
     assert waybook("verify", "--store", url, "chat-2").returncode == 0
+
+
+@pytest.fixture(params=["file", "sqlite"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store holding journal `chat` and a purged journal `gone`."""
+    url = f"file:{tmp_path}/store" if request.param == "file" else f"sqlite:{tmp_path}/store.db"
+    with open_store(url) as store:
+        for journal_id in ("chat", "gone"):
+            with store.create(journal_id) as journal:
+                Session(journal).user(SECRET)
+        store.purge("gone", reason="asked")
+    return url
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["erase", "--seq", "2", "--reason", "asked"], id="erase"),
+        pytest.param(["erase", "--resume"], id="erase --resume"),
+        pytest.param(["migrate", "--to", "copy"], id="migrate"),
+    ],
+)
+def test_an_unknown_journal_id_is_a_problem_said_in_the_cli_s_terms(store_url: str, args: list[str]) -> None:
+    """It said "create it with store.create('nope')": Python, to a CLI user who wanted to erase."""
+    command, *options = args
+    ran = waybook(command, "--store", store_url, "nope", *options)
+    assert ran.returncode == 1
+    assert ran.stderr == (
+        f"waybook: no journal 'nope' in --store {store_url}; `waybook ls --store {store_url}` lists its "
+        "journals (`--hidden` the hidden ones)\n"
+    )
+    with open_store(store_url) as store:
+        assert not store.exists("copy")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        pytest.param(["migrate", "chat", "--to", "chat"], "--to 'chat': ", id="migrate --to an existing id"),
+        pytest.param(["migrate", "chat", "--to", "gone"], "--to 'gone': ", id="migrate --to a purged id"),
+        pytest.param(
+            ["erase", "gone", "--seq", "2", "--reason", "asked"], "gone was purged", id="erase purged"
+        ),
+        pytest.param(["migrate", "gone", "--to", "copy"], "gone was purged", id="migrate a purged journal"),
+    ],
+)
+def test_an_id_taken_or_purged_is_a_usage_error_naming_the_option(
+    store_url: str, args: list[str], says: str
+) -> None:
+    """`--to` an existing id said "open it with store.open('chat')", exit 1; `-o` an existing file is a
+    usage error naming -o."""
+    command, *options = args
+    ran = waybook(command, "--store", store_url, *options)
+    assert ran.returncode == 2, ran.stderr
+    assert says in ran.stderr
+    assert "store.open" not in ran.stderr
+    assert "store.create" not in ran.stderr

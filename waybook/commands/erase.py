@@ -30,7 +30,7 @@ import attrs
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError, quoted
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import connect_store, open_in_store, store_errors
+from waybook.commands.store_option import connect_store, journal_id_errors, open_in_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.journal import JsonlJournal, SessionJournal, erase
@@ -133,7 +133,11 @@ def writable(args: argparse.Namespace) -> Iterator[tuple[SessionJournal, bool]]:
     if args.store is not None:
         journal_id = str(args.path)
         interrupted = args.resume and _refused_as_interrupted(lambda: open_in_store(args.store, journal_id))
-        with connect_store(args.store) as store, store_errors():
+        with (
+            connect_store(args.store) as store,
+            store_errors(),
+            journal_id_errors(args.store, doing="erase"),
+        ):
             journal = store.open(journal_id)
             try:
                 yield journal, interrupted

@@ -22,7 +22,7 @@ from typing import Any
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, UsageError
 from waybook.commands.journal_files import open_journal_file
-from waybook.commands.store_option import connect_store, store_errors
+from waybook.commands.store_option import connect_store, journal_id_errors, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.journal import JsonlJournal, SessionJournal, verify
@@ -106,7 +106,11 @@ def run(args: argparse.Namespace) -> int:
         if args.to is None or args.output is not None:
             msg = "with --store, give the new journal's id with --to NEW_ID (not -o)"
             raise UsageError(msg)
-        with connect_store(args.store) as store, store_errors():
+        with (
+            connect_store(args.store) as store,
+            store_errors(),
+            journal_id_errors(args.store, doing="migrate", to=args.to),
+        ):
             with store.open(str(args.path)) as source:
                 check_migratable(source)  # before the new journal exists: a refusal leaves nothing
                 with store.create(args.to, header=False) as target:
