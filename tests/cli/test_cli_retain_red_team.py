@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli_runner import waybook
+from tests.helpers.paths import ROOT
 from tests.helpers.store_damage import alter_record
 from waybook import Session
 from waybook.stores import open_store
@@ -112,3 +116,39 @@ def test_a_damaged_journal_is_named_the_others_are_erased_with_their_receipts_an
     text = waybook("retain", "--store", url, "--older-than", "90d")
     assert text.returncode == 1
     assert "  damaged b: " in text.stdout
+
+
+def test_a_dry_run_over_an_interrupted_erasure_writes_nothing_and_names_it(tmp_path: Path) -> None:
+    """The dry run opened each journal for writing, and a writer's open finishes an interrupted erasure:
+    `retain --dry-run` overwrote the journal's regions and removed its marker and checkpoint, then
+    printed "nothing was written"."""
+    url = f"file:{tmp_path}/store"
+    with open_store(url) as store:
+        for journal_id in ("a", "b"):
+            with store.create(journal_id) as journal:
+                session = Session(journal, clock=old_clock())
+                for text in ("hello", SECRET, f"echo {SECRET}", f"again {SECRET}", "bye"):
+                    session.user(text)
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.helpers.killed_eraser",
+            tmp_path / "store/journals/a.jsonl",
+            "region 2 of 3",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    before = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    ran = waybook("retain", "--store", url, "--older-than", "90d", "--dry-run", "--json")
+    assert {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before
+    assert ran.returncode == 1
+    report = json.loads(ran.stdout)
+    assert [item["journal"] for item in report["planned"]] == ["b"]
+    ((journal, why),) = [(item["journal"], item["why"]) for item in report["damaged"]]
+    assert journal == "a"
+    assert "erase --resume" in why

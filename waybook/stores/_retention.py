@@ -29,6 +29,7 @@ from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, Int
 from waybook.stores._blobs import DEFAULT_GRACE, CollectReceipt
 from waybook.stores._errors import StoreArgumentError
 from waybook.stores._protocol import JournalStore
+from waybook.stores._proving import open_journal
 from waybook.stores._values import JournalInfo, PurgeReceipt
 
 __all__ = [
@@ -346,13 +347,13 @@ def _retain_journal(
 ) -> _Outcome:
     """Apply `policy` to one journal of `store`; IntegrityError (nothing done) when it is damaged."""
     if policy.action == "purge":
-        last = _last_at(store, journal_id)
+        last = _last_at(store, journal_id, dry_run=dry_run)
         if last is None or last >= cut:
             return _Outcome()
         if dry_run:
             return _Outcome(planned=())
         return _Outcome(planned=(), purged=store.purge(journal_id, reason=why, actor=actor))
-    with store.open(journal_id) as journal:
+    with _opened(store, journal_id, dry_run=dry_run) as journal:
         seqs, unsealed = _old_content(journal, cut)
         if unsealed:
             if not seqs:
@@ -369,6 +370,13 @@ def _retain_journal(
             return _Outcome(planned=tuple(seqs))
         receipt = erase(journal, seqs, reason=why, actor=actor, policy=policy.name)
         return _Outcome(planned=tuple(seqs), erased=receipt)
+
+
+def _opened(store: JournalStore, journal_id: str, *, dry_run: bool) -> SessionJournal:
+    """The journal, read-only for a dry run: a writer's open may write (it finishes an interrupted
+    erasure), and a dry run writes nothing; the read-only open refuses such a journal instead
+    (ErasureInterruptedError, named in the report's `damaged`)."""
+    return open_journal(store, journal_id) if dry_run else store.open(journal_id)
 
 
 def _selected(store: JournalStore, policy: RetentionPolicy) -> Iterator[JournalInfo]:
@@ -397,8 +405,8 @@ def _old_content(journal: SessionJournal, cut: dt.datetime) -> tuple[list[int], 
     return seqs, not sealed
 
 
-def _last_at(store: JournalStore, journal_id: str) -> dt.datetime | None:
-    with store.open(journal_id) as journal:
+def _last_at(store: JournalStore, journal_id: str, *, dry_run: bool) -> dt.datetime | None:
+    with _opened(store, journal_id, dry_run=dry_run) as journal:
         head = journal.head()
         if head.seq == 0:
             return None
