@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, UsageError, quoted
+from waybook.commands.exits import OK, UsageError, check_recorded, quoted
 from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, journal_id_errors, open_in_store, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
@@ -169,9 +169,14 @@ def _refused_as_interrupted(open_to_read: Callable[[], SessionJournal]) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_recorded("--actor", args.actor, what="who asks")
+    check_recorded("--policy", args.policy, what="the retention policy this applies")
     if args.resume:
-        if args.seq or args.reason is not None or args.part:
-            msg = "--resume finishes an interrupted erasure; it takes no --seq, --part or --reason"
+        if args.seq or args.reason is not None or args.part or args.actor or args.policy:
+            msg = (
+                "--resume finishes an interrupted erasure, as its erasure record says; it takes no --seq, "
+                "--part, --reason, --actor or --policy"
+            )
             raise UsageError(msg)
         with writable(args) as (journal, interrupted):
             finish = getattr(journal, "finish_erasures", None)

@@ -32,6 +32,13 @@ def quoted(value: str, *, size: int = 40) -> str:
     return shown if len(shown) <= size else shown[: size - 1] + "…"
 
 
+def check_recorded(flag: str, value: str | None, *, what: str) -> None:
+    """A text option a command records for auditors (`--actor`, `--policy`): left out, or not blank."""
+    if value is not None and not value.strip():
+        msg = f"{flag} {quoted(value)}: give {what} (it is recorded for auditors), or leave {flag} out"
+        raise UsageError(msg)
+
+
 def warn(message: str) -> None:
     """One diagnostic line on stderr, `waybook: ...`, made visible (a message can quote hostile bytes)."""
     sys.stderr.write(f"waybook: {visible(message)}\n")

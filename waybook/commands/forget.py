@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from waybook.commands.common import emit_json, stdout
-from waybook.commands.exits import OK, PROBLEM, UsageError, warn
+from waybook.commands.exits import OK, PROBLEM, UsageError, check_recorded, warn
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.stores import JournalPurgedError, UnknownJournalError
@@ -47,10 +47,11 @@ def _unknown(args: argparse.Namespace) -> int:
     return PROBLEM
 
 
-def _check_reason(reason: str) -> None:
-    if not reason.strip():
+def _check_recorded(args: argparse.Namespace) -> None:
+    if not args.reason.strip():
         msg = "--reason must say why (a short text the store's catalog keeps for auditors), not be empty"
         raise UsageError(msg)
+    check_recorded("--actor", args.actor, what="who asks")
 
 
 def run_hide(args: argparse.Namespace) -> int:
@@ -62,7 +63,7 @@ def run_hide(args: argparse.Namespace) -> int:
 
     Example: waybook hide --store file:sessions s-0042 --reason 'test run, not a real session'
     """
-    _check_reason(args.reason)
+    _check_recorded(args)
     with connect_store(args.store) as store, store_errors():
         try:
             record = store.hide(args.journal_id, reason=args.reason, actor=args.actor)
@@ -89,7 +90,7 @@ def run_purge(args: argparse.Namespace) -> int:
 
     Example: waybook purge --store file:sessions s-0042 --reason 'GDPR request 2026-118' --json
     """
-    _check_reason(args.reason)
+    _check_recorded(args)
     if args.dry_run:
         return _dry_run(args)
     with connect_store(args.store) as store, store_errors():

@@ -25,7 +25,7 @@ import datetime as dt
 from typing import Any
 
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, PROBLEM, UsageError, quoted, warn
+from waybook.commands.exits import OK, PROBLEM, UsageError, check_recorded, quoted, warn
 from waybook.commands.store_option import add_store_option, connect_store, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import say
@@ -131,6 +131,7 @@ def policy_of(args: argparse.Namespace) -> RetentionPolicy | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_recorded("--actor", args.actor, what="who applies it")
     policy = policy_of(args)
     if args.reason is not None and not args.reason.strip():
         msg = "--reason must say why (it is recorded with every action), not be empty"
