@@ -52,6 +52,9 @@ def store_bytes(tmp_path: Path) -> bytes:
         pytest.param(["--older-than", "99999999999d"], "at most 100 years", id="past 100 years"),
         pytest.param(["--older-than", "1d", "--name", "x" * 300], "--name", id="a 300-character name"),
         pytest.param(["--older-than", "1d", "--meta", "k=v", "--meta", "k=w"], "--meta", id="a key twice"),
+        pytest.param(["--older-than", "90d", "--grace", "inf"], "--grace", id="an infinite grace"),
+        pytest.param(["--older-than", "90d", "--grace", "1e400"], "--grace", id="a grace past a float"),
+        pytest.param(["--older-than", "90d", "--grace", "nan"], "--grace", id="a grace not a number"),
     ],
 )
 def test_a_bad_option_is_a_usage_error_naming_it_that_writes_nothing(

@@ -173,7 +173,9 @@ def test_durations_read_as_seconds(text: str, seconds: int) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "90", "d", "-1d", "0d", "1y", "ninety days"])
+@pytest.mark.parametrize(
+    "text", ["", "90", "d", "-1d", "0d", "1y", "ninety days", "9" * 5000 + "d", "1" + "0" * 15 + "s"]
+)
 def test_a_duration_retention_cannot_read_is_refused_with_examples(text: str) -> None:
     with pytest.raises(StoreArgumentError, match=r"e\.g\. 90d"):
         parse_duration(text)
@@ -210,6 +212,18 @@ def test_blob_collection_follows_and_no_longer_counts_what_only_erased_content_r
 def test_a_policy_that_is_not_one_is_refused_before_anything_is_read(options: dict[str, object]) -> None:
     with pytest.raises(StoreArgumentError):
         RetentionPolicy(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("grace", [float("inf"), float("nan"), -1.0, "3600"])
+def test_a_grace_that_cannot_be_recorded_is_refused_before_anything_is_erased(
+    store: JournalStore, grace: object
+) -> None:
+    """An infinite grace erased every old journal, then failed to record the blob collection (JSON has no
+    infinity): the receipts were lost with the exception."""
+    chat(store, "old", [OLD])
+    with pytest.raises(StoreArgumentError, match="grace"):
+        retain(store, RetentionPolicy(older_than=NINETY_DAYS), now=NOW, grace=grace)  # type: ignore[arg-type]
+    assert "old secret of 2030-01-10" in texts(store, "old")
 
 
 def test_a_policy_without_a_name_is_named_for_its_duration() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 from typing import Any
 
 from waybook.commands.common import emit_json
@@ -136,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
     if args.reason is not None and not args.reason.strip():
         msg = "--reason must say why (it is recorded with every action), not be empty"
         raise UsageError(msg)
-    if args.grace < 0 or args.grace != args.grace:
-        msg = f"--grace {args.grace}: give the seconds (0 or more) a fresh blob is kept"
+    if not (math.isfinite(args.grace) and args.grace >= 0):  # an infinite grace cannot be recorded
+        msg = f"--grace {args.grace}: give the seconds (a finite number, 0 or more) a fresh blob is kept"
         raise UsageError(msg)
     if (args.set_policy or args.show_policy or args.clear_policy) and args.dry_run:
         msg = "--dry-run goes with applying a policy, not with --set-policy, --show-policy or --clear-policy"

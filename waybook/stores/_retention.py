@@ -18,6 +18,7 @@ a second run with the same clock writes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal, Protocol, runtime_checkable
@@ -267,6 +268,12 @@ def retain(
     Raises StoreArgumentError when no policy is given and the store has none."""
     if not isinstance(now, dt.datetime):
         msg = f"retain's now must be a datetime (the clock the cut is measured from), not {now!r:.40}"
+        raise StoreArgumentError(msg)
+    if type(grace) not in (int, float) or not math.isfinite(grace) or grace < 0:
+        msg = (
+            f"retain's grace must be the seconds (a finite number, 0 or more) a fresh blob is kept, not "
+            f"{grace!r:.40}; it is recorded with the blob collection, checked before anything is erased"
+        )
         raise StoreArgumentError(msg)
     if policy is None:
         policy = retention_policy(store)
