@@ -155,3 +155,25 @@ def test_a_dry_run_over_an_interrupted_erasure_writes_nothing_and_names_it(tmp_p
     ((journal, why),) = [(item["journal"], item["why"]) for item in report["damaged"]]
     assert journal == "a"
     assert "erase --resume" in why
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [{"name": "x", "older_than": "forever"}, 5, "90d"],
+    ids=["a duration retention cannot read", "a number", "a string"],
+)
+def test_a_recorded_policy_that_cannot_be_read_is_a_problem_that_says_how_to_replace_it(
+    url: str, recorded: object
+) -> None:
+    """It was a usage error (exit 2) quoting the duration alone, as if the command line held it (a
+    policy that was not an object, a traceback), and it stayed so after --clear-policy: every entry the
+    catalog ever held was read, not the last."""
+    with open_store(url) as store:
+        store.note_in_catalog("waybook.store.retention", {"policy": recorded})  # type: ignore[attr-defined]
+    for options in ([], ["--show-policy"], ["--dry-run"]):
+        ran = waybook("retain", "--store", url, *options)
+        assert ran.returncode == 1, (options, ran.stderr)
+        assert f"--store {url}: its recorded retention policy cannot be read" in ran.stderr
+        assert "--clear-policy" in ran.stderr
+    assert waybook("retain", "--store", url, "--clear-policy").returncode == 0
+    assert waybook("retain", "--store", url, "--show-policy").stdout == f"{url}: no retention policy\n"

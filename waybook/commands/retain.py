@@ -32,9 +32,11 @@ from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.model import JOURNAL_ROLES
 from waybook.stores import (
+    JournalStore,
     RetentionPolicy,
     RetentionReport,
     StoreArgumentError,
+    StoreError,
     parse_duration,
     retain,
     retention_policy,
@@ -154,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
             record = set_retention_policy(store, policy, actor=args.actor)
             return _said(args, policy, f"catalog seq {record.seq}")
         if args.show_policy:
-            return _said(args, retention_policy(store), None)
-        if policy is None and retention_policy(store) is None:
+            return _said(args, _stored_policy(store, args.store), None)
+        policy = policy or _stored_policy(store, args.store)
+        if policy is None:
             msg = (
                 f"--store {args.store} has no retention policy: give --older-than DURATION, or record one "
                 "with --older-than DURATION --set-policy"
@@ -180,6 +183,19 @@ def run(args: argparse.Namespace) -> int:
             f"`waybook verify --store {args.store} {journal}` reports the damage"
         )
     return PROBLEM if report.damaged else OK
+
+
+def _stored_policy(store: JournalStore, url: str) -> RetentionPolicy | None:
+    """The store's recorded policy; one that cannot be read (written by hand, or by another version) is a
+    problem with the store (exit 1) that says how to replace it, not a mistake in the command line."""
+    try:
+        return retention_policy(store)
+    except StoreArgumentError as exc:
+        msg = (
+            f"--store {url}: its recorded retention policy cannot be read ({exc}); record another with "
+            "--older-than DURATION --set-policy, or remove it with --clear-policy"
+        )
+        raise StoreError(msg) from exc
 
 
 def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str | None) -> int:

@@ -151,6 +151,9 @@ class RetentionPolicy:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RetentionPolicy:
+        if not isinstance(data, Mapping):
+            msg = f"a retention policy is a JSON object (name, older_than, action, ...), not {data!r:.60}"
+            raise StoreArgumentError(msg)
         return cls(
             older_than=parse_duration(data.get("older_than")),
             action=data.get("action", "erase-content"),
@@ -232,14 +235,14 @@ def set_retention_policy(
 
 def retention_policy(store: JournalStore) -> RetentionPolicy | None:
     """The store's retention policy: its catalog's last `waybook.store.retention` entry (None: none)."""
-    found: RetentionPolicy | None = None
+    last: Any = None
     with _catalogued(store).open_catalog() as catalog:
         for record in catalog.read():
             body = record.body
             if type(body) is CustomEntry and body.type == RETENTION and isinstance(body.data, dict):
-                data = body.data.get("policy")
-                found = None if data is None else RetentionPolicy.from_json(data)
-    return found
+                last = body.data.get("policy")
+    # only the last entry is read: an earlier one that cannot be (replaced or cleared since) is history
+    return None if last is None else RetentionPolicy.from_json(last)
 
 
 # --- applying a policy ----------------------------------------------------------------------------------
