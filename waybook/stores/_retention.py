@@ -28,7 +28,7 @@ import attrs
 from waybook.journal import ErasureReceipt, SessionJournal, erase, is_sealable
 from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, IntegrityError, Record
 from waybook.stores._blobs import DEFAULT_GRACE, CollectReceipt
-from waybook.stores._errors import StoreArgumentError
+from waybook.stores._errors import JournalPurgedError, StoreArgumentError, UnknownJournalError
 from waybook.stores._protocol import JournalStore
 from waybook.stores._proving import open_journal
 from waybook.stores._values import JournalInfo, PurgeReceipt
@@ -308,6 +308,9 @@ def retain(
             )
         except IntegrityError as exc:  # a damaged journal is named; the others are still retained
             damaged.append((journal_id, str(exc)))
+            continue
+        except (JournalPurgedError, UnknownJournalError):  # gone since the listing: another process's doing
+            skipped.append((journal_id, "purged or removed by another process while retention ran"))
             continue
         if outcome.skipped is not None:
             skipped.append((journal_id, outcome.skipped))
