@@ -29,10 +29,17 @@ def old_clock() -> Callable[[], str]:
     return lambda: f"2020-01-01T09:00:{next(ticks):02d}.000Z"
 
 
-@pytest.fixture(params=["file", "sqlite"])
+URLS = {
+    "file": "file:{tmp}/store",
+    "file-indexed": "file:{tmp}/store?snapshot_tail=0",  # every open and close brings its index forward
+    "sqlite": "sqlite:{tmp}/store.db",
+}
+
+
+@pytest.fixture(params=sorted(URLS))
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A store of three old journals, a, b and c, each a user message holding SECRET."""
-    url = f"file:{tmp_path}/store" if request.param == "file" else f"sqlite:{tmp_path}/store.db"
+    url = URLS[request.param].format(tmp=tmp_path)
     with open_store(url) as store:
         for journal_id in ("a", "b", "c"):
             with store.create(journal_id) as journal:
