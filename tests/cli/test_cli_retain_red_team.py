@@ -184,3 +184,47 @@ def test_a_recorded_policy_that_cannot_be_read_is_a_problem_that_says_how_to_rep
         assert "--clear-policy" in ran.stderr
     assert waybook("retain", "--store", url, "--clear-policy").returncode == 0
     assert waybook("retain", "--store", url, "--show-policy").stdout == f"{url}: no retention policy\n"
+
+
+@pytest.fixture
+def typed_store(tmp_path: Path) -> str:
+    """A store whose one old journal's metadata holds a number, a boolean and a text."""
+    url = f"file:{tmp_path}/store"
+    with (
+        open_store(url) as store,
+        store.create("typed", metadata={"tier": 1, "pii": True, "env": "prod"}) as j,
+    ):
+        Session(j, clock=old_clock()).user(SECRET)
+    return url
+
+
+@pytest.mark.parametrize("meta", ["tier=1", "pii=true", "env=prod", 'env="prod"'])
+def test_meta_reads_its_value_as_ls_does_so_what_ls_long_shows_selects_the_journal(
+    typed_store: str, meta: str
+) -> None:
+    """`ls --long` shows `tier=1  pii=true` and `ls --meta tier=1` lists the journal, but `retain --meta
+    tier=1` compared the text "1" with the number 1 and silently selected nothing."""
+    listed = json.loads(waybook("ls", "--store", typed_store, "--meta", meta, "--json").stdout)
+    assert [journal["id"] for journal in listed["journals"]] == ["typed"]
+    ran = waybook(
+        "retain", "--store", typed_store, "--older-than", "90d", "--meta", meta, "--dry-run", "--json"
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert [item["journal"] for item in json.loads(ran.stdout)["planned"]] == ["typed"]
+
+
+@pytest.mark.parametrize("command", ["ls", "retain"])
+@pytest.mark.parametrize(
+    "value", ["[" * 100_000, "NaN", "-Infinity"], ids=["100,000 brackets", "NaN", "-Infinity"]
+)
+def test_a_meta_value_json_cannot_hold_is_text_never_a_traceback(
+    typed_store: str, command: str, value: str
+) -> None:
+    """100,000 brackets were a RecursionError traceback in `ls` and `retain`; NaN became a float that a
+    recorded policy cannot hold (JSON has no NaN)."""
+    options = ["--older-than", "90d", "--set-policy"] if command == "retain" else []
+    ran = waybook(command, "--store", typed_store, "--meta", f"k={value}", *options)
+    assert ran.returncode == 0, ran.stderr
+    if command == "retain":
+        shown = json.loads(waybook("retain", "--store", typed_store, "--show-policy", "--json").stdout)
+        assert shown["policy"]["metadata"] == {"k": value}

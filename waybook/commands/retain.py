@@ -27,7 +27,7 @@ from typing import Any
 
 from waybook.commands.common import emit_json
 from waybook.commands.exits import OK, PROBLEM, UsageError, check_recorded, quoted, warn
-from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.store_option import add_store_option, connect_store, metadata_pair, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.model import JOURNAL_ROLES
@@ -60,7 +60,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="append",
         default=[],
         metavar="K=V",
-        help="only journals whose metadata key K is the text V (repeat: all must hold)",
+        help="only journals whose metadata key K holds V (JSON or text, as for ls; repeat: all must hold)",
     )
     action = parser.add_mutually_exclusive_group()
     action.add_argument(
@@ -108,13 +108,10 @@ def policy_of(args: argparse.Namespace) -> RetentionPolicy | None:
             "90d or 1w2d, more than 0 and at most 100 years"
         )
         raise UsageError(msg) from exc
-    metadata: dict[str, str] = {}
+    metadata: dict[str, Any] = {}
     for item in args.meta:
-        key, equals, value = item.partition("=")
-        if not equals or not key:
-            msg = f"--meta {quoted(item)}: give KEY=VALUE (the journal's metadata key and the text it holds)"
-            raise UsageError(msg)
-        if metadata.get(key, value) != value:
+        key, value = metadata_pair(item)
+        if key in metadata and metadata[key] != value:
             msg = f"--meta {quoted(item)}: --meta {quoted(key)} was given another value; a key holds one text"
             raise UsageError(msg)
         metadata[key] = value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -108,6 +109,24 @@ def journal_id_errors(url: str, *, doing: str, to: str | None = None) -> Iterato
             "journal, never into one: give a new id"
         )
         raise UsageError(msg) from exc
+
+
+def metadata_pair(item: str) -> tuple[str, Any]:
+    """`--meta KEY=VALUE` (`ls`, `retain`) as the key and the value to match: VALUE as JSON where it reads
+    as a value JSON can hold (`1`, `true`, `"1"`, `[1]`), else its text; a usage error without `=`."""
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        msg = f"--meta {item!r:.60}: give KEY=VALUE (a metadata key and the value it holds)"
+        raise UsageError(msg)
+    try:
+        return key, json.loads(value, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON, NaN or infinity, or nested past Python's stack
+        return key, value
+
+
+def _no_constant(name: str) -> None:
+    msg = f"JSON has no {name}"
+    raise ValueError(msg)
 
 
 def connect_store(url: str) -> JournalStore:
