@@ -62,6 +62,11 @@ def store_bytes(tmp_path: Path) -> bytes:
         pytest.param(["--older-than", "90d", "--grace", "inf"], "--grace", id="an infinite grace"),
         pytest.param(["--older-than", "90d", "--grace", "1e400"], "--grace", id="a grace past a float"),
         pytest.param(["--older-than", "90d", "--grace", "nan"], "--grace", id="a grace not a number"),
+        pytest.param(
+            ["--older-than", "90d", "--set-policy", "--reason", "GDPR art. 17"], "--reason", id="set a reason"
+        ),
+        pytest.param(["--older-than", "90d", "--set-policy", "--grace", "0"], "--grace", id="set a grace"),
+        pytest.param(["--show-policy", "--reason", "why"], "--reason", id="show a reason"),
     ],
 )
 def test_a_bad_option_is_a_usage_error_naming_it_that_writes_nothing(

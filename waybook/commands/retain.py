@@ -32,6 +32,7 @@ from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import say
 from waybook.model import JOURNAL_ROLES
 from waybook.stores import (
+    DEFAULT_GRACE,
     JournalStore,
     RetentionPolicy,
     RetentionReport,
@@ -76,7 +77,6 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--grace",
         type=float,
-        default=3600.0,
         metavar="SECONDS",
         help="blobs stored within this many seconds are kept by the collection that follows (default 3600)",
     )
@@ -136,11 +136,23 @@ def run(args: argparse.Namespace) -> int:
     if args.reason is not None and not args.reason.strip():
         msg = "--reason must say why (it is recorded with every action), not be empty"
         raise UsageError(msg)
-    if not (math.isfinite(args.grace) and args.grace >= 0):  # an infinite grace cannot be recorded
+    if args.grace is not None and not (math.isfinite(args.grace) and args.grace >= 0):  # cannot be recorded
         msg = f"--grace {args.grace}: give the seconds (a finite number, 0 or more) a fresh blob is kept"
         raise UsageError(msg)
-    if (args.set_policy or args.show_policy or args.clear_policy) and args.dry_run:
-        msg = "--dry-run goes with applying a policy, not with --set-policy, --show-policy or --clear-policy"
+    given = [
+        flag
+        for flag, value in (
+            ("--dry-run", args.dry_run or None),
+            ("--reason", args.reason),
+            ("--grace", args.grace),
+        )
+        if value is not None
+    ]
+    if (args.set_policy or args.show_policy or args.clear_policy) and given:
+        msg = (
+            f"{', '.join(given)} go with applying a policy (`waybook retain --store URL ...`), not with "
+            "--set-policy, --show-policy or --clear-policy: a recorded policy holds no reason or grace"
+        )
         raise UsageError(msg)
     if args.set_policy and policy is None:
         msg = "--set-policy records the policy the other options describe: give --older-than (and more)"
@@ -168,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
             actor=args.actor,
             reason=args.reason,
             dry_run=args.dry_run,
-            grace=args.grace,
+            grace=DEFAULT_GRACE if args.grace is None else args.grace,
         )
     if args.json:
         emit_json(report.as_json())
