@@ -7,12 +7,14 @@ run then refused)."""
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli_runner import waybook
+from tests.helpers.store_damage import alter_record
 from waybook import Session
 from waybook.stores import open_store
 
@@ -57,3 +59,33 @@ def test_a_blank_actor_or_policy_is_a_usage_error_naming_it_that_writes_nothing(
     assert ran.stderr.startswith(f"waybook: {flag} ")
     assert ran.stdout == ""
     assert store_bytes(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "url_of",
+    [
+        pytest.param(lambda tmp: f"file:{tmp}/store", id="directory"),
+        pytest.param(lambda tmp: f"file:{tmp}/store?snapshot_tail=0", id="indexed directory"),
+        pytest.param(lambda tmp: f"sqlite:{tmp}/store.db", id="sqlite"),
+    ],
+)
+def test_a_damaged_journal_can_still_be_purged_and_its_receipt_names_the_committed_head(
+    tmp_path: Path, url_of: Callable[[Path], str]
+) -> None:
+    """A directory store refused to purge a journal whose bytes were damaged ("corrupt record ... restore
+    the file from a copy", exit 1), while SQLite purged it: an erasure request for a damaged journal could
+    never be met there."""
+    url = url_of(tmp_path)
+    with open_store(url) as store, store.create("chat") as journal:
+        session = Session(journal)
+        session.user("my name is Ada")
+        session.user("I live at 4 Privet Drive")
+        head = journal.head()
+    alter_record(url, "chat", 2)
+    ran = waybook("purge", "--store", url, "chat", "--reason", "erasure request 118", "--json")
+    assert ran.returncode == 0, ran.stderr
+    receipt = json.loads(ran.stdout)
+    assert (receipt["head"]["seq"], receipt["head"]["digest"]) == (head.seq, head.digest)
+    raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert b"Privet Drive" not in raw
+    assert waybook("ls", "--store", url, "--hidden", "--json").stdout.count('"chat"') == 0
