@@ -89,3 +89,24 @@ def test_a_damaged_journal_can_still_be_purged_and_its_receipt_names_the_committ
     raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert b"Privet Drive" not in raw
     assert waybook("ls", "--store", url, "--hidden", "--json").stdout.count('"chat"') == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["hide", "--reason", "test run"], id="hide"),
+        pytest.param(["purge", "--reason", "asked", "--dry-run"], id="purge --dry-run"),
+        pytest.param(["purge", "--reason", "asked"], id="purge"),
+    ],
+)
+def test_a_journal_id_is_printed_as_it_is_never_as_an_emoji(tmp_path: Path, args: list[str]) -> None:
+    """Rich read `x:smile:` (a valid id: letters, digits, ':') as an emoji code: `hid x😄`, `erased y❌`,
+    a receipt naming a journal no store holds."""
+    url = f"file:{tmp_path}/store"
+    with open_store(url) as store, store.create("x:smile:") as journal:
+        Session(journal).user("hello")
+    command, *options = args
+    ran = waybook(command, "--store", url, "x:smile:", *options)
+    assert ran.returncode == 0, ran.stderr
+    assert " x:smile:" in ran.stdout
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in ran.stdout
