@@ -149,3 +149,24 @@ def test_resume_after_a_sigkill_says_it_finished_the_interrupted_erasure(tmp_pat
     assert waybook("verify", path).returncode == 0
     again = waybook("erase", "--resume", path)
     assert again.stdout.endswith("no erasure was left unfinished\n")
+
+
+def test_a_long_range_prints_as_runs_of_seqs_and_skips_grouped_by_why(tmp_path: Path) -> None:
+    """`--seq 2..N` printed every seq erased on one line and a line for every seq skipped: 10,000 records
+    made a 60 KB line and thousands of "skipped" lines."""
+    path = tmp_path / "s.jsonl"
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal, journal_id="chat")
+        for n in range(40):
+            session.user(f"message {n}")
+    for seq in ("3", "5"):  # erasure records 42 and 43
+        assert waybook("erase", path, "--seq", seq, "--reason", "asked").returncode == 0
+    ran = waybook("erase", path, "--seq", "2..43", "--reason", "asked")
+    assert ran.returncode == 0, ran.stderr
+    receipt = ran.stdout.split("receipt ")[1][:16]
+    assert ran.stdout.splitlines() == [
+        f"{path}: erased records 2, 4, 6..41 (erasure record 44; receipt {receipt})",
+        "  skipped 3: already erased (by seq 42)",
+        "  skipped 5: already erased (by seq 43)",
+        "  skipped 42, 43: holds no content",
+    ]

@@ -212,11 +212,26 @@ def run(args: argparse.Namespace) -> int:
     if not receipt.erased:
         say(f"{args.path}: nothing erased")
     else:
-        erasures = ", ".join(str(h.seq) for h in receipt.erasures)
-        erased = ", ".join(str(e.seq) for e in receipt.erased)
+        erasures = seq_runs([h.seq for h in receipt.erasures])
+        erased = seq_runs([e.seq for e in receipt.erased])
         say(
             f"{args.path}: erased records {erased} (erasure record {erasures}; receipt {receipt.sha256[:16]})"
         )
-    for skipped in receipt.skipped:
-        say(f"  skipped {skipped.seq}: {skipped.why}")
+    skipped: dict[str, list[int]] = {}
+    for skip in receipt.skipped:  # one line a reason, in the order each first met
+        skipped.setdefault(skip.why, []).append(skip.seq)
+    for why, seqs in skipped.items():
+        say(f"  skipped {seq_runs(seqs)}: {why}")
     return OK
+
+
+def seq_runs(seqs: list[int]) -> str:
+    """Increasing seqs as text, a run of three or more as `first..last`: `2, 4, 6..41`."""
+    parts: list[str] = []
+    start = 0
+    for end in range(1, len(seqs) + 1):
+        if end == len(seqs) or seqs[end] != seqs[end - 1] + 1:
+            run = seqs[start:end]
+            parts.append(f"{run[0]}..{run[-1]}" if len(run) >= 3 else ", ".join(map(str, run)))
+            start = end
+    return ", ".join(parts)
