@@ -162,3 +162,18 @@ def test_an_id_taken_or_purged_is_a_usage_error_naming_the_option(
     assert says in ran.stderr
     assert "store.open" not in ran.stderr
     assert "store.create" not in ran.stderr
+
+
+def test_a_journal_with_a_torn_tail_is_refused_naming_repair(tmp_path: Path) -> None:
+    """`verify` exits 1 for a torn tail, but migrate's proof did not see it: it wrote a copy of the
+    records before it, exit 0, and said nothing of the torn bytes."""
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    sealed_chat(old)
+    with old.open("ab") as file:
+        file.write(b'{"seq":4,"id":"x')
+    assert waybook("verify", old).returncode == 1
+    ran = waybook("migrate", old, "-o", new)
+    assert ran.returncode == 1
+    assert "torn tail" in ran.stderr
+    assert "waybook repair" in ran.stderr
+    assert not new.exists()

@@ -25,7 +25,7 @@ from waybook.commands.journal_files import open_journal_file
 from waybook.commands.store_option import connect_store, journal_id_errors, store_errors
 from waybook.commands.subcommand import add_journal_command, add_json_option
 from waybook.commands.terminal import say
-from waybook.journal import JsonlJournal, SessionJournal, verify
+from waybook.journal import DamageReporting, JsonlJournal, SessionJournal, verify
 from waybook.model import GENESIS, SEALED_SCHEMA, Erasure, Header, IntegrityError, NewRecord, Record
 
 MIGRATED_KEY = "migrated_from"
@@ -77,6 +77,15 @@ def check_migratable(source: SessionJournal) -> None:
     report = verify(source)
     if not report.ok:
         msg = f"{source.name}: does not verify ({report}); nothing was migrated. Run `waybook verify`"
+        raise IntegrityError(msg)
+    damage = source.damage if isinstance(source, DamageReporting) else None
+    if damage is not None:  # the records before it verify, but `waybook verify` reports it: exit 1
+        what = "a torn tail" if damage.torn else "damage"
+        msg = (
+            f"{source.name}: {what} at byte {damage.offset} (would be seq {damage.seq}): {damage.reason}; "
+            "nothing was migrated. `waybook repair PATH` moves the torn bytes to a quarantine file, then "
+            "migrate copies the journal"
+        )
         raise IntegrityError(msg)
     (first,) = source.read(0, 1)
     if type(first.body) is not Header or first.body.schema < SEALED_SCHEMA:
