@@ -170,3 +170,39 @@ def test_a_long_range_prints_as_runs_of_seqs_and_skips_grouped_by_why(tmp_path: 
         "  skipped 5: already erased (by seq 43)",
         "  skipped 42, 43: holds no content",
     ]
+
+
+def pending(path: Path) -> None:
+    """A sealed journal (header, five user messages) whose erasure of 3..5 (record 7) is pending: the
+    eraser was killed after appending its erasure record, and its marker was then lost (removed by hand,
+    or a restore that copied only the .jsonl). `verify` says ok, "erasure pending"."""
+    with JsonlJournal(path) as journal:
+        session = Session.create(journal, journal_id="chat")
+        for text in ("hello", SECRET, f"echo {SECRET}", f"again {SECRET}", "bye"):
+            session.user(text)
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.killed_eraser", str(path), "appended"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    Path(f"{path}.erasing").unlink()
+    checked = waybook("verify", path)
+    assert checked.returncode == 0
+    assert "erasure pending: records 3, 4, 5" in checked.stdout
+
+
+def test_erasing_a_record_a_pending_erasure_names_finishes_that_erasure_first(tmp_path: Path) -> None:
+    """A second erasure of record 3 took it for itself, so the pending erasure 7 named a record it had
+    not erased: `verify` went from "ok, erasure pending" to FAILED, by a command run as documented."""
+    path = tmp_path / "s.jsonl"
+    pending(path)
+    ran = waybook("erase", path, "--seq", "3..4", "--reason", "asked again")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"{path}: finished the pending erasure of records 3..5 first\n")
+    checked = waybook("verify", path)
+    assert checked.returncode == 0, checked.stdout
+    assert "erasure pending" not in checked.stdout
+    assert SECRET.encode() not in path.read_bytes()

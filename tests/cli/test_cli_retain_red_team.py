@@ -233,3 +233,30 @@ def test_a_meta_value_json_cannot_hold_is_text_never_a_traceback(
     if command == "retain":
         shown = json.loads(waybook("retain", "--store", typed_store, "--show-policy", "--json").stdout)
         assert shown["policy"]["metadata"] == {"k": value}
+
+
+def test_retain_finishes_a_pending_erasure_before_it_erases_the_same_records(tmp_path: Path) -> None:
+    """Retention took the records a pending erasure names (their content still there) for its own
+    erasure, and `verify` then failed the journal: the pending erasure named records it had not erased."""
+    url = f"file:{tmp_path}/store"
+    with open_store(url) as store, store.create("a") as journal:
+        session = Session(journal, clock=old_clock())
+        for text in ("hello", SECRET, f"echo {SECRET}", f"again {SECRET}", "bye"):
+            session.user(text)
+    path = tmp_path / "store" / "journals" / "a.jsonl"
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.killed_eraser", str(path), "appended"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    Path(f"{path}.erasing").unlink()  # the marker lost: the erasure record is committed, its work pending
+    assert "erasure pending" in waybook("verify", "--store", url, "a").stdout
+    ran = waybook("retain", "--store", url, "--older-than", "90d", "--json")
+    assert ran.returncode == 0, ran.stderr
+    checked = waybook("verify", "--store", url, "a")
+    assert checked.returncode == 0, checked.stdout
+    assert "erasure pending" not in checked.stdout
+    assert SECRET.encode() not in path.read_bytes()

@@ -198,17 +198,24 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     ranges = parse_seqs(args.seq)
     with writable(args) as (journal, _):
+        seqs = seqs_in(journal, ranges)
+        # a pending erasure (its erasure record committed, its records' content still there) is finished
+        # first: a new erasure taking one of its records would leave it naming a record it did not erase
+        finish = getattr(journal, "finish_erasures", None)
+        finished: tuple[int, ...] = finish() if callable(finish) else ()
         receipt = erase(
             journal,
-            seqs_in(journal, ranges),
+            seqs,
             reason=args.reason,
             actor=args.actor,
             policy=args.policy,
             parts=args.part,
         )
     if args.json:
-        emit_json(receipt.as_json())
+        emit_json({**receipt.as_json(), "finished_pending": list(finished)})
         return OK
+    if finished:
+        say(f"{args.path}: finished the pending erasure of records {seq_runs(list(finished))} first")
     if not receipt.erased:
         say(f"{args.path}: nothing erased")
     else:
@@ -220,8 +227,8 @@ def run(args: argparse.Namespace) -> int:
     skipped: dict[str, list[int]] = {}
     for skip in receipt.skipped:  # one line a reason, in the order each first met
         skipped.setdefault(skip.why, []).append(skip.seq)
-    for why, seqs in skipped.items():
-        say(f"  skipped {seq_runs(seqs)}: {why}")
+    for why, skipped_seqs in skipped.items():
+        say(f"  skipped {seq_runs(skipped_seqs)}: {why}")
     return OK
 
 

@@ -367,6 +367,9 @@ def _retain_journal(
             return _Outcome(planned=())
         return _Outcome(planned=(), purged=store.purge(journal_id, reason=why, actor=actor))
     with _opened(store, journal_id, dry_run=dry_run) as journal:
+        finish = None if dry_run else getattr(journal, "finish_erasures", None)
+        if callable(finish):  # a pending erasure's records, taken by a new erasure, would fail verify
+            finish()
         seqs, unsealed = _old_content(journal, cut)
         if unsealed:
             if not seqs:
