@@ -17,6 +17,7 @@ from waybook.stores import (
     JournalStore,
     RetentionPolicy,
     StoreArgumentError,
+    open_store,
     parse_duration,
     retain,
     retention_policy,
@@ -173,7 +174,9 @@ def test_durations_read_as_seconds(text: str, seconds: int) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "90", "d", "-1d", "0d", "1y", "ninety days"])
+@pytest.mark.parametrize(
+    "text", ["", "90", "d", "-1d", "0d", "1y", "ninety days", "9" * 5000 + "d", "1" + "0" * 15 + "s"]
+)
 def test_a_duration_retention_cannot_read_is_refused_with_examples(text: str) -> None:
     with pytest.raises(StoreArgumentError, match=r"e\.g\. 90d"):
         parse_duration(text)
@@ -212,5 +215,51 @@ def test_a_policy_that_is_not_one_is_refused_before_anything_is_read(options: di
         RetentionPolicy(**options)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("grace", [float("inf"), float("nan"), -1.0, "3600"])
+def test_a_grace_that_cannot_be_recorded_is_refused_before_anything_is_erased(
+    store: JournalStore, grace: object
+) -> None:
+    """An infinite grace erased every old journal, then failed to record the blob collection (JSON has no
+    infinity): the receipts were lost with the exception."""
+    chat(store, "old", [OLD])
+    with pytest.raises(StoreArgumentError, match="grace"):
+        retain(store, RetentionPolicy(older_than=NINETY_DAYS), now=NOW, grace=grace)  # type: ignore[arg-type]
+    assert "old secret of 2030-01-10" in texts(store, "old")
+
+
 def test_a_policy_without_a_name_is_named_for_its_duration() -> None:
     assert RetentionPolicy(older_than=parse_duration("36h"), name=None).name == "retain-1d12h"  # type: ignore[arg-type]
+
+
+class PurgedWhenOpened:
+    """`store`, as another process changes it: the first time retention opens `victim` (after listing
+    it), another handle on the same store purges it first. The injection is the store's, at the one
+    moment between retention's read of the listing and its open; retention runs unchanged."""
+
+    def __init__(self, store: JournalStore, other: JournalStore, victim: str) -> None:
+        self._store, self._other, self._victim = store, other, victim
+
+    def open(self, journal_id: str) -> object:
+        if journal_id == self._victim and self._other.exists(journal_id):
+            self._other.purge(journal_id, reason="another operator")
+        return self._store.open(journal_id)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+def test_a_journal_purged_while_retention_runs_is_noted_and_the_others_are_retained(
+    store: JournalStore, url: str
+) -> None:
+    """Retention listed the journals, then met JournalPurgedError opening one another process had
+    purged meanwhile: it stopped there, the receipts of the journals before it lost."""
+    if url.startswith("memory:"):
+        pytest.skip("memory: opens a new store each time: no other handle on the same store")
+    for journal_id in ("a", "b", "c"):
+        chat(store, journal_id, [OLD])
+    with open_store(url) as other:
+        racing = PurgedWhenOpened(store, other, "b")
+        report = retain(racing, RetentionPolicy(older_than=NINETY_DAYS), now=NOW)  # type: ignore[arg-type]
+    assert [receipt.journal for receipt in report.erased] == ["a", "c"]
+    assert [journal for journal, _ in report.skipped] == ["b"]
+    assert "purged" in dict(report.skipped)["b"]

@@ -25,6 +25,20 @@ class UsageError(Exception):
     """A mistake in the command line: exit 2 with the message on stderr."""
 
 
+def quoted(value: str, *, size: int = 40) -> str:
+    """A value from the command line as a message quotes it: its repr, cut to `size` characters (a value
+    can be 100 KB)."""
+    shown = repr(value)
+    return shown if len(shown) <= size else shown[: size - 1] + "…"
+
+
+def check_recorded(flag: str, value: str | None, *, what: str) -> None:
+    """A text option a command records for auditors (`--actor`, `--policy`): left out, or not blank."""
+    if value is not None and not value.strip():
+        msg = f"{flag} {quoted(value)}: give {what} (it is recorded for auditors), or leave {flag} out"
+        raise UsageError(msg)
+
+
 def warn(message: str) -> None:
     """One diagnostic line on stderr, `waybook: ...`, made visible (a message can quote hostile bytes)."""
     sys.stderr.write(f"waybook: {visible(message)}\n")

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waybook.commands.common import emit_json, stdout
-from waybook.commands.exits import OK, PROBLEM, UsageError, warn
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, PROBLEM, UsageError, check_recorded, warn
 from waybook.commands.store_option import add_store_option, connect_store, open_in_store, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
+from waybook.commands.terminal import say
 from waybook.stores import JournalPurgedError, UnknownJournalError
 
 
@@ -47,10 +48,11 @@ def _unknown(args: argparse.Namespace) -> int:
     return PROBLEM
 
 
-def _check_reason(reason: str) -> None:
-    if not reason.strip():
+def _check_recorded(args: argparse.Namespace) -> None:
+    if not args.reason.strip():
         msg = "--reason must say why (a short text the store's catalog keeps for auditors), not be empty"
         raise UsageError(msg)
+    check_recorded("--actor", args.actor, what="who asks")
 
 
 def run_hide(args: argparse.Namespace) -> int:
@@ -62,7 +64,7 @@ def run_hide(args: argparse.Namespace) -> int:
 
     Example: waybook hide --store file:sessions s-0042 --reason 'test run, not a real session'
     """
-    _check_reason(args.reason)
+    _check_recorded(args)
     with connect_store(args.store) as store, store_errors():
         try:
             record = store.hide(args.journal_id, reason=args.reason, actor=args.actor)
@@ -74,7 +76,7 @@ def run_hide(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"journal": args.journal_id, "hidden": True, "catalog_seq": record.seq, "at": record.at})
         return OK
-    stdout().print(f"hid {args.journal_id} (catalog seq {record.seq}); `waybook ls --hidden` lists it")
+    say(f"hid {args.journal_id} (catalog seq {record.seq}); `waybook ls --hidden` lists it")
     return OK
 
 
@@ -89,7 +91,7 @@ def run_purge(args: argparse.Namespace) -> int:
 
     Example: waybook purge --store file:sessions s-0042 --reason 'GDPR request 2026-118' --json
     """
-    _check_reason(args.reason)
+    _check_recorded(args)
     if args.dry_run:
         return _dry_run(args)
     with connect_store(args.store) as store, store_errors():
@@ -101,7 +103,7 @@ def run_purge(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(document)
         return OK
-    stdout().print(
+    say(
         f"erased {receipt.journal_id}: {receipt.records} record(s), head {receipt.head.digest[:16]} at seq "
         f"{receipt.head.seq}; receipt at catalog seq {receipt.catalog_seq} (digest {receipt.digest[:16]})"
     )
@@ -129,7 +131,7 @@ def _dry_run(args: argparse.Namespace) -> int:
             }
         )
     else:
-        stdout().print(
+        say(
             f"would erase {args.journal_id}: {head.seq} record(s), head {head.digest[:16]}; "
             "nothing was written"
         )

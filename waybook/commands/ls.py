@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from waybook.commands.common import emit_json
-from waybook.commands.exits import OK, PROBLEM, UsageError, warn
+from waybook.commands.exits import OK, PROBLEM, warn
 from waybook.commands.layout import cut, width
-from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.store_option import add_store_option, connect_store, metadata_pair, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
 from waybook.commands.terminal import fit, visible
 from waybook.commands.titles import Glance, glance
@@ -56,7 +56,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     """List one page; a journal that cannot be read (lost records, corruption) is listed as damaged,
     named on stderr, and makes the exit status 1, while the others list as usual."""
-    metadata = dict(_pair(item) for item in args.meta)
+    metadata = dict(metadata_pair(item) for item in args.meta)
     damage: dict[str, str] = {}
     with connect_store(args.store) as store:
         with store_errors():
@@ -190,14 +190,3 @@ def _value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def _pair(item: str) -> tuple[str, Any]:
-    key, sep, value = item.partition("=")
-    if not sep or not key:
-        msg = f"--meta {item!r}: write KEY=VALUE"
-        raise UsageError(msg)
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value

@@ -22,17 +22,22 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 from typing import Any
 
-from waybook.commands.common import emit_json, stdout
-from waybook.commands.exits import OK, UsageError
-from waybook.commands.store_option import add_store_option, connect_store, store_errors
+from waybook.commands.common import emit_json
+from waybook.commands.exits import OK, PROBLEM, UsageError, check_recorded, quoted, warn
+from waybook.commands.store_option import add_store_option, connect_store, metadata_pair, store_errors
 from waybook.commands.subcommand import add_command, add_json_option
+from waybook.commands.terminal import say
 from waybook.model import JOURNAL_ROLES
 from waybook.stores import (
+    DEFAULT_GRACE,
+    JournalStore,
     RetentionPolicy,
     RetentionReport,
     StoreArgumentError,
+    StoreError,
     parse_duration,
     retain,
     retention_policy,
@@ -40,6 +45,8 @@ from waybook.stores import (
 )
 
 _ROLES = tuple(role for role in JOURNAL_ROLES if role != "catalog")
+MAX_NAME = 200
+"""The longest policy name (`RetentionPolicy` refuses a longer one)."""
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -54,7 +61,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="append",
         default=[],
         metavar="K=V",
-        help="only journals whose metadata key K is the text V (repeat: all must hold)",
+        help="only journals whose metadata key K holds V (JSON or text, as for ls; repeat: all must hold)",
     )
     action = parser.add_mutually_exclusive_group()
     action.add_argument(
@@ -70,7 +77,6 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--grace",
         type=float,
-        default=3600.0,
         metavar="SECONDS",
         help="blobs stored within this many seconds are kept by the collection that follows (default 3600)",
     )
@@ -97,17 +103,23 @@ def policy_of(args: argparse.Namespace) -> RetentionPolicy | None:
     try:
         seconds = parse_duration(args.older_than)
     except StoreArgumentError as exc:
-        msg = f"--older-than {args.older_than!r}: give a whole number and a unit (w, d, h, m, s), e.g. 90d"
+        msg = (
+            f"--older-than {quoted(args.older_than)}: give a whole number and a unit (w, d, h, m, s), e.g. "
+            "90d or 1w2d, more than 0 and at most 100 years"
+        )
         raise UsageError(msg) from exc
-    metadata: dict[str, str] = {}
+    metadata: dict[str, Any] = {}
     for item in args.meta:
-        key, equals, value = item.partition("=")
-        if not equals or not key:
-            msg = f"--meta {item!r}: give KEY=VALUE (the journal's metadata key and the text it holds)"
+        key, value = metadata_pair(item)
+        if key in metadata and metadata[key] != value:
+            msg = f"--meta {quoted(item)}: --meta {quoted(key)} was given another value; a key holds one text"
             raise UsageError(msg)
         metadata[key] = value
-    if args.name is not None and not args.name.strip():
-        msg = "--name must be a short text (the policy's name, recorded with every action), not empty"
+    if args.name is not None and not (args.name.strip() and len(args.name) <= MAX_NAME):
+        msg = (
+            f"--name {quoted(args.name)}: give a short text (1 to {MAX_NAME} characters): the policy's name, "
+            "recorded with every action"
+        )
         raise UsageError(msg)
     return RetentionPolicy(
         older_than=seconds,
@@ -119,15 +131,28 @@ def policy_of(args: argparse.Namespace) -> RetentionPolicy | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_recorded("--actor", args.actor, what="who applies it")
     policy = policy_of(args)
     if args.reason is not None and not args.reason.strip():
         msg = "--reason must say why (it is recorded with every action), not be empty"
         raise UsageError(msg)
-    if args.grace < 0 or args.grace != args.grace:
-        msg = f"--grace {args.grace}: give the seconds (0 or more) a fresh blob is kept"
+    if args.grace is not None and not (math.isfinite(args.grace) and args.grace >= 0):  # cannot be recorded
+        msg = f"--grace {args.grace}: give the seconds (a finite number, 0 or more) a fresh blob is kept"
         raise UsageError(msg)
-    if (args.set_policy or args.show_policy or args.clear_policy) and args.dry_run:
-        msg = "--dry-run goes with applying a policy, not with --set-policy, --show-policy or --clear-policy"
+    given = [
+        flag
+        for flag, value in (
+            ("--dry-run", args.dry_run or None),
+            ("--reason", args.reason),
+            ("--grace", args.grace),
+        )
+        if value is not None
+    ]
+    if (args.set_policy or args.show_policy or args.clear_policy) and given:
+        msg = (
+            f"{', '.join(given)} go with applying a policy (`waybook retain --store URL ...`), not with "
+            "--set-policy, --show-policy or --clear-policy: a recorded policy holds no reason or grace"
+        )
         raise UsageError(msg)
     if args.set_policy and policy is None:
         msg = "--set-policy records the policy the other options describe: give --older-than (and more)"
@@ -140,8 +165,9 @@ def run(args: argparse.Namespace) -> int:
             record = set_retention_policy(store, policy, actor=args.actor)
             return _said(args, policy, f"catalog seq {record.seq}")
         if args.show_policy:
-            return _said(args, retention_policy(store), None)
-        if policy is None and retention_policy(store) is None:
+            return _said(args, _stored_policy(store, args.store), None)
+        policy = policy or _stored_policy(store, args.store)
+        if policy is None:
             msg = (
                 f"--store {args.store} has no retention policy: give --older-than DURATION, or record one "
                 "with --older-than DURATION --set-policy"
@@ -154,13 +180,31 @@ def run(args: argparse.Namespace) -> int:
             actor=args.actor,
             reason=args.reason,
             dry_run=args.dry_run,
-            grace=args.grace,
+            grace=DEFAULT_GRACE if args.grace is None else args.grace,
         )
     if args.json:
         emit_json(report.as_json())
-        return OK
-    _print(report)
-    return OK
+    else:
+        _print(report)
+    for journal, why in report.damaged:
+        warn(
+            f"{journal} is damaged: {why.rstrip('.')}. It was left as it is, and no blob was collected; "
+            f"`waybook verify --store {args.store} {journal}` reports the damage"
+        )
+    return PROBLEM if report.damaged else OK
+
+
+def _stored_policy(store: JournalStore, url: str) -> RetentionPolicy | None:
+    """The store's recorded policy; one that cannot be read (written by hand, or by another version) is a
+    problem with the store (exit 1) that says how to replace it, not a mistake in the command line."""
+    try:
+        return retention_policy(store)
+    except StoreArgumentError as exc:
+        msg = (
+            f"--store {url}: its recorded retention policy cannot be read ({exc}); record another with "
+            "--older-than DURATION --set-policy, or remove it with --clear-policy"
+        )
+        raise StoreError(msg) from exc
 
 
 def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str | None) -> int:
@@ -170,15 +214,14 @@ def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str |
             document["recorded"] = where
         emit_json(document)
         return OK
-    out = stdout()
     if policy is None:
-        out.print(f"{args.store}: no retention policy" + (f" ({where})" if where else ""))
+        say(f"{args.store}: no retention policy" + (f" ({where})" if where else ""))
         return OK
     shown = policy.as_json()
     scope = f" of role {policy.role}" if policy.role else ""
     meta = "".join(f" {k}={v}" for k, v in policy.metadata.items())
     verb = "purge journals" if policy.action == "purge" else "erase content"
-    out.print(
+    say(
         f"{args.store}: policy {shown['name']}: {verb} older than {shown['older_than']}{scope}"
         + (f" with{meta}" if meta else "")
         + (f" (recorded at {where})" if where else "")
@@ -187,30 +230,31 @@ def _said(args: argparse.Namespace, policy: RetentionPolicy | None, where: str |
 
 
 def _print(report: RetentionReport) -> None:
-    out = stdout()
     would = "would " if report.dry_run else ""
     action = "purge" if report.policy.action == "purge" else "erase"
-    out.print(f"policy {report.policy.name}: {action} what is older than {report.cut}")
+    say(f"policy {report.policy.name}: {action} what is older than {report.cut}")
     if report.dry_run:
         for journal, seqs in report.planned:
             what = f"{len(seqs)} record(s)' content" if seqs else "the whole journal"
-            out.print(f"  {would}{action} {journal}: {what}")
+            say(f"  {would}{action} {journal}: {what}")
     for receipt in report.erased:
         erasure = ", ".join(str(head.seq) for head in receipt.erasures)
-        out.print(
+        say(
             f"  erased {len(receipt.erased)} record(s) of {receipt.journal} (erasure record {erasure}; "
             f"receipt {receipt.sha256[:16]})"
         )
     for purged in report.purged:
-        out.print(
+        say(
             f"  purged {purged.journal_id}: {purged.records} record(s); receipt at catalog seq "
             f"{purged.catalog_seq} (digest {purged.digest[:16]})"
         )
     for journal, why in report.skipped:
-        out.print(f"  skipped {journal}: {why}")
-    if not report.planned:
-        out.print("  nothing is older than the cut")
+        say(f"  skipped {journal}: {why}")
+    if not report.planned and not report.damaged:
+        say("  nothing is older than the cut")
     elif report.dry_run:
-        out.print("  nothing was written")
+        say("  nothing was written")
     if report.collected is not None:
-        out.print(f"  blobs collected: {len(report.collected.removed)} ({report.collected.freed} bytes)")
+        say(f"  blobs collected: {len(report.collected.removed)} ({report.collected.freed} bytes)")
+    for journal, why in report.damaged:
+        say(f"  damaged {journal}: {why}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,11 +24,13 @@ from waybook.model import Head, Header, Record
 from waybook.stores import (
     JournalExistsError,
     JournalFiles,
+    JournalPurgedError,
     JournalStore,
     SealedCreating,
     SealedJournal,
     StoreArgumentError,
     StoreNotFoundError,
+    UnknownJournalError,
     copy_records,
     open_journal,
     open_store,
@@ -69,6 +72,61 @@ def store_errors() -> Iterator[None]:
         raise UsageError(msg) from exc
     except StoreArgumentError as exc:
         raise UsageError(str(exc)) from exc
+
+
+class UnknownJournalInStoreError(UnknownJournalError):
+    """No journal of this id in the `--store` a command was given (a problem, exit 1), said in the CLI's
+    terms: the store's own message tells a Python caller to `store.create` it."""
+
+    _message = (
+        "no journal {journal_id!r} in --store {store}; `waybook ls --store {store}` lists its journals "
+        "(`--hidden` the hidden ones)"
+    )
+
+
+@contextlib.contextmanager
+def journal_id_errors(url: str, *, doing: str, to: str | None = None) -> Iterator[None]:
+    """The stores' errors about a journal id in the CLI's terms, for a command `doing` something to a
+    journal of `--store url` (and writing a new one `--to`): an unknown id is UnknownJournalInStoreError
+    (exit 1, as `show` says it), a purged or taken id a usage error naming the option."""
+    try:
+        yield
+    except UnknownJournalInStoreError:
+        raise
+    except UnknownJournalError as exc:
+        raise UnknownJournalInStoreError(store=url, journal_id=exc.journal_id) from None
+    except JournalPurgedError as exc:
+        if exc.journal_id == to:
+            msg = f"--to {to!r}: that id was purged from --store {url} (ids are never reused); give a new one"
+        else:
+            msg = (
+                f"{exc.journal_id} was purged from --store {url}: its records are erased; nothing to {doing}"
+            )
+        raise UsageError(msg) from exc
+    except JournalExistsError as exc:
+        msg = (
+            f"--to {exc.journal_id!r}: --store {url} has a journal of that id already; {doing} writes a new "
+            "journal, never into one: give a new id"
+        )
+        raise UsageError(msg) from exc
+
+
+def metadata_pair(item: str) -> tuple[str, Any]:
+    """`--meta KEY=VALUE` (`ls`, `retain`) as the key and the value to match: VALUE as JSON where it reads
+    as a value JSON can hold (`1`, `true`, `"1"`, `[1]`), else its text; a usage error without `=`."""
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        msg = f"--meta {item!r:.60}: give KEY=VALUE (a metadata key and the value it holds)"
+        raise UsageError(msg)
+    try:
+        return key, json.loads(value, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON, NaN or infinity, or nested past Python's stack
+        return key, value
+
+
+def _no_constant(name: str) -> None:
+    msg = f"JSON has no {name}"
+    raise ValueError(msg)
 
 
 def connect_store(url: str) -> JournalStore:

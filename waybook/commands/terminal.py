@@ -8,6 +8,7 @@ reorder text with bidirectional overrides. `visible` shows each such character a
 from __future__ import annotations
 
 import re
+import sys
 from typing import Final
 
 from rich.cells import cell_len
@@ -29,6 +30,12 @@ def visible(text: str, *, one_line: bool = False) -> str:
     """`text` with every control character (but newline and tab, unless `one_line`) and every
     bidirectional control shown as a `\\xNN` / `\\uNNNN` escape, so a terminal prints it as it is."""
     return (_HIDDEN_OR_NEWLINE if one_line else _HIDDEN).sub(_escape, text)
+
+
+def say(line: str) -> None:
+    """One line of a command's result on stdout as text: its control characters shown as escapes (a file
+    name, a reason or a policy's name can hold them), never read as Rich markup."""
+    sys.stdout.write(visible(line, one_line=True) + "\n")
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:

@@ -343,11 +343,15 @@ class CatalogStore(ClosedOnExit, abc.ABC):
                 info = self._known(journal_id)
                 head = self.committed(journal_id).head  # a lost journal's purge names what was committed
                 if self._raw_exists(journal_id):
-                    raw = self._raw_open(journal_id, readonly=True)
                     try:
-                        head = max(head, raw.head(), key=lambda h: h.seq)
-                    finally:
-                        raw.close()
+                        raw = self._raw_open(journal_id, readonly=True)
+                    except IntegrityError:  # damaged bytes are purged all the same: the committed head
+                        pass
+                    else:
+                        try:
+                            head = max(head, raw.head(), key=lambda h: h.seq)
+                        finally:
+                            raw.close()
                 self._append_catalog(PURGED, purge_data(journal_id, info.role, head, reason, actor))
                 assert self._catalog_fed is not None
                 self._catalog_fed.flush()  # the receipt is on disk before any byte is erased

@@ -18,6 +18,7 @@ a second run with the same clock writes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal, Protocol, runtime_checkable
@@ -25,10 +26,11 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 import attrs
 
 from waybook.journal import ErasureReceipt, SessionJournal, erase, is_sealable
-from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, Record
+from waybook.model import JOURNAL_ROLES, SEALED_SCHEMA, CustomEntry, Header, IntegrityError, Record
 from waybook.stores._blobs import DEFAULT_GRACE, CollectReceipt
-from waybook.stores._errors import StoreArgumentError
+from waybook.stores._errors import JournalPurgedError, StoreArgumentError, UnknownJournalError
 from waybook.stores._protocol import JournalStore
+from waybook.stores._proving import open_journal
 from waybook.stores._values import JournalInfo, PurgeReceipt
 
 __all__ = [
@@ -49,8 +51,9 @@ Action = Literal["erase-content", "purge"]
 ACTIONS: Final[tuple[Action, ...]] = ("erase-content", "purge")
 
 _UNITS: Final = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-_DURATION: Final = re.compile(r"(?:[0-9]+[wdhms])+")
-_PART: Final = re.compile(r"([0-9]+)([wdhms])")
+_DURATION: Final = re.compile(r"(?:[0-9]{1,15}[wdhms])+")
+_PART: Final = re.compile(r"([0-9]{1,15})([wdhms])")
+"""A duration's parts; 15 digits are more than 100 years in seconds, and int() refuses over 4300."""
 
 
 def parse_duration(text: object) -> int:
@@ -148,6 +151,9 @@ class RetentionPolicy:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RetentionPolicy:
+        if not isinstance(data, Mapping):
+            msg = f"a retention policy is a JSON object (name, older_than, action, ...), not {data!r:.60}"
+            raise StoreArgumentError(msg)
         return cls(
             older_than=parse_duration(data.get("older_than")),
             action=data.get("action", "erase-content"),
@@ -175,6 +181,9 @@ class RetentionReport:
     planned: tuple[tuple[str, tuple[int, ...]], ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     collected: CollectReceipt | None = None
+    damaged: tuple[tuple[str, str], ...] = ()
+    """The journals that could not be read (a broken chain, a corrupt record) and the error: left as they
+    are, the others retained all the same."""
 
     @property
     def changed(self) -> bool:
@@ -190,6 +199,7 @@ class RetentionReport:
             "planned": [{"journal": journal, "seqs": list(seqs)} for journal, seqs in self.planned],
             "skipped": [{"journal": journal, "why": why} for journal, why in self.skipped],
             "blobs_collected": None if self.collected is None else self.collected.as_json(),
+            "damaged": [{"journal": journal, "why": why} for journal, why in self.damaged],
         }
 
 
@@ -225,14 +235,14 @@ def set_retention_policy(
 
 def retention_policy(store: JournalStore) -> RetentionPolicy | None:
     """The store's retention policy: its catalog's last `waybook.store.retention` entry (None: none)."""
-    found: RetentionPolicy | None = None
+    last: Any = None
     with _catalogued(store).open_catalog() as catalog:
         for record in catalog.read():
             body = record.body
             if type(body) is CustomEntry and body.type == RETENTION and isinstance(body.data, dict):
-                data = body.data.get("policy")
-                found = None if data is None else RetentionPolicy.from_json(data)
-    return found
+                last = body.data.get("policy")
+    # only the last entry is read: an earlier one that cannot be (replaced or cleared since) is history
+    return None if last is None else RetentionPolicy.from_json(last)
 
 
 # --- applying a policy ----------------------------------------------------------------------------------
@@ -254,9 +264,19 @@ def retain(
     written. `reason` (default: the policy's name and cut) is recorded with each action. After the
     actions, the blobs nothing references and nobody stored within `grace` seconds are collected.
 
+    A journal that cannot be read (an IntegrityError: a broken chain, a corrupt record) is left as it is
+    and named in the report's `damaged`; the others are retained all the same, and no blob is collected
+    (which blobs the damaged journal references is unknown).
+
     Raises StoreArgumentError when no policy is given and the store has none."""
     if not isinstance(now, dt.datetime):
         msg = f"retain's now must be a datetime (the clock the cut is measured from), not {now!r:.40}"
+        raise StoreArgumentError(msg)
+    if type(grace) not in (int, float) or not math.isfinite(grace) or grace < 0:
+        msg = (
+            f"retain's grace must be the seconds (a finite number, 0 or more) a fresh blob is kept, not "
+            f"{grace!r:.40}; it is recorded with the blob collection, checked before anything is erased"
+        )
         raise StoreArgumentError(msg)
     if policy is None:
         policy = retention_policy(store)
@@ -279,35 +299,30 @@ def retain(
     purged: list[PurgeReceipt] = []
     planned: list[tuple[str, tuple[int, ...]]] = []
     skipped: list[tuple[str, str]] = []
+    damaged: list[tuple[str, str]] = []
     for info in list(_selected(store, policy)):
-        if policy.action == "purge":
-            last = _last_at(store, info.journal_id)
-            if last is None or last >= cut:
-                continue
-            planned.append((info.journal_id, ()))
-            if not dry_run:
-                purged.append(store.purge(info.journal_id, reason=why, actor=actor))
+        journal_id = info.journal_id
+        try:
+            outcome = _retain_journal(
+                store, journal_id, policy, cut=cut, why=why, actor=actor, dry_run=dry_run
+            )
+        except IntegrityError as exc:  # a damaged journal is named; the others are still retained
+            damaged.append((journal_id, str(exc)))
             continue
-        with store.open(info.journal_id) as journal:
-            seqs, unsealed = _old_content(journal, cut)
-            if unsealed:
-                if seqs:
-                    skipped.append(
-                        (
-                            info.journal_id,
-                            f"written before sealing (schema 1): its content cannot be erased; "
-                            f"`waybook migrate --store {store.url} {info.journal_id} --to NEW_ID` writes a "
-                            "sealed copy",
-                        )
-                    )
-                continue
-            if not seqs:
-                continue
-            planned.append((info.journal_id, tuple(seqs)))
-            if not dry_run:
-                erased.append(erase(journal, seqs, reason=why, actor=actor, policy=policy.name))
+        except (JournalPurgedError, UnknownJournalError):  # gone since the listing: another process's doing
+            skipped.append((journal_id, "purged or removed by another process while retention ran"))
+            continue
+        if outcome.skipped is not None:
+            skipped.append((journal_id, outcome.skipped))
+        if outcome.planned is not None:
+            planned.append((journal_id, outcome.planned))
+        if outcome.erased is not None:
+            erased.append(outcome.erased)
+        if outcome.purged is not None:
+            purged.append(outcome.purged)
     collected = None
-    if collect_blobs and not dry_run and (erased or purged):
+    # a damaged journal's blob references are unknown: collecting now could free blobs it still uses
+    if collect_blobs and not dry_run and (erased or purged) and not damaged:
         collected = store.blobs.collect(grace=grace)
     return RetentionReport(
         policy=policy,
@@ -318,7 +333,66 @@ def retain(
         planned=tuple(planned),
         skipped=tuple(skipped),
         collected=collected,
+        damaged=tuple(damaged),
     )
+
+
+@attrs.frozen
+class _Outcome:
+    """What retention did to one journal (or would do): the seqs it planned (empty: the whole journal),
+    the receipt of what it did, or why it skipped the journal; all None: nothing to forget there."""
+
+    planned: tuple[int, ...] | None = None
+    erased: ErasureReceipt | None = None
+    purged: PurgeReceipt | None = None
+    skipped: str | None = None
+
+
+def _retain_journal(
+    store: JournalStore,
+    journal_id: str,
+    policy: RetentionPolicy,
+    *,
+    cut: dt.datetime,
+    why: str,
+    actor: str | None,
+    dry_run: bool,
+) -> _Outcome:
+    """Apply `policy` to one journal of `store`; IntegrityError (nothing done) when it is damaged."""
+    if policy.action == "purge":
+        last = _last_at(store, journal_id, dry_run=dry_run)
+        if last is None or last >= cut:
+            return _Outcome()
+        if dry_run:
+            return _Outcome(planned=())
+        return _Outcome(planned=(), purged=store.purge(journal_id, reason=why, actor=actor))
+    with _opened(store, journal_id, dry_run=dry_run) as journal:
+        finish = None if dry_run else getattr(journal, "finish_erasures", None)
+        if callable(finish):  # a pending erasure's records, taken by a new erasure, would fail verify
+            finish()
+        seqs, unsealed = _old_content(journal, cut)
+        if unsealed:
+            if not seqs:
+                return _Outcome()
+            return _Outcome(
+                skipped=(
+                    f"written before sealing (schema 1): its content cannot be erased; "
+                    f"`waybook migrate --store {store.url} {journal_id} --to NEW_ID` writes a sealed copy"
+                )
+            )
+        if not seqs:
+            return _Outcome()
+        if dry_run:
+            return _Outcome(planned=tuple(seqs))
+        receipt = erase(journal, seqs, reason=why, actor=actor, policy=policy.name)
+        return _Outcome(planned=tuple(seqs), erased=receipt)
+
+
+def _opened(store: JournalStore, journal_id: str, *, dry_run: bool) -> SessionJournal:
+    """The journal, read-only for a dry run: a writer's open may write (it finishes an interrupted
+    erasure), and a dry run writes nothing; the read-only open refuses such a journal instead
+    (ErasureInterruptedError, named in the report's `damaged`)."""
+    return open_journal(store, journal_id) if dry_run else store.open(journal_id)
 
 
 def _selected(store: JournalStore, policy: RetentionPolicy) -> Iterator[JournalInfo]:
@@ -347,8 +421,8 @@ def _old_content(journal: SessionJournal, cut: dt.datetime) -> tuple[list[int], 
     return seqs, not sealed
 
 
-def _last_at(store: JournalStore, journal_id: str) -> dt.datetime | None:
-    with store.open(journal_id) as journal:
+def _last_at(store: JournalStore, journal_id: str, *, dry_run: bool) -> dt.datetime | None:
+    with _opened(store, journal_id, dry_run=dry_run) as journal:
         head = journal.head()
         if head.seq == 0:
             return None
