@@ -78,6 +78,40 @@ def test_an_erasure_record_whose_records_still_hold_content_is_pending_and_resum
     assert path.read_bytes().count(SECRET.encode()) == 2
 
 
+def pending_erasure_of_record_3(journal: JsonlJournal) -> int:
+    """Append an erasure record naming record 3 without overwriting it: as if its eraser died before its
+    marker (or the marker was lost). Returns the erasure record's seq."""
+    (target,) = journal.read(2, 1)
+    line = next(journal.read_lines(2, 1))
+    by = journal.head().seq + 1
+    _, marker = erase_line(line, target, by=by)
+    entry = ErasedRecord(seq=3, state=marker.state, blocks=marker.blocks, parts=("text",))
+    journal.append(
+        [NewRecord(id="e1", at=target.at, body=Erasure(records=(entry,), reason="asked"))],
+        expected=journal.head(),
+    )
+    return by
+
+
+def test_erasing_a_record_a_pending_erasure_names_finishes_that_erasure_first(tmp_path: Path) -> None:
+    """A second erasure taking record 3 for itself left the pending one naming a record it had not
+    erased: verify went from "ok, erasure pending" to failed. The library's erase now finishes a pending
+    erasure first, as `waybook erase` does."""
+    path = tmp_path / "s.jsonl"
+    chat(path)
+    with JsonlJournal(path) as journal:
+        first = pending_erasure_of_record_3(journal)
+        receipt = erase(journal, [3, 4], reason="asked again")
+        report = verify(journal)
+        assert report.ok, report
+        assert report.pending_erasures == ()
+        erased_by = {r.seq: r.erased.by for r in journal.read() if r.erased is not None}
+    assert erased_by == {3: first, 4: receipt.erasures[0].seq}
+    assert [e.seq for e in receipt.erased] == [4]
+    assert [s.seq for s in receipt.skipped] == [3]
+    assert path.read_bytes().count(SECRET.encode()) == 1  # record 5 was not asked for
+
+
 def test_a_journal_written_before_sealing_opens_verifies_and_refuses_erase_naming_migrate(
     tmp_path: Path,
 ) -> None:

@@ -421,8 +421,15 @@ class JsonlJournal(ProvedFile, ErasingJournal, ClosedOnExit):
 
     def erase_checked(self, request: ErasureRequest) -> ErasureReceipt:
         """`erase`'s work here: append the erasure record, then overwrite each taken record's content in
-        place under the exclusive lock."""
-        return self._erasing(lambda: erase_in_place(self, request))
+        place under the exclusive lock. A pending erasure (its record committed, its records' content still
+        there: an eraser killed and its marker lost) is finished first, as `finish_erasures` would: a new
+        erasure taking one of its records would leave it naming a record it did not erase."""
+
+        def work() -> ErasureReceipt:
+            finish_pending(self)
+            return erase_in_place(self, request)
+
+        return self._erasing(work)
 
     def finish_erasures(self) -> tuple[int, ...]:
         """Finish what an interrupted erasure left: the marker's regions, and any record an erasure record
