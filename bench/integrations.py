@@ -16,8 +16,11 @@ not reach): serializing a 200-message list alone against serializing it and chec
 `WaybookSaver(redact=True)` puts against the same saver with the check left out, paired (alternate
 rounds, order flipped, median of the per-round ratios).
 
-Run: `python bench/integrations.py [--steps N] [--rounds R] [--only redact]`; prints a table, writes
-bench/integrations.json (`--only redact`: its `langgraph_redact` key only).
+Claude Agent SDK store: a transcript's load by a fresh store object (the fold from the first record) at
+8,000 and 32,000 entries, paired: the fold's growth (`--only claude-load`).
+
+Run: `python bench/integrations.py [--steps N] [--rounds R] [--only redact|claude-load]`; prints a table,
+writes bench/integrations.json (`--only`: its own key only).
 Needs `pip install -e '.[dev]'` (LangGraph's SQLite saver is in the dev extra).
 """
 
@@ -250,6 +253,39 @@ def agents_sqlite(work: Path, items: int) -> dict[str, float]:
 # --- the run ------------------------------------------------------------------------------------------
 
 
+def claude_load_growth(entries: int, rounds: int) -> dict[str, float]:
+    """A Claude Agent SDK transcript's load by a fresh `WaybookSessionStore` (the fold from the journal's
+    first record), at `entries` entries and at four times as many, paired (alternate rounds, order
+    flipped, median of the per-round ratios): a fold linear in the entries takes about 4x as long at 4x
+    the entries, a quadratic one about 16x."""
+    from waybook.integrations.claude_agent_sdk import WaybookSessionStore
+
+    key: Any = {"project_key": "bench", "session_id": "s1"}
+
+    def stored(n: int) -> Any:
+        store = open_store("memory:")
+        writer = WaybookSessionStore(store)
+        for start in range(0, n, 100):
+            batch = [
+                {"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": TEXT}}
+                for i in range(start, min(n, start + 100))
+            ]
+            asyncio.run(writer.append(key, batch))
+        return store
+
+    small, large = stored(entries), stored(4 * entries)
+
+    def load(store: Any) -> Callable[[], object]:
+        return lambda: asyncio.run(WaybookSessionStore(store).load(key))
+
+    small_rate, large_rate, ratio = paired(1, load(small), load(large), rounds=rounds)
+    return {
+        f"load {entries:,} entries (s)": 1 / small_rate,
+        f"load {4 * entries:,} entries (s)": 1 / large_rate,
+        "time at 4x the entries / time at 1x (linear ~4, quadratic ~16)": 1 / ratio,
+    }
+
+
 def measure(
     contenders: dict[str, Callable[[Path, int], dict[str, float]]], size: int, rounds: int
 ) -> dict[str, dict[str, float]]:
@@ -283,8 +319,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", choices=["redact"], help="run only the redact= check's rows")
+    parser.add_argument(
+        "--only",
+        choices=["redact", "claude-load"],
+        help="run only the redact= check's rows, or the Claude load's",
+    )
     args = parser.parse_args()
+    if args.only == "claude-load":
+        growth = claude_load_growth(8000, max(args.rounds, 5))
+        print("Claude Agent SDK store: loading a transcript, the fold's growth (paired)")
+        print("\n".join(f"{name:<66}{figure:,.3f}" for name, figure in growth.items()))
+        saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        RESULTS.write_text(json.dumps({**saved, "claude_load_growth": growth}, indent=2) + "\n")
+        return
     redact = langgraph_redact(min(args.steps, 500), max(args.rounds, 5))
     redact_lines = [
         "LangGraph redact=True: the check after serialization (paired; ratio = with / without the check)",
