@@ -10,12 +10,12 @@ caller from the erasure records (`erasure_reasons`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import msgspec
 
+from waybook._visible import visible
 from waybook.model._records import (
     AssistantMessage,
     Compaction,
@@ -37,13 +37,6 @@ REASON_SHOWN: Final = 200
 """The most characters of an erasure's reason its placeholder shows (cut with `…`): the placeholder
 stands in every context sent to a model and every export, once per erased record; the erasure record
 keeps the whole reason."""
-_HIDDEN: Final = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""Control characters and bidirectional controls (`waybook.commands.terminal` hides the same set)."""
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def erased_placeholder(by: int, reason: str | None) -> str:
@@ -57,7 +50,7 @@ def erased_placeholder(by: int, reason: str | None) -> str:
     said = " ".join(reason.split()) if reason else ""
     if len(said) > REASON_SHOWN:
         said = said[: REASON_SHOWN - 1] + "…"
-    said = _HIDDEN.sub(_escaped, said)
+    said = visible(said, one_line=True)
     return f"[erased by #{by}: {said}]" if said else f"[erased by #{by}]"
 
 
