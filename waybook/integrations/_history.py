@@ -39,6 +39,7 @@ import msgspec
 
 from waybook import new_id
 from waybook._masking import SecretMask
+from waybook.integrations._erased_nodes import ErasedNodes
 from waybook.integrations._keyed import CLOCK, MAX_RETRIES, KeyedJournals, Tail, masked, run_inline
 from waybook.integrations.errors import StaleHistoryError
 from waybook.journal import next_leaf, read_seqs
@@ -60,7 +61,6 @@ from waybook.model import (
     ToolCallBlock,
     ToolResult,
     UserMessage,
-    placeholder_records,
 )
 from waybook.projections import Provider, ProviderContext, for_provider, provider_context
 from waybook.stores import JournalStore
@@ -90,15 +90,8 @@ class Thread:
     leaf: str | None = None
     live: bool = True
     """False after a reset, until the next node or leaf move: a key its runtime deleted."""
-    records: dict[str, Record] = attrs.Factory(dict)
-    """Each node's record, for the placeholders of erased ones (which pair calls across their path)."""
-    ids: dict[int, str] = attrs.Factory(dict)
-    """Each node's id by its seq (an erasure names seqs)."""
-    erased: set[str] = attrs.Factory(set)
-    reasons: dict[int, str] = attrs.Factory(dict)
-    """Each erasure's reason by its record's seq."""
-    stale: list[int] = attrs.Factory(list)
-    """Seqs of nodes an erasure folded here took after they were read: `Threads` reads them again."""
+    erasures: ErasedNodes = attrs.Factory(ErasedNodes)
+    """The nodes' records for the placeholders of erased ones; `Threads` reads its `stale` ones again."""
 
     def messages(self) -> list[Any]:
         """The messages from the root to the leaf, in order (each the runtime's JSON)."""
@@ -114,12 +107,12 @@ class Thread:
     def entries(self) -> list[tuple[str, Any]]:
         """Each message of the path with its record's id, in order; an erased one as `placeholder`
         shows it."""
-        if not self.erased.intersection(self.path):
+        shown = self.erasures.shown(self.path)
+        if shown is None:
             return [(rid, message) for rid in self.path if (message := self.nodes[rid][1]) is not None]
-        shown = placeholder_records([self.records[rid] for rid in self.path], self.reasons)
         found: list[tuple[str, Any]] = []
         for at, (rid, record) in enumerate(zip(self.path, shown, strict=True)):
-            if rid not in self.erased:
+            if rid not in self.erasures.erased:
                 if (message := self.nodes[rid][1]) is not None:
                     found.append((rid, message))
                 continue
@@ -140,9 +133,7 @@ class Thread:
             target = next_leaf(self.leaf, record.id, body)
             self.path = self.path[: self.path.index(target) + 1] if target in self.path else self._to(target)
         elif isinstance(body, Erasure):
-            self.reasons[record.seq] = body.reason
-            taken = (self.ids.get(entry.seq) for entry in body.records)
-            self.stale += [self.records[rid].seq for rid in taken if rid and rid not in self.erased]
+            self.erasures.erasure(record, body)
         self.leaf = next_leaf(self.leaf, record.id, body)
         if body.IS_NODE or isinstance(body, LeafMoved | Reset):
             self.live = not isinstance(body, Reset)
@@ -152,15 +143,11 @@ class Thread:
         """Take `records` (the `stale` ones, read again after their erasure) in place of what was held."""
         for record in records:
             self._node(record, self.nodes[record.id][0])
-        self.stale.clear()
+        self.erasures.stale.clear()
 
     def _node(self, record: Record, parent: str | None) -> None:
-        erased = record.erased is not None
+        erased = self.erasures.node(record)
         self.nodes[record.id] = (parent, None if erased else self.decode(record.body))
-        self.records[record.id] = record
-        self.ids[record.seq] = record.id
-        if erased:
-            self.erased.add(record.id)
 
     def _to(self, node: str | None) -> list[str]:
         path: list[str] = []
@@ -360,8 +347,8 @@ class Threads:
 def _current(tail: Tail[Thread]) -> Thread:
     """The tail's thread, the records an erasure took since they were read read again."""
     thread = tail.state
-    if thread.stale:
-        thread.refresh(read_seqs(tail.journal, sorted(thread.stale)))
+    if thread.erasures.stale:
+        thread.refresh(read_seqs(tail.journal, sorted(thread.erasures.stale)))
     return thread
 
 

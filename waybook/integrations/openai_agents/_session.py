@@ -21,6 +21,7 @@ import attrs
 
 from waybook._masking import Redact, secret_mask
 from waybook._session import new_id, utc_now
+from waybook.integrations._erased_nodes import ErasedNodes
 from waybook.integrations._stores import StoreLike, journal_id_for, open_or_create
 from waybook.integrations.openai_agents._items import body_of, erased_items, item_of
 from waybook.journal import SessionJournal, next_leaf, read_seqs
@@ -34,7 +35,6 @@ from waybook.model import (
     Record,
     Reset,
     StaleWriterError,
-    placeholder_records,
 )
 from waybook.projections import Provider, ProviderContext, provider_context
 
@@ -53,22 +53,15 @@ class ItemsState:
     """The fold of a session journal: every node (its parent and item), the leaf, and the path to it.
 
     An erased node's item is shown as `erased_items` shows it. An erasure folded after its records were
-    read names them in `stale`: the session reads them again (`refresh`), so the items it held for them
-    are dropped and their text is never shown again."""
+    read names them in `erasures.stale`: the session reads them again (`refresh`), so the items it held
+    for them are dropped and their text is never shown again."""
 
     head: Head = GENESIS
     leaf: str | None = None
     nodes: dict[str, tuple[str | None, Any]] = attrs.field(factory=dict)
     path: list[str] = attrs.field(factory=list)
     """Record ids from the root to the leaf: the items `get_items` returns, in order."""
-    records: dict[str, Record] = attrs.field(factory=dict)
-    """Each node's record, for the placeholders of erased ones (which pair calls across their path)."""
-    ids: dict[int, str] = attrs.field(factory=dict)
-    """Each node's id by its seq (an erasure names seqs)."""
-    erased: set[str] = attrs.field(factory=set)
-    reasons: dict[int, str] = attrs.field(factory=dict)
-    """Each erasure's reason by its record's seq."""
-    stale: list[int] = attrs.field(factory=list)
+    erasures: ErasedNodes = attrs.field(factory=ErasedNodes)
 
     def apply(self, records: Sequence[Record] | Any) -> None:
         for record in records:
@@ -87,11 +80,7 @@ class ItemsState:
                 else:
                     self.path = self._path_to(target)
             elif isinstance(body, Erasure):
-                self.reasons[record.seq] = body.reason
-                taken = (self.ids.get(entry.seq) for entry in body.records)
-                self.stale += [
-                    self.records[rid].seq for rid in taken if rid is not None and rid not in self.erased
-                ]
+                self.erasures.erasure(record, body)
             self.leaf = next_leaf(self.leaf, record.id, body)
             self.head = Head.of(record)
 
@@ -99,15 +88,11 @@ class ItemsState:
         """Take `records` (the `stale` ones, read again after their erasure) in place of what was held."""
         for record in records:
             self._node(record, self.nodes[record.id][0])
-        self.stale.clear()
+        self.erasures.stale.clear()
 
     def _node(self, record: Record, parent: str | None) -> None:
-        erased = record.erased is not None
+        erased = self.erasures.node(record)
         self.nodes[record.id] = (parent, None if erased else item_of(record.body))
-        self.records[record.id] = record
-        self.ids[record.seq] = record.id
-        if erased:
-            self.erased.add(record.id)
 
     def _path_to(self, node: str | None) -> list[str]:
         path: list[str] = []
@@ -120,12 +105,12 @@ class ItemsState:
     def entries(self) -> list[tuple[str, Any]]:
         """Each item of the path with its record's id, in order (an erased record's as `erased_items`
         shows it: one record may show several)."""
-        if not self.erased.intersection(self.path):
+        shown = self.erasures.shown(self.path)
+        if shown is None:
             return [(rid, item) for rid in self.path if (item := self.nodes[rid][1]) is not None]
-        shown = placeholder_records([self.records[rid] for rid in self.path], self.reasons)
         found: list[tuple[str, Any]] = []
         for rid, record in zip(self.path, shown, strict=True):
-            if rid in self.erased:
+            if rid in self.erasures.erased:
                 found += [(rid, item) for item in erased_items(record)]
             elif (item := self.nodes[rid][1]) is not None:
                 found.append((rid, item))
@@ -357,8 +342,9 @@ class WaybookSession:
     def _sync(self) -> None:
         journal = self._journal_now()
         self._state.apply(journal.read(after=self._state.head.seq))
-        if self._state.stale:  # records erased since they were read: never show what they held again
-            self._state.refresh(read_seqs(journal, sorted(self._state.stale)))
+        stale = self._state.erasures.stale
+        if stale:  # records erased since they were read: never show what they held again
+            self._state.refresh(read_seqs(journal, sorted(stale)))
 
     def _journal_now(self) -> SessionJournal:
         if self._journal is None:
