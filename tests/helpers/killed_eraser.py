@@ -9,11 +9,28 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
+from pathlib import Path
 
 from waybook import JsonlJournal
 from waybook.journal._erasure import check_request
 from waybook.journal._jsonl._erase import erase
+
+
+def leave_pending(path: Path) -> None:
+    """Kill an eraser of seqs 3 to 5 of `path` right after its erasure record is appended, and lose its
+    marker (removed by hand, or a restore that copied only the .jsonl): that erasure is then pending."""
+    root = Path(__file__).resolve().parents[2]
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.killed_eraser", str(path), "appended"],
+        cwd=root,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    Path(f"{path}.erasing").unlink()
 
 
 def main() -> None:
